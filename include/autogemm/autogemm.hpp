@@ -1,0 +1,9 @@
+#pragma once
+// Umbrella header.
+#include "autogemm/config.hpp"
+#include "autogemm/device.hpp"
+#include "autogemm/errors.hpp"
+#include "autogemm/gemm.hpp"
+#include "autogemm/plan.hpp"
+#include "autogemm/problem.hpp"
+#include "autogemm/version.hpp"

@@ -1,0 +1,61 @@
+#pragma once
+// How a GEMM is computed: the configuration fields of our one kernel family. The planner
+// enumerates exactly these fields and the sm_90a kernel template accepts exactly these, so a
+// configuration the planner calls legal compiles, fits and runs.
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace autogemm {
+
+enum class Instruction { wgmma, mma_sync, tcgen05, vendor, cpu };
+enum class Multicast { none, a, b };     // which operand a 2-CTA cluster shares through TMA multicast
+enum class LoadPath { threads, tma };    // how tiles reach shared memory
+enum class StorePath { threads, tma };   // how the epilogue writes D
+enum class RasterOrder { along_m, along_n };  // which tile index moves fastest inside a group
+
+std::string_view to_string(Instruction i);
+std::string_view to_string(Multicast m);
+std::string_view to_string(LoadPath p);
+std::string_view to_string(StorePath p);
+std::string_view to_string(RasterOrder r);
+
+struct GemmConfig {
+  int block_m = 128;               // CTA tile rows (64, 128 or 256)
+  int block_n = 128;               // CTA tile columns (multiple of 16 up to 256; 8 for tiny N)
+  int block_k = 64;                // K per pipeline stage: 128 bytes of input (64 bf16, 128 fp8)
+  int num_stages = 4;              // shared-memory ring depth; 1 = synchronous
+  int num_consumers = 1;           // math warpgroups (1 or 2); each owns block_m/num_consumers rows
+  bool warp_specialized = true;    // a producer warpgroup feeds the consumers
+  int cluster_m = 1;               // CTAs per cluster along M
+  int cluster_n = 1;               // CTAs per cluster along N
+  Multicast multicast = Multicast::none;
+  bool persistent = true;          // grid = resident CTAs, each loops over tiles
+  int raster_group = 8;            // tiles per group in grouped (L2-friendly) order; 1 = plain
+  RasterOrder raster_order = RasterOrder::along_m;
+  LoadPath load_path = LoadPath::tma;
+  StorePath store_path = StorePath::tma;
+  int max_ctas = 0;                // cap on resident CTAs (ladder's single-CTA steps); 0 = none
+  int smem_bytes = 0;              // dynamic shared memory the kernel needs (derived)
+  Instruction instruction = Instruction::wgmma;
+
+  // Short human-readable id: "128x256x64 s4 c2 ws p g8 cl2x1/b tma/tma".
+  std::string describe() const;
+  friend bool operator==(const GemmConfig&, const GemmConfig&) = default;
+};
+
+// What the cost model predicts for a configuration on a device.
+struct Prediction {
+  int64_t num_tiles = 0;               // CTA tiles covering M x N
+  int64_t waves = 0;                   // ceil(num_tiles / resident CTAs)
+  double last_wave_utilization = 0;    // busy share of the SMs in the last wave (0..1]
+  int busy_sms = 0;                    // SMs with work in the last wave
+  double compute_us = 0;               // matrix-unit time
+  double memory_us = 0;                // DRAM time of the bytes this tiling moves
+  double l2_us = 0;                    // L2 -> SM time of the bytes this tiling moves
+  double fixed_us = 0;                 // launch, prologue/epilogue and per-tile costs
+  double time_us = 0;                  // the prediction
+  double tflops = 0;                   // problem flops / time_us
+};
+
+}  // namespace autogemm

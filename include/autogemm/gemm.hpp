@@ -1,0 +1,42 @@
+#pragma once
+// The call: D = alpha * op(A) * op(B) + beta * C on a CUDA stream.
+#include <cuda_runtime_api.h>
+
+#include <optional>
+#include <string>
+
+#include "autogemm/config.hpp"
+#include "autogemm/problem.hpp"
+
+namespace autogemm {
+
+struct GemmOperands {
+  const void* a = nullptr;
+  const void* b = nullptr;
+  const void* c = nullptr;     // read when beta != 0 (same type and shape as D)
+  void* d = nullptr;
+  float alpha = 1.0f;
+  float beta = 0.0f;
+  // FP8 scales (Scaling::per_tensor: one float each; block_1x128_128x128: see fp8 docs).
+  const float* scale_a = nullptr;
+  const float* scale_b = nullptr;
+};
+
+struct GemmOptions {
+  std::optional<GemmConfig> config;   // force a configuration (ladder, autotuning, tests)
+  bool allow_vendor_fallback = true;  // run through cuBLASLt where our kernel cannot serve
+  int device = -1;                    // -1: the current device
+};
+
+struct GemmReport {
+  bool used_vendor = false;           // true when cuBLASLt ran
+  GemmConfig config;                  // the configuration that ran (ours)
+  std::string reason;                 // why this path
+};
+
+// Checks every argument before anything runs (InvalidArgument names it, its value and the
+// rule). Asynchronous on `stream`; errors from the launch throw CudaError.
+GemmReport gemm(const GemmProblem& problem, const GemmOperands& operands, cudaStream_t stream,
+                const GemmOptions& options = {});
+
+}  // namespace autogemm

@@ -1,0 +1,69 @@
+#pragma once
+// The problem a user asks for: D = alpha * op(A) * op(B) + beta * C, nothing about how.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace autogemm {
+
+// Element types of operands and accumulators (the names PTX uses).
+enum class DType { bf16, fp16, fp32, tf32, e4m3, e5m2, s8, u8, s32 };
+
+std::string_view to_string(DType t);
+std::optional<DType> parse_dtype(std::string_view s);  // "bf16", "fp16"/"f16", "fp8"/"e4m3", ...
+int dtype_bytes(DType t);                              // storage bytes of one element
+
+// Storage of A and B, named like DeepGEMM/BLAS from the row-major point of view: the first
+// letter is A, the second B; 'n' = stored in its natural row-major shape (A: M x K, B: K x N),
+// 't' = stored transposed (A: K x M, B: N x K). So NT is A (M x K) and B (N x K), both with K
+// contiguous ("K-major"), the layout wgmma reads natively and the public suite uses.
+enum class Layout { nt, nn, tn, tt };
+
+std::string_view to_string(Layout l);
+std::optional<Layout> parse_layout(std::string_view s);
+constexpr bool a_is_k_major(Layout l) { return l == Layout::nt || l == Layout::nn; }
+constexpr bool b_is_k_major(Layout l) { return l == Layout::nt || l == Layout::tt; }
+
+// How FP8 operands are scaled back to real values.
+enum class Scaling {
+  none,        // BF16/FP16 inputs
+  per_tensor,  // one FP32 scale for A, one for B
+  block_1x128_128x128,  // A: one scale per row per 128 of K; B: one per 128 x 128 block
+};
+std::string_view to_string(Scaling s);
+
+struct GemmProblem {
+  int64_t m = 0, n = 0, k = 0;
+  DType a_type = DType::bf16;
+  DType b_type = DType::bf16;
+  DType d_type = DType::bf16;        // C has the same type as D
+  DType accumulator = DType::fp32;
+  Layout layout = Layout::nt;
+  // Leading dimensions in elements: distance between consecutive rows of the matrix *as
+  // stored* (A: M x K row-major for 'n', K x M for 't'). 0 = packed (the row length).
+  int64_t lda = 0, ldb = 0, ldc = 0, ldd = 0;
+  Scaling scaling = Scaling::none;
+  bool reads_c = false;              // beta != 0: the epilogue reads C
+
+  int64_t lda_or_packed() const;     // lda, or the stored row length when lda == 0
+  int64_t ldb_or_packed() const;
+  int64_t ldc_or_packed() const;     // N when 0
+  int64_t ldd_or_packed() const;     // N when 0
+  double flops() const { return 2.0 * double(m) * double(n) * double(k); }
+  // Fewest bytes any kernel must move through DRAM: read A, B (and C) once, write D once.
+  double min_bytes() const;
+};
+
+// Checks the problem and throws InvalidArgument naming the first bad field, its value and the
+// rule: sizes >= 1, supported type combinations, leading dimensions >= the row length.
+// Rules that only our TMA path needs (16-byte row alignment) are *not* errors here: the call
+// falls back to cuBLASLt for those; see tma_compatible().
+void validate(const GemmProblem& p);
+
+// Empty when TMA can describe every operand of the problem, else why not (naming the field,
+// value and rule), e.g. "lda = 1001 elements (2002 bytes): TMA needs row strides that are a
+// multiple of 16 bytes".
+std::string tma_incompatibility(const GemmProblem& p);
+
+}  // namespace autogemm

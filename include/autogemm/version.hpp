@@ -1,0 +1,5 @@
+#pragma once
+#include <string>
+namespace autogemm {
+std::string version();   // "0.1.0"
+}

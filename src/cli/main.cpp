@@ -1,0 +1,34 @@
+// The `autogemm` command: profile, plan, kernels, bench, ladder, warmup.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "autogemm/errors.hpp"
+#include "autogemm/version.hpp"
+#include "cli/commands.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"autogemm: fast matrix multiplication on NVIDIA GPUs, planned and explained",
+               "autogemm"};
+  app.set_version_flag("--version", "autogemm " + autogemm::version());
+  app.require_subcommand(1);
+  autogemm::cli::add_profile_command(app);
+  autogemm::cli::add_plan_command(app);
+  autogemm::cli::add_kernels_command(app);
+  autogemm::cli::add_bench_command(app);
+  autogemm::cli::add_ladder_command(app);
+  autogemm::cli::add_warmup_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const autogemm::Error& e) {
+    fmt::print(stderr, "autogemm: error: {}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "autogemm: internal error: {}\n", e.what());
+    return 3;
+  }
+  return 0;
+}

@@ -1,0 +1,180 @@
+#include "autogemm/problem.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+#include "autogemm/errors.hpp"
+
+namespace autogemm {
+
+std::string_view to_string(DType t) {
+  switch (t) {
+    case DType::bf16: return "bf16";
+    case DType::fp16: return "fp16";
+    case DType::fp32: return "fp32";
+    case DType::tf32: return "tf32";
+    case DType::e4m3: return "e4m3";
+    case DType::e5m2: return "e5m2";
+    case DType::s8: return "s8";
+    case DType::u8: return "u8";
+    case DType::s32: return "s32";
+  }
+  return "?";
+}
+
+std::optional<DType> parse_dtype(std::string_view s) {
+  std::string v(s);
+  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (v == "bf16" || v == "bfloat16") return DType::bf16;
+  if (v == "fp16" || v == "f16" || v == "half") return DType::fp16;
+  if (v == "fp32" || v == "f32" || v == "float") return DType::fp32;
+  if (v == "tf32") return DType::tf32;
+  if (v == "fp8" || v == "e4m3" || v == "fp8_e4m3") return DType::e4m3;
+  if (v == "e5m2" || v == "fp8_e5m2") return DType::e5m2;
+  if (v == "s8" || v == "int8") return DType::s8;
+  if (v == "u8" || v == "uint8") return DType::u8;
+  if (v == "s32" || v == "int32") return DType::s32;
+  return std::nullopt;
+}
+
+int dtype_bytes(DType t) {
+  switch (t) {
+    case DType::bf16: case DType::fp16: return 2;
+    case DType::fp32: case DType::tf32: case DType::s32: return 4;
+    case DType::e4m3: case DType::e5m2: case DType::s8: case DType::u8: return 1;
+  }
+  return 0;
+}
+
+std::string_view to_string(Layout l) {
+  switch (l) {
+    case Layout::nt: return "nt";
+    case Layout::nn: return "nn";
+    case Layout::tn: return "tn";
+    case Layout::tt: return "tt";
+  }
+  return "?";
+}
+
+std::optional<Layout> parse_layout(std::string_view s) {
+  std::string v(s);
+  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (v == "nt") return Layout::nt;
+  if (v == "nn") return Layout::nn;
+  if (v == "tn") return Layout::tn;
+  if (v == "tt") return Layout::tt;
+  return std::nullopt;
+}
+
+std::string_view to_string(Scaling s) {
+  switch (s) {
+    case Scaling::none: return "none";
+    case Scaling::per_tensor: return "per_tensor";
+    case Scaling::block_1x128_128x128: return "block_1x128_128x128";
+  }
+  return "?";
+}
+
+// Row length of each stored matrix (the minimum leading dimension).
+static int64_t a_row_length(const GemmProblem& p) { return a_is_k_major(p.layout) ? p.k : p.m; }
+static int64_t b_row_length(const GemmProblem& p) { return b_is_k_major(p.layout) ? p.k : p.n; }
+static int64_t a_rows(const GemmProblem& p) { return a_is_k_major(p.layout) ? p.m : p.k; }
+static int64_t b_rows(const GemmProblem& p) { return b_is_k_major(p.layout) ? p.n : p.k; }
+
+int64_t GemmProblem::lda_or_packed() const { return lda ? lda : a_row_length(*this); }
+int64_t GemmProblem::ldb_or_packed() const { return ldb ? ldb : b_row_length(*this); }
+int64_t GemmProblem::ldc_or_packed() const { return ldc ? ldc : n; }
+int64_t GemmProblem::ldd_or_packed() const { return ldd ? ldd : n; }
+
+double GemmProblem::min_bytes() const {
+  double bytes = double(m) * k * dtype_bytes(a_type) + double(n) * k * dtype_bytes(b_type) +
+                 double(m) * n * dtype_bytes(d_type);
+  if (reads_c) bytes += double(m) * n * dtype_bytes(d_type);
+  return bytes;
+}
+
+static bool is_fp8(DType t) { return t == DType::e4m3 || t == DType::e5m2; }
+
+void validate(const GemmProblem& p) {
+  auto positive = [](const char* name, int64_t v) {
+    if (v < 1) throw InvalidArgument(name, std::to_string(v), "must be >= 1");
+    // Tensor-map dimensions and kernel coordinates are 32-bit signed.
+    if (v > (int64_t(1) << 31) - 1)
+      throw InvalidArgument(name, std::to_string(v), "must be < 2^31");
+  };
+  positive("m", p.m);
+  positive("n", p.n);
+  positive("k", p.k);
+
+  const bool sixteen_bit = (p.a_type == DType::bf16 || p.a_type == DType::fp16);
+  if (sixteen_bit) {
+    if (p.b_type != p.a_type)
+      throw InvalidArgument("b_type", std::string(to_string(p.b_type)),
+                            fmt::format("must equal a_type ({}) for 16-bit inputs",
+                                        to_string(p.a_type)));
+    if (p.scaling != Scaling::none)
+      throw InvalidArgument("scaling", std::string(to_string(p.scaling)),
+                            "scaling applies to FP8 inputs only");
+  } else if (is_fp8(p.a_type)) {
+    if (!is_fp8(p.b_type))
+      throw InvalidArgument("b_type", std::string(to_string(p.b_type)),
+                            "must be e4m3 or e5m2 when a_type is FP8");
+    if (p.layout != Layout::nt)
+      throw InvalidArgument("layout", std::string(to_string(p.layout)),
+                            "FP8 operands must both be K-major (layout nt): wgmma has no "
+                            "transposed FP8 form");
+    if (p.scaling == Scaling::none)
+      throw InvalidArgument("scaling", "none",
+                            "FP8 inputs need per_tensor or block_1x128_128x128 scales");
+  } else {
+    throw InvalidArgument("a_type", std::string(to_string(p.a_type)),
+                          "supported input types are bf16, fp16 and e4m3/e5m2");
+  }
+  if (p.d_type != DType::bf16 && p.d_type != DType::fp16 && p.d_type != DType::fp32)
+    throw InvalidArgument("d_type", std::string(to_string(p.d_type)),
+                          "output must be bf16, fp16 or fp32");
+  if (p.accumulator != DType::fp32)
+    throw InvalidArgument("accumulator", std::string(to_string(p.accumulator)),
+                          "autogemm accumulates in fp32");
+
+  auto leading = [](const char* name, int64_t ld, int64_t row_length, const char* what) {
+    if (ld != 0 && ld < row_length)
+      throw InvalidArgument(name, std::to_string(ld),
+                            fmt::format("must be >= the stored row length {} ({})", row_length,
+                                        what));
+    if (ld < 0) throw InvalidArgument(name, std::to_string(ld), "must be >= 0 (0 = packed)");
+  };
+  leading("lda", p.lda, a_row_length(p), a_is_k_major(p.layout) ? "K, A is M x K" : "M, A is K x M");
+  leading("ldb", p.ldb, b_row_length(p), b_is_k_major(p.layout) ? "K, B is N x K" : "N, B is K x N");
+  leading("ldc", p.ldc, p.n, "N, C is M x N");
+  leading("ldd", p.ldd, p.n, "N, D is M x N");
+  (void)a_rows;
+  (void)b_rows;
+}
+
+std::string tma_incompatibility(const GemmProblem& p) {
+  // cuTensorMapEncodeTiled: global strides (dims 1..rank-1) must be multiples of 16 bytes
+  // (CUDA 13.0 cuda.h). One row of each stored matrix is one stride.
+  auto check = [](const char* name, int64_t ld, DType t) -> std::string {
+    const int64_t bytes = ld * dtype_bytes(t);
+    if (bytes % 16 != 0)
+      return fmt::format(
+          "{} = {} elements ({} bytes): TMA needs row strides that are a multiple of 16 bytes; "
+          "pad rows to {} elements",
+          name, ld, bytes, (bytes + 15) / 16 * 16 / dtype_bytes(t));
+    if (bytes >= (int64_t(1) << 40))
+      return fmt::format("{} = {} elements ({} bytes): TMA needs row strides below 2^40 bytes",
+                         name, ld, bytes);
+    return {};
+  };
+  for (auto msg : {check("lda", p.lda_or_packed(), p.a_type), check("ldb", p.ldb_or_packed(), p.b_type),
+                   check("ldd", p.ldd_or_packed(), p.d_type),
+                   p.reads_c ? check("ldc", p.ldc_or_packed(), p.d_type) : std::string()})
+    if (!msg.empty()) return msg;
+  return {};
+}
+
+}  // namespace autogemm

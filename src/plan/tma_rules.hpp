@@ -1,0 +1,40 @@
+#pragma once
+// cuTensorMapEncodeTiled's rules (CUDA 13.0 cuda.h) as a pure validator, and a swizzle
+// recommender. Used by the planner (never propose an illegal box) and by the runtime before it
+// calls the driver (fail with a named field, not CUDA_ERROR_INVALID_VALUE).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "plan/wgmma_rules.hpp"
+
+namespace autogemm::plan {
+
+struct TmaDescription {
+  int rank = 2;                          // 1..5
+  uint64_t global_address = 0;           // device address (alignment checked; 0 = unknown, skip)
+  int elem_bytes = 2;                    // 1, 2, 4 or 8
+  std::vector<uint64_t> global_dims;     // elements, innermost first; each 1..2^32
+  std::vector<uint64_t> global_strides;  // bytes, dims 1..rank-1 (rank-1 entries)
+  std::vector<uint32_t> box_dims;        // elements, each 1..256
+  std::vector<uint32_t> element_strides; // each 1..8 (empty = all 1)
+  Swizzle swizzle = Swizzle::b128;
+  bool interleaved = false;              // only INTERLEAVE_NONE is used by autogemm
+};
+
+// Empty when cuTensorMapEncodeTiled would accept it, else the first broken rule naming the
+// field, value and rule: "box_dims[0] = 128 (256 bytes): inner box must be <= 128 bytes with
+// 128B swizzle".
+std::string tma_violation(const TmaDescription& d);
+
+struct SwizzleChoice {
+  Swizzle swizzle = Swizzle::b128;
+  uint32_t inner_box_elems = 0;   // box_dims[0]
+};
+
+// The widest swizzle whose span the tile's contiguous extent fills (128B, else 64B, 32B,
+// none), with the inner box it implies: min(contiguous_elems, swizzle_bytes / elem_bytes).
+// Always returns a pair tma_violation accepts for that inner box.
+SwizzleChoice recommend_swizzle(int contiguous_elems, int elem_bytes);
+
+}  // namespace autogemm::plan

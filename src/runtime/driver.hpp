@@ -1,0 +1,29 @@
+#pragma once
+// The CUDA driver API, reached through cudaGetDriverEntryPoint so that the library links no
+// libcuda and loads on machines without a driver. Only the calls autogemm uses.
+#include <cuda.h>
+
+#include <string>
+
+namespace autogemm::driver {
+
+struct Api {
+  decltype(&::cuGetErrorString) cuGetErrorString;
+  decltype(&::cuModuleLoadData) cuModuleLoadData;
+  decltype(&::cuModuleUnload) cuModuleUnload;
+  decltype(&::cuModuleGetFunction) cuModuleGetFunction;
+  decltype(&::cuFuncSetAttribute) cuFuncSetAttribute;
+  decltype(&::cuLaunchKernelEx) cuLaunchKernelEx;
+  decltype(&::cuTensorMapEncodeTiled) cuTensorMapEncodeTiled;
+  decltype(&::cuOccupancyMaxActiveClusters) cuOccupancyMaxActiveClusters;
+  decltype(&::cuCtxGetCurrent) cuCtxGetCurrent;
+};
+
+// Resolves the entry points once (initialising the runtime's primary context); throws
+// NoDevice with the reason when there is no driver or GPU.
+const Api& api();
+
+// Throws CudaError("<what>: <driver error name and string>") unless r == CUDA_SUCCESS.
+void check(CUresult r, const char* what);
+
+}  // namespace autogemm::driver

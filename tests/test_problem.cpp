@@ -1,0 +1,96 @@
+// GemmProblem validation and the TMA-compatibility rule: errors name argument, value, rule.
+#include <gtest/gtest.h>
+
+#include "autogemm/errors.hpp"
+#include "autogemm/problem.hpp"
+
+using namespace autogemm;
+
+static GemmProblem square(int64_t s) {
+  GemmProblem p;
+  p.m = p.n = p.k = s;
+  return p;
+}
+
+TEST(Problem, ValidAcceptsOddShapes) {
+  GemmProblem p = square(1);
+  EXPECT_NO_THROW(validate(p));
+  p.m = 4093; p.n = 7; p.k = 3001;
+  EXPECT_NO_THROW(validate(p));
+}
+
+TEST(Problem, ZeroAndNegativeSizesNameTheArgument) {
+  for (const char* which : {"m", "n", "k"}) {
+    for (int64_t bad : {int64_t(0), int64_t(-5)}) {
+      GemmProblem p = square(64);
+      (which[0] == 'm' ? p.m : which[0] == 'n' ? p.n : p.k) = bad;
+      try {
+        validate(p);
+        FAIL() << "no error for " << which << " = " << bad;
+      } catch (const InvalidArgument& e) {
+        EXPECT_EQ(e.argument(), which);
+        EXPECT_EQ(e.value(), std::to_string(bad));
+        EXPECT_NE(std::string(e.what()).find(">= 1"), std::string::npos) << e.what();
+      }
+    }
+  }
+}
+
+TEST(Problem, LeadingDimensionBelowRowLengthIsAnError) {
+  GemmProblem p = square(128);
+  p.lda = 100;
+  EXPECT_THROW(validate(p), InvalidArgument);
+  p.lda = 0;
+  p.layout = Layout::tn;  // A stored K x M: lda >= M
+  p.m = 256;
+  p.lda = 200;
+  try {
+    validate(p);
+    FAIL();
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument(), "lda");
+    EXPECT_NE(std::string(e.what()).find("256"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Problem, MixedOrUnsupportedTypesAreErrors) {
+  GemmProblem p = square(64);
+  p.b_type = DType::fp16;
+  EXPECT_THROW(validate(p), InvalidArgument);
+  p = square(64);
+  p.a_type = p.b_type = DType::e4m3;
+  EXPECT_THROW(validate(p), InvalidArgument);  // FP8 needs scales
+  p.scaling = Scaling::block_1x128_128x128;
+  EXPECT_NO_THROW(validate(p));
+  p.layout = Layout::nn;
+  EXPECT_THROW(validate(p), InvalidArgument);  // FP8 must be K-major
+  p = square(64);
+  p.d_type = DType::e4m3;
+  EXPECT_THROW(validate(p), InvalidArgument);
+}
+
+TEST(Problem, TmaIncompatibilityNamesStrideRule) {
+  GemmProblem p = square(1024);
+  EXPECT_EQ(tma_incompatibility(p), "");
+  p.lda = 1001;  // 2002 bytes
+  const std::string why = tma_incompatibility(p);
+  EXPECT_NE(why.find("lda = 1001"), std::string::npos) << why;
+  EXPECT_NE(why.find("2002 bytes"), std::string::npos) << why;
+  EXPECT_NE(why.find("16 bytes"), std::string::npos) << why;
+  EXPECT_NE(why.find("1008"), std::string::npos) << why;
+  p.lda = 0;
+  p.k = 1001;  // packed rows of 1001 elements break the rule too
+  EXPECT_NE(tma_incompatibility(p), "");
+}
+
+TEST(Problem, ParseNames) {
+  EXPECT_EQ(parse_dtype("BF16"), DType::bf16);
+  EXPECT_EQ(parse_dtype("fp8"), DType::e4m3);
+  EXPECT_FALSE(parse_dtype("int4").has_value());
+  EXPECT_EQ(parse_layout("TN"), Layout::tn);
+  EXPECT_FALSE(parse_layout("xx").has_value());
+  EXPECT_TRUE(a_is_k_major(Layout::nt));
+  EXPECT_TRUE(b_is_k_major(Layout::nt));
+  EXPECT_FALSE(b_is_k_major(Layout::nn));
+  EXPECT_FALSE(a_is_k_major(Layout::tt));
+}
