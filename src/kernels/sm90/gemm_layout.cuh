@@ -1,0 +1,57 @@
+#pragma once
+// Shared-memory layout of the sm90 GEMM family. This one header is compiled by the host
+// compiler (the planner's gemm_smem_bytes) and by NVRTC (the kernel), so the planner's
+// legality check and the kernel's carve-up can never disagree.
+//
+// Layout, from the 1024-B-aligned base (the runtime base of dynamic smem is only 16-B aligned,
+// so the kernel rounds it up; total_bytes includes that 1024 B of slack):
+//   A stages  num_stages x a_stage_bytes   // each (BLOCK_M, BLOCK_K) tile, 128B swizzle
+//   B stages  num_stages x b_stage_bytes   // each (BLOCK_N, BLOCK_K) tile, 128B swizzle
+//   D staging d_bytes                      // (BLOCK_M, BLOCK_N) output tile for the TMA store
+//   barriers  full[num_stages], empty[num_stages], epilogue  (8 B each)
+// Every tile region is a multiple of 1024 B: the 128B swizzle repeats every 1024 B and both
+// TMA and the wgmma descriptor (base offset 0) assume tiles start on that boundary
+// (hopper-facts.md 1.1, 3.4).
+#if defined(__CUDACC__)
+#define AUTOGEMM_HD __host__ __device__
+#else
+#define AUTOGEMM_HD
+#endif
+
+namespace autogemm::sm90 {
+
+constexpr int kSwizzleRepeatBytes = 1024;   // 128B swizzle: 8 rows x 128 B
+constexpr int kSwizzleSpanBytes = 128;      // one swizzled row; TMA inner box limit for 128B
+
+AUTOGEMM_HD constexpr int round_up(int x, int a) { return (x + a - 1) / a * a; }
+
+struct SmemLayout {
+  int a_stage_bytes = 0;
+  int b_stage_bytes = 0;
+  int a_offset = 0;        // first A stage
+  int b_offset = 0;        // first B stage
+  int d_offset = 0;
+  int d_bytes = 0;
+  int barrier_offset = 0;
+  int num_barriers = 0;
+  int total_bytes = 0;     // dynamic smem to request, alignment slack included
+};
+
+// stage_d: the epilogue stages D in shared memory (TMA store, or TMA load of C).
+AUTOGEMM_HD constexpr SmemLayout make_smem_layout(int block_m, int block_n, int block_k,
+                                                  int num_stages, int in_bytes, int out_bytes,
+                                                  bool stage_d) {
+  SmemLayout l{};
+  l.a_stage_bytes = round_up(block_m * block_k * in_bytes, kSwizzleRepeatBytes);
+  l.b_stage_bytes = round_up(block_n * block_k * in_bytes, kSwizzleRepeatBytes);
+  l.a_offset = 0;
+  l.b_offset = l.a_offset + num_stages * l.a_stage_bytes;
+  l.d_offset = l.b_offset + num_stages * l.b_stage_bytes;
+  l.d_bytes = stage_d ? round_up(block_m * block_n * out_bytes, kSwizzleRepeatBytes) : 0;
+  l.barrier_offset = l.d_offset + l.d_bytes;
+  l.num_barriers = 2 * num_stages + 1;
+  l.total_bytes = kSwizzleRepeatBytes + l.barrier_offset + 8 * l.num_barriers;
+  return l;
+}
+
+}  // namespace autogemm::sm90

@@ -1,0 +1,12 @@
+// TEMPORARY: lets the tree link while src/plan is written. Delete each function as it is implemented.
+#include "autogemm/errors.hpp"
+#include "autogemm/plan.hpp"
+#include "plan/tma_rules.hpp"
+#include "plan/wgmma_rules.hpp"
+namespace autogemm {
+Plan plan_gemm(const GemmProblem&, const GpuInfo&) { throw Error("not yet"); }
+Prediction predict(const GemmProblem&, const GemmConfig&, const GpuInfo&) { throw Error("not yet"); }
+std::string legality_violation(const GemmProblem&, const GemmConfig&, const GpuInfo&) { throw Error("not yet"); }
+std::string_view to_string(KernelClass) { throw Error("not yet"); }
+std::vector<KernelChoice> select_kernels(const GpuInfo&) { throw Error("not yet"); }
+}  // namespace autogemm
