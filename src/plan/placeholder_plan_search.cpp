@@ -7,6 +7,5 @@ namespace autogemm {
 Plan plan_gemm(const GemmProblem&, const GpuInfo&) { throw Error("not yet"); }
 Prediction predict(const GemmProblem&, const GemmConfig&, const GpuInfo&) { throw Error("not yet"); }
 std::string legality_violation(const GemmProblem&, const GemmConfig&, const GpuInfo&) { throw Error("not yet"); }
-std::string_view to_string(KernelClass) { throw Error("not yet"); }
-std::vector<KernelChoice> select_kernels(const GpuInfo&) { throw Error("not yet"); }
+int gemm_smem_bytes(const GemmProblem&, const GemmConfig&) { throw Error("not yet"); }
 }  // namespace autogemm

@@ -16,6 +16,7 @@ struct Api {
   decltype(&::cuLaunchKernelEx) cuLaunchKernelEx;
   decltype(&::cuTensorMapEncodeTiled) cuTensorMapEncodeTiled;
   decltype(&::cuOccupancyMaxActiveClusters) cuOccupancyMaxActiveClusters;
+  decltype(&::cuOccupancyMaxPotentialClusterSize) cuOccupancyMaxPotentialClusterSize;
   decltype(&::cuCtxGetCurrent) cuCtxGetCurrent;
 };
 

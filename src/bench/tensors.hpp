@@ -1,0 +1,38 @@
+#pragma once
+// Device buffers and test data for the bench and the GPU tests.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "autogemm/problem.hpp"
+
+namespace autogemm::bench {
+
+// cudaMalloc'd bytes, freed on destruction. Move-only.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(std::size_t bytes);
+  ~DeviceBuffer();
+  DeviceBuffer(DeviceBuffer&& o) noexcept;
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  void* get() const { return ptr_; }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// Uniform random values in [-1, 1) of type t, `count` elements, from `seed` (host-generated,
+// uploaded). Never zeros: the matrix units run faster on zeros and zeros hide unwritten outputs.
+void fill_random(void* device_ptr, std::size_t count, DType t, uint64_t seed);
+// Fills with a NaN bit pattern of type t so unwritten outputs are detectable.
+void fill_poison(void* device_ptr, std::size_t count, DType t);
+// Copies `count` elements of type t back to the host as doubles.
+std::vector<double> download_as_double(const void* device_ptr, std::size_t count, DType t);
+
+}  // namespace autogemm::bench
