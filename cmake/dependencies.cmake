@@ -20,6 +20,7 @@ find_package(nlohmann_json 3.10 REQUIRED)
 # /usr/lib/lib/x86_64-linux-gnu/libclog.a), so find cpuinfo through pkg-config.
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(CPUINFO REQUIRED IMPORTED_TARGET libcpuinfo)
+pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
 
 if(AUTOGEMM_BUILD_CLI)
   find_package(CLI11 REQUIRED)
