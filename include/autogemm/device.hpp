@@ -37,6 +37,7 @@ struct ArchCapabilities {
   int max_cluster_nonportable = 1;  // with cudaFuncAttributeNonPortableClusterSizeAllowed
   int dense_bf16_flops_per_clock_per_sm = 0;  // matrix-unit rate, FP32 accumulate
   int dense_fp8_flops_per_clock_per_sm = 0;   // 0 when the arch has no FP8 matrix unit
+  friend bool operator==(const ArchCapabilities&, const ArchCapabilities&) = default;
 };
 
 // Returns the capability row for an architecture, or nullopt for one autogemm does not know.
@@ -64,6 +65,8 @@ struct GpuInfo {
   int sm_clock_khz = 0;                 // maximum SM clock
   bool cluster_launch = false;
   int max_cluster_size = 1;             // largest cluster the occupancy query allows
+  std::string max_cluster_size_source;  // "occupancy query", "preset", "no cluster launch", or
+                                        // "portable default (<why the query failed>)"
   std::string pci_bus_id;               // "0000:17:00.0"; empty for presets
   ArchCapabilities caps;                // arch_capabilities(cc), filled by profile/preset
 
