@@ -1,0 +1,178 @@
+// Device buffers and test data: host-generated, uploaded; results downloaded as doubles.
+#include "bench/tensors.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "autogemm/errors.hpp"
+#include "bench/number_formats.hpp"
+#include "runtime/cuda_check.hpp"
+
+namespace autogemm::bench {
+
+// ---- DeviceBuffer -------------------------------------------------------------------------
+
+DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
+  if (bytes == 0) return;
+  cuda_check(cudaMalloc(&ptr_, bytes), "cudaMalloc(bench buffer)");
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  // Destructors must not throw; a failing cudaFree here means the context is already gone.
+  if (ptr_ != nullptr) (void)cudaFree(ptr_);
+}
+
+DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept
+    : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
+  if (this != &o) {
+    if (ptr_ != nullptr) (void)cudaFree(ptr_);
+    ptr_ = std::exchange(o.ptr_, nullptr);
+    bytes_ = std::exchange(o.bytes_, 0);
+  }
+  return *this;
+}
+
+// ---- host-side generation -----------------------------------------------------------------
+
+namespace {
+
+constexpr std::size_t kChunkElements = std::size_t(1) << 20;
+// Below this many elements one thread is faster than starting several.
+constexpr std::size_t kParallelThreshold = std::size_t(1) << 22;
+
+void check_supported(DType t) {
+  if (!has_number_format(t))
+    throw InvalidArgument("dtype", std::string(to_string(t)),
+                          "bench tensors hold fp32, bf16, fp16, e4m3 or e5m2 values");
+}
+
+// SplitMix64 (Steele, Lea, Flood 2014): decorrelates the per-chunk seeds.
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// Runs body(begin, end, chunk_index) over [0, count) in chunks of kChunkElements, on several
+// threads when the range is large. Chunk boundaries never depend on the thread count.
+template <typename Body>
+void for_each_chunk(std::size_t count, Body body) {
+  const std::size_t num_chunks = (count + kChunkElements - 1) / kChunkElements;
+  auto run_chunks = [&](std::size_t first_chunk, std::size_t step) {
+    for (std::size_t c = first_chunk; c < num_chunks; c += step)
+      body(c * kChunkElements, std::min(count, (c + 1) * kChunkElements), c);
+  };
+  const std::size_t threads =
+      count < kParallelThreshold
+          ? 1
+          : std::min<std::size_t>(num_chunks, std::max(1u, std::thread::hardware_concurrency()));
+  if (threads <= 1) {
+    run_chunks(0, 1);
+    return;
+  }
+  std::vector<std::thread> workers;
+  workers.reserve(threads);
+  for (std::size_t t = 0; t < threads; ++t) workers.emplace_back(run_chunks, t, threads);
+  for (auto& w : workers) w.join();
+}
+
+void store_bits(unsigned char* bytes, std::size_t index, uint32_t bits, int width) {
+  switch (width) {
+    case 1: bytes[index] = static_cast<unsigned char>(bits); break;
+    case 2: {
+      const uint16_t v = static_cast<uint16_t>(bits);
+      std::memcpy(bytes + 2 * index, &v, 2);
+      break;
+    }
+    default: std::memcpy(bytes + 4 * index, &bits, 4); break;
+  }
+}
+
+uint32_t load_bits(const unsigned char* bytes, std::size_t index, int width) {
+  switch (width) {
+    case 1: return bytes[index];
+    case 2: {
+      uint16_t v;
+      std::memcpy(&v, bytes + 2 * index, 2);
+      return v;
+    }
+    default: {
+      uint32_t v;
+      std::memcpy(&v, bytes + 4 * index, 4);
+      return v;
+    }
+  }
+}
+
+void upload(void* device_ptr, const std::vector<unsigned char>& host, const char* what) {
+  cuda_check(cudaMemcpy(device_ptr, host.data(), host.size(), cudaMemcpyHostToDevice), what);
+}
+
+}  // namespace
+
+void fill_uniform(void* device_ptr, std::size_t count, DType t, uint64_t seed, double lo,
+                  double hi) {
+  check_supported(t);
+  if (!(hi > lo))
+    throw InvalidArgument("hi", std::to_string(hi), "must be greater than lo = " + std::to_string(lo));
+  if (count == 0) return;
+  const int width = dtype_bytes(t);
+  std::vector<unsigned char> host(count * std::size_t(width));
+  for_each_chunk(count, [&](std::size_t begin, std::size_t end, std::size_t chunk) {
+    std::mt19937_64 rng(splitmix64(seed ^ splitmix64(chunk)));
+    for (std::size_t i = begin; i < end; ++i) {
+      // 53 random bits -> a double uniform in [0, 1).
+      const double unit = double(rng() >> 11) * 0x1.0p-53;
+      store_bits(host.data(), i, encode_from_double(lo + (hi - lo) * unit, t), width);
+    }
+  });
+  upload(device_ptr, host, "cudaMemcpy(fill_uniform)");
+}
+
+void fill_random(void* device_ptr, std::size_t count, DType t, uint64_t seed) {
+  fill_uniform(device_ptr, count, t, seed, -1.0, 1.0);
+}
+
+void upload_from_double(void* device_ptr, const std::vector<double>& values, DType t) {
+  check_supported(t);
+  if (values.empty()) return;
+  const int width = dtype_bytes(t);
+  std::vector<unsigned char> host(values.size() * std::size_t(width));
+  for_each_chunk(values.size(), [&](std::size_t begin, std::size_t end, std::size_t) {
+    for (std::size_t i = begin; i < end; ++i)
+      store_bits(host.data(), i, encode_from_double(values[i], t), width);
+  });
+  upload(device_ptr, host, "cudaMemcpy(upload_from_double)");
+}
+
+void fill_poison(void* device_ptr, std::size_t count, DType t) {
+  check_supported(t);
+  // All-ones bytes are NaN in every supported type: 0xFFFF (bf16, fp16: exponent all ones,
+  // mantissa non-zero), 0xFFFFFFFF (fp32), 0xFF (e4m3: S.1111.111, e5m2: S.11111.11).
+  cuda_check(cudaMemset(device_ptr, 0xFF, count * std::size_t(dtype_bytes(t))),
+             "cudaMemset(fill_poison)");
+}
+
+std::vector<double> download_as_double(const void* device_ptr, std::size_t count, DType t) {
+  check_supported(t);
+  std::vector<double> values(count);
+  if (count == 0) return values;
+  const int width = dtype_bytes(t);
+  std::vector<unsigned char> host(count * std::size_t(width));
+  cuda_check(cudaMemcpy(host.data(), device_ptr, host.size(), cudaMemcpyDeviceToHost),
+             "cudaMemcpy(download_as_double)");
+  for_each_chunk(count, [&](std::size_t begin, std::size_t end, std::size_t) {
+    for (std::size_t i = begin; i < end; ++i)
+      values[i] = decode_to_double(load_bits(host.data(), i, width), t);
+  });
+  return values;
+}
+
+}  // namespace autogemm::bench
