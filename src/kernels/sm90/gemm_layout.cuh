@@ -8,7 +8,7 @@
 //   A stages  num_stages x a_stage_bytes   // each (BLOCK_M, BLOCK_K) tile, 128B swizzle
 //   B stages  num_stages x b_stage_bytes   // each (BLOCK_N, BLOCK_K) tile, 128B swizzle
 //   D staging d_bytes                      // (BLOCK_M, BLOCK_N) output tile for the TMA store
-//   barriers  full[num_stages], empty[num_stages], epilogue  (8 B each)
+//   barriers  full[num_stages], empty[num_stages], c_loaded[kMaxConsumers]  (8 B each)
 // Every tile region is a multiple of 1024 B: the 128B swizzle repeats every 1024 B and both
 // TMA and the wgmma descriptor (base offset 0) assume tiles start on that boundary
 // (hopper-facts.md 1.1, 3.4).
@@ -22,6 +22,7 @@ namespace autogemm::sm90 {
 
 constexpr int kSwizzleRepeatBytes = 1024;   // 128B swizzle: 8 rows x 128 B
 constexpr int kSwizzleSpanBytes = 128;      // one swizzled row; TMA inner box limit for 128B
+constexpr int kMaxConsumers = 2;            // consumer warpgroups per CTA
 
 AUTOGEMM_HD constexpr int round_up(int x, int a) { return (x + a - 1) / a * a; }
 
@@ -49,9 +50,30 @@ AUTOGEMM_HD constexpr SmemLayout make_smem_layout(int block_m, int block_n, int 
   l.d_offset = l.b_offset + num_stages * l.b_stage_bytes;
   l.d_bytes = stage_d ? round_up(block_m * block_n * out_bytes, kSwizzleRepeatBytes) : 0;
   l.barrier_offset = l.d_offset + l.d_bytes;
-  l.num_barriers = 2 * num_stages + 1;
+  l.num_barriers = 2 * num_stages + kMaxConsumers;
   l.total_bytes = kSwizzleRepeatBytes + l.barrier_offset + 8 * l.num_barriers;
   return l;
+}
+
+// The epilogue stages D (and C) as column slabs of `d_box_cols` columns, each slab
+// (BLOCK_M, d_box_cols) rows of d_box_cols * out_bytes bytes, swizzled with the span equal to
+// that row size. TMA's inner box must be <= the swizzle span (cuTensorMapEncodeTiled), so the
+// widest span (128 B) that divides BLOCK_N is taken: 64 bf16 or 32 fp32 columns for the usual
+// tiles, narrower for BLOCK_N = 16 or 48.
+AUTOGEMM_HD constexpr int d_box_cols(int block_n, int out_bytes) {
+  for (int span = kSwizzleSpanBytes; span >= 16; span /= 2)
+    if (block_n % (span / out_bytes) == 0) return span / out_bytes;
+  return 16 / out_bytes;
+}
+AUTOGEMM_HD constexpr int d_swizzle_span_bytes(int block_n, int out_bytes) {
+  return d_box_cols(block_n, out_bytes) * out_bytes;
+}
+
+// Byte offset of `linear` (row * span + byte) inside a tile stored with a `span`-byte swizzle:
+// the 16-byte chunk index is XORed with the row group bits 7.. of the address (CuTe
+// Swizzle<log2(span/16), 4, 3>; hopper-facts.md 1.2). span 16 = no swizzle.
+AUTOGEMM_HD constexpr int swizzle_offset(int linear, int span) {
+  return span <= 16 ? linear : linear ^ (((linear >> 7) & (span / 16 - 1)) << 4);
 }
 
 }  // namespace autogemm::sm90

@@ -1,0 +1,75 @@
+#pragma once
+// mbarrier and named-barrier wrappers: one PTX instruction each (PTX ISA "mbarrier",
+// "bar.sync", "barrier.cluster"; protocol in hopper-facts.md section 4).
+#include "ptx/common.cuh"
+
+namespace autogemm::ptx {
+
+// --- thread scope -------------------------------------------------------------------------
+
+// Sets phase 0 and the expected arrival count (1 .. 2^20-1).
+__device__ __forceinline__ void mbarrier_init(u64* bar, u32 count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(count));
+}
+
+// Makes barrier initialisation visible to the async proxy and to other CTAs of the cluster.
+__device__ __forceinline__ void fence_mbarrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+
+// Announces `bytes` of TMA traffic for the current phase, then arrives once.
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(u64* bar, u32 bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)),
+               "r"(bytes)
+               : "memory");
+}
+
+__device__ __forceinline__ void mbarrier_arrive(u64* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(bar)) : "memory");
+}
+
+// Arrives on the barrier at the same offset in CTA `cta_rank` of the cluster (mapa + remote
+// arrive; a remote arrive cannot return a state, hence `_`).
+__device__ __forceinline__ void mbarrier_arrive_cluster(u64* bar, u32 cta_rank) {
+  asm volatile(
+      "{\n\t.reg .b32 remote;\n\t"
+      "mapa.shared::cluster.u32 remote, %0, %1;\n\t"
+      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n\t}" ::"r"(smem_addr(bar)),
+      "r"(cta_rank)
+      : "memory");
+}
+
+// Blocks until the phase with parity `parity` has completed. try_wait may return false after a
+// system time limit, hence the loop; 0x989680 is the suspend-time hint CUTLASS uses.
+__device__ __forceinline__ void mbarrier_wait(u64* bar, u32 parity) {
+  asm volatile(
+      "{\n\t.reg .pred done;\n\t"
+      "WAIT_%=:\n\t"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1, 0x989680;\n\t"
+      "@!done bra WAIT_%=;\n\t}" ::"r"(smem_addr(bar)),
+      "r"(parity)
+      : "memory");
+}
+
+// --- CTA scope ------------------------------------------------------------------------------
+
+// Named barrier over `num_threads` threads (a multiple of 32); id 0 is __syncthreads'.
+__device__ __forceinline__ void named_barrier_sync(u32 id, u32 num_threads) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(num_threads) : "memory");
+}
+
+// --- cluster scope --------------------------------------------------------------------------
+
+__device__ __forceinline__ u32 cluster_cta_rank() {
+  u32 rank;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+  return rank;
+}
+
+// Every thread of every CTA in the cluster arrives and waits (release/acquire).
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
+               "barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+}  // namespace autogemm::ptx

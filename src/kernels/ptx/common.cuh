@@ -1,0 +1,29 @@
+#pragma once
+// Basic device helpers shared by every kernel. Device code is compiled by NVRTC only; it
+// includes no CUDA headers, so everything it needs is declared here.
+#include "sm90/gemm_layout.cuh"
+
+namespace autogemm::ptx {
+
+using u32 = unsigned int;
+using u64 = unsigned long long;
+
+// The driver's CUtensorMap: 128 opaque bytes, 64-byte aligned (cuda.h). Passed to kernels as
+// `const __grid_constant__ TensorMap` so TMA can read it from the parameter space.
+struct alignas(64) TensorMap {
+  u64 opaque[16];
+};
+
+// Shared-window address of a shared-memory pointer (what every .shared operand takes).
+__device__ __forceinline__ u32 smem_addr(const void* p) {
+  return static_cast<u32>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ int warp_index_uniform() {
+  // threadIdx.x / 32 broadcast from lane 0 so the compiler knows it is warp-uniform.
+  return __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 32, 0);
+}
+
+__device__ __forceinline__ u32 lane_index() { return threadIdx.x % 32; }
+
+}  // namespace autogemm::ptx

@@ -1,0 +1,130 @@
+#pragma once
+// Epilogue of one consumer warpgroup: D = alpha * acc + beta * C for its rows of the tile.
+// Accumulator fragment (hopper-facts.md 2.3, verified on H100): in slab s, register r of thread
+// (warp w, lane l) holds row s*64 + 16w + l/4 + 8*((r>>1)&1), column 8*(r>>2) + 2*(l%4) + (r&1);
+// registers r, r+1 (r even) are two adjacent columns, stored together.
+#include "ptx/barrier.cuh"
+#include "ptx/convert.cuh"
+#include "ptx/tma.cuh"
+#include "sm90/gemm_common.cuh"
+
+namespace autogemm::sm90 {
+
+template <class Cfg>
+struct Epilogue {
+  using G = Geometry<Cfg>;
+  static constexpr int kStoreThreads = 128;
+
+  // Visits every (row, col) pair the thread holds: f(slab, register index, row in consumer
+  // rows, column in tile).
+  template <class F>
+  __device__ __forceinline__ static void for_each_pair(F&& f) {
+    const int thread = threadIdx.x % 128, warp = thread / 32, lane = thread % 32;
+#pragma unroll
+    for (int slab = 0; slab < G::kSlabs; ++slab)
+#pragma unroll
+      for (int j = 0; j < Cfg::block_n / 8; ++j)
+#pragma unroll
+        for (int half = 0; half < 2; ++half)
+          f(slab, 4 * j + 2 * half, slab * 64 + 16 * warp + lane / 4 + 8 * half,
+            8 * j + 2 * (lane % 4));
+  }
+
+  __device__ __forceinline__ static float load_c_value(const unsigned char* p) {
+    if constexpr (Cfg::out_kind == 0) return ptx::bf16_to_float(*reinterpret_cast<const unsigned short*>(p));
+    else if constexpr (Cfg::out_kind == 1) return ptx::f16_to_float(*reinterpret_cast<const unsigned short*>(p));
+    else return *reinterpret_cast<const float*>(p);
+  }
+
+  // Writes two adjacent output values (columns col, col+1) at p.
+  __device__ __forceinline__ static void store_pair(unsigned char* p, float v0, float v1) {
+    if constexpr (Cfg::out_kind == 0) *reinterpret_cast<unsigned*>(p) = ptx::pack_bf16x2(v0, v1);
+    else if constexpr (Cfg::out_kind == 1) *reinterpret_cast<unsigned*>(p) = ptx::pack_f16x2(v0, v1);
+    else *reinterpret_cast<float2*>(p) = make_float2(v0, v1);
+  }
+
+  // Byte offset of (row in tile, column in tile) inside the swizzled D staging buffer, laid
+  // out as [BLOCK_N / kDBoxCols][BLOCK_M][kDBoxCols] (gemm_layout.cuh d_box_cols).
+  __device__ __forceinline__ static int staging_offset(int row, int col) {
+    const int slab = col / G::kDBoxCols;
+    const int linear = row * G::kDSpan + (col % G::kDBoxCols) * Cfg::out_bytes;
+    return slab * Cfg::block_m * G::kDSpan + swizzle_offset(linear, G::kDSpan);
+  }
+
+  // Through shared memory and TMA: the tile's rows of this consumer are staged (optionally
+  // pre-loaded with C by TMA), then one thread stores them with TMA, which also clips the tile
+  // at the matrix edges. `c_phase` flips each time C is loaded.
+  __device__ static void store_tma(float (&acc)[G::kSlabs][G::kAccum], const SharedStorage<Cfg>& smem,
+                                   const ptx::TensorMap* tmap_c, const ptx::TensorMap* tmap_d,
+                                   const GemmParams& params, int consumer, int m_tile, int n_tile,
+                                   unsigned& c_phase) {
+    const bool leader = threadIdx.x % 128 == 0;
+    const unsigned barrier_id = 1 + consumer;   // 0 is __syncthreads
+    const int row_base = consumer * G::kRowsPerConsumer;
+    const int m0 = m_tile * Cfg::block_m + row_base, n0 = n_tile * Cfg::block_n;
+    unsigned char* staging = smem.d();
+
+    // The previous tile's store must have read the staging buffer before it is rewritten.
+    if (leader) ptx::tma_store_wait_read<0>();
+    ptx::named_barrier_sync(barrier_id, kStoreThreads);
+
+    const bool read_c = params.beta != 0.0f;
+    if (read_c) {
+      if (leader) {
+        ptx::u64* bar = smem.c_loaded(consumer);
+        ptx::mbarrier_arrive_expect_tx(bar, G::kRowsPerConsumer * Cfg::block_n * Cfg::out_bytes);
+#pragma unroll
+        for (int slab = 0; slab < Cfg::block_n / G::kDBoxCols; ++slab)
+          ptx::tma_load_2d(staging + staging_offset(row_base, slab * G::kDBoxCols), tmap_c, bar,
+                           n0 + slab * G::kDBoxCols, m0);
+      }
+      ptx::mbarrier_wait(smem.c_loaded(consumer), c_phase);
+      c_phase ^= 1;
+    }
+    for_each_pair([&](int slab, int r, int row, int col) {
+      unsigned char* p = staging + staging_offset(row_base + row, col);
+      float v0 = params.alpha * acc[slab][r], v1 = params.alpha * acc[slab][r + 1];
+      if (read_c) {
+        v0 += params.beta * load_c_value(p);
+        v1 += params.beta * load_c_value(p + Cfg::out_bytes);
+      }
+      store_pair(p, v0, v1);
+    });
+    ptx::fence_proxy_async_shared();
+    ptx::named_barrier_sync(barrier_id, kStoreThreads);
+    if (leader) {
+#pragma unroll
+      for (int slab = 0; slab < Cfg::block_n / G::kDBoxCols; ++slab)
+        ptx::tma_store_2d(tmap_d, staging + staging_offset(row_base, slab * G::kDBoxCols),
+                          n0 + slab * G::kDBoxCols, m0);
+      ptx::tma_store_commit_group();
+    }
+  }
+
+  // Straight from registers to global memory with bounds checks (teaching steps; no TMA).
+  __device__ static void store_threads(float (&acc)[G::kSlabs][G::kAccum], const GemmParams& params,
+                                       int consumer, int m_tile, int n_tile) {
+    const int m0 = m_tile * Cfg::block_m + consumer * G::kRowsPerConsumer;
+    const int n0 = n_tile * Cfg::block_n;
+    unsigned char* d = static_cast<unsigned char*>(params.d);
+    const unsigned char* c = static_cast<const unsigned char*>(params.c);
+    const bool read_c = params.beta != 0.0f;
+    for_each_pair([&](int slab, int r, int row, int col) {
+      const long long grow = m0 + row;
+      const int gcol = n0 + col;
+      if (grow >= params.m) return;
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        if (gcol + e >= Cfg::n) continue;
+        float v = params.alpha * acc[slab][r + e];
+        if (read_c) v += params.beta * load_c_value(c + (grow * params.ldc + gcol + e) * Cfg::out_bytes);
+        unsigned char* p = d + (grow * params.ldd + gcol + e) * Cfg::out_bytes;
+        if constexpr (Cfg::out_kind == 0) *reinterpret_cast<unsigned short*>(p) = ptx::float_to_bf16(v);
+        else if constexpr (Cfg::out_kind == 1) *reinterpret_cast<unsigned short*>(p) = ptx::float_to_f16(v);
+        else *reinterpret_cast<float*>(p) = v;
+      }
+    });
+  }
+};
+
+}  // namespace autogemm::sm90

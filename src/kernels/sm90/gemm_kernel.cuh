@@ -1,0 +1,206 @@
+#pragma once
+// The sm90 GEMM family: D (M x N) = alpha * op(A) op(B) + beta * C, FP32 accumulation in
+// registers, wgmma from 128B-swizzled shared memory. One kernel; every technique of the ladder
+// (TMA, pipelining, persistence, warp specialisation, clusters with multicast, two consumers)
+// is a field of Cfg (gemm_common.cuh).
+//
+// Warp-specialised: warpgroup 0 is the producer (one thread issues TMA into an
+// num_stages-deep ring of full/empty mbarriers), warpgroups 1..num_consumers compute and store.
+// Otherwise the consumer warpgroups also fill the ring themselves (thread 0 issues TMA ahead
+// of use, or all threads load synchronously on the threads path).
+#include "ptx/wgmma.cuh"
+#include "sm90/epilogue.cuh"
+#include "sm90/loads.cuh"
+#include "sm90/tile_scheduler.cuh"
+
+namespace autogemm::sm90 {
+
+// wgmma descriptors of the current stage (hopper-facts.md 1.4, 1.5). Layout code 1 = 128B.
+template <class Cfg>
+struct Descriptors {
+  using G = Geometry<Cfg>;
+  static constexpr unsigned kSwizzle128 = 1;
+  static constexpr unsigned kGroupStride = 8 * G::kAtomBytes;             // 8 rows x 128 B
+  static constexpr unsigned kMnAtomStride = Cfg::block_k * G::kAtomBytes;  // next 64 M/N columns
+
+  // m64 slab `slab` (of the whole tile) at k16 step `k_step`.
+  __device__ static ptx::u64 a(const SharedStorage<Cfg>& smem, int stage, int slab, int k_step) {
+    const unsigned base = ptx::smem_addr(smem.a(stage));
+    if constexpr (Cfg::a_k_major)   // [BLOCK_M][128 B]: next slab +64 rows, next k16 +32 B
+      return ptx::make_smem_desc(base + slab * 64 * G::kAtomBytes + k_step * 32, 16, kGroupStride,
+                                 kSwizzle128);
+    else   // [BLOCK_M/64][BLOCK_K][128 B]: next slab +BLOCK_K rows, next k16 +16 rows
+      return ptx::make_smem_desc(base + slab * kMnAtomStride + k_step * 16 * G::kAtomBytes,
+                                 kMnAtomStride, kGroupStride, kSwizzle128);
+  }
+  // All BLOCK_N columns at k16 step `k_step`.
+  __device__ static ptx::u64 b(const SharedStorage<Cfg>& smem, int stage, int k_step) {
+    const unsigned base = ptx::smem_addr(smem.b(stage));
+    if constexpr (Cfg::b_k_major)
+      return ptx::make_smem_desc(base + k_step * 32, 16, kGroupStride, kSwizzle128);
+    else
+      return ptx::make_smem_desc(base + k_step * 16 * G::kAtomBytes, kMnAtomStride, kGroupStride,
+                                 kSwizzle128);
+  }
+};
+
+// Producer warpgroup: one thread walks the same tiles as the consumers and keeps the ring full.
+template <class Cfg>
+__device__ void produce_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorMap* tmap_a,
+                              const ptx::TensorMap* tmap_b, const GemmParams& params,
+                              unsigned cta_rank) {
+  using G = Geometry<Cfg>;
+  PipelineState write;
+  TileScheduler<Cfg> scheduler(params.m, cta_rank);
+  int m_tile, n_tile;
+  while (scheduler.next_tile(m_tile, n_tile)) {
+    for (int k_block = 0; k_block < G::kNumKBlocks; ++k_block) {
+      // A fresh barrier's "preceding phase" counts as complete, so the first lap never waits.
+      ptx::mbarrier_wait(smem.empty(write.stage), write.phase ^ 1);
+      issue_stage_loads(smem, write.stage, tmap_a, tmap_b, m_tile, n_tile, k_block, cta_rank);
+      write.template advance<Cfg::num_stages>();
+    }
+  }
+}
+
+// Consumer warpgroup `consumer`: for each tile, the k-loop of wgmmas, then the epilogue.
+template <class Cfg>
+__device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorMap* tmap_a,
+                              const ptx::TensorMap* tmap_b, const ptx::TensorMap* tmap_c,
+                              const ptx::TensorMap* tmap_d, const GemmParams& params,
+                              int consumer, unsigned cta_rank) {
+  using G = Geometry<Cfg>;
+  using D = Descriptors<Cfg>;
+  float acc[G::kSlabs][G::kAccum];   // (ROWS_PER_CONSUMER, BLOCK_N) fp32 fragment
+  PipelineState read, write;         // write: the inline producer of the non-specialised path
+  unsigned c_phase = 0;
+  const int lane = threadIdx.x % 32;
+  const int consumer_thread = threadIdx.x - (Cfg::warp_specialized ? 128 : 0);
+  const bool inline_producer = !Cfg::warp_specialized && Cfg::tma_load && threadIdx.x == 0;
+
+  auto produce_one = [&](int m_tile, int n_tile, int k_block) {
+    ptx::mbarrier_wait(smem.empty(write.stage), write.phase ^ 1);
+    issue_stage_loads(smem, write.stage, tmap_a, tmap_b, m_tile, n_tile, k_block, cta_rank);
+    write.template advance<Cfg::num_stages>();
+  };
+
+  TileScheduler<Cfg> scheduler(params.m, cta_rank);
+  int m_tile, n_tile;
+  while (scheduler.next_tile(m_tile, n_tile)) {
+    if (inline_producer)
+      for (int k_block = 0; k_block < min(Cfg::num_stages, G::kNumKBlocks); ++k_block)
+        produce_one(m_tile, n_tile, k_block);
+    __syncwarp();
+
+#pragma unroll
+    for (int s = 0; s < G::kSlabs; ++s)
+#pragma unroll
+      for (int r = 0; r < G::kAccum; ++r) acc[s][r] = 0.0f;
+
+    for (int k_block = 0; k_block < G::kNumKBlocks; ++k_block) {
+      const int stage = read.stage;
+      if constexpr (Cfg::tma_load) {
+        ptx::mbarrier_wait(smem.full(stage), read.phase);
+      } else {
+        load_tile_threads<Cfg>(smem.a(stage), params.a, params.lda, params.m, m_tile * Cfg::block_m,
+                               k_block * Cfg::block_k, Cfg::block_m, consumer_thread,
+                               G::kConsumerThreads);
+        load_tile_threads<Cfg>(smem.b(stage), params.b, params.ldb, Cfg::n, n_tile * Cfg::block_n,
+                               k_block * Cfg::block_k, Cfg::block_n, consumer_thread,
+                               G::kConsumerThreads);
+        ptx::fence_proxy_async_shared();   // generic-proxy writes -> wgmma (async proxy) reads
+        ptx::named_barrier_sync(3, G::kConsumerThreads);
+      }
+#pragma unroll
+      for (int s = 0; s < G::kSlabs; ++s)
+#pragma unroll
+        for (int r = 0; r < G::kAccum; ++r) ptx::fence_operand(acc[s][r]);
+      ptx::wgmma_fence();
+#pragma unroll
+      for (int k_step = 0; k_step < G::kKSteps; ++k_step)
+#pragma unroll
+        for (int s = 0; s < G::kSlabs; ++s)
+          Cfg::mma(acc[s], D::a(smem, stage, consumer * G::kSlabs + s, k_step),
+                   D::b(smem, stage, k_step));
+      ptx::wgmma_commit_group();
+      ptx::wgmma_wait_group<0>();
+#pragma unroll
+      for (int s = 0; s < G::kSlabs; ++s)
+#pragma unroll
+        for (int r = 0; r < G::kAccum; ++r) ptx::fence_operand(acc[s][r]);
+
+      if constexpr (Cfg::tma_load) {
+        // Release the stage: one arrival per warp on each CTA of the cluster (the leader's
+        // multicast writes into every CTA's copy of the stage).
+        if constexpr (G::kClusterSize == 1) {
+          if (lane == 0) ptx::mbarrier_arrive(smem.empty(stage));
+        } else {
+          if (lane < G::kClusterSize) ptx::mbarrier_arrive_cluster(smem.empty(stage), lane);
+        }
+      } else {
+        ptx::named_barrier_sync(3, G::kConsumerThreads);   // all reads done before the next fill
+      }
+      read.template advance<Cfg::num_stages>();
+      if (inline_producer && k_block + Cfg::num_stages < G::kNumKBlocks)
+        produce_one(m_tile, n_tile, k_block + Cfg::num_stages);
+      __syncwarp();
+    }
+
+    if constexpr (Cfg::tma_store)
+      Epilogue<Cfg>::store_tma(acc, smem, tmap_c, tmap_d, params, consumer, m_tile, n_tile, c_phase);
+    else
+      Epilogue<Cfg>::store_threads(acc, params, consumer, m_tile, n_tile);
+  }
+  // Bulk stores read shared memory asynchronously; it must stay valid until they finish.
+  if constexpr (Cfg::tma_store)
+    if (threadIdx.x % 128 == 0) ptx::tma_store_wait_all<0>();
+}
+
+template <class Cfg>
+__global__ void __launch_bounds__(Geometry<Cfg>::kThreads, 1)
+    gemm_kernel(const __grid_constant__ ptx::TensorMap tmap_a,
+                const __grid_constant__ ptx::TensorMap tmap_b,
+                const __grid_constant__ ptx::TensorMap tmap_c,
+                const __grid_constant__ ptx::TensorMap tmap_d, const GemmParams params) {
+  using G = Geometry<Cfg>;
+  extern __shared__ unsigned char smem_raw[];
+  const SharedStorage<Cfg> smem(smem_raw);
+  const unsigned cta_rank = G::kClusterSize > 1 ? ptx::cluster_cta_rank() : 0;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < Cfg::num_stages; ++s) {
+      ptx::mbarrier_init(smem.full(s), 1);
+      ptx::mbarrier_init(smem.empty(s), G::kEmptyArrivals);
+    }
+    for (int c = 0; c < kMaxConsumers; ++c) ptx::mbarrier_init(smem.c_loaded(c), 1);
+    ptx::fence_mbarrier_init();
+    if constexpr (Cfg::tma_load) {
+      ptx::tma_prefetch_descriptor(&tmap_a);
+      ptx::tma_prefetch_descriptor(&tmap_b);
+    }
+    if constexpr (Cfg::tma_store) ptx::tma_prefetch_descriptor(&tmap_d);
+  }
+  // Barrier initialisation must be visible to every thread (and the peer CTA) before use.
+  if constexpr (G::kClusterSize > 1) ptx::cluster_sync();
+  else __syncthreads();
+
+  if constexpr (Cfg::warp_specialized) {
+    if (threadIdx.x < 128) {
+      ptx::setmaxnreg_dec<Cfg::producer_regs>();
+      if (threadIdx.x == 0) produce_tiles(smem, &tmap_a, &tmap_b, params, cta_rank);
+      __syncwarp();
+    } else {
+      ptx::setmaxnreg_inc<Cfg::consumer_regs>();
+      consume_tiles(smem, &tmap_a, &tmap_b, &tmap_c, &tmap_d, params,
+                    static_cast<int>(threadIdx.x) / 128 - 1, cta_rank);
+    }
+  } else {
+    consume_tiles(smem, &tmap_a, &tmap_b, &tmap_c, &tmap_d, params,
+                  static_cast<int>(threadIdx.x) / 128, cta_rank);
+  }
+  // No CTA may exit while its cluster peer can still multicast into its shared memory or
+  // arrive on its barriers (hopper-facts.md 4.3, teardown).
+  if constexpr (G::kClusterSize > 1) ptx::cluster_sync();
+}
+
+}  // namespace autogemm::sm90

@@ -1,0 +1,153 @@
+#include "runtime/launch.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "autogemm/errors.hpp"
+#include "autogemm/plan.hpp"
+#include "jit/jit.hpp"
+#include "jit/log.hpp"
+#include "kernels/sm90/gemm_layout.cuh"
+#include "runtime/cuda_check.hpp"
+#include "runtime/driver.hpp"
+#include "runtime/kernel_source.hpp"
+#include "runtime/module.hpp"
+#include "runtime/tensor_maps.hpp"
+
+namespace autogemm::runtime {
+
+namespace {
+
+// Mirrors sm90::GemmParams (src/kernels/sm90/gemm_common.cuh) field for field.
+struct DeviceGemmParams {
+  int m;
+  float alpha, beta;
+  const void* a;
+  const void* b;
+  const void* c;
+  void* d;
+  long long lda, ldb, ldc, ldd;
+};
+
+struct PreparedKernel {
+  std::shared_ptr<LoadedKernel> kernel;
+  int threads = 0;
+  int smem_bytes = 0;
+  int cluster_size = 1;
+  int max_resident_ctas = 0;   // CTAs that fit on the device at once (persistent grid)
+};
+
+std::string kernel_key(int device, const GemmProblem& p, const GemmConfig& c) {
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", device, to_string(p.a_type), to_string(p.d_type),
+                     to_string(p.layout), p.n, p.k, c.describe(), to_string(c.raster_order));
+}
+
+int current_device() {
+  int device = 0;
+  cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+  return device;
+}
+
+const PreparedKernel& prepare(const GemmProblem& p, const GemmConfig& c) {
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<PreparedKernel>> prepared;
+  const int device = current_device();
+  const std::string key = kernel_key(device, p, c);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = prepared.find(key); it != prepared.end()) return *it->second;
+  }
+  auto entry = std::make_unique<PreparedKernel>();
+  const auto compiled = jit::get_or_compile(gemm_kernel_source(p, c));
+  entry->kernel = load_kernel(*compiled);
+  entry->threads = gemm_threads_per_cta(c);
+  entry->cluster_size = c.cluster_m * c.cluster_n;
+  entry->smem_bytes = gemm_smem_bytes(p, c);
+  const auto& api = driver::api();
+  driver::check(api.cuFuncSetAttribute(entry->kernel->function,
+                                       CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                       entry->smem_bytes),
+                "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+  int sm_count = 0;
+  cuda_check(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device),
+             "cudaDeviceGetAttribute(MultiProcessorCount)");
+  entry->max_resident_ctas = sm_count;   // one CTA per SM: these configurations use ~all smem
+  if (entry->cluster_size > 1) {
+    // Not every GPC can host every cluster shape: size the grid from the occupancy query
+    // (hopper-facts.md 6).
+    CUlaunchAttribute attr{};
+    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim.x = entry->cluster_size;
+    attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
+    CUlaunchConfig config{};
+    config.gridDimX = entry->cluster_size;
+    config.gridDimY = config.gridDimZ = 1;
+    config.blockDimX = entry->threads;
+    config.blockDimY = config.blockDimZ = 1;
+    config.sharedMemBytes = entry->smem_bytes;
+    config.attrs = &attr;
+    config.numAttrs = 1;
+    int clusters = 0;
+    driver::check(api.cuOccupancyMaxActiveClusters(&clusters, entry->kernel->function, &config),
+                  "cuOccupancyMaxActiveClusters");
+    if (clusters < 1)
+      throw CudaError(fmt::format("no cluster of {} CTAs with {} B of shared memory fits on device {}",
+                                  entry->cluster_size, entry->smem_bytes, device));
+    entry->max_resident_ctas = clusters * entry->cluster_size;
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  auto [it, inserted] = prepared.emplace(key, std::move(entry));
+  return *it->second;
+}
+
+}  // namespace
+
+double prepare_gemm_kernel(const GemmProblem& problem, const GemmConfig& config) {
+  const auto start = std::chrono::steady_clock::now();
+  prepare(problem, config);
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+LaunchShape launch_gemm(const GemmProblem& p, const GemmConfig& c, const GemmOperands& o,
+                        cudaStream_t stream) {
+  const PreparedKernel& k = prepare(p, c);
+  const GemmTensorMaps maps = make_gemm_tensor_maps(p, c, o);
+  DeviceGemmParams params{static_cast<int>(p.m), o.alpha, o.beta, o.a, o.b, o.c, o.d,
+                          p.lda_or_packed(), p.ldb_or_packed(), p.ldc_or_packed(),
+                          p.ldd_or_packed()};
+
+  const int64_t m_tiles = (p.m + c.block_m - 1) / c.block_m;
+  const int64_t n_tiles = (p.n + c.block_n - 1) / c.block_n;
+  const int64_t cluster_tiles =
+      ((m_tiles + c.cluster_m - 1) / c.cluster_m) * ((n_tiles + c.cluster_n - 1) / c.cluster_n);
+  int64_t grid = cluster_tiles * k.cluster_size;
+  if (c.persistent) grid = std::min<int64_t>(grid, k.max_resident_ctas);
+  if (c.max_ctas > 0) grid = std::min<int64_t>(grid, c.max_ctas);
+  grid = std::max<int64_t>(k.cluster_size, grid / k.cluster_size * k.cluster_size);
+
+  CUlaunchAttribute attr{};
+  attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attr.value.clusterDim.x = k.cluster_size;
+  attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
+  CUlaunchConfig config{};
+  config.gridDimX = static_cast<unsigned>(grid);
+  config.gridDimY = config.gridDimZ = 1;
+  config.blockDimX = k.threads;
+  config.blockDimY = config.blockDimZ = 1;
+  config.sharedMemBytes = k.smem_bytes;
+  config.hStream = reinterpret_cast<CUstream>(stream);
+  config.attrs = k.cluster_size > 1 ? &attr : nullptr;
+  config.numAttrs = k.cluster_size > 1 ? 1 : 0;
+  void* args[] = {const_cast<CUtensorMap*>(&maps.a), const_cast<CUtensorMap*>(&maps.b),
+                  const_cast<CUtensorMap*>(&maps.c), const_cast<CUtensorMap*>(&maps.d), &params};
+  driver::check(driver::api().cuLaunchKernelEx(&config, k.kernel->function, args, nullptr),
+                "cuLaunchKernelEx(gemm)");
+  return {static_cast<int>(grid), k.threads, k.smem_bytes, k.cluster_size};
+}
+
+}  // namespace autogemm::runtime
