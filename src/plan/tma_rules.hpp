@@ -19,12 +19,19 @@ struct TmaDescription {
   std::vector<uint32_t> box_dims;        // elements, each 1..256
   std::vector<uint32_t> element_strides; // each 1..8 (empty = all 1)
   Swizzle swizzle = Swizzle::b128;
-  bool interleaved = false;              // only INTERLEAVE_NONE is used by autogemm
+  // only INTERLEAVE_NONE is used by autogemm; true is checked as INTERLEAVE_16B (rank >= 3,
+  // and the INTERLEAVE_NONE-only inner-box rules do not apply)
+  bool interleaved = false;
 };
 
+// CUtensorMapSwizzle value for a swizzle mode (NONE 0, 32B 1, 64B 2, 128B 3; the reverse of
+// the wgmma descriptor's order).
+int tma_swizzle_code(Swizzle s);
+
 // Empty when cuTensorMapEncodeTiled would accept it, else the first broken rule naming the
-// field, value and rule: "box_dims[0] = 128 (256 bytes): inner box must be <= 128 bytes with
-// 128B swizzle".
+// field, value and rule, checked in the order of the cuda.h documentation (rank, element
+// size, array lengths, address, dims, strides, box, element strides, swizzle span):
+// "box_dims[0] = 128 (256 bytes): inner box must be <= 128 bytes with 128B swizzle".
 std::string tma_violation(const TmaDescription& d);
 
 struct SwizzleChoice {
@@ -34,7 +41,9 @@ struct SwizzleChoice {
 
 // The widest swizzle whose span the tile's contiguous extent fills (128B, else 64B, 32B,
 // none), with the inner box it implies: min(contiguous_elems, swizzle_bytes / elem_bytes).
-// Always returns a pair tma_violation accepts for that inner box.
+// Always returns a pair tma_violation accepts for that inner box. Without swizzle the inner box
+// is rounded up to whole 16-byte units (TMA zero-fills past the tensor end) and capped at 256
+// elements. Throws InvalidArgument for contiguous_elems < 1 or elem_bytes not 1, 2, 4 or 8.
 SwizzleChoice recommend_swizzle(int contiguous_elems, int elem_bytes);
 
 }  // namespace autogemm::plan
