@@ -1,0 +1,106 @@
+#pragma once
+// Runs one GEMM through autogemm::gemm() on random data and checks it against the float64
+// reference: diff, every element written, exact spot checks, and guard regions around D that
+// must stay poisoned.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <optional>
+
+#include "autogemm/gemm.hpp"
+#include "bench/compare.hpp"
+#include "bench/reference.hpp"
+#include "bench/tensors.hpp"
+#include "runtime/cuda_check.hpp"
+
+namespace autogemm::testing {
+
+struct GemmCheck {
+  bench::CheckReport report;
+  int64_t guard_violations = 0;   // elements outside M x N (padding columns, guard rows) changed
+  bool used_vendor = false;
+  std::string config;
+};
+
+inline int64_t round_up_to(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
+
+// Stored shape (rows x row length) of A and B for the problem's layout.
+inline std::pair<int64_t, int64_t> stored_a(const GemmProblem& p) {
+  return a_is_k_major(p.layout) ? std::pair{p.m, p.k} : std::pair{p.k, p.m};
+}
+inline std::pair<int64_t, int64_t> stored_b(const GemmProblem& p) {
+  return b_is_k_major(p.layout) ? std::pair{p.n, p.k} : std::pair{p.k, p.n};
+}
+
+// D gets `guard_rows` poisoned rows above and below and ldd padded past N; when `padded_ld`,
+// A, B and C are given leading dimensions larger than their rows too.
+inline GemmCheck run_and_check(GemmProblem p, float alpha, float beta, uint64_t seed,
+                               std::optional<GemmConfig> config = std::nullopt,
+                               bool padded_ld = false) {
+  const int64_t guard_rows = 2;
+  const auto [a_rows, a_len] = stored_a(p);
+  const auto [b_rows, b_len] = stored_b(p);
+  if (padded_ld) {
+    p.lda = round_up_to(a_len + 24, 8);
+    p.ldb = round_up_to(b_len + 40, 8);
+    p.ldc = round_up_to(p.n + 8, 8);
+  }
+  p.ldd = round_up_to(p.n + 16, 8);   // padding columns act as a guard on the right
+  const int64_t lda = p.lda_or_packed(), ldb = p.ldb_or_packed(), ldc = p.ldc_or_packed();
+  const int in_bytes = dtype_bytes(p.a_type), out_bytes = dtype_bytes(p.d_type);
+
+  bench::DeviceBuffer a(size_t(a_rows) * lda * in_bytes), b(size_t(b_rows) * ldb * in_bytes);
+  bench::DeviceBuffer c(size_t(p.m) * ldc * out_bytes);
+  const size_t d_elems = size_t(p.m + 2 * guard_rows) * p.ldd;
+  bench::DeviceBuffer d(d_elems * out_bytes), ref(size_t(p.m) * p.n * sizeof(double));
+  bench::fill_random(a.get(), size_t(a_rows) * lda, p.a_type, seed);
+  bench::fill_random(b.get(), size_t(b_rows) * ldb, p.b_type, seed + 1);
+  bench::fill_random(c.get(), size_t(p.m) * ldc, p.d_type, seed + 2);
+  bench::fill_poison(d.get(), d_elems, p.d_type);
+
+  GemmOperands ops;
+  ops.a = a.get();
+  ops.b = b.get();
+  ops.c = beta != 0.0f ? c.get() : nullptr;
+  ops.d = static_cast<char*>(d.get()) + size_t(guard_rows) * p.ldd * out_bytes;
+  ops.alpha = alpha;
+  ops.beta = beta;
+  GemmOptions options;
+  options.config = config;
+  GemmReport r = gemm(p, ops, nullptr, options);
+  GemmProblem ref_problem = p;
+  ref_problem.reads_c = beta != 0.0f;
+  bench::reference_gemm(ref_problem, ops, static_cast<double*>(ref.get()), nullptr);
+  cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after gemm");
+
+  const std::vector<double> got = bench::download_as_double(d.get(), d_elems, p.d_type);
+  std::vector<double> want(size_t(p.m) * p.n);
+  cuda_check(cudaMemcpy(want.data(), ref.get(), want.size() * sizeof(double), cudaMemcpyDeviceToHost),
+             "cudaMemcpy(reference)");
+  GemmCheck out;
+  out.used_vendor = r.used_vendor;
+  out.config = r.config.describe();
+  std::vector<double> inside(got.begin() + guard_rows * p.ldd, got.begin() + (guard_rows + p.m) * p.ldd);
+  // Output rounding dominates: bf16 keeps 8 significant bits, fp16 11, fp32 24; FP32
+  // accumulation adds about K * 2^-24 relative.
+  const double rtol = p.d_type == DType::bf16 ? 1.0 / 128 : p.d_type == DType::fp16 ? 1.0 / 1024 : 1e-5;
+  const double atol = rtol + 1e-6 * double(p.k);
+  out.report = bench::check_result(inside, p.ldd, want, p.m, p.n, atol, rtol, 512, seed + 3);
+  for (int64_t row = 0; row < p.m + 2 * guard_rows; ++row)
+    for (int64_t col = 0; col < p.ldd; ++col) {
+      const bool inside_d = row >= guard_rows && row < guard_rows + p.m && col < p.n;
+      if (!inside_d && !std::isnan(got[size_t(row) * p.ldd + col])) ++out.guard_violations;
+    }
+  return out;
+}
+
+#define AUTOGEMM_EXPECT_GEMM_OK(check, label)                                               \
+  do {                                                                                      \
+    EXPECT_LT((check).report.diff, 1e-5) << label << " [" << (check).config << "]";        \
+    EXPECT_EQ((check).report.unwritten, 0) << label << " [" << (check).config << "]";      \
+    EXPECT_EQ((check).report.spot_failures, 0)                                              \
+        << label << " [" << (check).config << "] " << (check).report.first_failure;        \
+    EXPECT_EQ((check).guard_violations, 0) << label << " [" << (check).config << "]";      \
+  } while (0)
+
+}  // namespace autogemm::testing
