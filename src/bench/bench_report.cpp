@@ -1,0 +1,150 @@
+#include "bench/bench_report.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+namespace autogemm::bench {
+
+namespace {
+
+std::string quoted(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';  // RFC 4180: a quote inside a quoted field is doubled
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string shape_text(const BenchCase& c) { return fmt::format("{}x{}x{}", c.m, c.n, c.k); }
+
+nlohmann::json stats_json(const TimingStats& s) {
+  return {{"median_us", s.median_us}, {"min_us", s.min_us}, {"max_us", s.max_us},
+          {"mean_us", s.mean_us}, {"samples", s.samples}};
+}
+
+// Column text: a fixed number of decimals, or "-" for a value that does not exist.
+std::string number_or_dash(bool exists, double v, int decimals) {
+  return exists ? fmt::format("{:.{}f}", v, decimals) : std::string("-");
+}
+
+}  // namespace
+
+std::string csv_header() {
+  return "m,n,k,dtype,layout,config,time_us,tflops,gbps,baseline_time_us,baseline_tflops,ratio,"
+         "diff";
+}
+
+std::string csv_line(const BenchRow& r) {
+  std::string line = fmt::format("{},{},{},{},{},{},{:.3f},{:.2f},{:.2f}", r.shape.m, r.shape.n,
+                                 r.shape.k, r.dtype, to_string(r.layout), quoted(r.config),
+                                 r.ours.median_us, r.tflops, r.gbps);
+  if (r.baseline)
+    line += fmt::format(",{:.3f},{:.2f},{:.4f},{:.3e}", r.baseline->median_us, r.baseline_tflops,
+                        r.ratio, r.diff);
+  else
+    line += ",,,,";
+  return line;
+}
+
+std::string rows_to_json(const std::vector<BenchRow>& rows) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const BenchRow& r : rows) {
+    nlohmann::json j = {
+        {"m", r.shape.m}, {"n", r.shape.n}, {"k", r.shape.k}, {"tag", r.shape.tag},
+        {"dtype", r.dtype}, {"layout", std::string(to_string(r.layout))},
+        {"config", r.config}, {"used_vendor", r.used_vendor}, {"reason", r.reason},
+        {"time_us", r.ours.median_us}, {"min_time_us", r.ours.min_us},
+        {"tflops", r.tflops}, {"gbps", r.gbps}, {"unwritten", r.unwritten},
+        {"ours", stats_json(r.ours)}};
+    if (r.predicted_us > 0) j["predicted_us"] = r.predicted_us;
+    if (r.baseline) {
+      j["baseline_time_us"] = r.baseline->median_us;
+      j["baseline_min_time_us"] = r.baseline->min_us;
+      j["baseline_tflops"] = r.baseline_tflops;
+      j["baseline"] = stats_json(*r.baseline);
+      j["ratio"] = r.ratio;
+      j["diff"] = r.diff;
+    }
+    if (r.baseline_fp8_per_tensor) {
+      j["baseline_fp8_per_tensor_time_us"] = r.baseline_fp8_per_tensor->median_us;
+      j["baseline_fp8_per_tensor_tflops"] = r.baseline_fp8_per_tensor_tflops;
+      j["baseline_fp8_per_tensor"] = stats_json(*r.baseline_fp8_per_tensor);
+    }
+    list.push_back(std::move(j));
+  }
+  nlohmann::json out = {{"rows", std::move(list)}, {"geomean_ratio", geomean_ratio(rows)}};
+  return out.dump(2);
+}
+
+std::string plan_rows_to_json(const std::vector<PlanRow>& rows, const std::string& device) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const PlanRow& r : rows)
+    list.push_back({{"m", r.shape.m}, {"n", r.shape.n}, {"k", r.shape.k}, {"tag", r.shape.tag},
+                    {"dtype", r.dtype}, {"layout", std::string(to_string(r.layout))},
+                    {"config", r.config}, {"path_reason", r.path_reason},
+                    {"predicted_us", r.predicted_us}, {"predicted_tflops", r.predicted_tflops}});
+  nlohmann::json out = {{"measured", false}, {"device", device}, {"rows", std::move(list)}};
+  return out.dump(2);
+}
+
+std::string format_table(const std::vector<BenchRow>& rows) {
+  std::size_t config_width = 6;
+  for (const BenchRow& r : rows) config_width = std::max(config_width, r.config.size());
+  std::string out = fmt::format("{:>6} {:>6} {:>6} {:<8} {:<{}} {:>10} {:>8} {:>8} {:>10} {:>8} {:>7} {:>9}\n",
+                                "m", "n", "k", "tag", "config", config_width, "time_us",
+                                "TFLOP/s", "GB/s", "cuBLASLt", "TFLOP/s", "ratio", "diff");
+  for (const BenchRow& r : rows) {
+    const bool base = r.baseline.has_value();
+    out += fmt::format("{:>6} {:>6} {:>6} {:<8} {:<{}} {:>10.2f} {:>8.1f} {:>8.0f} {:>10} {:>8} {:>7} {:>9}",
+                       r.shape.m, r.shape.n, r.shape.k, r.shape.tag, r.config, config_width,
+                       r.ours.median_us, r.tflops, r.gbps,
+                       number_or_dash(base, base ? r.baseline->median_us : 0, 2),
+                       number_or_dash(base, r.baseline_tflops, 1), number_or_dash(base, r.ratio, 3),
+                       base ? fmt::format("{:.2e}", r.diff) : std::string("-"));
+    if (r.unwritten > 0) out += fmt::format("  ({} outputs not written)", r.unwritten);
+    out += '\n';
+  }
+  return out;
+}
+
+std::string format_plan_table(const std::vector<PlanRow>& rows) {
+  std::size_t config_width = 6;
+  for (const PlanRow& r : rows) config_width = std::max(config_width, r.config.size());
+  std::string out = fmt::format("{:>6} {:>6} {:>6} {:<8} {:<{}} {:>13} {:>15}  {}\n", "m", "n",
+                                "k", "tag", "config", config_width, "predicted_us",
+                                "predicted TFLOP/s", "path");
+  for (const PlanRow& r : rows)
+    out += fmt::format("{:>6} {:>6} {:>6} {:<8} {:<{}} {:>13.2f} {:>15.1f}  {}\n", r.shape.m,
+                       r.shape.n, r.shape.k, r.shape.tag, r.config, config_width,
+                       r.predicted_us, r.predicted_tflops, r.path_reason);
+  return out;
+}
+
+std::string progress_text(std::size_t done, std::size_t total, const BenchCase* current,
+                          int width) {
+  const std::size_t filled = total == 0 ? std::size_t(width) : done * std::size_t(width) / total;
+  std::string bar(filled, '=');
+  if (filled < std::size_t(width)) bar += '>';
+  bar.resize(std::size_t(width), ' ');
+  std::string text = fmt::format("[{}] {}/{}", bar, done, total);
+  if (current) text += fmt::format(" {}", shape_text(*current));
+  return text;
+}
+
+ProgressBar::ProgressBar(std::FILE* out) : out_(out), enabled_(out && isatty(fileno(out)) != 0) {}
+
+void ProgressBar::update(std::size_t done, std::size_t total, const BenchCase* current) {
+  if (!enabled_) return;
+  // \r returns to the line start, \x1b[K (ANSI "erase in line") clears what a longer previous
+  // text left behind.
+  std::fprintf(out_, "\r%s\x1b[K", progress_text(done, total, current).c_str());
+  if (done == total) std::fputc('\n', out_);
+  std::fflush(out_);
+}
+
+}  // namespace autogemm::bench

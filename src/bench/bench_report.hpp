@@ -1,0 +1,43 @@
+#pragma once
+// How bench results are written: CSV (fixed header), JSON, and the terminal table.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "bench/bench_runner.hpp"
+
+namespace autogemm::bench {
+
+// Exactly: m,n,k,dtype,layout,config,time_us,tflops,gbps,baseline_time_us,baseline_tflops,ratio,diff
+std::string csv_header();
+// One line (no newline) in csv_header()'s order; config is always quoted; the baseline fields
+// are empty without a baseline.
+std::string csv_line(const BenchRow& row);
+
+// {"rows": [...], "geomean_ratio": x} with every measured field of each row (times as
+// {median_us, min_us, max_us, mean_us, samples}), pretty-printed.
+std::string rows_to_json(const std::vector<BenchRow>& rows);
+std::string plan_rows_to_json(const std::vector<PlanRow>& rows, const std::string& device);
+
+// Aligned human-readable tables, one line per row, with a header line.
+std::string format_table(const std::vector<BenchRow>& rows);
+std::string format_plan_table(const std::vector<PlanRow>& rows);
+
+// "[=====>      ] 3/20 4096x7168x16384" on one terminal line (\r, no newline), written only
+// when `out` is a terminal.
+class ProgressBar {
+ public:
+  explicit ProgressBar(std::FILE* out);
+  void update(std::size_t done, std::size_t total, const BenchCase* current);
+  bool enabled() const { return enabled_; }
+
+ private:
+  std::FILE* out_;
+  bool enabled_;
+};
+
+// The text of one progress update (no terminal check; testable).
+std::string progress_text(std::size_t done, std::size_t total, const BenchCase* current,
+                          int width = 30);
+
+}  // namespace autogemm::bench

@@ -1,0 +1,112 @@
+#include "bench/timing.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "autogemm/errors.hpp"
+#include "runtime/cuda_check.hpp"
+
+namespace autogemm::bench {
+
+TimingStats summarize(std::vector<double> times_us) {
+  if (times_us.empty()) throw InvalidArgument("times_us", "empty", "need at least one sample");
+  std::sort(times_us.begin(), times_us.end());
+  TimingStats stats;
+  stats.samples = static_cast<int>(times_us.size());
+  const std::size_t mid = times_us.size() / 2;
+  stats.median_us = times_us.size() % 2 == 1 ? times_us[mid]
+                                             : 0.5 * (times_us[mid - 1] + times_us[mid]);
+  stats.min_us = times_us.front();
+  stats.max_us = times_us.back();
+  double sum = 0;
+  for (double t : times_us) sum += t;
+  stats.mean_us = sum / double(times_us.size());
+  return stats;
+}
+
+double geometric_mean(const std::vector<double>& values) {
+  double log_sum = 0;
+  int count = 0;
+  for (double v : values) {
+    if (!(v > 0) || !std::isfinite(v)) continue;
+    log_sum += std::log(v);
+    ++count;
+  }
+  return count == 0 ? 0.0 : std::exp(log_sum / count);
+}
+
+L2Flusher::L2Flusher(std::size_t bytes) : buffer_(bytes) {}
+
+void L2Flusher::flush(cudaStream_t stream) {
+  cuda_check(cudaMemsetAsync(buffer_.get(), 0, buffer_.bytes(), stream),
+             "cudaMemsetAsync(L2 flush)");
+}
+
+namespace {
+
+// Owns CUDA events; destroyed without throwing.
+class EventPool {
+ public:
+  explicit EventPool(std::size_t count) {
+    events_.reserve(count);
+    for (std::size_t i = 0; i < count; ++i) {
+      cudaEvent_t e = nullptr;
+      cuda_check(cudaEventCreate(&e), "cudaEventCreate(timing)");
+      events_.push_back(e);
+    }
+  }
+  ~EventPool() {
+    for (cudaEvent_t e : events_) (void)cudaEventDestroy(e);
+  }
+  EventPool(const EventPool&) = delete;
+  EventPool& operator=(const EventPool&) = delete;
+  cudaEvent_t operator[](std::size_t i) const { return events_[i]; }
+
+ private:
+  std::vector<cudaEvent_t> events_;
+};
+
+}  // namespace
+
+std::vector<std::vector<double>> time_interleaved(
+    const std::vector<std::function<void(cudaStream_t)>>& calls, int warmup, int iters,
+    cudaStream_t stream, L2Flusher* flusher) {
+  if (warmup < 0) throw InvalidArgument("warmup", std::to_string(warmup), "must be >= 0");
+  if (iters < 1) throw InvalidArgument("iters", std::to_string(iters), "must be >= 1");
+  for (int w = 0; w < warmup; ++w)
+    for (const auto& call : calls) call(stream);
+
+  const std::size_t num_calls = calls.size();
+  // Two events per timed call; all recorded first, read after one synchronisation, so no host
+  // round trip sits between the calls.
+  EventPool events(2 * num_calls * std::size_t(iters));
+  for (int i = 0; i < iters; ++i) {
+    for (std::size_t c = 0; c < num_calls; ++c) {
+      if (flusher != nullptr) flusher->flush(stream);
+      const std::size_t slot = 2 * (std::size_t(i) * num_calls + c);
+      cuda_check(cudaEventRecord(events[slot], stream), "cudaEventRecord(start)");
+      calls[c](stream);
+      cuda_check(cudaEventRecord(events[slot + 1], stream), "cudaEventRecord(stop)");
+    }
+  }
+  cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize(timing)");
+
+  std::vector<std::vector<double>> times(num_calls, std::vector<double>(std::size_t(iters)));
+  for (int i = 0; i < iters; ++i)
+    for (std::size_t c = 0; c < num_calls; ++c) {
+      const std::size_t slot = 2 * (std::size_t(i) * num_calls + c);
+      float ms = 0;
+      cuda_check(cudaEventElapsedTime(&ms, events[slot], events[slot + 1]),
+                 "cudaEventElapsedTime");
+      times[c][std::size_t(i)] = double(ms) * 1000.0;
+    }
+  return times;
+}
+
+std::vector<double> time_calls(const std::function<void(cudaStream_t)>& call, int warmup,
+                               int iters, cudaStream_t stream, L2Flusher* flusher) {
+  return time_interleaved({call}, warmup, iters, stream, flusher).front();
+}
+
+}  // namespace autogemm::bench

@@ -1,0 +1,51 @@
+#pragma once
+// Timing GPU work the way baselines.md measures cuBLASLt: CUDA events around one call, after
+// an L2 flush that sits outside the event pair, warm-up first, median of the rest.
+#include <cuda_runtime_api.h>
+
+#include <functional>
+#include <vector>
+
+#include "bench/tensors.hpp"
+
+namespace autogemm::bench {
+
+struct TimingStats {
+  int samples = 0;
+  double median_us = 0;
+  double min_us = 0;
+  double max_us = 0;
+  double mean_us = 0;
+};
+
+// Median (mean of the two middle values for an even count), min, max and mean. Throws
+// InvalidArgument for an empty list.
+TimingStats summarize(std::vector<double> times_us);
+
+// Geometric mean of the positive, finite values (others are skipped); 0 when none is left.
+double geometric_mean(const std::vector<double>& values);
+
+// Evicts the GPU's L2 between timed calls by writing a buffer larger than any L2 so far
+// (H100: 50 MiB, H200: 60 MiB, B200: 126 MiB; 256 MiB is used by baselines.md).
+class L2Flusher {
+ public:
+  explicit L2Flusher(std::size_t bytes = std::size_t(256) << 20);
+  void flush(cudaStream_t stream);
+
+ private:
+  DeviceBuffer buffer_;
+};
+
+// Runs `call` warmup times, then `iters` times each between its own event pair with an L2 flush
+// before every pair; returns the `iters` durations in microseconds. Synchronises once, at the end.
+// `flusher` may be null (no flush).
+std::vector<double> time_calls(const std::function<void(cudaStream_t)>& call, int warmup,
+                               int iters, cudaStream_t stream, L2Flusher* flusher);
+
+// The same, for several calls interleaved per iteration (ours, baseline, ...), so that clock and
+// thermal drift affect each alike. Result [c][i]: call c, iteration i.
+std::vector<std::vector<double>> time_interleaved(
+    const std::vector<std::function<void(cudaStream_t)>>& calls, int warmup, int iters,
+    cudaStream_t stream, L2Flusher* flusher);
+
+}  // namespace autogemm::bench
