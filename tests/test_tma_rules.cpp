@@ -119,7 +119,7 @@ TEST(TmaRules, GlobalStrides) {
   d.global_strides = {2016};  // padded to 1008 elements
   EXPECT_EQ(tma_violation(d), "");
   d.global_strides = {1984};  // rows would overlap: 1000 elements need 2000 bytes
-  EXPECT_TRUE(starts_with(tma_violation(d), "global_strides[0] = 1984 bytes: must be at least 2000"))
+  EXPECT_TRUE(starts_with(tma_violation(d), "global_strides[0] = 1984 bytes: must be at least the 2000 bytes"))
       << tma_violation(d);
 
   TmaDescription big = gemm_operand(1, 16);
