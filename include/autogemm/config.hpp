@@ -54,6 +54,9 @@ struct Prediction {
   double memory_us = 0;                // DRAM time of the bytes this tiling moves
   double l2_us = 0;                    // L2 -> SM time of the bytes this tiling moves
   double fixed_us = 0;                 // launch, prologue/epilogue and per-tile costs
+  double mma_efficiency = 0;           // share of the matrix-unit peak the tiles sustain (0..1]
+  double dram_bytes = 0;               // bytes the model moves through DRAM
+  double l2_bytes = 0;                 // bytes the model moves from L2 to the SMs (after multicast)
   double time_us = 0;                  // the prediction
   double tflops = 0;                   // problem flops / time_us
 };

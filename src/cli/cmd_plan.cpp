@@ -1,9 +1,153 @@
-// TEMPORARY stub: replaced by the real `autogemm plan`.
+// `autogemm plan`: the configuration the planner picks for a problem on a device, its
+// predicted time, and with --top the ranked candidates and the rejected ones with why.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+
 #include "autogemm/errors.hpp"
+#include "autogemm/plan.hpp"
+#include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
+#include "hw/device_json.hpp"
+
 namespace autogemm::cli {
-void add_plan_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("plan", "(not yet implemented)");
-  cmd->callback([] { throw Error("autogemm plan is not implemented yet"); });
+
+namespace {
+
+struct PlanOptions {
+  ProblemOptions problem;
+  std::string device;
+  int top = -1;  // -1: not given; 0: all
+  bool json = false;
+};
+
+// The first `top` entries (all for top == 0).
+template <typename T>
+std::size_t shown(const std::vector<T>& list, int top) {
+  return top == 0 ? list.size() : std::min<std::size_t>(list.size(), std::size_t(top));
 }
+
+std::string megabytes(double bytes) { return fmt::format("{:.1f} MB", bytes / 1e6); }
+
+void print_device(const GpuInfo& d) {
+  fmt::print("device     {}{}: {}, {} SMs, {} KB smem/block, {} MB L2, {:.0f} GB/s, "
+             "{:.0f} TFLOP/s bf16 dense\n",
+             d.preset.empty() ? d.name : d.preset,
+             d.preset.empty() ? fmt::format(" (GPU {})", d.ordinal) : fmt::format(" ({})", d.name),
+             d.caps.arch_name.empty() ? fmt::format("cc {}.{}", d.cc.major, d.cc.minor)
+                                      : d.caps.arch_name,
+             d.sm_count, d.smem_per_block_optin_bytes / 1024, d.l2_bytes / (1024 * 1024),
+             d.memory_bandwidth_gbps, d.peak_bf16_tflops());
+}
+
+void print_prediction(const Prediction& p, bool vendor, int sm_count) {
+  fmt::print("predicted  {:.1f} us = {:.4g} TFLOP/s\n", p.time_us, p.tflops);
+  if (!vendor)
+    fmt::print("           {} tiles in {} wave{}; the last wave keeps {} of {} SMs busy ({:.0f}%)\n",
+               p.num_tiles, p.waves, p.waves == 1 ? "" : "s", p.busy_sms, sm_count,
+               100 * p.last_wave_utilization);
+  fmt::print("           compute {:.1f} us (matrix units at {:.0f}%), DRAM {:.1f} us ({}), "
+             "L2 {:.1f} us ({}), fixed {:.1f} us\n",
+             p.compute_us, 100 * p.mma_efficiency, p.memory_us, megabytes(p.dram_bytes),
+             p.l2_us, megabytes(p.l2_bytes), p.fixed_us);
+}
+
+void print_plan(const Plan& plan, int top) {
+  const GemmProblem& p = plan.problem;
+  const Candidate& best = plan.best();
+  const bool vendor = best.config.instruction == Instruction::vendor;
+  fmt::print("problem    M={} N={} K={} {} -> {}, layout {}, lda {} ldb {} ldd {}\n", p.m, p.n,
+             p.k, dtype_name(p), to_string(p.d_type), to_string(p.layout), p.lda_or_packed(),
+             p.ldb_or_packed(), p.ldd_or_packed());
+  print_device(plan.device);
+  fmt::print("path       {}\n", plan.path_reason);
+  if (vendor)
+    fmt::print("config     cuBLASLt (the library picks its own tiling)\n");
+  else
+    fmt::print("config     {}  (smem {} B)\n", best.config.describe(), best.config.smem_bytes);
+  print_prediction(best.prediction, vendor, plan.device.sm_count);
+  if (top < 0) return;
+
+  const std::size_t n_candidates = shown(plan.candidates, top);
+  fmt::print("\ncandidates ({} of {}, fastest first)\n", n_candidates, plan.candidates.size());
+  fmt::print("{:>5}  {:<38} {:>9} {:>8} {:>7} {:>5} {:>5} {:>9} {:>9} {:>9} {:>7} {:>5}\n",
+             "rank", "config", "time_us", "TFLOP/s", "tiles", "waves", "busy", "compute",
+             "dram", "l2", "fixed", "mma%");
+  for (std::size_t i = 0; i < n_candidates; ++i) {
+    const auto& [config, pred] = plan.candidates[i];
+    fmt::print("{:>5}  {:<38} {:>9.2f} {:>8.1f} {:>7} {:>5} {:>5} {:>9.2f} {:>9.2f} {:>9.2f} "
+               "{:>7.2f} {:>5.0f}\n",
+               i + 1, config.describe(), pred.time_us, pred.tflops, pred.num_tiles, pred.waves,
+               pred.busy_sms, pred.compute_us, pred.memory_us, pred.l2_us, pred.fixed_us,
+               100 * pred.mma_efficiency);
+  }
+  const std::size_t n_rejected = shown(plan.rejected, top);
+  fmt::print("\nrejected ({} of {})\n", n_rejected, plan.rejected.size());
+  for (std::size_t i = 0; i < n_rejected; ++i)
+    fmt::print("  {:<38} {}\n", plan.rejected[i].config.describe(), plan.rejected[i].reason);
+}
+
+nlohmann::json plan_json(const Plan& plan, int top) {
+  nlohmann::json j = {{"problem", problem_json(plan.problem)},
+                      {"device", hw::to_json(plan.device)},
+                      {"config", config_json(plan.best().config)},
+                      {"prediction", prediction_json(plan.best().prediction)},
+                      {"path_reason", plan.path_reason}};
+  if (top >= 0) {
+    auto& candidates = j["candidates"] = nlohmann::json::array();
+    for (std::size_t i = 0; i < shown(plan.candidates, top); ++i)
+      candidates.push_back({{"config", config_json(plan.candidates[i].config)},
+                            {"prediction", prediction_json(plan.candidates[i].prediction)}});
+    auto& rejected = j["rejected"] = nlohmann::json::array();
+    for (std::size_t i = 0; i < shown(plan.rejected, top); ++i)
+      rejected.push_back({{"config", config_json(plan.rejected[i].config)},
+                          {"reason", plan.rejected[i].reason}});
+  }
+  return j;
+}
+
+void run_plan(const PlanOptions& options) {
+  if (options.top < -1)
+    throw InvalidArgument("--top", std::to_string(options.top), "must be >= 0 (0 = all)");
+  // Problems first: a bad size is reported before any device query.
+  const std::vector<GemmProblem> problems = options.problem.problems();
+  const GpuInfo device = resolve_cli_device(options.device);
+  std::vector<Plan> plans;
+  plans.reserve(problems.size());
+  for (const GemmProblem& problem : problems) plans.push_back(plan_gemm(problem, device));
+
+  if (options.json) {
+    nlohmann::json out;
+    if (plans.size() == 1) {
+      out = plan_json(plans.front(), options.top);
+    } else {
+      out = nlohmann::json::array();
+      for (const Plan& plan : plans) out.push_back(plan_json(plan, options.top));
+    }
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    if (i > 0) fmt::print("\n");
+    print_plan(plans[i], options.top);
+  }
+}
+
+}  // namespace
+
+void add_plan_command(CLI::App& app) {
+  auto options = std::make_shared<PlanOptions>();
+  auto* cmd = app.add_subcommand(
+      "plan", "Choose a GEMM configuration for a problem and device, and explain why");
+  options->problem.add_to(*cmd);
+  cmd->add_option("--device", options->device,
+                  "GPU index (0, 1, ...) or preset name (h100-sxm, h200, a100-80g, b200, ...); "
+                  "default: GPU 0, else h100-sxm");
+  cmd->add_option("--top", options->top,
+                  "also list the N best candidates and N rejected configurations (0 = all)");
+  cmd->add_flag("--json", options->json, "print JSON instead of text");
+  cmd->callback([options] { run_plan(*options); });
+}
+
 }  // namespace autogemm::cli

@@ -1,0 +1,132 @@
+#include "cli/cli_common.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "autogemm/errors.hpp"
+#include "cli/size_list.hpp"
+
+namespace autogemm::cli {
+
+GpuInfo resolve_cli_device(const std::string& spec) {
+  if (!spec.empty()) return resolve_device(spec);
+  const GpuProfile profile = profile_gpus();
+  if (!profile.gpus.empty()) return profile.gpus.front();
+  fmt::print(stderr, "autogemm: note: {}; planning for preset {} (choose with --device)\n",
+             profile.unavailable_reason.empty() ? "no GPU found" : profile.unavailable_reason,
+             kFallbackPreset);
+  return device_preset(kFallbackPreset);
+}
+
+void ProblemOptions::add_to(CLI::App& command) {
+  command.add_option("--m", m, "rows of A and D: a size, a list 64,128 or a range start:end:step")
+      ->required();
+  command.add_option("--n", n, "columns of B and D (list/range like --m)")->required();
+  command.add_option("--k", k, "inner dimension (list/range like --m)")->required();
+  command.add_option("--dtype", dtype, "input type: bf16, fp16 or fp8 (e4m3, block-scaled)")
+      ->capture_default_str();
+  command.add_option("--layout", layout,
+                     "storage of A and B: nt (both K-major), nn, tn, tt (first letter A)")
+      ->capture_default_str();
+  command.add_option("--lda", lda, "leading dimension of A in elements (0 = packed)");
+  command.add_option("--ldb", ldb, "leading dimension of B in elements (0 = packed)");
+  command.add_option("--ldd", ldd, "leading dimension of D in elements (0 = packed)");
+}
+
+std::vector<GemmProblem> ProblemOptions::problems() const {
+  const auto shapes = shape_product(parse_size_list("--m", m), parse_size_list("--n", n),
+                                    parse_size_list("--k", k));
+  std::vector<GemmProblem> out;
+  out.reserve(shapes.size());
+  for (const GemmShape& s : shapes)
+    out.push_back(make_problem(s.m, s.n, s.k, dtype, layout, lda, ldb, ldd));
+  return out;
+}
+
+GemmProblem make_problem(int64_t m, int64_t n, int64_t k, const std::string& dtype,
+                         const std::string& layout, int64_t lda, int64_t ldb, int64_t ldd) {
+  GemmProblem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  const auto input = parse_dtype(dtype);
+  if (!input || !(*input == DType::bf16 || *input == DType::fp16 || *input == DType::e4m3 ||
+                  *input == DType::e5m2))
+    throw InvalidArgument("--dtype", dtype, "expected bf16, fp16 or fp8");
+  p.a_type = p.b_type = *input;
+  if (*input == DType::e4m3 || *input == DType::e5m2) {
+    p.d_type = DType::bf16;
+    p.scaling = Scaling::block_1x128_128x128;
+  } else {
+    p.d_type = *input;
+  }
+  const auto parsed_layout = parse_layout(layout);
+  if (!parsed_layout) throw InvalidArgument("--layout", layout, "expected nt, nn, tn or tt");
+  p.layout = *parsed_layout;
+  p.lda = lda;
+  p.ldb = ldb;
+  p.ldd = ldd;
+  validate(p);
+  return p;
+}
+
+std::string dtype_name(const GemmProblem& problem) {
+  if (problem.a_type == DType::e4m3 || problem.a_type == DType::e5m2) return "fp8";
+  return std::string(to_string(problem.a_type));
+}
+
+nlohmann::json problem_json(const GemmProblem& p) {
+  return {{"m", p.m},
+          {"n", p.n},
+          {"k", p.k},
+          {"dtype", dtype_name(p)},
+          {"layout", to_string(p.layout)},
+          {"a_type", to_string(p.a_type)},
+          {"b_type", to_string(p.b_type)},
+          {"d_type", to_string(p.d_type)},
+          {"scaling", to_string(p.scaling)},
+          {"lda", p.lda_or_packed()},
+          {"ldb", p.ldb_or_packed()},
+          {"ldd", p.ldd_or_packed()},
+          {"flops", p.flops()}};
+}
+
+nlohmann::json config_json(const GemmConfig& c) {
+  return {{"describe", c.describe()},
+          {"instruction", to_string(c.instruction)},
+          {"block_m", c.block_m},
+          {"block_n", c.block_n},
+          {"block_k", c.block_k},
+          {"num_stages", c.num_stages},
+          {"num_consumers", c.num_consumers},
+          {"warp_specialized", c.warp_specialized},
+          {"cluster_m", c.cluster_m},
+          {"cluster_n", c.cluster_n},
+          {"multicast", to_string(c.multicast)},
+          {"persistent", c.persistent},
+          {"raster_group", c.raster_group},
+          {"raster_order", to_string(c.raster_order)},
+          {"load_path", to_string(c.load_path)},
+          {"store_path", to_string(c.store_path)},
+          {"max_ctas", c.max_ctas},
+          {"smem_bytes", c.smem_bytes}};
+}
+
+nlohmann::json prediction_json(const Prediction& p) {
+  return {{"num_tiles", p.num_tiles},
+          {"waves", p.waves},
+          {"last_wave_utilization", p.last_wave_utilization},
+          {"busy_sms", p.busy_sms},
+          {"compute_us", p.compute_us},
+          {"memory_us", p.memory_us},
+          {"l2_us", p.l2_us},
+          {"fixed_us", p.fixed_us},
+          {"mma_efficiency", p.mma_efficiency},
+          {"dram_bytes", p.dram_bytes},
+          {"l2_bytes", p.l2_bytes},
+          {"time_us", p.time_us},
+          {"tflops", p.tflops}};
+}
+
+}  // namespace autogemm::cli

@@ -1,0 +1,49 @@
+#pragma once
+// Helpers shared by the sub-commands that take a GEMM problem and a device (plan, bench):
+// the --device default, the problem options, and the JSON forms of problems, configurations
+// and predictions.
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "autogemm/config.hpp"
+#include "autogemm/device.hpp"
+#include "autogemm/plan.hpp"
+#include "autogemm/problem.hpp"
+
+namespace autogemm::cli {
+
+// The preset used when --device is not given and no GPU is present.
+inline constexpr const char* kFallbackPreset = "h100-sxm";
+
+// --device: "0", "1", ... a present GPU; a preset name; empty = GPU 0 when one is present,
+// else kFallbackPreset with a one-line note on stderr saying why.
+GpuInfo resolve_cli_device(const std::string& spec);
+
+// --m/--n/--k (size lists, see size_list.hpp), --dtype, --layout, --lda/--ldb/--ldd.
+struct ProblemOptions {
+  std::string m, n, k;
+  std::string dtype = "bf16";
+  std::string layout = "nt";
+  int64_t lda = 0, ldb = 0, ldd = 0;
+
+  void add_to(CLI::App& command);
+  // One problem per (m, n, k) of the cross product, each validated. Throws InvalidArgument
+  // naming the option and value (unknown dtype, bad size token, m = 0, lda below the row).
+  std::vector<GemmProblem> problems() const;
+};
+
+// The problem a CLI user means by --dtype: bf16/fp16 in and out; fp8 = e4m3 inputs with
+// DeepGEMM-style block scales (1x128 for A, 128x128 for B) and bf16 output.
+GemmProblem make_problem(int64_t m, int64_t n, int64_t k, const std::string& dtype,
+                         const std::string& layout, int64_t lda, int64_t ldb, int64_t ldd);
+
+// "bf16", "fp16" or "fp8": the --dtype spelling of a problem's inputs.
+std::string dtype_name(const GemmProblem& problem);
+
+nlohmann::json problem_json(const GemmProblem& problem);
+nlohmann::json config_json(const GemmConfig& config);
+nlohmann::json prediction_json(const Prediction& prediction);
+
+}  // namespace autogemm::cli

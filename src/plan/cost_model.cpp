@@ -1,0 +1,247 @@
+// The cost model: predicted time of one configuration on one device, from a few hardware
+// rates and the shape of the work. It is deliberately simple, and every term lands in
+// Prediction so that the bench can set it beside a measurement and show which term was wrong.
+//
+// The model (one CTA per SM; see "Occupancy" below):
+//   tiles   = ceil(M / block_m) * ceil(N / block_n); the CTAs that run at once ("resident") are
+//             the SMs rounded down to whole clusters; waves = ceil(tiles / resident).
+//   Per wave every busy SM computes one tile, so a wave lasts as long as one tile takes on one
+//   SM, limited by the slowest of three resources:
+//     compute: the tile's flops over the SM's share of the matrix-unit peak x an efficiency,
+//     L2:      the A and B bytes the tile pulls from L2 over the SM's L2 bandwidth,
+//     DRAM:    the wave's share of all DRAM bytes over the device's DRAM bandwidth.
+//   time = sum over waves of max(compute, L2, DRAM) + fixed costs (launch, pipeline fill,
+//          the epilogue of each tile).
+// A last wave that leaves SMs idle costs a full tile time all the same; that is what makes
+// narrower tiles win for shapes like M=256, N=7168 on 132 SMs (112 tiles of 128x128 leave 20
+// SMs idle; 128 tiles of 128x112 keep 128 busy and each tile is shorter).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "autogemm/errors.hpp"
+#include "autogemm/plan.hpp"
+
+namespace autogemm {
+
+namespace {
+
+// ---- Matrix units --------------------------------------------------------------------------
+// peak_*_tflops() assumes the maximum SM clock; under a full GEMM an H100 SXM holds about
+// 1.75 GHz of its 1.98 GHz (power limit) and loses a little to barrier waits: cuBLAS reaches
+// 776-800 of the 1070 TFLOP/s implied by 1.98 GHz (hopper-facts.md 0.4, 7).
+constexpr double kSustainedMmaShare = 0.85;
+// One m64nNk16 wgmma keeps the tensor cores busy N/2 cycles, but its A (2 KB) and B (32*N B)
+// come from shared memory at 128 B/clk and part of that fetch and the issue is not hidden: we
+// count ~8 exposed cycles per instruction, so efficiency = N / (N + 16): 0.94 at N=256, 0.89
+// at 128, 0.8 at 64, 0.5 at 16 (N >= 128 amortises the shared-memory reads, hopper-facts 2.2).
+constexpr double kWgmmaExposedHalfCycles = 16;
+// A lone consumer warpgroup idles the tensor cores while it waits on a full barrier and
+// releases stages; a second one fills those gaps (DeepGEMM runs two math warpgroups for this).
+constexpr double kSingleConsumerShare = 0.9;
+
+// ---- Memory --------------------------------------------------------------------------------
+// Streaming kernels reach ~90% of theoretical DRAM bandwidth on HBM parts.
+constexpr double kDramEfficiency = 0.9;
+// L2 -> SM bandwidth per SM. NVIDIA publishes no Hopper figure (A100: 5120 B/clk for 108 SMs,
+// ~47 B/clk/SM); we take 64 B/clk/SM at 80% efficiency. With it a 128x128 bf16 tile is just
+// L2-bound and 128x256 is not, matching where multicast starts to pay. Calibrate with bench.
+constexpr double kL2BytesPerClockPerSm = 64;
+constexpr double kL2Efficiency = 0.8;
+// Threads copying tiles (ld.global + st.shared) reach about half the rate of TMA.
+constexpr double kThreadsLoadShare = 0.5;
+// Share of the L2 an operand may occupy and still be reused: H100's L2 is two ~25 MB halves
+// and a line read by SMs on both sides can be held in both, so only ~half of it is usable.
+constexpr double kL2ReuseShare = 0.5;
+
+// ---- Fixed costs ---------------------------------------------------------------------------
+// A kernel launch, back to back in a stream, as the bench measures it (3-5 us).
+constexpr double kLaunchUs = 4.0;
+// Before the first wgmma: barrier init, tensor-map prefetch and one DRAM round trip for the
+// first stage (~0.6-0.8 us on HBM). Paid once per CTA; a persistent CTA prefetches the next
+// tile's stages while it finishes the current one, so it pays this once in total.
+constexpr double kFirstLoadLatencyUs = 0.8;
+// When the SM clock is unknown (hand-built device descriptions).
+constexpr double kDefaultClockGhz = 1.5;
+// cuBLASLt on a large problem: roughly 75% of peak (hopper-facts.md 0.4 for H100).
+constexpr double kVendorMmaShare = 0.75;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+bool is_fp8(DType t) { return t == DType::e4m3 || t == DType::e5m2; }
+
+double peak_tflops(const GemmProblem& problem, const GpuInfo& device) {
+  double peak = is_fp8(problem.a_type) ? device.peak_fp8_tflops() : 0;
+  if (peak <= 0) peak = device.peak_bf16_tflops();
+  if (peak <= 0)
+    throw InvalidArgument("device", device.preset.empty() ? device.name : device.preset,
+                          "the device has no known matrix-unit rate (sm_count, SM clock and "
+                          "capability row are needed to predict a time)");
+  return peak;
+}
+
+double clock_ghz(const GpuInfo& device) {
+  return device.sm_clock_khz > 0 ? device.sm_clock_khz / 1e6 : kDefaultClockGhz;
+}
+
+// Bytes per microsecond.
+double dram_rate(const GpuInfo& device) {
+  return device.memory_bandwidth_gbps * 1e3 * kDramEfficiency;
+}
+
+Prediction vendor_prediction(const GemmProblem& problem, const GpuInfo& device) {
+  // cuBLASLt's tiling is unknown to us: a roofline of the whole problem.
+  Prediction p;
+  p.mma_efficiency = kVendorMmaShare;
+  p.busy_sms = device.sm_count;
+  p.last_wave_utilization = 1.0;
+  p.compute_us = problem.flops() / (peak_tflops(problem, device) * 1e6 * kVendorMmaShare);
+  p.dram_bytes = problem.min_bytes();
+  const double rate = dram_rate(device);
+  p.memory_us = rate > 0 ? p.dram_bytes / rate : 0;
+  p.fixed_us = kLaunchUs;
+  p.time_us = std::max(p.compute_us, p.memory_us) + p.fixed_us;
+  p.tflops = problem.flops() / p.time_us / 1e6;
+  return p;
+}
+
+// DRAM bytes of the whole GEMM under grouped rasterisation. Tiles run in bands of
+// `raster_group` tiles along M (along_m; along_n swaps the roles of A and B) that sweep every
+// tile of the other dimension:
+//   - when A and B together fit the usable L2, each is read once;
+//   - the band's own operand (the rows of A of its group) is read once if it stays in L2
+//     while the band is swept, else once per wave of the band;
+//   - the other operand is swept once per band unless it stays in L2; bands that run in the
+//     same wave share that sweep, so at most once per wave.
+// D is written once (and C read once when beta != 0).
+double dram_bytes(const GemmProblem& problem, const GemmConfig& config, int64_t tiles_m,
+                  int64_t tiles_n, int64_t resident, int64_t waves, const GpuInfo& device) {
+  const double in_bytes = dtype_bytes(problem.a_type);
+  const double a = double(problem.m) * problem.k * in_bytes;
+  const double b = double(problem.n) * problem.k * in_bytes;
+  const double d = double(problem.m) * problem.n * dtype_bytes(problem.d_type) *
+                   (problem.reads_c ? 2 : 1);
+  const double usable_l2 = kL2ReuseShare * double(device.l2_bytes);
+  if (a + b <= usable_l2) return a + b + d;
+
+  const bool along_m = config.raster_order == RasterOrder::along_m;
+  const int64_t band_tiles = along_m ? tiles_m : tiles_n;
+  const int64_t cross_tiles = along_m ? tiles_n : tiles_m;
+  const double band_operand = along_m ? a : b;
+  const double cross_operand = along_m ? b : a;
+  const int64_t group = std::clamp<int64_t>(config.raster_group, 1, band_tiles);
+  const int64_t bands = ceil_div(band_tiles, group);
+  const double band_bytes = band_operand * double(group) / double(band_tiles);
+
+  const double waves_per_band = double(group * cross_tiles) / double(resident);
+  const double band_reads = band_bytes <= usable_l2 ? 1.0 : std::max(1.0, waves_per_band);
+  const double cross_reads =
+      cross_operand <= usable_l2 ? 1.0 : double(std::min<int64_t>(bands, waves));
+  return band_operand * band_reads + cross_operand * cross_reads + d;
+}
+
+}  // namespace
+
+Prediction predict(const GemmProblem& problem, const GemmConfig& config, const GpuInfo& device) {
+  validate(problem);
+  if (config.instruction == Instruction::vendor) return vendor_prediction(problem, device);
+  if (config.instruction != Instruction::wgmma)
+    throw InvalidArgument("config.instruction", std::string(to_string(config.instruction)),
+                          "the cost model knows wgmma tiles and the vendor library");
+  for (auto [name, value] : {std::pair{"config.block_m", config.block_m},
+                             {"config.block_n", config.block_n},
+                             {"config.block_k", config.block_k},
+                             {"config.num_consumers", config.num_consumers},
+                             {"config.cluster_m", config.cluster_m},
+                             {"config.cluster_n", config.cluster_n}})
+    if (value < 1) throw InvalidArgument(name, std::to_string(value), "must be >= 1");
+  if (device.sm_count < 1)
+    throw InvalidArgument("device.sm_count", std::to_string(device.sm_count), "must be >= 1");
+
+  Prediction p;
+  const double in_bytes = dtype_bytes(problem.a_type);
+  const double out_bytes = dtype_bytes(problem.d_type);
+
+  // ---- Tiles and waves ----
+  // Occupancy: one CTA per SM. The warp-specialised kernel allocates 384 threads x 168
+  // registers (or 256 x 255) = the whole register file, and the planner sizes the
+  // shared-memory ring to the opt-in limit.
+  const int64_t tiles_m = ceil_div(problem.m, config.block_m);
+  const int64_t tiles_n = ceil_div(problem.n, config.block_n);
+  const int64_t cluster_size = int64_t(config.cluster_m) * config.cluster_n;
+  int64_t resident = device.sm_count / cluster_size * cluster_size;
+  if (config.max_ctas > 0)
+    resident = std::min(resident, std::max<int64_t>(config.max_ctas / cluster_size, 1) *
+                                      cluster_size);
+  resident = std::max(resident, cluster_size);
+  p.num_tiles = tiles_m * tiles_n;
+  p.waves = ceil_div(p.num_tiles, resident);
+  const int64_t last_wave_tiles = p.num_tiles - (p.waves - 1) * resident;
+  p.busy_sms = int(std::min<int64_t>(last_wave_tiles, device.sm_count));
+  p.last_wave_utilization = double(p.busy_sms) / device.sm_count;
+
+  // ---- Matrix units: one tile on one SM ----
+  // The wgmmas compute whole tiles: rows past M and columns past N are zero-filled by TMA but
+  // still multiplied, and K is padded to whole stages.
+  const int64_t k_steps = ceil_div(problem.k, config.block_k);
+  const double tile_flops = 2.0 * config.block_m * config.block_n * double(k_steps) *
+                            config.block_k;
+  const double n_share = config.block_n / (config.block_n + kWgmmaExposedHalfCycles);
+  const double consumer_share = config.num_consumers >= 2 ? 1.0 : kSingleConsumerShare;
+  // Each tile drains the wgmma pipeline once (the epilogue waits for the last k-block), about
+  // one k-step: short K loses a large share (K = 64 -> half).
+  const double k_share = double(k_steps) / double(k_steps + 1);
+  p.mma_efficiency = kSustainedMmaShare * n_share * consumer_share * k_share;
+  const double sm_flops_per_us = peak_tflops(problem, device) * 1e6 / device.sm_count;
+  const double compute_tile_us = tile_flops / (sm_flops_per_us * p.mma_efficiency);
+
+  // ---- L2 -> SM: A and B of one tile ----
+  // Zero-filled rows cost no L2 traffic; multicast splits the shared operand's reads between
+  // the two CTAs of the cluster.
+  const double a_tile = double(std::min<int64_t>(config.block_m, problem.m)) * problem.k *
+                        in_bytes * (config.multicast == Multicast::a ? 0.5 : 1.0);
+  const double b_tile = double(std::min<int64_t>(config.block_n, problem.n)) * problem.k *
+                        in_bytes * (config.multicast == Multicast::b ? 0.5 : 1.0);
+  const double sm_l2_rate = kL2BytesPerClockPerSm * clock_ghz(device) * 1e3 * kL2Efficiency;
+  const double load_rate =
+      sm_l2_rate * (config.load_path == LoadPath::tma ? 1.0 : kThreadsLoadShare);
+  const double l2_tile_us = (a_tile + b_tile) / load_rate;
+  p.l2_bytes = (a_tile + b_tile) * double(p.num_tiles);
+
+  // ---- DRAM ----
+  p.dram_bytes = dram_bytes(problem, config, tiles_m, tiles_n, resident, p.waves, device);
+  const double rate = dram_rate(device);
+  p.memory_us = rate > 0 ? p.dram_bytes / rate : 0;
+
+  // ---- Waves ----
+  // With a producer warpgroup or a multi-stage ring, loads overlap the math; a synchronous
+  // single-stage kernel pays them one after the other.
+  const bool overlapped = config.warp_specialized || config.num_stages >= 2;
+  auto wave_us = [&](int64_t tiles) {
+    const double on_sm = overlapped ? std::max(compute_tile_us, l2_tile_us)
+                                    : compute_tile_us + l2_tile_us;
+    return std::max(on_sm, p.memory_us * double(tiles) / double(p.num_tiles));
+  };
+  const double waves_us = double(p.waves - 1) * wave_us(resident) + wave_us(last_wave_tiles);
+  p.compute_us = double(p.waves) * compute_tile_us;
+  p.l2_us = double(p.waves) * l2_tile_us;
+
+  // ---- Fixed costs ----
+  // Pipeline fill: latency plus the first stage's bytes. The epilogue of every tile writes
+  // block_m x block_n outputs (and reads C) through the SM's L2 port while the tensor cores of
+  // its consumers idle (the cooperative kernel has no epilogue/mainloop overlap).
+  const double fill_us = kFirstLoadLatencyUs +
+                         double(config.block_m + config.block_n) * config.block_k * in_bytes /
+                             load_rate;
+  const double epilogue_us = double(config.block_m) * config.block_n * out_bytes *
+                             (problem.reads_c ? 2 : 1) / sm_l2_rate;
+  p.fixed_us = kLaunchUs + (config.persistent ? fill_us : double(p.waves) * fill_us) +
+               double(p.waves) * epilogue_us;
+
+  p.time_us = waves_us + p.fixed_us;
+  p.tflops = problem.flops() / p.time_us / 1e6;
+  return p;
+}
+
+}  // namespace autogemm

@@ -1,0 +1,58 @@
+#pragma once
+// The rules a GemmConfig must satisfy for the sm_90a kernel family, split in two halves so the
+// search can check each tile shape once and each schedule (cluster, raster, persistence) apart:
+//   tile_violation:     instruction, paths, tile sizes, shared memory, registers, wgmma, TMA
+//   schedule_violation: clusters and multicast
+// legality_violation (plan.hpp) = tile_violation, then schedule_violation.
+#include <string>
+#include <vector>
+
+#include "autogemm/config.hpp"
+#include "autogemm/device.hpp"
+#include "autogemm/problem.hpp"
+#include "plan/tma_rules.hpp"
+
+namespace autogemm::plan {
+
+// One pipeline stage holds 128 bytes of K per row: exactly one 128B-swizzle atom, the widest
+// inner box TMA allows with 128B swizzle and the K span the wgmma descriptor walks in 4 steps
+// (hopper-facts.md 1.4, 3.1). 64 for 2-byte inputs, 128 for FP8.
+int block_k_for(DType input);
+
+// Registers each consumer thread may use (setmaxnreg, hopper-facts.md 5): 240 for one
+// consumer warpgroup beside the producer, 232 for two (CUTLASS/DeepGEMM values, 384 threads x
+// 168 at launch); 255 (the per-thread maximum) without warp specialisation.
+int consumer_register_budget(const GemmConfig& config);
+// Registers the kernel keeps free beside the accumulators: fragment addresses, descriptors,
+// loop state, epilogue conversion.
+inline constexpr int kRegisterHeadroom = 64;
+// FP32 accumulator registers per consumer thread: each m64nN wgmma accumulator is N/2
+// registers per thread (hopper-facts.md 2.3) and a consumer owns block_m/num_consumers/64
+// such m64 slabs.
+int accumulator_registers(const GemmConfig& config);
+
+// The TMA descriptions the kernel will encode for a configuration (A and B loads when
+// load_path = tma; D, and C when the problem reads it, when store_path = tma), with the
+// global shapes and strides of the problem. Address 0: alignment is checked at run time.
+struct NamedTmaBox {
+  std::string operand;  // "A", "B", "C", "D"
+  TmaDescription description;
+};
+std::vector<NamedTmaBox> gemm_tma_boxes(const GemmProblem& problem, const GemmConfig& config);
+
+// Device name for messages: the preset key when there is one, else the product name.
+std::string device_label(const GpuInfo& device);
+// "sm_90a", from the capability row when known, else from the compute capability.
+std::string arch_label(const GpuInfo& device);
+
+std::string tile_violation(const GemmProblem& problem, const GemmConfig& config,
+                           const GpuInfo& device);
+std::string schedule_violation(const GemmProblem& problem, const GemmConfig& config,
+                               const GpuInfo& device);
+
+// The largest num_stages in [2, max_stages] whose shared memory fits the device's opt-in
+// limit, or 0 when not even 2 fit.
+int max_stages_that_fit(const GemmProblem& problem, GemmConfig config, const GpuInfo& device,
+                        int max_stages);
+
+}  // namespace autogemm::plan

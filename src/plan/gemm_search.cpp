@@ -1,0 +1,189 @@
+// plan_gemm: problem + device -> ranked configurations of the sm_90a kernel family, or the
+// vendor library with the reason why.
+//
+// Search space (design.md "one kernel family, many configurations"):
+//   block_m       64, 128, 256
+//   block_n       multiples of 16 up to 256, and 8 for N <= 8 (a narrower wgmma)
+//   block_k       128 bytes of input (one swizzle atom): 64 bf16/fp16, 128 fp8
+//   num_consumers 1 or 2
+//   num_stages    the deepest ring that fits the opt-in shared memory, 2..8 (deeper buys
+//                 nothing once the DRAM latency is covered; DeepGEMM caps at a similar depth)
+//   cluster       1x1, 2x1 multicasting B, 1x2 multicasting A
+//   raster        group 8, 16 or 1, along M or along N
+//   persistent    yes, and no
+// Tile-level rules are checked once per (block_m, block_n, num_consumers) and the schedule
+// rules once per cluster shape, so each rejection is listed once with its reason.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+
+#include "autogemm/errors.hpp"
+#include "autogemm/plan.hpp"
+#include "plan/gemm_legality.hpp"
+#include "plan/gemm_search.hpp"
+
+namespace autogemm {
+
+namespace plan {
+
+namespace {
+
+constexpr int kMaxStages = 8;
+
+struct ClusterChoice {
+  int cluster_m, cluster_n;
+  Multicast multicast;
+};
+// Single CTAs first: on equal predicted time the simpler launch wins.
+constexpr std::array kClusterChoices = {ClusterChoice{1, 1, Multicast::none},
+                                        ClusterChoice{2, 1, Multicast::b},
+                                        ClusterChoice{1, 2, Multicast::a}};
+
+struct RasterChoice {
+  int group;
+  RasterOrder order;
+};
+// Group 8 along M first (DeepGEMM's and the TIRx scheduler's default) for equal times.
+constexpr std::array kRasterChoices = {
+    RasterChoice{8, RasterOrder::along_m},  RasterChoice{8, RasterOrder::along_n},
+    RasterChoice{16, RasterOrder::along_m}, RasterChoice{16, RasterOrder::along_n},
+    RasterChoice{1, RasterOrder::along_m},  RasterChoice{1, RasterOrder::along_n}};
+
+std::vector<int> block_n_choices(int64_t n) {
+  std::vector<int> out;
+  if (n <= 8) out.push_back(8);  // N < 16 rounded up to 8: a narrower instruction, less waste
+  for (int bn = 16; bn <= 256; bn += 16) out.push_back(bn);
+  return out;
+}
+
+bool is_fp8(DType t) { return t == DType::e4m3 || t == DType::e5m2; }
+
+std::string kernel_path_reason(const GemmProblem& problem, const GemmConfig& best,
+                               const GpuInfo& device) {
+  return fmt::format(
+      "{} on {}: TMA loads + wgmma m64n{}k{} ({}) + TMA store, {} consumer warpgroup{} and a "
+      "producer, {}",
+      arch_label(device), device_label(device), best.block_n,
+      is_fp8(problem.a_type) ? 32 : 16, to_string(problem.a_type), best.num_consumers,
+      best.num_consumers > 1 ? "s" : "",
+      best.persistent ? "persistent over the SMs" : "one CTA per tile");
+}
+
+Plan vendor_plan(const GemmProblem& problem, const GpuInfo& device, std::string reason) {
+  Plan plan;
+  plan.problem = problem;
+  plan.device = device;
+  const GemmConfig config = vendor_config();
+  plan.candidates.push_back({config, predict(problem, config, device)});
+  plan.path_reason = std::move(reason);
+  return plan;
+}
+
+}  // namespace
+
+std::string vendor_reason(const GemmProblem& problem, const GpuInfo& device) {
+  if (device.cc != ComputeCapability{9, 0}) {
+    if (device.cc.major < 9 && !device.caps.tma)
+      return fmt::format("{} is {}: no wgmma/TMA (they need sm_90a); cuBLASLt",
+                         device_label(device), arch_label(device));
+    return fmt::format(
+        "{} is {}: wgmma exists only on sm_90a and autogemm has no {} kernel yet; cuBLASLt",
+        device_label(device), arch_label(device), arch_label(device));
+  }
+  const DType in = problem.a_type;
+  if (in != DType::bf16 && in != DType::fp16 && !is_fp8(in))
+    return fmt::format("a_type = {}: autogemm's wgmma kernel takes bf16, fp16 or fp8; cuBLASLt",
+                       to_string(in));
+  if (auto why = tma_incompatibility(problem); !why.empty())
+    return fmt::format("{}; cuBLASLt", why);
+  return {};
+}
+
+GemmConfig vendor_config() {
+  GemmConfig c;
+  c.instruction = Instruction::vendor;
+  c.block_m = c.block_n = c.block_k = 0;
+  c.num_stages = 0;
+  c.num_consumers = 0;
+  c.warp_specialized = false;
+  c.persistent = false;
+  c.raster_group = 1;
+  c.smem_bytes = 0;
+  return c;
+}
+
+}  // namespace plan
+
+Plan plan_gemm(const GemmProblem& problem, const GpuInfo& device) {
+  validate(problem);
+  if (auto why = plan::vendor_reason(problem, device); !why.empty())
+    return plan::vendor_plan(problem, device, std::move(why));
+
+  Plan plan;
+  plan.problem = problem;
+  plan.device = device;
+  const int block_k = plan::block_k_for(problem.a_type);
+  for (int block_m : {64, 128, 256}) {
+    for (int block_n : plan::block_n_choices(problem.n)) {
+      for (int num_consumers : {1, 2}) {
+        GemmConfig tile;
+        tile.instruction = Instruction::wgmma;
+        tile.block_m = block_m;
+        tile.block_n = block_n;
+        tile.block_k = block_k;
+        tile.num_consumers = num_consumers;
+        tile.warp_specialized = true;
+        tile.load_path = LoadPath::tma;
+        tile.store_path = StorePath::tma;
+        const int stages = plan::max_stages_that_fit(problem, tile, device, plan::kMaxStages);
+        tile.num_stages = stages > 0 ? stages : 2;  // 2 does not fit: rejected with its size
+        tile.smem_bytes = gemm_smem_bytes(problem, tile);
+        if (auto why = plan::tile_violation(problem, tile, device); !why.empty()) {
+          plan.rejected.push_back({tile, std::move(why)});
+          continue;
+        }
+        for (const auto& cluster : plan::kClusterChoices) {
+          GemmConfig clustered = tile;
+          clustered.cluster_m = cluster.cluster_m;
+          clustered.cluster_n = cluster.cluster_n;
+          clustered.multicast = cluster.multicast;
+          if (auto why = plan::schedule_violation(problem, clustered, device); !why.empty()) {
+            plan.rejected.push_back({clustered, std::move(why)});
+            continue;
+          }
+          for (bool persistent : {true, false}) {
+            for (const auto& raster : plan::kRasterChoices) {
+              GemmConfig config = clustered;
+              config.persistent = persistent;
+              config.raster_group = raster.group;
+              config.raster_order = raster.order;
+              plan.candidates.push_back({config, predict(problem, config, device)});
+            }
+          }
+        }
+      }
+    }
+  }
+  if (plan.candidates.empty())
+    return plan::vendor_plan(
+        problem, device,
+        fmt::format("no legal {} configuration (first rule broken: {}); cuBLASLt",
+                    plan::arch_label(device),
+                    plan.rejected.empty() ? "none enumerated" : plan.rejected.front().reason));
+
+  // Fastest first. Ties (a DRAM-bound problem, raster orders when A and B fit in L2) go to the
+  // candidate whose matrix units have more slack (smaller compute time), then to enumeration
+  // order, which lists the simpler schedule first (no cluster, group 8, persistent):
+  // deterministic on every platform.
+  std::stable_sort(plan.candidates.begin(), plan.candidates.end(),
+                   [](const Candidate& a, const Candidate& b) {
+                     if (a.prediction.time_us != b.prediction.time_us)
+                       return a.prediction.time_us < b.prediction.time_us;
+                     return a.prediction.compute_us < b.prediction.compute_us;
+                   });
+  plan.path_reason = plan::kernel_path_reason(problem, plan.best().config, device);
+  return plan;
+}
+
+}  // namespace autogemm

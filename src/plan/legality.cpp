@@ -1,0 +1,317 @@
+// Legality of a GemmConfig for the sm_90a kernel family: every rule names the value and the
+// limit it broke, and the first broken rule is the answer (legality_violation).
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "autogemm/errors.hpp"
+#include "autogemm/plan.hpp"
+#include "kernels/sm90/gemm_layout.cuh"
+#include "plan/gemm_legality.hpp"
+#include "plan/tma_rules.hpp"
+#include "plan/wgmma_rules.hpp"
+
+namespace autogemm {
+
+int gemm_smem_bytes(const GemmProblem& problem, const GemmConfig& config) {
+  const bool stage_d = config.store_path == StorePath::tma;
+  return sm90::make_smem_layout(config.block_m, config.block_n, config.block_k, config.num_stages,
+                                dtype_bytes(problem.a_type), dtype_bytes(problem.d_type), stage_d)
+      .total_bytes;
+}
+
+namespace plan {
+
+namespace {
+
+constexpr int kAtomBytes = sm90::kSwizzleSpanBytes;  // 128: one 128B-swizzle row
+
+bool is_sm90(const GpuInfo& device) { return device.cc == ComputeCapability{9, 0}; }
+bool has_tma(const GpuInfo& device) { return device.cc.major >= 9 || device.caps.tma; }
+
+Swizzle swizzle_for_span(int span_bytes) {
+  switch (span_bytes) {
+    case 128: return Swizzle::b128;
+    case 64: return Swizzle::b64;
+    case 32: return Swizzle::b32;
+    default: return Swizzle::none;
+  }
+}
+
+// A 2D tensor map over a row-major matrix of `rows` x `cols` elements with `ld` elements
+// between rows: TMA lists the contiguous dimension first (hopper-facts.md 3.2).
+TmaDescription matrix_box(int64_t rows, int64_t cols, int64_t ld, int elem_bytes, int box_cols,
+                          int box_rows, Swizzle swizzle) {
+  TmaDescription d;
+  d.rank = 2;
+  d.elem_bytes = elem_bytes;
+  d.global_dims = {uint64_t(cols), uint64_t(rows)};
+  d.global_strides = {uint64_t(ld) * uint64_t(elem_bytes)};
+  d.box_dims = {uint32_t(box_cols), uint32_t(box_rows)};
+  d.swizzle = swizzle;
+  return d;
+}
+
+std::string instruction_violation(const GemmConfig& config, const GpuInfo& device) {
+  if (config.instruction != Instruction::wgmma)
+    return fmt::format(
+        "instruction = {}: autogemm's kernel family uses wgmma (sm_90a); other devices and "
+        "problems go to the vendor library",
+        to_string(config.instruction));
+  if (!is_sm90(device))
+    return fmt::format(
+        "instruction = wgmma: needs sm_90a (compute capability 9.0), {} is {} (cc {}.{})",
+        device_label(device), arch_label(device), device.cc.major, device.cc.minor);
+  return {};
+}
+
+std::string path_violation(const GemmProblem& problem, const GemmConfig& config,
+                           const GpuInfo& device) {
+  const bool uses_tma = config.load_path == LoadPath::tma || config.store_path == StorePath::tma;
+  if (!uses_tma) return {};
+  if (!has_tma(device))
+    return fmt::format("load_path/store_path = tma: {} is {}, TMA needs sm_90+",
+                       device_label(device), arch_label(device));
+  // The problem's strides must be describable by tensor maps (16-byte row strides).
+  if (auto why = tma_incompatibility(problem); !why.empty())
+    return fmt::format("load_path/store_path = tma: {}", why);
+  return {};
+}
+
+std::string tile_shape_violation(const GemmProblem& problem, const GemmConfig& config) {
+  // Each consumer warpgroup issues m64 wgmmas, and a TMA box has at most 256 rows.
+  if (config.block_m != 64 && config.block_m != 128 && config.block_m != 256)
+    return fmt::format("block_m = {}: must be 64, 128 or 256 (whole m64 wgmma slabs, at most "
+                       "256 rows per TMA box)",
+                       config.block_m);
+  // The epilogue writes D in 16-column stmatrix blocks; 8 is the narrowest wgmma for N <= 8.
+  if (!(config.block_n == 8 || (config.block_n % 16 == 0 && config.block_n >= 16 &&
+                                config.block_n <= 256)))
+    return fmt::format("block_n = {}: must be a multiple of 16 in 16..256, or 8 for tiny N",
+                       config.block_n);
+  const int expected_k = block_k_for(problem.a_type);
+  if (config.block_k != expected_k)
+    return fmt::format("block_k = {}: a stage holds one 128-byte swizzle atom of K, {} elements "
+                       "of {}",
+                       config.block_k, expected_k, to_string(problem.a_type));
+  if (config.num_consumers != 1 && config.num_consumers != 2)
+    return fmt::format("num_consumers = {}: the kernel has 1 or 2 consumer warpgroups",
+                       config.num_consumers);
+  if ((config.block_m / config.num_consumers) % 64 != 0)
+    return fmt::format("block_m / num_consumers = {} / {} = {}: each consumer warpgroup owns "
+                       "whole m64 wgmma slabs, so it must be a multiple of 64",
+                       config.block_m, config.num_consumers,
+                       double(config.block_m) / config.num_consumers);
+  if (config.num_stages < 1)
+    return fmt::format("num_stages = {}: must be >= 1", config.num_stages);
+  return {};
+}
+
+std::string smem_violation(const GemmProblem& problem, const GemmConfig& config,
+                           const GpuInfo& device) {
+  const int smem = gemm_smem_bytes(problem, config);
+  if (smem > device.smem_per_block_optin_bytes)
+    return fmt::format("smem {} B ({} stages) > {} B opt-in limit per block on {}", smem,
+                       config.num_stages, device.smem_per_block_optin_bytes,
+                       device_label(device));
+  return {};
+}
+
+std::string register_violation(const GemmConfig& config) {
+  const int budget = consumer_register_budget(config);
+  const int accumulators = accumulator_registers(config);
+  if (accumulators > budget - kRegisterHeadroom)
+    return fmt::format(
+        "accumulators {} registers per consumer thread ({} m64 slabs x block_n/2 = {}) > {} = "
+        "register budget {} ({}) - {} headroom",
+        accumulators, config.block_m / config.num_consumers / 64, config.block_n / 2,
+        budget - kRegisterHeadroom, budget,
+        !config.warp_specialized ? "no warp specialisation"
+        : config.num_consumers == 1 ? "setmaxnreg, 1 consumer + producer"
+                                    : "setmaxnreg, 2 consumers + producer",
+        kRegisterHeadroom);
+  return {};
+}
+
+std::string wgmma_shape_violation(const GemmProblem& problem, const GemmConfig& config,
+                                  const GpuInfo& device) {
+  WgmmaShape shape;
+  shape.m = 64;
+  shape.n = config.block_n;  // one instruction spans the CTA tile's width
+  shape.k = wgmma_k(problem.a_type);
+  shape.a_type = problem.a_type;
+  shape.b_type = problem.b_type;
+  shape.accumulator = problem.accumulator;
+  shape.a_k_major = a_is_k_major(problem.layout);
+  shape.b_k_major = b_is_k_major(problem.layout);
+  if (auto why = wgmma_violation(shape, device.cc); !why.empty())
+    return fmt::format("wgmma m64n{}k{}: {}", shape.n, shape.k, why);
+  return {};
+}
+
+std::string tma_box_violation(const GemmProblem& problem, const GemmConfig& config) {
+  const int in_bytes = dtype_bytes(problem.a_type);
+  const int atom_elems = kAtomBytes / in_bytes;
+  // An MN-major operand is loaded as atom-wide (128 B) column slabs of the tile, each one TMA
+  // box {atom, block_k}; the tile's MN extent must be whole slabs (hopper-facts.md 3.2).
+  if (config.load_path == LoadPath::tma && !b_is_k_major(problem.layout) &&
+      config.block_n % atom_elems != 0)
+    return fmt::format("block_n = {}: B is N-major (layout {}), loaded as {}-column (128 B) "
+                       "swizzled slabs, so block_n must be a multiple of {}",
+                       config.block_n, to_string(problem.layout), atom_elems, atom_elems);
+  if (config.load_path == LoadPath::tma && !a_is_k_major(problem.layout) &&
+      config.block_m % atom_elems != 0)
+    return fmt::format("block_m = {}: A is M-major (layout {}), loaded as {}-row (128 B) "
+                       "swizzled slabs, so block_m must be a multiple of {}",
+                       config.block_m, to_string(problem.layout), atom_elems, atom_elems);
+  for (const auto& box : gemm_tma_boxes(problem, config))
+    if (auto why = tma_violation(box.description); !why.empty())
+      return fmt::format("TMA box of {} {{{}, {}}}: {}", box.operand,
+                         box.description.box_dims[0], box.description.box_dims[1], why);
+  return {};
+}
+
+}  // namespace
+
+int block_k_for(DType input) { return kAtomBytes / dtype_bytes(input); }
+
+int consumer_register_budget(const GemmConfig& config) {
+  if (!config.warp_specialized) return 255;
+  return config.num_consumers >= 2 ? 232 : 240;
+}
+
+int accumulator_registers(const GemmConfig& config) {
+  const int slabs = config.block_m / std::max(config.num_consumers, 1) / 64;
+  return slabs * config.block_n / 2;
+}
+
+std::string device_label(const GpuInfo& device) {
+  if (!device.preset.empty()) return device.preset;
+  if (!device.name.empty()) return device.name;
+  return fmt::format("device {}", device.ordinal);
+}
+
+std::string arch_label(const GpuInfo& device) {
+  if (!device.caps.arch_name.empty()) return device.caps.arch_name;
+  return fmt::format("sm_{}{}", device.cc.major, device.cc.minor);
+}
+
+std::vector<NamedTmaBox> gemm_tma_boxes(const GemmProblem& problem, const GemmConfig& config) {
+  const int in_bytes = dtype_bytes(problem.a_type);
+  const int out_bytes = dtype_bytes(problem.d_type);
+  const int atom_elems = kAtomBytes / in_bytes;
+  std::vector<NamedTmaBox> boxes;
+  if (config.load_path == LoadPath::tma) {
+    // K-major A (M x K): box {atom, block_m}; M-major A (K x M): box {atom, block_k} per slab.
+    if (a_is_k_major(problem.layout))
+      boxes.push_back({"A", matrix_box(problem.m, problem.k, problem.lda_or_packed(), in_bytes,
+                                       atom_elems, config.block_m, Swizzle::b128)});
+    else
+      boxes.push_back({"A", matrix_box(problem.k, problem.m, problem.lda_or_packed(), in_bytes,
+                                       atom_elems, config.block_k, Swizzle::b128)});
+    // K-major B (N x K): box {atom, block_n}; N-major B (K x N): box {atom, block_k} per slab.
+    if (b_is_k_major(problem.layout))
+      boxes.push_back({"B", matrix_box(problem.n, problem.k, problem.ldb_or_packed(), in_bytes,
+                                       atom_elems, config.block_n, Swizzle::b128)});
+    else
+      boxes.push_back({"B", matrix_box(problem.k, problem.n, problem.ldb_or_packed(), in_bytes,
+                                       atom_elems, config.block_k, Swizzle::b128)});
+  }
+  if (config.store_path == StorePath::tma) {
+    // D (M x N) leaves in column slabs whose width is the widest swizzle span dividing block_n
+    // (gemm_layout.cuh d_box_cols, the same function the kernel uses); each consumer
+    // warpgroup stores its own block_m / num_consumers rows (runtime/tensor_maps.cpp).
+    const int cols = sm90::d_box_cols(config.block_n, out_bytes);
+    const int rows = config.block_m / std::max(config.num_consumers, 1);
+    const Swizzle swizzle = swizzle_for_span(sm90::d_swizzle_span_bytes(config.block_n, out_bytes));
+    if (problem.reads_c)
+      boxes.push_back({"C", matrix_box(problem.m, problem.n, problem.ldc_or_packed(), out_bytes,
+                                       cols, rows, swizzle)});
+    boxes.push_back({"D", matrix_box(problem.m, problem.n, problem.ldd_or_packed(), out_bytes,
+                                     cols, rows, swizzle)});
+  }
+  return boxes;
+}
+
+std::string tile_violation(const GemmProblem& problem, const GemmConfig& config,
+                           const GpuInfo& device) {
+  if (config.instruction == Instruction::vendor) return {};  // cuBLASLt takes any valid problem
+  // In order; each check may assume the ones before it passed (later ones divide by the sizes).
+  if (auto why = instruction_violation(config, device); !why.empty()) return why;
+  if (auto why = path_violation(problem, config, device); !why.empty()) return why;
+  if (auto why = tile_shape_violation(problem, config); !why.empty()) return why;
+  if (auto why = smem_violation(problem, config, device); !why.empty()) return why;
+  if (auto why = register_violation(config); !why.empty()) return why;
+  if (auto why = wgmma_shape_violation(problem, config, device); !why.empty()) return why;
+  return tma_box_violation(problem, config);
+}
+
+std::string schedule_violation(const GemmProblem& problem, const GemmConfig& config,
+                               const GpuInfo& device) {
+  if (config.instruction == Instruction::vendor) return {};
+  if (config.raster_group < 1)
+    return fmt::format("raster_group = {}: must be >= 1 (1 = plain order)", config.raster_group);
+  if (config.max_ctas < 0)
+    return fmt::format("max_ctas = {}: must be >= 0 (0 = no cap)", config.max_ctas);
+  if (config.cluster_m < 1 || config.cluster_n < 1)
+    return fmt::format("cluster {}x{}: cluster dimensions must be >= 1", config.cluster_m,
+                       config.cluster_n);
+  const int cluster_size = config.cluster_m * config.cluster_n;
+  // One multicast partner is all the kernel uses (DeepGEMM enumerates 1 and 2 as well); larger
+  // clusters tie more SMs to one GPC for little extra L2 saving.
+  if (cluster_size > 2)
+    return fmt::format("cluster {}x{} has {} CTAs: autogemm's kernel uses clusters of at most 2",
+                       config.cluster_m, config.cluster_n, cluster_size);
+  if (config.multicast == Multicast::a && config.cluster_n != 2)
+    return fmt::format("multicast a with cluster {}x{}: sharing A needs the two CTAs side by "
+                       "side along N (cluster 1x2)",
+                       config.cluster_m, config.cluster_n);
+  if (config.multicast == Multicast::b && config.cluster_m != 2)
+    return fmt::format("multicast b with cluster {}x{}: sharing B needs the two CTAs stacked "
+                       "along M (cluster 2x1)",
+                       config.cluster_m, config.cluster_n);
+  if (config.multicast != Multicast::none && config.load_path != LoadPath::tma)
+    return fmt::format("multicast {} with load_path = threads: multicast is a TMA feature",
+                       to_string(config.multicast));
+  if (cluster_size == 1) return {};
+  if (!device.caps.clusters)
+    return fmt::format("cluster {}x{}: {} ({}) has no thread-block clusters (sm_90+)",
+                       config.cluster_m, config.cluster_n, device_label(device),
+                       arch_label(device));
+  // Both CTAs of a cluster must have a tile (the multicast partner waits for its peer), and a
+  // persistent grid of whole clusters must keep every SM busy.
+  if (device.sm_count % cluster_size != 0)
+    return fmt::format("cluster {}x{}: {} SMs is not a multiple of the cluster size {}",
+                       config.cluster_m, config.cluster_n, device.sm_count, cluster_size);
+  const int64_t tiles_m = (problem.m + config.block_m - 1) / config.block_m;
+  const int64_t tiles_n = (problem.n + config.block_n - 1) / config.block_n;
+  if (config.cluster_m == 2 && tiles_m % 2 != 0)
+    return fmt::format("cluster 2x1: {} tiles along M (ceil({} / {})) is odd; the cluster must "
+                       "divide the tile count",
+                       tiles_m, problem.m, config.block_m);
+  if (config.cluster_n == 2 && tiles_n % 2 != 0)
+    return fmt::format("cluster 1x2: {} tiles along N (ceil({} / {})) is odd; the cluster must "
+                       "divide the tile count",
+                       tiles_n, problem.n, config.block_n);
+  return {};
+}
+
+int max_stages_that_fit(const GemmProblem& problem, GemmConfig config, const GpuInfo& device,
+                        int max_stages) {
+  for (int stages = max_stages; stages >= 2; --stages) {
+    config.num_stages = stages;
+    if (gemm_smem_bytes(problem, config) <= device.smem_per_block_optin_bytes) return stages;
+  }
+  return 0;
+}
+
+}  // namespace plan
+
+std::string legality_violation(const GemmProblem& problem, const GemmConfig& config,
+                               const GpuInfo& device) {
+  validate(problem);
+  if (auto why = plan::tile_violation(problem, config, device); !why.empty()) return why;
+  return plan::schedule_violation(problem, config, device);
+}
+
+}  // namespace autogemm
