@@ -20,7 +20,7 @@ std::string quoted(const std::string& s) {
   return out + "\"";
 }
 
-std::string shape_text(const BenchCase& c) { return fmt::format("{}x{}x{}", c.m, c.n, c.k); }
+std::string shape_text(const GemmProblem& p) { return fmt::format("{}x{}x{}", p.m, p.n, p.k); }
 
 nlohmann::json stats_json(const TimingStats& s) {
   return {{"median_us", s.median_us}, {"min_us", s.min_us}, {"max_us", s.max_us},
@@ -40,8 +40,9 @@ std::string csv_header() {
 }
 
 std::string csv_line(const BenchRow& r) {
-  std::string line = fmt::format("{},{},{},{},{},{},{:.3f},{:.2f},{:.2f}", r.shape.m, r.shape.n,
-                                 r.shape.k, r.dtype, to_string(r.layout), quoted(r.config),
+  std::string line = fmt::format("{},{},{},{},{},{},{:.3f},{:.2f},{:.2f}", r.problem.m,
+                                 r.problem.n, r.problem.k, dtype_label(r.problem),
+                                 to_string(r.problem.layout), quoted(r.config),
                                  r.ours.median_us, r.tflops, r.gbps);
   if (r.baseline)
     line += fmt::format(",{:.3f},{:.2f},{:.4f},{:.3e}", r.baseline->median_us, r.baseline_tflops,
@@ -55,8 +56,9 @@ std::string rows_to_json(const std::vector<BenchRow>& rows) {
   nlohmann::json list = nlohmann::json::array();
   for (const BenchRow& r : rows) {
     nlohmann::json j = {
-        {"m", r.shape.m}, {"n", r.shape.n}, {"k", r.shape.k}, {"tag", r.shape.tag},
-        {"dtype", r.dtype}, {"layout", std::string(to_string(r.layout))},
+        {"m", r.problem.m}, {"n", r.problem.n}, {"k", r.problem.k}, {"tag", r.tag},
+        {"dtype", dtype_label(r.problem)}, {"layout", std::string(to_string(r.problem.layout))},
+        {"d_type", std::string(to_string(r.problem.d_type))},
         {"config", r.config}, {"used_vendor", r.used_vendor}, {"reason", r.reason},
         {"time_us", r.ours.median_us}, {"min_time_us", r.ours.min_us},
         {"tflops", r.tflops}, {"gbps", r.gbps}, {"unwritten", r.unwritten},
@@ -81,14 +83,17 @@ std::string rows_to_json(const std::vector<BenchRow>& rows) {
   return out.dump(2);
 }
 
-std::string plan_rows_to_json(const std::vector<PlanRow>& rows, const std::string& device) {
+std::string plan_rows_to_json(const std::vector<PlanRow>& rows, const std::string& device,
+                              const std::string& note) {
   nlohmann::json list = nlohmann::json::array();
   for (const PlanRow& r : rows)
-    list.push_back({{"m", r.shape.m}, {"n", r.shape.n}, {"k", r.shape.k}, {"tag", r.shape.tag},
-                    {"dtype", r.dtype}, {"layout", std::string(to_string(r.layout))},
+    list.push_back({{"m", r.problem.m}, {"n", r.problem.n}, {"k", r.problem.k}, {"tag", r.tag},
+                    {"dtype", dtype_label(r.problem)},
+                    {"layout", std::string(to_string(r.problem.layout))},
                     {"config", r.config}, {"path_reason", r.path_reason},
                     {"predicted_us", r.predicted_us}, {"predicted_tflops", r.predicted_tflops}});
-  nlohmann::json out = {{"measured", false}, {"device", device}, {"rows", std::move(list)}};
+  nlohmann::json out = {
+      {"measured", false}, {"device", device}, {"note", note}, {"rows", std::move(list)}};
   return out.dump(2);
 }
 
@@ -101,7 +106,7 @@ std::string format_table(const std::vector<BenchRow>& rows) {
   for (const BenchRow& r : rows) {
     const bool base = r.baseline.has_value();
     out += fmt::format("{:>6} {:>6} {:>6} {:<8} {:<{}} {:>10.2f} {:>8.1f} {:>8.0f} {:>10} {:>8} {:>7} {:>9}",
-                       r.shape.m, r.shape.n, r.shape.k, r.shape.tag, r.config, config_width,
+                       r.problem.m, r.problem.n, r.problem.k, r.tag, r.config, config_width,
                        r.ours.median_us, r.tflops, r.gbps,
                        number_or_dash(base, base ? r.baseline->median_us : 0, 2),
                        number_or_dash(base, r.baseline_tflops, 1), number_or_dash(base, r.ratio, 3),
@@ -119,26 +124,26 @@ std::string format_plan_table(const std::vector<PlanRow>& rows) {
                                 "k", "tag", "config", config_width, "predicted_us",
                                 "predicted TFLOP/s", "path");
   for (const PlanRow& r : rows)
-    out += fmt::format("{:>6} {:>6} {:>6} {:<8} {:<{}} {:>13.2f} {:>15.1f}  {}\n", r.shape.m,
-                       r.shape.n, r.shape.k, r.shape.tag, r.config, config_width,
+    out += fmt::format("{:>6} {:>6} {:>6} {:<8} {:<{}} {:>13.2f} {:>15.1f}  {}\n", r.problem.m,
+                       r.problem.n, r.problem.k, r.tag, r.config, config_width,
                        r.predicted_us, r.predicted_tflops, r.path_reason);
   return out;
 }
 
-std::string progress_text(std::size_t done, std::size_t total, const BenchCase* current,
+std::string progress_text(std::size_t done, std::size_t total, const BenchItem* current,
                           int width) {
   const std::size_t filled = total == 0 ? std::size_t(width) : done * std::size_t(width) / total;
   std::string bar(filled, '=');
   if (filled < std::size_t(width)) bar += '>';
   bar.resize(std::size_t(width), ' ');
   std::string text = fmt::format("[{}] {}/{}", bar, done, total);
-  if (current) text += fmt::format(" {}", shape_text(*current));
+  if (current) text += fmt::format(" {}", shape_text(current->problem));
   return text;
 }
 
 ProgressBar::ProgressBar(std::FILE* out) : out_(out), enabled_(out && isatty(fileno(out)) != 0) {}
 
-void ProgressBar::update(std::size_t done, std::size_t total, const BenchCase* current) {
+void ProgressBar::update(std::size_t done, std::size_t total, const BenchItem* current) {
   if (!enabled_) return;
   // \r returns to the line start, \x1b[K (ANSI "erase in line") clears what a longer previous
   // text left behind.

@@ -17,7 +17,9 @@ std::string csv_line(const BenchRow& row);
 // {"rows": [...], "geomean_ratio": x} with every measured field of each row (times as
 // {median_us, min_us, max_us, mean_us, samples}), pretty-printed.
 std::string rows_to_json(const std::vector<BenchRow>& rows);
-std::string plan_rows_to_json(const std::vector<PlanRow>& rows, const std::string& device);
+// {"measured": false, "device": ..., "note": why nothing was measured, "rows": [...]}.
+std::string plan_rows_to_json(const std::vector<PlanRow>& rows, const std::string& device,
+                              const std::string& note);
 
 // Aligned human-readable tables, one line per row, with a header line.
 std::string format_table(const std::vector<BenchRow>& rows);
@@ -28,7 +30,7 @@ std::string format_plan_table(const std::vector<PlanRow>& rows);
 class ProgressBar {
  public:
   explicit ProgressBar(std::FILE* out);
-  void update(std::size_t done, std::size_t total, const BenchCase* current);
+  void update(std::size_t done, std::size_t total, const BenchItem* current);
   bool enabled() const { return enabled_; }
 
  private:
@@ -37,7 +39,7 @@ class ProgressBar {
 };
 
 // The text of one progress update (no terminal check; testable).
-std::string progress_text(std::size_t done, std::size_t total, const BenchCase* current,
+std::string progress_text(std::size_t done, std::size_t total, const BenchItem* current,
                           int width = 30);
 
 }  // namespace autogemm::bench

@@ -61,38 +61,20 @@ struct PerTensorScales {
 
 }  // namespace
 
-std::string dtype_label(DType input) {
-  return input == DType::e4m3 ? "fp8" : std::string(to_string(input));
+std::string dtype_label(const GemmProblem& problem) {
+  if (problem.a_type == DType::e4m3 || problem.a_type == DType::e5m2) return "fp8";
+  return std::string(to_string(problem.a_type));
 }
 
-GemmProblem make_problem(const BenchCase& shape, const BenchOptions& options) {
-  GemmProblem p;
-  p.m = shape.m;
-  p.n = shape.n;
-  p.k = shape.k;
-  p.layout = options.layout;
-  switch (options.input) {
-    case DType::bf16:
-    case DType::fp16:
-      p.a_type = p.b_type = options.input;
-      p.d_type = options.output.value_or(options.input);
-      break;
-    case DType::e4m3:
-      p.a_type = p.b_type = DType::e4m3;
-      p.d_type = options.output.value_or(DType::bf16);
-      p.scaling = Scaling::block_1x128_128x128;
-      break;
-    default:
-      throw InvalidArgument("--dtype", std::string(to_string(options.input)),
-                            "the bench measures bf16, fp16 and fp8 (e4m3, block-scaled)");
-  }
-  validate(p);
-  return p;
-}
-
-BenchRow run_case(const BenchCase& shape, const BenchOptions& options, const GpuInfo& gpu,
+BenchRow run_case(const BenchItem& item, const BenchOptions& options, const GpuInfo& gpu,
                   L2Flusher& flusher) {
-  const GemmProblem problem = make_problem(shape, options);
+  GemmProblem problem = item.problem;
+  problem.reads_c = false;  // beta = 0
+  validate(problem);
+  if (problem.scaling == Scaling::per_tensor)
+    throw InvalidArgument("scaling", "per_tensor",
+                          "the bench measures FP8 with block_1x128_128x128 scales (it times the "
+                          "per-tensor cuBLASLt variant alongside)");
   const bool fp8 = problem.scaling == Scaling::block_1x128_128x128;
   const int in_bytes = dtype_bytes(problem.a_type), out_bytes = dtype_bytes(problem.d_type);
 
@@ -166,9 +148,8 @@ BenchRow run_case(const BenchCase& shape, const BenchOptions& options, const Gpu
   cuda_check(cudaStreamSynchronize(stream.get()), "cudaStreamSynchronize(first run)");
 
   BenchRow row;
-  row.shape = shape;
-  row.dtype = dtype_label(options.input);
-  row.layout = problem.layout;
+  row.problem = problem;
+  row.tag = item.tag;
   row.config = report.config.describe();
   row.used_vendor = report.used_vendor;
   row.reason = report.reason;
@@ -206,17 +187,17 @@ BenchRow run_case(const BenchCase& shape, const BenchOptions& options, const Gpu
 }
 
 std::vector<BenchRow> run_bench(
-    const std::vector<BenchCase>& cases, const BenchOptions& options, const GpuInfo& gpu,
-    const std::function<void(std::size_t, std::size_t, const BenchCase*)>& progress) {
+    const std::vector<BenchItem>& items, const BenchOptions& options, const GpuInfo& gpu,
+    const std::function<void(std::size_t, std::size_t, const BenchItem*)>& progress) {
   cuda_check(cudaSetDevice(options.device), "cudaSetDevice");
   L2Flusher flusher;
   std::vector<BenchRow> rows;
-  rows.reserve(cases.size());
-  for (std::size_t i = 0; i < cases.size(); ++i) {
-    if (progress) progress(i, cases.size(), &cases[i]);
-    rows.push_back(run_case(cases[i], options, gpu, flusher));
+  rows.reserve(items.size());
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (progress) progress(i, items.size(), &items[i]);
+    rows.push_back(run_case(items[i], options, gpu, flusher));
   }
-  if (progress) progress(cases.size(), cases.size(), nullptr);
+  if (progress) progress(items.size(), items.size(), nullptr);
   return rows;
 }
 
@@ -227,21 +208,18 @@ double geomean_ratio(const std::vector<BenchRow>& rows) {
   return geometric_mean(ratios);
 }
 
-std::vector<PlanRow> plan_cases(const std::vector<BenchCase>& cases, const BenchOptions& options,
-                                const GpuInfo& device) {
+std::vector<PlanRow> plan_items(const std::vector<BenchItem>& items, const GpuInfo& device) {
   std::vector<PlanRow> rows;
-  rows.reserve(cases.size());
-  for (const BenchCase& shape : cases) {
-    const GemmProblem problem = make_problem(shape, options);
-    const Plan plan = plan_gemm(problem, device);
+  rows.reserve(items.size());
+  for (const BenchItem& item : items) {
+    const Plan plan = plan_gemm(item.problem, device);
     PlanRow row;
-    row.shape = shape;
-    row.dtype = dtype_label(options.input);
-    row.layout = problem.layout;
+    row.problem = item.problem;
+    row.tag = item.tag;
     row.config = plan.best().config.describe();
     row.path_reason = plan.path_reason;
     row.predicted_us = plan.best().prediction.time_us;
-    row.predicted_tflops = tflops_at(problem, row.predicted_us);
+    row.predicted_tflops = tflops_at(item.problem, row.predicted_us);
     rows.push_back(std::move(row));
   }
   return rows;

@@ -10,33 +10,32 @@
 
 #include "autogemm/device.hpp"
 #include "autogemm/problem.hpp"
-#include "bench/suite.hpp"
 #include "bench/timing.hpp"
 
 namespace autogemm::bench {
 
+// One measured shape: the problem (bf16/fp16 inputs, or e4m3 with block_1x128_128x128
+// scales: then the baseline is block-scaled cuBLASLt and a per-tensor-scaled cuBLASLt call is
+// timed too) and the suite's tag.
+struct BenchItem {
+  GemmProblem problem;
+  std::string tag;
+};
+
 struct BenchOptions {
-  // Inputs: bf16, fp16 or e4m3 ("fp8": 1x128 / 128x128 block scales, cuBLASLt block-scaled
-  // baseline plus a per-tensor-scaled cuBLASLt timing).
-  DType input = DType::bf16;
-  std::optional<DType> output;  // D (and C) type; default bf16, fp16 for fp16 inputs
-  Layout layout = Layout::nt;
-  int device = 0;               // CUDA ordinal (measuring)
+  int device = 0;               // CUDA ordinal
   int warmup = 5;
   int iters = 30;
   bool baseline = true;         // false: --no-baseline
   uint64_t seed = 2026;
 };
 
-// The problem a case and the options describe (packed leading dimensions, beta = 0).
-GemmProblem make_problem(const BenchCase& shape, const BenchOptions& options);
-// "bf16", "fp16", "fp8": the --dtype spelling, used in reports.
-std::string dtype_label(DType input);
+// "bf16", "fp16", "fp8": the --dtype spelling of a problem's inputs, used in reports.
+std::string dtype_label(const GemmProblem& problem);
 
 struct BenchRow {
-  BenchCase shape;
-  std::string dtype;            // dtype_label
-  Layout layout = Layout::nt;
+  GemmProblem problem;
+  std::string tag;
   std::string config;           // GemmConfig::describe() of what ran ("cuBLASLt" for vendor)
   bool used_vendor = false;
   std::string reason;           // GemmReport::reason
@@ -53,15 +52,16 @@ struct BenchRow {
   double predicted_us = 0;      // cost model for the config that ran; 0 when not available
 };
 
-// Measures one case on the current device (cudaSetDevice done by the caller).
-BenchRow run_case(const BenchCase& shape, const BenchOptions& options, const GpuInfo& gpu,
+// Measures one item on the current device (cudaSetDevice done by the caller). Leading
+// dimensions of the problem are honoured; beta is 0.
+BenchRow run_case(const BenchItem& item, const BenchOptions& options, const GpuInfo& gpu,
                   L2Flusher& flusher);
 
-// Measures every case; `progress(done, total, case)` is called before each case and once at
-// the end (done == total). Sets the device from options.device.
+// Measures every item; `progress(done, total, item)` is called before each item and once at
+// the end (done == total, item null). Sets the device from options.device.
 std::vector<BenchRow> run_bench(
-    const std::vector<BenchCase>& cases, const BenchOptions& options, const GpuInfo& gpu,
-    const std::function<void(std::size_t, std::size_t, const BenchCase*)>& progress = {});
+    const std::vector<BenchItem>& items, const BenchOptions& options, const GpuInfo& gpu,
+    const std::function<void(std::size_t, std::size_t, const BenchItem*)>& progress = {});
 
 // Geometric mean of the rows' ratios (rows without a baseline are skipped).
 double geomean_ratio(const std::vector<BenchRow>& rows);
@@ -69,17 +69,15 @@ double geomean_ratio(const std::vector<BenchRow>& rows);
 // ---- planning without a GPU ----------------------------------------------------------------
 
 struct PlanRow {
-  BenchCase shape;
-  std::string dtype;
-  Layout layout = Layout::nt;
+  GemmProblem problem;
+  std::string tag;
   std::string config;           // best candidate's describe()
   std::string path_reason;
   double predicted_us = 0;
   double predicted_tflops = 0;
 };
 
-// plan_gemm for each case on a device description (a preset); no GPU involved.
-std::vector<PlanRow> plan_cases(const std::vector<BenchCase>& cases, const BenchOptions& options,
-                                const GpuInfo& device);
+// plan_gemm for each item on a device description (a preset); no GPU involved.
+std::vector<PlanRow> plan_items(const std::vector<BenchItem>& items, const GpuInfo& device);
 
 }  // namespace autogemm::bench

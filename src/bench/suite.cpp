@@ -104,14 +104,4 @@ std::vector<BenchCase> load_suite(const std::string& path) {
   return cases;
 }
 
-std::vector<BenchCase> cross_product(const std::vector<int64_t>& ms, const std::vector<int64_t>& ns,
-                                     const std::vector<int64_t>& ks) {
-  std::vector<BenchCase> cases;
-  cases.reserve(ms.size() * ns.size() * ks.size());
-  for (int64_t m : ms)
-    for (int64_t n : ns)
-      for (int64_t k : ks) cases.push_back(BenchCase{m, n, k, {}});
-  return cases;
-}
-
 }  // namespace autogemm::bench

@@ -1,6 +1,6 @@
 #pragma once
-// The shapes a bench run measures: a suite file (/work/shared/suites/gemm-public.csv format)
-// or the cross product of --m, --n, --k lists.
+// Shape suites for the bench: files in the format of /work/shared/suites/gemm-public.csv.
+// (--m/--n/--k lists are parsed by cli/size_list.hpp.)
 #include <cstdint>
 #include <istream>
 #include <string>
@@ -22,9 +22,5 @@ std::vector<BenchCase> parse_suite(std::istream& in, const std::string& source);
 
 // Reads and parses a suite file; InvalidArgument when it cannot be opened or has no cases.
 std::vector<BenchCase> load_suite(const std::string& path);
-
-// Every (m, n, k) of the three lists, m outermost.
-std::vector<BenchCase> cross_product(const std::vector<int64_t>& ms, const std::vector<int64_t>& ns,
-                                     const std::vector<int64_t>& ks);
 
 }  // namespace autogemm::bench
