@@ -18,6 +18,7 @@ struct Api {
   decltype(&::cuOccupancyMaxActiveClusters) cuOccupancyMaxActiveClusters;
   decltype(&::cuOccupancyMaxPotentialClusterSize) cuOccupancyMaxPotentialClusterSize;
   decltype(&::cuCtxGetCurrent) cuCtxGetCurrent;
+  decltype(&::cuGetErrorName) cuGetErrorName;  // "CUDA_ERROR_..." for check()
 };
 
 // Resolves the entry points once (initialising the runtime's primary context); throws

@@ -1,0 +1,15 @@
+// cuda_check: CUDA runtime errors as CudaError (runtime/cuda_check.hpp).
+#include "runtime/cuda_check.hpp"
+
+#include <string>
+
+#include "autogemm/errors.hpp"
+
+namespace autogemm {
+
+void cuda_check(cudaError_t e, const char* what) {
+  if (e == cudaSuccess) return;
+  throw CudaError(std::string(what) + ": " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e));
+}
+
+}  // namespace autogemm

@@ -1,0 +1,105 @@
+// Driver API entry points resolved through the CUDA runtime (runtime/driver.hpp).
+#include "runtime/driver.hpp"
+
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+
+#include "autogemm/errors.hpp"
+
+namespace autogemm::driver {
+
+namespace {
+
+struct Resolution {
+  Api api{};
+  std::string failure;  // empty on success
+};
+
+std::string runtime_error_text(cudaError_t e) {
+  return fmt::format("{}: {}", cudaGetErrorName(e), cudaGetErrorString(e));
+}
+
+// Asks for the ABI of the toolkit we were built with (CUDA_VERSION): the function pointer
+// types in Api come from its cuda.h, and a symbol whose signature changed between versions
+// (the _v2/_v3 variants) must match them.
+template <typename Function>
+bool resolve(const char* symbol, Function* out, std::string* failure) {
+  void* address = nullptr;
+  cudaDriverEntryPointQueryResult status = cudaDriverEntryPointSymbolNotFound;
+  const cudaError_t e = cudaGetDriverEntryPointByVersion(symbol, &address, CUDA_VERSION,
+                                                         cudaEnableDefault, &status);
+  if (e != cudaSuccess || status != cudaDriverEntryPointSuccess || address == nullptr) {
+    int driver_version = 0;
+    cudaDriverGetVersion(&driver_version);
+    *failure = fmt::format(
+        "cudaGetDriverEntryPointByVersion({}, {}) failed ({}, status {}); driver version {}",
+        symbol, CUDA_VERSION, runtime_error_text(e), static_cast<int>(status), driver_version);
+    return false;
+  }
+  *out = reinterpret_cast<Function>(address);
+  return true;
+}
+
+Resolution resolve_all() {
+  Resolution r;
+  // cudaFree(nullptr) initialises the runtime and makes the device's primary context current,
+  // so modules loaded through the driver API share the context of runtime allocations.
+  if (const cudaError_t e = cudaFree(nullptr); e != cudaSuccess) {
+    r.failure = "cudaFree(0): " + runtime_error_text(e);
+    // The runtime reports a missing driver as an old one; say which it is.
+    int driver_version = 0;
+    if (cudaDriverGetVersion(&driver_version) == cudaSuccess)
+      r.failure += driver_version == 0
+                       ? " (no NVIDIA driver is loaded: libcuda.so.1 was not found)"
+                       : fmt::format(" (driver supports CUDA {}.{}, runtime needs {}.{})",
+                                     driver_version / 1000, driver_version % 1000 / 10,
+                                     CUDART_VERSION / 1000, CUDART_VERSION % 1000 / 10);
+    return r;
+  }
+#define AUTOGEMM_RESOLVE(name) \
+  if (!resolve(#name, &r.api.name, &r.failure)) return r;
+  AUTOGEMM_RESOLVE(cuGetErrorString)
+  AUTOGEMM_RESOLVE(cuGetErrorName)
+  AUTOGEMM_RESOLVE(cuModuleLoadData)
+  AUTOGEMM_RESOLVE(cuModuleUnload)
+  AUTOGEMM_RESOLVE(cuModuleGetFunction)
+  AUTOGEMM_RESOLVE(cuFuncSetAttribute)
+  AUTOGEMM_RESOLVE(cuLaunchKernelEx)
+  AUTOGEMM_RESOLVE(cuTensorMapEncodeTiled)
+  AUTOGEMM_RESOLVE(cuOccupancyMaxActiveClusters)
+  AUTOGEMM_RESOLVE(cuOccupancyMaxPotentialClusterSize)
+  AUTOGEMM_RESOLVE(cuCtxGetCurrent)
+#undef AUTOGEMM_RESOLVE
+  return r;
+}
+
+const Resolution& resolution() {
+  // Thread-safe one-time initialisation. A failure is remembered too: without a driver or GPU
+  // every later call fails the same way, and retrying cudaFree would only cost time.
+  static const Resolution r = resolve_all();
+  return r;
+}
+
+}  // namespace
+
+const Api& api() {
+  const Resolution& r = resolution();
+  if (!r.failure.empty()) throw NoDevice("no CUDA device: " + r.failure);
+  return r.api;
+}
+
+void check(CUresult r, const char* what) {
+  if (r == CUDA_SUCCESS) return;
+  const Resolution& resolved = resolution();
+  const char* name = nullptr;
+  const char* text = nullptr;
+  if (resolved.failure.empty()) {
+    resolved.api.cuGetErrorName(r, &name);
+    resolved.api.cuGetErrorString(r, &text);
+  }
+  throw CudaError(fmt::format("{}: {}: {}", what,
+                              name != nullptr ? std::string(name) : fmt::format("CUresult {}", int(r)),
+                              text != nullptr ? text : "unknown driver error"));
+}
+
+}  // namespace autogemm::driver
