@@ -1,9 +1,74 @@
-// TEMPORARY stub: replaced by the real `autogemm warmup`.
+// `autogemm warmup --suite FILE`: plans every shape of a suite and compiles its kernel into the
+// disk cache, so later runs load instead of compiling. Works without a GPU (for a preset).
+#include <fmt/format.h>
+
+#include <chrono>
+
 #include "autogemm/errors.hpp"
+#include "autogemm/plan.hpp"
+#include "bench/suite.hpp"
+#include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
+#include "jit/jit.hpp"
+#include "runtime/kernel_source.hpp"
+#include "runtime/launch.hpp"
+
 namespace autogemm::cli {
-void add_warmup_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("warmup", "(not yet implemented)");
-  cmd->callback([] { throw Error("autogemm warmup is not implemented yet"); });
+
+namespace {
+
+struct WarmupOptions {
+  std::string suite;
+  std::string dtype = "bf16";
+  std::string layout = "nt";
+  std::string device;
+};
+
+void run_warmup(const WarmupOptions& opt) {
+  const GpuInfo gpu = resolve_cli_device(opt.device);
+  const bool on_gpu = gpu.ordinal >= 0;
+  fmt::print("warming the kernel cache ({}) for {}\n",
+             jit::cache_directory().empty() ? "memory only" : jit::cache_directory(),
+             on_gpu ? gpu.name : gpu.preset);
+  fmt::print("{:>6} {:>6} {:>6}  {:<44} {:>12} {:>9}\n", "m", "n", "k", "config", "compile ms",
+             on_gpu ? "load ms" : "");
+  double total_ms = 0;
+  for (const auto& c : bench::load_suite(opt.suite)) {
+    const GemmProblem p = make_problem(c.m, c.n, c.k, opt.dtype, opt.layout, 0, 0, 0);
+    const Plan plan = plan_gemm(p, gpu);
+    const GemmConfig& config = plan.best().config;
+    if (config.instruction != Instruction::wgmma) {
+      fmt::print("{:>6} {:>6} {:>6}  {:<44} {}\n", c.m, c.n, c.k, "cuBLASLt", plan.path_reason);
+      continue;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    const auto compiled = jit::get_or_compile(runtime::gemm_kernel_source(p, config));
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    total_ms += ms;
+    const std::string how = compiled->from_disk_cache ? "(disk cache)" : "";
+    if (on_gpu) {
+      const double load_ms = runtime::prepare_gemm_kernel(p, config);
+      fmt::print("{:>6} {:>6} {:>6}  {:<44} {:>9.1f} {:<3} {:>8.2f}\n", c.m, c.n, c.k,
+                 config.describe(), ms, how.empty() ? "" : "hit", load_ms);
+    } else {
+      fmt::print("{:>6} {:>6} {:>6}  {:<44} {:>9.1f} {}\n", c.m, c.n, c.k, config.describe(), ms, how);
+    }
+  }
+  fmt::print("total {:.0f} ms\n", total_ms);
 }
+
+}  // namespace
+
+void add_warmup_command(CLI::App& app) {
+  auto opt = std::make_shared<WarmupOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "warmup", "Plan and precompile the kernels of a shape suite into the disk cache");
+  cmd->add_option("--suite", opt->suite, "shape suite (CSV: m,n,k[,tag])")->required();
+  cmd->add_option("--dtype", opt->dtype, "bf16 or fp16")->capture_default_str();
+  cmd->add_option("--layout", opt->layout, "nt, nn, tn or tt")->capture_default_str();
+  cmd->add_option("--device", opt->device, "GPU ordinal or preset (default: GPU 0, else h100-sxm)");
+  cmd->callback([opt] { run_warmup(*opt); });
+}
+
 }  // namespace autogemm::cli

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Everything the GPU machine does in one call (see docs/perf/README.md): build, GPU tests,
+# profile, ladder, benchmark. Logs go to $OUT (at most 8 files come back).
+#   scripts/gpu-run.sh [tests|ladder|bench|profile ...]   (default: all)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT="${OUT:-/tmp/autogemm-out}"
+mkdir -p "$OUT"
+if [[ -d .gpu-deps ]]; then eval "$(bash .gpu-deps/gpu-deps unpack)"; fi
+export AUTOGEMM_CACHE_DIR="${AUTOGEMM_CACHE_DIR:-/tmp/autogemm-cache}"
+build=build-gpu
+{ cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release && cmake --build $build -j "$(nproc)"; } \
+  > "$OUT/build.log" 2>&1 || { tail -60 "$OUT/build.log"; exit 1; }
+bin=$build/src/cli/autogemm
+steps=("$@")
+((${#steps[@]})) || steps=(profile tests ladder bench)
+for step in "${steps[@]}"; do
+  case "$step" in
+    profile)
+      { nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit,temperature.gpu --format=csv
+        date -u; $bin profile --json; } > "$OUT/profile.json.txt" 2>&1 ;;
+    tests)
+      $build/tests/autogemm_tests --gtest_filter="${GTEST_FILTER:-*Gpu*:*GPU*}" > "$OUT/gpu-tests.log" 2>&1
+      grep -E "^\[  (FAILED|PASSED|SKIPPED) |FAILED|Failure|error" "$OUT/gpu-tests.log" | head -40 ;;
+    ladder)
+      $bin ladder --csv "$OUT/ladder.csv" 2>&1 | tee "$OUT/ladder.log" ;;
+    bench)
+      $bin bench --suite bench/suites/gemm-public.csv --csv "$OUT/bench.csv" ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log" ;;
+    *) echo "unknown step $step"; exit 2 ;;
+  esac
+done
