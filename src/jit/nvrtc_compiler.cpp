@@ -26,7 +26,8 @@ bool is_directory(const std::string& path) {
 // Where NVRTC finds the toolkit headers (cuda_bf16.h, cuda/std/...): $CUDA_HOME/include first,
 // so a user can point at another toolkit at run time, then the toolkit the library was built
 // with. Its CCCL subfolder is added too: CUDA 13 moved libcu++ (<cuda/std/...>) there.
-std::vector<std::string> cuda_include_dirs() {
+// Read once per process, like every autogemm environment variable (docs/env-vars.md).
+std::vector<std::string> find_cuda_include_dirs() {
   std::vector<std::string> candidates;
   if (const char* home = std::getenv("CUDA_HOME"); home != nullptr && *home != '\0')
     candidates.push_back(std::string(home) + "/include");
@@ -42,6 +43,11 @@ std::vector<std::string> cuda_include_dirs() {
     for (const std::string& path : {dir, dir + "/cccl"})
       if (is_directory(path)) dirs.push_back(path);
   }
+  return dirs;
+}
+
+const std::vector<std::string>& cuda_include_dirs() {
+  static const std::vector<std::string> dirs = find_cuda_include_dirs();
   return dirs;
 }
 
