@@ -20,12 +20,12 @@ for step in "${steps[@]}"; do
       { nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit,temperature.gpu --format=csv
         date -u; $bin profile --json; } > "$OUT/profile.json.txt" 2>&1 ;;
     tests)
-      $build/tests/autogemm_tests --gtest_filter="${GTEST_FILTER:-*Gpu*:*GPU*}" > "$OUT/gpu-tests.log" 2>&1
+      timeout ${TEST_TIMEOUT:-300} $build/tests/autogemm_tests --gtest_filter="${GTEST_FILTER:-*}" > "$OUT/gpu-tests.log" 2>&1
       grep -E "^\[  (FAILED|PASSED|SKIPPED) |FAILED|Failure|error" "$OUT/gpu-tests.log" | head -40 ;;
     ladder)
-      $bin ladder --csv "$OUT/ladder.csv" 2>&1 | tee "$OUT/ladder.log" ;;
+      timeout ${LADDER_TIMEOUT:-150} $bin ladder --csv "$OUT/ladder.csv" 2>&1 | tee "$OUT/ladder.log" ;;
     bench)
-      $bin bench --suite bench/suites/gemm-public.csv --csv "$OUT/bench.csv" ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log" ;;
+      timeout ${BENCH_TIMEOUT:-200} $bin bench --suite bench/suites/gemm-public.csv --csv "$OUT/bench.csv" ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log" ;;
     *) echo "unknown step $step"; exit 2 ;;
   esac
 done
