@@ -7,18 +7,16 @@
 #include <string>
 
 #include "autogemm/plan.hpp"
+#include "plan/gemm_legality.hpp"
 
 namespace autogemm {
 namespace {
 
+using plan::arch_label;  // "sm_90a" from the capability row, else from the CC
+
 constexpr const char* kOurs = "autogemm sm90a";
 constexpr const char* kVendor = "cuBLASLt";
 constexpr const char* kNone = "none yet";
-
-std::string arch_label(const GpuInfo& d) {
-  if (!d.caps.arch_name.empty()) return d.caps.arch_name;
-  return fmt::format("sm_{}{}", d.cc.major, d.cc.minor);
-}
 
 bool known_arch(const GpuInfo& d) { return !d.caps.arch_name.empty(); }
 
