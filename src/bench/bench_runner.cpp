@@ -53,9 +53,8 @@ class Stream {
 struct PerTensorScales {
   DeviceBuffer scale_a{sizeof(float)}, scale_b{sizeof(float)};
   PerTensorScales() {
-    const float one = 1.0f;
-    cuda_check(cudaMemcpy(scale_a.get(), &one, sizeof one, cudaMemcpyHostToDevice), "cudaMemcpy(scale)");
-    cuda_check(cudaMemcpy(scale_b.get(), &one, sizeof one, cudaMemcpyHostToDevice), "cudaMemcpy(scale)");
+    upload_from_double(scale_a.get(), {1.0}, DType::fp32);
+    upload_from_double(scale_b.get(), {1.0}, DType::fp32);
   }
 };
 

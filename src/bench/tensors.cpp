@@ -111,8 +111,16 @@ uint32_t load_bits(const unsigned char* bytes, std::size_t index, int width) {
   }
 }
 
+// Waits for the default stream: a pageable-memory cudaMemcpy to the device may return before
+// its DMA lands, and cudaMemset is asynchronous ("API synchronization behavior", CUDA Runtime
+// API); work on a non-blocking stream would not wait for either.
+void finish_default_stream(const char* what) {
+  cuda_check(cudaStreamSynchronize(nullptr), what);
+}
+
 void upload(void* device_ptr, const std::vector<unsigned char>& host, const char* what) {
   cuda_check(cudaMemcpy(device_ptr, host.data(), host.size(), cudaMemcpyHostToDevice), what);
+  finish_default_stream(what);
 }
 
 }  // namespace
@@ -158,6 +166,7 @@ void fill_poison(void* device_ptr, std::size_t count, DType t) {
   // mantissa non-zero), 0xFFFFFFFF (fp32), 0xFF (e4m3: S.1111.111, e5m2: S.11111.11).
   cuda_check(cudaMemset(device_ptr, 0xFF, count * std::size_t(dtype_bytes(t))),
              "cudaMemset(fill_poison)");
+  finish_default_stream("cudaStreamSynchronize(fill_poison)");
 }
 
 std::vector<double> download_as_double(const void* device_ptr, std::size_t count, DType t) {

@@ -37,6 +37,7 @@ void fill_uniform(void* device_ptr, std::size_t count, DType t, uint64_t seed, d
                   double hi);
 // Copies host values (converted to type t, rounded to nearest even) to the device.
 void upload_from_double(void* device_ptr, const std::vector<double>& values, DType t);
+// Fills and uploads are complete when these return (safe for any stream afterwards).
 // Fills with a NaN bit pattern of type t so unwritten outputs are detectable.
 void fill_poison(void* device_ptr, std::size_t count, DType t);
 // Copies `count` elements of type t back to the host as doubles.

@@ -1,0 +1,95 @@
+// `autogemm bench` from the command line, in the modes that need no GPU: a preset's plan
+// (always, with --device <preset>) and argument errors.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+#include <string>
+
+namespace {
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;  // stdout and stderr together
+};
+
+CliRun run_cli(const std::string& args) {
+  const std::string command = std::string(AUTOGEMM_CLI_PATH) + " " + args + " 2>&1";
+  CliRun run;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return run;
+  std::array<char, 4096> buffer{};
+  while (std::fgets(buffer.data(), int(buffer.size()), pipe) != nullptr) run.out += buffer.data();
+  const int status = pclose(pipe);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+}  // namespace
+
+TEST(BenchCli, PresetShowsThePlanInsteadOfMeasuring) {
+  const CliRun run = run_cli("bench --m 64,4096 --n 7168 --k 2048 --device h100-sxm");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  // Either "no GPU: <reason>; showing ..." or "h100-sxm is a device preset, ...; showing ...".
+  EXPECT_NE(run.out.find("showing the plan for h100-sxm instead of measuring"), std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("predicted_us"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("   64   7168   2048"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find(" 4096   7168   2048"), std::string::npos) << run.out;
+}
+
+TEST(BenchCli, PresetPlanAsJson) {
+  const std::string command = std::string(AUTOGEMM_CLI_PATH) +
+                              " bench --m 128 --n 256 --k 512 --dtype fp8 --device h200 --json"
+                              " 2>/dev/null";
+  FILE* pipe = popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string out;
+  std::array<char, 4096> buffer{};
+  while (std::fgets(buffer.data(), int(buffer.size()), pipe) != nullptr) out += buffer.data();
+  ASSERT_EQ(pclose(pipe), 0) << out;
+  const auto j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["measured"], false);
+  EXPECT_EQ(j["device"], "h200");
+  ASSERT_EQ(j["rows"].size(), 1u);
+  EXPECT_EQ(j["rows"][0]["dtype"], "fp8");
+  EXPECT_GT(j["rows"][0]["predicted_us"].get<double>(), 0.0);
+}
+
+TEST(BenchCli, SuiteFileWithPreset) {
+  const std::string path = ::testing::TempDir() + "autogemm_bench_cli_suite.csv";
+  FILE* f = std::fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs("# test suite\nm,n,k,tag\n128,2112,7168,decode\n4096,4096,4096,square\n", f);
+  std::fclose(f);
+  const CliRun run = run_cli("bench --suite " + path + " --device h100-sxm");
+  std::remove(path.c_str());
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_NE(run.out.find("decode"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("square"), std::string::npos) << run.out;
+}
+
+TEST(BenchCli, ArgumentErrorsNameTheOption) {
+  CliRun run = run_cli("bench --m 64 --n 64");
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+  EXPECT_NE(run.out.find("--k"), std::string::npos) << run.out;
+
+  run = run_cli("bench --m 64 --n 64 --k 64 --suite x.csv");
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+  EXPECT_NE(run.out.find("not both"), std::string::npos) << run.out;
+
+  run = run_cli("bench --m 64 --n 64 --k 64 --iters 0 --device h100-sxm");
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+  EXPECT_NE(run.out.find("--iters = 0"), std::string::npos) << run.out;
+
+  run = run_cli("bench --m 64 --n 64 --k 64 --dtype int4 --device h100-sxm");
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+  EXPECT_NE(run.out.find("--dtype = int4"), std::string::npos) << run.out;
+
+  run = run_cli("bench --m 64 --n 64 --k 64 --device no-such-gpu");
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+  EXPECT_NE(run.out.find("no-such-gpu"), std::string::npos) << run.out;
+}

@@ -1,0 +1,170 @@
+// Bench output on the host: the exact CSV header, CSV quoting, JSON, statistics, progress.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "autogemm/errors.hpp"
+#include "bench/bench_report.hpp"
+#include "bench/timing.hpp"
+
+using namespace autogemm;
+using namespace autogemm::bench;
+
+namespace {
+
+GemmProblem bf16_problem(int64_t m, int64_t n, int64_t k) {
+  GemmProblem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  return p;
+}
+
+BenchRow measured_row() {
+  BenchRow r;
+  r.problem = bf16_problem(4096, 7168, 16384);
+  r.tag = "prefill";
+  r.config = "128x256x64 s3 c2 ws p g8 cl2x1/b tma/tma";
+  r.ours = summarize({1000.0, 1010.0, 990.0});
+  r.tflops = r.problem.flops() / r.ours.median_us * 1e-6;
+  r.gbps = r.problem.min_bytes() / r.ours.median_us * 1e-3;
+  r.baseline = summarize({1100.0});
+  r.baseline_tflops = r.problem.flops() / 1100.0 * 1e-6;
+  r.ratio = 1.1;
+  r.diff = 1.5e-6;
+  return r;
+}
+
+// Splits one CSV line, honouring RFC 4180 quotes.
+std::vector<std::string> csv_fields(const std::string& line) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        fields.back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        fields.back() += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      fields.emplace_back();
+    } else {
+      fields.back() += c;
+    }
+  }
+  return fields;
+}
+
+}  // namespace
+
+TEST(BenchReport, CsvHeaderIsExact) {
+  EXPECT_EQ(csv_header(),
+            "m,n,k,dtype,layout,config,time_us,tflops,gbps,baseline_time_us,baseline_tflops,"
+            "ratio,diff");
+}
+
+TEST(BenchReport, CsvLineHasTheHeaderFieldsInOrder) {
+  const BenchRow r = measured_row();
+  const auto fields = csv_fields(csv_line(r));
+  ASSERT_EQ(fields.size(), 13u) << csv_line(r);
+  EXPECT_EQ(fields[0], "4096");
+  EXPECT_EQ(fields[1], "7168");
+  EXPECT_EQ(fields[2], "16384");
+  EXPECT_EQ(fields[3], "bf16");
+  EXPECT_EQ(fields[4], "nt");
+  EXPECT_EQ(fields[5], r.config);
+  EXPECT_NEAR(std::stod(fields[6]), 1000.0, 1e-9);
+  EXPECT_NEAR(std::stod(fields[7]), r.tflops, 0.01);
+  EXPECT_NEAR(std::stod(fields[8]), r.gbps, 0.01);
+  EXPECT_NEAR(std::stod(fields[9]), 1100.0, 1e-9);
+  EXPECT_NEAR(std::stod(fields[10]), r.baseline_tflops, 0.01);
+  EXPECT_NEAR(std::stod(fields[11]), 1.1, 1e-9);
+  EXPECT_NEAR(std::stod(fields[12]), 1.5e-6, 1e-9);
+  // The config is always quoted (it may hold commas in the future).
+  EXPECT_NE(csv_line(r).find(",\"128x256x64 s3"), std::string::npos);
+}
+
+TEST(BenchReport, CsvQuotesInsideConfigAreDoubled) {
+  BenchRow r = measured_row();
+  r.config = "odd, \"quoted\" config";
+  const auto fields = csv_fields(csv_line(r));
+  ASSERT_EQ(fields.size(), 13u);
+  EXPECT_EQ(fields[5], r.config);
+}
+
+TEST(BenchReport, CsvWithoutBaselineLeavesItsFieldsEmpty) {
+  BenchRow r = measured_row();
+  r.baseline.reset();
+  const auto fields = csv_fields(csv_line(r));
+  ASSERT_EQ(fields.size(), 13u);
+  for (int i = 9; i < 13; ++i) EXPECT_EQ(fields[std::size_t(i)], "") << "field " << i;
+}
+
+TEST(BenchReport, Fp8RowsSayFp8) {
+  BenchRow r = measured_row();
+  r.problem.a_type = r.problem.b_type = DType::e4m3;
+  r.problem.scaling = Scaling::block_1x128_128x128;
+  EXPECT_EQ(csv_fields(csv_line(r))[3], "fp8");
+  EXPECT_EQ(dtype_label(r.problem), "fp8");
+}
+
+TEST(BenchReport, JsonHoldsRowsAndGeomean) {
+  BenchRow a = measured_row(), b = measured_row();
+  b.ratio = 4.4;
+  b.baseline_fp8_per_tensor = summarize({500.0});
+  const auto j = nlohmann::json::parse(rows_to_json({a, b}));
+  ASSERT_EQ(j["rows"].size(), 2u);
+  EXPECT_EQ(j["rows"][0]["m"], 4096);
+  EXPECT_EQ(j["rows"][0]["config"], a.config);
+  EXPECT_EQ(j["rows"][0]["tag"], "prefill");
+  EXPECT_DOUBLE_EQ(j["rows"][0]["time_us"].get<double>(), 1000.0);
+  EXPECT_DOUBLE_EQ(j["rows"][0]["min_time_us"].get<double>(), 990.0);
+  EXPECT_DOUBLE_EQ(j["rows"][0]["baseline_time_us"].get<double>(), 1100.0);
+  EXPECT_FALSE(j["rows"][0].contains("baseline_fp8_per_tensor_time_us"));
+  EXPECT_DOUBLE_EQ(j["rows"][1]["baseline_fp8_per_tensor_time_us"].get<double>(), 500.0);
+  EXPECT_NEAR(j["geomean_ratio"].get<double>(), std::sqrt(1.1 * 4.4), 1e-12);
+}
+
+TEST(BenchReport, TableShowsEachRow) {
+  const std::string table = format_table({measured_row()});
+  EXPECT_NE(table.find("128x256x64 s3 c2 ws p g8 cl2x1/b tma/tma"), std::string::npos);
+  EXPECT_NE(table.find("1000.00"), std::string::npos) << table;
+  EXPECT_NE(table.find("1.100"), std::string::npos) << table;
+}
+
+TEST(BenchReport, ProgressText) {
+  EXPECT_EQ(progress_text(0, 4, nullptr, 8), "[>       ] 0/4");
+  BenchItem item{bf16_problem(64, 7168, 2048), "decode"};
+  EXPECT_EQ(progress_text(2, 4, &item, 8), "[====>   ] 2/4 64x7168x2048");
+  EXPECT_EQ(progress_text(4, 4, nullptr, 8), "[========] 4/4");
+}
+
+TEST(BenchTiming, MedianOddEvenMinMaxMean) {
+  const TimingStats odd = summarize({5.0, 1.0, 3.0});
+  EXPECT_EQ(odd.samples, 3);
+  EXPECT_EQ(odd.median_us, 3.0);
+  EXPECT_EQ(odd.min_us, 1.0);
+  EXPECT_EQ(odd.max_us, 5.0);
+  EXPECT_EQ(odd.mean_us, 3.0);
+  const TimingStats even = summarize({4.0, 1.0, 10.0, 2.0});
+  EXPECT_EQ(even.median_us, 3.0);  // mean of 2 and 4
+  EXPECT_EQ(even.mean_us, 4.25);
+  EXPECT_THROW(summarize({}), InvalidArgument);
+}
+
+TEST(BenchTiming, GeometricMeanSkipsNonPositive) {
+  EXPECT_NEAR(geometric_mean({2.0, 8.0}), 4.0, 1e-12);
+  EXPECT_NEAR(geometric_mean({2.0, 0.0, -1.0, 8.0, NAN}), 4.0, 1e-12);
+  EXPECT_EQ(geometric_mean({}), 0.0);
+  BenchRow with = measured_row(), without = measured_row();
+  without.baseline.reset();
+  without.ratio = 100;  // ignored: no baseline
+  EXPECT_NEAR(geomean_ratio({with, without}), 1.1, 1e-12);
+}

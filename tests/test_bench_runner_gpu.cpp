@@ -1,0 +1,77 @@
+// The bench runner on a GPU: one bf16 and one FP8 case end to end (ours and cuBLASLt on the
+// same inputs, timed, compared).
+#include <gtest/gtest.h>
+
+#include "bench/bench_report.hpp"
+#include "bench/bench_runner.hpp"
+#include "gpu_test_util.hpp"
+#include "runtime/cuda_check.hpp"
+
+using namespace autogemm;
+using namespace autogemm::bench;
+
+namespace {
+
+BenchItem item(int64_t m, int64_t n, int64_t k, DType in) {
+  GemmProblem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.a_type = p.b_type = in;
+  p.d_type = DType::bf16;
+  if (in == DType::e4m3) p.scaling = Scaling::block_1x128_128x128;
+  return BenchItem{p, "test"};
+}
+
+}  // namespace
+
+TEST(BenchRunnerGpu, OursAndCublasLtAgreeAndAreTimed) {
+  AUTOGEMM_REQUIRE_GPU();
+  std::string reason;
+  const GpuInfo& gpu = *autogemm::testing::sm90_gpu(&reason);
+  BenchOptions options;
+  options.device = gpu.ordinal;
+  options.warmup = 1;
+  options.iters = 5;
+  std::size_t progress_calls = 0;
+  const auto rows = run_bench({item(256, 512, 320, DType::bf16), item(256, 384, 512, DType::e4m3)},
+                              options, gpu,
+                              [&](std::size_t, std::size_t, const BenchItem*) { ++progress_calls; });
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(progress_calls, 3u);
+  for (const BenchRow& r : rows) {
+    const std::string label = dtype_label(r.problem) + " " + r.config;
+    EXPECT_EQ(r.unwritten, 0) << label;
+    // Both write bf16: rounding alone gives ~1e-6; a wrong scale layout gives > 1e-2.
+    EXPECT_LT(r.diff, r.problem.a_type == DType::e4m3 ? 1e-4 : 1e-5) << label;
+    EXPECT_EQ(r.ours.samples, 5) << label;
+    EXPECT_GT(r.ours.median_us, 0.0) << label;
+    EXPECT_LE(r.ours.min_us, r.ours.median_us) << label;
+    ASSERT_TRUE(r.baseline.has_value()) << label;
+    EXPECT_GT(r.baseline->median_us, 0.0) << label;
+    EXPECT_NEAR(r.ratio, r.baseline->median_us / r.ours.median_us, 1e-12) << label;
+    EXPECT_NEAR(r.tflops, r.problem.flops() / r.ours.median_us * 1e-6, 1e-9) << label;
+    EXPECT_FALSE(r.config.empty());
+  }
+  EXPECT_FALSE(rows[0].baseline_fp8_per_tensor.has_value());
+  ASSERT_TRUE(rows[1].baseline_fp8_per_tensor.has_value());
+  EXPECT_GT(rows[1].baseline_fp8_per_tensor->median_us, 0.0);
+  EXPECT_GT(geomean_ratio(rows), 0.0);
+}
+
+TEST(BenchRunnerGpu, NoBaseline) {
+  AUTOGEMM_REQUIRE_GPU();
+  std::string reason;
+  const GpuInfo& gpu = *autogemm::testing::sm90_gpu(&reason);
+  BenchOptions options;
+  options.device = gpu.ordinal;
+  options.warmup = 0;
+  options.iters = 2;
+  options.baseline = false;
+  const auto rows = run_bench({item(128, 128, 128, DType::bf16)}, options, gpu);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_FALSE(rows[0].baseline.has_value());
+  EXPECT_EQ(rows[0].ratio, 0.0);
+  EXPECT_EQ(rows[0].unwritten, 0);
+  EXPECT_EQ(csv_line(rows[0]).substr(csv_line(rows[0]).size() - 4), ",,,,");
+}
