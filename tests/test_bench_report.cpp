@@ -139,6 +139,15 @@ TEST(BenchReport, TableShowsEachRow) {
   EXPECT_NE(table.find("1.100"), std::string::npos) << table;
 }
 
+TEST(BenchReport, TableAddsThePerTensorColumnForFp8) {
+  BenchRow fp8 = measured_row();
+  fp8.baseline_fp8_per_tensor = summarize({777.0});
+  const std::string table = format_table({measured_row(), fp8});
+  EXPECT_NE(table.find("per-tensor"), std::string::npos) << table;
+  EXPECT_NE(table.find("777.00"), std::string::npos) << table;
+  EXPECT_EQ(format_table({measured_row()}).find("per-tensor"), std::string::npos);
+}
+
 TEST(BenchReport, ProgressText) {
   EXPECT_EQ(progress_text(0, 4, nullptr, 8), "[>       ] 0/4");
   BenchItem item{bf16_problem(64, 7168, 2048), "decode"};

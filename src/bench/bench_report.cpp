@@ -99,10 +99,15 @@ std::string plan_rows_to_json(const std::vector<PlanRow>& rows, const std::strin
 
 std::string format_table(const std::vector<BenchRow>& rows) {
   std::size_t config_width = 6;
-  for (const BenchRow& r : rows) config_width = std::max(config_width, r.config.size());
-  std::string out = fmt::format("{:>6} {:>6} {:>6} {:<8} {:<{}} {:>10} {:>8} {:>8} {:>10} {:>8} {:>7} {:>9}\n",
+  bool per_tensor = false;  // FP8 rows: also the per-tensor-scaled cuBLASLt time
+  for (const BenchRow& r : rows) {
+    config_width = std::max(config_width, r.config.size());
+    per_tensor = per_tensor || r.baseline_fp8_per_tensor.has_value();
+  }
+  std::string out = fmt::format("{:>6} {:>6} {:>6} {:<8} {:<{}} {:>10} {:>8} {:>8} {:>10} {:>8} {:>7} {:>9}",
                                 "m", "n", "k", "tag", "config", config_width, "time_us",
                                 "TFLOP/s", "GB/s", "cuBLASLt", "TFLOP/s", "ratio", "diff");
+  out += per_tensor ? fmt::format(" {:>12}\n", "per-tensor") : "\n";
   for (const BenchRow& r : rows) {
     const bool base = r.baseline.has_value();
     out += fmt::format("{:>6} {:>6} {:>6} {:<8} {:<{}} {:>10.2f} {:>8.1f} {:>8.0f} {:>10} {:>8} {:>7} {:>9}",
@@ -111,6 +116,10 @@ std::string format_table(const std::vector<BenchRow>& rows) {
                        number_or_dash(base, base ? r.baseline->median_us : 0, 2),
                        number_or_dash(base, r.baseline_tflops, 1), number_or_dash(base, r.ratio, 3),
                        base ? fmt::format("{:.2e}", r.diff) : std::string("-"));
+    if (per_tensor) {
+      const bool pt = r.baseline_fp8_per_tensor.has_value();
+      out += fmt::format(" {:>12}", number_or_dash(pt, pt ? r.baseline_fp8_per_tensor->median_us : 0, 2));
+    }
     if (r.unwritten > 0) out += fmt::format("  ({} outputs not written)", r.unwritten);
     out += '\n';
   }

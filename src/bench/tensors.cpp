@@ -141,6 +141,12 @@ void fill_uniform(void* device_ptr, std::size_t count, DType t, uint64_t seed, d
       store_bits(host.data(), i, encode_from_double(lo + (hi - lo) * unit, t), width);
     }
   });
+  // Never all zeros (a tiny e4m3 tensor can round every value to 0): the scan stops at the
+  // first non-zero value, almost always the first.
+  bool all_zero = true;
+  for (std::size_t i = 0; i < count && all_zero; ++i)
+    all_zero = decode_to_double(load_bits(host.data(), i, width), t) == 0.0;
+  if (all_zero) store_bits(host.data(), 0, encode_from_double((hi != 0 ? hi : lo) / 2, t), width);
   upload(device_ptr, host, "cudaMemcpy(fill_uniform)");
 }
 
