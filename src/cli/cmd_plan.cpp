@@ -108,8 +108,6 @@ nlohmann::json plan_json(const Plan& plan, int top) {
 }
 
 void run_plan(const PlanOptions& options) {
-  if (options.top < -1)
-    throw InvalidArgument("--top", std::to_string(options.top), "must be >= 0 (0 = all)");
   // Problems first: a bad size is reported before any device query.
   const std::vector<GemmProblem> problems = options.problem.problems();
   const GpuInfo device = resolve_cli_device(options.device);
@@ -145,7 +143,12 @@ void add_plan_command(CLI::App& app) {
                   "GPU index (0, 1, ...) or preset name (h100-sxm, h200, a100-80g, b200, ...); "
                   "default: GPU 0, else h100-sxm");
   cmd->add_option("--top", options->top,
-                  "also list the N best candidates and N rejected configurations (0 = all)");
+                  "also list the N best candidates and N rejected configurations (0 = all)")
+      ->check([](const std::string& value) -> std::string {
+        // CLI11 reports this as a parse error naming --top; -1 is our "not given" marker.
+        return !value.empty() && value[0] == '-' ? value + " must be >= 0 (0 = all)"
+                                                 : std::string();
+      });
   cmd->add_flag("--json", options->json, "print JSON instead of text");
   cmd->callback([options] { run_plan(*options); });
 }

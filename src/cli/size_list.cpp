@@ -53,6 +53,8 @@ std::vector<int64_t> parse_size_list(std::string_view option, std::string_view t
   };
   for (std::string_view token : split(text, ',')) {
     const std::string_view trimmed = trim(token);
+    if (trimmed.empty())
+      throw InvalidArgument(name, "\"\"", std::string("empty entry in the list; ") + kSyntax);
     const auto fields = split(trimmed, ':');
     if (fields.size() == 1) {
       int64_t value = 0;
@@ -82,7 +84,7 @@ std::vector<GemmShape> shape_product(const std::vector<int64_t>& m, const std::v
                                      const std::vector<int64_t>& k) {
   const double count = double(m.size()) * double(n.size()) * double(k.size());
   if (count > double(kMaxShapes))
-    throw InvalidArgument("--m x --n x --k", fmt::format("{} shapes", count),
+    throw InvalidArgument("--m x --n x --k", fmt::format("{} shapes", uint64_t(count)),
                           fmt::format("at most {} shapes per command", kMaxShapes));
   std::vector<GemmShape> shapes;
   shapes.reserve(std::size_t(count));

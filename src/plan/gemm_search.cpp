@@ -109,6 +109,8 @@ GemmConfig vendor_config() {
   c.warp_specialized = false;
   c.persistent = false;
   c.raster_group = 1;
+  c.load_path = LoadPath::threads;  // none of our TMA paths: the library moves its own data
+  c.store_path = StorePath::threads;
   c.smem_bytes = 0;
   return c;
 }

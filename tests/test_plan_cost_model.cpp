@@ -1,0 +1,223 @@
+// The cost model: tile and wave counts against hand computation, and the direction of each
+// term (narrow tiles fill the last wave, multicast halves the shared operand's L2 traffic,
+// grouped rasterisation saves DRAM re-reads, short K and narrow wgmmas lose efficiency).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "autogemm/errors.hpp"
+#include "autogemm/plan.hpp"
+
+using namespace autogemm;
+
+namespace {
+
+GpuInfo hopper(int sm_count = 132) {
+  GpuInfo g;
+  g.name = "test hopper";
+  g.cc = {9, 0};
+  g.caps = *arch_capabilities(g.cc);
+  g.sm_count = sm_count;
+  g.smem_per_block_optin_bytes = 232448;
+  g.l2_bytes = 50 << 20;
+  g.memory_bandwidth_gbps = 3352;
+  g.sm_clock_khz = 1980000;
+  return g;
+}
+
+GemmProblem problem(int64_t m, int64_t n, int64_t k) {
+  GemmProblem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  return p;
+}
+
+GemmConfig tile(int block_m, int block_n, int num_consumers, int num_stages = 4) {
+  GemmConfig c;
+  c.block_m = block_m;
+  c.block_n = block_n;
+  c.block_k = 64;
+  c.num_consumers = num_consumers;
+  c.num_stages = num_stages;
+  return c;
+}
+
+}  // namespace
+
+TEST(PlanCostModel, WavesMatchHandComputation) {
+  struct Case {
+    int64_t m, n;
+    int block_m, block_n, sm_count;
+    int64_t tiles, waves;
+    int busy;
+  };
+  const Case cases[] = {
+      // 2 x 56 tiles on 132 SMs: one wave, 20 SMs idle.
+      {256, 7168, 128, 128, 132, 112, 1, 112},
+      // 32 x 16 = 512 tiles: 3 full waves of 132, then 512 - 396 = 116.
+      {4096, 4096, 128, 256, 132, 512, 4, 116},
+      // 64 x ceil(8192/224) = 64 x 37 = 2368 tiles: 17 x 132 = 2244, then 124.
+      {8192, 8192, 128, 224, 132, 2368, 18, 124},
+      // H100 PCIe (114 SMs): 16 x 16 = 256 tiles: 2 x 114 = 228, then 28.
+      {2048, 2048, 128, 128, 114, 256, 3, 28},
+      // Ragged edges: ceil(1000/64) x ceil(1000/48) = 16 x 21 = 336 tiles: 264, then 72.
+      {1000, 1000, 64, 48, 132, 336, 3, 72},
+      // Fewer tiles than SMs.
+      {1, 1, 64, 16, 132, 1, 1, 1},
+  };
+  for (const Case& c : cases) {
+    const Prediction p =
+        predict(problem(c.m, c.n, 4096), tile(c.block_m, c.block_n, 1, 2), hopper(c.sm_count));
+    SCOPED_TRACE(testing::Message() << c.m << "x" << c.n << " tile " << c.block_m << "x"
+                                    << c.block_n);
+    EXPECT_EQ(p.num_tiles, c.tiles);
+    EXPECT_EQ(p.waves, c.waves);
+    EXPECT_EQ(p.busy_sms, c.busy);
+    EXPECT_DOUBLE_EQ(p.last_wave_utilization, double(c.busy) / c.sm_count);
+  }
+}
+
+TEST(PlanCostModel, ClustersAndCapsShrinkTheResidentGrid) {
+  // 131 SMs hold 65 clusters of 2 = 130 CTAs: 512 tiles -> 130, 130, 130, 122.
+  GemmConfig c = tile(128, 256, 2, 3);
+  c.cluster_m = 2;
+  c.multicast = Multicast::b;
+  Prediction p = predict(problem(4096, 4096, 4096), c, hopper(131));
+  EXPECT_EQ(p.waves, 4);
+  EXPECT_EQ(p.busy_sms, 122);
+  // The ladder's single-CTA steps: max_ctas = 1 runs every tile on one SM.
+  GemmConfig one = tile(128, 128, 1);
+  one.max_ctas = 1;
+  p = predict(problem(1024, 1024, 1024), one, hopper());
+  EXPECT_EQ(p.waves, 64);
+  EXPECT_EQ(p.busy_sms, 1);
+}
+
+TEST(PlanCostModel, NarrowerTilesFillTheLastWave) {
+  // DeepSeek-V3-like shape: M = 256, N = K = 7168 on 132 SMs. 128x128 leaves 20 SMs idle.
+  const GemmProblem p = problem(256, 7168, 7168);
+  const Prediction square = predict(p, tile(128, 128, 2, 6), hopper());
+  EXPECT_EQ(square.busy_sms, 112);
+  // 128x112: 2 x 64 = 128 tiles, still one wave, each tile 12.5% shorter.
+  const Prediction narrow = predict(p, tile(128, 112, 2, 6), hopper());
+  EXPECT_EQ(narrow.num_tiles, 128);
+  EXPECT_EQ(narrow.busy_sms, 128);
+  EXPECT_LT(narrow.compute_us, square.compute_us);
+  EXPECT_LT(narrow.time_us, square.time_us);
+  // The planner sees it too.
+  const Plan plan = plan_gemm(p, hopper());
+  EXPECT_GT(plan.best().prediction.busy_sms, 112);
+  EXPECT_LT(plan.best().prediction.time_us, square.time_us);
+}
+
+TEST(PlanCostModel, TimeIsWavesOfTheSlowestResourcePlusFixed) {
+  for (const GemmProblem& p : {problem(4096, 4096, 4096), problem(256, 7168, 7168),
+                               problem(64, 64, 64), problem(16384, 1024, 65536)}) {
+    for (const GemmConfig& c : {tile(128, 256, 2, 3), tile(64, 64, 1, 8)}) {
+      const Prediction pr = predict(p, c, hopper());
+      // A sum of per-wave maxima is at least the max of the per-resource sums.
+      EXPECT_GE(pr.time_us + 1e-9,
+                std::max({pr.compute_us, pr.memory_us, pr.l2_us}) + pr.fixed_us);
+      EXPECT_LE(pr.time_us, pr.compute_us + pr.memory_us + pr.l2_us + pr.fixed_us + 1e-9);
+      EXPECT_GE(pr.fixed_us, 3.0);  // at least a launch
+      EXPECT_NEAR(pr.tflops * pr.time_us * 1e6, p.flops(), p.flops() * 1e-12);
+      EXPECT_GE(pr.dram_bytes, p.min_bytes());
+      EXPECT_GT(pr.mma_efficiency, 0);
+      EXPECT_LE(pr.mma_efficiency, 1);
+      // Never faster than the device's peak.
+      EXPECT_LT(pr.tflops, hopper().peak_bf16_tflops());
+    }
+  }
+}
+
+TEST(PlanCostModel, MulticastHalvesTheSharedOperandsL2Traffic) {
+  const GemmProblem p = problem(4096, 4096, 4096);
+  GemmConfig c = tile(128, 128, 1, 6);
+  const Prediction alone = predict(p, c, hopper());
+  c.cluster_m = 2;
+  c.multicast = Multicast::b;
+  const Prediction shared_b = predict(p, c, hopper());
+  // 1024 tiles, each reading a 128 x 4096 bf16 slab of B: half of that no longer leaves L2.
+  EXPECT_DOUBLE_EQ(alone.l2_bytes - shared_b.l2_bytes, 1024 * 128.0 * 4096 * 2 / 2);
+  EXPECT_LT(shared_b.l2_us, alone.l2_us);
+  EXPECT_EQ(shared_b.compute_us, alone.compute_us);
+}
+
+TEST(PlanCostModel, DramIsCompulsoryWhenOperandsFitInL2) {
+  const GemmProblem p = problem(2048, 2048, 2048);  // A + B = 16 MB < half of 50 MB
+  for (int group : {1, 8, 16})
+    for (RasterOrder order : {RasterOrder::along_m, RasterOrder::along_n}) {
+      GemmConfig c = tile(128, 128, 1);
+      c.raster_group = group;
+      c.raster_order = order;
+      EXPECT_DOUBLE_EQ(predict(p, c, hopper()).dram_bytes, p.min_bytes());
+    }
+}
+
+TEST(PlanCostModel, GroupedRasterSavesDramRereads) {
+  // A and B are 512 MB each: L2 holds neither, so plain row-by-row order re-reads B once per
+  // wave while groups of 8 M-tiles re-read it once per group.
+  const GemmProblem p = problem(16384, 16384, 16384);
+  GemmConfig plain = tile(128, 256, 2, 3);
+  plain.raster_group = 1;
+  GemmConfig grouped = plain;
+  grouped.raster_group = 8;
+  const Prediction plain_p = predict(p, plain, hopper());
+  const Prediction grouped_p = predict(p, grouped, hopper());
+  EXPECT_LT(grouped_p.dram_bytes, plain_p.dram_bytes);
+  EXPECT_GT(grouped_p.dram_bytes, p.min_bytes());
+  // By hand: 128 M-tiles in bands of 8 = 16 bands, each sweeping all of B (512 MB). A band of
+  // A (8 x 128 rows x 16384 x 2 B = 32 MB) exceeds the usable half of L2 (25 MB), so it is
+  // re-read once per wave of its band: 8 x 64 tiles / 132 resident CTAs = 3.88 waves.
+  const double a = 16384.0 * 16384 * 2, b = a, d = a;
+  EXPECT_NEAR(grouped_p.dram_bytes, a * (8.0 * 64 / 132) + b * 16 + d, 1.0);
+}
+
+TEST(PlanCostModel, ShortKAndNarrowWgmmaLoseEfficiency) {
+  const Prediction long_k = predict(problem(4096, 4096, 8192), tile(128, 256, 2, 3), hopper());
+  const Prediction short_k = predict(problem(4096, 4096, 64), tile(128, 256, 2, 3), hopper());
+  EXPECT_LT(short_k.mma_efficiency, 0.6 * long_k.mma_efficiency);
+  const Prediction narrow = predict(problem(4096, 4096, 8192), tile(128, 64, 2), hopper());
+  EXPECT_LT(narrow.mma_efficiency, long_k.mma_efficiency);
+  const Prediction one_consumer = predict(problem(4096, 4096, 8192), tile(128, 128, 1), hopper());
+  const Prediction two_consumers = predict(problem(4096, 4096, 8192), tile(128, 128, 2), hopper());
+  EXPECT_LT(one_consumer.mma_efficiency, two_consumers.mma_efficiency);
+}
+
+TEST(PlanCostModel, PersistentSavesThePipelineFillOfLaterWaves) {
+  GemmConfig persistent = tile(128, 128, 2);
+  GemmConfig per_tile = persistent;
+  per_tile.persistent = false;
+  const GemmProblem one_wave = problem(1024, 1024, 1024);  // 64 tiles
+  EXPECT_DOUBLE_EQ(predict(one_wave, persistent, hopper()).time_us,
+                   predict(one_wave, per_tile, hopper()).time_us);
+  const GemmProblem many = problem(8192, 8192, 1024);  // 4096 tiles, 32 waves
+  EXPECT_LT(predict(many, persistent, hopper()).time_us, predict(many, per_tile, hopper()).time_us);
+}
+
+TEST(PlanCostModel, Fp8UsesTheFp8Peak) {
+  GemmProblem p = problem(8192, 8192, 8192);
+  p.a_type = p.b_type = DType::e4m3;
+  p.scaling = Scaling::per_tensor;
+  GemmConfig c = tile(128, 256, 2, 4);
+  c.block_k = 128;
+  const Prediction fp8 = predict(p, c, hopper());
+  const Prediction bf16 = predict(problem(8192, 8192, 8192), tile(128, 256, 2, 3), hopper());
+  EXPECT_LT(fp8.compute_us, 0.6 * bf16.compute_us);
+}
+
+TEST(PlanCostModel, VendorIsARoofline) {
+  GemmConfig vendor;
+  vendor.instruction = Instruction::vendor;
+  const GemmProblem p = problem(4096, 4096, 4096);
+  const Prediction pr = predict(p, vendor, hopper());
+  EXPECT_GT(pr.time_us, pr.compute_us);
+  EXPECT_DOUBLE_EQ(pr.dram_bytes, p.min_bytes());
+  EXPECT_LT(pr.tflops, hopper().peak_bf16_tflops());
+}
+
+TEST(PlanCostModel, BadInputThrows) {
+  EXPECT_THROW(predict(problem(0, 64, 64), tile(128, 128, 1), hopper()), InvalidArgument);
+  EXPECT_THROW(predict(problem(64, 64, 64), tile(0, 128, 1), hopper()), InvalidArgument);
+}

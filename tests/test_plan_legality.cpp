@@ -1,0 +1,232 @@
+// Legality rules of the sm_90a kernel family, one rule at a time: each rejection names the
+// value and the limit it broke, and the boundary values on both sides are checked.
+#include <gtest/gtest.h>
+
+#include "autogemm/errors.hpp"
+#include "autogemm/plan.hpp"
+#include "kernels/sm90/gemm_layout.cuh"
+#include "plan/gemm_legality.hpp"
+
+using namespace autogemm;
+
+namespace {
+
+// A Hopper described by hand so the numbers in the tests are exact: 132 SMs, 227 KB opt-in.
+GpuInfo hopper(int sm_count = 132) {
+  GpuInfo g;
+  g.name = "test hopper";
+  g.cc = {9, 0};
+  g.caps = *arch_capabilities(g.cc);
+  g.sm_count = sm_count;
+  g.smem_per_block_optin_bytes = 232448;
+  g.l2_bytes = 50 << 20;
+  g.memory_bandwidth_gbps = 3352;
+  g.sm_clock_khz = 1980000;
+  return g;
+}
+
+GemmProblem problem(int64_t m, int64_t n, int64_t k, Layout layout = Layout::nt) {
+  GemmProblem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.layout = layout;
+  return p;
+}
+
+GemmConfig tile(int block_m, int block_n, int num_consumers, int num_stages = 4) {
+  GemmConfig c;
+  c.block_m = block_m;
+  c.block_n = block_n;
+  c.block_k = 64;
+  c.num_consumers = num_consumers;
+  c.num_stages = num_stages;
+  c.raster_group = 8;
+  return c;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+TEST(PlanLegality, SmemBytesIsTheKernelsLayout) {
+  const GemmProblem p = problem(4096, 4096, 4096);
+  for (int stages : {1, 3, 6}) {
+    GemmConfig c = tile(128, 256, 2, stages);
+    EXPECT_EQ(gemm_smem_bytes(p, c),
+              sm90::make_smem_layout(128, 256, 64, stages, 2, 2, true).total_bytes);
+    c.store_path = StorePath::threads;  // no D staging without the TMA store
+    EXPECT_EQ(gemm_smem_bytes(p, c),
+              sm90::make_smem_layout(128, 256, 64, stages, 2, 2, false).total_bytes);
+  }
+  GemmProblem fp32_out = p;
+  fp32_out.d_type = DType::fp32;
+  EXPECT_EQ(gemm_smem_bytes(fp32_out, tile(64, 128, 1, 5)),
+            sm90::make_smem_layout(64, 128, 64, 5, 2, 4, true).total_bytes);
+}
+
+TEST(PlanLegality, CommonConfigurationsAreLegal) {
+  const GemmProblem p = problem(4096, 4096, 4096);
+  for (const GemmConfig& c : {tile(128, 256, 2, 3), tile(128, 128, 1, 6), tile(64, 64, 1, 8),
+                              tile(256, 128, 2, 3)})
+    EXPECT_EQ(legality_violation(p, c, hopper()), "") << c.describe();
+}
+
+TEST(PlanLegality, SharedMemoryOverTheOptInLimit) {
+  const GemmProblem p = problem(4096, 4096, 4096);
+  // 128x256 bf16: 48 KB per stage + 64 KB of D staging: 3 stages fit, 4 do not.
+  EXPECT_EQ(legality_violation(p, tile(128, 256, 2, 3), hopper()), "");
+  const GemmConfig four = tile(128, 256, 2, 4);
+  const std::string why = legality_violation(p, four, hopper());
+  EXPECT_TRUE(contains(why, "smem " + std::to_string(gemm_smem_bytes(p, four)) + " B")) << why;
+  EXPECT_TRUE(contains(why, "232448")) << why;
+  EXPECT_EQ(plan::max_stages_that_fit(p, four, hopper(), 8), 3);
+}
+
+TEST(PlanLegality, ConsumersOwnWholeM64Slabs) {
+  const std::string why = legality_violation(problem(512, 512, 512), tile(64, 128, 2), hopper());
+  EXPECT_TRUE(contains(why, "block_m / num_consumers = 64 / 2")) << why;
+  EXPECT_TRUE(contains(why, "multiple of 64")) << why;
+}
+
+TEST(PlanLegality, AccumulatorsWithinTheRegisterBudget) {
+  const GemmProblem p = problem(4096, 4096, 4096);
+  // One consumer beside the producer: 240 - 64 = 176 registers; 128 rows = 2 slabs of N/2.
+  EXPECT_EQ(legality_violation(p, tile(128, 176, 1, 4), hopper()), "");
+  std::string why = legality_violation(p, tile(128, 192, 1, 4), hopper());
+  EXPECT_TRUE(contains(why, "accumulators 192 registers")) << why;
+  EXPECT_TRUE(contains(why, "> 176")) << why;
+  why = legality_violation(p, tile(128, 256, 1, 3), hopper());
+  EXPECT_TRUE(contains(why, "accumulators 256 registers")) << why;
+  // Two consumers: 232 - 64 = 168; each owns 128 of 256 rows.
+  EXPECT_EQ(legality_violation(p, tile(256, 160, 2, 2), hopper()), "");
+  why = legality_violation(p, tile(256, 176, 2, 2), hopper());
+  EXPECT_TRUE(contains(why, "accumulators 176 registers")) << why;
+  EXPECT_TRUE(contains(why, "> 168")) << why;
+  // Without warp specialisation: 255 - 64 = 191.
+  GemmConfig plain = tile(128, 176, 1, 2);
+  plain.warp_specialized = false;
+  EXPECT_EQ(legality_violation(p, plain, hopper()), "");
+  plain.block_n = 192;
+  EXPECT_TRUE(contains(legality_violation(p, plain, hopper()), "> 191"));
+  EXPECT_EQ(plan::accumulator_registers(tile(128, 256, 2)), 128);
+  EXPECT_EQ(plan::consumer_register_budget(tile(128, 256, 2)), 232);
+  EXPECT_EQ(plan::consumer_register_budget(tile(128, 128, 1)), 240);
+}
+
+TEST(PlanLegality, TileSizesOutsideTheFamily) {
+  const GemmProblem p = problem(4096, 4096, 4096);
+  EXPECT_TRUE(contains(legality_violation(p, tile(96, 128, 1), hopper()), "block_m = 96"));
+  EXPECT_TRUE(contains(legality_violation(p, tile(128, 24, 1), hopper()), "block_n = 24"));
+  EXPECT_TRUE(contains(legality_violation(p, tile(128, 272, 2), hopper()), "block_n = 272"));
+  GemmConfig wrong_k = tile(128, 128, 1);
+  wrong_k.block_k = 32;
+  EXPECT_TRUE(contains(legality_violation(p, wrong_k, hopper()), "block_k = 32"));
+  // N = 8 tiles are part of the family (tiny N).
+  EXPECT_EQ(legality_violation(problem(64, 8, 64), tile(64, 8, 1, 8), hopper()), "");
+}
+
+TEST(PlanLegality, NMajorBIsLoadedIn64ColumnSlabs) {
+  for (Layout layout : {Layout::nn, Layout::tn}) {
+    const GemmProblem p = problem(1024, 1024, 1024, layout);
+    const std::string why = legality_violation(p, tile(128, 48, 1), hopper());
+    EXPECT_TRUE(contains(why, "block_n = 48")) << why;
+    EXPECT_TRUE(contains(why, "multiple of 64")) << why;
+    EXPECT_EQ(legality_violation(p, tile(128, 128, 1), hopper()), "");
+  }
+  // K-major B takes any width of the family.
+  EXPECT_EQ(legality_violation(problem(1024, 1024, 1024, Layout::tt), tile(128, 48, 1), hopper()),
+            "");
+}
+
+TEST(PlanLegality, TmaBoxesFollowTheLayout) {
+  const GemmConfig c = tile(128, 128, 2);
+  auto boxes = plan::gemm_tma_boxes(problem(1000, 2000, 3000, Layout::nt), c);
+  ASSERT_EQ(boxes.size(), 3u);
+  EXPECT_EQ(boxes[0].operand, "A");  // K-major A: {64, block_m} over {K, M}
+  EXPECT_EQ(boxes[0].description.box_dims, (std::vector<uint32_t>{64, 128}));
+  EXPECT_EQ(boxes[0].description.global_dims, (std::vector<uint64_t>{3000, 1000}));
+  EXPECT_EQ(boxes[1].description.box_dims, (std::vector<uint32_t>{64, 128}));
+  EXPECT_EQ(boxes[1].description.global_dims, (std::vector<uint64_t>{3000, 2000}));
+  EXPECT_EQ(boxes[2].operand, "D");  // each consumer stores its 64 rows, 64-column slabs
+  EXPECT_EQ(boxes[2].description.box_dims, (std::vector<uint32_t>{64, 64}));
+  EXPECT_EQ(boxes[2].description.global_strides, (std::vector<uint64_t>{2000 * 2}));
+  boxes = plan::gemm_tma_boxes(problem(1000, 2000, 3000, Layout::tn), c);
+  EXPECT_EQ(boxes[0].description.box_dims, (std::vector<uint32_t>{64, 64}));  // {64, block_k}
+  EXPECT_EQ(boxes[0].description.global_dims, (std::vector<uint64_t>{1000, 3000}));
+  EXPECT_EQ(boxes[1].description.global_dims, (std::vector<uint64_t>{2000, 3000}));
+}
+
+TEST(PlanLegality, ClusterShapes) {
+  const GemmProblem p = problem(4096, 4096, 4096);
+  GemmConfig c = tile(128, 128, 1);
+  c.cluster_m = 2;
+  c.multicast = Multicast::b;
+  EXPECT_EQ(legality_violation(p, c, hopper()), "");
+  c.multicast = Multicast::a;  // A is shared along N, not M
+  EXPECT_TRUE(contains(legality_violation(p, c, hopper()), "multicast a with cluster 2x1"));
+  c.cluster_n = 2;
+  EXPECT_TRUE(contains(legality_violation(p, c, hopper()), "cluster 2x2 has 4 CTAs"));
+  c.cluster_m = 1;
+  EXPECT_EQ(legality_violation(p, c, hopper()), "");
+  c.multicast = Multicast::b;
+  EXPECT_TRUE(contains(legality_violation(p, c, hopper()), "multicast b with cluster 1x2"));
+}
+
+TEST(PlanLegality, MulticastNeedsEvenTileAndSmCounts) {
+  GemmConfig c = tile(128, 128, 1);
+  c.cluster_m = 2;
+  c.multicast = Multicast::b;
+  // 3 tiles along M (M = 300): the cluster does not divide it.
+  std::string why = legality_violation(problem(300, 4096, 4096), c, hopper());
+  EXPECT_TRUE(contains(why, "3 tiles along M")) << why;
+  EXPECT_TRUE(contains(why, "odd")) << why;
+  EXPECT_EQ(legality_violation(problem(256, 4096, 4096), c, hopper()), "");
+  why = legality_violation(problem(256, 4096, 4096), c, hopper(131));
+  EXPECT_TRUE(contains(why, "131 SMs")) << why;
+  GemmConfig along_n = tile(128, 128, 1);
+  along_n.cluster_n = 2;
+  along_n.multicast = Multicast::a;
+  why = legality_violation(problem(4096, 4224, 4096), along_n, hopper());  // 33 tiles along N
+  EXPECT_TRUE(contains(why, "33 tiles along N")) << why;
+}
+
+TEST(PlanLegality, ClustersNeedDeviceSupport) {
+  GpuInfo no_clusters = hopper();
+  no_clusters.caps.clusters = false;
+  GemmConfig c = tile(128, 128, 1);
+  c.cluster_m = 2;
+  c.multicast = Multicast::b;
+  const std::string why = legality_violation(problem(4096, 4096, 4096), c, no_clusters);
+  EXPECT_TRUE(contains(why, "no thread-block clusters")) << why;
+}
+
+TEST(PlanLegality, WgmmaOnlyOnSm90) {
+  GpuInfo blackwell = hopper(148);
+  blackwell.cc = {10, 0};
+  blackwell.caps = *arch_capabilities(blackwell.cc);
+  const std::string why =
+      legality_violation(problem(4096, 4096, 4096), tile(128, 128, 1), blackwell);
+  EXPECT_TRUE(contains(why, "instruction = wgmma")) << why;
+  EXPECT_TRUE(contains(why, "cc 10.0")) << why;
+  // The vendor library takes any valid problem.
+  GemmConfig vendor;
+  vendor.instruction = Instruction::vendor;
+  EXPECT_EQ(legality_violation(problem(4096, 4096, 4096), vendor, blackwell), "");
+}
+
+TEST(PlanLegality, TmaNeedsSixteenByteRowStrides) {
+  GemmProblem p = problem(1000, 1000, 1001);  // packed A rows: 1001 bf16 = 2002 bytes
+  const std::string why = legality_violation(p, tile(128, 128, 1), hopper());
+  EXPECT_TRUE(contains(why, "lda = 1001")) << why;
+  p.lda = 1008;
+  p.ldb = 1008;
+  EXPECT_EQ(legality_violation(p, tile(128, 128, 1), hopper()), "");
+}
+
+TEST(PlanLegality, InvalidProblemThrows) {
+  EXPECT_THROW(legality_violation(problem(0, 64, 64), tile(128, 128, 1), hopper()),
+               InvalidArgument);
+}

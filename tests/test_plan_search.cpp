@@ -1,0 +1,252 @@
+// plan_gemm over thousands of random problems and several devices: the chosen configuration
+// always passes every hardware rule (legality, wgmma shape, TMA boxes, shared memory,
+// registers) and covers the problem; non-Hopper devices and TMA-incompatible strides get the
+// vendor library with the reason; the ranking is sorted and deterministic.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "autogemm/errors.hpp"
+#include "autogemm/plan.hpp"
+#include "plan/gemm_legality.hpp"
+#include "plan/tma_rules.hpp"
+#include "plan/wgmma_rules.hpp"
+
+using namespace autogemm;
+
+namespace {
+
+GpuInfo hopper(int sm_count = 132, int smem_optin = 232448, int64_t l2_bytes = 50 << 20) {
+  GpuInfo g;
+  g.name = "test hopper " + std::to_string(sm_count);
+  g.cc = {9, 0};
+  g.caps = *arch_capabilities(g.cc);
+  g.sm_count = sm_count;
+  g.smem_per_block_optin_bytes = smem_optin;
+  g.l2_bytes = l2_bytes;
+  g.memory_bandwidth_gbps = 3352;
+  g.sm_clock_khz = 1980000;
+  return g;
+}
+
+std::vector<GpuInfo> hopper_devices() {
+  return {hopper(),                                // H100 SXM numbers
+          hopper(131),                             // odd SM count: no clusters can pair up
+          hopper(66, 101376, 25 << 20),            // half a Hopper with 99 KB of opt-in smem
+          device_preset("h100-pcie"), device_preset("h200")};
+}
+
+int64_t round_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
+
+// Sizes 1..20000: half uniform, half log-uniform so small and odd sizes are common.
+int64_t random_size(std::mt19937_64& rng) {
+  if (rng() % 2) return 1 + int64_t(rng() % 20000);
+  std::uniform_real_distribution<double> exponent(0, std::log(20000.0));
+  return std::max<int64_t>(1, int64_t(std::exp(exponent(rng))));
+}
+
+GemmProblem random_problem(std::mt19937_64& rng, bool tma_friendly) {
+  GemmProblem p;
+  p.m = random_size(rng);
+  p.n = random_size(rng);
+  p.k = random_size(rng);
+  p.layout = Layout(rng() % 4);
+  p.a_type = p.b_type = p.d_type = (rng() % 2) ? DType::bf16 : DType::fp16;
+  if (tma_friendly) {
+    // Rows padded to 16 bytes, as a TMA user would allocate them.
+    p.lda = round_up(a_is_k_major(p.layout) ? p.k : p.m, 8);
+    p.ldb = round_up(b_is_k_major(p.layout) ? p.k : p.n, 8);
+    p.ldd = round_up(p.n, 8);
+  }
+  return p;
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Every hardware rule, checked directly against the rule functions (not only through
+// legality_violation), for a configuration the planner proposed.
+void expect_kernel_config_is_sound(const GemmProblem& p, const Candidate& c, const GpuInfo& d) {
+  const GemmConfig& cfg = c.config;
+  SCOPED_TRACE(cfg.describe());
+  ASSERT_EQ(cfg.instruction, Instruction::wgmma);
+  EXPECT_EQ(legality_violation(p, cfg, d), "");
+
+  plan::WgmmaShape shape;
+  shape.m = 64;
+  shape.n = cfg.block_n;
+  shape.k = plan::wgmma_k(p.a_type);
+  shape.a_type = p.a_type;
+  shape.b_type = p.b_type;
+  shape.a_k_major = a_is_k_major(p.layout);
+  shape.b_k_major = b_is_k_major(p.layout);
+  EXPECT_EQ(plan::wgmma_violation(shape, d.cc), "");
+  const auto boxes = plan::gemm_tma_boxes(p, cfg);
+  EXPECT_EQ(boxes.size(), 3u);  // A, B, D
+  for (const auto& box : boxes) EXPECT_EQ(plan::tma_violation(box.description), "") << box.operand;
+
+  EXPECT_EQ(cfg.smem_bytes, gemm_smem_bytes(p, cfg));
+  EXPECT_LE(cfg.smem_bytes, d.smem_per_block_optin_bytes);
+  EXPECT_GE(cfg.num_stages, 2);
+  EXPECT_LE(cfg.num_stages, 8);
+  if (cfg.num_stages < 8) {  // the deepest ring that fits
+    GemmConfig deeper = cfg;
+    ++deeper.num_stages;
+    EXPECT_GT(gemm_smem_bytes(p, deeper), d.smem_per_block_optin_bytes);
+  }
+  EXPECT_EQ(cfg.block_m % (64 * cfg.num_consumers), 0);
+  EXPECT_LE(plan::accumulator_registers(cfg),
+            plan::consumer_register_budget(cfg) - plan::kRegisterHeadroom);
+  EXPECT_LE(cfg.cluster_m * cfg.cluster_n, 2);
+
+  // The tiles cover the problem.
+  const Prediction& pr = c.prediction;
+  EXPECT_EQ(pr.num_tiles, ceil_div(p.m, cfg.block_m) * ceil_div(p.n, cfg.block_n));
+  EXPECT_GE(ceil_div(p.m, cfg.block_m) * cfg.block_m, p.m);
+  EXPECT_GE(ceil_div(p.n, cfg.block_n) * cfg.block_n, p.n);
+  EXPECT_GE(pr.waves * d.sm_count, pr.num_tiles);
+  EXPECT_GE(pr.busy_sms, 1);
+  EXPECT_LE(pr.busy_sms, d.sm_count);
+  EXPECT_GT(pr.time_us, 0);
+}
+
+}  // namespace
+
+TEST(PlanSearch, RandomProblemsGetSoundConfigurations) {
+  std::mt19937_64 rng(20240611);
+  const auto devices = hopper_devices();
+  int kernel_plans = 0, vendor_plans = 0;
+  for (int i = 0; i < 2400; ++i) {
+    const GpuInfo& device = devices[i % devices.size()];
+    const GemmProblem p = random_problem(rng, /*tma_friendly=*/i % 4 != 3);
+    SCOPED_TRACE(testing::Message() << "problem " << i << ": " << p.m << "x" << p.n << "x" << p.k
+                                    << " " << to_string(p.layout) << " " << to_string(p.a_type)
+                                    << " on " << device.name);
+    const Plan plan = plan_gemm(p, device);
+    ASSERT_FALSE(plan.candidates.empty());
+    const std::string tma_why = tma_incompatibility(p);
+    if (!tma_why.empty()) {
+      ++vendor_plans;
+      ASSERT_EQ(plan.candidates.size(), 1u);
+      EXPECT_EQ(plan.best().config.instruction, Instruction::vendor);
+      EXPECT_NE(plan.path_reason.find(tma_why), std::string::npos) << plan.path_reason;
+      continue;
+    }
+    ++kernel_plans;
+    expect_kernel_config_is_sound(p, plan.best(), device);
+    if (HasFatalFailure() || HasNonfatalFailure()) return;  // one report, not thousands
+    for (std::size_t c = 1; c < plan.candidates.size(); ++c)
+      ASSERT_LE(plan.candidates[c - 1].prediction.time_us, plan.candidates[c].prediction.time_us);
+    // The ranking's numbers are the cost model's.
+    EXPECT_EQ(predict(p, plan.best().config, device).time_us, plan.best().prediction.time_us);
+  }
+  // Both paths were exercised.
+  EXPECT_GT(kernel_plans, 1500);
+  EXPECT_GT(vendor_plans, 100);
+}
+
+TEST(PlanSearch, EveryCandidateIsLegalAndEveryRejectionIsTheFirstBrokenRule) {
+  std::mt19937_64 rng(7);
+  const auto devices = hopper_devices();
+  for (int i = 0; i < 40; ++i) {
+    const GpuInfo& device = devices[i % devices.size()];
+    const GemmProblem p = random_problem(rng, true);
+    SCOPED_TRACE(testing::Message() << p.m << "x" << p.n << "x" << p.k << " "
+                                    << to_string(p.layout) << " on " << device.name);
+    const Plan plan = plan_gemm(p, device);
+    for (const Candidate& c : plan.candidates) expect_kernel_config_is_sound(p, c, device);
+    EXPECT_FALSE(plan.rejected.empty());  // e.g. 128x256 with one consumer never fits
+    for (const RejectedConfig& r : plan.rejected) {
+      EXPECT_FALSE(r.reason.empty());
+      EXPECT_EQ(legality_violation(p, r.config, device), r.reason) << r.config.describe();
+    }
+    if (HasFailure()) return;
+  }
+}
+
+TEST(PlanSearch, Fp8ProblemsUseTheFp8Family) {
+  std::mt19937_64 rng(99);
+  for (int i = 0; i < 200; ++i) {
+    GemmProblem p;
+    p.m = random_size(rng);
+    p.n = random_size(rng);
+    p.k = round_up(random_size(rng), 16);
+    p.a_type = p.b_type = DType::e4m3;
+    p.d_type = DType::bf16;
+    p.scaling = Scaling::block_1x128_128x128;
+    p.ldd = round_up(p.n, 8);
+    const GpuInfo device = hopper();
+    const Plan plan = plan_gemm(p, device);
+    SCOPED_TRACE(testing::Message() << p.m << "x" << p.n << "x" << p.k);
+    expect_kernel_config_is_sound(p, plan.best(), device);
+    EXPECT_EQ(plan.best().config.block_k, 128);  // 128 bytes of 1-byte inputs
+    if (HasFailure()) return;
+  }
+}
+
+TEST(PlanSearch, NonHopperDevicesGetTheVendorLibrary) {
+  GemmProblem p;
+  p.m = p.n = p.k = 4096;
+  for (const char* name : {"a100-80g", "l40s", "b200", "rtx5090", "gb10"}) {
+    const GpuInfo device = device_preset(name);
+    const Plan plan = plan_gemm(p, device);
+    ASSERT_EQ(plan.candidates.size(), 1u) << name;
+    EXPECT_EQ(plan.best().config.instruction, Instruction::vendor) << name;
+    EXPECT_EQ(plan.best().config.load_path, LoadPath::threads) << name;  // never TMA
+    EXPECT_NE(plan.path_reason.find(name), std::string::npos) << plan.path_reason;
+    EXPECT_NE(plan.path_reason.find(device.caps.arch_name), std::string::npos) << plan.path_reason;
+    EXPECT_NE(plan.path_reason.find("cuBLASLt"), std::string::npos) << plan.path_reason;
+    EXPECT_GT(plan.best().prediction.time_us, 0);
+  }
+  const Plan a100 = plan_gemm(p, device_preset("a100-80g"));
+  EXPECT_NE(a100.path_reason.find("no wgmma/TMA"), std::string::npos) << a100.path_reason;
+}
+
+TEST(PlanSearch, HopperWithoutLegalTileFallsBackWithTheReason) {
+  // A Hopper with 16 KB of opt-in shared memory cannot hold two stages of any tile.
+  const Plan plan = plan_gemm([] {
+    GemmProblem p;
+    p.m = p.n = p.k = 1024;
+    return p;
+  }(), hopper(132, 16384));
+  ASSERT_EQ(plan.candidates.size(), 1u);
+  EXPECT_EQ(plan.best().config.instruction, Instruction::vendor);
+  EXPECT_NE(plan.path_reason.find("smem"), std::string::npos) << plan.path_reason;
+}
+
+TEST(PlanSearch, TinyNUsesTheNarrowWgmma) {
+  GemmProblem p;
+  p.m = 4096;
+  p.n = 8;
+  p.k = 4096;
+  const Plan plan = plan_gemm(p, hopper());
+  EXPECT_EQ(plan.best().config.block_n, 8);
+}
+
+TEST(PlanSearch, Deterministic) {
+  GemmProblem p;
+  p.m = 3000;
+  p.n = 5000;
+  p.k = 2048;
+  const Plan a = plan_gemm(p, hopper()), b = plan_gemm(p, hopper());
+  ASSERT_EQ(a.candidates.size(), b.candidates.size());
+  for (std::size_t i = 0; i < a.candidates.size(); ++i)
+    EXPECT_EQ(a.candidates[i].config, b.candidates[i].config);
+  EXPECT_EQ(a.path_reason, b.path_reason);
+  EXPECT_NE(a.path_reason.find("wgmma"), std::string::npos);
+}
+
+TEST(PlanSearch, BadInputNamesTheArgument) {
+  GemmProblem p;
+  p.m = 0;
+  p.n = p.k = 64;
+  try {
+    plan_gemm(p, hopper());
+    FAIL() << "no error for m = 0";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument(), "m");
+    EXPECT_NE(std::string(e.what()).find("m = 0"), std::string::npos) << e.what();
+  }
+  p.m = 64;
+  p.lda = 10;  // below the row length K = 64
+  EXPECT_THROW(plan_gemm(p, hopper()), InvalidArgument);
+}
