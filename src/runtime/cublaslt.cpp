@@ -125,10 +125,11 @@ struct DeviceState {
   int device = -1;
   cublasLtHandle_t handle = nullptr;
   void* workspace = nullptr;
-  // The workspace is shared by every stream: a call on a stream other than the last one waits
-  // for the last call to finish with it (stream order, no host synchronisation).
+  // The workspace is shared by every stream: each call waits (in stream order, no host
+  // synchronisation) for the previous call to finish with it. Always, not only when the stream
+  // differs from the last one: a destroyed stream's handle can come back for a new stream while
+  // the old one's work still runs. On the same stream the wait is already satisfied.
   cudaEvent_t workspace_free = nullptr;
-  cudaStream_t last_stream = nullptr;
   bool workspace_used = false;
   std::map<PlanKey, std::unique_ptr<CachedMatmul>> plans;
   Owned<cublasLtMatrixTransformDesc_t> transpose;  // for scale relayout
@@ -382,9 +383,9 @@ void cublaslt_gemm(const GemmProblem& problem, const GemmOperands& operands, cud
   CachedMatmul& plan = *it->second;
 
   const bool capturing = is_capturing(stream);
-  // Wait for the workspace's previous user on another stream (not across a graph capture,
-  // whose stream may not wait on events recorded outside it).
-  if (!capturing && state.workspace_used && state.last_stream != stream)
+  // Wait for the workspace's previous user (not inside a graph capture: a captured stream may
+  // not wait on an event recorded outside the capture).
+  if (!capturing && state.workspace_used)
     cuda_check(cudaStreamWaitEvent(stream, state.workspace_free, 0),
                "cudaStreamWaitEvent(cuBLASLt workspace)");
 
@@ -421,7 +422,6 @@ void cublaslt_gemm(const GemmProblem& problem, const GemmOperands& operands, cud
   if (!capturing) {
     cuda_check(cudaEventRecord(state.workspace_free, stream),
                "cudaEventRecord(cuBLASLt workspace)");
-    state.last_stream = stream;
     state.workspace_used = true;
   }
 }
