@@ -193,6 +193,23 @@ TEST(PlanLegality, MulticastNeedsEvenTileAndSmCounts) {
   EXPECT_TRUE(contains(why, "33 tiles along N")) << why;
 }
 
+TEST(PlanLegality, ThreadsLoadPathIsTheUnspecialisedKMajorPath) {
+  GemmConfig c = tile(128, 128, 1, 1);
+  c.load_path = LoadPath::threads;
+  c.store_path = StorePath::threads;
+  EXPECT_TRUE(contains(legality_violation(problem(1024, 1024, 1024), c, hopper()),
+                       "no producer"));
+  c.warp_specialized = false;
+  EXPECT_EQ(legality_violation(problem(1024, 1024, 1024), c, hopper()), "");
+  EXPECT_TRUE(contains(legality_violation(problem(1024, 1024, 1024, Layout::tn), c, hopper()),
+                       "layout tn"));
+  // Without the producer there is nobody to issue multicast loads.
+  c.load_path = LoadPath::tma;
+  c.cluster_m = 2;
+  EXPECT_TRUE(contains(legality_violation(problem(1024, 1024, 1024), c, hopper()),
+                       "without warp specialisation"));
+}
+
 TEST(PlanLegality, ClustersNeedDeviceSupport) {
   GpuInfo no_clusters = hopper();
   no_clusters.caps.clusters = false;

@@ -15,10 +15,8 @@
 // A last wave that leaves SMs idle costs a full tile time all the same; that is what makes
 // narrower tiles win for shapes like M=256, N=7168 on 132 SMs (112 tiles of 128x128 leave 20
 // SMs idle; 128 tiles of 128x112 keep 128 busy and each tile is shorter).
-#include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 
 #include "autogemm/errors.hpp"
 #include "autogemm/plan.hpp"

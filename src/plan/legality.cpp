@@ -67,6 +67,17 @@ std::string instruction_violation(const GemmConfig& config, const GpuInfo& devic
 
 std::string path_violation(const GemmProblem& problem, const GemmConfig& config,
                            const GpuInfo& device) {
+  if (config.load_path == LoadPath::threads) {
+    // The ladder's teaching steps: every thread copies tiles, so there is no producer, and the
+    // copy loop is written for K-major operands only (runtime/kernel_source.cpp).
+    if (config.warp_specialized)
+      return "load_path = threads with warp_specialized: the threads load path has no producer "
+             "warpgroup";
+    if (problem.layout != Layout::nt)
+      return fmt::format("load_path = threads with layout {}: the threads load path is written "
+                         "for layout nt (A and B K-major)",
+                         to_string(problem.layout));
+  }
   const bool uses_tma = config.load_path == LoadPath::tma || config.store_path == StorePath::tma;
   if (!uses_tma) return {};
   if (!has_tma(device))
@@ -274,6 +285,10 @@ std::string schedule_violation(const GemmProblem& problem, const GemmConfig& con
     return fmt::format("multicast {} with load_path = threads: multicast is a TMA feature",
                        to_string(config.multicast));
   if (cluster_size == 1) return {};
+  if (!config.warp_specialized)
+    return fmt::format("cluster {}x{} without warp specialisation: the producer warpgroup issues "
+                       "the multicast loads and the cluster barriers",
+                       config.cluster_m, config.cluster_n);
   if (!device.caps.clusters)
     return fmt::format("cluster {}x{}: {} ({}) has no thread-block clusters (sm_90+)",
                        config.cluster_m, config.cluster_n, device_label(device),
