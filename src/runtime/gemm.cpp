@@ -14,6 +14,7 @@
 #include "jit/log.hpp"
 #include "runtime/cublaslt.hpp"
 #include "runtime/cuda_check.hpp"
+#include "runtime/kernel_source.hpp"
 #include "runtime/launch.hpp"
 #include "runtime/tensor_maps.hpp"
 
@@ -92,14 +93,25 @@ GemmReport gemm(const GemmProblem& problem_in, const GemmOperands& operands, cud
   std::string why_not_ours;
   if (options.config) {
     report.config = *options.config;
+    // A forced configuration must be one the kernel can run; the planner's preferences (e.g.
+    // cluster tiles dividing the tile count) do not apply: the kernel is correct without them.
     report.config.smem_bytes = gemm_smem_bytes(problem, report.config);
-    if (std::string rule = legality_violation(problem, report.config, gpu); !rule.empty())
-      throw InvalidArgument("options.config", report.config.describe(), rule);
+    if (report.config.smem_bytes > gpu.smem_per_block_optin_bytes)
+      throw InvalidArgument("options.config", report.config.describe(),
+                            fmt::format("needs {} B of shared memory; {} allows {} B per block",
+                                        report.config.smem_bytes, gpu.name,
+                                        gpu.smem_per_block_optin_bytes));
+    if (gpu.cc.major != 9 || gpu.cc.minor != 0)
+      throw InvalidArgument("options.config", report.config.describe(),
+                            fmt::format("our kernels need sm_90a; {} is sm_{}", gpu.name, gpu.cc.as_int()));
+    runtime::gemm_kernel_source(problem, report.config);   // throws for shapes the kernel rejects
     report.reason = "configuration given by the caller";
   } else {
     report.config = planned_config(device, problem, &report.reason);
   }
   if (report.config.instruction != Instruction::wgmma) why_not_ours = report.reason;
+  if (problem.a_type == DType::e4m3 || problem.a_type == DType::e5m2)
+    why_not_ours = "autogemm's FP8 kernel is not built yet (issue: block-scaled FP8 GEMM)";
   if (why_not_ours.empty() && report.config.load_path == LoadPath::tma)
     why_not_ours = runtime::tma_pointer_incompatibility(problem, operands);
 

@@ -100,6 +100,8 @@ const PreparedKernel& prepare(const GemmProblem& p, const GemmConfig& c) {
                                   entry->cluster_size, entry->smem_bytes, device));
     entry->max_resident_ctas = clusters * entry->cluster_size;
   }
+  log(4, "prepared {}: {} threads, {} B smem, cluster {}, up to {} resident CTAs", key,
+      entry->threads, entry->smem_bytes, entry->cluster_size, entry->max_resident_ctas);
   std::lock_guard<std::mutex> lock(mutex);
   auto [it, inserted] = prepared.emplace(key, std::move(entry));
   return *it->second;

@@ -97,6 +97,23 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
 #pragma unroll
       for (int r = 0; r < G::kAccum; ++r) acc[s][r] = 0.0f;
 
+    // With TMA the wgmmas of one k-block stay in flight while the next k-block's are issued
+    // (wgmma.wait_group 1), and a stage is released one k-block late, when the wait proves
+    // its wgmmas are done (hopper-facts.md 2.4). A single stage (or the threads path, which
+    // refills the stage in place) must wait for everything before the refill.
+    constexpr int kGroupsInFlight = (Cfg::tma_load && Cfg::num_stages > 1) ? 1 : 0;
+    int pending_stage = -1;
+    auto release = [&](int stage, int refill_k_block) {
+      if constexpr (G::kClusterSize == 1) {
+        if (lane == 0) ptx::mbarrier_arrive(smem.empty(stage));
+      } else {
+        // The leader's multicast writes into every CTA's copy of the stage.
+        if (lane < G::kClusterSize) ptx::mbarrier_arrive_cluster(smem.empty(stage), lane);
+      }
+      if (inline_producer && refill_k_block < G::kNumKBlocks)
+        produce_one(m_tile, n_tile, refill_k_block);
+      __syncwarp();
+    };
     for (int k_block = 0; k_block < G::kNumKBlocks; ++k_block) {
       const int stage = read.stage;
       if constexpr (Cfg::tma_load) {
@@ -123,27 +140,29 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
           Cfg::mma(acc[s], D::a(smem, stage, consumer * G::kSlabs + s, k_step),
                    D::b(smem, stage, k_step));
       ptx::wgmma_commit_group();
-      ptx::wgmma_wait_group<0>();
+      ptx::wgmma_wait_group<kGroupsInFlight>();
 #pragma unroll
       for (int s = 0; s < G::kSlabs; ++s)
 #pragma unroll
         for (int r = 0; r < G::kAccum; ++r) ptx::fence_operand(acc[s][r]);
 
-      if constexpr (Cfg::tma_load) {
-        // Release the stage: one arrival per warp on each CTA of the cluster (the leader's
-        // multicast writes into every CTA's copy of the stage).
-        if constexpr (G::kClusterSize == 1) {
-          if (lane == 0) ptx::mbarrier_arrive(smem.empty(stage));
-        } else {
-          if (lane < G::kClusterSize) ptx::mbarrier_arrive_cluster(smem.empty(stage), lane);
-        }
+      if constexpr (Cfg::tma_load && kGroupsInFlight == 0) {
+        release(stage, k_block + Cfg::num_stages);
+      } else if constexpr (Cfg::tma_load) {
+        if (pending_stage >= 0) release(pending_stage, k_block - 1 + Cfg::num_stages);
+        pending_stage = stage;
       } else {
         ptx::named_barrier_sync(3, G::kConsumerThreads);   // all reads done before the next fill
       }
       read.template advance<Cfg::num_stages>();
-      if (inline_producer && k_block + Cfg::num_stages < G::kNumKBlocks)
-        produce_one(m_tile, n_tile, k_block + Cfg::num_stages);
-      __syncwarp();
+    }
+    if constexpr (Cfg::tma_load && kGroupsInFlight > 0) {
+      ptx::wgmma_wait_group<0>();
+#pragma unroll
+      for (int s = 0; s < G::kSlabs; ++s)
+#pragma unroll
+        for (int r = 0; r < G::kAccum; ++r) ptx::fence_operand(acc[s][r]);
+      release(pending_stage, G::kNumKBlocks - 1 + Cfg::num_stages);
     }
 
     if constexpr (Cfg::tma_store)
