@@ -23,7 +23,7 @@ for step in "${steps[@]}"; do
       timeout ${TEST_TIMEOUT:-300} $build/tests/autogemm_tests --gtest_filter="${GTEST_FILTER:-*}" > "$OUT/gpu-tests.log" 2>&1
       grep -E "^\[  (FAILED|PASSED|SKIPPED) |FAILED|Failure|error" "$OUT/gpu-tests.log" | head -40 ;;
     ladder)
-      timeout ${LADDER_TIMEOUT:-150} $bin ladder --csv "$OUT/ladder.csv" 2>&1 | tee "$OUT/ladder.log" ;;
+      AUTOGEMM_LOG=${LADDER_LOG:-2} timeout ${LADDER_TIMEOUT:-150} $bin ladder --csv "$OUT/ladder.csv" 2>&1 | tee "$OUT/ladder.log" ;;
     bench)
       timeout ${BENCH_TIMEOUT:-200} $bin bench --suite bench/suites/gemm-public.csv --csv "$OUT/bench.csv" ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log" ;;
     *) echo "unknown step $step"; exit 2 ;;
