@@ -47,10 +47,12 @@ void print_prediction(const Prediction& p, bool vendor, int sm_count) {
     fmt::print("           {} tiles in {} wave{}; the last wave keeps {} of {} SMs busy ({:.0f}%)\n",
                p.num_tiles, p.waves, p.waves == 1 ? "" : "s", p.busy_sms, sm_count,
                100 * p.last_wave_utilization);
-  fmt::print("           compute {:.1f} us (matrix units at {:.0f}%), DRAM {:.1f} us ({}), "
-             "L2 {:.1f} us ({}), fixed {:.1f} us\n",
-             p.compute_us, 100 * p.mma_efficiency, p.memory_us, megabytes(p.dram_bytes),
-             p.l2_us, megabytes(p.l2_bytes), p.fixed_us);
+  const std::string l2 =
+      vendor ? "" : fmt::format("L2 {:.1f} us ({}), ", p.l2_us, megabytes(p.l2_bytes));
+  fmt::print("           {}compute {:.1f} us (matrix units at {:.0f}%), DRAM {:.1f} us ({}), "
+             "{}fixed {:.1f} us\n",
+             vendor ? "roofline: " : "", p.compute_us, 100 * p.mma_efficiency, p.memory_us,
+             megabytes(p.dram_bytes), l2, p.fixed_us);
 }
 
 void print_plan(const Plan& plan, int top) {
