@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "autogemm/errors.hpp"
+#include "autogemm/config.hpp"
 #include "autogemm/problem.hpp"
 
 using namespace autogemm;
@@ -93,4 +94,19 @@ TEST(Problem, ParseNames) {
   EXPECT_TRUE(b_is_k_major(Layout::nt));
   EXPECT_FALSE(b_is_k_major(Layout::nn));
   EXPECT_FALSE(a_is_k_major(Layout::tt));
+}
+
+TEST(Config, ParseIsTheInverseOfDescribe) {
+  GemmConfig c;
+  c.block_m = 128; c.block_n = 240; c.num_stages = 3; c.num_consumers = 2;
+  c.cluster_m = 2; c.multicast = Multicast::b; c.raster_group = 16;
+  c.raster_order = RasterOrder::along_n;
+  EXPECT_EQ(GemmConfig::parse(c.describe()), c) << c.describe();
+  GemmConfig t;
+  t.warp_specialized = false; t.persistent = true; t.max_ctas = 1; t.raster_group = 1;
+  t.load_path = LoadPath::threads; t.store_path = StorePath::threads; t.num_stages = 1;
+  EXPECT_EQ(GemmConfig::parse(t.describe()), t) << t.describe();
+  EXPECT_THROW(GemmConfig::parse("128x128 s3"), InvalidArgument);
+  EXPECT_THROW(GemmConfig::parse("128x128x64 q7"), InvalidArgument);
+  EXPECT_THROW(GemmConfig::parse("128x128x64 cl2x1/c"), InvalidArgument);
 }

@@ -41,6 +41,9 @@ struct GemmConfig {
 
   // Short human-readable id: "128x256x64 s4 c2 ws p g8 cl2x1/b tma/tma".
   std::string describe() const;
+  // The inverse of describe() (fields it omits keep their defaults: not warp-specialised, not
+  // persistent, raster group 1, no cluster). Throws InvalidArgument naming the bad token.
+  static GemmConfig parse(std::string_view text);
   friend bool operator==(const GemmConfig&, const GemmConfig&) = default;
 };
 

@@ -2,6 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
+#include <sstream>
+
+#include "autogemm/errors.hpp"
+
 namespace autogemm {
 
 std::string_view to_string(Instruction i) {
@@ -40,6 +45,78 @@ std::string GemmConfig::describe() const {
   s += fmt::format(" {}/{}", to_string(load_path), to_string(store_path));
   if (max_ctas > 0) s += fmt::format(" ctas{}", max_ctas);
   return s;
+}
+
+GemmConfig GemmConfig::parse(std::string_view text) {
+  GemmConfig c;
+  c.warp_specialized = false;
+  c.persistent = false;
+  c.raster_group = 1;
+  std::istringstream in{std::string(text)};
+  std::string token;
+  auto bad = [&](const std::string& why) {
+    throw InvalidArgument("config", std::string(text),
+                          fmt::format("token '{}': {} (expected e.g. \"128x256x64 s3 c2 ws p g8 "
+                                      "cl2x1/b tma/tma\")",
+                                      token, why));
+  };
+  auto number = [&](std::string_view digits) {
+    int v = 0;
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+    if (ec != std::errc() || end != digits.data() + digits.size() || v < 0) bad("not a number");
+    return v;
+  };
+  bool have_tile = false;
+  while (in >> token) {
+    if (token == "cuBLASLt") {
+      c.instruction = Instruction::vendor;
+    } else if (!have_tile) {
+      const auto x1 = token.find('x'), x2 = token.rfind('x');
+      if (x1 == std::string::npos || x1 == x2) bad("the first token is BLOCK_MxBLOCK_NxBLOCK_K");
+      c.block_m = number(std::string_view(token).substr(0, x1));
+      c.block_n = number(std::string_view(token).substr(x1 + 1, x2 - x1 - 1));
+      c.block_k = number(std::string_view(token).substr(x2 + 1));
+      have_tile = true;
+    } else if (token == "ws") {
+      c.warp_specialized = true;
+    } else if (token == "p") {
+      c.persistent = true;
+    } else if (token.starts_with("ctas")) {
+      c.max_ctas = number(std::string_view(token).substr(4));
+    } else if (token.starts_with("cl")) {
+      const auto x = token.find('x'), slash = token.find('/');
+      if (x == std::string::npos || slash == std::string::npos) bad("clusters read clMxN/{a,b,none}");
+      c.cluster_m = number(std::string_view(token).substr(2, x - 2));
+      c.cluster_n = number(std::string_view(token).substr(x + 1, slash - x - 1));
+      const std::string mc = token.substr(slash + 1);
+      if (mc == "a") c.multicast = Multicast::a;
+      else if (mc == "b") c.multicast = Multicast::b;
+      else if (mc == "none") c.multicast = Multicast::none;
+      else bad("multicast is a, b or none");
+    } else if (token.find('/') != std::string::npos) {
+      const auto slash = token.find('/');
+      const std::string load = token.substr(0, slash), store = token.substr(slash + 1);
+      if ((load != "tma" && load != "threads") || (store != "tma" && store != "threads"))
+        bad("paths read load/store with tma or threads");
+      c.load_path = load == "tma" ? LoadPath::tma : LoadPath::threads;
+      c.store_path = store == "tma" ? StorePath::tma : StorePath::threads;
+    } else if (token.size() > 1 && token[0] == 's') {
+      c.num_stages = number(std::string_view(token).substr(1));
+    } else if (token.size() > 1 && token[0] == 'c') {
+      c.num_consumers = number(std::string_view(token).substr(1));
+    } else if (token.size() > 1 && token[0] == 'g') {
+      std::string_view g = std::string_view(token).substr(1);
+      if (g.ends_with('n')) {
+        c.raster_order = RasterOrder::along_n;
+        g.remove_suffix(1);
+      }
+      c.raster_group = number(g);
+    } else {
+      bad("unknown field");
+    }
+  }
+  if (!have_tile && c.instruction != Instruction::vendor) bad("missing the tile BLOCK_MxBLOCK_NxBLOCK_K");
+  return c;
 }
 
 }  // namespace autogemm
