@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "autogemm/config.hpp"
 #include "autogemm/device.hpp"
 #include "autogemm/problem.hpp"
 #include "bench/timing.hpp"
@@ -28,6 +29,7 @@ struct BenchOptions {
   int iters = 30;
   bool baseline = true;         // false: --no-baseline
   uint64_t seed = 2026;
+  std::optional<GemmConfig> config;   // --config: force our configuration (experiments)
 };
 
 // "bf16", "fp16", "fp8": the --dtype spelling of a problem's inputs, used in reports.

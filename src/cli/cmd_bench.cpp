@@ -35,6 +35,7 @@ struct BenchCliOptions {
   bool json = false;
   bool no_baseline = false;
   uint64_t seed = 2026;
+  std::string config;
 };
 
 std::vector<bench::BenchItem> items_from(const BenchCliOptions& o) {
@@ -146,6 +147,7 @@ void run(const BenchCliOptions& o) {
   options.iters = o.iters;
   options.baseline = !o.no_baseline;
   options.seed = o.seed;
+  if (!o.config.empty()) options.config = GemmConfig::parse(o.config);
   bench::ProgressBar bar(stderr);
   const auto rows = bench::run_bench(
       items, options, target.device,
@@ -196,6 +198,9 @@ void add_bench_command(CLI::App& app) {
   cmd->add_flag("--json", o->json, "print JSON (rows and geometric-mean ratio) instead of a table");
   cmd->add_flag("--no-baseline", o->no_baseline, "time autogemm only (no cuBLASLt, no diff)");
   cmd->add_option("--seed", o->seed, "random input seed")->capture_default_str();
+  cmd->add_option("--config", o->config,
+                  "force our configuration for every case, as `autogemm plan` prints it "
+                  "(e.g. \"128x256x64 s3 c2 ws p g8 tma/tma\")");
   cmd->callback([o] { run(*o); });
 }
 
