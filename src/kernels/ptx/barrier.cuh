@@ -29,12 +29,15 @@ __device__ __forceinline__ void mbarrier_arrive(u64* bar) {
 }
 
 // Arrives on the barrier at the same offset in CTA `cta_rank` of the cluster (mapa + remote
-// arrive; a remote arrive cannot return a state, hence `_`).
+// arrive; a remote arrive cannot return a state, hence `_`). The default .release.cta form, as
+// CUTLASS's ClusterBarrier::arrive(cta_id) uses: the arrival only says "this stage's wgmmas
+// are done", which the wgmma wait already guarantees; .release.cluster made every 2-CTA
+// cluster kernel 2.5x slower on an H200 (docs/perf/notes.md).
 __device__ __forceinline__ void mbarrier_arrive_cluster(u64* bar, u32 cta_rank) {
   asm volatile(
       "{\n\t.reg .b32 remote;\n\t"
       "mapa.shared::cluster.u32 remote, %0, %1;\n\t"
-      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n\t}" ::"r"(smem_addr(bar)),
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n\t}" ::"r"(smem_addr(bar)),
       "r"(cta_rank)
       : "memory");
 }
