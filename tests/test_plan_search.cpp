@@ -134,8 +134,10 @@ TEST(PlanSearch, RandomProblemsGetSoundConfigurations) {
     ++kernel_plans;
     expect_kernel_config_is_sound(p, plan.best(), device);
     if (HasFatalFailure() || HasNonfatalFailure()) return;  // one report, not thousands
+    // Ranked by predicted time, up to the planner's 2% tie band (gemm_search.cpp).
     for (std::size_t c = 1; c < plan.candidates.size(); ++c)
-      ASSERT_LE(plan.candidates[c - 1].prediction.time_us, plan.candidates[c].prediction.time_us);
+      ASSERT_LE(plan.candidates[c - 1].prediction.time_us,
+                plan.candidates[c].prediction.time_us * 1.0201);
     // The ranking's numbers are the cost model's.
     EXPECT_EQ(predict(p, plan.best().config, device).time_us, plan.best().prediction.time_us);
   }

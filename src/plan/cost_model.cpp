@@ -40,13 +40,18 @@ constexpr double kWgmmaExposedHalfCycles = 16;
 constexpr double kSingleConsumerShare = 0.9;
 
 // ---- Memory --------------------------------------------------------------------------------
-// Streaming kernels reach ~90% of theoretical DRAM bandwidth on HBM parts.
-constexpr double kDramEfficiency = 0.9;
+// A GEMM that streams B (decode shapes) reaches ~75% of theoretical DRAM bandwidth: measured
+// 3.4 TB/s of 4.8 on an H200 for M=64, N=7168, K=16384 (docs/perf/notes.md, 2026-11-22).
+constexpr double kDramEfficiency = 0.75;
 // L2 -> SM bandwidth per SM. NVIDIA publishes no Hopper figure (A100: 5120 B/clk for 108 SMs,
 // ~47 B/clk/SM); we take 64 B/clk/SM at 80% efficiency. With it a 128x128 bf16 tile is just
 // L2-bound and 128x256 is not, matching where multicast starts to pay. Calibrate with bench.
 constexpr double kL2BytesPerClockPerSm = 64;
 constexpr double kL2Efficiency = 0.8;
+// The L2 as a whole delivers less than every SM's port at once: ~40 B/clk per SM in
+// aggregate (~10 TB/s on 132 SMs at 1.98 GHz). Calibrated on an H200 (notes.md): with it,
+// M=64 decode tiles of 64x32 (224 tiles re-reading A) predict ~95 us against 94 measured.
+constexpr double kL2AggregateBytesPerClockPerSm = 40;
 // Threads copying tiles (ld.global + st.shared) reach about half the rate of TMA.
 constexpr double kThreadsLoadShare = 0.5;
 // Share of the L2 an operand may occupy and still be reused: H100's L2 is two ~25 MB halves
@@ -204,8 +209,12 @@ Prediction predict(const GemmProblem& problem, const GemmConfig& config, const G
   const double sm_l2_rate = kL2BytesPerClockPerSm * clock_ghz(device) * 1e3 * kL2Efficiency;
   const double load_rate =
       sm_l2_rate * (config.load_path == LoadPath::tma ? 1.0 : kThreadsLoadShare);
-  const double l2_tile_us = (a_tile + b_tile) / load_rate;
   p.l2_bytes = (a_tile + b_tile) * double(p.num_tiles);
+  // Per-SM port limit, and the whole L2's limit shared by the SMs busy in a full wave.
+  const int64_t busy_in_wave = std::min<int64_t>(p.num_tiles, resident);
+  const double aggregate_rate = kL2AggregateBytesPerClockPerSm * clock_ghz(device) * 1e3 *
+                                device.sm_count / double(std::max<int64_t>(busy_in_wave, 1));
+  const double l2_tile_us = (a_tile + b_tile) / std::min(load_rate, aggregate_rate);
 
   // ---- DRAM ----
   p.dram_bytes = dram_bytes(problem, config, tiles_m, tiles_n, resident, p.waves, device);

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <array>
 
 #include "autogemm/errors.hpp"
@@ -174,15 +175,26 @@ Plan plan_gemm(const GemmProblem& problem, const GpuInfo& device) {
                     plan::arch_label(device),
                     plan.rejected.empty() ? "none enumerated" : plan.rejected.front().reason));
 
-  // Fastest first. Ties (a DRAM-bound problem, raster orders when A and B fit in L2) go to the
-  // candidate whose matrix units have more slack (smaller compute time), then to enumeration
-  // order, which lists the simpler schedule first (no cluster, group 8, persistent):
-  // deterministic on every platform.
+  // Fastest first. Predictions within ~2% of each other are ties (the model is not that
+  // precise, and DRAM-bound problems tie exactly): among them prefer fewer waves (measured on
+  // an H200: M=64 decode, 64x32 tiles in 2 waves took 94 us where 64x64 in 1 wave took 69,
+  // both predicted ~71; docs/perf/notes.md), then more SMs busy in the last wave, then fewer
+  // and larger tiles, then no cluster, then the faster prediction, then enumeration order.
+  auto bucket = [](double time_us) { return std::floor(std::log(time_us) / std::log(1.02)); };
   std::stable_sort(plan.candidates.begin(), plan.candidates.end(),
-                   [](const Candidate& a, const Candidate& b) {
-                     if (a.prediction.time_us != b.prediction.time_us)
-                       return a.prediction.time_us < b.prediction.time_us;
-                     return a.prediction.compute_us < b.prediction.compute_us;
+                   [&](const Candidate& a, const Candidate& b) {
+                     const auto& pa = a.prediction;
+                     const auto& pb = b.prediction;
+                     if (bucket(pa.time_us) != bucket(pb.time_us))
+                       return bucket(pa.time_us) < bucket(pb.time_us);
+                     if (pa.waves != pb.waves) return pa.waves < pb.waves;
+                     if (pa.busy_sms != pb.busy_sms) return pa.busy_sms > pb.busy_sms;
+                     if (pa.num_tiles != pb.num_tiles) return pa.num_tiles < pb.num_tiles;
+                     const int ca = a.config.cluster_m * a.config.cluster_n;
+                     const int cb = b.config.cluster_m * b.config.cluster_n;
+                     if (ca != cb) return ca < cb;
+                     if (pa.time_us != pb.time_us) return pa.time_us < pb.time_us;
+                     return pa.compute_us < pb.compute_us;
                    });
   plan.path_reason = plan::kernel_path_reason(problem, plan.best().config, device);
   return plan;
