@@ -128,3 +128,26 @@ TEST(GemmGpu, BadArgumentsAreRejectedBeforeAnythingRuns) {
   options.config = bad;
   EXPECT_THROW(gemm(p, ops, nullptr, options), InvalidArgument);
 }
+
+TEST(GemmGpu, SplitKIsCorrect) {
+  AUTOGEMM_REQUIRE_GPU();
+  struct Case {
+    int64_t m, n, k;
+    const char* config;
+    float alpha, beta;
+    DType out;
+  };
+  const Case cases[] = {
+      {77, 1000, 2000, "64x64x64 s8 c1 ws p g8 tma/tma sk4", 1.0f, 0.0f, DType::bf16},
+      // K = 576 is 9 k-blocks: with 4 splits of 3, the last split is empty and stores zeros.
+      {64, 520, 576, "64x128x64 s6 c1 ws p g8 tma/tma sk4", 0.5f, 2.0f, DType::bf16},
+      {200, 264, 1000, "128x64x64 s6 c2 ws p g8 tma/tma sk3", 1.0f, -1.0f, DType::fp32},
+      {128, 2112, 7168, "64x128x64 s8 c1 ws p g8 cl2x1/b tma/tma sk2", 1.0f, 0.0f, DType::fp16},
+  };
+  for (const Case& c : cases) {
+    auto check = run_and_check(problem(c.m, c.n, c.k, DType::bf16, Layout::nt, c.out), c.alpha,
+                               c.beta, 31, GemmConfig::parse(c.config));
+    EXPECT_FALSE(check.used_vendor);
+    AUTOGEMM_EXPECT_GEMM_OK(check, c.config << " on " << c.m << "x" << c.n << "x" << c.k);
+  }
+}

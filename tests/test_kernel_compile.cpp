@@ -73,3 +73,11 @@ TEST(KernelCompile, OtherLayoutsAndOutputTypes) {
       expect_compiles_clean(p, plan_gemm(p, h100).best().config, true);
     }
 }
+
+TEST(KernelCompile, SplitKConfigurations) {
+  for (const char* config : {"64x64x64 s8 c1 ws p g8 tma/tma sk4",
+                             "128x64x64 s6 c2 ws p g8 cl2x1/b tma/tma sk3"}) {
+    SCOPED_TRACE(config);
+    expect_compiles_clean(bf16_problem(128, 2112, 7168), GemmConfig::parse(config), true);
+  }
+}

@@ -36,6 +36,8 @@ struct GemmConfig {
   LoadPath load_path = LoadPath::tma;
   StorePath store_path = StorePath::tma;
   int max_ctas = 0;                // cap on resident CTAs (ladder's single-CTA steps); 0 = none
+  int split_k = 1;                 // K ranges computed by separate CTAs into an fp32 workspace,
+                                   // summed by a second kernel (more CTAs for few output tiles)
   int smem_bytes = 0;              // dynamic shared memory the kernel needs (derived)
   Instruction instruction = Instruction::wgmma;
 

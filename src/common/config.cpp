@@ -44,6 +44,7 @@ std::string GemmConfig::describe() const {
     s += fmt::format(" cl{}x{}/{}", cluster_m, cluster_n, to_string(multicast));
   s += fmt::format(" {}/{}", to_string(load_path), to_string(store_path));
   if (max_ctas > 0) s += fmt::format(" ctas{}", max_ctas);
+  if (split_k > 1) s += fmt::format(" sk{}", split_k);
   return s;
 }
 
@@ -81,6 +82,8 @@ GemmConfig GemmConfig::parse(std::string_view text) {
       c.warp_specialized = true;
     } else if (token == "p") {
       c.persistent = true;
+    } else if (token.starts_with("sk")) {
+      c.split_k = number(std::string_view(token).substr(2));
     } else if (token.starts_with("ctas")) {
       c.max_ctas = number(std::string_view(token).substr(4));
     } else if (token.starts_with("cl")) {

@@ -172,13 +172,15 @@ Prediction predict(const GemmProblem& problem, const GemmConfig& config, const G
   // shared-memory ring to the opt-in limit.
   const int64_t tiles_m = ceil_div(problem.m, config.block_m);
   const int64_t tiles_n = ceil_div(problem.n, config.block_n);
+  // Split-K multiplies the work items and divides each one's K (kernels/sm90/gemm_common.cuh).
+  const int64_t split_k = std::max(1, config.split_k);
   const int64_t cluster_size = int64_t(config.cluster_m) * config.cluster_n;
   int64_t resident = device.sm_count / cluster_size * cluster_size;
   if (config.max_ctas > 0)
     resident = std::min(resident, std::max<int64_t>(config.max_ctas / cluster_size, 1) *
                                       cluster_size);
   resident = std::max(resident, cluster_size);
-  p.num_tiles = tiles_m * tiles_n;
+  p.num_tiles = tiles_m * tiles_n * split_k;
   p.waves = ceil_div(p.num_tiles, resident);
   const int64_t last_wave_tiles = p.num_tiles - (p.waves - 1) * resident;
   p.busy_sms = int(std::min<int64_t>(last_wave_tiles, device.sm_count));
@@ -187,7 +189,8 @@ Prediction predict(const GemmProblem& problem, const GemmConfig& config, const G
   // ---- Matrix units: one tile on one SM ----
   // The wgmmas compute whole tiles: rows past M and columns past N are zero-filled by TMA but
   // still multiplied, and K is padded to whole stages.
-  const int64_t k_steps = ceil_div(problem.k, config.block_k);
+  const int64_t k_steps = ceil_div(ceil_div(problem.k, config.block_k), split_k);
+  const double k_per_item = std::min<double>(double(problem.k), double(k_steps) * config.block_k);
   const double tile_flops = 2.0 * config.block_m * config.block_n * double(k_steps) *
                             config.block_k;
   const double n_share = config.block_n / (config.block_n + kWgmmaExposedHalfCycles);
@@ -202,9 +205,9 @@ Prediction predict(const GemmProblem& problem, const GemmConfig& config, const G
   // ---- L2 -> SM: A and B of one tile ----
   // Zero-filled rows cost no L2 traffic; multicast splits the shared operand's reads between
   // the two CTAs of the cluster.
-  const double a_tile = double(std::min<int64_t>(config.block_m, problem.m)) * problem.k *
+  const double a_tile = double(std::min<int64_t>(config.block_m, problem.m)) * k_per_item *
                         in_bytes * (config.multicast == Multicast::a ? 0.5 : 1.0);
-  const double b_tile = double(std::min<int64_t>(config.block_n, problem.n)) * problem.k *
+  const double b_tile = double(std::min<int64_t>(config.block_n, problem.n)) * k_per_item *
                         in_bytes * (config.multicast == Multicast::b ? 0.5 : 1.0);
   const double sm_l2_rate = kL2BytesPerClockPerSm * clock_ghz(device) * 1e3 * kL2Efficiency;
   const double load_rate =
@@ -218,6 +221,10 @@ Prediction predict(const GemmProblem& problem, const GemmConfig& config, const G
 
   // ---- DRAM ----
   p.dram_bytes = dram_bytes(problem, config, tiles_m, tiles_n, resident, p.waves, device);
+  // Split-K writes split_k fp32 partial planes and the finalize kernel reads them back.
+  const double workspace_bytes =
+      split_k > 1 ? 2.0 * double(split_k) * double(problem.m) * problem.n * 4.0 : 0.0;
+  p.dram_bytes += workspace_bytes;
   const double rate = dram_rate(device);
   p.memory_us = rate > 0 ? p.dram_bytes / rate : 0;
 
@@ -245,6 +252,8 @@ Prediction predict(const GemmProblem& problem, const GemmConfig& config, const G
                              (problem.reads_c ? 2 : 1) / sm_l2_rate;
   p.fixed_us = kLaunchUs + (config.persistent ? fill_us : double(p.waves) * fill_us) +
                double(p.waves) * epilogue_us;
+  // The finalize kernel: a second launch back to back (~2 us) plus reading the planes.
+  if (split_k > 1) p.fixed_us += 2.0 + workspace_bytes / 2 / rate;
 
   p.time_us = waves_us + p.fixed_us;
   p.tflops = problem.flops() / p.time_us / 1e6;

@@ -83,6 +83,20 @@ Plan vendor_plan(const GemmProblem& problem, const GpuInfo& device, std::string 
 
 }  // namespace
 
+std::vector<int> split_k_choices(const GemmProblem& problem, int block_m, int block_n, int block_k,
+                                 const GpuInfo& device) {
+  // Split-K only where the output tiles alone leave SMs idle (decode shapes with small N), and
+  // only while each split keeps at least 4 k-blocks to pipeline.
+  std::vector<int> choices{1};
+  const int64_t tiles = ((problem.m + block_m - 1) / block_m) * ((problem.n + block_n - 1) / block_n);
+  const int64_t k_blocks = (problem.k + block_k - 1) / block_k;
+  for (int split : {2, 3, 4, 6, 8})
+    if (tiles * 2 <= device.sm_count && tiles * split <= 2 * int64_t(device.sm_count) &&
+        k_blocks >= 4 * split)
+      choices.push_back(split);
+  return choices;
+}
+
 std::string vendor_reason(const GemmProblem& problem, const GpuInfo& device) {
   if (device.cc != ComputeCapability{9, 0}) {
     if (device.cc.major < 9 && !device.caps.tma)
@@ -129,8 +143,10 @@ Plan plan_gemm(const GemmProblem& problem, const GpuInfo& device) {
   const int block_k = plan::block_k_for(problem.a_type);
   for (int block_m : {64, 128, 256}) {
     for (int block_n : plan::block_n_choices(problem.n)) {
-      for (int num_consumers : {1, 2}) {
+      for (int num_consumers : {1, 2})
+      for (int split_k : plan::split_k_choices(problem, block_m, block_n, block_k, device)) {
         GemmConfig tile;
+        tile.split_k = split_k;
         tile.instruction = Instruction::wgmma;
         tile.block_m = block_m;
         tile.block_n = block_n;

@@ -2,6 +2,7 @@
 // The configuration search behind plan_gemm: which implementation a problem gets on a device,
 // and the configurations considered for our own kernel.
 #include <string>
+#include <vector>
 
 #include "autogemm/config.hpp"
 #include "autogemm/device.hpp"
@@ -12,6 +13,11 @@ namespace autogemm::plan {
 // Why the problem goes to the vendor library (cuBLASLt) on this device, naming the rule:
 // "a100-80g is sm_80: no wgmma/TMA (sm_90a); cuBLASLt". Empty when our sm_90a kernel applies.
 std::string vendor_reason(const GemmProblem& problem, const GpuInfo& device);
+
+// split_k values worth considering for a tile: 1, plus 2..8 where the output tiles leave SMs
+// idle and every split keeps enough k-blocks to pipeline.
+std::vector<int> split_k_choices(const GemmProblem& problem, int block_m, int block_n, int block_k,
+                                 const GpuInfo& device);
 
 // The single configuration of the vendor path (instruction = vendor, tile fields zero: the
 // library picks its own).

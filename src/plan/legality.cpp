@@ -6,6 +6,7 @@
 
 #include "autogemm/errors.hpp"
 #include "autogemm/plan.hpp"
+#include "kernels/sm90/fp8_scales.cuh"
 #include "kernels/sm90/gemm_layout.cuh"
 #include "plan/gemm_legality.hpp"
 #include "plan/tma_rules.hpp"
@@ -15,8 +16,10 @@ namespace autogemm {
 
 int gemm_smem_bytes(const GemmProblem& problem, const GemmConfig& config) {
   const bool stage_d = config.store_path == StorePath::tma;
+  // Split-K stages fp32 partial tiles whatever D's type.
+  const int out_bytes = config.split_k > 1 ? 4 : dtype_bytes(problem.d_type);
   return sm90::make_smem_layout(config.block_m, config.block_n, config.block_k, config.num_stages,
-                                dtype_bytes(problem.a_type), dtype_bytes(problem.d_type), stage_d)
+                                dtype_bytes(problem.a_type), out_bytes, stage_d)
       .total_bytes;
 }
 
@@ -128,9 +131,25 @@ std::string smem_violation(const GemmProblem& problem, const GemmConfig& config,
   return {};
 }
 
-std::string register_violation(const GemmConfig& config) {
+bool is_fp8(DType t) { return t == DType::e4m3 || t == DType::e5m2; }
+
+// FP8 (either scaling) promotes every k-block: the wgmmas write a second fp32 fragment as large
+// as the accumulators, which is then scaled and added into them (kernels/sm90/fp8_promotion.cuh).
+int promotion_registers(const GemmProblem& problem, const GemmConfig& config) {
+  return is_fp8(problem.a_type) ? accumulator_registers(config) : 0;
+}
+
+std::string register_violation(const GemmProblem& problem, const GemmConfig& config) {
   const int budget = consumer_register_budget(config);
   const int accumulators = accumulator_registers(config);
+  const int promotion = promotion_registers(problem, config);
+  if (promotion > 0 && accumulators + promotion > budget - kRegisterHeadroom)
+    return fmt::format(
+        "accumulators {} + FP8 promotion temporaries {} = {} registers per consumer thread ({} "
+        "m64 slabs x block_n/2 = {}, twice) > {} = register budget {} - {} headroom",
+        accumulators, promotion, accumulators + promotion,
+        config.block_m / config.num_consumers / 64, config.block_n / 2,
+        budget - kRegisterHeadroom, budget, kRegisterHeadroom);
   if (accumulators > budget - kRegisterHeadroom)
     return fmt::format(
         "accumulators {} registers per consumer thread ({} m64 slabs x block_n/2 = {}) > {} = "
@@ -141,6 +160,22 @@ std::string register_violation(const GemmConfig& config) {
         : config.num_consumers == 1 ? "setmaxnreg, 1 consumer + producer"
                                     : "setmaxnreg, 2 consumers + producer",
         kRegisterHeadroom);
+  return {};
+}
+
+// The FP8 kernel's own rules: TMA loads (the threads path copies 16-bit elements), and with
+// block scales a tile touching at most two 128-column B scale blocks (the promotion selects
+// between two; kernels/sm90/fp8_scales.cuh).
+std::string fp8_violation(const GemmProblem& problem, const GemmConfig& config) {
+  if (!is_fp8(problem.a_type)) return {};
+  if (config.load_path != LoadPath::tma)
+    return "load_path = threads with FP8 inputs: FP8 tiles arrive by TMA only";
+  const int blocks = sm90::max_b_scale_blocks_per_tile(config.block_n);
+  if (problem.scaling == Scaling::block_1x128_128x128 && blocks > sm90::kMaxBScaleBlocksPerTile)
+    return fmt::format("block_n = {}: a block-scaled FP8 tile can touch {} 128-column B scale "
+                       "blocks; the promotion handles at most {} (block_n <= 128 + gcd(block_n, "
+                       "128))",
+                       config.block_n, blocks, sm90::kMaxBScaleBlocksPerTile);
   return {};
 }
 
@@ -252,7 +287,8 @@ std::string tile_violation(const GemmProblem& problem, const GemmConfig& config,
   if (auto why = path_violation(problem, config, device); !why.empty()) return why;
   if (auto why = tile_shape_violation(problem, config); !why.empty()) return why;
   if (auto why = smem_violation(problem, config, device); !why.empty()) return why;
-  if (auto why = register_violation(config); !why.empty()) return why;
+  if (auto why = register_violation(problem, config); !why.empty()) return why;
+  if (auto why = fp8_violation(problem, config); !why.empty()) return why;
   if (auto why = wgmma_shape_violation(problem, config, device); !why.empty()) return why;
   return tma_box_violation(problem, config);
 }

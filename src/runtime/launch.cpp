@@ -17,6 +17,7 @@
 #include "runtime/driver.hpp"
 #include "runtime/kernel_source.hpp"
 #include "runtime/module.hpp"
+#include "runtime/split_k.hpp"
 #include "runtime/tensor_maps.hpp"
 
 namespace autogemm::runtime {
@@ -32,6 +33,8 @@ struct DeviceGemmParams {
   const void* c;
   void* d;
   long long lda, ldb, ldc, ldd;
+  const float* scale_a;   // FP8 only; last, like the kernel's
+  const float* scale_b;
 };
 
 struct PreparedKernel {
@@ -43,8 +46,9 @@ struct PreparedKernel {
 };
 
 std::string kernel_key(int device, const GemmProblem& p, const GemmConfig& c) {
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", device, to_string(p.a_type), to_string(p.d_type),
-                     to_string(p.layout), p.n, p.k, c.describe(), to_string(c.raster_order));
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", device, to_string(p.a_type),
+                     to_string(p.d_type), to_string(p.layout), p.n, p.k, c.describe(),
+                     to_string(c.raster_order), to_string(p.b_type), to_string(p.scaling));
 }
 
 int current_device() {
@@ -118,15 +122,26 @@ double prepare_gemm_kernel(const GemmProblem& problem, const GemmConfig& config)
 LaunchShape launch_gemm(const GemmProblem& p, const GemmConfig& c, const GemmOperands& o,
                         cudaStream_t stream) {
   const PreparedKernel& k = prepare(p, c);
-  const GemmTensorMaps maps = make_gemm_tensor_maps(p, c, o);
-  DeviceGemmParams params{static_cast<int>(p.m), o.alpha, o.beta, o.a, o.b, o.c, o.d,
-                          p.lda_or_packed(), p.ldb_or_packed(), p.ldc_or_packed(),
-                          p.ldd_or_packed()};
+  // Split-K: the GEMM kernel writes raw fp32 partial sums (alpha 1, no C) into a workspace
+  // that lives on the stream (cudaMallocAsync: stream-ordered, so concurrent calls on other
+  // streams get their own, and the pool makes repeats cheap); split_k_reduce finishes D.
+  float* workspace = nullptr;
+  if (c.split_k > 1)
+    cuda_check(cudaMallocAsync(reinterpret_cast<void**>(&workspace),
+                               size_t(c.split_k) * size_t(p.m) * size_t(p.n) * sizeof(float),
+                               stream),
+               "cudaMallocAsync(split-K workspace)");
+  const GemmTensorMaps maps = make_gemm_tensor_maps(p, c, o, workspace);
+  const bool split = c.split_k > 1;
+  DeviceGemmParams params{static_cast<int>(p.m), split ? 1.0f : o.alpha, split ? 0.0f : o.beta,
+                          o.a, o.b, o.c, o.d, p.lda_or_packed(), p.ldb_or_packed(),
+                          p.ldc_or_packed(), p.ldd_or_packed(), o.scale_a, o.scale_b};
 
   const int64_t m_tiles = (p.m + c.block_m - 1) / c.block_m;
   const int64_t n_tiles = (p.n + c.block_n - 1) / c.block_n;
   const int64_t cluster_tiles =
-      ((m_tiles + c.cluster_m - 1) / c.cluster_m) * ((n_tiles + c.cluster_n - 1) / c.cluster_n);
+      ((m_tiles + c.cluster_m - 1) / c.cluster_m) * ((n_tiles + c.cluster_n - 1) / c.cluster_n) *
+      c.split_k;
   int64_t grid = cluster_tiles * k.cluster_size;
   if (c.persistent) grid = std::min<int64_t>(grid, k.max_resident_ctas);
   if (c.max_ctas > 0) grid = std::min<int64_t>(grid, c.max_ctas);
@@ -149,6 +164,10 @@ LaunchShape launch_gemm(const GemmProblem& p, const GemmConfig& c, const GemmOpe
                   const_cast<CUtensorMap*>(&maps.c), const_cast<CUtensorMap*>(&maps.d), &params};
   driver::check(driver::api().cuLaunchKernelEx(&config, k.kernel->function, args, nullptr),
                 "cuLaunchKernelEx(gemm)");
+  if (split) {
+    split_k_reduce(p, o, workspace, c.split_k, stream);
+    cuda_check(cudaFreeAsync(workspace, stream), "cudaFreeAsync(split-K workspace)");
+  }
   return {static_cast<int>(grid), k.threads, k.smem_bytes, k.cluster_size};
 }
 

@@ -7,6 +7,8 @@
 // tma_load, tma_store, a_k_major, b_k_major, in_fp16, out_kind (0 bf16, 1 fp16, 2 fp32),
 // out_bytes, n, k (problem N and K baked in; M is a run-time value), producer_regs,
 // consumer_regs, and `mma(acc, desc_a, desc_b)`: one wgmma.m64n{block_n}k16 instruction.
+// FP8: in_bytes (2 or 1) and scaling (fp8_scales.cuh kScaling*); with scaling != 0, `mma` is
+// m64n{block_n}k32 with a fourth argument, scale-d (fp8_promotion.cuh).
 #include "ptx/barrier.cuh"
 #include "ptx/common.cuh"
 #include "sm90/gemm_layout.cuh"
@@ -22,21 +24,28 @@ struct GemmParams {
   const void* c;
   void* d;
   long long lda, ldb, ldc, ldd;
+  // FP8 scales (fp8_scales.cuh layouts); null for 16-bit inputs. Kept last so the 16-bit
+  // fields keep their offsets.
+  const float* scale_a;
+  const float* scale_b;
 };
 
 template <class Cfg>
 struct Geometry {
-  static constexpr int kInBytes = 2;
+  static constexpr int kInBytes = Cfg::in_bytes;
   static constexpr int kConsumerThreads = Cfg::num_consumers * 128;
   static constexpr int kThreads = kConsumerThreads + (Cfg::warp_specialized ? 128 : 0);
   static constexpr int kRowsPerConsumer = Cfg::block_m / Cfg::num_consumers;
   static constexpr int kSlabs = kRowsPerConsumer / 64;           // m64 wgmma slabs per consumer
   static constexpr int kAccum = Cfg::block_n / 2;                // fp32 registers per slab
-  static constexpr int kKSteps = Cfg::block_k / 16;              // k16 instructions per k-block
+  static constexpr int kKSteps = Cfg::block_k * kInBytes / 32;   // 32 B of K per wgmma (k16, k32 fp8)
   static constexpr int kNumKBlocks = (Cfg::k + Cfg::block_k - 1) / Cfg::block_k;
   static constexpr int kClusterSize = Cfg::cluster_m * Cfg::cluster_n;
+  // Split-K: split s computes k-blocks [s * kKBlocksPerSplit, min(next, kNumKBlocks)); a split
+  // left empty by the rounding still stores its (zero) partial tile.
+  static constexpr int kKBlocksPerSplit = (kNumKBlocks + Cfg::split_k - 1) / Cfg::split_k;
   static constexpr int kAtomBytes = kSwizzleSpanBytes;           // one 128B-swizzled row
-  static constexpr int kAtomElems = kAtomBytes / kInBytes;       // 64 bf16
+  static constexpr int kAtomElems = kAtomBytes / kInBytes;       // 64 bf16, 128 fp8
   static constexpr SmemLayout kSmem =
       make_smem_layout(Cfg::block_m, Cfg::block_n, Cfg::block_k, Cfg::num_stages, kInBytes,
                        Cfg::out_bytes, Cfg::tma_store);
@@ -59,6 +68,9 @@ struct Geometry {
                 "the threads load path is the non-specialised K-major teaching path");
   static_assert(Cfg::a_k_major || Cfg::block_m % 64 == 0, "MN-major A loads 64-row slabs");
   static_assert(Cfg::b_k_major || Cfg::block_n % 64 == 0, "MN-major B loads 64-column slabs");
+  static_assert(Cfg::split_k == 1 || (Cfg::warp_specialized && Cfg::tma_store &&
+                                      Cfg::out_kind == 2),
+                "split-K stores fp32 partial tiles by TMA from the warp-specialised kernel");
   static_assert(kSmem.total_bytes <= 232448, "exceeds the 227 KiB opt-in shared memory");
 };
 

@@ -10,6 +10,7 @@
 // of use, or all threads load synchronously on the threads path).
 #include "ptx/wgmma.cuh"
 #include "sm90/epilogue.cuh"
+#include "sm90/fp8_promotion.cuh"
 #include "sm90/loads.cuh"
 #include "sm90/tile_scheduler.cuh"
 
@@ -54,7 +55,12 @@ __device__ void produce_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
   TileScheduler<Cfg> scheduler(params.m, cta_rank);
   int m_tile, n_tile;
   while (scheduler.next_tile(m_tile, n_tile)) {
-    for (int k_block = 0; k_block < G::kNumKBlocks; ++k_block) {
+    const int k_begin = scheduler.split * G::kKBlocksPerSplit;
+    const int k_end = min(G::kNumKBlocks, k_begin + G::kKBlocksPerSplit);
+    // Not unrolled: fully unrolled (16 k-blocks, e.g. K = 1024 bf16 / 2048 fp8) the loop needs
+    // more than the producer's 40 registers and spills.
+#pragma unroll 1
+    for (int k_block = k_begin; k_block < k_end; ++k_block) {
       // A fresh barrier's "preceding phase" counts as complete, so the first lap never waits.
       ptx::mbarrier_wait(smem.empty(write.stage), write.phase ^ 1);
       issue_stage_loads(smem, write.stage, tmap_a, tmap_b, m_tile, n_tile, k_block, cta_rank);
@@ -72,6 +78,7 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
   using G = Geometry<Cfg>;
   using D = Descriptors<Cfg>;
   float acc[G::kSlabs][G::kAccum];   // (ROWS_PER_CONSUMER, BLOCK_N) fp32 fragment
+  Promotion<Cfg> promotion(params, consumer);   // FP8: per-k-block scaled accumulation
   PipelineState read, write;         // write: the inline producer of the non-specialised path
   unsigned c_phase = 0;
   const int lane = threadIdx.x % 32;
@@ -87,8 +94,10 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
   TileScheduler<Cfg> scheduler(params.m, cta_rank);
   int m_tile, n_tile;
   while (scheduler.next_tile(m_tile, n_tile)) {
+    const int k_begin = scheduler.split * G::kKBlocksPerSplit;
+    const int k_end = min(G::kNumKBlocks, k_begin + G::kKBlocksPerSplit);
     if (inline_producer)
-      for (int k_block = 0; k_block < min(Cfg::num_stages, G::kNumKBlocks); ++k_block)
+      for (int k_block = k_begin; k_block < min(k_begin + Cfg::num_stages, k_end); ++k_block)
         produce_one(m_tile, n_tile, k_block);
     __syncwarp();
 
@@ -96,12 +105,16 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
     for (int s = 0; s < G::kSlabs; ++s)
 #pragma unroll
       for (int r = 0; r < G::kAccum; ++r) acc[s][r] = 0.0f;
+    promotion.start_tile(m_tile, n_tile, k_begin);
 
     // With TMA the wgmmas of one k-block stay in flight while the next k-block's are issued
     // (wgmma.wait_group 1), and a stage is released one k-block late, when the wait proves
     // its wgmmas are done (hopper-facts.md 2.4). A single stage (or the threads path, which
     // refills the stage in place) must wait for everything before the refill.
-    constexpr int kGroupsInFlight = (Cfg::tma_load && Cfg::num_stages > 1) ? 1 : 0;
+    // FP8 promotes each k-block's sums right after its wgmmas, so it waits for all of them
+    // (DeepGEMM; the second consumer warpgroup keeps the tensor cores busy meanwhile).
+    constexpr int kGroupsInFlight =
+        (Cfg::tma_load && Cfg::num_stages > 1 && !Promotion<Cfg>::kEnabled) ? 1 : 0;
     int pending_stage = -1;
     auto release = [&](int stage, int refill_k_block) {
       if constexpr (G::kClusterSize == 1) {
@@ -110,11 +123,11 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
         // The leader's multicast writes into every CTA's copy of the stage.
         if (lane < G::kClusterSize) ptx::mbarrier_arrive_cluster(smem.empty(stage), lane);
       }
-      if (inline_producer && refill_k_block < G::kNumKBlocks)
+      if (inline_producer && refill_k_block < k_end)
         produce_one(m_tile, n_tile, refill_k_block);
       __syncwarp();
     };
-    for (int k_block = 0; k_block < G::kNumKBlocks; ++k_block) {
+    for (int k_block = k_begin; k_block < k_end; ++k_block) {
       const int stage = read.stage;
       if constexpr (Cfg::tma_load) {
         ptx::mbarrier_wait(smem.full(stage), read.phase);
@@ -132,19 +145,22 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
       for (int s = 0; s < G::kSlabs; ++s)
 #pragma unroll
         for (int r = 0; r < G::kAccum; ++r) ptx::fence_operand(acc[s][r]);
+      promotion.fence_operands();
       ptx::wgmma_fence();
 #pragma unroll
       for (int k_step = 0; k_step < G::kKSteps; ++k_step)
 #pragma unroll
         for (int s = 0; s < G::kSlabs; ++s)
-          Cfg::mma(acc[s], D::a(smem, stage, consumer * G::kSlabs + s, k_step),
-                   D::b(smem, stage, k_step));
+          promotion.mma(acc[s], s, k_step, D::a(smem, stage, consumer * G::kSlabs + s, k_step),
+                        D::b(smem, stage, k_step));
       ptx::wgmma_commit_group();
+      promotion.prefetch_scales(k_block);
       ptx::wgmma_wait_group<kGroupsInFlight>();
 #pragma unroll
       for (int s = 0; s < G::kSlabs; ++s)
 #pragma unroll
         for (int r = 0; r < G::kAccum; ++r) ptx::fence_operand(acc[s][r]);
+      promotion.fence_operands();
 
       if constexpr (Cfg::tma_load && kGroupsInFlight == 0) {
         release(stage, k_block + Cfg::num_stages);
@@ -154,6 +170,7 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
       } else {
         ptx::named_barrier_sync(3, G::kConsumerThreads);   // all reads done before the next fill
       }
+      promotion.promote(acc);   // after the release: the producer refills the stage meanwhile
       read.template advance<Cfg::num_stages>();
     }
     if constexpr (Cfg::tma_load && kGroupsInFlight > 0) {
@@ -162,11 +179,12 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
       for (int s = 0; s < G::kSlabs; ++s)
 #pragma unroll
         for (int r = 0; r < G::kAccum; ++r) ptx::fence_operand(acc[s][r]);
-      release(pending_stage, G::kNumKBlocks - 1 + Cfg::num_stages);
+      if (pending_stage >= 0) release(pending_stage, k_end - 1 + Cfg::num_stages);
     }
 
     if constexpr (Cfg::tma_store)
-      Epilogue<Cfg>::store_tma(acc, smem, tmap_c, tmap_d, params, consumer, m_tile, n_tile, c_phase);
+      Epilogue<Cfg>::store_tma(acc, smem, tmap_c, tmap_d, params, consumer, m_tile, n_tile,
+                               scheduler.split, c_phase);
     else
       Epilogue<Cfg>::store_threads(acc, params, consumer, m_tile, n_tile);
   }

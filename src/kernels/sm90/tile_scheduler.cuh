@@ -19,12 +19,13 @@ struct TileScheduler {
   int next;
   int stride;
   int rank_m, rank_n;   // this CTA's position inside its cluster
+  int split = 0;        // split-K: which K range of the tile the last next_tile() returned
 
   __device__ TileScheduler(int m, unsigned cta_rank) {
     const int num_m_tiles = (m + Cfg::block_m - 1) / Cfg::block_m;
     num_m_cluster_tiles = (num_m_tiles + Cfg::cluster_m - 1) / Cfg::cluster_m;
     num_n_cluster_tiles = (kNumNTiles + Cfg::cluster_n - 1) / Cfg::cluster_n;
-    total = num_m_cluster_tiles * num_n_cluster_tiles;
+    total = num_m_cluster_tiles * num_n_cluster_tiles * Cfg::split_k;
     next = blockIdx.x / kClusterSize;
     stride = gridDim.x / kClusterSize;
     rank_m = static_cast<int>(cta_rank) % Cfg::cluster_m;
@@ -36,14 +37,18 @@ struct TileScheduler {
   // its stores, so multicast partners stay in step.
   __device__ bool next_tile(int& m_tile, int& n_tile) {
     if (next >= total) return false;
+    // Split-K: the splits of one tile are consecutive work items (they read disjoint K ranges
+    // of the same A rows and B columns, so they share L2 lines of neither).
+    split = next % Cfg::split_k;
+    const int item = next / Cfg::split_k;
     int major_count = Cfg::raster_along_n ? num_n_cluster_tiles : num_m_cluster_tiles;
     int minor_count = Cfg::raster_along_n ? num_m_cluster_tiles : num_n_cluster_tiles;
     const int group = Cfg::raster_group;
     const int band_span = group * minor_count;
-    const int band = next / band_span;
+    const int band = item / band_span;
     const int first = band * group;
     const int band_rows = min(group, major_count - first);
-    const int within = next % band_span;
+    const int within = item % band_span;
     const int major = first + within % band_rows;
     const int minor = within / band_rows;
     const int cm = Cfg::raster_along_n ? minor : major;

@@ -1,0 +1,35 @@
+#include "runtime/split_k.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "kernels/sm90/split_k_params.cuh"
+#include "runtime/simple_launch.hpp"
+
+namespace autogemm::runtime {
+
+void split_k_reduce(const GemmProblem& p, const GemmOperands& o, const float* workspace,
+                    int split_k, cudaStream_t stream) {
+  SplitKReduceParams params{};
+  params.workspace = workspace;
+  params.m = p.m;
+  params.n = p.n;
+  params.split_k = split_k;
+  params.alpha = o.alpha;
+  params.beta = o.beta;
+  params.c = o.c;
+  params.ldc = p.ldc_or_packed();
+  params.d = o.d;
+  params.ldd = p.ldd_or_packed();
+  params.d_kind = p.d_type == DType::fp32 ? 2 : p.d_type == DType::fp16 ? 1 : 0;
+  const long long pairs = p.m * ((p.n + 1) / 2);
+  SimpleGrid grid;
+  grid.block_x = 256;
+  // A few waves of 256-thread blocks over 132 SMs; the loop strides over the rest.
+  grid.grid_x = static_cast<unsigned>(std::clamp<long long>((pairs + 255) / 256, 1, 132 * 8));
+  launch_simple_kernel("sm90/split_k_reduce.cuh", "autogemm_split_k_reduce", grid, &params, stream,
+                       fmt::format("split-K reduce {} x {} x {} splits", p.m, p.n, split_k));
+}
+
+}  // namespace autogemm::runtime
