@@ -3,6 +3,7 @@
 // relayout; errors; concurrent calls on several streams.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <thread>
 
@@ -93,8 +94,19 @@ LtCheck run_lt(GemmProblem p, float alpha, float beta, uint64_t seed, cudaStream
              "cudaMemcpy(reference)");
   // Output rounding dominates (bf16 8 significant bits, fp16 11, fp32 24); FP32 accumulation
   // adds about K * 2^-24 relative.
-  const double rtol = p.d_type == DType::bf16 ? 1.0 / 128 : p.d_type == DType::fp16 ? 1.0 / 1024 : 1e-5;
-  const double atol = rtol + 1e-6 * double(p.k);
+  double rtol = p.d_type == DType::bf16 ? 1.0 / 128 : p.d_type == DType::fp16 ? 1.0 / 1024 : 1e-5;
+  double atol = rtol + 1e-6 * double(p.k);
+  if (p.a_type == DType::e4m3 || p.a_type == DType::e5m2) {
+    // Hopper's FP8 tensor cores accumulate with about 14 bits of mantissa (DeepSeek-V3 report;
+    // hopper-facts.md 2.2): even with cuBLASLt's periodic promotion into FP32 (fast accumulation
+    // off), each partial sum carries a relative error near 2^-14 of its own size, so results are
+    // good to about 1e-4 relative (measured: 9.5e-5 on an H200), not to FP32's 1e-5. Allowed: 1e-3
+    // relative (the FP8 threshold) plus 2^-14 of the largest possible |sum of products|
+    // (|a|, |b| <= 1, scales < 2: 4 K), which covers results that cancel to near zero.
+    // A misread scale changes results by tens of percent, far outside this.
+    rtol = std::max(rtol, 1e-3);
+    atol = std::max(atol, std::ldexp(4.0 * double(p.k), -14));
+  }
   LtCheck out;
   out.report = check_result(got, p.ldd_or_packed(), want, p.m, p.n, atol, rtol, 512, seed + 5);
   return out;
@@ -161,8 +173,16 @@ TEST(CublasLtGpu, Fp8PerTensor) {
   }
 }
 
+// Block scaling is a cuBLAS 12.9+ feature: an older library is a reason to skip, not a failure.
+#define REQUIRE_CUBLASLT_BLOCK_SCALING()                                                 \
+  do {                                                                                    \
+    const std::string why_not_ = runtime::cublaslt_block_scaling_unavailable();           \
+    if (!why_not_.empty()) GTEST_SKIP() << why_not_;                                      \
+  } while (0)
+
 TEST(CublasLtGpu, Fp8BlockScaledAligned) {
   AUTOGEMM_REQUIRE_GPU();
+  REQUIRE_CUBLASLT_BLOCK_SCALING();
   for (DType out : {DType::bf16, DType::fp32})
     EXPECT_LT_OK(run_lt(problem(256, 384, 512, DType::e4m3, Layout::nt, out), 1.0f, 0.0f, 7),
                  "e4m3 block-scaled -> " << to_string(out));
@@ -170,6 +190,7 @@ TEST(CublasLtGpu, Fp8BlockScaledAligned) {
 
 TEST(CublasLtGpu, Fp8BlockScaledPartialBlocks) {
   AUTOGEMM_REQUIRE_GPU();
+  REQUIRE_CUBLASLT_BLOCK_SCALING();
   // N = 320: the last 128-column block of B is partial; K = 384: 3 K blocks, padded to 4 in
   // cuBLASLt's B-scale rows; M = 200 is not a multiple of 128.
   EXPECT_LT_OK(run_lt(problem(200, 320, 384, DType::e4m3), 1.0f, 0.0f, 8),

@@ -77,6 +77,10 @@ std::string rows_to_json(const std::vector<BenchRow>& rows) {
       j["baseline_fp8_per_tensor_tflops"] = r.baseline_fp8_per_tensor_tflops;
       j["baseline_fp8_per_tensor"] = stats_json(*r.baseline_fp8_per_tensor);
     }
+    if (!r.baseline_unavailable.empty()) j["baseline_unavailable"] = r.baseline_unavailable;
+    if (!r.baseline_fp8_per_tensor_unavailable.empty())
+      j["baseline_fp8_per_tensor_unavailable"] = r.baseline_fp8_per_tensor_unavailable;
+    if (r.quantize_us > 0) j["quantize_us"] = r.quantize_us;
     list.push_back(std::move(j));
   }
   nlohmann::json out = {{"rows", std::move(list)}, {"geomean_ratio", geomean_ratio(rows)}};
@@ -121,6 +125,11 @@ std::string format_table(const std::vector<BenchRow>& rows) {
       out += fmt::format(" {:>12}", number_or_dash(pt, pt ? r.baseline_fp8_per_tensor->median_us : 0, 2));
     }
     if (r.unwritten > 0) out += fmt::format("  ({} outputs not written)", r.unwritten);
+    if (r.quantize_us > 0) out += fmt::format("  (quantise A, B: {:.2f} us)", r.quantize_us);
+    if (!r.baseline_unavailable.empty())
+      out += fmt::format("  (no cuBLASLt baseline: {})", r.baseline_unavailable);
+    if (!r.baseline_fp8_per_tensor_unavailable.empty())
+      out += fmt::format("  (no per-tensor baseline: {})", r.baseline_fp8_per_tensor_unavailable);
     out += '\n';
   }
   return out;

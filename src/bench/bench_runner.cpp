@@ -3,12 +3,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "autogemm/errors.hpp"
 #include "autogemm/gemm.hpp"
 #include "autogemm/plan.hpp"
+#include "autogemm/quantize.hpp"
 #include "bench/compare.hpp"
 #include "bench/tensors.hpp"
 #include "jit/log.hpp"
@@ -18,10 +20,6 @@
 namespace autogemm::bench {
 
 namespace {
-
-constexpr int64_t kScaleBlock = 128;  // FP8 block scaling granularity (problem.hpp)
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Rows (as stored) times leading dimension: the elements a packed operand occupies.
 std::size_t a_elements(const GemmProblem& p) {
@@ -65,6 +63,56 @@ std::string dtype_label(const GemmProblem& problem) {
   return std::string(to_string(problem.a_type));
 }
 
+namespace {
+
+// FP8 inputs the way a user makes them: BF16 A (M x K) and B (N x K), quantised to e4m3 with
+// 1 x 128 (A) and 128 x 128 (B) block scales by quantize.hpp. The quantisation is timed like the
+// GEMMs (L2 flushed before each call, median).
+struct Fp8Inputs {
+  DeviceBuffer scale_a, scale_b;
+  double quantize_us = 0;
+};
+
+void check_fp8_problem(const GemmProblem& problem) {
+  if (problem.a_type != DType::e4m3 || problem.b_type != DType::e4m3)
+    throw InvalidArgument("a_type", std::string(to_string(problem.a_type)),
+                          "the bench makes FP8 inputs by quantising BF16 data to e4m3 "
+                          "(quantize.hpp); both inputs must be e4m3");
+  if (problem.layout != Layout::nt)
+    throw InvalidArgument("layout", std::string(to_string(problem.layout)),
+                          "FP8 inputs are quantised along K, which must be contiguous in both: nt");
+  if (problem.lda_or_packed() != problem.k || problem.ldb_or_packed() != problem.k)
+    throw InvalidArgument(problem.lda_or_packed() != problem.k ? "lda" : "ldb",
+                          std::to_string(problem.lda_or_packed() != problem.k
+                                             ? problem.lda_or_packed()
+                                             : problem.ldb_or_packed()),
+                          fmt::format("quantised FP8 operands are packed: must be K = {}",
+                                      problem.k));
+}
+
+Fp8Inputs make_fp8_inputs(const GemmProblem& problem, void* a, void* b,
+                          const BenchOptions& options, cudaStream_t stream, L2Flusher& flusher) {
+  const int64_t m = problem.m, n = problem.n, k = problem.k;
+  Fp8Inputs out;
+  out.scale_a = DeviceBuffer(std::size_t(fp8_scale_count_1x128(m, k)) * sizeof(float));
+  out.scale_b = DeviceBuffer(std::size_t(fp8_scale_count_128x128(n, k)) * sizeof(float));
+  DeviceBuffer a_bf16(std::size_t(m * k) * 2), b_bf16(std::size_t(n * k) * 2);
+  fill_random(a_bf16.get(), std::size_t(m * k), DType::bf16, options.seed);
+  fill_random(b_bf16.get(), std::size_t(n * k), DType::bf16, options.seed + 1);
+  auto* scale_a = static_cast<float*>(out.scale_a.get());
+  auto* scale_b = static_cast<float*>(out.scale_b.get());
+  auto quantize_both = [&](cudaStream_t s) {
+    quantize_fp8_1x128(a_bf16.get(), DType::bf16, m, k, k, a, scale_a, s);
+    quantize_fp8_128x128(b_bf16.get(), DType::bf16, n, k, k, b, scale_b, s);
+  };
+  const auto times = time_calls(quantize_both, std::max(options.warmup, 1), std::max(options.iters, 1),
+                                stream, &flusher);
+  out.quantize_us = summarize(times).median_us;
+  return out;
+}
+
+}  // namespace
+
 BenchRow run_case(const BenchItem& item, const BenchOptions& options, const GpuInfo& gpu,
                   L2Flusher& flusher) {
   GemmProblem problem = item.problem;
@@ -75,12 +123,24 @@ BenchRow run_case(const BenchItem& item, const BenchOptions& options, const GpuI
                           "the bench measures FP8 with block_1x128_128x128 scales (it times the "
                           "per-tensor cuBLASLt variant alongside)");
   const bool fp8 = problem.scaling == Scaling::block_1x128_128x128;
+  if (fp8) check_fp8_problem(problem);
   const int in_bytes = dtype_bytes(problem.a_type), out_bytes = dtype_bytes(problem.d_type);
 
+  BenchRow row;
+  row.problem = problem;
+  row.tag = item.tag;
+
   // Inputs once, random (never constant: matrix units run faster on zeros, baselines.md).
+  Stream stream;
   DeviceBuffer a(a_elements(problem) * in_bytes), b(b_elements(problem) * in_bytes);
-  fill_random(a.get(), a_elements(problem), problem.a_type, options.seed);
-  fill_random(b.get(), b_elements(problem), problem.b_type, options.seed + 1);
+  std::optional<Fp8Inputs> fp8_inputs;
+  if (fp8) {
+    fp8_inputs = make_fp8_inputs(problem, a.get(), b.get(), options, stream.get(), flusher);
+    row.quantize_us = fp8_inputs->quantize_us;
+  } else {
+    fill_random(a.get(), a_elements(problem), problem.a_type, options.seed);
+    fill_random(b.get(), b_elements(problem), problem.b_type, options.seed + 1);
+  }
   DeviceBuffer d_ours(d_elements(problem) * out_bytes);
   DeviceBuffer d_base(options.baseline ? d_elements(problem) * out_bytes : 0);
   fill_poison(d_ours.get(), d_elements(problem), problem.d_type);
@@ -90,21 +150,11 @@ BenchRow run_case(const BenchItem& item, const BenchOptions& options, const GpuI
   ours_ops.a = a.get();
   ours_ops.b = b.get();
   ours_ops.d = d_ours.get();
-  DeviceBuffer scale_a, scale_b, lt_scale_a, lt_scale_b;
+  DeviceBuffer lt_scale_a, lt_scale_b;
   std::optional<PerTensorScales> per_tensor;
-  Stream stream;
   if (fp8) {
-    // Scales in [0.5, 2): positive, not powers of two, so a transposed or misread scale layout
-    // shows in diff.
-    const std::size_t a_scales = std::size_t(problem.m * ceil_div(problem.k, kScaleBlock));
-    const std::size_t b_scales =
-        std::size_t(ceil_div(problem.n, kScaleBlock) * ceil_div(problem.k, kScaleBlock));
-    scale_a = DeviceBuffer(a_scales * sizeof(float));
-    scale_b = DeviceBuffer(b_scales * sizeof(float));
-    fill_uniform(scale_a.get(), a_scales, DType::fp32, options.seed + 2, 0.5, 2.0);
-    fill_uniform(scale_b.get(), b_scales, DType::fp32, options.seed + 3, 0.5, 2.0);
-    ours_ops.scale_a = static_cast<const float*>(scale_a.get());
-    ours_ops.scale_b = static_cast<const float*>(scale_b.get());
+    ours_ops.scale_a = static_cast<const float*>(fp8_inputs->scale_a.get());
+    ours_ops.scale_b = static_cast<const float*>(fp8_inputs->scale_b.get());
     if (options.baseline) {
       // Converted once here so that the timed baseline call is the matmul alone.
       const runtime::CublasLtBlockScaleSizes sizes = runtime::cublaslt_block_scale_sizes(problem);
@@ -128,7 +178,6 @@ BenchRow run_case(const BenchItem& item, const BenchOptions& options, const GpuI
 
   GemmOptions gemm_options;
   gemm_options.device = options.device;
-  gemm_options.config = options.config;
   GemmReport report;
   auto run_ours = [&](cudaStream_t s) { report = gemm(problem, ours_ops, s, gemm_options); };
   runtime::CublasLtOptions lt_options;
@@ -141,39 +190,57 @@ BenchRow run_case(const BenchItem& item, const BenchOptions& options, const GpuI
   auto run_per_tensor = [&](cudaStream_t s) {
     runtime::cublaslt_gemm(problem, per_tensor_ops, s, per_tensor_options);
   };
+  // An FP8 baseline cuBLASLt cannot run (no block scaling in this library, a shape outside its
+  // documented limits) leaves its column empty with the reason; the others still run. A BF16/FP16
+  // baseline that fails is a real error and propagates.
+  auto try_first_call = [&](const std::function<void(cudaStream_t)>& call, std::string* why) {
+    if (!fp8) {
+      call(stream.get());
+      return true;
+    }
+    try {
+      call(stream.get());
+      return true;
+    } catch (const Error& e) {
+      *why = e.what();
+      log(2, "bench {}x{}x{}: {}", problem.m, problem.n, problem.k, *why);
+      return false;
+    }
+  };
 
   // First calls (JIT compile, cuBLASLt heuristic) and the comparison, before any timing.
+  // The per-tensor call writes d_base too, so it goes before the baseline that is compared.
   run_ours(stream.get());
-  if (options.baseline) run_baseline(stream.get());
+  const bool per_tensor_runs =
+      per_tensor && try_first_call(run_per_tensor, &row.baseline_fp8_per_tensor_unavailable);
+  const bool baseline =
+      options.baseline && try_first_call(run_baseline, &row.baseline_unavailable);
   cuda_check(cudaStreamSynchronize(stream.get()), "cudaStreamSynchronize(first run)");
 
-  BenchRow row;
-  row.problem = problem;
-  row.tag = item.tag;
   row.config = report.config.describe();
   row.used_vendor = report.used_vendor;
   row.reason = report.reason;
   const std::vector<double> ours_d = download_as_double(d_ours.get(), d_elements(problem), problem.d_type);
   for (double v : ours_d) row.unwritten += std::isfinite(v) ? 0 : 1;
   row.diff = std::numeric_limits<double>::quiet_NaN();
-  if (options.baseline)
+  if (baseline)
     row.diff = gemm_diff(ours_d, download_as_double(d_base.get(), d_elements(problem), problem.d_type));
 
   std::vector<std::function<void(cudaStream_t)>> calls = {run_ours};
-  if (options.baseline) calls.push_back(run_baseline);
-  if (per_tensor) calls.push_back(run_per_tensor);  // writes d_base after the comparison
+  if (baseline) calls.push_back(run_baseline);
+  if (per_tensor_runs) calls.push_back(run_per_tensor);  // writes d_base after the comparison
   const auto times = time_interleaved(calls, options.warmup, options.iters, stream.get(), &flusher);
 
   row.ours = summarize(times[0]);
   row.tflops = tflops_at(problem, row.ours.median_us);
   row.gbps = row.ours.median_us > 0 ? problem.min_bytes() / row.ours.median_us * 1e-3 : 0;
-  if (options.baseline) {
+  if (baseline) {
     row.baseline = summarize(times[1]);
     row.baseline_tflops = tflops_at(problem, row.baseline->median_us);
     row.ratio = row.ours.median_us > 0 ? row.baseline->median_us / row.ours.median_us : 0;
   }
-  if (per_tensor) {
-    row.baseline_fp8_per_tensor = summarize(times[2]);
+  if (per_tensor_runs) {
+    row.baseline_fp8_per_tensor = summarize(times.back());
     row.baseline_fp8_per_tensor_tflops = tflops_at(problem, row.baseline_fp8_per_tensor->median_us);
   }
   if (!report.used_vendor) {

@@ -16,8 +16,9 @@
 namespace autogemm::bench {
 
 // One measured shape: the problem (bf16/fp16 inputs, or e4m3 with block_1x128_128x128
-// scales: then the baseline is block-scaled cuBLASLt and a per-tensor-scaled cuBLASLt call is
-// timed too) and the suite's tag.
+// scales: then the inputs are BF16 data quantised by quantize.hpp, layout nt with packed
+// operands, the baseline is block-scaled cuBLASLt and a per-tensor-scaled cuBLASLt call is timed
+// too) and the suite's tag.
 struct BenchItem {
   GemmProblem problem;
   std::string tag;
@@ -51,6 +52,11 @@ struct BenchRow {
   int64_t unwritten = 0;        // non-finite entries of our D
   std::optional<TimingStats> baseline_fp8_per_tensor;  // FP8 only
   double baseline_fp8_per_tensor_tflops = 0;
+  // FP8 only: why a cuBLASLt baseline that was asked for did not run (its error message, e.g.
+  // an old cuBLASLt without block scaling); empty when it ran. Such a row has no ratio.
+  std::string baseline_unavailable;
+  std::string baseline_fp8_per_tensor_unavailable;
+  double quantize_us = 0;       // FP8 only: median time to quantise A (1x128) and B (128x128)
   double predicted_us = 0;      // cost model for the config that ran; 0 when not available
 };
 

@@ -1,5 +1,5 @@
-// The reference GEMM launcher: JIT-compiles src/kernels/reference/reference_gemm.cuh for the
-// current device and launches one 16 x 16 thread block per 16 x 16 output tile.
+// The reference GEMM launcher: src/kernels/reference/reference_gemm.cuh, compiled for the
+// current device (runtime/simple_launch.hpp), one 16 x 16 thread block per 16 x 16 output tile.
 #include "bench/reference.hpp"
 
 #include <fmt/format.h>
@@ -7,11 +7,8 @@
 #include <string>
 
 #include "autogemm/errors.hpp"
-#include "jit/jit.hpp"
 #include "kernels/reference/reference_params.cuh"
-#include "runtime/cuda_check.hpp"
-#include "runtime/driver.hpp"
-#include "runtime/module.hpp"
+#include "runtime/simple_launch.hpp"
 
 namespace autogemm::bench {
 
@@ -30,27 +27,6 @@ int element_code(DType t, const char* argument) {
   }
   throw InvalidArgument(argument, std::string(to_string(t)),
                         "the reference GEMM reads fp32, bf16, fp16, e4m3 and e5m2");
-}
-
-// The real architecture of the current device ("sm_90"): the reference uses nothing
-// arch-specific, so it runs on any GPU NVRTC can target.
-std::string current_arch() {
-  int device = 0, major = 0, minor = 0;
-  cuda_check(cudaGetDevice(&device), "cudaGetDevice");
-  cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
-             "cudaDeviceGetAttribute(compute capability major)");
-  cuda_check(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device),
-             "cudaDeviceGetAttribute(compute capability minor)");
-  return fmt::format("sm_{}{}", major, minor);
-}
-
-jit::KernelSource reference_source(const std::string& arch) {
-  jit::KernelSource src;
-  src.name = "reference_gemm";
-  src.source = "#include \"reference/reference_gemm.cuh\"\n";
-  src.kernel_name = "autogemm_reference_gemm";
-  src.arch = arch;
-  return src;
 }
 
 }  // namespace
@@ -97,22 +73,14 @@ void reference_gemm(const GemmProblem& problem, const GemmOperands& operands, do
                    : problem.scaling == Scaling::block_1x128_128x128 ? kReferenceScaleBlock
                                                                      : kReferenceScaleNone;
 
-  const auto compiled = jit::get_or_compile(reference_source(current_arch()));
-  const auto kernel = runtime::load_kernel(*compiled);
-
-  CUlaunchConfig config{};
-  config.gridDimX = static_cast<unsigned>((problem.n + kTile - 1) / kTile);
-  config.gridDimY = static_cast<unsigned>((problem.m + kTile - 1) / kTile);
-  config.gridDimZ = 1;
-  config.blockDimX = kTile;
-  config.blockDimY = kTile;
-  config.blockDimZ = 1;
-  config.sharedMemBytes = 0;  // static shared memory only
-  config.hStream = reinterpret_cast<CUstream>(stream);
-  void* args[] = {&params};
-  driver::check(driver::api().cuLaunchKernelEx(&config, kernel->function, args, nullptr),
-                fmt::format("cuLaunchKernelEx(reference_gemm {}x{}x{})", problem.m, problem.n,
-                            problem.k).c_str());
+  runtime::SimpleGrid grid;
+  grid.grid_x = static_cast<unsigned>((problem.n + kTile - 1) / kTile);
+  grid.grid_y = static_cast<unsigned>((problem.m + kTile - 1) / kTile);
+  grid.block_x = kTile;
+  grid.block_y = kTile;
+  runtime::launch_simple_kernel(
+      "reference/reference_gemm.cuh", "autogemm_reference_gemm", grid, &params, stream,
+      fmt::format("reference_gemm {}x{}x{}", problem.m, problem.n, problem.k));
 }
 
 }  // namespace autogemm::bench

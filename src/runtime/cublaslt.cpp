@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -28,6 +29,12 @@ constexpr int64_t kScaleBlock = 128;  // FP8 block scaling granularity
 // cuBLASLt assumes 256-byte aligned pointers unless told otherwise (CUBLASLT_MATMUL_PREF_MIN_
 // ALIGNMENT_*_BYTES, default 256); we tell it the real alignment so odd offsets still run.
 constexpr int kMaxAlignment = 256;
+// cuBLAS docs, "128-element 1D and 128x128 2D block scaling for FP8 data types", "Scaling
+// factors layouts": scale tensors start on 16-byte boundaries, and M and N (cuBLAS's, i.e. our
+// N and M) are multiples of 4. The modes exist since cuBLAS 12.9 (CUDA 12.9.0), on sm_90 only.
+constexpr int kScaleAlignmentBytes = 16;
+constexpr int64_t kBlockScaledDimMultiple = 4;
+constexpr std::size_t kFirstBlockScalingVersion = 120900;  // CUBLAS_VERSION of cuBLAS 12.9.0
 
 // Throws CudaError("<call>(<detail>): <status name>: <status string>"). The message is built
 // only on failure: these checks sit on the per-call path.
@@ -171,7 +178,52 @@ std::string describe(const PlanKey& key) {
                                                                : "");
 }
 
-std::unique_ptr<CachedMatmul> build_plan(const PlanKey& key, cublasLtHandle_t handle) {
+// cuBLASLt's own explanation of a failed heuristic query: the query repeated with its error log
+// (level 1) captured. Empty when the user already routes the log (CUBLASLT_LOG_LEVEL or
+// CUBLASLT_LOG_MASK set: we must not take it over) or when cuBLASLt logged nothing. The logger
+// is process-wide, hence the lock; this runs only on the failure path.
+std::mutex& logger_mutex() {
+  static std::mutex* const mutex = new std::mutex;
+  return *mutex;
+}
+std::string& captured_log() {
+  static std::string* const text = new std::string;
+  return *text;
+}
+void capture_log(int /*level*/, const char* function_name, const char* message) {
+  std::string& text = captured_log();
+  if (text.size() > 2000) return;  // enough to explain; a flood would bury the error
+  text += fmt::format("{}[{}] {}", text.empty() ? "" : "; ", function_name ? function_name : "",
+                      message ? message : "");
+}
+template <typename Query>
+std::string cublaslt_error_log(Query query) {
+  if (std::getenv("CUBLASLT_LOG_LEVEL") != nullptr || std::getenv("CUBLASLT_LOG_MASK") != nullptr)
+    return {};
+  std::lock_guard lock(logger_mutex());
+  captured_log().clear();
+  if (cublasLtLoggerSetCallback(capture_log) != CUBLAS_STATUS_SUCCESS) return {};
+  (void)cublasLtLoggerSetLevel(1);
+  query();
+  (void)cublasLtLoggerSetLevel(0);
+  (void)cublasLtLoggerSetCallback(nullptr);
+  std::string text = std::move(captured_log());
+  captured_log().clear();
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return text;
+}
+
+std::string library_version_text() {
+  const std::size_t v = cublasLtGetVersion();
+  return fmt::format("cuBLASLt {}.{}.{}", v / 10000, v / 100 % 100, v % 100);
+}
+
+// `placeholder_scales`: any 16-byte-aligned device address. cuBLASLt's heuristic rejects a
+// VEC128/BLK128x128 scale mode whose scale pointer is not set yet ("The scaling mode for A scale
+// ... requires a custom pointer for A scale", CUBLAS_STATUS_INVALID_VALUE = 7) although it never
+// reads it; the real pointers replace it on every call.
+std::unique_ptr<CachedMatmul> build_plan(const PlanKey& key, cublasLtHandle_t handle,
+                                         const void* placeholder_scales) {
   auto plan = std::make_unique<CachedMatmul>();
   cublasLtMatmulDesc_t desc = nullptr;
   check_lt(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F),
@@ -196,8 +248,19 @@ std::unique_ptr<CachedMatmul> build_plan(const PlanKey& key, cublasLtHandle_t ha
     set_desc(desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, a_mode, "A_SCALE_MODE");
     set_desc(desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, b_mode, "B_SCALE_MODE");
   }
-  // Scale pointers are per call (set under the device lock in cublaslt_gemm); the heuristic
-  // does not read them.
+  if (key.scale_mode != ScaleMode::none) {
+    // The call sets the real pointers (under the device lock in cublaslt_gemm); the heuristic
+    // only needs them present (see placeholder_scales above).
+    set_desc(desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, placeholder_scales, "A_SCALE_POINTER");
+    set_desc(desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, placeholder_scales, "B_SCALE_POINTER");
+    // Fast accumulation off (the default, stated here on purpose): Hopper's FP8 tensor cores
+    // accumulate with about 14 bits of mantissa (DeepSeek-V3 report; hopper-facts.md 2.2), and
+    // with FAST_ACCUM = 0 cuBLASLt promotes partial sums into FP32 periodically, as DeepGEMM
+    // does. That is the accuracy our own kernel targets, so the baseline pays the same price;
+    // block scaling needs the promotion anyway (PyTorch refuses fast accumulation with it).
+    const int8_t fast_accumulation = 0;
+    set_desc(desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, fast_accumulation, "FAST_ACCUM");
+  }
 
   const cudaDataType_t in_a = cuda_type(key.b_type, "b_type");
   const cudaDataType_t in_b = cuda_type(key.a_type, "a_type");
@@ -226,14 +289,21 @@ std::unique_ptr<CachedMatmul> build_plan(const PlanKey& key, cublasLtHandle_t ha
 
   cublasLtMatmulHeuristicResult_t result{};
   int returned = 0;
-  const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
-      handle, desc, plan->lt_a.get(), plan->lt_b.get(), plan->lt_c.get(), plan->lt_d.get(),
-      raw_pref, 1, &result, &returned);
-  if (status != CUBLAS_STATUS_SUCCESS || returned == 0)
+  auto query = [&] {
+    return cublasLtMatmulAlgoGetHeuristic(handle, desc, plan->lt_a.get(), plan->lt_b.get(),
+                                          plan->lt_c.get(), plan->lt_d.get(), raw_pref, 1,
+                                          &result, &returned);
+  };
+  const cublasStatus_t status = query();
+  if (status != CUBLAS_STATUS_SUCCESS || returned == 0) {
+    const std::string why = cublaslt_error_log(query);
     throw CudaError(fmt::format(
-        "cublasLtMatmulAlgoGetHeuristic: cuBLASLt has no algorithm for {} ({}{})", describe(key),
+        "cublasLtMatmulAlgoGetHeuristic: cuBLASLt has no algorithm for {} ({}{}; {}){}",
+        describe(key),
         status == CUBLAS_STATUS_SUCCESS ? "0 results" : cublasLtGetStatusName(status),
-        status == CUBLAS_STATUS_SUCCESS ? "" : std::string(": ") + cublasLtGetStatusString(status)));
+        status == CUBLAS_STATUS_SUCCESS ? "" : std::string(": ") + cublasLtGetStatusString(status),
+        library_version_text(), why.empty() ? "" : ": cuBLASLt says: " + why));
+  }
   plan->algo = result.algo;
   log(4, "cuBLASLt plan for {}: workspace {} B, waves {:.2f}", describe(key),
       result.workspaceSize, result.wavesCount);
@@ -243,6 +313,22 @@ std::unique_ptr<CachedMatmul> build_plan(const PlanKey& key, cublasLtHandle_t ha
 const float* require(const float* p, const char* name, const char* why) {
   if (p == nullptr) throw InvalidArgument(name, "null", why);
   return p;
+}
+
+// The documented limits of cuBLASLt's FP8 path on Hopper, checked before the heuristic so the
+// error names the rule instead of a bare CUBLAS_STATUS_*.
+// cuBLAS docs, cublasLtMatmul(): FP8 also needs "TN" (A transposed, B not) on sm_89/sm_90/sm_12x;
+// after our swap (file comment) that is our nt, which validate() already demands of FP8.
+void check_fp8_support(const GemmProblem& problem, ScaleMode mode) {
+  if (mode != ScaleMode::block) return;
+  if (const std::string why = cublaslt_block_scaling_unavailable(); !why.empty())
+    throw CudaError(why);
+  for (auto [name, value] : {std::pair{"m", problem.m}, std::pair{"n", problem.n}})
+    if (value % kBlockScaledDimMultiple != 0)
+      throw InvalidArgument(name, std::to_string(value),
+                            "cuBLASLt block-scaled FP8 needs M and N multiples of 4 (cuBLAS docs, "
+                            "\"128-element 1D and 128x128 2D block scaling\", scaling factors "
+                            "layouts)");
 }
 
 void check_operands(const GemmProblem& problem, const GemmOperands& operands, ScaleMode mode) {
@@ -257,8 +343,15 @@ void check_operands(const GemmProblem& problem, const GemmOperands& operands, Sc
                                                : "per-tensor FP8 needs both scales";
     require(operands.scale_a, "operands.scale_a", why);
     require(operands.scale_b, "operands.scale_b", why);
+    check_fp8_support(problem, mode);
   }
-  (void)problem;
+}
+
+void check_scale_alignment(const float* p, const char* name) {
+  if (reinterpret_cast<std::uintptr_t>(p) % kScaleAlignmentBytes != 0)
+    throw InvalidArgument(name, fmt::format("{}", static_cast<const void*>(p)),
+                          "cuBLASLt block scale tensors must start on a 16-byte boundary (cuBLAS "
+                          "docs, \"Scaling factors layouts\")");
 }
 
 // Relayout of the scales on `stream` with the device's transpose descriptor (lock held).
@@ -319,6 +412,12 @@ bool is_capturing(cudaStream_t stream) {
 
 }  // namespace
 
+std::string cublaslt_block_scaling_unavailable() {
+  if (cublasLtGetVersion() >= kFirstBlockScalingVersion) return {};
+  return fmt::format("{} has no 128-element / 128x128 block scaling (it arrived in cuBLAS 12.9, "
+                     "CUDA 12.9.0)", library_version_text());
+}
+
 CublasLtBlockScaleSizes cublaslt_block_scale_sizes(const GemmProblem& problem) {
   const int64_t k_blocks = ceil_div(problem.k, kScaleBlock);
   CublasLtBlockScaleSizes sizes;
@@ -354,6 +453,11 @@ void cublaslt_gemm(const GemmProblem& problem, const GemmOperands& operands, cud
   validate(problem);
   const ScaleMode mode = scale_mode_of(problem, options.per_tensor_fp8);
   check_operands(problem, operands, mode);
+  if (mode == ScaleMode::block && options.scales_in_cublaslt_layout) {
+    // Scales in our layout go through scratch on a 256-byte boundary instead.
+    check_scale_alignment(operands.scale_a, "operands.scale_a");
+    check_scale_alignment(operands.scale_b, "operands.scale_b");
+  }
   const bool uses_c = operands.beta != 0.0f;
   const void* c = uses_c ? operands.c : operands.d;  // not read when beta == 0
 
@@ -379,7 +483,8 @@ void cublaslt_gemm(const GemmProblem& problem, const GemmOperands& operands, cud
   DeviceState& state = device_state();
   std::lock_guard lock(state.mutex);
   auto it = state.plans.find(key);
-  if (it == state.plans.end()) it = state.plans.emplace(key, build_plan(key, state.handle)).first;
+  if (it == state.plans.end())
+    it = state.plans.emplace(key, build_plan(key, state.handle, state.workspace)).first;
   CachedMatmul& plan = *it->second;
 
   const bool capturing = is_capturing(stream);
@@ -397,12 +502,14 @@ void cublaslt_gemm(const GemmProblem& problem, const GemmOperands& operands, cud
     if (mode == ScaleMode::block && !options.scales_in_cublaslt_layout) {
       // Not the hot path of the bench (it converts once, outside the timed region).
       const CublasLtBlockScaleSizes sizes = cublaslt_block_scale_sizes(problem);
+      // B's scales after A's, on a 256-byte boundary (scale tensors need 16 bytes).
+      const std::size_t b_offset = std::size_t(round_up(int64_t(sizes.a_floats), 64));
       scratch.stream = stream;
-      cuda_check(cudaMallocAsync(&scratch.ptr, (sizes.a_floats + sizes.b_floats) * sizeof(float),
+      cuda_check(cudaMallocAsync(&scratch.ptr, (b_offset + sizes.b_floats) * sizeof(float),
                                  stream),
                  "cudaMallocAsync(cuBLASLt block scales)");
       float* converted_a = static_cast<float*>(scratch.ptr);
-      float* converted_b = converted_a + sizes.a_floats;
+      float* converted_b = converted_a + b_offset;
       convert_block_scales(state, problem, operands.scale_a, operands.scale_b, converted_a,
                            converted_b, stream);
       lt_scale_a = converted_a;

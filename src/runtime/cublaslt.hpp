@@ -13,12 +13,19 @@ namespace autogemm::runtime {
 
 // D = alpha * op(A) op(B) + beta * C with our row-major conventions (problem.hpp), mapped onto
 // column-major cuBLASLt by computing D^T = op(B)^T op(A)^T. FP8 block scaling maps to
-// VEC128_32F (A) / BLK128x128_32F (B). Throws CudaError when cuBLASLt has no algorithm.
+// VEC128_32F (A) / BLK128x128_32F (B). Throws CudaError when cuBLASLt has no algorithm (with
+// cuBLASLt's own error log and version in the message), InvalidArgument for the documented limits
+// of its FP8 path on Hopper: layout nt only (validate() holds FP8 to it); block scaling needs M
+// and N multiples of 4 and scale tensors on 16-byte boundaries. FP8 runs with fast accumulation off (cublaslt.cpp says why).
 // When `per_tensor_fp8` is set for an FP8 problem, runs the per-tensor-scaled variant instead.
 void cublaslt_gemm(const GemmProblem& problem, const GemmOperands& operands, cudaStream_t stream,
                    bool per_tensor_fp8 = false);
 
 // ---- additions (bench owner) ---------------------------------------------------------------
+
+// Empty when the loaded cuBLASLt has FP8 128-element / 128x128 block scaling (cuBLAS 12.9 and
+// later; it runs on sm_90 only); otherwise the reason, naming the library version.
+std::string cublaslt_block_scaling_unavailable();
 
 struct CublasLtOptions {
   // FP8 only: one float scale per operand (operands.scale_a[0], scale_b[0]) whatever

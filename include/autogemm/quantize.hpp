@@ -1,0 +1,54 @@
+#pragma once
+// FP8 e4m3 quantisation with the block scales the FP8 GEMM takes (Scaling::block_1x128_128x128,
+// problem.hpp), and back. From BF16 tensors to the GEMM in two calls:
+//   quantize_fp8_1x128(a_bf16, DType::bf16, M, K, K, a_fp8, a_scales, stream);    // activations
+//   quantize_fp8_128x128(b_bf16, DType::bf16, N, K, K, b_fp8, b_scales, stream);  // weights
+//   then gemm() with a_type = b_type = e4m3, layout nt, scale_a = a_scales, scale_b = b_scales.
+//
+// The rule, per group of 1 x 128 or 128 x 128 elements (partial groups at the right and bottom
+// edges use the elements that exist):
+//   scale = max(amax / 448, 2^-126)    amax = largest |x| of the group, 448 = largest finite
+//                                      e4m3; IEEE float division. The floor (the smallest normal
+//                                      float) guards an all-zero group (amax = 0, scale 2^-126,
+//                                      every q exactly 0) and groups whose amax / 448 would
+//                                      underflow.
+//   q = e4m3(x / scale)                IEEE float division, then round to nearest even,
+//                                      saturated to +-448 (OCP FP8 E4M3FN; NaN stays NaN).
+// Dequantisation: y = float(q) * scale (one float multiply, round to nearest even), then for BF16
+// one more round to nearest even. Inputs should be finite: an infinity makes its group's scale
+// infinite.
+//
+// Layouts, all row-major: x is rows x cols with leading dimension ld (elements); q is rows x cols
+// e4m3, packed (leading dimension cols); 1 x 128 scales are rows x ceil(cols/128) floats,
+// 128 x 128 scales ceil(rows/128) x ceil(cols/128) floats. The calls are asynchronous on
+// `stream`; the kernels are compiled for the current device on first use (sm_89 or later: the
+// e4m3 conversions need it). Arguments are checked (InvalidArgument naming argument, value and
+// rule) before anything is launched.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "autogemm/problem.hpp"
+
+namespace autogemm {
+
+// Elements per scale group along the columns (and rows per 128 x 128 block).
+inline constexpr int64_t kFp8ScaleGroup = 128;
+
+// Number of floats the scales of a rows x cols tensor take.
+int64_t fp8_scale_count_1x128(int64_t rows, int64_t cols);    // rows * ceil(cols/128)
+int64_t fp8_scale_count_128x128(int64_t rows, int64_t cols);  // ceil(rows/128) * ceil(cols/128)
+
+// x_type: bf16 or fp32. q: rows * cols bytes. scales: fp8_scale_count_*(rows, cols) floats.
+void quantize_fp8_1x128(const void* x, DType x_type, int64_t rows, int64_t cols, int64_t ld,
+                        void* q, float* scales, cudaStream_t stream = nullptr);
+void quantize_fp8_128x128(const void* x, DType x_type, int64_t rows, int64_t cols, int64_t ld,
+                          void* q, float* scales, cudaStream_t stream = nullptr);
+
+// y_type: bf16 or fp32; y is rows x cols with leading dimension ld.
+void dequantize_fp8_1x128(const void* q, const float* scales, int64_t rows, int64_t cols,
+                          void* y, DType y_type, int64_t ld, cudaStream_t stream = nullptr);
+void dequantize_fp8_128x128(const void* q, const float* scales, int64_t rows, int64_t cols,
+                            void* y, DType y_type, int64_t ld, cudaStream_t stream = nullptr);
+
+}  // namespace autogemm
