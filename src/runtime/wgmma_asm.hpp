@@ -13,4 +13,9 @@ namespace autogemm::runtime {
 // shared-memory descriptors; a_mn_major/b_mn_major set imm-trans-a/b (16-bit types only).
 std::string wgmma_mma_function(int n, DType input, bool a_mn_major, bool b_mn_major);
 
+// FP8 (e4m3/e5m2, any mix): `static __device__ void mma(float (&d)[n/2], u64 desc_a,
+// u64 desc_b, int accumulate)` issuing wgmma.mma_async.sync.aligned.m64n{n}k32.f32.{a}.{b};
+// D = A * B + D when accumulate != 0, else D = A * B. Both operands K-major (no transpose).
+std::string wgmma_fp8_mma_function(int n, DType a_type, DType b_type);
+
 }  // namespace autogemm::runtime
