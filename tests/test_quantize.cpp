@@ -121,10 +121,12 @@ TEST(QuantizeKernels, CompileWithNvrtc) {
       if (std::string(k.name).find("dequantize") != std::string::npos) {
         EXPECT_NE(compiled.ptx.find("cvt.rn.f16x2.e4m3x2"), std::string::npos) << label;
       } else {
-        // The conversion rounds to nearest even and saturates; the scale and x / scale are IEEE
-        // divisions (the host model in test_quantize_gpu.cpp assumes both).
+        // The conversion rounds to nearest even and saturates; the scale and its reciprocal are
+        // IEEE divisions, x times the reciprocal an IEEE multiply (the host model in
+        // test_quantize_gpu.cpp assumes all three).
         EXPECT_NE(compiled.ptx.find("cvt.rn.satfinite.e4m3x2.f32"), std::string::npos) << label;
         EXPECT_NE(compiled.ptx.find("div.rn.f32"), std::string::npos) << label;
+        EXPECT_NE(compiled.ptx.find("mul.rn.f32"), std::string::npos) << label;
       }
     }
 }

@@ -53,7 +53,8 @@ HostMatrix random_matrix(int64_t rows, int64_t cols, int64_t ld, DType type, uin
   return m;
 }
 
-// ---- the host model (quantize.hpp): float arithmetic, IEEE round to nearest even ------------
+// ---- the host model (quantize.hpp): float arithmetic, IEEE round to nearest even (x86-64 SSE,
+// no fast-math), the same operations in the same order as quant/*.cuh ----------------------
 
 struct Quantized {
   std::vector<uint8_t> q;       // rows * cols, packed
@@ -73,11 +74,12 @@ Quantized model_quantize(const HostMatrix& x, int64_t block_rows) {
       for (int64_t r = r0; r < r1; ++r)
         for (int64_t c = c0; c < c1; ++c) amax = std::max(amax, std::fabs(float(x.at(r, c))));
       const float scale = std::max(amax / 448.0f, FLT_MIN);
+      const float inverse_scale = 1.0f / scale;
       out.scales[std::size_t(br * col_groups + bc)] = scale;
       for (int64_t r = r0; r < r1; ++r)
         for (int64_t c = c0; c < c1; ++c) {
-          const float quotient = float(x.at(r, c)) / scale;
-          out.q[std::size_t(r * x.cols + c)] = uint8_t(encode_from_double(quotient, DType::e4m3));
+          const float scaled = float(x.at(r, c)) * inverse_scale;
+          out.q[std::size_t(r * x.cols + c)] = uint8_t(encode_from_double(scaled, DType::e4m3));
         }
     }
   return out;
@@ -165,8 +167,10 @@ void check_round_trip(const HostMatrix& x, int64_t block_rows, DType y_type, int
       if (!(y == y_want) && ++y_errors <= 3)
         ADD_FAILURE() << label << ": y(" << r << ", " << c << ") = " << y << ", want " << y_want;
       // Independent of the model: e4m3 keeps 4 significant bits (half an ulp: 1/16 relative),
-      // its smallest subnormal step is 2^-9 (half: 2^-10 of the scale), then one bf16 rounding.
-      const double bound = std::fabs(x.at(r, c)) / 16 + std::ldexp(double(scale), -10) +
+      // its smallest subnormal step is 2^-9 (half: 2^-10 of the scale), then one bf16 rounding;
+      // 2^-20 relative covers the float reciprocal and products.
+      const double bound = std::fabs(x.at(r, c)) * (1.0 / 16 + std::ldexp(1.0, -20)) +
+                           std::ldexp(double(scale), -10) +
                            (y_type == DType::bf16 ? std::fabs(y) / 256 : 0.0);
       if (!(std::fabs(y - x.at(r, c)) <= bound) && ++bound_errors <= 3)
         ADD_FAILURE() << label << ": |y - x| at (" << r << ", " << c << "): y = " << y

@@ -12,8 +12,10 @@
 //                                      float) guards an all-zero group (amax = 0, scale 2^-126,
 //                                      every q exactly 0) and groups whose amax / 448 would
 //                                      underflow.
-//   q = e4m3(x / scale)                IEEE float division, then round to nearest even,
-//                                      saturated to +-448 (OCP FP8 E4M3FN; NaN stays NaN).
+//   q = e4m3(x * (1 / scale))          the reciprocal by IEEE float division (once per group),
+//                                      one float multiply, then round to nearest even, saturated
+//                                      to +-448 (OCP FP8 E4M3FN; NaN stays NaN). Within a float
+//                                      rounding of x / scale, and memory-bound.
 // Dequantisation: y = float(q) * scale (one float multiply, round to nearest even), then for BF16
 // one more round to nearest even. Inputs should be finite: an infinity makes its group's scale
 // infinite.

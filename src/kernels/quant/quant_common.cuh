@@ -27,10 +27,16 @@ __device__ __forceinline__ void store_from_float(void* base, long long index, in
     static_cast<float*>(base)[index] = v;
 }
 
-// IEEE division (div.rn), whatever NVRTC's flags say about '/'.
+// IEEE division and multiplication (round to nearest even), whatever NVRTC's flags say about
+// '/' and whether it would contract a multiply into a neighbouring add.
 __device__ __forceinline__ float divide_rn(float x, float y) {
   float r;
   asm("div.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(x), "f"(y));
+  return r;
+}
+__device__ __forceinline__ float multiply_rn(float x, float y) {
+  float r;
+  asm("mul.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(x), "f"(y));
   return r;
 }
 
@@ -42,10 +48,17 @@ __device__ __forceinline__ float warp_max(float v) {
 
 // scale = amax / 448, so the group's largest magnitude maps onto e4m3's largest finite value;
 // never below the smallest normal float: an all-zero group (amax = 0), or one so small that
-// amax / 448 underflows, gets 2^-126, so x / scale never divides by zero (zeros stay exact zeros)
-// and the scale is never subnormal.
+// amax / 448 underflows, gets 2^-126, so 1 / scale stays finite (zeros stay exact zeros) and the
+// scale is never subnormal.
 __device__ __forceinline__ float group_scale(float amax) {
   return fmaxf(divide_rn(amax, kE4m3Max), kSmallestNormal);
+}
+
+// The e4m3 bytes of x / scale, two at a time: x times the rounded reciprocal of the scale (one
+// division per group, a multiply per element, so the kernels stay memory-bound), rounded to
+// nearest even and saturated by the conversion. `lo` lands in the lower byte.
+__device__ __forceinline__ unsigned short quantize_pair(float lo, float hi, float inverse_scale) {
+  return ptx::pack_e4m3x2(multiply_rn(lo, inverse_scale), multiply_rn(hi, inverse_scale));
 }
 
 }  // namespace autogemm::quant

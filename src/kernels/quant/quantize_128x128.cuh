@@ -44,6 +44,7 @@ autogemm_quantize_fp8_128x128(const QuantizeParams p) {
 #pragma unroll
   for (int w = 1; w < kBlockWarps; ++w) amax = fmaxf(amax, warp_amax[w]);
   const float scale = group_scale(amax);
+  const float inverse_scale = divide_rn(1.0f, scale);
   if (threadIdx.x == 0) p.scales[blockIdx.x] = scale;  // row-major row_blocks x col_blocks
 
 #pragma unroll
@@ -52,8 +53,7 @@ autogemm_quantize_fp8_128x128(const QuantizeParams p) {
     if (row >= p.rows) break;
 #pragma unroll
     for (int j = 0; j < kPerLane; j += 2) {
-      const unsigned short pair = autogemm::ptx::pack_e4m3x2(divide_rn(v[i][j], scale),
-                                                             divide_rn(v[i][j + 1], scale));
+      const unsigned short pair = quantize_pair(v[i][j], v[i][j + 1], inverse_scale);
       const long long col = first_col + kWarp * j;
       if (col < p.cols) p.q[row * p.cols + col] = (unsigned char)(pair & 0xFFu);
       if (col + kWarp < p.cols) p.q[row * p.cols + col + kWarp] = (unsigned char)(pair >> 8);

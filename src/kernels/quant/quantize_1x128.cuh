@@ -28,11 +28,11 @@ autogemm_quantize_fp8_1x128(const QuantizeParams p) {
       amax = fmaxf(amax, fabsf(v[j]));
     }
     const float scale = group_scale(warp_max(amax));
+    const float inverse_scale = divide_rn(1.0f, scale);
     if (lane == 0) p.scales[group] = scale;  // row-major rows x groups_per_row: index == group
 #pragma unroll
     for (int j = 0; j < kPerLane; j += 2) {
-      const unsigned short pair = autogemm::ptx::pack_e4m3x2(divide_rn(v[j], scale),
-                                                             divide_rn(v[j + 1], scale));
+      const unsigned short pair = quantize_pair(v[j], v[j + 1], inverse_scale);
       const long long col = first_col + lane + kWarp * j;
       if (col < p.cols) p.q[row * p.cols + col] = (unsigned char)(pair & 0xFFu);
       if (col + kWarp < p.cols) p.q[row * p.cols + col + kWarp] = (unsigned char)(pair >> 8);
