@@ -81,6 +81,16 @@ const PreparedKernel& prepare(const GemmProblem& p, const GemmConfig& c) {
   cuda_check(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device),
              "cudaDeviceGetAttribute(MultiProcessorCount)");
   entry->max_resident_ctas = sm_count;   // one CTA per SM: these configurations use ~all smem
+  if (c.split_k > 1) {
+    // Split-K workspaces come from the device's stream-ordered pool; by default the pool gives
+    // its memory back at every synchronisation, making the next cudaMallocAsync a real
+    // allocation. Keep it (what frameworks' caching allocators do).
+    cudaMemPool_t pool = nullptr;
+    cuda_check(cudaDeviceGetDefaultMemPool(&pool, device), "cudaDeviceGetDefaultMemPool");
+    uint64_t keep = UINT64_MAX;
+    cuda_check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep),
+               "cudaMemPoolSetAttribute(ReleaseThreshold)");
+  }
   if (entry->cluster_size > 1) {
     // Not every GPC can host every cluster shape: size the grid from the occupancy query
     // (hopper-facts.md 6).
