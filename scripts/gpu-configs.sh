@@ -11,6 +11,6 @@ while read -r m n k config; do
   [[ -z "$m" || "$m" == \#* ]] && continue
   printf '%s x %s x %s  %-44s ' "$m" "$n" "$k" "$config"
   "$bin" bench --m "$m" --n "$n" --k "$k" --config "$config" --iters "${ITERS:-20}" --csv /tmp/one.csv >/dev/null 2>/tmp/one.err \
-    && tail -1 /tmp/one.csv | awk -F, '{printf "%9.1f us %7.1f TFLOP/s  cuBLASLt %9.1f us  ratio %.3f  diff %s\n", $(NF-6), $(NF-5), $(NF-3), $(NF-1), $NF}' \
+    && tail -1 /tmp/one.csv | awk -F, '{printf "%9.1f us %7.1f TFLOP/s  cuBLASLt %9.1f us  ratio %.3f  diff %s  ran %s\n", $(NF-6), $(NF-5), $(NF-3), $(NF-1), $NF, $6}' \
     || { echo "FAILED"; head -3 /tmp/one.err; }
 done < "$1"
