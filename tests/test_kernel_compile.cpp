@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include "autogemm/device.hpp"
+#include "autogemm/errors.hpp"
 #include "autogemm/plan.hpp"
 #include "bench/suite.hpp"
+#include "cli/cli_common.hpp"
 #include "jit/jit.hpp"
 #include "jit/ptxas_usage.hpp"
 #include "runtime/kernel_source.hpp"
@@ -15,7 +17,8 @@ using namespace autogemm;
 
 namespace {
 
-void expect_compiles_clean(const GemmProblem& p, const GemmConfig& c, bool expect_tma) {
+jit::CompiledKernel expect_compiles_clean(const GemmProblem& p, const GemmConfig& c,
+                                          bool expect_tma) {
   const jit::KernelSource src = runtime::gemm_kernel_source(p, c);
   const jit::CompiledKernel k = jit::compile_to_cubin(src);
   EXPECT_FALSE(k.cubin.empty()) << src.name;
@@ -29,6 +32,7 @@ void expect_compiles_clean(const GemmProblem& p, const GemmConfig& c, bool expec
   EXPECT_EQ(k.log.find("C7515"), std::string::npos) << src.name << "\n" << k.log;
   EXPECT_EQ(k.log.find("C7511"), std::string::npos) << src.name << "\n" << k.log;
   EXPECT_EQ(k.log.find("C7508"), std::string::npos) << "setmaxnreg ignored: " << src.name;
+  return k;
 }
 
 GemmProblem bf16_problem(int64_t m, int64_t n, int64_t k) {
@@ -80,4 +84,121 @@ TEST(KernelCompile, SplitKConfigurations) {
     SCOPED_TRACE(config);
     expect_compiles_clean(bf16_problem(128, 2112, 7168), GemmConfig::parse(config), true);
   }
+}
+
+// --- FP8 (block-scaled and per-tensor): the same kernel with promotion (fp8_promotion.cuh) ---
+
+namespace {
+
+GemmProblem fp8_problem(int64_t m, int64_t n, int64_t k, Scaling scaling) {
+  GemmProblem p = cli::make_problem(m, n, k, "fp8", "nt", 0, 0, 0);
+  p.scaling = scaling;
+  return p;
+}
+
+// Compiles cleanly (no spills, TMA) and issues the k32 FP8 wgmma of the tile's width, with the
+// scales read by plain loads (block scaling) or once (per-tensor).
+void expect_fp8_compiles_clean(const GemmProblem& p, const GemmConfig& c) {
+  const jit::CompiledKernel k = expect_compiles_clean(p, c, true);
+  const std::string mma = "wgmma.mma_async.sync.aligned.m64n" + std::to_string(c.block_n) +
+                          "k32.f32." + std::string(to_string(p.a_type)) + "." +
+                          std::string(to_string(p.b_type));
+  EXPECT_NE(k.ptx.find(mma), std::string::npos) << c.describe() << ": no " << mma;
+  EXPECT_EQ(k.ptx.find("k16.f32"), std::string::npos) << c.describe();
+  EXPECT_NE(k.ptx.find("ld.global.nc.f32"), std::string::npos) << c.describe();
+}
+
+}  // namespace
+
+TEST(KernelCompile, Fp8PlannersChoiceForEveryPublicSuiteShape) {
+  const auto cases = bench::load_suite(std::string(AUTOGEMM_SOURCE_DIR) + "/bench/suites/gemm-public.csv");
+  ASSERT_EQ(cases.size(), 20u);
+  const GpuInfo h100 = device_preset("h100-sxm");
+  for (const auto& c : cases) {
+    // --dtype fp8 means block scaling (1x128 A, 128x128 B); per-tensor for the big-tile rows,
+    // where registers are tightest.
+    std::vector<Scaling> scalings = {Scaling::block_1x128_128x128};
+    if (c.m >= 4096) scalings.push_back(Scaling::per_tensor);
+    for (Scaling scaling : scalings) {
+      const GemmProblem p = fp8_problem(c.m, c.n, c.k, scaling);
+      SCOPED_TRACE(testing::Message() << c.m << "x" << c.n << "x" << c.k << " " << to_string(scaling));
+      const Plan plan = plan_gemm(p, h100);
+      ASSERT_EQ(plan.best().config.instruction, Instruction::wgmma) << plan.path_reason;
+      EXPECT_EQ(plan.best().config.block_k, 128);
+      expect_fp8_compiles_clean(plan.problem, plan.best().config);
+    }
+  }
+}
+
+// The planner's register rule for FP8 (accumulators + promotion temporaries + headroom within
+// the setmaxnreg budget) must be enough: the widest tiles it allows compile without spills.
+TEST(KernelCompile, Fp8WidestLegalTilesDoNotSpill) {
+  const GpuInfo h100 = device_preset("h100-sxm");
+  struct Case {
+    const char* config;
+    Scaling scaling;
+  };
+  for (const Case& c : {Case{"128x160x128 s4 c2 ws p g8 tma/tma", Scaling::block_1x128_128x128},
+                        Case{"256x80x128 s4 c2 ws p g8 tma/tma", Scaling::block_1x128_128x128},
+                        Case{"128x80x128 s4 c1 ws p g8 tma/tma", Scaling::block_1x128_128x128},
+                        Case{"64x160x128 s4 c1 ws p g8 tma/tma", Scaling::block_1x128_128x128},
+                        Case{"64x176x128 s4 c1 ws p g8 tma/tma", Scaling::per_tensor}}) {
+    SCOPED_TRACE(c.config);
+    const GemmProblem p = fp8_problem(4096, 7168, 7168, c.scaling);
+    const GemmConfig config = GemmConfig::parse(c.config);
+    EXPECT_EQ(legality_violation(p, config, h100), "");
+    expect_fp8_compiles_clean(p, config);
+  }
+}
+
+// Tiles that straddle B scale blocks (96, 48: split known at tile start), tiny N, clusters with
+// multicast, a non-persistent grid, fp32/fp16 output, e5m2 x e4m3, split-K, K not a multiple
+// of 128, and the non-specialised kernel.
+TEST(KernelCompile, Fp8Variants) {
+  struct Case {
+    const char* config;
+    int64_t m, n, k;
+    Scaling scaling;
+    DType a, b, d;
+  };
+  const Scaling blk = Scaling::block_1x128_128x128, pt = Scaling::per_tensor;
+  const DType e4 = DType::e4m3, e5 = DType::e5m2;
+  for (const Case& c : {
+           Case{"128x96x128 s6 c2 ws p g8 tma/tma", 4096, 7168, 7232, blk, e4, e4, DType::bf16},
+           Case{"64x48x128 s8 c1 ws p g8 tma/tma", 64, 2112, 7168, blk, e4, e4, DType::bf16},
+           Case{"64x8x128 s8 c1 ws p g8 tma/tma", 16, 8, 1040, blk, e4, e4, DType::fp32},
+           Case{"128x128x128 s6 c2 ws p g8 cl2x1/b tma/tma", 4096, 4096, 4096, blk, e4, e4, DType::bf16},
+           Case{"64x32x128 s8 c1 ws p g8 cl1x2/a tma/tma", 128, 2112, 7168, blk, e4, e4, DType::bf16},
+           Case{"128x144x128 s4 c2 ws g8 tma/tma", 4096, 2112, 7168, blk, e5, e4, DType::fp32},
+           Case{"128x112x128 s5 c2 ws p g8 tma/tma", 1000, 1000, 1008, pt, e4, e5, DType::fp16},
+           Case{"64x64x128 s8 c1 ws p g8 tma/tma sk4", 64, 2112, 7168, blk, e4, e4, DType::bf16},
+           Case{"128x64x128 s4 c2 p g8 tma/tma", 512, 512, 512, blk, e4, e4, DType::bf16}}) {
+    SCOPED_TRACE(c.config);
+    GemmProblem p = fp8_problem(c.m, c.n, c.k, c.scaling);
+    p.a_type = c.a;
+    p.b_type = c.b;
+    p.d_type = c.d;
+    expect_fp8_compiles_clean(p, GemmConfig::parse(c.config));
+  }
+}
+
+TEST(KernelCompile, Fp8SourceRules) {
+  GemmProblem p = fp8_problem(256, 1024, 1024, Scaling::block_1x128_128x128);
+  // A 152-column tile can touch three 128-column B scale blocks; the promotion selects from two.
+  GemmConfig wide = GemmConfig::parse("64x152x128 s4 c1 ws p g8 tma/tma");
+  try {
+    runtime::gemm_kernel_source(p, wide);
+    ADD_FAILURE() << "block_n = 152 accepted for block scaling";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("config.block_n"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("B scale blocks"), std::string::npos) << e.what();
+  }
+  p.scaling = Scaling::per_tensor;   // one scale: any width
+  EXPECT_NO_THROW(runtime::gemm_kernel_source(p, wide));
+  GemmConfig threads = GemmConfig::parse("64x64x128 s1 c1 g1 threads/threads");
+  EXPECT_THROW(runtime::gemm_kernel_source(p, threads), InvalidArgument);
+  GemmConfig bf16_k = GemmConfig::parse("64x64x64 s4 c1 ws p g8 tma/tma");
+  EXPECT_THROW(runtime::gemm_kernel_source(p, bf16_k), InvalidArgument);   // 64 bytes of K
+  const std::string source = runtime::gemm_kernel_source(p, GemmConfig::parse("64x64x128 s4 c1 ws p g8 tma/tma")).source;
+  EXPECT_NE(source.find("in_bytes = 1, scaling = 1"), std::string::npos) << source;
 }

@@ -247,3 +247,46 @@ TEST(PlanLegality, InvalidProblemThrows) {
   EXPECT_THROW(legality_violation(problem(0, 64, 64), tile(128, 128, 1), hopper()),
                InvalidArgument);
 }
+
+// FP8 promotes every k-block through a second fp32 fragment as large as the accumulators
+// (kernels/sm90/fp8_promotion.cuh), so the register rule counts them twice; block scaling also
+// limits a tile to two 128-column B scale blocks.
+TEST(PlanLegality, Fp8PromotionDoublesTheAccumulators) {
+  GemmProblem p = problem(4096, 4096, 4096);
+  p.a_type = p.b_type = DType::e4m3;
+  p.scaling = Scaling::block_1x128_128x128;
+  auto fp8_tile = [](int block_m, int block_n, int num_consumers) {
+    GemmConfig c = tile(block_m, block_n, num_consumers, 4);
+    c.block_k = 128;
+    return c;
+  };
+  // Two consumers: 2 x 80 = 160 <= 232 - 64 = 168; 2 x 88 = 176 is not.
+  EXPECT_EQ(legality_violation(p, fp8_tile(128, 160, 2), hopper()), "");
+  std::string why = legality_violation(p, fp8_tile(128, 176, 2), hopper());
+  EXPECT_TRUE(contains(why, "accumulators 88 + FP8 promotion temporaries 88 = 176")) << why;
+  EXPECT_TRUE(contains(why, "> 168")) << why;
+  // The same tile is legal for bf16 (88 <= 168).
+  GemmConfig bf16_tile = fp8_tile(128, 176, 2);
+  bf16_tile.block_k = 64;
+  EXPECT_EQ(legality_violation(problem(4096, 4096, 4096), bf16_tile, hopper()), "");
+  // One consumer with two m64 slabs: 2 x 2 x 40 = 160 <= 176; 2 x 2 x 48 = 192 is not.
+  EXPECT_EQ(legality_violation(p, fp8_tile(128, 80, 1), hopper()), "");
+  why = legality_violation(p, fp8_tile(128, 96, 1), hopper());
+  EXPECT_TRUE(contains(why, "= 192 registers")) << why;
+  // 64 x 176: 2 x 88 = 176 fits one consumer, but a 176-column tile can touch three B scale
+  // blocks (e.g. columns 112..287); per-tensor scaling has no such limit.
+  why = legality_violation(p, fp8_tile(64, 176, 1), hopper());
+  EXPECT_TRUE(contains(why, "block_n = 176")) << why;
+  EXPECT_TRUE(contains(why, "3 128-column B scale blocks")) << why;
+  EXPECT_EQ(legality_violation(p, fp8_tile(64, 96, 1), hopper()), "");   // straddles at most 2
+  GemmProblem per_tensor = p;
+  per_tensor.scaling = Scaling::per_tensor;
+  EXPECT_EQ(legality_violation(per_tensor, fp8_tile(64, 176, 1), hopper()), "");
+  // FP8 tiles arrive by TMA only.
+  GemmConfig threads = fp8_tile(64, 64, 1);
+  threads.warp_specialized = false;
+  threads.load_path = LoadPath::threads;
+  threads.store_path = StorePath::threads;
+  why = legality_violation(p, threads, hopper());
+  EXPECT_TRUE(contains(why, "TMA only")) << why;
+}

@@ -110,8 +110,6 @@ GemmReport gemm(const GemmProblem& problem_in, const GemmOperands& operands, cud
     report.config = planned_config(device, problem, &report.reason);
   }
   if (report.config.instruction != Instruction::wgmma) why_not_ours = report.reason;
-  if (problem.a_type == DType::e4m3 || problem.a_type == DType::e5m2)
-    why_not_ours = "autogemm's FP8 kernel is not built yet (issue: block-scaled FP8 GEMM)";
   if (why_not_ours.empty() && report.config.load_path == LoadPath::tma)
     why_not_ours = runtime::tma_pointer_incompatibility(problem, operands);
 

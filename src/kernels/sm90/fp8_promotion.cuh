@@ -71,7 +71,8 @@ struct Promotion<Cfg, true> {
   static_assert(Cfg::block_k * G::kInBytes == kScaleBlock, "a k-block is one 128-element scale block");
   static_assert(Cfg::tma_load, "FP8 tiles arrive by TMA (the threads path copies 16-bit elements)");
   static_assert(Cfg::a_k_major && Cfg::b_k_major, "wgmma reads FP8 operands K-major only");
-  static_assert(max_b_scale_blocks_per_tile(Cfg::block_n) <= kMaxBScaleBlocksPerTile,
+  static_assert(!kBlockScaled ||
+                    max_b_scale_blocks_per_tile(Cfg::block_n) <= kMaxBScaleBlocksPerTile,
                 "a tile may touch at most two 128-column B scale blocks");
 
   float temp[G::kSlabs][G::kAccum];   // this k-block's partial sums (wgmma accumulators)
