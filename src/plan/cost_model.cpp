@@ -65,6 +65,14 @@ constexpr double kLaunchUs = 4.0;
 // first stage (~0.6-0.8 us on HBM). Paid once per CTA; a persistent CTA prefetches the next
 // tile's stages while it finishes the current one, so it pays this once in total.
 constexpr double kFirstLoadLatencyUs = 0.8;
+// Each k-block costs a consumer a full-barrier wait, a wgmma batch, a wait_group and a release
+// (plus the producer's TMA issue) even when it is tiny; for small tiles this latency chain, not
+// bandwidth, sets the time. Measured on an H200 (notes.md): M=64, N=2112, K=7168 with 64x16
+// tiles, 112 k-blocks per CTA, took 27 us where bandwidth alone predicts ~14.
+constexpr double kKBlockLatencyUs = 0.18;
+// A 2-stage ring cannot cover a TMA round trip while the other stage is being consumed:
+// 256x160 s2 ran 0.71x cuBLASLt at 4096x32768x512 where 128x256 s3 ran 0.97x (notes.md).
+constexpr double kTwoStageShare = 0.8;
 // When the SM clock is unknown (hand-built device descriptions).
 constexpr double kDefaultClockGhz = 1.5;
 // cuBLASLt on a large problem: roughly 75% of peak (hopper-facts.md 0.4 for H100).
@@ -198,7 +206,8 @@ Prediction predict(const GemmProblem& problem, const GemmConfig& config, const G
   // Each tile drains the wgmma pipeline once (the epilogue waits for the last k-block), about
   // one k-step: short K loses a large share (K = 64 -> half).
   const double k_share = double(k_steps) / double(k_steps + 1);
-  p.mma_efficiency = kSustainedMmaShare * n_share * consumer_share * k_share;
+  const double stage_share = config.num_stages <= 2 ? kTwoStageShare : 1.0;
+  p.mma_efficiency = kSustainedMmaShare * n_share * consumer_share * k_share * stage_share;
   const double sm_flops_per_us = peak_tflops(problem, device) * 1e6 / device.sm_count;
   const double compute_tile_us = tile_flops / (sm_flops_per_us * p.mma_efficiency);
 
@@ -233,7 +242,8 @@ Prediction predict(const GemmProblem& problem, const GemmConfig& config, const G
   // single-stage kernel pays them one after the other.
   const bool overlapped = config.warp_specialized || config.num_stages >= 2;
   auto wave_us = [&](int64_t tiles) {
-    const double on_sm = overlapped ? std::max(compute_tile_us, l2_tile_us)
+    const double latency_us = double(k_steps) * kKBlockLatencyUs;
+    const double on_sm = overlapped ? std::max({compute_tile_us, l2_tile_us, latency_us})
                                     : compute_tile_us + l2_tile_us;
     return std::max(on_sm, p.memory_us * double(tiles) / double(p.num_tiles));
   };

@@ -88,6 +88,8 @@ std::vector<int> split_k_choices(const GemmProblem& problem, int block_m, int bl
   // Split-K only where the output tiles alone leave SMs idle (decode shapes with small N), and
   // only while each split keeps at least 4 k-blocks to pipeline.
   std::vector<int> choices{1};
+  // FP8 scales partial sums inside the kernel; split-K is wired for 16-bit inputs only so far.
+  if (problem.a_type != DType::bf16 && problem.a_type != DType::fp16) return choices;
   const int64_t tiles = ((problem.m + block_m - 1) / block_m) * ((problem.n + block_n - 1) / block_n);
   const int64_t k_blocks = (problem.k + block_k - 1) / block_k;
   for (int split : {2, 3, 4, 6, 8})
