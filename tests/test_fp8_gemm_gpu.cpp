@@ -39,7 +39,7 @@ struct Fp8Case {
   DType b_type = DType::e4m3;
   float alpha = 1.0f, beta = 0.0f;
   const char* config = nullptr;   // forced configuration (GemmConfig::parse), else the planner's
-  double max_scale = 1e3;         // scales are log-uniform in [1e-4, max_scale]
+  double min_scale = 1e-4, max_scale = 1e3;   // scales are log-uniform in [min, max]
 };
 
 struct Fp8Check {
@@ -64,9 +64,9 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Scales spread over seven decades (log-uniform), host-generated and uploaded as fp32.
 std::vector<double> upload_log_uniform_scales(void* device_ptr, std::size_t count,
-                                              double max_scale, uint64_t seed) {
+                                              double min_scale, double max_scale, uint64_t seed) {
   std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> exponent(std::log(1e-4), std::log(max_scale));
+  std::uniform_real_distribution<double> exponent(std::log(min_scale), std::log(max_scale));
   std::vector<double> values(count);
   for (double& v : values) v = std::exp(exponent(rng));
   bench::upload_from_double(device_ptr, values, DType::fp32);
@@ -106,8 +106,10 @@ Fp8Check run_fp8(const Fp8Case& c, uint64_t seed) {
   bench::fill_random(b.get(), std::size_t(p.n * p.k), p.b_type, seed + 1);
   bench::fill_random(cbuf.get(), std::size_t(p.m * p.n), p.d_type, seed + 2);
   bench::fill_poison(d.get(), d_elems, p.d_type);
-  const std::vector<double> sa = upload_log_uniform_scales(scale_a.get(), sa_count, c.max_scale, seed + 3);
-  const std::vector<double> sb = upload_log_uniform_scales(scale_b.get(), sb_count, c.max_scale, seed + 4);
+  const std::vector<double> sa =
+      upload_log_uniform_scales(scale_a.get(), sa_count, c.min_scale, c.max_scale, seed + 3);
+  const std::vector<double> sb =
+      upload_log_uniform_scales(scale_b.get(), sb_count, c.min_scale, c.max_scale, seed + 4);
 
   GemmOperands ops;
   ops.a = a.get();
@@ -301,8 +303,8 @@ TEST(Fp8GemmGpu, OutputTypesAlphaBetaAndE5m2) {
   AUTOGEMM_REQUIRE_GPU();
   const Scaling blk = Scaling::block_1x128_128x128, pt = Scaling::per_tensor;
   run_cases({{300, 1000, 1040, blk, DType::fp32, DType::e4m3, 0.5f, -1.25f},
-             // fp16 overflows at 65504: scales up to 1 keep |D| small.
-             {300, 1000, 1040, pt, DType::fp16, DType::e4m3, 1.0f, 0.0f, nullptr, 1.0},
+             // fp16 overflows at 65504 and is subnormal below 6e-5: scales in [0.03, 1].
+             {300, 1000, 1040, pt, DType::fp16, DType::e4m3, 1.0f, 0.0f, nullptr, 0.03, 1.0},
              {300, 1000, 1040, blk, DType::bf16, DType::e4m3, 1.0f, 2.0f},
              {300, 1000, 1040, blk, DType::bf16, DType::e5m2, 1.0f, 0.0f}},
             6000);
