@@ -151,3 +151,19 @@ TEST(GemmGpu, SplitKIsCorrect) {
     AUTOGEMM_EXPECT_GEMM_OK(check, c.config << " on " << c.m << "x" << c.n << "x" << c.k);
   }
 }
+
+TEST(GemmGpu, RaggedNStaysInsideD) {
+  AUTOGEMM_REQUIRE_GPU();
+  // N * 2 bytes not a multiple of 16: TMA stores would write up to the next 16-byte boundary
+  // of each row, so these must take the plain-store epilogue (or split-K's padded workspace);
+  // run_and_check pads ldd and checks every padding column stays poisoned.
+  for (int64_t n : {int64_t(1004), int64_t(130), int64_t(2100)})
+    for (Layout layout : {Layout::nt, Layout::tt}) {
+      auto check = run_and_check(problem(136, n, 1000, DType::bf16, layout), 1.0f, 0.5f, 41);
+      EXPECT_FALSE(check.used_vendor);
+      AUTOGEMM_EXPECT_GEMM_OK(check, "n = " << n << " " << to_string(layout));
+    }
+  auto split = run_and_check(problem(64, 130, 4096), 1.0f, 0.0f, 42,
+                             GemmConfig::parse("64x64x64 s8 c1 ws p g8 tma/tma sk4"));
+  AUTOGEMM_EXPECT_GEMM_OK(split, "split-K with n = 130");
+}

@@ -155,6 +155,8 @@ void validate(const GemmProblem& p) {
   (void)b_rows;
 }
 
+bool d_rows_end_mid_chunk(const GemmProblem& p) { return (p.n * dtype_bytes(p.d_type)) % 16 != 0; }
+
 std::string tma_incompatibility(const GemmProblem& p) {
   // cuTensorMapEncodeTiled: global strides (dims 1..rank-1) must be multiples of 16 bytes
   // (CUDA 13.0 cuda.h). One row of each stored matrix is one stride.

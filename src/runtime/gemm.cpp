@@ -106,6 +106,14 @@ GemmReport gemm(const GemmProblem& problem_in, const GemmOperands& operands, cud
                             fmt::format("our kernels need sm_90a; {} is sm_{}", gpu.name, gpu.cc.as_int()));
     runtime::gemm_kernel_source(problem, report.config);   // throws for shapes the kernel rejects
     report.reason = "configuration given by the caller";
+    if (d_rows_end_mid_chunk(problem) && report.config.split_k == 1 &&
+        report.config.store_path == StorePath::tma) {
+      // TMA would write past N up to the next 16-byte boundary: store D with plain stores.
+      report.config.store_path = StorePath::threads;
+      report.config.smem_bytes = gemm_smem_bytes(problem, report.config);
+      report.reason += fmt::format("; D stored by threads (n = {} {} ends rows mid 16-byte chunk)",
+                                   problem.n, to_string(problem.d_type));
+    }
   } else {
     report.config = planned_config(device, problem, &report.reason);
   }

@@ -138,7 +138,8 @@ LaunchShape launch_gemm(const GemmProblem& p, const GemmConfig& c, const GemmOpe
   float* workspace = nullptr;
   if (c.split_k > 1)
     cuda_check(cudaMallocAsync(reinterpret_cast<void**>(&workspace),
-                               size_t(c.split_k) * size_t(p.m) * size_t(p.n) * sizeof(float),
+                               size_t(c.split_k) * size_t(p.m) *
+                                   size_t(split_k_workspace_ld(p)) * sizeof(float),
                                stream),
                "cudaMallocAsync(split-K workspace)");
   const GemmTensorMaps maps = make_gemm_tensor_maps(p, c, o, workspace);

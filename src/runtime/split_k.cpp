@@ -15,6 +15,7 @@ void split_k_reduce(const GemmProblem& p, const GemmOperands& o, const float* wo
   params.workspace = workspace;
   params.m = p.m;
   params.n = p.n;
+  params.workspace_ld = split_k_workspace_ld(p);
   params.split_k = split_k;
   params.alpha = o.alpha;
   params.beta = o.beta;

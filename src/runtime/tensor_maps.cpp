@@ -8,6 +8,7 @@
 #include "kernels/sm90/gemm_layout.cuh"
 #include "plan/tma_rules.hpp"
 #include "runtime/driver.hpp"
+#include "runtime/split_k.hpp"
 
 namespace autogemm::runtime {
 
@@ -119,8 +120,9 @@ GemmTensorMaps make_gemm_tensor_maps(const GemmProblem& p, const GemmConfig& c,
     // finalize kernel, not by TMA.
     const int box_cols = sm90::d_box_cols(c.block_n, 4);
     const auto swizzle = swizzle_for_span(sm90::d_swizzle_span_bytes(c.block_n, 4));
-    maps.d = encode_2d("split-K workspace", split_k_workspace, DType::fp32, p.n, p.m, p.n,
-                       box_cols, c.block_m / c.num_consumers, swizzle, c.split_k);
+    maps.d = encode_2d("split-K workspace", split_k_workspace, DType::fp32, p.n, p.m,
+                       split_k_workspace_ld(p), box_cols, c.block_m / c.num_consumers, swizzle,
+                       c.split_k);
     maps.c = maps.d;
   } else if (c.store_path == StorePath::tma) {
     const int out_bytes = dtype_bytes(p.d_type);

@@ -7,6 +7,7 @@
 struct SplitKReduceParams {
   const float* workspace;
   long long m, n;
+  long long workspace_ld;   // floats per workspace row (N rounded up to 16 bytes)
   int split_k;
   float alpha, beta;
   const void* c;

@@ -8,7 +8,7 @@
 extern "C" __global__ void autogemm_split_k_reduce(const SplitKReduceParams p) {
   const long long pairs_per_row = (p.n + 1) / 2;
   const long long total = p.m * pairs_per_row;
-  const long long plane = p.m * p.n;
+  const long long plane = p.m * p.workspace_ld;
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
        i += (long long)gridDim.x * blockDim.x) {
     const long long row = i / pairs_per_row;
@@ -16,7 +16,7 @@ extern "C" __global__ void autogemm_split_k_reduce(const SplitKReduceParams p) {
     for (int e = 0; e < 2 && col0 + e < p.n; ++e) {
       const long long col = col0 + e;
       float sum = 0.0f;
-      for (int s = 0; s < p.split_k; ++s) sum += p.workspace[s * plane + row * p.n + col];
+      for (int s = 0; s < p.split_k; ++s) sum += p.workspace[s * plane + row * p.workspace_ld + col];
       float v = p.alpha * sum;
       if (p.beta != 0.0f) {
         const long long ci = row * p.ldc + col;
