@@ -13,7 +13,7 @@ build=build-gpu
   > "$OUT/build.log" 2>&1 || { tail -60 "$OUT/build.log"; exit 1; }
 bin=$build/src/cli/autogemm
 steps=("$@")
-((${#steps[@]})) || steps=(profile tests ladder bench)
+((${#steps[@]})) || steps=(profile tests warmup ladder bench)
 for step in "${steps[@]}"; do
   case "$step" in
     profile)
@@ -22,6 +22,13 @@ for step in "${steps[@]}"; do
     tests)
       timeout ${TEST_TIMEOUT:-300} $build/tests/autogemm_tests --gtest_filter="${GTEST_FILTER:-*}" > "$OUT/gpu-tests.log" 2>&1
       grep -E "^\[  (FAILED|PASSED|SKIPPED) |FAILED|Failure|error" "$OUT/gpu-tests.log" | head -40 ;;
+    warmup)
+      # Cold: an empty cache directory, every kernel compiled by NVRTC. Warm: a new process
+      # loads the same kernels from the disk cache.
+      rm -rf /tmp/autogemm-warmup-cache
+      AUTOGEMM_CACHE_DIR=/tmp/autogemm-warmup-cache $bin warmup --suite bench/suites/gemm-public.csv > "$OUT/warmup-cold.log" 2>&1
+      AUTOGEMM_CACHE_DIR=/tmp/autogemm-warmup-cache $bin warmup --suite bench/suites/gemm-public.csv > "$OUT/warmup-warm.log" 2>&1
+      tail -3 "$OUT/warmup-cold.log" "$OUT/warmup-warm.log" ;;
     ladder)
       AUTOGEMM_LOG=${LADDER_LOG:-2} timeout ${LADDER_TIMEOUT:-150} $bin ladder --csv "$OUT/ladder.csv" 2>&1 | tee "$OUT/ladder.log" ;;
     bench)

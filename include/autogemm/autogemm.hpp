@@ -6,4 +6,5 @@
 #include "autogemm/gemm.hpp"
 #include "autogemm/plan.hpp"
 #include "autogemm/problem.hpp"
+#include "autogemm/quantize.hpp"
 #include "autogemm/version.hpp"
