@@ -1,0 +1,15 @@
+# Configures, builds and runs tests/consumer_subdir, which pulls autogemm in with add_subdirectory.
+file(REMOVE_RECURSE ${WORK_DIR})
+execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/consumer_subdir -B ${WORK_DIR}
+                -G ${GENERATOR} -DAUTOGEMM_SOURCE_DIR=${SOURCE_DIR} RESULT_VARIABLE rc)
+if(rc)
+  message(FATAL_ERROR "configuring the add_subdirectory consumer failed: ${rc}")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR} --target consumer RESULT_VARIABLE rc)
+if(rc)
+  message(FATAL_ERROR "building the add_subdirectory consumer failed: ${rc}")
+endif()
+execute_process(COMMAND ${WORK_DIR}/consumer RESULT_VARIABLE rc)
+if(rc)
+  message(FATAL_ERROR "the add_subdirectory consumer failed: ${rc}")
+endif()
