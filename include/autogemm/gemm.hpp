@@ -26,6 +26,11 @@ struct GemmOptions {
   std::optional<GemmConfig> config;   // force a configuration (ladder, autotuning, tests)
   bool allow_vendor_fallback = true;  // run through cuBLASLt where our kernel cannot serve
   int device = -1;                    // -1: the current device
+  // Autotuning: on the first call for a problem, time this many of the planner's best distinct
+  // configurations on the call's own buffers (D is overwritten, then written for real) and
+  // keep the fastest for every later call in the process. -1: $AUTOGEMM_AUTOTUNE (default 0:
+  // the planner's choice). Skipped when C and D are the same buffer.
+  int autotune = -1;
 };
 
 struct GemmReport {

@@ -179,6 +179,7 @@ BenchRow run_case(const BenchItem& item, const BenchOptions& options, const GpuI
   GemmOptions gemm_options;
   gemm_options.device = options.device;
   gemm_options.config = options.config;   // --config (experiments)
+  gemm_options.autotune = options.autotune;
   GemmReport report;
   auto run_ours = [&](cudaStream_t s) { report = gemm(problem, ours_ops, s, gemm_options); };
   runtime::CublasLtOptions lt_options;

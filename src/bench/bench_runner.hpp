@@ -31,6 +31,7 @@ struct BenchOptions {
   bool baseline = true;         // false: --no-baseline
   uint64_t seed = 2026;
   std::optional<GemmConfig> config;   // --config: force our configuration (experiments)
+  int autotune = -1;                  // --autotune N (GemmOptions::autotune); -1: environment
 };
 
 // "bf16", "fp16", "fp8": the --dtype spelling of a problem's inputs, used in reports.

@@ -36,6 +36,7 @@ struct BenchCliOptions {
   bool no_baseline = false;
   uint64_t seed = 2026;
   std::string config;
+  int autotune = -1;
 };
 
 std::vector<bench::BenchItem> items_from(const BenchCliOptions& o) {
@@ -148,6 +149,7 @@ void run(const BenchCliOptions& o) {
   options.baseline = !o.no_baseline;
   options.seed = o.seed;
   if (!o.config.empty()) options.config = GemmConfig::parse(o.config);
+  options.autotune = o.autotune;
   bench::ProgressBar bar(stderr);
   const auto rows = bench::run_bench(
       items, options, target.device,
@@ -198,6 +200,10 @@ void add_bench_command(CLI::App& app) {
   cmd->add_flag("--json", o->json, "print JSON (rows and geometric-mean ratio) instead of a table");
   cmd->add_flag("--no-baseline", o->no_baseline, "time autogemm only (no cuBLASLt, no diff)");
   cmd->add_option("--seed", o->seed, "random input seed")->capture_default_str();
+  cmd->add_option("--autotune", o->autotune,
+                  "time this many of the planner's best distinct configurations on the first "
+                  "call of each case and keep the fastest (warm-up calls absorb it; default: "
+                  "$AUTOGEMM_AUTOTUNE, else 0)");
   cmd->add_option("--config", o->config,
                   "force our configuration for every case, as `autogemm plan` prints it "
                   "(e.g. \"128x256x64 s3 c2 ws p g8 tma/tma\")");

@@ -4,6 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <vector>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -38,28 +41,106 @@ const GpuInfo& device_info(int device) {
 using PlanKey = std::tuple<int, int64_t, int64_t, int64_t, DType, DType, DType, Layout, int64_t,
                            int64_t, int64_t, int64_t, Scaling, bool>;
 
-// Plans each distinct problem once per process.
-GemmConfig planned_config(int device, const GemmProblem& p, std::string* reason) {
+struct PlannedConfig {
+  GemmConfig config;
+  std::string reason;
+  bool tuned = false;
+};
+
+int autotune_default() {
+  static const int count = [] {
+    const char* v = std::getenv("AUTOGEMM_AUTOTUNE");
+    if (!v || !*v) return 0;
+    char* end = nullptr;
+    const long n = std::strtol(v, &end, 10);
+    if (*end != '\0' || n < 0 || n > 64) {
+      log(2, "AUTOGEMM_AUTOTUNE = {}: not a count in 0..64; autotuning off", v);
+      return 0;
+    }
+    return int(n);
+  }();
+  return count;
+}
+
+// Up to `count` of the plan's candidates, best first, that differ in more than raster order or
+// persistence (those rarely change the time; the tile, consumers, split and cluster do).
+std::vector<GemmConfig> distinct_candidates(const Plan& plan, int count) {
+  std::vector<GemmConfig> picked;
+  for (const Candidate& c : plan.candidates) {
+    if (int(picked.size()) >= count) break;
+    const GemmConfig& x = c.config;
+    const bool seen = std::any_of(picked.begin(), picked.end(), [&](const GemmConfig& y) {
+      return x.block_m == y.block_m && x.block_n == y.block_n &&
+             x.num_consumers == y.num_consumers && x.split_k == y.split_k &&
+             x.cluster_m == y.cluster_m && x.cluster_n == y.cluster_n && x.multicast == y.multicast;
+    });
+    if (!seen) picked.push_back(x);
+  }
+  return picked;
+}
+
+// Times each configuration on the call's buffers (one warm-up, three timed launches between
+// events on `stream`) and returns the fastest. Blocks on the stream; first call only.
+GemmConfig fastest(const GemmProblem& p, const GemmOperands& o, cudaStream_t stream,
+                   const std::vector<GemmConfig>& configs) {
+  cudaEvent_t start, stop;
+  cuda_check(cudaEventCreate(&start), "cudaEventCreate");
+  cuda_check(cudaEventCreate(&stop), "cudaEventCreate");
+  GemmConfig best = configs.front();
+  float best_ms = -1;
+  for (const GemmConfig& c : configs) {
+    runtime::prepare_gemm_kernel(p, c);
+    runtime::launch_gemm(p, c, o, stream);
+    cuda_check(cudaEventRecord(start, stream), "cudaEventRecord");
+    for (int i = 0; i < 3; ++i) runtime::launch_gemm(p, c, o, stream);
+    cuda_check(cudaEventRecord(stop, stream), "cudaEventRecord");
+    cuda_check(cudaEventSynchronize(stop), "cudaEventSynchronize (autotune)");
+    float ms = 0;
+    cuda_check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+    log(4, "autotune {}x{}x{}: {} {:.2f} us", p.m, p.n, p.k, c.describe(), ms * 1000 / 3);
+    if (best_ms < 0 || ms < best_ms) {
+      best_ms = ms;
+      best = c;
+    }
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return best;
+}
+
+// Plans each distinct problem once per process (and autotunes it once when asked).
+GemmConfig planned_config(int device, const GemmProblem& p, const GemmOperands& o,
+                          cudaStream_t stream, int autotune, std::string* reason) {
   static std::mutex mutex;
-  static std::map<PlanKey, std::pair<GemmConfig, std::string>> plans;
+  static std::map<PlanKey, PlannedConfig> plans;
   const PlanKey key{device, p.m, p.n, p.k, p.a_type, p.b_type, p.d_type, p.layout,
                     p.lda_or_packed(), p.ldb_or_packed(), p.ldc_or_packed(), p.ldd_or_packed(),
                     p.scaling, p.reads_c};
+  const bool want_tuning = autotune > 1 && !(p.reads_c && o.c == o.d);
   {
     std::lock_guard<std::mutex> lock(mutex);
-    if (auto it = plans.find(key); it != plans.end()) {
-      *reason = it->second.second;
-      return it->second.first;
+    if (auto it = plans.find(key); it != plans.end() && (it->second.tuned || !want_tuning)) {
+      *reason = it->second.reason;
+      return it->second.config;
     }
   }
   Plan plan = plan_gemm(p, device_info(device));
+  PlannedConfig planned{plan.best().config, plan.path_reason, false};
   log(3, "plan {}x{}x{} {} {}: {} ({:.1f} us predicted; {})", p.m, p.n, p.k, to_string(p.a_type),
       to_string(p.layout), plan.best().config.describe(), plan.best().prediction.time_us,
       plan.path_reason);
+  if (want_tuning && planned.config.instruction == Instruction::wgmma &&
+      runtime::tma_pointer_incompatibility(p, o).empty()) {
+    const auto configs = distinct_candidates(plan, autotune);
+    planned.config = fastest(p, o, stream, configs);
+    planned.tuned = true;
+    planned.reason += fmt::format("; autotuned over {} candidates", configs.size());
+    log(3, "autotuned {}x{}x{}: {}", p.m, p.n, p.k, planned.config.describe());
+  }
   std::lock_guard<std::mutex> lock(mutex);
-  plans.emplace(key, std::make_pair(plan.best().config, plan.path_reason));
-  *reason = plan.path_reason;
-  return plan.best().config;
+  plans[key] = planned;
+  *reason = planned.reason;
+  return planned.config;
 }
 
 void check_operands(const GemmProblem& p, const GemmOperands& o) {
@@ -115,7 +196,8 @@ GemmReport gemm(const GemmProblem& problem_in, const GemmOperands& operands, cud
                                    problem.n, to_string(problem.d_type));
     }
   } else {
-    report.config = planned_config(device, problem, &report.reason);
+    const int autotune = options.autotune >= 0 ? options.autotune : autotune_default();
+    report.config = planned_config(device, problem, operands, stream, autotune, &report.reason);
   }
   if (report.config.instruction != Instruction::wgmma) why_not_ours = report.reason;
   if (why_not_ours.empty() && report.config.load_path == LoadPath::tma)
