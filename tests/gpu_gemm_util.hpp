@@ -20,6 +20,7 @@ struct GemmCheck {
   int64_t guard_violations = 0;   // elements outside M x N (padding columns, guard rows) changed
   bool used_vendor = false;
   std::string config;
+  std::string reason;             // GemmReport::reason
 };
 
 inline int64_t round_up_to(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
@@ -36,7 +37,7 @@ inline std::pair<int64_t, int64_t> stored_b(const GemmProblem& p) {
 // A, B and C are given leading dimensions larger than their rows too.
 inline GemmCheck run_and_check(GemmProblem p, float alpha, float beta, uint64_t seed,
                                std::optional<GemmConfig> config = std::nullopt,
-                               bool padded_ld = false) {
+                               bool padded_ld = false, int autotune = 0) {
   const int64_t guard_rows = 2;
   const auto [a_rows, a_len] = stored_a(p);
   const auto [b_rows, b_len] = stored_b(p);
@@ -67,6 +68,7 @@ inline GemmCheck run_and_check(GemmProblem p, float alpha, float beta, uint64_t 
   ops.beta = beta;
   GemmOptions options;
   options.config = config;
+  options.autotune = autotune;
   GemmReport r = gemm(p, ops, nullptr, options);
   GemmProblem ref_problem = p;
   ref_problem.reads_c = beta != 0.0f;
@@ -80,6 +82,7 @@ inline GemmCheck run_and_check(GemmProblem p, float alpha, float beta, uint64_t 
   GemmCheck out;
   out.used_vendor = r.used_vendor;
   out.config = r.config.describe();
+  out.reason = r.reason;
   std::vector<double> inside(got.begin() + guard_rows * p.ldd, got.begin() + (guard_rows + p.m) * p.ldd);
   // Output rounding dominates: bf16 keeps 8 significant bits, fp16 11, fp32 24; FP32
   // accumulation adds about K * 2^-24 relative.

@@ -169,3 +169,13 @@ TEST(GemmGpu, RaggedNStaysInsideD) {
                              GemmConfig::parse("64x64x64 s8 c1 ws p g8 tma/tma sk4"));
   AUTOGEMM_EXPECT_GEMM_OK(split, "split-K with n = 130");
 }
+
+TEST(GemmGpu, AutotuneKeepsTheFastestCandidateAndStaysCorrect) {
+  AUTOGEMM_REQUIRE_GPU();
+  // A decode shape where the planner's candidates differ (split-K, tile widths).
+  auto check = run_and_check(problem(128, 2112, 7168), 1.0f, 0.0f, 51, std::nullopt, false,
+                             /*autotune=*/6);
+  EXPECT_FALSE(check.used_vendor);
+  EXPECT_NE(check.reason.find("autotuned over"), std::string::npos) << check.reason;
+  AUTOGEMM_EXPECT_GEMM_OK(check, "autotuned " << check.config);
+}
