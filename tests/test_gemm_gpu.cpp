@@ -179,3 +179,17 @@ TEST(GemmGpu, AutotuneKeepsTheFastestCandidateAndStaysCorrect) {
   EXPECT_NE(check.reason.find("autotuned over"), std::string::npos) << check.reason;
   AUTOGEMM_EXPECT_GEMM_OK(check, "autotuned " << check.config);
 }
+
+TEST(GemmGpu, TwoAtomKBlocksEveryLayout) {
+  AUTOGEMM_REQUIRE_GPU();
+  // BLOCK_K = 128 bf16: two 128-byte swizzle atoms per stage ([atom][rows][128 B] for K-major
+  // operands, 128 K rows per 64-wide slab for MN-major ones). K = 1000 leaves a partial stage.
+  for (const char* config : {"128x128x128 s3 c1 ws p g8 tma/tma", "64x64x128 s6 c1 ws p g8 tma/tma sk2",
+                             "128x192x128 s2 c2 ws p g8 cl2x1/b tma/tma"})
+    for (Layout layout : {Layout::nt, Layout::nn, Layout::tn, Layout::tt}) {
+      auto check = run_and_check(problem(392, 648, 1000, DType::bf16, layout), 1.0f, 0.0f, 61,
+                                 GemmConfig::parse(config));
+      EXPECT_FALSE(check.used_vendor);
+      AUTOGEMM_EXPECT_GEMM_OK(check, config << " " << to_string(layout));
+    }
+}

@@ -202,3 +202,13 @@ TEST(KernelCompile, Fp8SourceRules) {
   const std::string source = runtime::gemm_kernel_source(p, GemmConfig::parse("64x64x128 s4 c1 ws p g8 tma/tma")).source;
   EXPECT_NE(source.find("in_bytes = 1, scaling = 1"), std::string::npos) << source;
 }
+
+TEST(KernelCompile, TwoAtomKBlocks) {
+  for (Layout layout : {Layout::nt, Layout::tn, Layout::nn}) {
+    GemmProblem p = bf16_problem(1000, 2112, 7168);
+    p.layout = layout;
+    SCOPED_TRACE(std::string(to_string(layout)));
+    expect_compiles_clean(p, GemmConfig::parse("128x128x128 s3 c1 ws p g8 tma/tma"), true);
+    expect_compiles_clean(p, GemmConfig::parse("128x192x128 s2 c2 ws p g8 cl2x1/b tma/tma"), true);
+  }
+}

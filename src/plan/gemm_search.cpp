@@ -142,7 +142,11 @@ Plan plan_gemm(const GemmProblem& problem, const GpuInfo& device) {
   Plan plan;
   plan.problem = problem;
   plan.device = device;
-  const int block_k = plan::block_k_for(problem.a_type);
+  const int atom_k = plan::block_k_for(problem.a_type);
+  // Two swizzle atoms of K per stage for 16-bit inputs: half the barrier round trips.
+  std::vector<int> block_ks{atom_k};
+  if (dtype_bytes(problem.a_type) == 2) block_ks.push_back(2 * atom_k);
+  for (int block_k : block_ks)
   for (int block_m : {64, 128, 256}) {
     for (int block_n : plan::block_n_choices(problem.n)) {
       for (int num_consumers : {1, 2})

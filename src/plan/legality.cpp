@@ -104,9 +104,11 @@ std::string tile_shape_violation(const GemmProblem& problem, const GemmConfig& c
     return fmt::format("block_n = {}: must be a multiple of 16 in 16..256, or 8 for tiny N",
                        config.block_n);
   const int expected_k = block_k_for(problem.a_type);
-  if (config.block_k != expected_k)
-    return fmt::format("block_k = {}: a stage holds one 128-byte swizzle atom of K, {} elements "
-                       "of {}",
+  const bool two_atoms = config.block_k == 2 * expected_k && dtype_bytes(problem.a_type) == 2 &&
+                         config.load_path == LoadPath::tma;
+  if (config.block_k != expected_k && !two_atoms)
+    return fmt::format("block_k = {}: a stage holds one 128-byte swizzle atom of K ({} elements "
+                       "of {}), or two for 16-bit inputs loaded by TMA",
                        config.block_k, expected_k, to_string(problem.a_type));
   if (config.num_consumers != 1 && config.num_consumers != 2)
     return fmt::format("num_consumers = {}: the kernel has 1 or 2 consumer warpgroups",

@@ -32,8 +32,11 @@ void check_kernel_can_take(const GemmProblem& p, const GemmConfig& c) {
     throw InvalidArgument("config.instruction", std::string(to_string(c.instruction)),
                           "the sm90 kernel family issues wgmma");
   check_input_type_rules(p, c);   // bf16/fp16, or FP8 with its own rules (fp8_source.cpp)
-  if (c.block_k * dtype_bytes(p.a_type) != 128)
-    bad("block_k", c.block_k, "must be 128 bytes of input (64 for bf16/fp16, 128 for fp8)");
+  const int k_bytes = c.block_k * dtype_bytes(p.a_type);
+  if (k_bytes != 128 && !(k_bytes == 256 && dtype_bytes(p.a_type) == 2 && c.load_path == LoadPath::tma))
+    bad("block_k", c.block_k,
+        "must be one 128-byte swizzle atom of K (64 bf16/fp16, 128 fp8), or two for 16-bit "
+        "inputs loaded by TMA");
   if (c.num_consumers < 1 || c.num_consumers > 2) bad("num_consumers", c.num_consumers, "must be 1 or 2");
   if (c.block_m % (64 * c.num_consumers) != 0)
     bad("block_m", c.block_m, "must be a multiple of 64 x num_consumers (whole m64 slabs)");

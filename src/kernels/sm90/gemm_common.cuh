@@ -58,7 +58,14 @@ struct Geometry {
   static constexpr int kDBoxCols = d_box_cols(Cfg::block_n, Cfg::out_bytes);
   static constexpr int kDSpan = kDBoxCols * Cfg::out_bytes;
 
-  static_assert(Cfg::block_k * kInBytes == kAtomBytes, "a k-block is one 128-byte swizzle row");
+  // A stage holds one or two 128-byte swizzle atoms of K, stored one after the other as
+  // [atom][rows][128 B]; two halve the barrier round trips per byte of K (decode shapes).
+  static constexpr int kKAtoms = Cfg::block_k * kInBytes / kAtomBytes;
+  static constexpr int kKStepsPerAtom = kAtomBytes / 32;
+  static_assert(Cfg::block_k * kInBytes % kAtomBytes == 0 && kKAtoms >= 1 && kKAtoms <= 2,
+                "a k-block is one or two 128-byte swizzle rows");
+  static_assert(kKAtoms == 1 || (Cfg::tma_load && Cfg::in_bytes == 2),
+                "two-atom k-blocks: 16-bit inputs loaded by TMA");
   static_assert(kRowsPerConsumer % 64 == 0, "each consumer warpgroup owns whole m64 slabs");
   static_assert(Cfg::block_n % 8 == 0 && Cfg::block_n <= 256, "wgmma N is 8..256, step 8");
   static_assert(kClusterSize <= 2, "clusters of 1 or 2 CTAs");

@@ -27,9 +27,12 @@ struct Descriptors {
   // m64 slab `slab` (of the whole tile) at k16 step `k_step`.
   __device__ static ptx::u64 a(const SharedStorage<Cfg>& smem, int stage, int slab, int k_step) {
     const unsigned base = ptx::smem_addr(smem.a(stage));
-    if constexpr (Cfg::a_k_major)   // [BLOCK_M][128 B]: next slab +64 rows, next k16 +32 B
-      return ptx::make_smem_desc(base + slab * 64 * G::kAtomBytes + k_step * 32, 16, kGroupStride,
-                                 kSwizzle128);
+    if constexpr (Cfg::a_k_major) {  // [atom][BLOCK_M][128 B]: next slab +64 rows, k16 +32 B
+      const int atom = k_step / G::kKStepsPerAtom, within = k_step % G::kKStepsPerAtom;
+      return ptx::make_smem_desc(base + atom * Cfg::block_m * G::kAtomBytes +
+                                     slab * 64 * G::kAtomBytes + within * 32,
+                                 16, kGroupStride, kSwizzle128);
+    }
     else   // [BLOCK_M/64][BLOCK_K][128 B]: next slab +BLOCK_K rows, next k16 +16 rows
       return ptx::make_smem_desc(base + slab * kMnAtomStride + k_step * 16 * G::kAtomBytes,
                                  kMnAtomStride, kGroupStride, kSwizzle128);
@@ -37,8 +40,11 @@ struct Descriptors {
   // All BLOCK_N columns at k16 step `k_step`.
   __device__ static ptx::u64 b(const SharedStorage<Cfg>& smem, int stage, int k_step) {
     const unsigned base = ptx::smem_addr(smem.b(stage));
-    if constexpr (Cfg::b_k_major)
-      return ptx::make_smem_desc(base + k_step * 32, 16, kGroupStride, kSwizzle128);
+    if constexpr (Cfg::b_k_major) {  // [atom][BLOCK_N][128 B]
+      const int atom = k_step / G::kKStepsPerAtom, within = k_step % G::kKStepsPerAtom;
+      return ptx::make_smem_desc(base + atom * Cfg::block_n * G::kAtomBytes + within * 32, 16,
+                                 kGroupStride, kSwizzle128);
+    }
     else
       return ptx::make_smem_desc(base + k_step * 16 * G::kAtomBytes, kMnAtomStride, kGroupStride,
                                  kSwizzle128);

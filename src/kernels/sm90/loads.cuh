@@ -26,8 +26,13 @@ __device__ __forceinline__ void issue_stage_loads(const SharedStorage<Cfg>& smem
     if (shared_by_cluster && cta_rank != 0) return;   // the leader multicasts it to us
     const unsigned short mask = (1u << G::kClusterSize) - 1;
     if (k_major) {
-      if (shared_by_cluster) ptx::tma_load_2d_multicast(dst, map, bar, k0, row0, mask);
-      else ptx::tma_load_2d(dst, map, bar, k0, row0);
+#pragma unroll
+      for (int atom = 0; atom < G::kKAtoms; ++atom) {   // [atom][rows][128 B]
+        unsigned char* atom_dst = dst + atom * rows * G::kAtomBytes;
+        const int c0 = k0 + atom * G::kAtomElems;
+        if (shared_by_cluster) ptx::tma_load_2d_multicast(atom_dst, map, bar, c0, row0, mask);
+        else ptx::tma_load_2d(atom_dst, map, bar, c0, row0);
+      }
     } else {
 #pragma unroll
       for (int slab = 0; slab < rows / G::kAtomElems; ++slab) {
