@@ -7,23 +7,13 @@
 
 #include "autogemm/errors.hpp"
 #include "autogemm/plan.hpp"
+#include "plan_test_util.hpp"
 
 using namespace autogemm;
 
 namespace {
 
-GpuInfo hopper(int sm_count = 132) {
-  GpuInfo g;
-  g.name = "test hopper";
-  g.cc = {9, 0};
-  g.caps = *arch_capabilities(g.cc);
-  g.sm_count = sm_count;
-  g.smem_per_block_optin_bytes = 232448;
-  g.l2_bytes = 50 << 20;
-  g.memory_bandwidth_gbps = 3352;
-  g.sm_clock_khz = 1980000;
-  return g;
-}
+using autogemm::testing::hopper;
 
 GemmProblem problem(int64_t m, int64_t n, int64_t k) {
   GemmProblem p;
@@ -69,7 +59,7 @@ TEST(PlanCostModel, WavesMatchHandComputation) {
   for (const Case& c : cases) {
     const Prediction p =
         predict(problem(c.m, c.n, 4096), tile(c.block_m, c.block_n, 1, 2), hopper(c.sm_count));
-    SCOPED_TRACE(testing::Message() << c.m << "x" << c.n << " tile " << c.block_m << "x"
+    SCOPED_TRACE(::testing::Message() << c.m << "x" << c.n << " tile " << c.block_m << "x"
                                     << c.block_n);
     EXPECT_EQ(p.num_tiles, c.tiles);
     EXPECT_EQ(p.waves, c.waves);

@@ -4,6 +4,7 @@
 
 #include "autogemm/errors.hpp"
 #include "autogemm/plan.hpp"
+#include "plan_test_util.hpp"
 #include "kernels/sm90/gemm_layout.cuh"
 #include "plan/gemm_legality.hpp"
 
@@ -11,19 +12,7 @@ using namespace autogemm;
 
 namespace {
 
-// A Hopper described by hand so the numbers in the tests are exact: 132 SMs, 227 KB opt-in.
-GpuInfo hopper(int sm_count = 132) {
-  GpuInfo g;
-  g.name = "test hopper";
-  g.cc = {9, 0};
-  g.caps = *arch_capabilities(g.cc);
-  g.sm_count = sm_count;
-  g.smem_per_block_optin_bytes = 232448;
-  g.l2_bytes = 50 << 20;
-  g.memory_bandwidth_gbps = 3352;
-  g.sm_clock_khz = 1980000;
-  return g;
-}
+using autogemm::testing::hopper;
 
 GemmProblem problem(int64_t m, int64_t n, int64_t k, Layout layout = Layout::nt) {
   GemmProblem p;

@@ -1,0 +1,21 @@
+#pragma once
+// Hand-built device descriptions for planner tests, so expected numbers are exact.
+#include "autogemm/device.hpp"
+
+namespace autogemm::testing {
+
+// A Hopper: 132 SMs (or `sm_count`), 227 KB opt-in shared memory, 50 MiB L2, 3352 GB/s, 1.98 GHz.
+inline GpuInfo hopper(int sm_count = 132) {
+  GpuInfo g;
+  g.name = "test hopper";
+  g.cc = {9, 0};
+  g.caps = *arch_capabilities(g.cc);
+  g.sm_count = sm_count;
+  g.smem_per_block_optin_bytes = 232448;
+  g.l2_bytes = 50 << 20;
+  g.memory_bandwidth_gbps = 3352;
+  g.sm_clock_khz = 1980000;
+  return g;
+}
+
+}  // namespace autogemm::testing
