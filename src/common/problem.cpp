@@ -81,8 +81,6 @@ std::string_view to_string(Scaling s) {
 // Row length of each stored matrix (the minimum leading dimension).
 static int64_t a_row_length(const GemmProblem& p) { return a_is_k_major(p.layout) ? p.k : p.m; }
 static int64_t b_row_length(const GemmProblem& p) { return b_is_k_major(p.layout) ? p.k : p.n; }
-static int64_t a_rows(const GemmProblem& p) { return a_is_k_major(p.layout) ? p.m : p.k; }
-static int64_t b_rows(const GemmProblem& p) { return b_is_k_major(p.layout) ? p.n : p.k; }
 
 int64_t GemmProblem::lda_or_packed() const { return lda ? lda : a_row_length(*this); }
 int64_t GemmProblem::ldb_or_packed() const { return ldb ? ldb : b_row_length(*this); }
@@ -151,8 +149,6 @@ void validate(const GemmProblem& p) {
   leading("ldb", p.ldb, b_row_length(p), b_is_k_major(p.layout) ? "K, B is N x K" : "N, B is K x N");
   leading("ldc", p.ldc, p.n, "N, C is M x N");
   leading("ldd", p.ldd, p.n, "N, D is M x N");
-  (void)a_rows;
-  (void)b_rows;
 }
 
 bool d_rows_end_mid_chunk(const GemmProblem& p) { return (p.n * dtype_bytes(p.d_type)) % 16 != 0; }

@@ -185,7 +185,7 @@ GemmReport gemm(const GemmProblem& problem_in, const GemmOperands& operands, cud
     if (gpu.cc.major != 9 || gpu.cc.minor != 0)
       throw InvalidArgument("options.config", report.config.describe(),
                             fmt::format("our kernels need sm_90a; {} is sm_{}", gpu.name, gpu.cc.as_int()));
-    runtime::gemm_kernel_source(problem, report.config);   // throws for shapes the kernel rejects
+    runtime::check_kernel_config(problem, report.config);
     report.reason = "configuration given by the caller";
     if (d_rows_end_mid_chunk(problem) && report.config.split_k == 1 &&
         report.config.store_path == StorePath::tma) {
@@ -211,7 +211,6 @@ GemmReport gemm(const GemmProblem& problem_in, const GemmOperands& operands, cud
     throw InvalidArgument("options.allow_vendor_fallback", "false",
                           fmt::format("our kernel cannot serve this call: {}", why_not_ours));
   log(3, "gemm {}x{}x{}: cuBLASLt ({})", problem.m, problem.n, problem.k, why_not_ours);
-  (void)gpu;
   runtime::cublaslt_gemm(problem, operands, stream);
   report.used_vendor = true;
   report.config = GemmConfig{};

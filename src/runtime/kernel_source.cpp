@@ -24,7 +24,10 @@ int out_kind(DType t) {
   }
 }
 
-void check_kernel_can_take(const GemmProblem& p, const GemmConfig& c) {
+}  // namespace
+
+void check_kernel_config(const GemmProblem& p, const GemmConfig& c) {
+  out_kind(p.d_type);
   auto bad = [](const char* field, int value, const char* rule) {
     throw InvalidArgument(fmt::format("config.{}", field), std::to_string(value), rule);
   };
@@ -67,14 +70,13 @@ void check_kernel_can_take(const GemmProblem& p, const GemmConfig& c) {
     bad("split_k", c.split_k, "split-K needs the warp-specialised kernel with TMA stores");
 }
 
-}  // namespace
 
 int gemm_threads_per_cta(const GemmConfig& c) {
   return 128 * (c.num_consumers + (c.warp_specialized ? 1 : 0));
 }
 
 jit::KernelSource gemm_kernel_source(const GemmProblem& p, const GemmConfig& c) {
-  check_kernel_can_take(p, c);
+  check_kernel_config(p, c);
   // Split-K kernels write fp32 partial tiles; a second kernel converts (runtime/split_k.cpp).
   const int out = c.split_k > 1 ? out_kind(DType::fp32) : out_kind(p.d_type);
   const int out_bytes = c.split_k > 1 ? 4 : dtype_bytes(p.d_type);

@@ -12,6 +12,10 @@ namespace autogemm::runtime {
 // planner never proposes those; forced configurations are checked here).
 jit::KernelSource gemm_kernel_source(const GemmProblem& problem, const GemmConfig& config);
 
+// Throws InvalidArgument naming the field when the kernel template cannot take the
+// configuration for the problem (what gemm_kernel_source checks first, without generating it).
+void check_kernel_config(const GemmProblem& problem, const GemmConfig& config);
+
 // Threads per CTA of the configuration (128 per consumer warpgroup, +128 for the producer).
 int gemm_threads_per_cta(const GemmConfig& config);
 

@@ -3,6 +3,11 @@
 
 #include <fmt/format.h>
 
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+
 #include "jit/jit.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/driver.hpp"
@@ -25,13 +30,28 @@ std::string current_device_arch() { return fmt::format("sm_{}", current_device_c
 void launch_simple_kernel(const std::string& header, const std::string& kernel_name,
                           const SimpleGrid& grid, void* params, cudaStream_t stream,
                           const std::string& what) {
-  jit::KernelSource src;
-  src.name = kernel_name;
-  src.source = fmt::format("#include \"{}\"\n", header);
-  src.kernel_name = kernel_name;
-  src.arch = current_device_arch();
-  const auto compiled = jit::get_or_compile(src);
-  const auto kernel = load_kernel(*compiled);
+  // Resolved once per (device, kernel): later launches (split-K's finalize runs after every
+  // split GEMM) skip the source hashing and the device queries.
+  static std::mutex mutex;
+  static std::map<std::tuple<int, std::string, std::string>, std::shared_ptr<LoadedKernel>> loaded;
+  int device = 0;
+  cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+  const auto key = std::make_tuple(device, header, kernel_name);
+  std::shared_ptr<LoadedKernel> kernel;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = loaded.find(key); it != loaded.end()) kernel = it->second;
+  }
+  if (!kernel) {
+    jit::KernelSource src;
+    src.name = kernel_name;
+    src.source = fmt::format("#include \"{}\"\n", header);
+    src.kernel_name = kernel_name;
+    src.arch = current_device_arch();
+    kernel = load_kernel(*jit::get_or_compile(src));
+    std::lock_guard<std::mutex> lock(mutex);
+    loaded.emplace(key, kernel);
+  }
 
   CUlaunchConfig config{};
   config.gridDimX = grid.grid_x;
