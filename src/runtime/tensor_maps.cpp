@@ -63,7 +63,10 @@ CUtensorMap encode_2d(const char* operand, const void* ptr, DType t, int64_t row
   }
   desc.swizzle = swizzle;
   if (std::string why = plan::tma_violation(desc); !why.empty())
-    throw InvalidArgument(fmt::format("{} tensor map", operand), "", why);
+    throw InvalidArgument(fmt::format("{} tensor map", operand),
+                          fmt::format("{} rows x {} elements, ld {}, box {} x {}", rows,
+                                      row_length, ld, box_inner, box_outer),
+                          why);
 
   CUtensorMap map{};
   const cuuint64_t dims[3] = {cuuint64_t(row_length), cuuint64_t(rows), cuuint64_t(planes)};
