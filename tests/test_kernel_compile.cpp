@@ -151,6 +151,26 @@ TEST(KernelCompile, Fp8WidestLegalTilesDoNotSpill) {
   }
 }
 
+// Two promotion temporaries: the widest tiles the register rule allows (192 fragment registers
+// in 232 or 240) compile without spills and without ptxas serialising the wgmmas (C7514: a
+// wait_group 1 across the loop's back edge; gemm_kernel.cuh runs chunks of 4 k-blocks).
+TEST(KernelCompile, Fp8OverlappedPromotionWidestTiles) {
+  const GpuInfo h100 = device_preset("h100-sxm");
+  for (const char* text : {"128x128x128 s6 c2 ws p g8 cl2x1/b tma/tma pb2",
+                           "64x128x128 s8 c1 ws p g8 tma/tma pb2",
+                           "64x64x128 s8 c1 ws p g8 tma/tma sk4 pb2"}) {
+    SCOPED_TRACE(text);
+    const GemmProblem p = fp8_problem(4096, 7168, 7168, Scaling::block_1x128_128x128);
+    const GemmConfig config = GemmConfig::parse(text);
+    EXPECT_EQ(legality_violation(p, config, h100), "");
+    expect_fp8_compiles_clean(p, config);
+  }
+  // One fragment more (216 registers) is rejected by the planner: ptxas would spill it.
+  const GemmProblem p = fp8_problem(4096, 7168, 7168, Scaling::block_1x128_128x128);
+  EXPECT_NE(legality_violation(p, GemmConfig::parse("128x144x128 s5 c2 ws p g8 tma/tma pb2"), h100), "");
+  EXPECT_NE(legality_violation(p, GemmConfig::parse("64x144x128 s6 c1 ws p g8 tma/tma pb2"), h100), "");
+}
+
 // Tiles that straddle B scale blocks (96, 48: split known at tile start), tiny N, clusters with
 // multicast, a non-persistent grid, fp32/fp16 output, e5m2 x e4m3, split-K, K not a multiple
 // of 128, and the non-specialised kernel.

@@ -38,10 +38,13 @@ struct GemmConfig {
   int max_ctas = 0;                // cap on resident CTAs (ladder's single-CTA steps); 0 = none
   int split_k = 1;                 // K ranges computed by separate CTAs into an fp32 workspace,
                                    // summed by a second kernel (more CTAs for few output tiles)
+  int promotion_buffers = 1;       // FP8: fp32 temporaries the wgmmas write before promotion;
+                                   // 2 overlaps k-block i's promotion with k-block i+1's wgmmas
+                                   // (a third register fragment). 16-bit inputs: always 1.
   int smem_bytes = 0;              // dynamic shared memory the kernel needs (derived)
   Instruction instruction = Instruction::wgmma;
 
-  // Short human-readable id: "128x256x64 s4 c2 ws p g8 cl2x1/b tma/tma".
+  // Short human-readable id: "128x256x64 s4 c2 ws p g8 cl2x1/b tma/tma" (+ " sk4", " pb2").
   std::string describe() const;
   // The inverse of describe() (fields it omits keep their defaults: not warp-specialised, not
   // persistent, raster group 1, no cluster). Throws InvalidArgument naming the bad token.

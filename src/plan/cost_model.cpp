@@ -73,6 +73,16 @@ constexpr double kKBlockLatencyUs = 0.18;
 // A 2-stage ring cannot cover a TMA round trip while the other stage is being consumed:
 // 256x160 s2 ran 0.71x cuBLASLt at 4096x32768x512 where 128x256 s3 ran 0.97x (notes.md).
 constexpr double kTwoStageShare = 0.8;
+// ---- FP8 promotion (kernels/sm90/fp8_promotion.cuh) ----
+// After a k-block's wgmmas a consumer scales its fp32 partial sums into the accumulators: one
+// FFMA per fragment register, and each SM sub-partition runs one warp of every consumer
+// warpgroup at one FFMA instruction per clock. With one temporary the consumer first waits
+// for its wgmmas to drain (wait_group 0), so the tensor cores also lose the pipeline's
+// drain and refill: calibrated from 128x160 c2 running at 951 TFLOP/s where the model without
+// promotion said 1595 (H100, notes.md section 9).
+constexpr double kPromotionDrainCycles = 260;
+// With two temporaries only the last k-block of each chunk of 4 waits (gemm_kernel.cuh).
+constexpr double kOverlappedPromotionChunk = 4;
 // When the SM clock is unknown (hand-built device descriptions).
 constexpr double kDefaultClockGhz = 1.5;
 // cuBLASLt on a large problem: roughly 75% of peak (hopper-facts.md 0.4 for H100).
@@ -94,6 +104,22 @@ double peak_tflops(const GemmProblem& problem, const GpuInfo& device) {
 
 double clock_ghz(const GpuInfo& device) {
   return device.sm_clock_khz > 0 ? device.sm_clock_khz / 1e6 : kDefaultClockGhz;
+}
+
+// Share of the matrix-unit time left after the promotion's exposed cycles (1 for 16-bit).
+double promotion_share(const GemmProblem& problem, const GemmConfig& config,
+                       const GpuInfo& device) {
+  if (!is_fp8(problem.a_type)) return 1.0;
+  const double flops_per_clock_per_sm =
+      peak_tflops(problem, device) * 1e3 / (device.sm_count * clock_ghz(device));
+  const double mma_cycles =
+      2.0 * config.block_m * config.block_n * config.block_k / flops_per_clock_per_sm;
+  const double slabs = double(config.block_m) / std::max(config.num_consumers, 1) / 64;
+  const double ffma_cycles = config.num_consumers * slabs * config.block_n / 2.0;
+  const double exposed = config.promotion_buffers >= 2
+                             ? (ffma_cycles + kPromotionDrainCycles) / kOverlappedPromotionChunk
+                             : ffma_cycles + kPromotionDrainCycles;
+  return mma_cycles / (mma_cycles + exposed);
 }
 
 // Bytes per microsecond.
@@ -207,7 +233,8 @@ Prediction predict(const GemmProblem& problem, const GemmConfig& config, const G
   // one k-step: short K loses a large share (K = 64 -> half).
   const double k_share = double(k_steps) / double(k_steps + 1);
   const double stage_share = config.num_stages <= 2 ? kTwoStageShare : 1.0;
-  p.mma_efficiency = kSustainedMmaShare * n_share * consumer_share * k_share * stage_share;
+  p.mma_efficiency = kSustainedMmaShare * n_share * consumer_share * k_share * stage_share *
+                     promotion_share(problem, config, device);
   const double sm_flops_per_us = peak_tflops(problem, device) * 1e6 / device.sm_count;
   const double compute_tile_us = tile_flops / (sm_flops_per_us * p.mma_efficiency);
 

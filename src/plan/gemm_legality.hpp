@@ -26,6 +26,11 @@ int consumer_register_budget(const GemmConfig& config);
 // Registers the kernel keeps free beside the accumulators: fragment addresses, descriptors,
 // loop state, epilogue conversion.
 inline constexpr int kRegisterHeadroom = 64;
+// With two FP8 promotion temporaries (promotion_buffers = 2) the fragments take three quarters
+// of the budget; ptxas fits 192 of them in 232 registers without spilling but not 216 (in 232
+// or 240), so this path keeps 40 free (measured with NVRTC, CUDA 13.0; tests/
+// test_kernel_compile.cpp Fp8OverlappedPromotion*).
+inline constexpr int kOverlappedPromotionHeadroom = 40;
 // FP32 accumulator registers per consumer thread: each m64nN wgmma accumulator is N/2
 // registers per thread (hopper-facts.md 2.3) and a consumer owns block_m/num_consumers/64
 // such m64 slabs.

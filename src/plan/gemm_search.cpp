@@ -88,8 +88,6 @@ std::vector<int> split_k_choices(const GemmProblem& problem, int block_m, int bl
   // Split-K only where the output tiles alone leave SMs idle (decode shapes with small N), and
   // only while each split keeps at least 4 k-blocks to pipeline.
   std::vector<int> choices{1};
-  // FP8 scales partial sums inside the kernel; split-K is wired for 16-bit inputs only so far.
-  if (problem.a_type != DType::bf16 && problem.a_type != DType::fp16) return choices;
   const int64_t tiles = ((problem.m + block_m - 1) / block_m) * ((problem.n + block_n - 1) / block_n);
   const int64_t k_blocks = (problem.k + block_k - 1) / block_k;
   for (int split : {2, 3, 4, 6, 8})
@@ -97,6 +95,13 @@ std::vector<int> split_k_choices(const GemmProblem& problem, int block_m, int bl
         k_blocks >= 4 * split)
       choices.push_back(split);
   return choices;
+}
+
+// FP8 may promote from two temporaries (overlapping the promotion with the next k-block's
+// wgmmas) where the registers allow; 16-bit inputs accumulate in place.
+std::vector<int> promotion_buffer_choices(const GemmProblem& problem) {
+  if (problem.a_type == DType::bf16 || problem.a_type == DType::fp16) return {1};
+  return {1, 2};
 }
 
 std::string vendor_reason(const GemmProblem& problem, const GpuInfo& device) {
@@ -150,9 +155,11 @@ Plan plan_gemm(const GemmProblem& problem, const GpuInfo& device) {
   for (int block_m : {64, 128, 256}) {
     for (int block_n : plan::block_n_choices(problem.n)) {
       for (int num_consumers : {1, 2})
-      for (int split_k : plan::split_k_choices(problem, block_m, block_n, block_k, device)) {
+      for (int split_k : plan::split_k_choices(problem, block_m, block_n, block_k, device))
+      for (int promotion_buffers : plan::promotion_buffer_choices(problem)) {
         GemmConfig tile;
         tile.split_k = split_k;
+        tile.promotion_buffers = promotion_buffers;
         tile.instruction = Instruction::wgmma;
         tile.block_m = block_m;
         tile.block_n = block_n;

@@ -19,6 +19,10 @@ std::string vendor_reason(const GemmProblem& problem, const GpuInfo& device);
 std::vector<int> split_k_choices(const GemmProblem& problem, int block_m, int block_n, int block_k,
                                  const GpuInfo& device);
 
+// promotion_buffers values to consider: {1, 2} for FP8 (the register rule then rejects what
+// does not fit), {1} for 16-bit inputs.
+std::vector<int> promotion_buffer_choices(const GemmProblem& problem);
+
 // The single configuration of the vendor path (instruction = vendor, tile fields zero: the
 // library picks its own).
 GemmConfig vendor_config();

@@ -135,23 +135,26 @@ std::string smem_violation(const GemmProblem& problem, const GemmConfig& config,
 
 bool is_fp8(DType t) { return t == DType::e4m3 || t == DType::e5m2; }
 
-// FP8 (either scaling) promotes every k-block: the wgmmas write a second fp32 fragment as large
-// as the accumulators, which is then scaled and added into them (kernels/sm90/fp8_promotion.cuh).
+// FP8 (either scaling) promotes every k-block: the wgmmas write one or two more fp32 fragments
+// as large as the accumulators, which are then scaled and added into them
+// (kernels/sm90/fp8_promotion.cuh).
 int promotion_registers(const GemmProblem& problem, const GemmConfig& config) {
-  return is_fp8(problem.a_type) ? accumulator_registers(config) : 0;
+  return is_fp8(problem.a_type) ? accumulator_registers(config) * config.promotion_buffers : 0;
 }
 
 std::string register_violation(const GemmProblem& problem, const GemmConfig& config) {
   const int budget = consumer_register_budget(config);
   const int accumulators = accumulator_registers(config);
   const int promotion = promotion_registers(problem, config);
-  if (promotion > 0 && accumulators + promotion > budget - kRegisterHeadroom)
+  const int headroom =
+      config.promotion_buffers == 2 ? kOverlappedPromotionHeadroom : kRegisterHeadroom;
+  if (promotion > 0 && accumulators + promotion > budget - headroom)
     return fmt::format(
         "accumulators {} + FP8 promotion temporaries {} = {} registers per consumer thread ({} "
-        "m64 slabs x block_n/2 = {}, twice) > {} = register budget {} - {} headroom",
+        "m64 slabs x block_n/2 = {}, {} times) > {} = register budget {} - {} headroom",
         accumulators, promotion, accumulators + promotion,
         config.block_m / config.num_consumers / 64, config.block_n / 2,
-        budget - kRegisterHeadroom, budget, kRegisterHeadroom);
+        1 + config.promotion_buffers, budget - headroom, budget, headroom);
   if (accumulators > budget - kRegisterHeadroom)
     return fmt::format(
         "accumulators {} registers per consumer thread ({} m64 slabs x block_n/2 = {}) > {} = "
@@ -169,7 +172,20 @@ std::string register_violation(const GemmProblem& problem, const GemmConfig& con
 // block scales a tile touching at most two 128-column B scale blocks (the promotion selects
 // between two; kernels/sm90/fp8_scales.cuh).
 std::string fp8_violation(const GemmProblem& problem, const GemmConfig& config) {
-  if (!is_fp8(problem.a_type)) return {};
+  if (!is_fp8(problem.a_type)) {
+    if (config.promotion_buffers != 1)
+      return fmt::format("promotion_buffers = {} with {} inputs: 16-bit inputs accumulate in "
+                         "place, promotion buffers exist for FP8 only (must be 1)",
+                         config.promotion_buffers, to_string(problem.a_type));
+    return {};
+  }
+  if (config.promotion_buffers != 1 && config.promotion_buffers != 2)
+    return fmt::format("promotion_buffers = {}: FP8 promotes from 1 or 2 temporaries",
+                       config.promotion_buffers);
+  if (config.promotion_buffers == 2 && config.num_stages < 2)
+    return fmt::format("promotion_buffers = 2 with num_stages = {}: overlapped promotion keeps "
+                       "one wgmma group in flight, which needs a ring of >= 2 stages",
+                       config.num_stages);
   if (config.load_path != LoadPath::tma)
     return "load_path = threads with FP8 inputs: FP8 tiles arrive by TMA only";
   const int blocks = sm90::max_b_scale_blocks_per_tile(config.block_n);

@@ -28,7 +28,21 @@ void check_input_type_rules(const GemmProblem& p, const GemmConfig& c) {
   if (!sixteen_bit && !is_fp8(p.a_type))
     throw InvalidArgument("a_type", std::string(to_string(p.a_type)),
                           "the sm90 kernel takes bf16, fp16, e4m3 or e5m2 inputs");
-  if (sixteen_bit) return;
+  if (sixteen_bit) {
+    if (c.promotion_buffers != 1)
+      throw InvalidArgument("config.promotion_buffers", std::to_string(c.promotion_buffers),
+                            "16-bit inputs accumulate in place: promotion buffers exist for FP8 "
+                            "only (must be 1)");
+    return;
+  }
+  if (c.promotion_buffers != 1 && c.promotion_buffers != 2)
+    throw InvalidArgument("config.promotion_buffers", std::to_string(c.promotion_buffers),
+                          "FP8 promotes from 1 or 2 temporaries");
+  if (c.promotion_buffers == 2 && (c.num_stages < 2 || c.load_path != LoadPath::tma))
+    throw InvalidArgument("config.promotion_buffers", "2",
+                          fmt::format("overlapped promotion keeps one wgmma group in flight, "
+                                      "which needs TMA loads and >= 2 stages (num_stages = {})",
+                                      c.num_stages));
   if (!is_fp8(p.b_type))
     throw InvalidArgument("b_type", std::string(to_string(p.b_type)),
                           "must be e4m3 or e5m2 when a_type is FP8");
@@ -53,17 +67,19 @@ void check_input_type_rules(const GemmProblem& p, const GemmConfig& c) {
 std::string input_type_members(const GemmProblem& p, const GemmConfig& c) {
   const bool fp8 = is_fp8(p.a_type);
   std::string members =
-      fmt::format("  static constexpr int in_bytes = {}, scaling = {};\n", dtype_bytes(p.a_type),
-                  fp8 ? scaling_kind(p.scaling) : sm90::kScalingNone);
+      fmt::format("  static constexpr int in_bytes = {}, scaling = {}, promotion_buffers = {};\n",
+                  dtype_bytes(p.a_type), fp8 ? scaling_kind(p.scaling) : sm90::kScalingNone,
+                  c.promotion_buffers);
   if (fp8) return members + wgmma_fp8_mma_function(c.block_n, p.a_type, p.b_type);
   return members + wgmma_mma_function(c.block_n, p.a_type, !a_is_k_major(p.layout),
                                       !b_is_k_major(p.layout));
 }
 
-std::string input_type_name_suffix(const GemmProblem& p) {
+std::string input_type_name_suffix(const GemmProblem& p, const GemmConfig& c) {
   if (!is_fp8(p.a_type)) return {};
-  return fmt::format("_{}_{}", to_string(p.b_type),
-                     p.scaling == Scaling::per_tensor ? "pt" : "blk");
+  return fmt::format("_{}_{}{}", to_string(p.b_type),
+                     p.scaling == Scaling::per_tensor ? "pt" : "blk",
+                     c.promotion_buffers > 1 ? fmt::format("_pb{}", c.promotion_buffers) : "");
 }
 
 }  // namespace autogemm::runtime

@@ -22,6 +22,6 @@ std::string input_type_members(const GemmProblem& problem, const GemmConfig& con
 
 // Appended to the kernel name so FP8 kernels differing only in B's type or the scaling get
 // their own names; empty for 16-bit inputs.
-std::string input_type_name_suffix(const GemmProblem& problem);
+std::string input_type_name_suffix(const GemmProblem& problem, const GemmConfig& config);
 
 }  // namespace autogemm::runtime

@@ -13,6 +13,11 @@
 // the result does not lose precision with K (cuBLASLt's default, without FAST_ACCUM, promotes
 // too).
 //
+// With Cfg::promotion_buffers = 2 there are two temporaries: k-block i+1's wgmmas write one
+// while k-block i's sums are read from the other, so the FMAs of the promotion overlap the
+// matrix units instead of waiting for them (one wgmma group stays in flight, wait_group 1).
+// It costs a third fragment of registers (accumulators + 2 temporaries).
+//
 // The consumer loop (gemm_kernel.cuh) calls these hooks; for 16-bit inputs Promotion is empty
 // and mma() is Cfg::mma on the accumulators, so the BF16/FP16 kernel is unchanged.
 #include "ptx/wgmma.cuh"
@@ -44,13 +49,16 @@ template <class Cfg, bool kScaled = (Cfg::scaling != kScalingNone)>
 struct Promotion {
   using G = Geometry<Cfg>;
   static constexpr bool kEnabled = false;
+  static constexpr int kBuffers = 1;
   __device__ Promotion(const GemmParams&, int) {}
   __device__ void start_tile(int, int, int) {}
+  template <int kBuffer>
   __device__ void mma(float (&acc)[G::kAccum], int, int, ptx::u64 desc_a, ptx::u64 desc_b) {
     Cfg::mma(acc, desc_a, desc_b);
   }
   __device__ void fence_operands() {}
   __device__ void prefetch_scales(int) {}
+  template <int kBuffer>
   __device__ void promote(float (&)[G::kSlabs][G::kAccum]) {}
 };
 
@@ -58,6 +66,7 @@ template <class Cfg>
 struct Promotion<Cfg, true> {
   using G = Geometry<Cfg>;
   static constexpr bool kEnabled = true;
+  static constexpr int kBuffers = Cfg::promotion_buffers;
   static constexpr bool kBlockScaled = Cfg::scaling == kScalingBlock;
   static constexpr int kKBlocks = G::kNumKBlocks;   // = ceil(K / 128): columns of both scale arrays
   static constexpr int kNBlocks = (Cfg::n + kScaleBlock - 1) / kScaleBlock;   // rows of scale_b
@@ -69,13 +78,14 @@ struct Promotion<Cfg, true> {
   static constexpr bool kFixedSplit = Cfg::block_n % kScaleBlock == 0;
 
   static_assert(Cfg::block_k * G::kInBytes == kScaleBlock, "a k-block is one 128-element scale block");
+  static_assert(kBuffers == 1 || kBuffers == 2, "one or two promotion temporaries");
   static_assert(Cfg::tma_load, "FP8 tiles arrive by TMA (the threads path copies 16-bit elements)");
   static_assert(Cfg::a_k_major && Cfg::b_k_major, "wgmma reads FP8 operands K-major only");
   static_assert(!kBlockScaled ||
                     max_b_scale_blocks_per_tile(Cfg::block_n) <= kMaxBScaleBlocksPerTile,
                 "a tile may touch at most two 128-column B scale blocks");
 
-  float temp[G::kSlabs][G::kAccum];   // this k-block's partial sums (wgmma accumulators)
+  float temp[kBuffers][G::kSlabs][G::kAccum];   // k-block partial sums (wgmma accumulators)
   const float* scale_a;
   const float* scale_b;
   int m;
@@ -133,26 +143,33 @@ struct Promotion<Cfg, true> {
     }
   }
 
-  // One k32 wgmma of slab `slab` into temp: the first step of the k-block overwrites it.
+  // One k32 wgmma of slab `slab` into temporary kBuffer: the first step of the k-block
+  // overwrites it.
+  template <int kBuffer>
   __device__ void mma(float (&)[G::kAccum], int slab, int k_step, ptx::u64 desc_a, ptx::u64 desc_b) {
-    Cfg::mma(temp[slab], desc_a, desc_b, k_step != 0 ? 1 : 0);
+    Cfg::mma(temp[kBuffer][slab], desc_a, desc_b, k_step != 0 ? 1 : 0);
   }
 
   __device__ void fence_operands() {
 #pragma unroll
-    for (int s = 0; s < G::kSlabs; ++s)
+    for (int b = 0; b < kBuffers; ++b)
 #pragma unroll
-      for (int r = 0; r < G::kAccum; ++r) ptx::fence_operand(temp[s][r]);
+      for (int s = 0; s < G::kSlabs; ++s)
+#pragma unroll
+        for (int r = 0; r < G::kAccum; ++r) ptx::fence_operand(temp[b][s][r]);
   }
 
-  // Issued right after k_block's wgmmas: the next k-block's scales load while they run.
+  // Loads k_block + 1's scales into the `next` set. One buffer: issued right after k_block's
+  // wgmmas, used one k-block later. Two buffers: issued after k_block - 1's promotion, used
+  // after k_block + 1's wgmmas are issued.
   __device__ void prefetch_scales(int k_block) {
     if constexpr (kBlockScaled)
       if (k_block + 1 < kKBlocks) load_block_scales(k_block + 1, a_next, b_next);
   }
 
-  // After the wait for the k-block's wgmmas: acc += temp * scale, then the prefetched scales
-  // become current.
+  // After the wait for the k-block's wgmmas: acc += temp[kBuffer] * scale, then the prefetched
+  // scales become current.
+  template <int kBuffer>
   __device__ void promote(float (&acc)[G::kSlabs][G::kAccum]) {
 #pragma unroll
     for (int s = 0; s < G::kSlabs; ++s) {
@@ -175,10 +192,11 @@ struct Promotion<Cfg, true> {
           first = kFixedSplit ? (j < kScaleBlock / 8) : (j < first_groups);
         const float top = first ? top_first : top_second;
         const float bottom = first ? bottom_first : bottom_second;
-        acc[s][4 * j + 0] += temp[s][4 * j + 0] * top;      // row g
-        acc[s][4 * j + 1] += temp[s][4 * j + 1] * top;
-        acc[s][4 * j + 2] += temp[s][4 * j + 2] * bottom;   // row g + 8
-        acc[s][4 * j + 3] += temp[s][4 * j + 3] * bottom;
+        const float* t = temp[kBuffer][s];
+        acc[s][4 * j + 0] += t[4 * j + 0] * top;      // row g
+        acc[s][4 * j + 1] += t[4 * j + 1] * top;
+        acc[s][4 * j + 2] += t[4 * j + 2] * bottom;   // row g + 8
+        acc[s][4 * j + 3] += t[4 * j + 3] * bottom;
       }
     }
     if constexpr (kBlockScaled) {

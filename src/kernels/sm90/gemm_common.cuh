@@ -7,13 +7,21 @@
 // tma_load, tma_store, a_k_major, b_k_major, in_fp16, out_kind (0 bf16, 1 fp16, 2 fp32),
 // out_bytes, n, k (problem N and K baked in; M is a run-time value), producer_regs,
 // consumer_regs, and `mma(acc, desc_a, desc_b)`: one wgmma.m64n{block_n}k16 instruction.
-// FP8: in_bytes (2 or 1) and scaling (fp8_scales.cuh kScaling*); with scaling != 0, `mma` is
-// m64n{block_n}k32 with a fourth argument, scale-d (fp8_promotion.cuh).
+// FP8: in_bytes (2 or 1), scaling (fp8_scales.cuh kScaling*) and promotion_buffers (1 or 2,
+// fp8_promotion.cuh); with scaling != 0, `mma` is m64n{block_n}k32 with a fourth argument,
+// scale-d.
 #include "ptx/barrier.cuh"
 #include "ptx/common.cuh"
 #include "sm90/gemm_layout.cuh"
 
 namespace autogemm::sm90 {
+
+// A compile-time int passed as a value, so a generic lambda can be instantiated per constant
+// (NVRTC builds without the standard library's std::integral_constant).
+template <int V>
+struct IntConstant {
+  static constexpr int value = V;
+};
 
 struct GemmParams {
   int m;                  // rows of A and D (run time)

@@ -117,10 +117,19 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
     // (wgmma.wait_group 1), and a stage is released one k-block late, when the wait proves
     // its wgmmas are done (hopper-facts.md 2.4). A single stage (or the threads path, which
     // refills the stage in place) must wait for everything before the refill.
-    // FP8 promotes each k-block's sums right after its wgmmas, so it waits for all of them
-    // (DeepGEMM; the second consumer warpgroup keeps the tensor cores busy meanwhile).
+    // FP8 promotes each k-block's sums after its wgmmas. With one temporary it waits for all of
+    // them (DeepGEMM; the second consumer warpgroup keeps the tensor cores busy meanwhile);
+    // with two it promotes k-block i - 1 while k-block i's wgmmas run. ptxas only proves a
+    // wait_group 1 retired a group issued in the same loop iteration (otherwise it serialises
+    // every wgmma, C7514), so the k-loop runs in chunks of up to kChunk k-blocks that end with
+    // wait_group 0 and the last promotion: one promotion in kChunk is not overlapped.
+    constexpr bool kOverlapPromotion = Promotion<Cfg>::kBuffers == 2;
+    constexpr int kChunk = 4;
     constexpr int kGroupsInFlight =
-        (Cfg::tma_load && Cfg::num_stages > 1 && !Promotion<Cfg>::kEnabled) ? 1 : 0;
+        (Cfg::tma_load && Cfg::num_stages > 1 && (!Promotion<Cfg>::kEnabled || kOverlapPromotion))
+            ? 1 : 0;
+    static_assert(!kOverlapPromotion || kGroupsInFlight == 1,
+                  "overlapped promotion keeps one wgmma group in flight (TMA, >= 2 stages)");
     int pending_stage = -1;
     auto release = [&](int stage, int refill_k_block) {
       if constexpr (G::kClusterSize == 1) {
@@ -133,7 +142,26 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
         produce_one(m_tile, n_tile, refill_k_block);
       __syncwarp();
     };
-    for (int k_block = k_begin; k_block < k_end; ++k_block) {
+    auto fence_fragments = [&] {
+#pragma unroll
+      for (int s = 0; s < G::kSlabs; ++s)
+#pragma unroll
+        for (int r = 0; r < G::kAccum; ++r) ptx::fence_operand(acc[s][r]);
+      promotion.fence_operands();
+    };
+    // Waits for every wgmma of the tile so far and frees the stage still held.
+    auto drain = [&](int last_k_block) {
+      if constexpr (Cfg::tma_load && kGroupsInFlight > 0) {
+        ptx::wgmma_wait_group<0>();
+        fence_fragments();
+        if (pending_stage >= 0) release(pending_stage, last_k_block + Cfg::num_stages);
+        pending_stage = -1;
+      }
+    };
+    // One k-block. `buffer` (compile-time 0 or 1) picks the FP8 promotion temporary its wgmmas
+    // write; with two, `promote_previous` says whether the other one holds k_block - 1's sums.
+    auto consume_k_block = [&](int k_block, auto buffer, auto promote_previous) {
+      constexpr int kBuffer = decltype(buffer)::value;
       const int stage = read.stage;
       if constexpr (Cfg::tma_load) {
         ptx::mbarrier_wait(smem.full(stage), read.phase);
@@ -147,26 +175,19 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
         ptx::fence_proxy_async_shared();   // generic-proxy writes -> wgmma (async proxy) reads
         ptx::named_barrier_sync(3, G::kConsumerThreads);
       }
-#pragma unroll
-      for (int s = 0; s < G::kSlabs; ++s)
-#pragma unroll
-        for (int r = 0; r < G::kAccum; ++r) ptx::fence_operand(acc[s][r]);
-      promotion.fence_operands();
+      fence_fragments();
       ptx::wgmma_fence();
 #pragma unroll
       for (int k_step = 0; k_step < G::kKSteps; ++k_step)
 #pragma unroll
         for (int s = 0; s < G::kSlabs; ++s)
-          promotion.mma(acc[s], s, k_step, D::a(smem, stage, consumer * G::kSlabs + s, k_step),
-                        D::b(smem, stage, k_step));
+          promotion.template mma<kBuffer>(acc[s], s, k_step,
+                                          D::a(smem, stage, consumer * G::kSlabs + s, k_step),
+                                          D::b(smem, stage, k_step));
       ptx::wgmma_commit_group();
-      promotion.prefetch_scales(k_block);
+      if constexpr (!kOverlapPromotion) promotion.prefetch_scales(k_block);
       ptx::wgmma_wait_group<kGroupsInFlight>();
-#pragma unroll
-      for (int s = 0; s < G::kSlabs; ++s)
-#pragma unroll
-        for (int r = 0; r < G::kAccum; ++r) ptx::fence_operand(acc[s][r]);
-      promotion.fence_operands();
+      fence_fragments();
 
       if constexpr (Cfg::tma_load && kGroupsInFlight == 0) {
         release(stage, k_block + Cfg::num_stages);
@@ -176,16 +197,44 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
       } else {
         ptx::named_barrier_sync(3, G::kConsumerThreads);   // all reads done before the next fill
       }
-      promotion.promote(acc);   // after the release: the producer refills the stage meanwhile
+      // After the release: the producer refills the stage meanwhile.
+      if constexpr (kOverlapPromotion) {
+        // The wait proved k_block - 1's wgmmas done; k_block's still write the other buffer.
+        if constexpr (decltype(promote_previous)::value) promotion.template promote<1 - kBuffer>(acc);
+        promotion.prefetch_scales(k_block);
+      } else {
+        promotion.template promote<0>(acc);
+      }
       read.template advance<Cfg::num_stages>();
-    }
-    if constexpr (Cfg::tma_load && kGroupsInFlight > 0) {
-      ptx::wgmma_wait_group<0>();
-#pragma unroll
-      for (int s = 0; s < G::kSlabs; ++s)
-#pragma unroll
-        for (int r = 0; r < G::kAccum; ++r) ptx::fence_operand(acc[s][r]);
-      if (pending_stage >= 0) release(pending_stage, k_end - 1 + Cfg::num_stages);
+    };
+    using Buffer0 = IntConstant<0>;
+    using Buffer1 = IntConstant<1>;
+    using Yes = IntConstant<1>;
+    using No = IntConstant<0>;
+    if constexpr (kOverlapPromotion) {
+      // `count` (compile-time 1..kChunk) k-blocks from k_first, then the drain.
+      auto consume_chunk = [&](int k_first, auto count) {
+        constexpr int kCount = decltype(count)::value;
+        consume_k_block(k_first, Buffer0{}, No{});
+        if constexpr (kCount > 1) consume_k_block(k_first + 1, Buffer1{}, Yes{});
+        if constexpr (kCount > 2) consume_k_block(k_first + 2, Buffer0{}, Yes{});
+        if constexpr (kCount > 3) consume_k_block(k_first + 3, Buffer1{}, Yes{});
+        static_assert(kCount <= kChunk && kChunk == 4, "the chunk is spelled out for 4");
+        drain(k_first + kCount - 1);
+        promotion.template promote<(kCount - 1) % 2>(acc);
+      };
+      int k_block = k_begin;
+      for (; k_block + kChunk <= k_end; k_block += kChunk) consume_chunk(k_block, IntConstant<kChunk>{});
+      switch (k_end - k_block) {
+        case 3: consume_chunk(k_block, IntConstant<3>{}); break;
+        case 2: consume_chunk(k_block, IntConstant<2>{}); break;
+        case 1: consume_chunk(k_block, IntConstant<1>{}); break;
+        default: break;
+      }
+    } else {
+      for (int k_block = k_begin; k_block < k_end; ++k_block)
+        consume_k_block(k_block, Buffer0{}, No{});
+      drain(k_end - 1);
     }
 
     if constexpr (Cfg::tma_store)
