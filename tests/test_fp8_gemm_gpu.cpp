@@ -298,15 +298,15 @@ TEST(Fp8GemmGpu, Schedules) {
             5000);
 }
 
-// Two promotion temporaries (pb2): the k-loop runs in chunks of 4 k-blocks, so K covers every
-// remainder (8, 9, 10, 11 k-blocks, one partial), plus split-K ranges, a cluster, per-tensor
+// Two promotion temporaries (pb2): the k-loop runs in chunks of 4 k-blocks (the second consumer
+// after a lead of 2), so K covers every remainder (8, 9, 10, 11, 1 and 3 k-blocks), plus split-K ranges, a cluster, per-tensor
 // scaling and tiles straddling B scale blocks.
 TEST(Fp8GemmGpu, OverlappedPromotion) {
   AUTOGEMM_REQUIRE_GPU();
   const Scaling blk = Scaling::block_1x128_128x128, pt = Scaling::per_tensor;
   const DType bf16 = DType::bf16, e4 = DType::e4m3;
   std::vector<Fp8Case> cases;
-  for (int64_t k : {1024, 1040, 1280, 1408, 100})
+  for (int64_t k : {1024, 1040, 1280, 1408, 112, 272})
     cases.push_back({300, 1000, k, blk, bf16, e4, 1.0f, 0.0f, "128x128x128 s6 c2 ws p g8 tma/tma pb2"});
   cases.push_back({512, 1024, 2048, blk, bf16, e4, 1.0f, 0.0f,
                    "128x128x128 s6 c2 ws p g8 cl2x1/b tma/tma pb2"});

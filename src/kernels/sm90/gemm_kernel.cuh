@@ -122,7 +122,8 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
     // with two it promotes k-block i - 1 while k-block i's wgmmas run. ptxas only proves a
     // wait_group 1 retired a group issued in the same loop iteration (otherwise it serialises
     // every wgmma, C7514), so the k-loop runs in chunks of up to kChunk k-blocks that end with
-    // wait_group 0 and the last promotion: one promotion in kChunk is not overlapped.
+    // wait_group 0 and the last promotion: one promotion in kChunk is not overlapped by this
+    // consumer's own wgmmas (the other consumer's, staggered, fill the gap).
     constexpr bool kOverlapPromotion = Promotion<Cfg>::kBuffers == 2;
     constexpr int kChunk = 4;
     constexpr int kGroupsInFlight =
@@ -224,6 +225,12 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
         promotion.template promote<(kCount - 1) % 2>(acc);
       };
       int k_block = k_begin;
+      // The second consumer starts half a chunk later, so the two never drain at once: while
+      // one waits for its last wgmmas and promotes, the other's are queued on the tensor cores.
+      if (consumer % 2 == 1 && k_end - k_block >= kChunk / 2) {
+        consume_chunk(k_block, IntConstant<kChunk / 2>{});
+        k_block += kChunk / 2;
+      }
       for (; k_block + kChunk <= k_end; k_block += kChunk) consume_chunk(k_block, IntConstant<kChunk>{});
       switch (k_end - k_block) {
         case 3: consume_chunk(k_block, IntConstant<3>{}); break;
