@@ -218,6 +218,32 @@ std::string library_version_text() {
   return fmt::format("cuBLASLt {}.{}.{}", v / 10000, v / 100 % 100, v % 100);
 }
 
+// The reduction schemes cuBLASLt may use for split-K: NONE (no split) and COMPUTE_TYPE (FP32
+// parts in the workspace) always; INPLACE and OUTPUT_TYPE (parts kept in D's type) only when D
+// is FP32, where they lose nothing. build_plan says why.
+uint32_t reduction_schemes(DType d_type) {
+  if (d_type == DType::fp32) return uint32_t(CUBLASLT_REDUCTION_SCHEME_MASK);
+  return uint32_t(CUBLASLT_REDUCTION_SCHEME_NONE) |
+         uint32_t(CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE);
+}
+
+// "split-K 2, reduction compute_type" for the debug log: the numbers behind a result that
+// differs from the reference.
+std::string describe_split(const cublasLtMatmulAlgo_t& algo) {
+  int32_t splits = 1;  // the attribute types cublasLt.h gives: int32_t and uint32_t
+  uint32_t scheme = CUBLASLT_REDUCTION_SCHEME_NONE;
+  std::size_t written = 0;
+  (void)cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splits,
+                                             sizeof splits, &written);
+  (void)cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME,
+                                             &scheme, sizeof scheme, &written);
+  const char* name = scheme == CUBLASLT_REDUCTION_SCHEME_INPLACE        ? "inplace"
+                     : scheme == CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE ? "compute_type"
+                     : scheme == CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE  ? "output_type"
+                                                                        : "none";
+  return fmt::format("split-K {}, reduction {}", splits, name);
+}
+
 // `placeholder_scales`: any 16-byte-aligned device address. cuBLASLt's heuristic rejects a
 // VEC128/BLK128x128 scale mode whose scale pointer is not set yet ("The scaling mode for A scale
 // ... requires a custom pointer for A scale", CUBLAS_STATUS_INVALID_VALUE = 7) although it never
@@ -286,6 +312,16 @@ std::unique_ptr<CachedMatmul> build_plan(const PlanKey& key, cublasLtHandle_t ha
   set_pref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, uint32_t(key.align_a), "MIN_ALIGNMENT_B_BYTES");
   set_pref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, uint32_t(key.align_c), "MIN_ALIGNMENT_C_BYTES");
   set_pref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, uint32_t(key.align_d), "MIN_ALIGNMENT_D_BYTES");
+  // Split-K partial sums stay in FP32 (the problem's accumulator). The default mask allows every
+  // reduction scheme (cublasLt.h, cublasLtReductionScheme_t), and two of them keep the parts in
+  // D's type: INPLACE adds them up in D, OUTPUT_TYPE stores them in the workspace as D. With a
+  // bf16 D every partial sum is rounded to 8 significant bits, an error of up to 2^-8 of the
+  // *partial* sum (0.03 for parts between 8 and 16, their size at K = 1640 with inputs in
+  // [-1, 1]): far beyond one rounding of the result where the sum cancels, and the size of the
+  // fallback's disagreement with the float64 reference (docs/perf/notes.md section 8). Our split-K
+  // sums FP32 parts (split_k.cpp); the baseline keeps that accuracy, as with FAST_ACCUM above.
+  set_pref(CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, reduction_schemes(key.d_type),
+           "REDUCTION_SCHEME_MASK");
 
   cublasLtMatmulHeuristicResult_t result{};
   int returned = 0;
@@ -305,8 +341,9 @@ std::unique_ptr<CachedMatmul> build_plan(const PlanKey& key, cublasLtHandle_t ha
         library_version_text(), why.empty() ? "" : ": cuBLASLt says: " + why));
   }
   plan->algo = result.algo;
-  log(4, "cuBLASLt plan for {}: workspace {} B, waves {:.2f}", describe(key),
-      result.workspaceSize, result.wavesCount);
+  if (log_level() >= 4)
+    log(4, "cuBLASLt plan for {}: workspace {} B, waves {:.2f}, {}", describe(key),
+        result.workspaceSize, result.wavesCount, describe_split(result.algo));
   return plan;
 }
 
