@@ -7,6 +7,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "bench/copy_bandwidth.hpp"
+
 namespace autogemm::bench {
 
 namespace {
@@ -52,7 +54,7 @@ std::string csv_line(const BenchRow& r) {
   return line;
 }
 
-std::string rows_to_json(const std::vector<BenchRow>& rows) {
+std::string rows_to_json(const std::vector<BenchRow>& rows, const CopyBandwidth* copy) {
   nlohmann::json list = nlohmann::json::array();
   for (const BenchRow& r : rows) {
     nlohmann::json j = {
@@ -81,9 +83,19 @@ std::string rows_to_json(const std::vector<BenchRow>& rows) {
     if (!r.baseline_fp8_per_tensor_unavailable.empty())
       j["baseline_fp8_per_tensor_unavailable"] = r.baseline_fp8_per_tensor_unavailable;
     if (r.quantize_us > 0) j["quantize_us"] = r.quantize_us;
+    if (copy != nullptr && is_memory_bound(r)) j["copy_share"] = copy_share(r, copy->gbps);
     list.push_back(std::move(j));
   }
   nlohmann::json out = {{"rows", std::move(list)}, {"geomean_ratio", geomean_ratio(rows)}};
+  if (copy != nullptr) {
+    const MemoryBoundSummary s = memory_bound_summary(rows, copy->gbps);
+    out["copy_gbps"] = copy->gbps;
+    out["copy_bytes"] = copy->bytes;
+    out["copy"] = stats_json(copy->stats);
+    out["memory_bound"] = {{"max_m", kMemoryBoundMaxM}, {"rows", s.rows},
+                           {"min_share", s.min_share}, {"min_shape", s.min_shape},
+                           {"geomean_share", s.geomean_share}};
+  }
   return out.dump(2);
 }
 

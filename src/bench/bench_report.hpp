@@ -14,9 +14,13 @@ std::string csv_header();
 // are empty without a baseline.
 std::string csv_line(const BenchRow& row);
 
+struct CopyBandwidth;  // copy_bandwidth.hpp
+
 // {"rows": [...], "geomean_ratio": x} with every measured field of each row (times as
-// {median_us, min_us, max_us, mean_us, samples}), pretty-printed.
-std::string rows_to_json(const std::vector<BenchRow>& rows);
+// {median_us, min_us, max_us, mean_us, samples}), pretty-printed. With `copy` (measured on the
+// same GPU) also "copy_gbps", "copy_bytes", "copy" (its times), "memory_bound" (rows, min_share,
+// min_shape, geomean_share) and, on each row with M <= kMemoryBoundMaxM, "copy_share".
+std::string rows_to_json(const std::vector<BenchRow>& rows, const CopyBandwidth* copy = nullptr);
 // {"measured": false, "device": ..., "note": why nothing was measured, "rows": [...]}.
 std::string plan_rows_to_json(const std::vector<PlanRow>& rows, const std::string& device,
                               const std::string& note);

@@ -14,6 +14,7 @@
 #include "autogemm/errors.hpp"
 #include "bench/bench_report.hpp"
 #include "bench/bench_runner.hpp"
+#include "bench/copy_bandwidth.hpp"
 #include "bench/suite.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
@@ -150,6 +151,12 @@ void run(const BenchCliOptions& o) {
   options.seed = o.seed;
   if (!o.config.empty()) options.config = GemmConfig::parse(o.config);
   options.autotune = o.autotune;
+  // The copy bandwidth is what the memory-bound rows (M <= 128) are judged against. It is
+  // measured on every GPU run, not only when such a row exists: it costs tens of milliseconds,
+  // gives --json a stable copy_gbps field and puts every row's GB/s in context. Measured first,
+  // so a failure stops the run before the cases are timed (on the legacy default stream:
+  // nothing else runs yet).
+  const bench::CopyBandwidth copy = bench::measure_copy_bandwidth(options.device, nullptr);
   bench::ProgressBar bar(stderr);
   const auto rows = bench::run_bench(
       items, options, target.device,
@@ -159,13 +166,14 @@ void run(const BenchCliOptions& o) {
 
   if (!o.csv.empty()) write_csv(o.csv, rows);
   if (o.json) {
-    std::cout << bench::rows_to_json(rows) << "\n";
+    std::cout << bench::rows_to_json(rows, &copy) << "\n";
     return;
   }
   fmt::print("device {} (GPU {}); {} warm-up + {} timed calls each, median; L2 flushed before "
              "every timed call\n\n{}",
              target.device.name, target.device.ordinal, o.warmup, o.iters,
              bench::format_table(rows));
+  fmt::print("\n{}\n", bench::format_copy_bandwidth_line(copy, rows));
   if (options.baseline)
     fmt::print("\ngeomean ratio (cuBLASLt time / ours; > 1: autogemm faster): {:.3f} over {} "
                "case{}\n",
@@ -197,7 +205,8 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--iters", o->iters, "timed calls (the median is reported)")
       ->capture_default_str();
   cmd->add_option("--csv", o->csv, "also write the rows to this CSV file");
-  cmd->add_flag("--json", o->json, "print JSON (rows and geometric-mean ratio) instead of a table");
+  cmd->add_flag("--json", o->json,
+                "print JSON (rows, geometric-mean ratio, copy bandwidth) instead of a table");
   cmd->add_flag("--no-baseline", o->no_baseline, "time autogemm only (no cuBLASLt, no diff)");
   cmd->add_option("--seed", o->seed, "random input seed")->capture_default_str();
   cmd->add_option("--autotune", o->autotune,
