@@ -25,3 +25,21 @@ TEST(BenchReferenceKernel, CompilesWithNvrtc) {
     EXPECT_EQ(usage.static_smem_bytes, 2 * 16 * 17 * 8) << compiled.log;
   }
 }
+
+// The bench's L2 flush only reads (kernels/bench/l2_flush.cuh): 16-byte loads, and its one
+// store is conditional, so no dirty lines are left for the timed call.
+TEST(BenchL2FlushKernel, CompilesWithNvrtcAndOnlyReads) {
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    jit::KernelSource src;
+    src.name = "l2_flush_test";
+    src.source = "#include \"bench/l2_flush.cuh\"\n";
+    src.kernel_name = "autogemm_l2_flush";
+    src.arch = arch;
+    const jit::CompiledKernel compiled = jit::compile_to_cubin(src);
+    EXPECT_FALSE(compiled.cubin.empty()) << arch;
+    EXPECT_NE(compiled.ptx.find("ld.global.v4.u32"), std::string::npos) << compiled.ptx;
+    const std::size_t first_store = compiled.ptx.find("st.global");
+    ASSERT_NE(first_store, std::string::npos);
+    EXPECT_EQ(compiled.ptx.find("st.global", first_store + 1), std::string::npos) << compiled.ptx;
+  }
+}

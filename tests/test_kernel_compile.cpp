@@ -153,7 +153,7 @@ TEST(KernelCompile, Fp8WidestLegalTilesDoNotSpill) {
 
 // Two promotion temporaries: the widest tiles the register rule allows (192 fragment registers
 // in 232 or 240) compile without spills and without ptxas serialising the wgmmas (C7514: a
-// wait_group 1 across the loop's back edge; gemm_kernel.cuh runs chunks of 4 k-blocks).
+// wait_group 1 across the loop's back edge; gemm_kernel.cuh runs chunks of 8 k-blocks).
 TEST(KernelCompile, Fp8OverlappedPromotionWidestTiles) {
   const GpuInfo h100 = device_preset("h100-sxm");
   for (const char* text : {"128x128x128 s6 c2 ws p g8 cl2x1/b tma/tma pb2",

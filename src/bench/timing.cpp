@@ -5,7 +5,9 @@
 #include <string>
 
 #include "autogemm/errors.hpp"
+#include "kernels/bench/l2_flush_params.cuh"
 #include "runtime/cuda_check.hpp"
+#include "runtime/simple_launch.hpp"
 
 namespace autogemm::bench {
 
@@ -36,11 +38,22 @@ double geometric_mean(const std::vector<double>& values) {
   return count == 0 ? 0.0 : std::exp(log_sum / count);
 }
 
-L2Flusher::L2Flusher(std::size_t bytes) : buffer_(bytes) {}
+L2Flusher::L2Flusher(std::size_t bytes) : buffer_(bytes / 16 * 16), sink_(sizeof(unsigned)) {
+  // Written once so the reads see defined values; the flush itself only reads.
+  cuda_check(cudaMemset(buffer_.get(), 0x5a, buffer_.bytes()), "cudaMemset(L2 flush buffer)");
+}
 
 void L2Flusher::flush(cudaStream_t stream) {
-  cuda_check(cudaMemsetAsync(buffer_.get(), 0, buffer_.bytes(), stream),
-             "cudaMemsetAsync(L2 flush)");
+  L2FlushParams params{};
+  params.data = static_cast<const unsigned*>(buffer_.get());
+  params.words = static_cast<long long>(buffer_.bytes() / 4);
+  params.sink = static_cast<unsigned*>(sink_.get());
+  params.never = 0x5a5a5a5bu;   // the XOR of the buffer's words is 0: never equal
+  runtime::SimpleGrid grid;
+  grid.grid_x = 1024;   // enough CTAs to keep every SM's loads in flight
+  grid.block_x = 256;
+  runtime::launch_simple_kernel("bench/l2_flush.cuh", "autogemm_l2_flush", grid, &params, stream,
+                                "l2_flush");
 }
 
 namespace {

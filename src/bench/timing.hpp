@@ -25,8 +25,10 @@ TimingStats summarize(std::vector<double> times_us);
 // Geometric mean of the positive, finite values (others are skipped); 0 when none is left.
 double geometric_mean(const std::vector<double>& values);
 
-// Evicts the GPU's L2 between timed calls by writing a buffer larger than any L2 so far
-// (H100: 50 MiB, H200: 60 MiB, B200: 126 MiB; 256 MiB is used by baselines.md).
+// Evicts the GPU's L2 between timed calls by reading a buffer larger than any L2 so far
+// (H100: 50 MiB, H200: 60 MiB, B200: 126 MiB; 256 MiB is used by baselines.md). Reading (a
+// JIT-compiled kernel, kernels/bench/l2_flush.cuh) rather than a memset leaves no dirty lines
+// for the timed call to write back.
 class L2Flusher {
  public:
   explicit L2Flusher(std::size_t bytes = std::size_t(256) << 20);
@@ -34,6 +36,7 @@ class L2Flusher {
 
  private:
   DeviceBuffer buffer_;
+  DeviceBuffer sink_;
 };
 
 // Runs `call` warmup times, then `iters` times each between its own event pair with an L2 flush

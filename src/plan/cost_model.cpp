@@ -18,6 +18,8 @@
 
 #include <algorithm>
 
+#include <cmath>
+
 #include "autogemm/errors.hpp"
 #include "autogemm/plan.hpp"
 
@@ -81,8 +83,10 @@ constexpr double kTwoStageShare = 0.8;
 // drain and refill: calibrated from 128x160 c2 running at 951 TFLOP/s where the model without
 // promotion said 1595 (H100, notes.md section 9).
 constexpr double kPromotionDrainCycles = 260;
-// With two temporaries only the last k-block of each chunk of 4 waits (gemm_kernel.cuh).
-constexpr double kOverlappedPromotionChunk = 4;
+// With two temporaries only the last k-block of each chunk of 8 waits (gemm_kernel.cuh).
+constexpr double kOverlappedPromotionChunk = 8;
+// Exponent of the norm that combines a tile's matrix-unit and L2 times (overlap() below).
+constexpr double kOverlapNorm = 4;
 // When the SM clock is unknown (hand-built device descriptions).
 constexpr double kDefaultClockGhz = 1.5;
 // cuBLASLt on a large problem: roughly 75% of peak (hopper-facts.md 0.4 for H100).
@@ -104,6 +108,16 @@ double peak_tflops(const GemmProblem& problem, const GpuInfo& device) {
 
 double clock_ghz(const GpuInfo& device) {
   return device.sm_clock_khz > 0 ? device.sm_clock_khz / 1e6 : kDefaultClockGhz;
+}
+
+// Matrix-unit time and L2 -> SM time of one tile, overlapped: close to the larger one while
+// the other is small, but when both are near they interfere (both fill shared memory through
+// the same ports) and the sum of the 4th powers models that. Calibrated on FP8 128x128 tiles
+// (H100, notes.md section 9): L2 time 0.76x compute with multicast, 1.0x without, measured
+// 822 against 912 us; a plain max() called them equal.
+double overlap(double compute_us, double l2_us) {
+  return std::pow(std::pow(compute_us, kOverlapNorm) + std::pow(l2_us, kOverlapNorm),
+                  1.0 / kOverlapNorm);
 }
 
 // Share of the matrix-unit time left after the promotion's exposed cycles (1 for 16-bit).
@@ -270,7 +284,7 @@ Prediction predict(const GemmProblem& problem, const GemmConfig& config, const G
   const bool overlapped = config.warp_specialized || config.num_stages >= 2;
   auto wave_us = [&](int64_t tiles) {
     const double latency_us = double(k_steps) * kKBlockLatencyUs;
-    const double on_sm = overlapped ? std::max({compute_tile_us, l2_tile_us, latency_us})
+    const double on_sm = overlapped ? std::max(overlap(compute_tile_us, l2_tile_us), latency_us)
                                     : compute_tile_us + l2_tile_us;
     return std::max(on_sm, p.memory_us * double(tiles) / double(p.num_tiles));
   };

@@ -122,10 +122,11 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
     // with two it promotes k-block i - 1 while k-block i's wgmmas run. ptxas only proves a
     // wait_group 1 retired a group issued in the same loop iteration (otherwise it serialises
     // every wgmma, C7514), so the k-loop runs in chunks of up to kChunk k-blocks that end with
-    // wait_group 0 and the last promotion: one promotion in kChunk is not overlapped by this
-    // consumer's own wgmmas (the other consumer's, staggered, fill the gap).
+    // wait_group 0 and the last promotion: one promotion in kChunk is not overlapped. (Starting
+    // the second consumer's chunks half a chunk later was slower: 1111 against 1170 TFLOP/s,
+    // notes.md section 9; a lagging consumer holds every stage longer.)
     constexpr bool kOverlapPromotion = Promotion<Cfg>::kBuffers == 2;
-    constexpr int kChunk = 4;
+    constexpr int kChunk = 8;
     constexpr int kGroupsInFlight =
         (Cfg::tma_load && Cfg::num_stages > 1 && (!Promotion<Cfg>::kEnabled || kOverlapPromotion))
             ? 1 : 0;
@@ -220,18 +221,20 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
         if constexpr (kCount > 1) consume_k_block(k_first + 1, Buffer1{}, Yes{});
         if constexpr (kCount > 2) consume_k_block(k_first + 2, Buffer0{}, Yes{});
         if constexpr (kCount > 3) consume_k_block(k_first + 3, Buffer1{}, Yes{});
-        static_assert(kCount <= kChunk && kChunk == 4, "the chunk is spelled out for 4");
+        if constexpr (kCount > 4) consume_k_block(k_first + 4, Buffer0{}, Yes{});
+        if constexpr (kCount > 5) consume_k_block(k_first + 5, Buffer1{}, Yes{});
+        if constexpr (kCount > 6) consume_k_block(k_first + 6, Buffer0{}, Yes{});
+        if constexpr (kCount > 7) consume_k_block(k_first + 7, Buffer1{}, Yes{});
+        static_assert(kCount <= kChunk && kChunk == 8, "the chunk is spelled out for 8");
         drain(k_first + kCount - 1);
         promotion.template promote<(kCount - 1) % 2>(acc);
       };
       int k_block = k_begin;
-      // The second consumer starts half a chunk later, so the two never drain at once: while
-      // one waits for its last wgmmas and promotes, the other's are queued on the tensor cores.
-      if (consumer % 2 == 1 && k_end - k_block >= kChunk / 2) {
-        consume_chunk(k_block, IntConstant<kChunk / 2>{});
-        k_block += kChunk / 2;
-      }
       for (; k_block + kChunk <= k_end; k_block += kChunk) consume_chunk(k_block, IntConstant<kChunk>{});
+      if (k_end - k_block >= 4) {
+        consume_chunk(k_block, IntConstant<4>{});
+        k_block += 4;
+      }
       switch (k_end - k_block) {
         case 3: consume_chunk(k_block, IntConstant<3>{}); break;
         case 2: consume_chunk(k_block, IntConstant<2>{}); break;
