@@ -7,6 +7,7 @@
 #include "plan_test_util.hpp"
 #include "kernels/sm90/gemm_layout.cuh"
 #include "plan/gemm_legality.hpp"
+#include "cli/cli_common.hpp"
 
 using namespace autogemm;
 
@@ -278,4 +279,23 @@ TEST(PlanLegality, Fp8PromotionDoublesTheAccumulators) {
   threads.store_path = StorePath::threads;
   why = legality_violation(p, threads, hopper());
   EXPECT_TRUE(contains(why, "TMA only")) << why;
+}
+
+// Two FP8 promotion temporaries: legal where three fragments fit the register rule, never for
+// 16-bit inputs or a single stage; the planner offers them for FP8 only.
+TEST(PlanLegality, PromotionBuffers) {
+  const GpuInfo h100 = device_preset("h100-sxm");
+  GemmProblem fp8 = cli::make_problem(4096, 7168, 7168, "fp8", "nt", 0, 0, 0);
+  GemmProblem bf16 = cli::make_problem(4096, 7168, 7168, "bf16", "nt", 0, 0, 0);
+  const GemmConfig pb2 = GemmConfig::parse("128x128x128 s6 c2 ws p g8 tma/tma pb2");
+  EXPECT_EQ(legality_violation(fp8, pb2, h100), "");
+  const std::string sixteen = legality_violation(bf16, GemmConfig::parse("128x128x64 s6 c2 ws p g8 tma/tma pb2"), h100);
+  EXPECT_NE(sixteen.find("promotion_buffers = 2"), std::string::npos) << sixteen;
+  const std::string wide = legality_violation(fp8, GemmConfig::parse("128x160x128 s5 c2 ws p g8 tma/tma pb2"), h100);
+  EXPECT_NE(wide.find("3 times"), std::string::npos) << wide;
+  EXPECT_EQ(legality_violation(fp8, GemmConfig::parse("128x160x128 s5 c2 ws p g8 tma/tma"), h100), "");
+  bool fp8_offers_pb2 = false;
+  for (const auto& c : plan_gemm(fp8, h100).candidates) fp8_offers_pb2 |= c.config.promotion_buffers == 2;
+  EXPECT_TRUE(fp8_offers_pb2);
+  for (const auto& c : plan_gemm(bf16, h100).candidates) EXPECT_EQ(c.config.promotion_buffers, 1);
 }

@@ -102,6 +102,7 @@ TEST(Config, ParseIsTheInverseOfDescribe) {
   c.cluster_m = 2; c.multicast = Multicast::b; c.raster_group = 16;
   c.raster_order = RasterOrder::along_n;
   c.split_k = 4;
+  c.promotion_buffers = 2;
   EXPECT_EQ(GemmConfig::parse(c.describe()), c) << c.describe();
   GemmConfig t;
   t.warp_specialized = false; t.persistent = true; t.max_ctas = 1; t.raster_group = 1;
