@@ -17,7 +17,7 @@ for part in "${parts[@]}"; do
     checks)
       bash scripts/gpu-run.sh profile tests warmup ladder > "$OUT/run.log" 2>&1
       grep -E "^\[  (PASSED|FAILED) |tests ran" "$OUT/gpu-tests.log" | head -20
-      tail -2 "$OUT/warmup-cold.log" "$OUT/warmup-warm.log"
+      tail -n 2 "$OUT/warmup-cold.log" "$OUT/warmup-warm.log"
       tail -12 "$OUT/ladder.log" ;;
     benches)
       bash scripts/gpu-run.sh profile > /dev/null 2>&1
