@@ -7,14 +7,25 @@
 
 using namespace autogemm;
 
+namespace {
+
+// An embedded helper kernel (extern "C" `kernel` in `header`) compiled for `arch`.
+jit::CompiledKernel compile_helper(const std::string& header, const std::string& kernel,
+                                   const char* arch) {
+  jit::KernelSource src;
+  src.name = kernel + "_test";
+  src.source = "#include \"" + header + "\"\n";
+  src.kernel_name = kernel;
+  src.arch = arch;
+  return jit::compile_to_cubin(src);
+}
+
+}  // namespace
+
 TEST(BenchReferenceKernel, CompilesWithNvrtc) {
   for (const char* arch : {"sm_80", "sm_90"}) {
-    jit::KernelSource src;
-    src.name = "reference_gemm_test";
-    src.source = "#include \"reference/reference_gemm.cuh\"\n";
-    src.kernel_name = "autogemm_reference_gemm";
-    src.arch = arch;
-    const jit::CompiledKernel compiled = jit::compile_to_cubin(src);
+    const jit::CompiledKernel compiled =
+        compile_helper("reference/reference_gemm.cuh", "autogemm_reference_gemm", arch);
     EXPECT_FALSE(compiled.cubin.empty()) << arch;
     EXPECT_EQ(compiled.lowered_name, "autogemm_reference_gemm") << arch;
     // Float64 math, no local-memory spills.
@@ -30,12 +41,8 @@ TEST(BenchReferenceKernel, CompilesWithNvrtc) {
 // store is conditional, so no dirty lines are left for the timed call.
 TEST(BenchL2FlushKernel, CompilesWithNvrtcAndOnlyReads) {
   for (const char* arch : {"sm_80", "sm_90"}) {
-    jit::KernelSource src;
-    src.name = "l2_flush_test";
-    src.source = "#include \"bench/l2_flush.cuh\"\n";
-    src.kernel_name = "autogemm_l2_flush";
-    src.arch = arch;
-    const jit::CompiledKernel compiled = jit::compile_to_cubin(src);
+    const jit::CompiledKernel compiled =
+        compile_helper("bench/l2_flush.cuh", "autogemm_l2_flush", arch);
     EXPECT_FALSE(compiled.cubin.empty()) << arch;
     EXPECT_NE(compiled.ptx.find("ld.global.v4.u32"), std::string::npos) << compiled.ptx;
     const std::size_t first_store = compiled.ptx.find("st.global");
