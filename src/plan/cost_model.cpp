@@ -17,7 +17,6 @@
 // SMs idle; 128 tiles of 128x112 keep 128 busy and each tile is shorter).
 
 #include <algorithm>
-
 #include <cmath>
 
 #include "autogemm/errors.hpp"

@@ -38,10 +38,10 @@ void check_input_type_rules(const GemmProblem& p, const GemmConfig& c) {
   if (c.promotion_buffers != 1 && c.promotion_buffers != 2)
     throw InvalidArgument("config.promotion_buffers", std::to_string(c.promotion_buffers),
                           "FP8 promotes from 1 or 2 temporaries");
-  if (c.promotion_buffers == 2 && (c.num_stages < 2 || c.load_path != LoadPath::tma))
+  if (c.promotion_buffers == 2 && c.num_stages < 2)
     throw InvalidArgument("config.promotion_buffers", "2",
                           fmt::format("overlapped promotion keeps one wgmma group in flight, "
-                                      "which needs TMA loads and >= 2 stages (num_stages = {})",
+                                      "which needs >= 2 stages (num_stages = {})",
                                       c.num_stages));
   if (!is_fp8(p.b_type))
     throw InvalidArgument("b_type", std::string(to_string(p.b_type)),
