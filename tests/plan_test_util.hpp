@@ -1,6 +1,7 @@
 #pragma once
 // Hand-built device descriptions for planner tests, so expected numbers are exact.
 #include "autogemm/device.hpp"
+#include "autogemm/problem.hpp"
 
 namespace autogemm::testing {
 
@@ -16,6 +17,16 @@ inline GpuInfo hopper(int sm_count = 132) {
   g.memory_bandwidth_gbps = 3352;
   g.sm_clock_khz = 1980000;
   return g;
+}
+
+// A bf16 problem M x N x K (packed leading dimensions) in `layout`.
+inline GemmProblem problem(int64_t m, int64_t n, int64_t k, Layout layout = Layout::nt) {
+  GemmProblem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.layout = layout;
+  return p;
 }
 
 }  // namespace autogemm::testing

@@ -14,15 +14,7 @@ using namespace autogemm;
 namespace {
 
 using autogemm::testing::hopper;
-
-GemmProblem problem(int64_t m, int64_t n, int64_t k, Layout layout = Layout::nt) {
-  GemmProblem p;
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  p.layout = layout;
-  return p;
-}
+using autogemm::testing::problem;
 
 GemmConfig tile(int block_m, int block_n, int num_consumers, int num_stages = 4) {
   GemmConfig c;
