@@ -11,5 +11,6 @@ void add_kernels_command(CLI::App& app);   // cmd_kernels.cpp
 void add_bench_command(CLI::App& app);     // cmd_bench.cpp
 void add_ladder_command(CLI::App& app);    // cmd_ladder.cpp
 void add_warmup_command(CLI::App& app);    // cmd_warmup.cpp
+void add_compile_command(CLI::App& app);   // cmd_compile.cpp
 
 }  // namespace autogemm::cli

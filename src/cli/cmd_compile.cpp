@@ -1,0 +1,85 @@
+// `autogemm compile --m M --n N --k K [--dtype] [--config C] --out DIR`: the generated kernel
+// source, its PTX, cubin and NVRTC log (ptxas registers and spills) for one problem, for reading
+// the machine code (`cuobjdump -sass DIR/kernel.cubin`) without a GPU. Without --config it
+// compiles the planner's choice for the device (a preset when there is no GPU).
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "autogemm/errors.hpp"
+#include "autogemm/plan.hpp"
+#include "cli/cli_common.hpp"
+#include "cli/commands.hpp"
+#include "jit/jit.hpp"
+#include "jit/ptxas_usage.hpp"
+#include "runtime/kernel_source.hpp"
+
+namespace autogemm::cli {
+
+namespace {
+
+struct CompileOptions {
+  ProblemOptions problem;
+  std::string config;
+  std::string device;
+  std::string out;
+};
+
+void write_file(const std::filesystem::path& path, const void* data, std::size_t size) {
+  std::ofstream f(path, std::ios::binary);
+  f.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
+  if (!f) throw InvalidArgument("--out", path.string(), "the file could not be written");
+}
+
+void run_compile(const CompileOptions& o) {
+  const std::vector<GemmProblem> problems = o.problem.problems();
+  if (problems.size() != 1)
+    throw InvalidArgument("--m/--n/--k", fmt::format("{} problems", problems.size()),
+                          "compile takes exactly one problem (no lists or ranges)");
+  const GemmProblem& problem = problems.front();
+  const GpuInfo gpu = resolve_cli_device(o.device);
+  GemmConfig config;
+  if (o.config.empty()) {
+    config = plan_gemm(problem, gpu).best().config;
+    if (config.instruction != Instruction::wgmma)
+      throw InvalidArgument("--config", "(planner's choice)",
+                            "the planner sends this problem to cuBLASLt: there is no kernel of ours");
+  } else {
+    config = GemmConfig::parse(o.config);
+    const std::string why = legality_violation(problem, config, gpu);
+    if (!why.empty()) throw InvalidArgument("--config", o.config, why);
+  }
+  config.smem_bytes = gemm_smem_bytes(problem, config);
+  const jit::KernelSource source = runtime::gemm_kernel_source(problem, config);
+  const jit::CompiledKernel kernel = jit::compile_to_cubin(source);
+
+  const std::filesystem::path dir(o.out);
+  std::filesystem::create_directories(dir);
+  write_file(dir / "kernel.cu", source.source.data(), source.source.size());
+  write_file(dir / "kernel.ptx", kernel.ptx.data(), kernel.ptx.size());
+  write_file(dir / "kernel.cubin", kernel.cubin.data(), kernel.cubin.size());
+  write_file(dir / "nvrtc.log", kernel.log.data(), kernel.log.size());
+  const jit::PtxasUsage usage = jit::parse_ptxas_usage(kernel.log);
+  fmt::print("{}  {}\n  compiled in {:.0f} ms; {} registers, {} B stack, spills {} B / {} B\n"
+             "  {}/kernel.cu, kernel.ptx, kernel.cubin, nvrtc.log (SASS: cuobjdump -sass {}/kernel.cubin)\n",
+             source.name, config.describe(), kernel.compile_ms, usage.registers,
+             usage.stack_frame_bytes, usage.spill_store_bytes, usage.spill_load_bytes, o.out, o.out);
+}
+
+}  // namespace
+
+void add_compile_command(CLI::App& app) {
+  auto o = std::make_shared<CompileOptions>();
+  auto* cmd = app.add_subcommand(
+      "compile", "Write one problem's generated kernel source, PTX, cubin and NVRTC log (no GPU needed)");
+  o->problem.add_to(*cmd);
+  cmd->add_option("--config", o->config,
+                  "configuration as `autogemm plan` prints it; default: the planner's choice");
+  cmd->add_option("--device", o->device, "GPU index or preset; default: GPU 0, else h100-sxm");
+  cmd->add_option("--out", o->out, "folder for kernel.cu, kernel.ptx, kernel.cubin, nvrtc.log")
+      ->required();
+  cmd->callback([o] { run_compile(*o); });
+}
+
+}  // namespace autogemm::cli
