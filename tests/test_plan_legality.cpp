@@ -38,15 +38,27 @@ TEST(PlanLegality, SmemBytesIsTheKernelsLayout) {
   for (int stages : {1, 3, 6}) {
     GemmConfig c = tile(128, 256, 2, stages);
     EXPECT_EQ(gemm_smem_bytes(p, c),
-              sm90::make_smem_layout(128, 256, 64, stages, 2, 2, true).total_bytes);
+              sm90::make_smem_layout(128, 256, 64, stages, 2, 2, true, false).total_bytes);
     c.store_path = StorePath::threads;  // no D staging without the TMA store
     EXPECT_EQ(gemm_smem_bytes(p, c),
-              sm90::make_smem_layout(128, 256, 64, stages, 2, 2, false).total_bytes);
+              sm90::make_smem_layout(128, 256, 64, stages, 2, 2, false, false).total_bytes);
   }
   GemmProblem fp32_out = p;
   fp32_out.d_type = DType::fp32;
   EXPECT_EQ(gemm_smem_bytes(fp32_out, tile(64, 128, 1, 5)),
-            sm90::make_smem_layout(64, 128, 64, 5, 2, 4, true).total_bytes);
+            sm90::make_smem_layout(64, 128, 64, 5, 2, 4, true, false).total_bytes);
+  // Block-scaled FP8 adds one scale slot per stage (128 A scales + 2 B scales, 16-byte
+  // rounded); per-tensor FP8 does not.
+  GemmProblem fp8 = cli::make_problem(4096, 4096, 4096, "fp8", "nt", 0, 0, 0);
+  GemmConfig fp8_tile128 = tile(128, 128, 2, 5);
+  fp8_tile128.block_k = 128;
+  const auto with_scales = sm90::make_smem_layout(128, 128, 128, 5, 1, 2, true, true);
+  EXPECT_EQ(with_scales.scale_stage_bytes, 528);
+  EXPECT_EQ(with_scales.barrier_offset, with_scales.scale_offset + 5 * 528);
+  EXPECT_EQ(gemm_smem_bytes(fp8, fp8_tile128), with_scales.total_bytes);
+  fp8.scaling = Scaling::per_tensor;
+  EXPECT_EQ(gemm_smem_bytes(fp8, fp8_tile128),
+            sm90::make_smem_layout(128, 128, 128, 5, 1, 2, true, false).total_bytes);
 }
 
 TEST(PlanLegality, CommonConfigurationsAreLegal) {
@@ -279,8 +291,18 @@ TEST(PlanLegality, PromotionBuffers) {
   const GpuInfo h100 = device_preset("h100-sxm");
   GemmProblem fp8 = cli::make_problem(4096, 7168, 7168, "fp8", "nt", 0, 0, 0);
   GemmProblem bf16 = cli::make_problem(4096, 7168, 7168, "bf16", "nt", 0, 0, 0);
-  const GemmConfig pb2 = GemmConfig::parse("128x128x128 s6 c2 ws p g8 tma/tma pb2");
+  const GemmConfig pb2 = GemmConfig::parse("128x128x128 s5 c2 ws p g8 tma/tma pb2");
   EXPECT_EQ(legality_violation(fp8, pb2, h100), "");
+  // Block scales travel with the stages: the sixth 128x128 stage no longer fits 227 KB.
+  const std::string six = legality_violation(fp8, GemmConfig::parse("128x128x128 s6 c2 ws p g8 tma/tma pb2"), h100);
+  EXPECT_NE(six.find("smem"), std::string::npos) << six;
+  // A per-tile B scale split with two temporaries sends ptxas into minutes and spills.
+  const std::string straddle = legality_violation(fp8, GemmConfig::parse("64x96x128 s8 c1 ws p g8 tma/tma pb2"), h100);
+  EXPECT_NE(straddle.find("promotion_buffers = 1"), std::string::npos) << straddle;
+  EXPECT_EQ(legality_violation(fp8, GemmConfig::parse("64x96x128 s8 c1 ws p g8 tma/tma"), h100), "");
+  GemmProblem per_tensor = fp8;
+  per_tensor.scaling = Scaling::per_tensor;
+  EXPECT_EQ(legality_violation(per_tensor, GemmConfig::parse("64x96x128 s8 c1 ws p g8 tma/tma pb2"), h100), "");
   const std::string sixteen = legality_violation(bf16, GemmConfig::parse("128x128x64 s6 c2 ws p g8 tma/tma pb2"), h100);
   EXPECT_NE(sixteen.find("promotion_buffers = 2"), std::string::npos) << sixteen;
   const std::string wide = legality_violation(fp8, GemmConfig::parse("128x160x128 s5 c2 ws p g8 tma/tma pb2"), h100);

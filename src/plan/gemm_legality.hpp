@@ -31,6 +31,10 @@ inline constexpr int kRegisterHeadroom = 64;
 // or 240), so this path keeps 40 free (measured with NVRTC, CUDA 13.0; tests/
 // test_kernel_compile.cpp Fp8OverlappedPromotion*).
 inline constexpr int kOverlappedPromotionHeadroom = 40;
+// ... plus this many per m64 slab beyond the first of a consumer: a second slab's scales and
+// fragment addresses. 256x64 pb2 (two slabs, 192 fragment registers) spilled 12-32 B in ptxas
+// once the block scales came through shared memory (notes.md section 13).
+inline constexpr int kOverlappedPromotionHeadroomPerExtraSlab = 8;
 // FP32 accumulator registers per consumer thread: each m64nN wgmma accumulator is N/2
 // registers per thread (hopper-facts.md 2.3) and a consumer owns block_m/num_consumers/64
 // such m64 slabs.

@@ -18,8 +18,10 @@ int gemm_smem_bytes(const GemmProblem& problem, const GemmConfig& config) {
   const bool stage_d = config.store_path == StorePath::tma;
   // Split-K stages fp32 partial tiles whatever D's type.
   const int out_bytes = config.split_k > 1 ? 4 : dtype_bytes(problem.d_type);
+  const bool stage_scales = dtype_bytes(problem.a_type) == 1 &&
+                            problem.scaling == Scaling::block_1x128_128x128;
   return sm90::make_smem_layout(config.block_m, config.block_n, config.block_k, config.num_stages,
-                                dtype_bytes(problem.a_type), out_bytes, stage_d)
+                                dtype_bytes(problem.a_type), out_bytes, stage_d, stage_scales)
       .total_bytes;
 }
 
@@ -146,8 +148,11 @@ std::string register_violation(const GemmProblem& problem, const GemmConfig& con
   const int budget = consumer_register_budget(config);
   const int accumulators = accumulator_registers(config);
   const int promotion = promotion_registers(problem, config);
+  const int slabs = config.block_m / config.num_consumers / 64;
   const int headroom =
-      config.promotion_buffers == 2 ? kOverlappedPromotionHeadroom : kRegisterHeadroom;
+      config.promotion_buffers == 2
+          ? kOverlappedPromotionHeadroom + kOverlappedPromotionHeadroomPerExtraSlab * (slabs - 1)
+          : kRegisterHeadroom;
   if (promotion > 0 && accumulators + promotion > budget - headroom)
     return fmt::format(
         "accumulators {} + FP8 promotion temporaries {} = {} registers per consumer thread ({} "
@@ -194,6 +199,14 @@ std::string fp8_violation(const GemmProblem& problem, const GemmConfig& config) 
                        "blocks; the promotion handles at most {} (block_n <= 128 + gcd(block_n, "
                        "128))",
                        config.block_n, blocks, sm90::kMaxBScaleBlocksPerTile);
+  if (problem.scaling == Scaling::block_1x128_128x128 && config.promotion_buffers == 2 &&
+      sm90::b_scale_split_varies(config.block_n))
+    return fmt::format("block_n = {} with promotion_buffers = 2: where a tile's 128-column B "
+                       "scale blocks split varies per tile (block_n neither divides nor is a "
+                       "multiple of 128), the overlapped promotion's per-column selects drive "
+                       "ptxas to minutes of compile time and spills (64x96 pb2: 198 s, 932 B; "
+                       "notes.md section 13): use promotion_buffers = 1",
+                       config.block_n);
   return {};
 }
 

@@ -54,6 +54,10 @@ void check_input_type_rules(const GemmProblem& p, const GemmConfig& c) {
   if (c.load_path != LoadPath::tma)
     throw InvalidArgument("config.load_path", std::string(to_string(c.load_path)),
                           "FP8 tiles arrive by TMA (the threads path copies 16-bit elements)");
+  if (p.scaling == Scaling::block_1x128_128x128 && !c.warp_specialized)
+    throw InvalidArgument("config.warp_specialized", "false",
+                          "block-scaled FP8 needs the producer warpgroup: its second warp copies "
+                          "each k-block's scales into shared memory");
   if (p.scaling == Scaling::block_1x128_128x128 &&
       sm90::max_b_scale_blocks_per_tile(c.block_n) > sm90::kMaxBScaleBlocksPerTile)
     throw InvalidArgument(

@@ -19,6 +19,14 @@ __device__ __forceinline__ u32 smem_addr(const void* p) {
   return static_cast<u32>(__cvta_generic_to_shared(p));
 }
 
+// A 4-byte shared-memory load the compiler keeps where it is written (asm volatile): the FP8
+// scales must be read between the stage's full barrier and its release.
+__device__ __forceinline__ float ld_shared_f32(const float* p) {
+  float v;
+  asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(smem_addr(p)));
+  return v;
+}
+
 __device__ __forceinline__ int warp_index_uniform() {
   // threadIdx.x / 32 broadcast from lane 0 so the compiler knows it is warp-uniform.
   return __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 32, 0);

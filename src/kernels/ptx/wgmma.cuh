@@ -37,6 +37,15 @@ __device__ __forceinline__ u64 make_smem_desc(u32 smem_address, u32 leading_byte
          (static_cast<u64>(layout_code) << 62);
 }
 
+// A shared-memory descriptor from its two words: the low one holds the start address (bits
+// 0-13, address >> 4) and the leading byte offset (bits 16-29), the high one the stride byte
+// offset and the layout, constants of a tile. Moving the low word by `offset >> 4` costs one
+// integer add per wgmma instead of rebuilding the descriptor from the address; shared memory
+// ends below 256 KB, so the start field never carries into the leading byte offset.
+__device__ __forceinline__ u64 smem_desc_join(u32 lo, u32 hi) {
+  return (static_cast<u64>(hi) << 32) | lo;
+}
+
 // setmaxnreg: move registers from the producer warpgroup to the consumers (all 4 warps of a
 // warpgroup execute it; sm_90a; hopper-facts.md 5).
 template <int N>

@@ -18,6 +18,10 @@
 // matrix units instead of waiting for them (one wgmma group stays in flight, wait_group 1).
 // It costs a third fragment of registers (accumulators + 2 temporaries).
 //
+// Block scales reach the consumer through the pipeline: the producer copies each k-block's A
+// and B scales into the stage (fp8_scale_copy.cuh) and the consumer reads them from shared
+// memory right after the stage's full barrier (read_stage_scales).
+//
 // The consumer loop (gemm_kernel.cuh) calls these hooks; for 16-bit inputs Promotion is empty
 // and mma() is Cfg::mma on the accumulators, so the BF16/FP16 kernel is unchanged.
 #include "ptx/wgmma.cuh"
@@ -28,10 +32,9 @@ namespace autogemm::sm90 {
 
 namespace fp8_detail {
 
-// A scale, or 0 when `valid` is false (rows past M). Scales are read-only for the whole kernel,
-// so the non-coherent path (ld.global.nc, L1-cached) is allowed (PTX ISA "ld.global.nc").
-// volatile keeps the load where it is issued (one k-block ahead of its use), not sunk to the
-// use after the wgmma wait.
+// A per-tensor scale, read once per consumer (or 0 when `valid` is false). Scales are
+// read-only for the whole kernel, so the non-coherent path (ld.global.nc) is allowed (PTX ISA
+// "ld.global.nc"). Block scales come through shared memory instead (fp8_scale_copy.cuh).
 __device__ __forceinline__ float load_scale(const float* p, bool valid) {
   float v;
   asm volatile(
@@ -53,11 +56,12 @@ struct Promotion {
   __device__ Promotion(const GemmParams&, int) {}
   __device__ void start_tile(int, int, int) {}
   template <int kBuffer>
+  __device__ void read_stage_scales(const SharedStorage<Cfg>&, int) {}
+  template <int kBuffer>
   __device__ void mma(float (&acc)[G::kAccum], int, int, ptx::u64 desc_a, ptx::u64 desc_b) {
     Cfg::mma(acc, desc_a, desc_b);
   }
   __device__ void fence_operands() {}
-  __device__ void prefetch_scales(int) {}
   template <int kBuffer>
   __device__ void promote(float (&)[G::kSlabs][G::kAccum]) {}
 };
@@ -68,8 +72,6 @@ struct Promotion<Cfg, true> {
   static constexpr bool kEnabled = true;
   static constexpr int kBuffers = Cfg::promotion_buffers;
   static constexpr bool kBlockScaled = Cfg::scaling == kScalingBlock;
-  static constexpr int kKBlocks = G::kNumKBlocks;   // = ceil(K / 128): columns of both scale arrays
-  static constexpr int kNBlocks = (Cfg::n + kScaleBlock - 1) / kScaleBlock;   // rows of scale_b
   static constexpr int kGroups = Cfg::block_n / 8;   // 8-column groups, 4 registers each per slab
   // Which B scale a column takes: the tile lies inside one scale block (block_n divides 128),
   // or splits at a fixed column (block_n a multiple of 128: tiles start on block boundaries),
@@ -84,62 +86,56 @@ struct Promotion<Cfg, true> {
   static_assert(!kBlockScaled ||
                     max_b_scale_blocks_per_tile(Cfg::block_n) <= kMaxBScaleBlocksPerTile,
                 "a tile may touch at most two 128-column B scale blocks");
+  static_assert(kBlockScaled == G::kStagedScales, "block scales arrive with the stage");
+  static_assert(!kBlockScaled || kBuffers == 1 || !b_scale_split_varies(Cfg::block_n),
+                "overlapped promotion with a per-tile B scale split: minutes in ptxas, spills "
+                "(plan/legality.cpp)");
 
   float temp[kBuffers][G::kSlabs][G::kAccum];   // k-block partial sums (wgmma accumulators)
-  const float* scale_a;
-  const float* scale_b;
-  int m;
+  // Block scaling: scale_a * scale_b of the k-block whose sums temp[b] holds, for rows g and
+  // g + 8 of each m64 slab and the tile's first (and second) 128-column B block; read from the
+  // stage's scale slot before the stage is released. Stored as products: fewer registers than
+  // the factors when the tile has one B scale, and the multiply is off the promotion's path.
+  static constexpr int kBScales = kOneBScale ? 1 : 2;
+  float scale[kBuffers][G::kSlabs][2][kBScales];
   int thread_row;        // first row of this thread's fragment, relative to the tile
+  int first_groups;      // per tile: 8-column groups j < first_groups take the first B scale
   float tensor_scale;    // per-tensor: scale_a[0] * scale_b[0]
-  // Per tile (block scaling):
-  const float* a_scales;     // scale_a row of `thread_row` in this tile
-  int rows_left;             // rows of A from thread_row to M
-  const float* b_first;      // scale_b row of the 128-column block the tile starts in
-  const float* b_second;     // and of the next one (clamped to the last block)
-  int first_groups;          // 8-column groups j < first_groups take b_first
-  float a_now[G::kSlabs][2], a_next[G::kSlabs][2];   // rows g and g + 8 of each m64 slab
-  float b_now[2], b_next[2];
 
-  __device__ Promotion(const GemmParams& params, int consumer)
-      : scale_a(params.scale_a), scale_b(params.scale_b), m(params.m) {
+  __device__ Promotion(const GemmParams& params, int consumer) {
     // Accumulator fragment (hopper-facts.md 2.3): thread (warp w, lane l) holds rows
     // 16w + l/4 and 16w + l/4 + 8 of each m64 slab.
     const int thread = threadIdx.x % 128;
     thread_row = consumer * G::kRowsPerConsumer + 16 * (thread / 32) + (thread % 32) / 4;
     if constexpr (!kBlockScaled)
-      tensor_scale = fp8_detail::load_scale(scale_a, true) * fp8_detail::load_scale(scale_b, true);
+      tensor_scale = fp8_detail::load_scale(params.scale_a, true) *
+                     fp8_detail::load_scale(params.scale_b, true);
   }
 
-  // An empty split-K range may start past the last k-block: nothing is read then.
-  __device__ void load_block_scales(int k_block, float (&a)[G::kSlabs][2], float (&b)[2]) const {
-    const bool in_range = k_block < kKBlocks;
-#pragma unroll
-    for (int s = 0; s < G::kSlabs; ++s)
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        constexpr long long kRowStride = kKBlocks;
-        const int row = s * 64 + 8 * half;
-        a[s][half] = fp8_detail::load_scale(a_scales + row * kRowStride + k_block,
-                                               in_range && row < rows_left);
-      }
-    b[0] = fp8_detail::load_scale(b_first + k_block, in_range);
-    if constexpr (!kOneBScale) b[1] = fp8_detail::load_scale(b_second + k_block, in_range);
+  __device__ void start_tile(int, int n_tile, int) {
+    if constexpr (kBlockScaled && !kOneBScale && !kFixedSplit)
+      first_groups = (kScaleBlock - n_tile * Cfg::block_n % kScaleBlock) / 8;   // n0 % 8 == 0
   }
 
-  // `first_k_block`: where this tile's k-range starts (0, or the split's first block).
-  __device__ void start_tile(int m_tile, int n_tile, int first_k_block) {
+  // After the stage's full barrier, before it is released: this k-block's scales, for the
+  // promotion of temp[kBuffer]. Rows g and g + 8 of a warp are 8 consecutive words each, so a
+  // warp reads 16 words in two broadcast-free wavefronts.
+  template <int kBuffer>
+  __device__ void read_stage_scales(const SharedStorage<Cfg>& smem, int stage) {
     if constexpr (kBlockScaled) {
-      const int row0 = m_tile * Cfg::block_m + thread_row;
-      rows_left = m - row0;
-      a_scales = scale_a + static_cast<long long>(min(row0, m - 1)) * kKBlocks;
-      // A cluster partner's tile past the N edge still runs (tile_scheduler.cuh): clamp, its
-      // columns are dropped by the store anyway.
-      const int n0 = n_tile * Cfg::block_n;
-      const int first_block = min(n0 / kScaleBlock, kNBlocks - 1);
-      b_first = scale_b + static_cast<long long>(first_block) * kKBlocks;
-      b_second = scale_b + static_cast<long long>(min(first_block + 1, kNBlocks - 1)) * kKBlocks;
-      first_groups = (kScaleBlock - n0 % kScaleBlock) / 8;   // n0 is a multiple of 8
-      load_block_scales(first_k_block, a_now, b_now);
+      const float* a = smem.scale_a(stage) + thread_row;
+      const float* b = smem.scale_b(stage);
+      float b_value[kBScales];
+#pragma unroll
+      for (int i = 0; i < kBScales; ++i) b_value[i] = ptx::ld_shared_f32(b + i);
+#pragma unroll
+      for (int s = 0; s < G::kSlabs; ++s)
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const float a_value = ptx::ld_shared_f32(a + s * 64 + 8 * half);
+#pragma unroll
+          for (int i = 0; i < kBScales; ++i) scale[kBuffer][s][half][i] = a_value * b_value[i];
+        }
     }
   }
 
@@ -159,27 +155,18 @@ struct Promotion<Cfg, true> {
         for (int r = 0; r < G::kAccum; ++r) ptx::fence_operand(temp[b][s][r]);
   }
 
-  // Loads k_block + 1's scales into the `next` set. One buffer: issued right after k_block's
-  // wgmmas, used one k-block later. Two buffers: issued after k_block - 1's promotion, used
-  // after k_block + 1's wgmmas are issued.
-  __device__ void prefetch_scales(int k_block) {
-    if constexpr (kBlockScaled)
-      if (k_block + 1 < kKBlocks) load_block_scales(k_block + 1, a_next, b_next);
-  }
-
-  // After the wait for the k-block's wgmmas: acc += temp[kBuffer] * scale, then the prefetched
-  // scales become current.
+  // After the wait for the k-block's wgmmas: acc += temp[kBuffer] * scale.
   template <int kBuffer>
   __device__ void promote(float (&acc)[G::kSlabs][G::kAccum]) {
 #pragma unroll
     for (int s = 0; s < G::kSlabs; ++s) {
       float top_first, bottom_first, top_second = 0.f, bottom_second = 0.f;
       if constexpr (kBlockScaled) {
-        top_first = a_now[s][0] * b_now[0];
-        bottom_first = a_now[s][1] * b_now[0];
+        top_first = scale[kBuffer][s][0][0];
+        bottom_first = scale[kBuffer][s][1][0];
         if constexpr (!kOneBScale) {
-          top_second = a_now[s][0] * b_now[1];
-          bottom_second = a_now[s][1] * b_now[1];
+          top_second = scale[kBuffer][s][0][kBScales - 1];
+          bottom_second = scale[kBuffer][s][1][kBScales - 1];
         }
       } else {
         top_first = bottom_first = tensor_scale;
@@ -198,15 +185,6 @@ struct Promotion<Cfg, true> {
         acc[s][4 * j + 2] += t[4 * j + 2] * bottom;   // row g + 8
         acc[s][4 * j + 3] += t[4 * j + 3] * bottom;
       }
-    }
-    if constexpr (kBlockScaled) {
-#pragma unroll
-      for (int s = 0; s < G::kSlabs; ++s) {
-        a_now[s][0] = a_next[s][0];
-        a_now[s][1] = a_next[s][1];
-      }
-      b_now[0] = b_next[0];
-      if constexpr (!kOneBScale) b_now[1] = b_next[1];
     }
   }
 };

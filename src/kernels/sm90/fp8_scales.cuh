@@ -37,6 +37,13 @@ AUTOGEMM_HD constexpr int max_b_scale_blocks_per_tile(int block_n) {
   return (worst_end + kScaleBlock - 1) / kScaleBlock;
 }
 
+// Whether the column where a tile passes from one 128-column B scale block to the next differs
+// from tile to tile (block_n neither divides 128 nor is a multiple of it, e.g. 96, 112, 160):
+// the promotion then selects each 8-column group's scale at run time.
+AUTOGEMM_HD constexpr bool b_scale_split_varies(int block_n) {
+  return kScaleBlock % block_n != 0 && block_n % kScaleBlock != 0;
+}
+
 // The promotion selects between two B scales per tile (the block the tile starts in and the
 // next one), so a tile may touch at most two.
 constexpr int kMaxBScaleBlocksPerTile = 2;

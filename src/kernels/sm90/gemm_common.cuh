@@ -12,6 +12,7 @@
 // scale-d.
 #include "ptx/barrier.cuh"
 #include "ptx/common.cuh"
+#include "sm90/fp8_scales.cuh"
 #include "sm90/gemm_layout.cuh"
 
 namespace autogemm::sm90 {
@@ -54,9 +55,18 @@ struct Geometry {
   static constexpr int kKBlocksPerSplit = (kNumKBlocks + Cfg::split_k - 1) / Cfg::split_k;
   static constexpr int kAtomBytes = kSwizzleSpanBytes;           // one 128B-swizzled row
   static constexpr int kAtomElems = kAtomBytes / kInBytes;       // 64 bf16, 128 fp8
+  // Block-scaled FP8: the producer warpgroup's second warp copies each k-block's scales into
+  // the stage next to its tiles (gemm_kernel.cuh produce_scales), so the consumers read them
+  // from shared memory instead of waiting on global loads.
+  static constexpr bool kStagedScales = Cfg::scaling == kScalingBlock;
   static constexpr SmemLayout kSmem =
       make_smem_layout(Cfg::block_m, Cfg::block_n, Cfg::block_k, Cfg::num_stages, kInBytes,
-                       Cfg::out_bytes, Cfg::tma_store);
+                       Cfg::out_bytes, Cfg::tma_store, kStagedScales);
+  // The full barrier completes when the TMA bytes have landed and its arrivals are in: the
+  // TMA thread's arrive.expect_tx, plus, with staged scales, one cp.async.mbarrier.arrive per
+  // lane of the scale warp.
+  static constexpr unsigned kScaleCopyThreads = 32;
+  static constexpr unsigned kFullArrivals = 1 + (kStagedScales ? kScaleCopyThreads : 0);
   // TMA always writes whole boxes (zero-filled past the edges), so every stage carries exactly
   // this many bytes (hopper-facts.md 3.2).
   static constexpr unsigned kStageTxBytes =
@@ -86,6 +96,8 @@ struct Geometry {
   static_assert(Cfg::split_k == 1 || (Cfg::warp_specialized && Cfg::tma_store &&
                                       Cfg::out_kind == 2),
                 "split-K stores fp32 partial tiles by TMA from the warp-specialised kernel");
+  static_assert(!kStagedScales || Cfg::warp_specialized,
+                "block scales are copied by the producer warpgroup's second warp");
   static_assert(kSmem.total_bytes <= 232448, "exceeds the 227 KiB opt-in shared memory");
 };
 
@@ -101,6 +113,11 @@ struct SharedStorage {
   __device__ unsigned char* a(int stage) const { return base + G::kSmem.a_offset + stage * G::kSmem.a_stage_bytes; }
   __device__ unsigned char* b(int stage) const { return base + G::kSmem.b_offset + stage * G::kSmem.b_stage_bytes; }
   __device__ unsigned char* d() const { return base + G::kSmem.d_offset; }
+  // Block-scaled FP8 (G::kStagedScales): stage `stage`'s BLOCK_M A scales, then its B scales.
+  __device__ float* scale_a(int stage) const {
+    return reinterpret_cast<float*>(base + G::kSmem.scale_offset + stage * G::kSmem.scale_stage_bytes);
+  }
+  __device__ float* scale_b(int stage) const { return scale_a(stage) + Cfg::block_m; }
   __device__ ptx::u64* full(int stage) const { return reinterpret_cast<ptx::u64*>(base + G::kSmem.barrier_offset) + stage; }
   __device__ ptx::u64* empty(int stage) const { return full(Cfg::num_stages) + stage; }
   __device__ ptx::u64* c_loaded(int consumer) const { return full(2 * Cfg::num_stages) + consumer; }

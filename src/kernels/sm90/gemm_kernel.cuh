@@ -11,12 +11,17 @@
 #include "ptx/wgmma.cuh"
 #include "sm90/epilogue.cuh"
 #include "sm90/fp8_promotion.cuh"
+#include "sm90/fp8_scale_copy.cuh"
 #include "sm90/loads.cuh"
 #include "sm90/tile_scheduler.cuh"
 
 namespace autogemm::sm90 {
 
-// wgmma descriptors of the current stage (hopper-facts.md 1.4, 1.5). Layout code 1 = 128B.
+// wgmma descriptors (hopper-facts.md 1.4, 1.5; layout code 1 = 128B swizzle). Each one is
+// built once, for stage 0 of this consumer's rows, and moved by byte offsets: the stage's
+// (run time, once per k-block) and the slab's and k16 step's (compile time). Rebuilding a
+// descriptor from its address costs about ten integer instructions per wgmma, which the
+// consumer's loop could not hide (notes.md section 13).
 template <class Cfg>
 struct Descriptors {
   using G = Geometry<Cfg>;
@@ -24,30 +29,55 @@ struct Descriptors {
   static constexpr unsigned kGroupStride = 8 * G::kAtomBytes;             // 8 rows x 128 B
   static constexpr unsigned kMnAtomStride = Cfg::block_k * G::kAtomBytes;  // next 64 M/N columns
 
-  // m64 slab `slab` (of the whole tile) at k16 step `k_step`.
-  __device__ static ptx::u64 a(const SharedStorage<Cfg>& smem, int stage, int slab, int k_step) {
-    const unsigned base = ptx::smem_addr(smem.a(stage));
-    if constexpr (Cfg::a_k_major) {  // [atom][BLOCK_M][128 B]: next slab +64 rows, k16 +32 B
-      const int atom = k_step / G::kKStepsPerAtom, within = k_step % G::kKStepsPerAtom;
-      return ptx::make_smem_desc(base + atom * Cfg::block_m * G::kAtomBytes +
-                                     slab * 64 * G::kAtomBytes + within * 32,
-                                 16, kGroupStride, kSwizzle128);
+  // High word (stride byte offset in bits 32-45, layout in bits 62-63; make_smem_desc): the
+  // same constant for both operands of every wgmma of the configuration.
+  static constexpr unsigned kHi = (kGroupStride >> 4) | (kSwizzle128 << 30);
+  // Low-word fields of the leading byte offset (bits 16-29) of each operand.
+  static constexpr unsigned kALbo = ((Cfg::a_k_major ? 16u : kMnAtomStride) >> 4) << 16;
+  static constexpr unsigned kBLbo = ((Cfg::b_k_major ? 16u : kMnAtomStride) >> 4) << 16;
+  // Start-address field of the first A stage. One register serves both operands and every
+  // stage: the consumer's loop runs at the register limit with two promotion temporaries, and a
+  // second one made ptxas spill (notes.md section 13).
+  unsigned base;
+  int consumer_slab;   // this consumer's first m64 slab of A
+
+  // The mask keeps the 18 address bits the field holds: in a cluster launch the shared-window
+  // address also carries the CTA's rank from bit 24 (SASS: SR_CgaCtaId << 24), which would
+  // otherwise carry into the leading-byte-offset field (ignored by swizzled K-major operands,
+  // used by MN-major ones; found by GemmGpu.TwoAtomKBlocksEveryLayout, nn with cl2x1/b).
+  __device__ Descriptors(const SharedStorage<Cfg>& smem, int consumer)
+      : base((ptx::smem_addr(smem.a(0)) & 0x3FFFF) >> 4), consumer_slab(consumer * G::kSlabs) {}
+
+  // Byte offset of m64 slab `slab` at k16 step `k_step` inside one A stage.
+  __device__ static constexpr unsigned a_offset(int slab, int k_step) {
+    if constexpr (Cfg::a_k_major) {   // [atom][BLOCK_M][128 B]: next slab +64 rows, k16 +32 B
+      return (k_step / G::kKStepsPerAtom) * Cfg::block_m * G::kAtomBytes + slab * 64 * G::kAtomBytes +
+             (k_step % G::kKStepsPerAtom) * 32;
+    } else {                          // [BLOCK_M/64][BLOCK_K][128 B]: next slab +BLOCK_K rows
+      return slab * kMnAtomStride + k_step * 16 * G::kAtomBytes;
     }
-    else   // [BLOCK_M/64][BLOCK_K][128 B]: next slab +BLOCK_K rows, next k16 +16 rows
-      return ptx::make_smem_desc(base + slab * kMnAtomStride + k_step * 16 * G::kAtomBytes,
-                                 kMnAtomStride, kGroupStride, kSwizzle128);
   }
-  // All BLOCK_N columns at k16 step `k_step`.
-  __device__ static ptx::u64 b(const SharedStorage<Cfg>& smem, int stage, int k_step) {
-    const unsigned base = ptx::smem_addr(smem.b(stage));
-    if constexpr (Cfg::b_k_major) {  // [atom][BLOCK_N][128 B]
-      const int atom = k_step / G::kKStepsPerAtom, within = k_step % G::kKStepsPerAtom;
-      return ptx::make_smem_desc(base + atom * Cfg::block_n * G::kAtomBytes + within * 32, 16,
-                                 kGroupStride, kSwizzle128);
-    }
+  // Byte offset of all BLOCK_N columns at k16 step `k_step` inside one B stage.
+  __device__ static constexpr unsigned b_offset(int k_step) {
+    if constexpr (Cfg::b_k_major)     // [atom][BLOCK_N][128 B]
+      return (k_step / G::kKStepsPerAtom) * Cfg::block_n * G::kAtomBytes + (k_step % G::kKStepsPerAtom) * 32;
     else
-      return ptx::make_smem_desc(base + k_step * 16 * G::kAtomBytes, kMnAtomStride, kGroupStride,
-                                 kSwizzle128);
+      return k_step * 16 * G::kAtomBytes;
+  }
+
+  // Low words of this consumer's descriptors for `stage` (offsets in 16-byte units).
+  __device__ unsigned a_stage(int stage) const {
+    return base + kALbo + (stage * G::kSmem.a_stage_bytes + a_offset(consumer_slab, 0)) / 16;
+  }
+  __device__ unsigned b_stage(int stage) const {
+    return base + kBLbo + (G::kSmem.b_offset - G::kSmem.a_offset + stage * G::kSmem.b_stage_bytes) / 16;
+  }
+  // The descriptors of one wgmma: slab `slab` and k16 step `k_step` of the stage.
+  __device__ static ptx::u64 a(unsigned a_stage_lo, int slab, int k_step) {
+    return ptx::smem_desc_join(a_stage_lo + a_offset(slab, k_step) / 16, kHi);
+  }
+  __device__ static ptx::u64 b(unsigned b_stage_lo, int k_step) {
+    return ptx::smem_desc_join(b_stage_lo + b_offset(k_step) / 16, kHi);
   }
 };
 
@@ -83,6 +113,7 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
                               int consumer, unsigned cta_rank) {
   using G = Geometry<Cfg>;
   using D = Descriptors<Cfg>;
+  const D descriptors(smem, consumer);
   float acc[G::kSlabs][G::kAccum];   // (ROWS_PER_CONSUMER, BLOCK_N) fp32 fragment
   Promotion<Cfg> promotion(params, consumer);   // FP8: per-k-block scaled accumulation
   PipelineState read, write;         // write: the inline producer of the non-specialised path
@@ -177,17 +208,19 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
         ptx::fence_proxy_async_shared();   // generic-proxy writes -> wgmma (async proxy) reads
         ptx::named_barrier_sync(3, G::kConsumerThreads);
       }
+      const unsigned a_stage_lo = descriptors.a_stage(stage), b_stage_lo = descriptors.b_stage(stage);
       fence_fragments();
       ptx::wgmma_fence();
 #pragma unroll
       for (int k_step = 0; k_step < G::kKSteps; ++k_step)
 #pragma unroll
         for (int s = 0; s < G::kSlabs; ++s)
-          promotion.template mma<kBuffer>(acc[s], s, k_step,
-                                          D::a(smem, stage, consumer * G::kSlabs + s, k_step),
-                                          D::b(smem, stage, k_step));
+          promotion.template mma<kBuffer>(acc[s], s, k_step, D::a(a_stage_lo, s, k_step),
+                                          D::b(b_stage_lo, k_step));
       ptx::wgmma_commit_group();
-      if constexpr (!kOverlapPromotion) promotion.prefetch_scales(k_block);
+      // One temporary: this stage is released below, before the promotion, so its scales are
+      // read now.
+      if constexpr (!kOverlapPromotion) promotion.template read_stage_scales<kBuffer>(smem, stage);
       ptx::wgmma_wait_group<kGroupsInFlight>();
       fence_fragments();
 
@@ -203,7 +236,9 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
       if constexpr (kOverlapPromotion) {
         // The wait proved k_block - 1's wgmmas done; k_block's still write the other buffer.
         if constexpr (decltype(promote_previous)::value) promotion.template promote<1 - kBuffer>(acc);
-        promotion.prefetch_scales(k_block);
+        // This stage stays held until the next k-block's wait (pending_stage): its scales are
+        // read after the promotion, when the previous temporary's registers are free again.
+        promotion.template read_stage_scales<kBuffer>(smem, stage);
       } else {
         promotion.template promote<0>(acc);
       }
@@ -271,7 +306,7 @@ __global__ void __launch_bounds__(Geometry<Cfg>::kThreads, 1)
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < Cfg::num_stages; ++s) {
-      ptx::mbarrier_init(smem.full(s), 1);
+      ptx::mbarrier_init(smem.full(s), G::kFullArrivals);
       ptx::mbarrier_init(smem.empty(s), G::kEmptyArrivals);
     }
     for (int c = 0; c < kMaxConsumers; ++c) ptx::mbarrier_init(smem.c_loaded(c), 1);
@@ -286,19 +321,22 @@ __global__ void __launch_bounds__(Geometry<Cfg>::kThreads, 1)
   if constexpr (G::kClusterSize > 1) ptx::cluster_sync();
   else __syncthreads();
 
+  // The warpgroup index broadcast from lane 0, so the compiler keeps it (and the descriptors
+  // built from it) in uniform registers.
+  const int warpgroup = ptx::warp_index_uniform() / 4;
   if constexpr (Cfg::warp_specialized) {
-    if (threadIdx.x < 128) {
+    if (warpgroup == 0) {
       ptx::setmaxnreg_dec<Cfg::producer_regs>();
       if (threadIdx.x == 0) produce_tiles(smem, &tmap_a, &tmap_b, params, cta_rank);
+      if constexpr (G::kStagedScales)
+        if (ptx::warp_index_uniform() == 1) produce_scales(smem, params, cta_rank);
       __syncwarp();
     } else {
       ptx::setmaxnreg_inc<Cfg::consumer_regs>();
-      consume_tiles(smem, &tmap_a, &tmap_b, &tmap_c, &tmap_d, params,
-                    static_cast<int>(threadIdx.x) / 128 - 1, cta_rank);
+      consume_tiles(smem, &tmap_a, &tmap_b, &tmap_c, &tmap_d, params, warpgroup - 1, cta_rank);
     }
   } else {
-    consume_tiles(smem, &tmap_a, &tmap_b, &tmap_c, &tmap_d, params,
-                  static_cast<int>(threadIdx.x) / 128, cta_rank);
+    consume_tiles(smem, &tmap_a, &tmap_b, &tmap_c, &tmap_d, params, warpgroup, cta_rank);
   }
   // No CTA may exit while its cluster peer can still multicast into its shared memory or
   // arrive on its barriers (hopper-facts.md 4.3, teardown).
