@@ -2,33 +2,14 @@
 // (always, with --device <preset>) and argument errors.
 #include <gtest/gtest.h>
 
-#include <array>
-#include <cstdio>
+#include "cli_test_util.hpp"
+
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <sys/wait.h>
 #include <string>
 
-namespace {
-
-struct CliRun {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr together
-};
-
-CliRun run_cli(const std::string& args) {
-  const std::string command = std::string(AUTOGEMM_CLI_PATH) + " " + args + " 2>&1";
-  CliRun run;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return run;
-  std::array<char, 4096> buffer{};
-  while (std::fgets(buffer.data(), int(buffer.size()), pipe) != nullptr) run.out += buffer.data();
-  const int status = pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
-}
-
-}  // namespace
+using autogemm::testing::CliRun;
+using autogemm::testing::run_cli;
 
 TEST(BenchCli, PresetShowsThePlanInsteadOfMeasuring) {
   const CliRun run = run_cli("bench --m 64,4096 --n 7168 --k 2048 --device h100-sxm");

@@ -60,11 +60,18 @@ void run_compile(const CompileOptions& o) {
   write_file(dir / "kernel.ptx", kernel.ptx.data(), kernel.ptx.size());
   write_file(dir / "kernel.cubin", kernel.cubin.data(), kernel.cubin.size());
   write_file(dir / "nvrtc.log", kernel.log.data(), kernel.log.size());
-  const jit::PtxasUsage usage = jit::parse_ptxas_usage(kernel.log);
-  fmt::print("{}  {}\n  compiled in {:.0f} ms; {} registers, {} B stack, spills {} B / {} B\n"
+  std::string resources =
+      "no ptxas report: NVRTC's own compile cache (CUDA 12.9+) answered; CUDA_CACHE_DISABLE=1 "
+      "makes ptxas run";
+  if (!jit::parse_ptxas_functions(kernel.log).empty()) {
+    const jit::PtxasUsage usage = jit::parse_ptxas_usage(kernel.log);
+    resources = fmt::format("{} registers, {} B stack, spills {} B / {} B", usage.registers,
+                            usage.stack_frame_bytes, usage.spill_store_bytes,
+                            usage.spill_load_bytes);
+  }
+  fmt::print("{}  {}\n  compiled in {:.0f} ms; {}\n"
              "  {}/kernel.cu, kernel.ptx, kernel.cubin, nvrtc.log (SASS: cuobjdump -sass {}/kernel.cubin)\n",
-             source.name, config.describe(), kernel.compile_ms, usage.registers,
-             usage.stack_frame_bytes, usage.spill_store_bytes, usage.spill_load_bytes, o.out, o.out);
+             source.name, config.describe(), kernel.compile_ms, resources, o.out, o.out);
 }
 
 }  // namespace

@@ -32,8 +32,7 @@ __device__ void produce_scales(const SharedStorage<Cfg>& smem, const GemmParams&
   TileScheduler<Cfg> scheduler(params.m, cta_rank);
   int m_tile, n_tile;
   while (scheduler.next_tile(m_tile, n_tile)) {
-    const int k_begin = scheduler.split * G::kKBlocksPerSplit;
-    const int k_end = min(G::kNumKBlocks, k_begin + G::kKBlocksPerSplit);
+    const int k_begin = scheduler.k_begin(), k_end = scheduler.k_end();
     // Lane l copies rows l, l + 32, ... of the tile; rows past M (and a cluster partner's tile
     // past the edge) get zeros, which promote the zero-filled A rows to zero.
     const float* a_rows[kRowsPerLane];

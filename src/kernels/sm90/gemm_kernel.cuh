@@ -91,8 +91,7 @@ __device__ void produce_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
   TileScheduler<Cfg> scheduler(params.m, cta_rank);
   int m_tile, n_tile;
   while (scheduler.next_tile(m_tile, n_tile)) {
-    const int k_begin = scheduler.split * G::kKBlocksPerSplit;
-    const int k_end = min(G::kNumKBlocks, k_begin + G::kKBlocksPerSplit);
+    const int k_begin = scheduler.k_begin(), k_end = scheduler.k_end();
     // Not unrolled: fully unrolled (16 k-blocks, e.g. K = 1024 bf16 / 2048 fp8) the loop needs
     // more than the producer's 40 registers and spills.
 #pragma unroll 1
@@ -131,8 +130,7 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
   TileScheduler<Cfg> scheduler(params.m, cta_rank);
   int m_tile, n_tile;
   while (scheduler.next_tile(m_tile, n_tile)) {
-    const int k_begin = scheduler.split * G::kKBlocksPerSplit;
-    const int k_end = min(G::kNumKBlocks, k_begin + G::kKBlocksPerSplit);
+    const int k_begin = scheduler.k_begin(), k_end = scheduler.k_end();
     if (inline_producer)
       for (int k_block = k_begin; k_block < min(k_begin + Cfg::num_stages, k_end); ++k_block)
         produce_one(m_tile, n_tile, k_block);

@@ -12,6 +12,10 @@ template <class Cfg>
 struct TileScheduler {
   static constexpr int kClusterSize = Cfg::cluster_m * Cfg::cluster_n;
   static constexpr int kNumNTiles = (Cfg::n + Cfg::block_n - 1) / Cfg::block_n;
+  // Split-K: split s computes k-blocks [s * kKBlocksPerSplit, min(next, kNumKBlocks)); a split
+  // left empty by the rounding still stores its (zero) partial tile.
+  static constexpr int kNumKBlocks = (Cfg::k + Cfg::block_k - 1) / Cfg::block_k;
+  static constexpr int kKBlocksPerSplit = (kNumKBlocks + Cfg::split_k - 1) / Cfg::split_k;
 
   int num_m_cluster_tiles;
   int num_n_cluster_tiles;
@@ -31,6 +35,10 @@ struct TileScheduler {
     rank_m = static_cast<int>(cta_rank) % Cfg::cluster_m;
     rank_n = static_cast<int>(cta_rank) / Cfg::cluster_m;
   }
+
+  // The k-blocks [k_begin(), k_end()) of the work item the last next_tile() returned.
+  __device__ int k_begin() const { return split * kKBlocksPerSplit; }
+  __device__ int k_end() const { return min(kNumKBlocks, k_begin() + kKBlocksPerSplit); }
 
   // Both CTAs of a cluster get the same cluster tile, so they iterate equally often; a CTA tile
   // past the edge (odd tile counts) still runs, with TMA zero-filling its loads and dropping

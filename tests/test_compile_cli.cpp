@@ -1,0 +1,70 @@
+// `autogemm compile`: one kernel's source, PTX, cubin and NVRTC log written for reading its
+// machine code, without a GPU (a preset plans it), and its argument errors.
+#include <gtest/gtest.h>
+
+#include "cli_test_util.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+using autogemm::testing::CliRun;
+using autogemm::testing::run_cli;
+
+std::string read_file(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+std::filesystem::path fresh_dir(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   (name + "-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+}  // namespace
+
+TEST(CompileCli, WritesSourcePtxCubinAndLogForAForcedFp8Config) {
+  const auto dir = fresh_dir("autogemm-compile-fp8");
+  const CliRun run = run_cli("compile --m 4096 --n 7168 --k 16384 --dtype fp8 --device h100-sxm "
+                             "--config \"128x128x128 s5 c2 ws p g8 cl2x1/b tma/tma pb2\" --out " +
+                             dir.string());
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_NE(run.out.find("128x128x128 s5 c2 ws p g8 cl2x1/b tma/tma pb2"), std::string::npos) << run.out;
+  const std::string source = read_file(dir / "kernel.cu");
+  EXPECT_NE(source.find("block_m = 128, block_n = 128"), std::string::npos) << source;
+  EXPECT_NE(read_file(dir / "kernel.ptx").find("wgmma.mma_async.sync.aligned.m64n128k32"),
+            std::string::npos);
+  EXPECT_NE(read_file(dir / "kernel.ptx").find("cp.async.mbarrier.arrive.noinc"), std::string::npos);
+  const std::string cubin = read_file(dir / "kernel.cubin");
+  ASSERT_GT(cubin.size(), 4u);
+  EXPECT_EQ(cubin.substr(0, 4), std::string("\x7f" "ELF"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CompileCli, PlannersChoiceWithoutConfig) {
+  const auto dir = fresh_dir("autogemm-compile-plan");
+  const CliRun run = run_cli("compile --m 64 --n 2112 --k 7168 --device h100-sxm --out " + dir.string());
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_TRUE(std::filesystem::exists(dir / "kernel.cubin"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "nvrtc.log"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CompileCli, IllegalConfigAndListsAreErrorsNamingTheRule) {
+  const auto dir = fresh_dir("autogemm-compile-bad");
+  CliRun run = run_cli("compile --m 4096 --n 7168 --k 7168 --dtype fp8 --device h100-sxm "
+                       "--config \"64x96x128 s8 c1 ws p g8 tma/tma pb2\" --out " + dir.string());
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_NE(run.out.find("promotion_buffers = 1"), std::string::npos) << run.out;
+  run = run_cli("compile --m 64,128 --n 2112 --k 7168 --device h100-sxm --out " + dir.string());
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_NE(run.out.find("exactly one problem"), std::string::npos) << run.out;
+  EXPECT_FALSE(std::filesystem::exists(dir / "kernel.cubin"));
+}
