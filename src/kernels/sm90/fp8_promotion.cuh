@@ -54,7 +54,7 @@ struct Promotion {
   static constexpr bool kEnabled = false;
   static constexpr int kBuffers = 1;
   __device__ Promotion(const GemmParams&, int) {}
-  __device__ void start_tile(int, int, int) {}
+  __device__ void start_tile(int) {}
   template <int kBuffer>
   __device__ void read_stage_scales(const SharedStorage<Cfg>&, int) {}
   template <int kBuffer>
@@ -112,7 +112,8 @@ struct Promotion<Cfg, true> {
                      fp8_detail::load_scale(params.scale_b, true);
   }
 
-  __device__ void start_tile(int, int n_tile, int) {
+  // Per tile: where its columns pass to the next 128-column B scale block.
+  __device__ void start_tile(int n_tile) {
     if constexpr (kBlockScaled && !kOneBScale && !kFixedSplit)
       first_groups = (kScaleBlock - n_tile * Cfg::block_n % kScaleBlock) / 8;   // n0 % 8 == 0
   }

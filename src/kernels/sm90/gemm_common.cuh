@@ -50,13 +50,10 @@ struct Geometry {
   static constexpr int kKSteps = Cfg::block_k * kInBytes / 32;   // 32 B of K per wgmma (k16, k32 fp8)
   static constexpr int kNumKBlocks = (Cfg::k + Cfg::block_k - 1) / Cfg::block_k;
   static constexpr int kClusterSize = Cfg::cluster_m * Cfg::cluster_n;
-  // Split-K: split s computes k-blocks [s * kKBlocksPerSplit, min(next, kNumKBlocks))
-  // (TileScheduler::k_begin/k_end).
-  static constexpr int kKBlocksPerSplit = (kNumKBlocks + Cfg::split_k - 1) / Cfg::split_k;
   static constexpr int kAtomBytes = kSwizzleSpanBytes;           // one 128B-swizzled row
   static constexpr int kAtomElems = kAtomBytes / kInBytes;       // 64 bf16, 128 fp8
   // Block-scaled FP8: the producer warpgroup's second warp copies each k-block's scales into
-  // the stage next to its tiles (gemm_kernel.cuh produce_scales), so the consumers read them
+  // the stage next to its tiles (fp8_scale_copy.cuh produce_scales), so the consumers read them
   // from shared memory instead of waiting on global loads.
   static constexpr bool kStagedScales = Cfg::scaling == kScalingBlock;
   static constexpr SmemLayout kSmem =

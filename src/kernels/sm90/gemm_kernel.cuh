@@ -140,7 +140,7 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
     for (int s = 0; s < G::kSlabs; ++s)
 #pragma unroll
       for (int r = 0; r < G::kAccum; ++r) acc[s][r] = 0.0f;
-    promotion.start_tile(m_tile, n_tile, k_begin);
+    promotion.start_tile(n_tile);
 
     // With TMA the wgmmas of one k-block stay in flight while the next k-block's are issued
     // (wgmma.wait_group 1), and a stage is released one k-block late, when the wait proves
