@@ -9,15 +9,21 @@ Prints where the warp-stall samples fall by instruction class (the table in note
 import argparse
 import collections
 import csv
+import re
 
 
-def classify(src, prev):
+def classify(src, prev, phasechk_preds):
     words = src.split()
     op = words[1] if src.startswith('@') and len(words) > 1 else (words[0] if words else '')
+    guard = words[0].lstrip('@!') if src.startswith('@') else ''
     if 'UCGABAR' in src or 'ERRBAR' in src:
         return 'idle warps / teardown (cluster barrier)'
-    if 'SYNCS.PHASECHK' in src or 'NANOSLEEP' in src or (op == 'BRA' and 'TRYWAIT' in prev):
+    # The branch that retries a try_wait tests the predicate the SYNCS.PHASECHK wrote, which
+    # the scheduler may place several instructions later.
+    if 'SYNCS.PHASECHK' in src or 'NANOSLEEP' in src or (op == 'BRA' and guard in phasechk_preds):
         return 'mbarrier wait loop'
+    if op.startswith('BAR.SYNC') or op.startswith('BAR.ARV'):
+        return 'named barrier (turns, epilogue)'
     if 'DEPBAR' in src:
         return 'wgmma wait'
     if 'GMMA' in src:
@@ -50,12 +56,21 @@ def main():
     classes = collections.Counter()
     listing = []
     prev = ''
+    phasechk_preds = set()   # predicates a SYNCS.PHASECHK wrote last (P0..P6)
     for j, r in enumerate(data):
         if len(r) <= i_samples:
             continue
         n = int(r[i_samples] or 0)
         src = r[i_src].strip()
-        classes[classify(src, prev)] += n
+        classes[classify(src, prev, phasechk_preds)] += n
+        # Track which predicates a PHASECHK wrote last (listing order approximates the flow).
+        words = src.split()
+        body = words[1:] if src.startswith('@') else words
+        if len(body) > 1 and re.fullmatch(r'P[0-6],', body[1]):
+            if body[0].startswith('SYNCS.PHASECHK'):
+                phasechk_preds.add(body[1][:-1])
+            else:
+                phasechk_preds.discard(body[1][:-1])
         top = sorted(((int(r[hdr.index(c)] or 0), c[6:]) for c in reasons), reverse=True)[:2]
         listing.append(f"{j:5d} {n:6d} {r[i_exec]:>8s} {src[:80]:80s} "
                        + ' '.join(f'{c}:{v}' for v, c in top if v))

@@ -322,6 +322,35 @@ TEST(Fp8GemmGpu, OverlappedPromotion) {
   run_cases(cases, 7000);
 }
 
+// Ordered issue (oi): the consumers take turns issuing. With one temporary each m64 slab is
+// issued, waited for and promoted alone (256-row tiles: two slabs per consumer), with two it
+// keeps the pb2 chunks. Tails in M, N and K, M smaller than one tile (one consumer's rows are
+// all outside D), several tiles per CTA (the turns carry across tiles), split-K ranges, a
+// cluster, per-tensor scaling and tiles straddling B scale blocks.
+TEST(Fp8GemmGpu, OrderedIssue) {
+  AUTOGEMM_REQUIRE_GPU();
+  const Scaling blk = Scaling::block_1x128_128x128, pt = Scaling::per_tensor;
+  const DType bf16 = DType::bf16, e4 = DType::e4m3;
+  std::vector<Fp8Case> cases;
+  for (const char* config : {"256x128x128 s3 c2 ws p g8 tma/tma oi",
+                             "128x128x128 s5 c2 ws p g8 tma/tma oi",
+                             "128x192x128 s4 c2 ws p g8 tma/tma oi",
+                             "128x128x128 s5 c2 ws p g8 tma/tma pb2 oi"}) {
+    cases.push_back({300, 1000, 1040, blk, bf16, e4, 1.0f, 0.0f, config});
+    cases.push_back({1100, 2112, 2192, blk, bf16, e4, 1.0f, 0.0f, config});   // transposed A scales
+    cases.push_back({33, 504, 272, blk, bf16, e4, 1.0f, 0.0f, config});
+  }
+  cases.push_back({512, 1024, 2048, blk, bf16, e4, 1.0f, 0.0f,
+                   "256x128x128 s3 c2 ws p g8 cl2x1/b tma/tma oi"});
+  cases.push_back({300, 1000, 1040, pt, bf16, e4, 1.0f, 0.0f, "256x112x128 s3 c2 ws p g8 tma/tma oi"});
+  cases.push_back({300, 1000, 1040, blk, bf16, e4, 1.0f, 0.0f, "256x96x128 s3 c2 ws p g8 tma/tma oi"});
+  cases.push_back({300, 1000, 1040, blk, DType::fp32, e4, 0.5f, -1.25f,
+                   "128x128x128 s4 c2 ws p g8 tma/tma oi"});
+  cases.push_back({256, 2112, 7168, blk, DType::fp32, e4, 1.0f, 0.0f,
+                   "128x128x128 s4 c2 ws p g8 tma/tma sk2 oi"});
+  run_cases(cases, 7000);
+}
+
 // fp32 and fp16 outputs, alpha and beta with C, and B in e5m2.
 TEST(Fp8GemmGpu, OutputTypesAlphaBetaAndE5m2) {
   AUTOGEMM_REQUIRE_GPU();

@@ -12,6 +12,7 @@
 #include "jit/ptxas_usage.hpp"
 #include "runtime/kernel_source.hpp"
 #include "runtime/ladder.hpp"
+#include "runtime/scale_layout.hpp"
 
 using namespace autogemm;
 
@@ -99,7 +100,7 @@ GemmProblem fp8_problem(int64_t m, int64_t n, int64_t k, Scaling scaling) {
 // Compiles cleanly (no spills, TMA) and issues the k32 FP8 wgmma of the tile's width, with the
 // scales copied into the stages by cp.async and tracked by the full barrier (block scaling,
 // fp8_scale_copy.cuh) or read once by plain loads (per-tensor).
-void expect_fp8_compiles_clean(const GemmProblem& p, const GemmConfig& c) {
+jit::CompiledKernel expect_fp8_compiles_clean(const GemmProblem& p, const GemmConfig& c) {
   const jit::CompiledKernel k = expect_compiles_clean(p, c, true);
   const std::string mma = "wgmma.mma_async.sync.aligned.m64n" + std::to_string(c.block_n) +
                           "k32.f32." + std::string(to_string(p.a_type)) + "." +
@@ -114,6 +115,7 @@ void expect_fp8_compiles_clean(const GemmProblem& p, const GemmConfig& c) {
   } else {
     EXPECT_NE(k.ptx.find("ld.global.nc.f32"), std::string::npos) << c.describe();
   }
+  return k;
 }
 
 }  // namespace
@@ -177,6 +179,58 @@ TEST(KernelCompile, Fp8OverlappedPromotionWidestTiles) {
   const GemmProblem p = fp8_problem(4096, 7168, 7168, Scaling::block_1x128_128x128);
   EXPECT_NE(legality_violation(p, GemmConfig::parse("128x144x128 s5 c2 ws p g8 tma/tma pb2"), h100), "");
   EXPECT_NE(legality_violation(p, GemmConfig::parse("64x144x128 s6 c1 ws p g8 tma/tma pb2"), h100), "");
+}
+
+// Ordered issue: with one temporary the slabs go one at a time, so 256x128 and 128x192 hold
+// 192 fragment registers like pb2's 128x128 and compile without spills; the rules reject it
+// for one consumer, without the producer warpgroup, and for 16-bit inputs.
+TEST(KernelCompile, OrderedIssueWidestTiles) {
+  const GpuInfo h100 = device_preset("h100-sxm");
+  const GemmProblem p = fp8_problem(4096, 7168, 7168, Scaling::block_1x128_128x128);
+  for (const char* text : {"256x128x128 s3 c2 ws p g8 cl2x1/b tma/tma oi",
+                           "128x192x128 s4 c2 ws p g8 cl2x1/b tma/tma oi",
+                           "128x128x128 s5 c2 ws p g8 tma/tma pb2 oi"}) {
+    SCOPED_TRACE(text);
+    const GemmConfig config = GemmConfig::parse(text);
+    EXPECT_EQ(legality_violation(p, config, h100), "");
+    const jit::CompiledKernel k = expect_fp8_compiles_clean(p, config);
+    EXPECT_NE(k.ptx.find("bar.arrive"), std::string::npos);   // the turn hand-off
+  }
+  // Without ordered issue 256x128 needs two slab temporaries: 256 registers.
+  EXPECT_NE(legality_violation(p, GemmConfig::parse("256x128x128 s3 c2 ws p g8 tma/tma"), h100), "");
+  EXPECT_NE(legality_violation(p, GemmConfig::parse("128x128x128 s6 c1 ws p g8 tma/tma oi"), h100), "");
+  EXPECT_THROW(runtime::gemm_kernel_source(p, GemmConfig::parse("128x128x128 s6 c1 ws p g8 tma/tma oi")),
+               InvalidArgument);
+  const GemmProblem bf16 = bf16_problem(4096, 4096, 4096);
+  EXPECT_NE(legality_violation(bf16, GemmConfig::parse("128x128x64 s4 c2 ws p g8 tma/tma oi"), h100), "");
+  EXPECT_THROW(runtime::gemm_kernel_source(bf16, GemmConfig::parse("128x128x64 s4 c2 ws p g8 tma/tma oi")),
+               InvalidArgument);
+}
+
+// The A-scale transposition the launcher runs for large M compiles with NVRTC, with its 32 x 33
+// staging tile as the only shared memory, and the launcher's rule picks it by M and scaling.
+TEST(KernelCompile, ScaleTransposeKernel) {
+  jit::KernelSource src;
+  src.name = "autogemm_scale_a_transpose_test";
+  src.source = "#include \"sm90/scale_transpose.cuh\"\n";
+  src.kernel_name = "autogemm_scale_a_transpose";
+  src.arch = "sm_90a";
+  const jit::CompiledKernel k = jit::compile_to_cubin(src);
+  EXPECT_FALSE(k.cubin.empty());
+  const jit::PtxasUsage usage = jit::parse_ptxas_usage(k.log);
+  EXPECT_FALSE(usage.has_spills()) << k.log;
+  EXPECT_EQ(usage.static_smem_bytes, 32 * 33 * 4) << k.log;
+
+  GemmProblem p = fp8_problem(runtime::kTransposedAScalesMinM, 7168, 2200, Scaling::block_1x128_128x128);
+  EXPECT_TRUE(runtime::transposes_a_scales(p));
+  const runtime::AScaleStrides natural = runtime::natural_a_scale_strides(p);
+  EXPECT_EQ(natural.row, 18);   // ceil(2200 / 128)
+  EXPECT_EQ(natural.k_block, 1);
+  p.m = runtime::kTransposedAScalesMinM - 1;
+  EXPECT_FALSE(runtime::transposes_a_scales(p));
+  p.m = 4096;
+  p.scaling = Scaling::per_tensor;
+  EXPECT_FALSE(runtime::transposes_a_scales(p));
 }
 
 // Tiles that straddle B scale blocks (96, 48: split known at tile start), tiny N, clusters with

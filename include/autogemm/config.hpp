@@ -41,10 +41,14 @@ struct GemmConfig {
   int promotion_buffers = 1;       // FP8: fp32 temporaries the wgmmas write before promotion;
                                    // 2 overlaps k-block i's promotion with k-block i+1's wgmmas
                                    // (a third register fragment). 16-bit inputs: always 1.
+  bool ordered_issue = false;      // FP8, two consumers: they take turns issuing wgmma groups, so
+                                   // the tensor pipe runs one consumer's group while the other
+                                   // promotes; with one temporary each m64 slab is issued, waited
+                                   // for and promoted on its own (one slab-sized temporary)
   int smem_bytes = 0;              // dynamic shared memory the kernel needs (derived)
   Instruction instruction = Instruction::wgmma;
 
-  // Short human-readable id: "128x256x64 s4 c2 ws p g8 cl2x1/b tma/tma" (+ " sk4", " pb2").
+  // Short human-readable id: "128x256x64 s4 c2 ws p g8 cl2x1/b tma/tma" (+ " sk4", " pb2", " oi").
   std::string describe() const;
   // The inverse of describe() (fields it omits keep their defaults: not warp-specialised, not
   // persistent, raster group 1, no cluster). Throws InvalidArgument naming the bad token.

@@ -46,6 +46,7 @@ std::string GemmConfig::describe() const {
   if (max_ctas > 0) s += fmt::format(" ctas{}", max_ctas);
   if (split_k > 1) s += fmt::format(" sk{}", split_k);
   if (promotion_buffers > 1) s += fmt::format(" pb{}", promotion_buffers);
+  if (ordered_issue) s += " oi";
   return s;
 }
 
@@ -83,6 +84,8 @@ GemmConfig GemmConfig::parse(std::string_view text) {
       c.warp_specialized = true;
     } else if (token == "p") {
       c.persistent = true;
+    } else if (token == "oi") {
+      c.ordered_issue = true;
     } else if (token.starts_with("pb")) {
       c.promotion_buffers = number(std::string_view(token).substr(2));
     } else if (token.starts_with("sk")) {

@@ -84,6 +84,13 @@ constexpr double kTwoStageShare = 0.8;
 constexpr double kPromotionDrainCycles = 260;
 // With two temporaries only the last k-block of each chunk of 8 waits (gemm_kernel.cuh).
 constexpr double kOverlappedPromotionChunk = 8;
+// ---- Shared memory (one SM's port, 128 B/clk) ----
+// Every k-block the TMA writes the stage (A and B tiles) into shared memory and every m64 slab's
+// wgmmas read their 64 rows of A and all of B from it, so B is read once per slab. FP8 128x128
+// needs 80 KB per 512 matrix-unit cycles (the tensor pipe then idles at ~80%, Nsight Compute's
+// L1 wavefronts at 79%), and 256-row tiles gain less than their L2 traffic says: 256x128
+// measured level with 128x128 and 256x64 19% behind (notes.md section 14).
+constexpr double kSmemBytesPerClock = 128;
 // Exponent of the norm that combines a tile's matrix-unit and L2 times (overlap() below).
 constexpr double kOverlapNorm = 4;
 // When the SM clock is unknown (hand-built device descriptions).
@@ -114,8 +121,9 @@ double clock_ghz(const GpuInfo& device) {
 // the same ports) and the sum of the 4th powers models that. Calibrated on FP8 128x128 tiles
 // (H100, notes.md section 9): L2 time 0.76x compute with multicast, 1.0x without, measured
 // 822 against 912 us; a plain max() called them equal.
-double overlap(double compute_us, double l2_us) {
-  return std::pow(std::pow(compute_us, kOverlapNorm) + std::pow(l2_us, kOverlapNorm),
+double overlap(double compute_us, double l2_us, double smem_us) {
+  return std::pow(std::pow(compute_us, kOverlapNorm) + std::pow(l2_us, kOverlapNorm) +
+                      std::pow(smem_us, kOverlapNorm),
                   1.0 / kOverlapNorm);
 }
 
@@ -129,7 +137,11 @@ double promotion_share(const GemmProblem& problem, const GemmConfig& config,
       2.0 * config.block_m * config.block_n * config.block_k / flops_per_clock_per_sm;
   const double slabs = double(config.block_m) / std::max(config.num_consumers, 1) / 64;
   const double ffma_cycles = config.num_consumers * slabs * config.block_n / 2.0;
-  const double exposed = config.promotion_buffers >= 2
+  // Two temporaries hide all but one promotion per chunk; so do turns (ordered issue), where
+  // the other consumer's group runs while one promotes: measured equal at 128x128 (1205 against
+  // 1209 TFLOP/s, notes.md section 14).
+  const bool overlapped = config.promotion_buffers >= 2 || config.ordered_issue;
+  const double exposed = overlapped
                              ? (ffma_cycles + kPromotionDrainCycles) / kOverlappedPromotionChunk
                              : ffma_cycles + kPromotionDrainCycles;
   return mma_cycles / (mma_cycles + exposed);
@@ -268,6 +280,12 @@ Prediction predict(const GemmProblem& problem, const GemmConfig& config, const G
                                 device.sm_count / double(std::max<int64_t>(busy_in_wave, 1));
   const double l2_tile_us = (a_tile + b_tile) / std::min(load_rate, aggregate_rate);
 
+  // ---- Shared memory: the stage's fill and every slab's wgmma reads ----
+  const double k_bytes = double(k_steps) * config.block_k * in_bytes;
+  const double smem_tile_bytes =
+      k_bytes * (config.block_m + config.block_n + config.block_m / 64.0 * (64 + config.block_n));
+  const double smem_tile_us = smem_tile_bytes / (kSmemBytesPerClock * clock_ghz(device) * 1e3);
+
   // ---- DRAM ----
   p.dram_bytes = dram_bytes(problem, config, tiles_m, tiles_n, resident, p.waves, device);
   // Split-K writes split_k fp32 partial planes and the finalize kernel reads them back.
@@ -283,8 +301,9 @@ Prediction predict(const GemmProblem& problem, const GemmConfig& config, const G
   const bool overlapped = config.warp_specialized || config.num_stages >= 2;
   auto wave_us = [&](int64_t tiles) {
     const double latency_us = double(k_steps) * kKBlockLatencyUs;
-    const double on_sm = overlapped ? std::max(overlap(compute_tile_us, l2_tile_us), latency_us)
-                                    : compute_tile_us + l2_tile_us;
+    const double on_sm =
+        overlapped ? std::max(overlap(compute_tile_us, l2_tile_us, smem_tile_us), latency_us)
+                   : compute_tile_us + l2_tile_us;
     return std::max(on_sm, p.memory_us * double(tiles) / double(p.num_tiles));
   };
   const double waves_us = double(p.waves - 1) * wave_us(resident) + wave_us(last_wave_tiles);

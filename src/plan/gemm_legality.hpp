@@ -35,6 +35,9 @@ inline constexpr int kOverlappedPromotionHeadroom = 40;
 // fragment addresses. 256x64 pb2 (two slabs, 192 fragment registers) spilled 12-32 B in ptxas
 // once the block scales came through shared memory (notes.md section 13).
 inline constexpr int kOverlappedPromotionHeadroomPerExtraSlab = 8;
+// Ordered issue with one temporary (slab waves) holds the accumulators and one slab-sized
+// temporary, 192 registers at 128x192 or 256x128: the same 40 free as the overlapped
+// promotion (checked with NVRTC, tests/test_kernel_compile.cpp OrderedIssue*).
 // FP32 accumulator registers per consumer thread: each m64nN wgmma accumulator is N/2
 // registers per thread (hopper-facts.md 2.3) and a consumer owns block_m/num_consumers/64
 // such m64 slabs.

@@ -140,8 +140,12 @@ bool is_fp8(DType t) { return t == DType::e4m3 || t == DType::e5m2; }
 // FP8 (either scaling) promotes every k-block: the wgmmas write one or two more fp32 fragments
 // as large as the accumulators, which are then scaled and added into them
 // (kernels/sm90/fp8_promotion.cuh).
+// With ordered issue and one temporary, the slabs are issued and promoted one at a time, so the
+// temporary is one slab's fragment (block_n / 2).
 int promotion_registers(const GemmProblem& problem, const GemmConfig& config) {
-  return is_fp8(problem.a_type) ? accumulator_registers(config) * config.promotion_buffers : 0;
+  if (!is_fp8(problem.a_type)) return 0;
+  if (config.ordered_issue && config.promotion_buffers == 1) return config.block_n / 2;
+  return accumulator_registers(config) * config.promotion_buffers;
 }
 
 std::string register_violation(const GemmProblem& problem, const GemmConfig& config) {
@@ -152,14 +156,14 @@ std::string register_violation(const GemmProblem& problem, const GemmConfig& con
   const int headroom =
       config.promotion_buffers == 2
           ? kOverlappedPromotionHeadroom + kOverlappedPromotionHeadroomPerExtraSlab * (slabs - 1)
-          : kRegisterHeadroom;
+      : config.ordered_issue ? kOverlappedPromotionHeadroom
+                             : kRegisterHeadroom;
   if (promotion > 0 && accumulators + promotion > budget - headroom)
     return fmt::format(
-        "accumulators {} + FP8 promotion temporaries {} = {} registers per consumer thread ({} "
-        "m64 slabs x block_n/2 = {}, {} times) > {} = register budget {} - {} headroom",
-        accumulators, promotion, accumulators + promotion,
-        config.block_m / config.num_consumers / 64, config.block_n / 2,
-        1 + config.promotion_buffers, budget - headroom, budget, headroom);
+        "accumulators {} ({} m64 slabs x block_n/2 = {}) + FP8 promotion temporaries {} = {} "
+        "registers per consumer thread > {} = register budget {} - {} headroom",
+        accumulators, config.block_m / config.num_consumers / 64, config.block_n / 2, promotion,
+        accumulators + promotion, budget - headroom, budget, headroom);
   if (accumulators > budget - kRegisterHeadroom)
     return fmt::format(
         "accumulators {} registers per consumer thread ({} m64 slabs x block_n/2 = {}) > {} = "
@@ -182,8 +186,16 @@ std::string fp8_violation(const GemmProblem& problem, const GemmConfig& config) 
       return fmt::format("promotion_buffers = {} with {} inputs: 16-bit inputs accumulate in "
                          "place, promotion buffers exist for FP8 only (must be 1)",
                          config.promotion_buffers, to_string(problem.a_type));
+    if (config.ordered_issue)
+      return fmt::format("ordered_issue with {} inputs: there is no promotion for the other "
+                         "consumer to hide (FP8 only)",
+                         to_string(problem.a_type));
     return {};
   }
+  if (config.ordered_issue && (config.num_consumers != 2 || !config.warp_specialized))
+    return fmt::format("ordered_issue with num_consumers = {}{}: two consumer warpgroups take "
+                       "turns issuing, fed by the producer warpgroup",
+                       config.num_consumers, config.warp_specialized ? "" : ", not warp-specialised");
   if (config.promotion_buffers != 1 && config.promotion_buffers != 2)
     return fmt::format("promotion_buffers = {}: FP8 promotes from 1 or 2 temporaries",
                        config.promotion_buffers);

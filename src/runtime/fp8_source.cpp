@@ -33,6 +33,10 @@ void check_input_type_rules(const GemmProblem& p, const GemmConfig& c) {
       throw InvalidArgument("config.promotion_buffers", std::to_string(c.promotion_buffers),
                             "16-bit inputs accumulate in place: promotion buffers exist for FP8 "
                             "only (must be 1)");
+    if (c.ordered_issue)
+      throw InvalidArgument("config.ordered_issue", "true",
+                            "16-bit inputs have no promotion for the other consumer to hide: "
+                            "ordered issue is an FP8 option");
     return;
   }
   if (c.promotion_buffers != 1 && c.promotion_buffers != 2)
@@ -43,6 +47,12 @@ void check_input_type_rules(const GemmProblem& p, const GemmConfig& c) {
                           fmt::format("overlapped promotion keeps one wgmma group in flight, "
                                       "which needs >= 2 stages (num_stages = {})",
                                       c.num_stages));
+  if (c.ordered_issue && (c.num_consumers != 2 || !c.warp_specialized))
+    throw InvalidArgument("config.ordered_issue", "true",
+                          fmt::format("the consumers take turns issuing: needs 2 consumer "
+                                      "warpgroups and the producer warpgroup (num_consumers = "
+                                      "{}, warp_specialized = {})",
+                                      c.num_consumers, c.warp_specialized));
   if (!is_fp8(p.b_type))
     throw InvalidArgument("b_type", std::string(to_string(p.b_type)),
                           "must be e4m3 or e5m2 when a_type is FP8");
@@ -71,9 +81,10 @@ void check_input_type_rules(const GemmProblem& p, const GemmConfig& c) {
 std::string input_type_members(const GemmProblem& p, const GemmConfig& c) {
   const bool fp8 = is_fp8(p.a_type);
   std::string members =
-      fmt::format("  static constexpr int in_bytes = {}, scaling = {}, promotion_buffers = {};\n",
+      fmt::format("  static constexpr int in_bytes = {}, scaling = {}, promotion_buffers = {};\n"
+                  "  static constexpr bool ordered_issue = {};\n",
                   dtype_bytes(p.a_type), fp8 ? scaling_kind(p.scaling) : sm90::kScalingNone,
-                  c.promotion_buffers);
+                  c.promotion_buffers, c.ordered_issue);
   if (fp8) return members + wgmma_fp8_mma_function(c.block_n, p.a_type, p.b_type);
   return members + wgmma_mma_function(c.block_n, p.a_type, !a_is_k_major(p.layout),
                                       !b_is_k_major(p.layout));
@@ -81,9 +92,10 @@ std::string input_type_members(const GemmProblem& p, const GemmConfig& c) {
 
 std::string input_type_name_suffix(const GemmProblem& p, const GemmConfig& c) {
   if (!is_fp8(p.a_type)) return {};
-  return fmt::format("_{}_{}{}", to_string(p.b_type),
+  return fmt::format("_{}_{}{}{}", to_string(p.b_type),
                      p.scaling == Scaling::per_tensor ? "pt" : "blk",
-                     c.promotion_buffers > 1 ? fmt::format("_pb{}", c.promotion_buffers) : "");
+                     c.promotion_buffers > 1 ? fmt::format("_pb{}", c.promotion_buffers) : "",
+                     c.ordered_issue ? "_oi" : "");
 }
 
 }  // namespace autogemm::runtime

@@ -17,6 +17,7 @@
 #include "runtime/driver.hpp"
 #include "runtime/kernel_source.hpp"
 #include "runtime/module.hpp"
+#include "runtime/scale_layout.hpp"
 #include "runtime/split_k.hpp"
 #include "runtime/tensor_maps.hpp"
 
@@ -35,6 +36,7 @@ struct DeviceGemmParams {
   long long lda, ldb, ldc, ldd;
   const float* scale_a;   // FP8 only; last, like the kernel's
   const float* scale_b;
+  long long scale_a_row_stride, scale_a_k_stride;
 };
 
 struct PreparedKernel {
@@ -144,9 +146,16 @@ LaunchShape launch_gemm(const GemmProblem& p, const GemmConfig& c, const GemmOpe
                "cudaMallocAsync(split-K workspace)");
   const GemmTensorMaps maps = make_gemm_tensor_maps(p, c, o, workspace);
   const bool split = c.split_k > 1;
+  // Block scales for large M: A's scales re-laid k-block-major first (scale_layout.hpp).
+  AScaleStrides a_strides = natural_a_scale_strides(p);
+  const float* scale_a = o.scale_a;
+  float* transposed_scale_a = nullptr;
+  if (transposes_a_scales(p))
+    scale_a = transposed_scale_a = transpose_a_scales(p, o.scale_a, stream, a_strides);
   DeviceGemmParams params{static_cast<int>(p.m), split ? 1.0f : o.alpha, split ? 0.0f : o.beta,
                           o.a, o.b, o.c, o.d, p.lda_or_packed(), p.ldb_or_packed(),
-                          p.ldc_or_packed(), p.ldd_or_packed(), o.scale_a, o.scale_b};
+                          p.ldc_or_packed(), p.ldd_or_packed(), scale_a, o.scale_b,
+                          a_strides.row, a_strides.k_block};
 
   const int64_t m_tiles = (p.m + c.block_m - 1) / c.block_m;
   const int64_t n_tiles = (p.n + c.block_n - 1) / c.block_n;
@@ -175,6 +184,8 @@ LaunchShape launch_gemm(const GemmProblem& p, const GemmConfig& c, const GemmOpe
                   const_cast<CUtensorMap*>(&maps.c), const_cast<CUtensorMap*>(&maps.d), &params};
   driver::check(driver::api().cuLaunchKernelEx(&config, k.kernel->function, args, nullptr),
                 "cuLaunchKernelEx(gemm)");
+  if (transposed_scale_a != nullptr)
+    cuda_check(cudaFreeAsync(transposed_scale_a, stream), "cudaFreeAsync(transposed A scales)");
   if (split) {
     split_k_reduce(p, o, workspace, c.split_k, stream);
     cuda_check(cudaFreeAsync(workspace, stream), "cudaFreeAsync(split-K workspace)");

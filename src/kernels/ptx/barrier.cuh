@@ -61,6 +61,12 @@ __device__ __forceinline__ void named_barrier_sync(u32 id, u32 num_threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(num_threads) : "memory");
 }
 
+// Arrive on named barrier `id` without waiting: the barrier completes when `num_threads` threads
+// (arriving plus syncing) are in (PTX ISA "bar.arrive"; producer/consumer hand-offs).
+__device__ __forceinline__ void named_barrier_arrive(u32 id, u32 num_threads) {
+  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(num_threads) : "memory");
+}
+
 // --- cluster scope --------------------------------------------------------------------------
 
 __device__ __forceinline__ u32 cluster_cta_rank() {

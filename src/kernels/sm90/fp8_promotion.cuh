@@ -22,6 +22,11 @@
 // and B scales into the stage (fp8_scale_copy.cuh) and the consumer reads them from shared
 // memory right after the stage's full barrier (read_stage_scales).
 //
+// With Cfg::ordered_issue and one temporary ("slab waves"), a consumer with several m64 slabs
+// issues, waits for and promotes one slab at a time, so the temporary is one slab's fragment
+// (DeepGEMM's 256-row tiles): 256 x 128 fits 64 + 128 registers. The other consumer's turn keeps
+// the tensor pipe busy while this one promotes (gemm_kernel.cuh, IssueTurns).
+//
 // The consumer loop (gemm_kernel.cuh) calls these hooks; for 16-bit inputs Promotion is empty
 // and mma() is Cfg::mma on the accumulators, so the BF16/FP16 kernel is unchanged.
 #include "ptx/wgmma.cuh"
@@ -53,6 +58,7 @@ struct Promotion {
   using G = Geometry<Cfg>;
   static constexpr bool kEnabled = false;
   static constexpr int kBuffers = 1;
+  static constexpr bool kSlabWaves = false;
   __device__ Promotion(const GemmParams&, int) {}
   __device__ void start_tile(int) {}
   template <int kBuffer>
@@ -64,6 +70,8 @@ struct Promotion {
   __device__ void fence_operands() {}
   template <int kBuffer>
   __device__ void promote(float (&)[G::kSlabs][G::kAccum]) {}
+  template <int kBuffer>
+  __device__ void promote_slab(float (&)[G::kSlabs][G::kAccum], int) {}
 };
 
 template <class Cfg>
@@ -71,6 +79,9 @@ struct Promotion<Cfg, true> {
   using G = Geometry<Cfg>;
   static constexpr bool kEnabled = true;
   static constexpr int kBuffers = Cfg::promotion_buffers;
+  // One temporary shared by the slabs, each promoted before the next is issued.
+  static constexpr bool kSlabWaves = kBuffers == 1 && Cfg::ordered_issue;
+  static constexpr int kTempSlabs = kSlabWaves ? 1 : G::kSlabs;
   static constexpr bool kBlockScaled = Cfg::scaling == kScalingBlock;
   static constexpr int kGroups = Cfg::block_n / 8;   // 8-column groups, 4 registers each per slab
   // Which B scale a column takes: the tile lies inside one scale block (block_n divides 128),
@@ -91,7 +102,7 @@ struct Promotion<Cfg, true> {
                 "overlapped promotion with a per-tile B scale split: minutes in ptxas, spills "
                 "(plan/legality.cpp)");
 
-  float temp[kBuffers][G::kSlabs][G::kAccum];   // k-block partial sums (wgmma accumulators)
+  float temp[kBuffers][kTempSlabs][G::kAccum];   // k-block partial sums (wgmma accumulators)
   // Block scaling: scale_a * scale_b of the k-block whose sums temp[b] holds, for rows g and
   // g + 8 of each m64 slab and the tile's first (and second) 128-column B block; read from the
   // stage's scale slot before the stage is released. Stored as products: fewer registers than
@@ -144,14 +155,14 @@ struct Promotion<Cfg, true> {
   // overwrites it.
   template <int kBuffer>
   __device__ void mma(float (&)[G::kAccum], int slab, int k_step, ptx::u64 desc_a, ptx::u64 desc_b) {
-    Cfg::mma(temp[kBuffer][slab], desc_a, desc_b, k_step != 0 ? 1 : 0);
+    Cfg::mma(temp[kBuffer][kSlabWaves ? 0 : slab], desc_a, desc_b, k_step != 0 ? 1 : 0);
   }
 
   __device__ void fence_operands() {
 #pragma unroll
     for (int b = 0; b < kBuffers; ++b)
 #pragma unroll
-      for (int s = 0; s < G::kSlabs; ++s)
+      for (int s = 0; s < kTempSlabs; ++s)
 #pragma unroll
         for (int r = 0; r < G::kAccum; ++r) ptx::fence_operand(temp[b][s][r]);
   }
@@ -160,32 +171,36 @@ struct Promotion<Cfg, true> {
   template <int kBuffer>
   __device__ void promote(float (&acc)[G::kSlabs][G::kAccum]) {
 #pragma unroll
-    for (int s = 0; s < G::kSlabs; ++s) {
-      float top_first, bottom_first, top_second = 0.f, bottom_second = 0.f;
-      if constexpr (kBlockScaled) {
-        top_first = scale[kBuffer][s][0][0];
-        bottom_first = scale[kBuffer][s][1][0];
-        if constexpr (!kOneBScale) {
-          top_second = scale[kBuffer][s][0][kBScales - 1];
-          bottom_second = scale[kBuffer][s][1][kBScales - 1];
-        }
-      } else {
-        top_first = bottom_first = tensor_scale;
+    for (int s = 0; s < G::kSlabs; ++s) promote_slab<kBuffer>(acc, s);
+  }
+
+  // The same for slab `s` (compile-time after unrolling) alone.
+  template <int kBuffer>
+  __device__ void promote_slab(float (&acc)[G::kSlabs][G::kAccum], int s) {
+    float top_first, bottom_first, top_second = 0.f, bottom_second = 0.f;
+    if constexpr (kBlockScaled) {
+      top_first = scale[kBuffer][s][0][0];
+      bottom_first = scale[kBuffer][s][1][0];
+      if constexpr (!kOneBScale) {
+        top_second = scale[kBuffer][s][0][kBScales - 1];
+        bottom_second = scale[kBuffer][s][1][kBScales - 1];
       }
+    } else {
+      top_first = bottom_first = tensor_scale;
+    }
 #pragma unroll
-      for (int j = 0; j < kGroups; ++j) {
-        // Uniform over the CTA and over j-ranges: a select, not a branch.
-        bool first = true;
-        if constexpr (kBlockScaled && !kOneBScale)
-          first = kFixedSplit ? (j < kScaleBlock / 8) : (j < first_groups);
-        const float top = first ? top_first : top_second;
-        const float bottom = first ? bottom_first : bottom_second;
-        const float* t = temp[kBuffer][s];
-        acc[s][4 * j + 0] += t[4 * j + 0] * top;      // row g
-        acc[s][4 * j + 1] += t[4 * j + 1] * top;
-        acc[s][4 * j + 2] += t[4 * j + 2] * bottom;   // row g + 8
-        acc[s][4 * j + 3] += t[4 * j + 3] * bottom;
-      }
+    for (int j = 0; j < kGroups; ++j) {
+      // Uniform over the CTA and over j-ranges: a select, not a branch.
+      bool first = true;
+      if constexpr (kBlockScaled && !kOneBScale)
+        first = kFixedSplit ? (j < kScaleBlock / 8) : (j < first_groups);
+      const float top = first ? top_first : top_second;
+      const float bottom = first ? bottom_first : bottom_second;
+      const float* t = temp[kBuffer][kSlabWaves ? 0 : s];
+      acc[s][4 * j + 0] += t[4 * j + 0] * top;      // row g
+      acc[s][4 * j + 1] += t[4 * j + 1] * top;
+      acc[s][4 * j + 2] += t[4 * j + 2] * bottom;   // row g + 8
+      acc[s][4 * j + 3] += t[4 * j + 3] * bottom;
     }
   }
 };

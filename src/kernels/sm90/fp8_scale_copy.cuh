@@ -2,8 +2,8 @@
 // Block-scaled FP8: the producer side of the scales. The second warp of the producer
 // warpgroup walks the same tiles and k-blocks as the TMA thread and copies each k-block's
 // scales into the stage's scale slot (gemm_layout.cuh) with cp.async: the BLOCK_M A scales of
-// the tile's rows (one column of the row-major M x ceil(K/128) array, so a gather TMA cannot
-// do) and the B scales of the two 128-column blocks a tile can touch. Every lane then arrives
+// the tile's rows (one column of the row-major M x ceil(K/128) array, a gather, or for large M
+// one contiguous run of the copy the launcher transposed: GemmParams' strides) and the B scales of the two 128-column blocks a tile can touch. Every lane then arrives
 // on the stage's full barrier when its copies land, so a consumer that sees the stage full
 // sees its scales too, and reads them from shared memory next to the tiles.
 //
@@ -41,7 +41,7 @@ __device__ void produce_scales(const SharedStorage<Cfg>& smem, const GemmParams&
     for (int i = 0; i < kRowsPerLane; ++i) {
       const int row = m_tile * Cfg::block_m + lane + i * static_cast<int>(G::kScaleCopyThreads);
       a_valid[i] = row < params.m;
-      a_rows[i] = params.scale_a + static_cast<long long>(a_valid[i] ? row : 0) * kKBlocks;
+      a_rows[i] = params.scale_a + (a_valid[i] ? row : 0) * params.scale_a_row_stride;
     }
     // Lane 0: the 128-column block the tile starts in; lane 1: the next one (clamped to the
     // last block, as a tile that does not straddle never reads it).
@@ -54,7 +54,8 @@ __device__ void produce_scales(const SharedStorage<Cfg>& smem, const GemmParams&
       float* a_dst = smem.scale_a(write.stage);
 #pragma unroll
       for (int i = 0; i < kRowsPerLane; ++i)
-        ptx::cp_async_4(a_dst + lane + i * G::kScaleCopyThreads, a_rows[i] + k_block, a_valid[i]);
+        ptx::cp_async_4(a_dst + lane + i * G::kScaleCopyThreads,
+                        a_rows[i] + k_block * params.scale_a_k_stride, a_valid[i]);
       if (lane < 2) ptx::cp_async_4(smem.scale_b(write.stage) + lane, b_row + k_block, true);
       ptx::cp_async_mbarrier_arrive_noinc(smem.full(write.stage));
       write.template advance<Cfg::num_stages>();

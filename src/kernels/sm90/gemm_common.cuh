@@ -7,7 +7,8 @@
 // tma_load, tma_store, a_k_major, b_k_major, in_fp16, out_kind (0 bf16, 1 fp16, 2 fp32),
 // out_bytes, n, k (problem N and K baked in; M is a run-time value), producer_regs,
 // consumer_regs, and `mma(acc, desc_a, desc_b)`: one wgmma.m64n{block_n}k16 instruction.
-// FP8: in_bytes (2 or 1), scaling (fp8_scales.cuh kScaling*) and promotion_buffers (1 or 2,
+// FP8: in_bytes (2 or 1), scaling (fp8_scales.cuh kScaling*), ordered_issue (gemm_kernel.cuh,
+// consumers take turns issuing) and promotion_buffers (1 or 2,
 // fp8_promotion.cuh); with scaling != 0, `mma` is m64n{block_n}k32 with a fourth argument,
 // scale-d.
 #include "ptx/barrier.cuh"
@@ -37,6 +38,10 @@ struct GemmParams {
   // fields keep their offsets.
   const float* scale_a;
   const float* scale_b;
+  // Block scaling: scale_a(row, k_block) = scale_a[row * scale_a_row_stride + k_block *
+  // scale_a_k_stride]: (ceil(K/128), 1) as the caller passes them, or (1, ld) after the
+  // launcher transposed them for large M (sm90/scale_transpose.cuh).
+  long long scale_a_row_stride, scale_a_k_stride;
 };
 
 template <class Cfg>

@@ -127,6 +127,9 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
     write.template advance<Cfg::num_stages>();
   };
 
+  constexpr unsigned kTurnBarrier = 4;   // ordered issue's named barriers: 4 and 5
+  bool first_turn = consumer == 0;       // consumer 0 issues the kernel's first group unasked
+
   TileScheduler<Cfg> scheduler(params.m, cta_rank);
   int m_tile, n_tile;
   while (scheduler.next_tile(m_tile, n_tile)) {
@@ -155,6 +158,9 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
     // the second consumer's chunks half a chunk later was slower: 1111 against 1170 TFLOP/s,
     // notes.md section 9; a lagging consumer holds every stage longer.)
     constexpr bool kOverlapPromotion = Promotion<Cfg>::kBuffers == 2;
+    static_assert(!Cfg::ordered_issue || (Cfg::num_consumers == 2 && Cfg::warp_specialized &&
+                                          Promotion<Cfg>::kEnabled),
+                  "ordered issue: two FP8 consumer warpgroups fed by the producer");
     constexpr int kChunk = 8;
     constexpr int kGroupsInFlight =
         (Cfg::tma_load && Cfg::num_stages > 1 && (!Promotion<Cfg>::kEnabled || kOverlapPromotion))
@@ -179,6 +185,23 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
 #pragma unroll
         for (int r = 0; r < G::kAccum; ++r) ptx::fence_operand(acc[s][r]);
       promotion.fence_operands();
+    };
+    // Ordered issue (Cfg::ordered_issue, FP8 with two consumers): the consumers take turns
+    // issuing wgmma groups, consumer 0 first. The matrix units run a consumer's group while the
+    // other consumer promotes its last one, so they never both promote while the units idle
+    // (the two would otherwise issue together and finish, and promote, together). Consumer c
+    // waits on named barrier kTurnBarrier + c and passes the turn by arriving on the other's;
+    // each barrier counts both warpgroups (PTX ISA "bar.arrive"). 1-2 are the epilogue's, 3 the
+    // threads path's.
+    auto wait_turn = [&] {
+      if constexpr (Cfg::ordered_issue) {
+        if (!first_turn) ptx::named_barrier_sync(kTurnBarrier + consumer, G::kConsumerThreads);
+        first_turn = false;
+      }
+    };
+    auto pass_turn = [&] {
+      if constexpr (Cfg::ordered_issue)
+        ptx::named_barrier_arrive(kTurnBarrier + 1 - consumer, G::kConsumerThreads);
     };
     // Waits for every wgmma of the tile so far and frees the stage still held.
     auto drain = [&](int last_k_block) {
@@ -207,6 +230,30 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
         ptx::named_barrier_sync(3, G::kConsumerThreads);
       }
       const unsigned a_stage_lo = descriptors.a_stage(stage), b_stage_lo = descriptors.b_stage(stage);
+      if constexpr (Promotion<Cfg>::kSlabWaves) {
+        // One temporary, one slab at a time: issue, pass the turn, wait, promote. The stage is
+        // released after its last slab's wgmmas (and the scales were read before).
+        promotion.template read_stage_scales<0>(smem, stage);
+#pragma unroll
+        for (int s = 0; s < G::kSlabs; ++s) {
+          wait_turn();
+          fence_fragments();
+          ptx::wgmma_fence();
+#pragma unroll
+          for (int k_step = 0; k_step < G::kKSteps; ++k_step)
+            promotion.template mma<0>(acc[s], s, k_step, D::a(a_stage_lo, s, k_step),
+                                      D::b(b_stage_lo, k_step));
+          ptx::wgmma_commit_group();
+          pass_turn();
+          ptx::wgmma_wait_group<0>();
+          fence_fragments();
+          if (s == G::kSlabs - 1) release(stage, k_block + Cfg::num_stages);
+          promotion.template promote_slab<0>(acc, s);
+        }
+        read.template advance<Cfg::num_stages>();
+        return;
+      }
+      wait_turn();
       fence_fragments();
       ptx::wgmma_fence();
 #pragma unroll
@@ -216,6 +263,7 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
           promotion.template mma<kBuffer>(acc[s], s, k_step, D::a(a_stage_lo, s, k_step),
                                           D::b(b_stage_lo, k_step));
       ptx::wgmma_commit_group();
+      pass_turn();
       // One temporary: this stage is released below, before the promotion, so its scales are
       // read now.
       if constexpr (!kOverlapPromotion) promotion.template read_stage_scales<kBuffer>(smem, stage);
@@ -286,6 +334,10 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
     else
       Epilogue<Cfg>::store_threads(acc, params, consumer, m_tile, n_tile);
   }
+  // Consumer 1's last turn hand-off is still pending on consumer 0's barrier: take it, so no
+  // named barrier is left half-arrived when the CTA exits.
+  if constexpr (Cfg::ordered_issue)
+    if (consumer == 0 && !first_turn) ptx::named_barrier_sync(kTurnBarrier, G::kConsumerThreads);
   // Bulk stores read shared memory asynchronously; it must stay valid until they finish.
   if constexpr (Cfg::tma_store)
     if (threadIdx.x % 128 == 0) ptx::tma_store_wait_all<0>();

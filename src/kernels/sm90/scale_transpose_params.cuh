@@ -1,0 +1,12 @@
+#pragma once
+// Parameters of the A-scale transposition, shared by the host (src/runtime/launch.cpp, g++)
+// and the device (scale_transpose.cuh, NVRTC): plain C types only.
+
+// src: M x k_blocks row-major (the caller's 1x128 A scales); dst: k_blocks x dst_ld, row kb
+// holding scale(0..M-1, kb) then zeros up to dst_ld.
+struct ScaleTransposeParams {
+  const float* src;
+  float* dst;
+  long long m, k_blocks;
+  long long dst_ld;   // floats per dst row: M rounded up to 4 (16-byte rows)
+};
