@@ -105,13 +105,20 @@ std::vector<int> promotion_buffer_choices(const GemmProblem& problem) {
   return {1, 2};
 }
 
-std::vector<bool> ordered_issue_choices(const GemmProblem& problem, int block_n, int num_consumers,
-                                        int promotion_buffers) {
+std::vector<bool> ordered_issue_choices(const GemmProblem& problem, int block_m, int block_n,
+                                        int num_consumers, int promotion_buffers) {
   // Measured (notes.md section 14): with two temporaries the turns only serialise the
-  // consumers (1047 against 1209 TFLOP/s), so ordered issue goes with one; and tiles whose B
-  // scale split varies per tile (112, 160, 192) lost 12-20% to the per-column selects.
+  // consumers (1047 against 1209 TFLOP/s), so ordered issue goes with one; tiles whose B scale
+  // split varies per tile (112, 160, 192) lost 12-20% to the per-column selects; and with one
+  // m64 slab per consumer it fell behind two temporaries once the A scales were transposed
+  // (128x128: 0.86 against 0.96 of cuBLASLt at 4096x2112x7168). It stays for 256-row tiles,
+  // which only fit with it, and for K of at least 32 k-blocks: with K = 512-2048 they ran 3-4%
+  // behind 128x128 with two temporaries, with K = 4096-16384 2-9% ahead (the model, which
+  // charges neither tile's per-tile costs by K, calls them even).
+  constexpr int64_t kOrderedIssueMinKBlocks = 32;
   if (!is_fp8(problem.a_type) || num_consumers != 2 || promotion_buffers != 1 ||
-      sm90::b_scale_split_varies(block_n))
+      block_m / num_consumers < 128 || sm90::b_scale_split_varies(block_n) ||
+      (problem.k + 127) / 128 < kOrderedIssueMinKBlocks)
     return {false};
   return {false, true};
 }
@@ -169,7 +176,8 @@ Plan plan_gemm(const GemmProblem& problem, const GpuInfo& device) {
       for (int num_consumers : {1, 2})
       for (int split_k : plan::split_k_choices(problem, block_m, block_n, block_k, device))
       for (int promotion_buffers : plan::promotion_buffer_choices(problem))
-      for (bool ordered_issue : plan::ordered_issue_choices(problem, block_n, num_consumers, promotion_buffers)) {
+      for (bool ordered_issue :
+           plan::ordered_issue_choices(problem, block_m, block_n, num_consumers, promotion_buffers)) {
         GemmConfig tile;
         tile.split_k = split_k;
         tile.promotion_buffers = promotion_buffers;

@@ -23,10 +23,11 @@ std::vector<int> split_k_choices(const GemmProblem& problem, int block_m, int bl
 // does not fit), {1} for 16-bit inputs.
 std::vector<int> promotion_buffer_choices(const GemmProblem& problem);
 
-// ordered_issue values to consider: {false, true} for FP8 with two consumers, one promotion
-// temporary and a B scale split that is the same in every tile; {false} otherwise.
-std::vector<bool> ordered_issue_choices(const GemmProblem& problem, int block_n, int num_consumers,
-                                        int promotion_buffers);
+// ordered_issue values to consider: {false, true} for FP8 with two consumers of two m64 slabs
+// each, one promotion temporary and a B scale split that is the same in every tile; {false}
+// otherwise.
+std::vector<bool> ordered_issue_choices(const GemmProblem& problem, int block_m, int block_n,
+                                        int num_consumers, int promotion_buffers);
 
 // The single configuration of the vendor path (instruction = vendor, tile fields zero: the
 // library picks its own).

@@ -63,18 +63,30 @@ int autotune_default() {
 }
 
 // Up to `count` of the plan's candidates, best first, that differ in more than raster order or
-// persistence (those rarely change the time; the tile, consumers, split and cluster do).
+// persistence (those rarely change the time; the tile, consumers, split, cluster and FP8
+// promotion scheme do). A first pass takes at most two per tile shape, so cluster variants of
+// one tile cannot crowd out the next tile: the model's tie between 256x128 and 128x128 FP8
+// tiles went either way on the device (notes.md section 14).
 std::vector<GemmConfig> distinct_candidates(const Plan& plan, int count) {
   std::vector<GemmConfig> picked;
-  for (const Candidate& c : plan.candidates) {
-    if (int(picked.size()) >= count) break;
-    const GemmConfig& x = c.config;
-    const bool seen = std::any_of(picked.begin(), picked.end(), [&](const GemmConfig& y) {
-      return x.block_m == y.block_m && x.block_n == y.block_n &&
-             x.num_consumers == y.num_consumers && x.split_k == y.split_k &&
-             x.cluster_m == y.cluster_m && x.cluster_n == y.cluster_n && x.multicast == y.multicast;
-    });
-    if (!seen) picked.push_back(x);
+  auto same = [](const GemmConfig& x, const GemmConfig& y) {
+    return x.block_m == y.block_m && x.block_n == y.block_n &&
+           x.num_consumers == y.num_consumers && x.split_k == y.split_k &&
+           x.cluster_m == y.cluster_m && x.cluster_n == y.cluster_n &&
+           x.multicast == y.multicast && x.promotion_buffers == y.promotion_buffers &&
+           x.ordered_issue == y.ordered_issue;
+  };
+  for (int per_tile : {2, count}) {
+    for (const Candidate& c : plan.candidates) {
+      if (int(picked.size()) >= count) break;
+      const GemmConfig& x = c.config;
+      const auto same_tile = std::count_if(picked.begin(), picked.end(), [&](const GemmConfig& y) {
+        return x.block_m == y.block_m && x.block_n == y.block_n;
+      });
+      const bool seen = std::any_of(picked.begin(), picked.end(),
+                                    [&](const GemmConfig& y) { return same(x, y); });
+      if (!seen && same_tile < per_tile) picked.push_back(x);
+    }
   }
   return picked;
 }
