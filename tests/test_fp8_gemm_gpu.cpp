@@ -337,11 +337,14 @@ TEST(Fp8GemmGpu, OrderedIssue) {
                              "128x192x128 s4 c2 ws p g8 tma/tma oi",
                              "128x128x128 s5 c2 ws p g8 tma/tma pb2 oi"}) {
     cases.push_back({300, 1000, 1040, blk, bf16, e4, 1.0f, 0.0f, config});
-    cases.push_back({1100, 2112, 2192, blk, bf16, e4, 1.0f, 0.0f, config});   // transposed A scales
+    cases.push_back({1100, 2112, 2192, blk, bf16, e4, 1.0f, 0.0f, config});
     cases.push_back({33, 504, 272, blk, bf16, e4, 1.0f, 0.0f, config});
   }
   cases.push_back({512, 1024, 2048, blk, bf16, e4, 1.0f, 0.0f,
                    "256x128x128 s3 c2 ws p g8 cl2x1/b tma/tma oi"});
+  // A scales transposed inside the call (M >= 1024, a tile's scale rows >= 32 KB), with tails.
+  cases.push_back({1100, 520, 4112, blk, bf16, e4, 1.0f, 0.0f, "256x128x128 s3 c2 ws p g8 tma/tma oi"});
+  cases.push_back({1100, 520, 8208, blk, bf16, e4, 1.0f, 0.0f, "128x128x128 s5 c2 ws p g8 tma/tma pb2"});
   cases.push_back({300, 1000, 1040, pt, bf16, e4, 1.0f, 0.0f, "256x112x128 s3 c2 ws p g8 tma/tma oi"});
   cases.push_back({300, 1000, 1040, blk, bf16, e4, 1.0f, 0.0f, "256x96x128 s3 c2 ws p g8 tma/tma oi"});
   cases.push_back({300, 1000, 1040, blk, DType::fp32, e4, 0.5f, -1.25f,

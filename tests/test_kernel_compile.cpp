@@ -221,16 +221,24 @@ TEST(KernelCompile, ScaleTransposeKernel) {
   EXPECT_FALSE(usage.has_spills()) << k.log;
   EXPECT_EQ(usage.static_smem_bytes, 32 * 33 * 4) << k.log;
 
-  GemmProblem p = fp8_problem(runtime::kTransposedAScalesMinM, 7168, 2200, Scaling::block_1x128_128x128);
-  EXPECT_TRUE(runtime::transposes_a_scales(p));
+  // 128-row tiles: K = 8192 (64 k-blocks, 32 KB of scale rows) transposes, 8064 does not;
+  // 256-row tiles already from 32 k-blocks. Small M, per-tensor scales: never.
+  const GemmConfig tile128 = GemmConfig::parse("128x128x128 s5 c2 ws p g8 tma/tma pb2");
+  const GemmConfig tile256 = GemmConfig::parse("256x128x128 s3 c2 ws p g8 tma/tma oi");
+  GemmProblem p = fp8_problem(runtime::kTransposedAScalesMinM, 7168, 8192, Scaling::block_1x128_128x128);
+  EXPECT_TRUE(runtime::transposes_a_scales(p, tile128));
   const runtime::AScaleStrides natural = runtime::natural_a_scale_strides(p);
-  EXPECT_EQ(natural.row, 18);   // ceil(2200 / 128)
+  EXPECT_EQ(natural.row, 64);
   EXPECT_EQ(natural.k_block, 1);
+  p.k = 8064;
+  EXPECT_FALSE(runtime::transposes_a_scales(p, tile128));
+  EXPECT_TRUE(runtime::transposes_a_scales(p, tile256));
+  p.k = 8192;
   p.m = runtime::kTransposedAScalesMinM - 1;
-  EXPECT_FALSE(runtime::transposes_a_scales(p));
+  EXPECT_FALSE(runtime::transposes_a_scales(p, tile128));
   p.m = 4096;
   p.scaling = Scaling::per_tensor;
-  EXPECT_FALSE(runtime::transposes_a_scales(p));
+  EXPECT_FALSE(runtime::transposes_a_scales(p, tile128));
 }
 
 // Tiles that straddle B scale blocks (96, 48: split known at tile start), tiny N, clusters with

@@ -146,11 +146,11 @@ LaunchShape launch_gemm(const GemmProblem& p, const GemmConfig& c, const GemmOpe
                "cudaMallocAsync(split-K workspace)");
   const GemmTensorMaps maps = make_gemm_tensor_maps(p, c, o, workspace);
   const bool split = c.split_k > 1;
-  // Block scales for large M: A's scales re-laid k-block-major first (scale_layout.hpp).
+  // Block scales, large M and long K: A's scales re-laid k-block-major first (scale_layout.hpp).
   AScaleStrides a_strides = natural_a_scale_strides(p);
   const float* scale_a = o.scale_a;
   float* transposed_scale_a = nullptr;
-  if (transposes_a_scales(p))
+  if (transposes_a_scales(p, c))
     scale_a = transposed_scale_a = transpose_a_scales(p, o.scale_a, stream, a_strides);
   DeviceGemmParams params{static_cast<int>(p.m), split ? 1.0f : o.alpha, split ? 0.0f : o.beta,
                           o.a, o.b, o.c, o.d, p.lda_or_packed(), p.ldb_or_packed(),

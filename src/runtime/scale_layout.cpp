@@ -14,8 +14,9 @@ int64_t a_scale_k_blocks(const GemmProblem& p) { return (p.k + 127) / 128; }
 
 }  // namespace
 
-bool transposes_a_scales(const GemmProblem& p) {
-  return p.scaling == Scaling::block_1x128_128x128 && p.m >= kTransposedAScalesMinM;
+bool transposes_a_scales(const GemmProblem& p, const GemmConfig& c) {
+  return p.scaling == Scaling::block_1x128_128x128 && p.m >= kTransposedAScalesMinM &&
+         int64_t(c.block_m) * a_scale_k_blocks(p) * int64_t(sizeof(float)) >= kL1ScaleRowsBytes;
 }
 
 AScaleStrides natural_a_scale_strides(const GemmProblem& p) {

@@ -4,16 +4,22 @@
 // k-block-major inside the call, so each k-block's BLOCK_M scales are one contiguous run.
 #include <cuda_runtime_api.h>
 
+#include "autogemm/config.hpp"
 #include "autogemm/problem.hpp"
 
 namespace autogemm::runtime {
 
-// M from which the launcher transposes: below it the GEMM is a few tile rows, the gather of
-// BLOCK_M words per k-block is cheap, and the extra launch (~2-3 us) would be a visible share of
-// a 10-50 us call (notes.md section 14).
+// When the launcher transposes: M of at least kTransposedAScalesMinM (below it the GEMM is a
+// few tile rows and the extra launch, ~3-4 us with its allocation, is a visible share of the
+// call), and a tile's A-scale rows (block_m x ceil(K/128) x 4 B) at least kL1ScaleRowsBytes,
+// the L1 left beside the stages (256 KB minus a ~220 KB shared-memory carve-out). Below that
+// the gather's sectors stay in L1 after their first k-block and the transposition only cost:
+// 4096x2112x7168 (128-row tiles, 28 KB of scale rows) went 0.958 -> 0.926 of cuBLASLt with it,
+// 4096x7168x16384 (256 rows, 128 KB) 0.90 -> 1.01 (notes.md section 14).
 inline constexpr int64_t kTransposedAScalesMinM = 1024;
+inline constexpr int64_t kL1ScaleRowsBytes = 32 * 1024;
 
-bool transposes_a_scales(const GemmProblem& p);
+bool transposes_a_scales(const GemmProblem& p, const GemmConfig& c);
 
 // Strides of scale_a(row, k_block) in floats, as the kernel's GemmParams takes them.
 struct AScaleStrides {
