@@ -9,8 +9,16 @@ mkdir -p "$OUT"
 if [[ -d .gpu-deps ]]; then eval "$(bash .gpu-deps/gpu-deps unpack)"; fi
 export AUTOGEMM_CACHE_DIR="${AUTOGEMM_CACHE_DIR:-/tmp/autogemm-cache}"
 build=build-gpu
+# A warm machine keeps build-gpu between calls, but the synced sources can carry older mtimes
+# than its objects, so ninja would keep a stale build (notes.md section 14). Rebuild whenever
+# the sources' content changed since the last build.
+stamp=$(find CMakeLists.txt cmake include src tests bench -type f -print0 | sort -z | xargs -0 cat | sha1sum | cut -c1-40)
+if [[ -f $build/.source-stamp && "$(cat $build/.source-stamp)" != "$stamp" ]]; then
+  find CMakeLists.txt cmake include src tests bench -type f -exec touch {} +
+fi
 { cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release && cmake --build $build -j "$(nproc)"; } \
   > "$OUT/build.log" 2>&1 || { tail -60 "$OUT/build.log"; exit 1; }
+echo "$stamp" > $build/.source-stamp
 bin=$build/src/cli/autogemm
 steps=("$@")
 ((${#steps[@]})) || steps=(profile tests warmup ladder bench)
