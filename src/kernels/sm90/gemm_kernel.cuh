@@ -150,8 +150,10 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
     // its wgmmas are done (hopper-facts.md 2.4). A single stage (or the threads path, which
     // refills the stage in place) must wait for everything before the refill.
     // FP8 promotes each k-block's sums after its wgmmas. With one temporary it waits for all of
-    // them (DeepGEMM; the second consumer warpgroup keeps the tensor cores busy meanwhile);
-    // with two it promotes k-block i - 1 while k-block i's wgmmas run. ptxas only proves a
+    // them; the second consumer can keep the tensor cores busy meanwhile only if the two take
+    // turns (ordered issue, below): left alone they issue together, finish together and
+    // promote together (970 against 1205 TFLOP/s with turns, notes.md section 14). With two
+    // temporaries it promotes k-block i - 1 while k-block i's wgmmas run. ptxas only proves a
     // wait_group 1 retired a group issued in the same loop iteration (otherwise it serialises
     // every wgmma, C7514), so the k-loop runs in chunks of up to kChunk k-blocks that end with
     // wait_group 0 and the last promotion: one promotion in kChunk is not overlapped. (Starting
