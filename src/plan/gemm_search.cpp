@@ -118,7 +118,7 @@ std::vector<bool> ordered_issue_choices(const GemmProblem& problem, int block_m,
   constexpr int64_t kOrderedIssueMinKBlocks = 32;
   if (!is_fp8(problem.a_type) || num_consumers != 2 || promotion_buffers != 1 ||
       block_m / num_consumers < 128 || sm90::b_scale_split_varies(block_n) ||
-      (problem.k + 127) / 128 < kOrderedIssueMinKBlocks)
+      (problem.k + sm90::kScaleBlock - 1) / sm90::kScaleBlock < kOrderedIssueMinKBlocks)
     return {false};
   return {false, true};
 }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/sm90/fp8_scales.cuh"
 #include "kernels/sm90/scale_transpose_params.cuh"
 #include "runtime/cuda_check.hpp"
 #include "runtime/simple_launch.hpp"
@@ -10,7 +11,9 @@ namespace autogemm::runtime {
 
 namespace {
 
-int64_t a_scale_k_blocks(const GemmProblem& p) { return (p.k + 127) / 128; }
+int64_t a_scale_k_blocks(const GemmProblem& p) {
+  return (p.k + sm90::kScaleBlock - 1) / sm90::kScaleBlock;
+}
 
 }  // namespace
 
