@@ -2,7 +2,10 @@
 // Helpers for tests that need a GPU. Without one they skip with the reason, which CTest shows.
 #include <gtest/gtest.h>
 
+#include "autogemm/config.hpp"
 #include "autogemm/device.hpp"
+#include "autogemm/problem.hpp"
+#include "plan/tail_split.hpp"
 
 namespace autogemm::testing {
 
@@ -19,6 +22,21 @@ inline const GpuInfo* sm90_gpu(std::string* reason) {
     return nullptr;
   }
   return &g;
+}
+
+// The K ranges per tail tile that `config` gets for `p` on the test GPU (plan/tail_split.hpp,
+// as the launcher decides it with a cluster slot per cluster_size SMs), so a tail-split test
+// can check its shape really splits a last wave there.
+inline int tail_splits_on_gpu(const GemmProblem& p, const GemmConfig& c) {
+  std::string reason;
+  const GpuInfo* gpu = sm90_gpu(&reason);
+  if (gpu == nullptr) return 1;
+  const int cluster = c.cluster_m * c.cluster_n;
+  const int64_t cluster_tiles = ((p.m + c.block_m - 1) / c.block_m + c.cluster_m - 1) / c.cluster_m *
+                                (((p.n + c.block_n - 1) / c.block_n + c.cluster_n - 1) / c.cluster_n);
+  return plan::plan_tail_split(cluster_tiles, gpu->sm_count / cluster, c.tail_split,
+                               (p.k + c.block_k - 1) / c.block_k)
+      .splits;
 }
 
 }  // namespace autogemm::testing

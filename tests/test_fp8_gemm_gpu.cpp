@@ -354,6 +354,29 @@ TEST(Fp8GemmGpu, OrderedIssue) {
   run_cases(cases, 7000);
 }
 
+// Tail split (ts): the last, partial wave's tiles as K ranges summed by the second kernel, with
+// two temporaries, with ordered issue on 256-row tiles (and A scales transposed: M >= 1024),
+// fp32 output with alpha and beta, per-tensor scaling, K not a multiple of 128. Each shape
+// must split a last wave on this GPU.
+TEST(Fp8GemmGpu, TailSplit) {
+  AUTOGEMM_REQUIRE_GPU();
+  const Scaling blk = Scaling::block_1x128_128x128, pt = Scaling::per_tensor;
+  const DType bf16 = DType::bf16, e4 = DType::e4m3;
+  const std::vector<Fp8Case> cases = {
+      {2200, 2112, 7000, blk, bf16, e4, 1.0f, 0.0f, "128x128x128 s5 c2 ws p g8 cl2x1/b tma/tma ts8 pb2"},
+      {2200, 2112, 7000, blk, bf16, e4, 1.0f, 0.0f, "256x128x128 s3 c2 ws p g8 cl2x1/b tma/tma ts8 oi"},
+      {1000, 1000, 1040, blk, DType::fp32, e4, 0.5f, -1.25f, "128x128x128 s4 c2 ws p g8 tma/tma ts8"},
+      {1000, 1000, 2048, pt, bf16, e4, 1.0f, 0.0f, "128x128x128 s5 c2 ws p g8 tma/tma ts8 pb2"}};
+  for (const Fp8Case& c : cases) {
+    GemmProblem p;
+    p.m = c.m;
+    p.n = c.n;
+    p.k = c.k;
+    ASSERT_GT(autogemm::testing::tail_splits_on_gpu(p, GemmConfig::parse(c.config)), 1) << c.config;
+  }
+  run_cases(cases, 7500);
+}
+
 // fp32 and fp16 outputs, alpha and beta with C, and B in e5m2.
 TEST(Fp8GemmGpu, OutputTypesAlphaBetaAndE5m2) {
   AUTOGEMM_REQUIRE_GPU();

@@ -152,6 +152,34 @@ TEST(GemmGpu, SplitKIsCorrect) {
   }
 }
 
+// Tail split (ts): the last, partial wave's tiles computed as K ranges into fp32 partial tiles,
+// summed by the second kernel. Tails in M, N and K, alpha and beta with C, fp32 output, a
+// cluster, N = 1100 bf16 (rows end mid 16-byte chunk: whole tiles take the plain-store
+// epilogue), and fewer tiles than SMs (every tile split). Each shape must split on this GPU.
+TEST(GemmGpu, TailSplitIsCorrect) {
+  AUTOGEMM_REQUIRE_GPU();
+  struct Case {
+    int64_t m, n, k;
+    const char* config;
+    float alpha, beta;
+    DType out;
+  };
+  const Case cases[] = {
+      {2000, 1100, 1000, "128x128x64 s4 c2 ws p g8 tma/tma ts8", 1.0f, 0.0f, DType::bf16},
+      {2000, 1100, 1000, "128x128x64 s4 c2 ws p g8 cl2x1/b tma/tma ts8", 0.5f, 2.0f, DType::bf16},
+      {2500, 1100, 2000, "128x128x64 s4 c2 ws p g8 tma/tma ts16", 1.0f, -1.0f, DType::fp32},
+      {200, 520, 4096, "64x128x64 s6 c1 ws p g8 tma/tma ts8", 1.0f, 0.0f, DType::bf16},
+  };
+  for (const Case& c : cases) {
+    const GemmProblem p = problem(c.m, c.n, c.k, DType::bf16, Layout::nt, c.out);
+    const GemmConfig config = GemmConfig::parse(c.config);
+    ASSERT_GT(autogemm::testing::tail_splits_on_gpu(p, config), 1) << c.config;
+    auto check = run_and_check(p, c.alpha, c.beta, 35, config);
+    EXPECT_FALSE(check.used_vendor);
+    AUTOGEMM_EXPECT_GEMM_OK(check, c.config << " on " << c.m << "x" << c.n << "x" << c.k);
+  }
+}
+
 TEST(GemmGpu, RaggedNStaysInsideD) {
   AUTOGEMM_REQUIRE_GPU();
   // N * 2 bytes not a multiple of 16: TMA stores would write up to the next 16-byte boundary

@@ -87,6 +87,26 @@ TEST(KernelCompile, SplitKConfigurations) {
   }
 }
 
+// Tail split (ts): the whole-tile and the split-range paths in one kernel, 16-bit and FP8 (two
+// temporaries, and ordered issue with 256-row tiles), plus the second kernel that sums them.
+TEST(KernelCompile, TailSplitConfigurations) {
+  for (const char* config : {"128x128x64 s4 c2 ws p g8 cl2x1/b tma/tma ts8",
+                             "64x128x64 s6 c1 ws p g8 tma/tma ts6"}) {
+    SCOPED_TRACE(config);
+    const jit::CompiledKernel k =
+        expect_compiles_clean(bf16_problem(2000, 1100, 1000), GemmConfig::parse(config), true);
+    EXPECT_NE(k.ptx.find("st.global.v2.f32"), std::string::npos);   // the partial tiles
+  }
+  jit::KernelSource src;
+  src.name = "autogemm_tail_split_reduce_test";
+  src.source = "#include \"sm90/tail_split_reduce.cuh\"\n";
+  src.kernel_name = "autogemm_tail_split_reduce";
+  src.arch = "sm_90a";
+  const jit::CompiledKernel k = jit::compile_to_cubin(src);
+  EXPECT_FALSE(k.cubin.empty());
+  EXPECT_FALSE(jit::parse_ptxas_usage(k.log).has_spills()) << k.log;
+}
+
 // --- FP8 (block-scaled and per-tensor): the same kernel with promotion (fp8_promotion.cuh) ---
 
 namespace {
@@ -244,7 +264,7 @@ TEST(KernelCompile, ScaleTransposeKernel) {
 // Tiles that straddle B scale blocks (96, 48: split known at tile start), tiny N, clusters with
 // multicast, a non-persistent grid, fp32/fp16 output, e5m2 x e4m3, split-K, K not a multiple
 // of 128, and the non-specialised kernel (per-tensor only: block scales need the producer
-// warpgroup's scale warp).
+// warpgroup's scale warp), and tail splits.
 TEST(KernelCompile, Fp8Variants) {
   struct Case {
     const char* config;
@@ -263,6 +283,9 @@ TEST(KernelCompile, Fp8Variants) {
            Case{"128x144x128 s4 c2 ws g8 tma/tma", 4096, 2112, 7168, blk, e5, e4, DType::fp32},
            Case{"128x112x128 s5 c2 ws p g8 tma/tma", 1000, 1000, 1008, pt, e4, e5, DType::fp16},
            Case{"64x64x128 s8 c1 ws p g8 tma/tma sk4", 64, 2112, 7168, blk, e4, e4, DType::bf16},
+           Case{"128x128x128 s5 c2 ws p g8 cl2x1/b tma/tma ts8 pb2", 4096, 2112, 7168, blk, e4, e4, DType::bf16},
+           Case{"256x128x128 s3 c2 ws p g8 cl2x1/b tma/tma ts14 oi", 4096, 2112, 7168, blk, e4, e4, DType::bf16},
+           Case{"128x128x128 s4 c2 ws p g8 tma/tma ts2", 1000, 1000, 1040, pt, e4, e4, DType::fp32},
            Case{"128x64x128 s4 c2 p g8 tma/tma", 512, 512, 512, pt, e4, e4, DType::bf16}}) {
     SCOPED_TRACE(c.config);
     GemmProblem p = fp8_problem(c.m, c.n, c.k, c.scaling);

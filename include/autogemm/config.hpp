@@ -38,6 +38,9 @@ struct GemmConfig {
   int max_ctas = 0;                // cap on resident CTAs (ladder's single-CTA steps); 0 = none
   int split_k = 1;                 // K ranges computed by separate CTAs into an fp32 workspace,
                                    // summed by a second kernel (more CTAs for few output tiles)
+  int tail_split = 1;              // at most this many K ranges for each tile of the last,
+                                   // partial wave (its few tiles would otherwise leave most SMs
+                                   // idle): fp32 partial tiles, summed by a second kernel
   int promotion_buffers = 1;       // FP8: fp32 temporaries the wgmmas write before promotion;
                                    // 2 overlaps k-block i's promotion with k-block i+1's wgmmas
                                    // (a third register fragment). 16-bit inputs: always 1.
@@ -48,7 +51,7 @@ struct GemmConfig {
   int smem_bytes = 0;              // dynamic shared memory the kernel needs (derived)
   Instruction instruction = Instruction::wgmma;
 
-  // Short human-readable id: "128x256x64 s4 c2 ws p g8 cl2x1/b tma/tma" (+ " sk4", " pb2", " oi").
+  // Short human-readable id: "128x256x64 s4 c2 ws p g8 cl2x1/b tma/tma" (+ " sk4", " ts8", " pb2", " oi").
   std::string describe() const;
   // The inverse of describe() (fields it omits keep their defaults: not warp-specialised, not
   // persistent, raster group 1, no cluster). Throws InvalidArgument naming the bad token.
@@ -62,6 +65,8 @@ struct Prediction {
   int64_t waves = 0;                   // ceil(num_tiles / resident CTAs)
   double last_wave_utilization = 0;    // busy share of the SMs in the last wave (0..1]
   int busy_sms = 0;                    // SMs with work in the last wave
+  int64_t tail_tiles = 0;              // tail split: CTA tiles of the last wave split along K
+  int tail_splits = 1;                 // tail split: K ranges per such tile (1: none)
   double compute_us = 0;               // matrix-unit time
   double memory_us = 0;                // DRAM time of the bytes this tiling moves
   double l2_us = 0;                    // L2 -> SM time of the bytes this tiling moves

@@ -118,6 +118,8 @@ nlohmann::json prediction_json(const Prediction& p) {
           {"waves", p.waves},
           {"last_wave_utilization", p.last_wave_utilization},
           {"busy_sms", p.busy_sms},
+          {"tail_tiles", p.tail_tiles},
+          {"tail_splits", p.tail_splits},
           {"compute_us", p.compute_us},
           {"memory_us", p.memory_us},
           {"l2_us", p.l2_us},

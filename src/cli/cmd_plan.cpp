@@ -44,9 +44,12 @@ void print_device(const GpuInfo& d) {
 void print_prediction(const Prediction& p, bool vendor, int sm_count) {
   fmt::print("predicted  {:.1f} us = {:.4g} TFLOP/s\n", p.time_us, p.tflops);
   if (!vendor)
-    fmt::print("           {} tiles in {} wave{}; the last wave keeps {} of {} SMs busy ({:.0f}%)\n",
+    fmt::print("           {} tiles in {} wave{}; the last wave keeps {} of {} SMs busy ({:.0f}%){}\n",
                p.num_tiles, p.waves, p.waves == 1 ? "" : "s", p.busy_sms, sm_count,
-               100 * p.last_wave_utilization);
+               100 * p.last_wave_utilization,
+               p.tail_splits > 1 ? fmt::format(": its {} tiles split into {} K ranges each",
+                                               p.tail_tiles, p.tail_splits)
+                                 : std::string());
   const std::string l2 =
       vendor ? "" : fmt::format("L2 {:.1f} us ({}), ", p.l2_us, megabytes(p.l2_bytes));
   fmt::print("           {}compute {:.1f} us (matrix units at {:.0f}%), DRAM {:.1f} us ({}), "

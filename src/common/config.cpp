@@ -45,6 +45,7 @@ std::string GemmConfig::describe() const {
   s += fmt::format(" {}/{}", to_string(load_path), to_string(store_path));
   if (max_ctas > 0) s += fmt::format(" ctas{}", max_ctas);
   if (split_k > 1) s += fmt::format(" sk{}", split_k);
+  if (tail_split > 1) s += fmt::format(" ts{}", tail_split);
   if (promotion_buffers > 1) s += fmt::format(" pb{}", promotion_buffers);
   if (ordered_issue) s += " oi";
   return s;
@@ -90,6 +91,8 @@ GemmConfig GemmConfig::parse(std::string_view text) {
       c.promotion_buffers = number(std::string_view(token).substr(2));
     } else if (token.starts_with("sk")) {
       c.split_k = number(std::string_view(token).substr(2));
+    } else if (token.starts_with("ts")) {
+      c.tail_split = number(std::string_view(token).substr(2));
     } else if (token.starts_with("ctas")) {
       c.max_ctas = number(std::string_view(token).substr(4));
     } else if (token.starts_with("cl")) {

@@ -21,6 +21,7 @@
 
 #include "autogemm/errors.hpp"
 #include "autogemm/plan.hpp"
+#include "plan/tail_split.hpp"
 
 namespace autogemm {
 
@@ -241,7 +242,19 @@ Prediction predict(const GemmProblem& problem, const GemmConfig& config, const G
   resident = std::max(resident, cluster_size);
   p.num_tiles = tiles_m * tiles_n * split_k;
   p.waves = ceil_div(p.num_tiles, resident);
-  const int64_t last_wave_tiles = p.num_tiles - (p.waves - 1) * resident;
+  int64_t last_wave_tiles = p.num_tiles - (p.waves - 1) * resident;
+  // Tail split (plan/tail_split.hpp): the last wave's tiles run as `splits` shorter K ranges
+  // each, on more SMs; the launcher makes the same decision from the same function.
+  const int64_t k_blocks = ceil_div(problem.k, config.block_k);
+  const plan::TailSplit tail = plan::plan_tail_split(
+      ceil_div(tiles_m, config.cluster_m) * ceil_div(tiles_n, config.cluster_n) * split_k,
+      resident / cluster_size, config.tail_split, k_blocks);
+  const int64_t tail_ctas = tail.tail_tiles * tail.splits * cluster_size;
+  if (tail.splits > 1) {
+    last_wave_tiles = tail_ctas;
+    p.tail_tiles = tail.tail_tiles * cluster_size;
+    p.tail_splits = tail.splits;
+  }
   p.busy_sms = int(std::min<int64_t>(last_wave_tiles, device.sm_count));
   p.last_wave_utilization = double(p.busy_sms) / device.sm_count;
 
@@ -299,14 +312,20 @@ Prediction predict(const GemmProblem& problem, const GemmConfig& config, const G
   // With a producer warpgroup or a multi-stage ring, loads overlap the math; a synchronous
   // single-stage kernel pays them one after the other.
   const bool overlapped = config.warp_specialized || config.num_stages >= 2;
-  auto wave_us = [&](int64_t tiles) {
+  // A wave of `tiles` tiles, or of ranges that each hold `k_share` of a tile's work (tail
+  // split: (range + 1) / (k_steps + 1), each range draining the pipeline once like a tile).
+  auto wave_us = [&](int64_t tiles, double k_share = 1.0) {
     const double latency_us = double(k_steps) * kKBlockLatencyUs;
     const double on_sm =
         overlapped ? std::max(overlap(compute_tile_us, l2_tile_us, smem_tile_us), latency_us)
                    : compute_tile_us + l2_tile_us;
-    return std::max(on_sm, p.memory_us * double(tiles) / double(p.num_tiles));
+    return k_share * std::max(on_sm, p.memory_us * double(tiles) / double(p.num_tiles));
   };
-  const double waves_us = double(p.waves - 1) * wave_us(resident) + wave_us(last_wave_tiles);
+  const double tail_k_share =
+      double(ceil_div(k_blocks, tail.splits) + 1) / double(k_steps + 1);
+  const double waves_us =
+      double(p.waves - 1) * wave_us(resident) +
+      (tail.splits > 1 ? wave_us(tail_ctas, tail_k_share) : wave_us(last_wave_tiles));
   p.compute_us = double(p.waves) * compute_tile_us;
   p.l2_us = double(p.waves) * l2_tile_us;
 
@@ -323,6 +342,13 @@ Prediction predict(const GemmProblem& problem, const GemmConfig& config, const G
                double(p.waves) * epilogue_us;
   // The finalize kernel: a second launch back to back (~2 us) plus reading the planes.
   if (split_k > 1) p.fixed_us += 2.0 + workspace_bytes / 2 / rate;
+  // Tail split: the ranges store fp32 tiles (4 bytes, not out_bytes, per element, once per
+  // range on its SM) and a second kernel reads them back from L2 (~twice DRAM's rate, an
+  // assumption) after a back-to-back launch (~2 us, as split-K's).
+  if (tail.splits > 1) {
+    const double partial_bytes = double(tail_ctas) * config.block_m * config.block_n * 4.0;
+    p.fixed_us += epilogue_us * (4.0 / out_bytes - 1.0) + 2.0 + partial_bytes / (2.0 * rate);
+  }
 
   p.time_us = waves_us + p.fixed_us;
   p.tflops = problem.flops() / p.time_us / 1e6;

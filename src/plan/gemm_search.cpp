@@ -24,6 +24,7 @@
 #include "kernels/sm90/fp8_scales.cuh"
 #include "plan/gemm_legality.hpp"
 #include "plan/gemm_search.hpp"
+#include "plan/tail_split.hpp"
 
 namespace autogemm {
 
@@ -95,6 +96,21 @@ std::vector<int> split_k_choices(const GemmProblem& problem, int block_m, int bl
     if (tiles * 2 <= device.sm_count && tiles * split <= 2 * int64_t(device.sm_count) &&
         k_blocks >= 4 * split)
       choices.push_back(split);
+  return choices;
+}
+
+std::vector<int> tail_split_choices(const GemmProblem& problem, const GemmConfig& config,
+                                    const GpuInfo& device) {
+  std::vector<int> choices{1};
+  if (!config.persistent || config.split_k > 1) return choices;
+  const int cluster_size = config.cluster_m * config.cluster_n;
+  auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+  const int64_t cluster_tiles =
+      ceil_div(ceil_div(problem.m, config.block_m), config.cluster_m) *
+      ceil_div(ceil_div(problem.n, config.block_n), config.cluster_n);
+  const TailSplit tail = plan_tail_split(cluster_tiles, device.sm_count / cluster_size,
+                                         kMaxTailSplit, ceil_div(problem.k, config.block_k));
+  if (tail.splits > 1) choices.push_back(tail.splits);
   return choices;
 }
 
@@ -210,9 +226,11 @@ Plan plan_gemm(const GemmProblem& problem, const GpuInfo& device) {
             continue;
           }
           for (bool persistent : {true, false}) {
+            clustered.persistent = persistent;
+            for (int tail_split : plan::tail_split_choices(problem, clustered, device))
             for (const auto& raster : plan::kRasterChoices) {
               GemmConfig config = clustered;
-              config.persistent = persistent;
+              config.tail_split = tail_split;
               config.raster_group = raster.group;
               config.raster_order = raster.order;
               plan.candidates.push_back({config, predict(problem, config, device)});

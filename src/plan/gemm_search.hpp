@@ -29,6 +29,13 @@ std::vector<int> promotion_buffer_choices(const GemmProblem& problem);
 std::vector<bool> ordered_issue_choices(const GemmProblem& problem, int block_m, int block_n,
                                         int num_consumers, int promotion_buffers);
 
+// tail_split values to consider for a configuration (its tile, cluster and split-K set):
+// {1}, plus the split plan_tail_split gives the last wave (at most kMaxTailSplit) where the
+// tiles leave a partial last wave on a persistent grid.
+inline constexpr int kMaxTailSplit = 16;
+std::vector<int> tail_split_choices(const GemmProblem& problem, const GemmConfig& config,
+                                    const GpuInfo& device);
+
 // The single configuration of the vendor path (instruction = vendor, tile fields zero: the
 // library picks its own).
 GemmConfig vendor_config();

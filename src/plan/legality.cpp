@@ -9,6 +9,7 @@
 #include "kernels/sm90/fp8_scales.cuh"
 #include "kernels/sm90/gemm_layout.cuh"
 #include "plan/gemm_legality.hpp"
+#include "plan/tail_split.hpp"
 #include "plan/tma_rules.hpp"
 #include "plan/wgmma_rules.hpp"
 
@@ -346,6 +347,7 @@ std::string schedule_violation(const GemmProblem& problem, const GemmConfig& con
   if (config.cluster_m < 1 || config.cluster_n < 1)
     return fmt::format("cluster {}x{}: cluster dimensions must be >= 1", config.cluster_m,
                        config.cluster_n);
+  if (auto why = tail_split_violation(config); !why.empty()) return why;
   const int cluster_size = config.cluster_m * config.cluster_n;
   // One multicast partner is all the kernel uses (DeepGEMM enumerates 1 and 2 as well); larger
   // clusters tie more SMs to one GPC for little extra L2 saving.

@@ -72,6 +72,7 @@ std::vector<GemmConfig> distinct_candidates(const Plan& plan, int count) {
   auto same = [](const GemmConfig& x, const GemmConfig& y) {
     return x.block_m == y.block_m && x.block_n == y.block_n &&
            x.num_consumers == y.num_consumers && x.split_k == y.split_k &&
+           x.tail_split == y.tail_split &&
            x.cluster_m == y.cluster_m && x.cluster_n == y.cluster_n &&
            x.multicast == y.multicast && x.promotion_buffers == y.promotion_buffers &&
            x.ordered_issue == y.ordered_issue;

@@ -13,12 +13,14 @@
 #include "jit/jit.hpp"
 #include "jit/log.hpp"
 #include "kernels/sm90/gemm_layout.cuh"
+#include "plan/tail_split.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/driver.hpp"
 #include "runtime/kernel_source.hpp"
 #include "runtime/module.hpp"
 #include "runtime/scale_layout.hpp"
 #include "runtime/split_k.hpp"
+#include "runtime/tail_split.hpp"
 #include "runtime/tensor_maps.hpp"
 
 namespace autogemm::runtime {
@@ -37,6 +39,9 @@ struct DeviceGemmParams {
   const float* scale_a;   // FP8 only; last, like the kernel's
   const float* scale_b;
   long long scale_a_row_stride, scale_a_k_stride;
+  float* tail_workspace;
+  int* tail_coords;
+  int tail_tiles, tail_splits;
 };
 
 struct PreparedKernel {
@@ -83,8 +88,8 @@ const PreparedKernel& prepare(const GemmProblem& p, const GemmConfig& c) {
   cuda_check(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device),
              "cudaDeviceGetAttribute(MultiProcessorCount)");
   entry->max_resident_ctas = sm_count;   // one CTA per SM: these configurations use ~all smem
-  if (c.split_k > 1 || p.scaling == Scaling::block_1x128_128x128) {
-    // Split-K workspaces and transposed A scales (scale_layout.hpp) come from the device's
+  if (c.split_k > 1 || c.tail_split > 1 || p.scaling == Scaling::block_1x128_128x128) {
+    // Split-K and tail-split workspaces and transposed A scales (scale_layout.hpp) come from the device's
     // stream-ordered pool; by default the pool gives its memory back at every synchronisation,
     // making the next cudaMallocAsync a real allocation. Keep it (what frameworks' caching
     // allocators do).
@@ -156,17 +161,29 @@ LaunchShape launch_gemm(const GemmProblem& p, const GemmConfig& c, const GemmOpe
   DeviceGemmParams params{static_cast<int>(p.m), split ? 1.0f : o.alpha, split ? 0.0f : o.beta,
                           o.a, o.b, o.c, o.d, p.lda_or_packed(), p.ldb_or_packed(),
                           p.ldc_or_packed(), p.ldd_or_packed(), scale_a, o.scale_b,
-                          a_strides.row, a_strides.k_block};
+                          a_strides.row, a_strides.k_block, nullptr, nullptr, 0, 1};
 
   const int64_t m_tiles = (p.m + c.block_m - 1) / c.block_m;
   const int64_t n_tiles = (p.n + c.block_n - 1) / c.block_n;
   const int64_t cluster_tiles =
       ((m_tiles + c.cluster_m - 1) / c.cluster_m) * ((n_tiles + c.cluster_n - 1) / c.cluster_n) *
       c.split_k;
-  int64_t grid = cluster_tiles * k.cluster_size;
-  if (c.persistent) grid = std::min<int64_t>(grid, k.max_resident_ctas);
-  if (c.max_ctas > 0) grid = std::min<int64_t>(grid, c.max_ctas);
-  grid = std::max<int64_t>(k.cluster_size, grid / k.cluster_size * k.cluster_size);
+  // Clusters that run at once: the persistent grid, and the tail split's wave.
+  int64_t slots = c.persistent ? k.max_resident_ctas : cluster_tiles * k.cluster_size;
+  if (c.max_ctas > 0) slots = std::min<int64_t>(slots, c.max_ctas);
+  slots = std::max<int64_t>(1, slots / k.cluster_size);
+  const plan::TailSplit tail = plan::plan_tail_split(
+      cluster_tiles, slots, c.tail_split, (p.k + c.block_k - 1) / c.block_k);
+  const int64_t grid = std::min(tail.work_items(), slots) * k.cluster_size;
+  TailWorkspace tail_workspace;
+  if (tail.splits > 1) {
+    tail_workspace = allocate_tail_workspace(c, tail.tail_tiles * k.cluster_size, tail.splits,
+                                             stream);
+    params.tail_workspace = tail_workspace.partials;
+    params.tail_coords = tail_workspace.coords;
+    params.tail_tiles = static_cast<int>(tail.tail_tiles);
+    params.tail_splits = tail.splits;
+  }
 
   CUlaunchAttribute attr{};
   attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
@@ -187,6 +204,7 @@ LaunchShape launch_gemm(const GemmProblem& p, const GemmConfig& c, const GemmOpe
                 "cuLaunchKernelEx(gemm)");
   if (transposed_scale_a != nullptr)
     cuda_check(cudaFreeAsync(transposed_scale_a, stream), "cudaFreeAsync(transposed A scales)");
+  if (tail.splits > 1) finish_tail_split(p, o, c, tail_workspace, stream);
   if (split) {
     split_k_reduce(p, o, workspace, c.split_k, stream);
     cuda_check(cudaFreeAsync(workspace, stream), "cudaFreeAsync(split-K workspace)");

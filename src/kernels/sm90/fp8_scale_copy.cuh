@@ -29,19 +29,19 @@ __device__ void produce_scales(const SharedStorage<Cfg>& smem, const GemmParams&
   const int lane = threadIdx.x % 32;
 
   PipelineState write;
-  TileScheduler<Cfg> scheduler(params.m, cta_rank);
+  TileScheduler<Cfg> scheduler(params, cta_rank);
   int m_tile, n_tile;
   while (scheduler.next_tile(m_tile, n_tile)) {
     const int k_begin = scheduler.k_begin(), k_end = scheduler.k_end();
-    // Lane l copies rows l, l + 32, ... of the tile; rows past M (and a cluster partner's tile
-    // past the edge) get zeros, which promote the zero-filled A rows to zero.
+    // Lane l copies rows l, l + 32, ... of the tile. Rows past M (and a cluster partner's tile
+    // past the edge) copy row M - 1's scales: TMA zero-fills their A rows, so their sums are 0
+    // whatever the scale, and no store reaches D for them. (No per-row valid flags: this warp
+    // runs with 40 registers, and eight flags beside eight row pointers made ptxas spill.)
     const float* a_rows[kRowsPerLane];
-    bool a_valid[kRowsPerLane];
 #pragma unroll
     for (int i = 0; i < kRowsPerLane; ++i) {
       const int row = m_tile * Cfg::block_m + lane + i * static_cast<int>(G::kScaleCopyThreads);
-      a_valid[i] = row < params.m;
-      a_rows[i] = params.scale_a + (a_valid[i] ? row : 0) * params.scale_a_row_stride;
+      a_rows[i] = params.scale_a + min(row, params.m - 1) * params.scale_a_row_stride;
     }
     // Lane 0: the 128-column block the tile starts in; lane 1: the next one (clamped to the
     // last block, as a tile that does not straddle never reads it).
@@ -55,7 +55,7 @@ __device__ void produce_scales(const SharedStorage<Cfg>& smem, const GemmParams&
 #pragma unroll
       for (int i = 0; i < kRowsPerLane; ++i)
         ptx::cp_async_4(a_dst + lane + i * G::kScaleCopyThreads,
-                        a_rows[i] + k_block * params.scale_a_k_stride, a_valid[i]);
+                        a_rows[i] + k_block * params.scale_a_k_stride, true);
       if (lane < 2) ptx::cp_async_4(smem.scale_b(write.stage) + lane, b_row + k_block, true);
       ptx::cp_async_mbarrier_arrive_noinc(smem.full(write.stage));
       write.template advance<Cfg::num_stages>();

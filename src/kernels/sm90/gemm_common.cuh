@@ -6,7 +6,8 @@
 // cluster_m, cluster_n, multicast (0 none, 1 a, 2 b), persistent, raster_group, raster_along_n,
 // tma_load, tma_store, a_k_major, b_k_major, in_fp16, out_kind (0 bf16, 1 fp16, 2 fp32),
 // out_bytes, n, k (problem N and K baked in; M is a run-time value), producer_regs,
-// consumer_regs, and `mma(acc, desc_a, desc_b)`: one wgmma.m64n{block_n}k16 instruction.
+// consumer_regs, split_k, tail_split (plan/tail_split.hpp), and `mma(acc, desc_a, desc_b)`:
+// one wgmma.m64n{block_n}k16 instruction.
 // FP8: in_bytes (2 or 1), scaling (fp8_scales.cuh kScaling*), ordered_issue (gemm_kernel.cuh,
 // consumers take turns issuing) and promotion_buffers (1 or 2,
 // fp8_promotion.cuh); with scaling != 0, `mma` is m64n{block_n}k32 with a fourth argument,
@@ -42,6 +43,15 @@ struct GemmParams {
   // scale_a_k_stride]: (ceil(K/128), 1) as the caller passes them, or (1, ld) after the
   // launcher transposed them for large M (sm90/scale_transpose.cuh).
   long long scale_a_row_stride, scale_a_k_stride;
+  // Tail split (Cfg::tail_split > 1; the host's plan/tail_split.hpp decides the numbers): the
+  // last `tail_tiles` cluster tiles are computed as `tail_splits` K ranges each. CTA tile t of
+  // the tail (in scheduler order, times the cluster size, plus the CTA's rank) writes range s
+  // as a BLOCK_M x BLOCK_N fp32 tile at tail_workspace + (t * tail_splits + s) * BLOCK_M *
+  // BLOCK_N, and range 0 records its (m_tile, n_tile) in tail_coords[2t, 2t+1]; a second kernel
+  // (tail_split_reduce.cuh) sums them into D.
+  float* tail_workspace;
+  int* tail_coords;
+  int tail_tiles, tail_splits;
 };
 
 template <class Cfg>
@@ -98,6 +108,9 @@ struct Geometry {
   static_assert(Cfg::split_k == 1 || (Cfg::warp_specialized && Cfg::tma_store &&
                                       Cfg::out_kind == 2),
                 "split-K stores fp32 partial tiles by TMA from the warp-specialised kernel");
+  static_assert(Cfg::tail_split == 1 || (Cfg::split_k == 1 && Cfg::persistent &&
+                                         Cfg::warp_specialized && Cfg::tma_load),
+                "tail split: the persistent warp-specialised TMA kernel, without split-K");
   static_assert(!kStagedScales || Cfg::warp_specialized,
                 "block scales are copied by the producer warpgroup's second warp");
   static_assert(kSmem.total_bytes <= 232448, "exceeds the 227 KiB opt-in shared memory");

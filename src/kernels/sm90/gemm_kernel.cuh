@@ -88,7 +88,7 @@ __device__ void produce_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
                               unsigned cta_rank) {
   using G = Geometry<Cfg>;
   PipelineState write;
-  TileScheduler<Cfg> scheduler(params.m, cta_rank);
+  TileScheduler<Cfg> scheduler(params, cta_rank);
   int m_tile, n_tile;
   while (scheduler.next_tile(m_tile, n_tile)) {
     const int k_begin = scheduler.k_begin(), k_end = scheduler.k_end();
@@ -130,7 +130,7 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
   constexpr unsigned kTurnBarrier = 4;   // ordered issue's named barriers: 4 and 5
   bool first_turn = consumer == 0;       // consumer 0 issues the kernel's first group unasked
 
-  TileScheduler<Cfg> scheduler(params.m, cta_rank);
+  TileScheduler<Cfg> scheduler(params, cta_rank);
   int m_tile, n_tile;
   while (scheduler.next_tile(m_tile, n_tile)) {
     const int k_begin = scheduler.k_begin(), k_end = scheduler.k_end();
@@ -330,6 +330,13 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
       drain(k_end - 1);
     }
 
+    if constexpr (Cfg::tail_split > 1) {
+      if (scheduler.partial) {
+        Epilogue<Cfg>::store_partial(acc, params, consumer, m_tile, n_tile, scheduler.tail_index,
+                                     scheduler.split);
+        continue;
+      }
+    }
     if constexpr (Cfg::tma_store)
       Epilogue<Cfg>::store_tma(acc, smem, tmap_c, tmap_d, params, consumer, m_tile, n_tile,
                                scheduler.split, c_phase);

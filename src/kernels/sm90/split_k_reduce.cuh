@@ -2,7 +2,7 @@
 // Split-K finalize: sums the fp32 partial tiles of every split in a fixed order (deterministic,
 // no atomics), applies alpha, beta and C, and converts to D's type. One thread per pair of
 // columns; memory-bound and small next to the GEMM (split_k x M x N x 4 bytes read).
-#include "ptx/convert.cuh"
+#include "sm90/output_element.cuh"
 #include "sm90/split_k_params.cuh"
 
 extern "C" __global__ void autogemm_split_k_reduce(const SplitKReduceParams p) {
@@ -17,19 +17,8 @@ extern "C" __global__ void autogemm_split_k_reduce(const SplitKReduceParams p) {
       const long long col = col0 + e;
       float sum = 0.0f;
       for (int s = 0; s < p.split_k; ++s) sum += p.workspace[s * plane + row * p.workspace_ld + col];
-      float v = p.alpha * sum;
-      if (p.beta != 0.0f) {
-        const long long ci = row * p.ldc + col;
-        const float c = p.d_kind == 2 ? static_cast<const float*>(p.c)[ci]
-                        : p.d_kind == 1
-                            ? autogemm::ptx::f16_to_float(static_cast<const unsigned short*>(p.c)[ci])
-                            : autogemm::ptx::bf16_to_float(static_cast<const unsigned short*>(p.c)[ci]);
-        v += p.beta * c;
-      }
-      const long long di = row * p.ldd + col;
-      if (p.d_kind == 2) static_cast<float*>(p.d)[di] = v;
-      else if (p.d_kind == 1) static_cast<unsigned short*>(p.d)[di] = autogemm::ptx::float_to_f16(v);
-      else static_cast<unsigned short*>(p.d)[di] = autogemm::ptx::float_to_bf16(v);
+      autogemm::sm90::finish_output_element(sum, p.alpha, p.beta, p.c, row * p.ldc + col, p.d,
+                                            row * p.ldd + col, p.d_kind);
     }
   }
 }

@@ -5,6 +5,7 @@
 // columns from L2 (hopper-facts.md 8.2). A persistent grid strides over the tiles; a
 // non-persistent grid has one CTA per tile and runs the loop once.
 #include "ptx/common.cuh"
+#include "sm90/gemm_common.cuh"
 
 namespace autogemm::sm90 {
 
@@ -17,38 +18,69 @@ struct TileScheduler {
   static constexpr int kNumKBlocks = (Cfg::k + Cfg::block_k - 1) / Cfg::block_k;
   static constexpr int kKBlocksPerSplit = (kNumKBlocks + Cfg::split_k - 1) / Cfg::split_k;
 
-  int num_m_cluster_tiles;
-  int num_n_cluster_tiles;
-  int total;
+  const GemmParams& params;
   int next;
-  int stride;
   int rank_m, rank_n;   // this CTA's position inside its cluster
-  int split = 0;        // split-K: which K range of the tile the last next_tile() returned
+  // What the last next_tile() returned:
+  int split = 0;        // split-K or tail split: which K range of the tile
+  bool partial = false; // tail split: a K range of a tail tile, stored to the fp32 workspace
+  int tail_index = 0;   // tail split: the CTA tile's index in the tail (workspace, coordinates)
+  int k_first = 0, k_last = kNumKBlocks;
 
-  __device__ TileScheduler(int m, unsigned cta_rank) {
-    const int num_m_tiles = (m + Cfg::block_m - 1) / Cfg::block_m;
-    num_m_cluster_tiles = (num_m_tiles + Cfg::cluster_m - 1) / Cfg::cluster_m;
-    num_n_cluster_tiles = (kNumNTiles + Cfg::cluster_n - 1) / Cfg::cluster_n;
-    total = num_m_cluster_tiles * num_n_cluster_tiles * Cfg::split_k;
-    next = blockIdx.x / kClusterSize;
-    stride = gridDim.x / kClusterSize;
+  // Only the position is kept; the counts are recomputed from the kernel parameters (constant
+  // memory) at each tile. The producer warps run with 40 registers, and the scale warp's eight
+  // row pointers plus the counts kept live across its k-loop made ptxas spill.
+  __device__ TileScheduler(const GemmParams& kernel_params, unsigned cta_rank)
+      : params(kernel_params), next(blockIdx.x / kClusterSize) {
     rank_m = static_cast<int>(cta_rank) % Cfg::cluster_m;
     rank_n = static_cast<int>(cta_rank) / Cfg::cluster_m;
   }
 
+  __device__ int num_m_cluster_tiles() const {
+    const int num_m_tiles = (params.m + Cfg::block_m - 1) / Cfg::block_m;
+    return (num_m_tiles + Cfg::cluster_m - 1) / Cfg::cluster_m;
+  }
+  static constexpr int kNumNClusterTiles = (kNumNTiles + Cfg::cluster_n - 1) / Cfg::cluster_n;
+
   // The k-blocks [k_begin(), k_end()) of the work item the last next_tile() returned.
-  __device__ int k_begin() const { return split * kKBlocksPerSplit; }
-  __device__ int k_end() const { return min(kNumKBlocks, k_begin() + kKBlocksPerSplit); }
+  __device__ int k_begin() const { return k_first; }
+  __device__ int k_end() const { return k_last; }
 
   // Both CTAs of a cluster get the same cluster tile, so they iterate equally often; a CTA tile
   // past the edge (odd tile counts) still runs, with TMA zero-filling its loads and dropping
   // its stores, so multicast partners stay in step.
   __device__ bool next_tile(int& m_tile, int& n_tile) {
+    const int num_m_cluster_tiles = this->num_m_cluster_tiles();
+    const int num_n_cluster_tiles = kNumNClusterTiles;
+    // Work items that are whole tiles (or split-K splits) come first, then the tail's ranges.
+    int whole_items = num_m_cluster_tiles * num_n_cluster_tiles * Cfg::split_k;
+    int total = whole_items;
+    if constexpr (Cfg::tail_split > 1) {
+      whole_items -= params.tail_tiles;
+      total = whole_items + params.tail_tiles * params.tail_splits;
+    }
     if (next >= total) return false;
-    // Split-K: the splits of one tile are consecutive work items (they read disjoint K ranges
-    // of the same A rows and B columns, so they share L2 lines of neither).
-    split = next % Cfg::split_k;
-    const int item = next / Cfg::split_k;
+    int item;
+    if (next < whole_items) {
+      // Split-K: the splits of one tile are consecutive work items (they read disjoint K ranges
+      // of the same A rows and B columns, so they share L2 lines of neither).
+      split = next % Cfg::split_k;
+      item = next / Cfg::split_k;
+      partial = false;
+      k_first = split * kKBlocksPerSplit;
+      k_last = min(kNumKBlocks, k_first + kKBlocksPerSplit);
+    } else {
+      // Tail split: the ranges of one tail tile are consecutive items of the same wave; range s
+      // of S is k-blocks [s * K / S, (s + 1) * K / S), none empty (S <= K / 4 k-blocks).
+      const int tail_item = next - whole_items;
+      const int tail_tile = tail_item / params.tail_splits;
+      split = tail_item % params.tail_splits;
+      item = whole_items + tail_tile;
+      partial = true;
+      tail_index = tail_tile * kClusterSize + rank_n * Cfg::cluster_m + rank_m;
+      k_first = split * kNumKBlocks / params.tail_splits;
+      k_last = (split + 1) * kNumKBlocks / params.tail_splits;
+    }
     int major_count = Cfg::raster_along_n ? num_n_cluster_tiles : num_m_cluster_tiles;
     int minor_count = Cfg::raster_along_n ? num_m_cluster_tiles : num_n_cluster_tiles;
     const int group = Cfg::raster_group;
@@ -63,7 +95,7 @@ struct TileScheduler {
     const int cn = Cfg::raster_along_n ? major : minor;
     m_tile = cm * Cfg::cluster_m + rank_m;
     n_tile = cn * Cfg::cluster_n + rank_n;
-    next += stride;
+    next += gridDim.x / kClusterSize;
     return true;
   }
 };

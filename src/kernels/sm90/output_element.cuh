@@ -1,0 +1,29 @@
+#pragma once
+// One element of C or D by the run-time output kind (0 bf16, 1 fp16, 2 fp32), for the second
+// kernels that finish split-K and tail-split GEMMs (split_k_reduce.cuh, tail_split_reduce.cuh).
+#include "ptx/convert.cuh"
+
+namespace autogemm::sm90 {
+
+__device__ __forceinline__ float load_output_element(const void* base, long long index, int kind) {
+  if (kind == 2) return static_cast<const float*>(base)[index];
+  const unsigned short bits = static_cast<const unsigned short*>(base)[index];
+  return kind == 1 ? ptx::f16_to_float(bits) : ptx::bf16_to_float(bits);
+}
+
+__device__ __forceinline__ void store_output_element(void* base, long long index, int kind, float v) {
+  if (kind == 2) static_cast<float*>(base)[index] = v;
+  else if (kind == 1) static_cast<unsigned short*>(base)[index] = ptx::float_to_f16(v);
+  else static_cast<unsigned short*>(base)[index] = ptx::float_to_bf16(v);
+}
+
+// alpha * sum + beta * C[row, col] (C not read when beta is 0), stored to D[row, col].
+__device__ __forceinline__ void finish_output_element(float sum, float alpha, float beta,
+                                                      const void* c, long long c_index, void* d,
+                                                      long long d_index, int kind) {
+  float v = alpha * sum;
+  if (beta != 0.0f) v += beta * load_output_element(c, c_index, kind);
+  store_output_element(d, d_index, kind, v);
+}
+
+}  // namespace autogemm::sm90
