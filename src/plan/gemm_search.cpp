@@ -227,7 +227,9 @@ Plan plan_gemm(const GemmProblem& problem, const GpuInfo& device) {
           }
           for (bool persistent : {true, false}) {
             clustered.persistent = persistent;
-            for (int tail_split : plan::tail_split_choices(problem, clustered, device))
+            for (int tail_split : plan::kPlanTailSplits
+                                      ? plan::tail_split_choices(problem, clustered, device)
+                                      : std::vector<int>{1})
             for (const auto& raster : plan::kRasterChoices) {
               GemmConfig config = clustered;
               config.tail_split = tail_split;

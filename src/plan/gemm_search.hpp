@@ -33,6 +33,10 @@ std::vector<bool> ordered_issue_choices(const GemmProblem& problem, int block_m,
 // {1}, plus the split plan_tail_split gives the last wave (at most kMaxTailSplit) where the
 // tiles leave a partial last wave on a persistent grid.
 inline constexpr int kMaxTailSplit = 16;
+// Whether plan_gemm offers tail splits. Off until the GPU tests and a measurement have run
+// them: they were written in a session without a GPU (docs/perf/notes.md section 15), so the
+// default path keeps kernels that ran. A configuration given with "tsN" runs either way.
+inline constexpr bool kPlanTailSplits = false;
 std::vector<int> tail_split_choices(const GemmProblem& problem, const GemmConfig& config,
                                     const GpuInfo& device);
 

@@ -13,6 +13,7 @@
 #include "jit/jit.hpp"
 #include "jit/log.hpp"
 #include "kernels/sm90/gemm_layout.cuh"
+#include "kernels/sm90/gemm_params.cuh"
 #include "plan/tail_split.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/driver.hpp"
@@ -26,23 +27,6 @@
 namespace autogemm::runtime {
 
 namespace {
-
-// Mirrors sm90::GemmParams (src/kernels/sm90/gemm_common.cuh) field for field.
-struct DeviceGemmParams {
-  int m;
-  float alpha, beta;
-  const void* a;
-  const void* b;
-  const void* c;
-  void* d;
-  long long lda, ldb, ldc, ldd;
-  const float* scale_a;   // FP8 only; last, like the kernel's
-  const float* scale_b;
-  long long scale_a_row_stride, scale_a_k_stride;
-  float* tail_workspace;
-  int* tail_coords;
-  int tail_tiles, tail_splits;
-};
 
 struct PreparedKernel {
   std::shared_ptr<LoadedKernel> kernel;
@@ -158,7 +142,7 @@ LaunchShape launch_gemm(const GemmProblem& p, const GemmConfig& c, const GemmOpe
   float* transposed_scale_a = nullptr;
   if (transposes_a_scales(p, c))
     scale_a = transposed_scale_a = transpose_a_scales(p, o.scale_a, stream, a_strides);
-  DeviceGemmParams params{static_cast<int>(p.m), split ? 1.0f : o.alpha, split ? 0.0f : o.beta,
+  sm90::GemmParams params{static_cast<int>(p.m), split ? 1.0f : o.alpha, split ? 0.0f : o.beta,
                           o.a, o.b, o.c, o.d, p.lda_or_packed(), p.ldb_or_packed(),
                           p.ldc_or_packed(), p.ldd_or_packed(), scale_a, o.scale_b,
                           a_strides.row, a_strides.k_block, nullptr, nullptr, 0, 1};

@@ -16,6 +16,7 @@
 #include "ptx/common.cuh"
 #include "sm90/fp8_scales.cuh"
 #include "sm90/gemm_layout.cuh"
+#include "sm90/gemm_params.cuh"
 
 namespace autogemm::sm90 {
 
@@ -24,34 +25,6 @@ namespace autogemm::sm90 {
 template <int V>
 struct IntConstant {
   static constexpr int value = V;
-};
-
-struct GemmParams {
-  int m;                  // rows of A and D (run time)
-  float alpha, beta;
-  // Plain pointers and leading dimensions (elements) for the threads load/store paths.
-  const void* a;
-  const void* b;
-  const void* c;
-  void* d;
-  long long lda, ldb, ldc, ldd;
-  // FP8 scales (fp8_scales.cuh layouts); null for 16-bit inputs. Kept last so the 16-bit
-  // fields keep their offsets.
-  const float* scale_a;
-  const float* scale_b;
-  // Block scaling: scale_a(row, k_block) = scale_a[row * scale_a_row_stride + k_block *
-  // scale_a_k_stride]: (ceil(K/128), 1) as the caller passes them, or (1, ld) after the
-  // launcher transposed them for large M (sm90/scale_transpose.cuh).
-  long long scale_a_row_stride, scale_a_k_stride;
-  // Tail split (Cfg::tail_split > 1; the host's plan/tail_split.hpp decides the numbers): the
-  // last `tail_tiles` cluster tiles are computed as `tail_splits` K ranges each. CTA tile t of
-  // the tail (in scheduler order, times the cluster size, plus the CTA's rank) writes range s
-  // as a BLOCK_M x BLOCK_N fp32 tile at tail_workspace + (t * tail_splits + s) * BLOCK_M *
-  // BLOCK_N, and range 0 records its (m_tile, n_tile) in tail_coords[2t, 2t+1]; a second kernel
-  // (tail_split_reduce.cuh) sums them into D.
-  float* tail_workspace;
-  int* tail_coords;
-  int tail_tiles, tail_splits;
 };
 
 template <class Cfg>

@@ -4,8 +4,10 @@
 // column-major inside a band, so consecutive tiles of a wave reuse the same A rows and B
 // columns from L2 (hopper-facts.md 8.2). A persistent grid strides over the tiles; a
 // non-persistent grid has one CTA per tile and runs the loop once.
-#include "ptx/common.cuh"
-#include "sm90/gemm_common.cuh"
+// Plain index arithmetic on the parameters, nothing architecture-specific: a host test compiles
+// this header too (tests/test_tile_scheduler.cpp) and checks every k-block of every tile is
+// computed exactly once.
+#include "sm90/gemm_params.cuh"
 
 namespace autogemm::sm90 {
 
