@@ -73,10 +73,10 @@ const PreparedKernel& prepare(const GemmProblem& p, const GemmConfig& c) {
              "cudaDeviceGetAttribute(MultiProcessorCount)");
   entry->max_resident_ctas = sm_count;   // one CTA per SM: these configurations use ~all smem
   if (c.split_k > 1 || c.tail_split > 1 || p.scaling == Scaling::block_1x128_128x128) {
-    // Split-K and tail-split workspaces and transposed A scales (scale_layout.hpp) come from the device's
-    // stream-ordered pool; by default the pool gives its memory back at every synchronisation,
-    // making the next cudaMallocAsync a real allocation. Keep it (what frameworks' caching
-    // allocators do).
+    // Split-K and tail-split workspaces and transposed A scales (scale_layout.hpp) come from
+    // the device's stream-ordered pool; by default the pool gives its memory back at every
+    // synchronisation, making the next cudaMallocAsync a real allocation. Keep it (what
+    // frameworks' caching allocators do).
     cudaMemPool_t pool = nullptr;
     cuda_check(cudaDeviceGetDefaultMemPool(&pool, device), "cudaDeviceGetDefaultMemPool");
     uint64_t keep = UINT64_MAX;
