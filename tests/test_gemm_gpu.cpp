@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <vector>
 
 #include "autogemm/errors.hpp"
 #include "autogemm/plan.hpp"
@@ -129,55 +130,53 @@ TEST(GemmGpu, BadArgumentsAreRejectedBeforeAnythingRuns) {
   EXPECT_THROW(gemm(p, ops, nullptr, options), InvalidArgument);
 }
 
-TEST(GemmGpu, SplitKIsCorrect) {
-  AUTOGEMM_REQUIRE_GPU();
-  struct Case {
-    int64_t m, n, k;
-    const char* config;
-    float alpha, beta;
-    DType out;
-  };
-  const Case cases[] = {
-      {77, 1000, 2000, "64x64x64 s8 c1 ws p g8 tma/tma sk4", 1.0f, 0.0f, DType::bf16},
-      // K = 576 is 9 k-blocks: with 4 splits of 3, the last split is empty and stores zeros.
-      {64, 520, 576, "64x128x64 s6 c1 ws p g8 tma/tma sk4", 0.5f, 2.0f, DType::bf16},
-      {200, 264, 1000, "128x64x64 s6 c2 ws p g8 tma/tma sk3", 1.0f, -1.0f, DType::fp32},
-      {128, 2112, 7168, "64x128x64 s8 c1 ws p g8 cl2x1/b tma/tma sk2", 1.0f, 0.0f, DType::fp16},
-  };
-  for (const Case& c : cases) {
-    auto check = run_and_check(problem(c.m, c.n, c.k, DType::bf16, Layout::nt, c.out), c.alpha,
-                               c.beta, 31, GemmConfig::parse(c.config));
+namespace {
+
+// A BF16 problem with a forced configuration, alpha, beta and D's type.
+struct ForcedCase {
+  int64_t m, n, k;
+  const char* config;
+  float alpha, beta;
+  DType out;
+};
+
+void run_forced_cases(const std::vector<ForcedCase>& cases, uint64_t seed, bool tail_split) {
+  for (const ForcedCase& c : cases) {
+    const GemmProblem p = problem(c.m, c.n, c.k, DType::bf16, Layout::nt, c.out);
+    const GemmConfig config = GemmConfig::parse(c.config);
+    // A tail-split case must really split a last wave on this GPU.
+    if (tail_split) ASSERT_GT(autogemm::testing::tail_splits_on_gpu(p, config), 1) << c.config;
+    auto check = run_and_check(p, c.alpha, c.beta, seed, config);
     EXPECT_FALSE(check.used_vendor);
     AUTOGEMM_EXPECT_GEMM_OK(check, c.config << " on " << c.m << "x" << c.n << "x" << c.k);
   }
 }
 
+}  // namespace
+
+TEST(GemmGpu, SplitKIsCorrect) {
+  AUTOGEMM_REQUIRE_GPU();
+  run_forced_cases(
+      {{77, 1000, 2000, "64x64x64 s8 c1 ws p g8 tma/tma sk4", 1.0f, 0.0f, DType::bf16},
+       // K = 576 is 9 k-blocks: with 4 splits of 3, the last split is empty and stores zeros.
+       {64, 520, 576, "64x128x64 s6 c1 ws p g8 tma/tma sk4", 0.5f, 2.0f, DType::bf16},
+       {200, 264, 1000, "128x64x64 s6 c2 ws p g8 tma/tma sk3", 1.0f, -1.0f, DType::fp32},
+       {128, 2112, 7168, "64x128x64 s8 c1 ws p g8 cl2x1/b tma/tma sk2", 1.0f, 0.0f, DType::fp16}},
+      31, false);
+}
+
 // Tail split (ts): the last, partial wave's tiles computed as K ranges into fp32 partial tiles,
 // summed by the second kernel. Tails in M, N and K, alpha and beta with C, fp32 output, a
 // cluster, N = 1100 bf16 (rows end mid 16-byte chunk: whole tiles take the plain-store
-// epilogue), and fewer tiles than SMs (every tile split). Each shape must split on this GPU.
+// epilogue), and fewer tiles than SMs (every tile split).
 TEST(GemmGpu, TailSplitIsCorrect) {
   AUTOGEMM_REQUIRE_GPU();
-  struct Case {
-    int64_t m, n, k;
-    const char* config;
-    float alpha, beta;
-    DType out;
-  };
-  const Case cases[] = {
-      {2000, 1100, 1000, "128x128x64 s4 c2 ws p g8 tma/tma ts8", 1.0f, 0.0f, DType::bf16},
-      {2000, 1100, 1000, "128x128x64 s4 c2 ws p g8 cl2x1/b tma/tma ts8", 0.5f, 2.0f, DType::bf16},
-      {2500, 1100, 2000, "128x128x64 s4 c2 ws p g8 tma/tma ts16", 1.0f, -1.0f, DType::fp32},
-      {200, 520, 4096, "64x128x64 s6 c1 ws p g8 tma/tma ts8", 1.0f, 0.0f, DType::bf16},
-  };
-  for (const Case& c : cases) {
-    const GemmProblem p = problem(c.m, c.n, c.k, DType::bf16, Layout::nt, c.out);
-    const GemmConfig config = GemmConfig::parse(c.config);
-    ASSERT_GT(autogemm::testing::tail_splits_on_gpu(p, config), 1) << c.config;
-    auto check = run_and_check(p, c.alpha, c.beta, 35, config);
-    EXPECT_FALSE(check.used_vendor);
-    AUTOGEMM_EXPECT_GEMM_OK(check, c.config << " on " << c.m << "x" << c.n << "x" << c.k);
-  }
+  run_forced_cases(
+      {{2000, 1100, 1000, "128x128x64 s4 c2 ws p g8 tma/tma ts8", 1.0f, 0.0f, DType::bf16},
+       {2000, 1100, 1000, "128x128x64 s4 c2 ws p g8 cl2x1/b tma/tma ts8", 0.5f, 2.0f, DType::bf16},
+       {2500, 1100, 2000, "128x128x64 s4 c2 ws p g8 tma/tma ts16", 1.0f, -1.0f, DType::fp32},
+       {200, 520, 4096, "64x128x64 s6 c1 ws p g8 tma/tma ts8", 1.0f, 0.0f, DType::bf16}},
+      35, true);
 }
 
 TEST(GemmGpu, RaggedNStaysInsideD) {

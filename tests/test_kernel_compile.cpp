@@ -36,6 +36,20 @@ jit::CompiledKernel expect_compiles_clean(const GemmProblem& p, const GemmConfig
   return k;
 }
 
+// One of the library's small helper kernels (an embedded header with an extern "C" kernel),
+// compiled for sm_90a as launch_simple_kernel would.
+jit::CompiledKernel compile_helper_kernel(const std::string& header, const std::string& kernel) {
+  jit::KernelSource src;
+  src.name = kernel + "_test";
+  src.source = "#include \"" + header + "\"\n";
+  src.kernel_name = kernel;
+  src.arch = "sm_90a";
+  jit::CompiledKernel k = jit::compile_to_cubin(src);
+  EXPECT_FALSE(k.cubin.empty()) << header;
+  EXPECT_FALSE(jit::parse_ptxas_usage(k.log).has_spills()) << k.log;
+  return k;
+}
+
 GemmProblem bf16_problem(int64_t m, int64_t n, int64_t k) {
   GemmProblem p;
   p.m = m;
@@ -88,7 +102,8 @@ TEST(KernelCompile, SplitKConfigurations) {
 }
 
 // Tail split (ts): the whole-tile and the split-range paths in one kernel, 16-bit and FP8 (two
-// temporaries, and ordered issue with 256-row tiles), plus the second kernel that sums them.
+// temporaries, and ordered issue with 256-row tiles), plus the second kernels that finish tail
+// and split-K sums.
 TEST(KernelCompile, TailSplitConfigurations) {
   for (const char* config : {"128x128x64 s4 c2 ws p g8 cl2x1/b tma/tma ts8",
                              "64x128x64 s6 c1 ws p g8 tma/tma ts6"}) {
@@ -97,14 +112,8 @@ TEST(KernelCompile, TailSplitConfigurations) {
         expect_compiles_clean(bf16_problem(2000, 1100, 1000), GemmConfig::parse(config), true);
     EXPECT_NE(k.ptx.find("st.global.v2.f32"), std::string::npos);   // the partial tiles
   }
-  jit::KernelSource src;
-  src.name = "autogemm_tail_split_reduce_test";
-  src.source = "#include \"sm90/tail_split_reduce.cuh\"\n";
-  src.kernel_name = "autogemm_tail_split_reduce";
-  src.arch = "sm_90a";
-  const jit::CompiledKernel k = jit::compile_to_cubin(src);
-  EXPECT_FALSE(k.cubin.empty());
-  EXPECT_FALSE(jit::parse_ptxas_usage(k.log).has_spills()) << k.log;
+  compile_helper_kernel("sm90/tail_split_reduce.cuh", "autogemm_tail_split_reduce");
+  compile_helper_kernel("sm90/split_k_reduce.cuh", "autogemm_split_k_reduce");
 }
 
 // --- FP8 (block-scaled and per-tensor): the same kernel with promotion (fp8_promotion.cuh) ---
@@ -230,16 +239,9 @@ TEST(KernelCompile, OrderedIssueWidestTiles) {
 // The A-scale transposition the launcher runs for large M compiles with NVRTC, with its 32 x 33
 // staging tile as the only shared memory, and the launcher's rule picks it by M and scaling.
 TEST(KernelCompile, ScaleTransposeKernel) {
-  jit::KernelSource src;
-  src.name = "autogemm_scale_a_transpose_test";
-  src.source = "#include \"sm90/scale_transpose.cuh\"\n";
-  src.kernel_name = "autogemm_scale_a_transpose";
-  src.arch = "sm_90a";
-  const jit::CompiledKernel k = jit::compile_to_cubin(src);
-  EXPECT_FALSE(k.cubin.empty());
-  const jit::PtxasUsage usage = jit::parse_ptxas_usage(k.log);
-  EXPECT_FALSE(usage.has_spills()) << k.log;
-  EXPECT_EQ(usage.static_smem_bytes, 32 * 33 * 4) << k.log;
+  const jit::CompiledKernel k =
+      compile_helper_kernel("sm90/scale_transpose.cuh", "autogemm_scale_a_transpose");
+  EXPECT_EQ(jit::parse_ptxas_usage(k.log).static_smem_bytes, 32 * 33 * 4) << k.log;
 
   // 128-row tiles: K = 8192 (64 k-blocks, 32 KB of scale rows) transposes, 8064 does not;
   // 256-row tiles already from 32 k-blocks. Small M, per-tensor scales: never.

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "kernels/sm90/split_k_params.cuh"
+#include "runtime/finish_output.hpp"
 #include "runtime/simple_launch.hpp"
 
 namespace autogemm::runtime {
@@ -17,13 +18,7 @@ void split_k_reduce(const GemmProblem& p, const GemmOperands& o, const float* wo
   params.n = p.n;
   params.workspace_ld = split_k_workspace_ld(p);
   params.split_k = split_k;
-  params.alpha = o.alpha;
-  params.beta = o.beta;
-  params.c = o.c;
-  params.ldc = p.ldc_or_packed();
-  params.d = o.d;
-  params.ldd = p.ldd_or_packed();
-  params.d_kind = p.d_type == DType::fp32 ? 2 : p.d_type == DType::fp16 ? 1 : 0;
+  params.out = finish_output_params(p, o);
   const long long pairs = p.m * ((p.n + 1) / 2);
   SimpleGrid grid;
   grid.block_x = 256;

@@ -6,6 +6,7 @@
 
 #include "kernels/sm90/tail_split_params.cuh"
 #include "runtime/cuda_check.hpp"
+#include "runtime/finish_output.hpp"
 #include "runtime/simple_launch.hpp"
 
 namespace autogemm::runtime {
@@ -46,13 +47,7 @@ void finish_tail_split(const GemmProblem& p, const GemmOperands& o, const GemmCo
   params.blocks_per_tile = std::max(1, c.block_m * c.block_n / 4 / kThreads);
   params.m = p.m;
   params.n = p.n;
-  params.alpha = o.alpha;
-  params.beta = o.beta;
-  params.c = o.c;
-  params.ldc = p.ldc_or_packed();
-  params.d = o.d;
-  params.ldd = p.ldd_or_packed();
-  params.d_kind = p.d_type == DType::fp32 ? 2 : p.d_type == DType::fp16 ? 1 : 0;
+  params.out = finish_output_params(p, o);
   SimpleGrid grid;
   grid.block_x = kThreads;
   grid.grid_x = static_cast<unsigned>(w.cta_tiles * params.blocks_per_tile);

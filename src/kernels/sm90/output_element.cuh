@@ -2,6 +2,7 @@
 // One element of C or D by the run-time output kind (0 bf16, 1 fp16, 2 fp32), for the second
 // kernels that finish split-K and tail-split GEMMs (split_k_reduce.cuh, tail_split_reduce.cuh).
 #include "ptx/convert.cuh"
+#include "sm90/finish_params.cuh"
 
 namespace autogemm::sm90 {
 
@@ -17,13 +18,12 @@ __device__ __forceinline__ void store_output_element(void* base, long long index
   else static_cast<unsigned short*>(base)[index] = ptx::float_to_bf16(v);
 }
 
-// alpha * sum + beta * C[row, col] (C not read when beta is 0), stored to D[row, col].
-__device__ __forceinline__ void finish_output_element(float sum, float alpha, float beta,
-                                                      const void* c, long long c_index, void* d,
-                                                      long long d_index, int kind) {
-  float v = alpha * sum;
-  if (beta != 0.0f) v += beta * load_output_element(c, c_index, kind);
-  store_output_element(d, d_index, kind, v);
+// D[row, col] = alpha * sum + beta * C[row, col] (finish_params.cuh).
+__device__ __forceinline__ void finish_output_element(const FinishOutputParams& out, float sum,
+                                                      long long row, long long col) {
+  float v = out.alpha * sum;
+  if (out.beta != 0.0f) v += out.beta * load_output_element(out.c, row * out.ldc + col, out.d_kind);
+  store_output_element(out.d, row * out.ldd + col, out.d_kind, v);
 }
 
 }  // namespace autogemm::sm90

@@ -17,8 +17,7 @@ extern "C" __global__ void autogemm_split_k_reduce(const SplitKReduceParams p) {
       const long long col = col0 + e;
       float sum = 0.0f;
       for (int s = 0; s < p.split_k; ++s) sum += p.workspace[s * plane + row * p.workspace_ld + col];
-      autogemm::sm90::finish_output_element(sum, p.alpha, p.beta, p.c, row * p.ldc + col, p.d,
-                                            row * p.ldd + col, p.d_kind);
+      autogemm::sm90::finish_output_element(p.out, sum, row, col);
     }
   }
 }

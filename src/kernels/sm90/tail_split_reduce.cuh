@@ -30,9 +30,7 @@ extern "C" __global__ void autogemm_tail_split_reduce(const TailSplitReduceParam
     }
     const float sums[4] = {sum.x, sum.y, sum.z, sum.w};
     for (int e = 0; e < 4 && col0 + col + e < p.n; ++e) {
-      const long long gcol = col0 + col + e;
-      autogemm::sm90::finish_output_element(sums[e], p.alpha, p.beta, p.c, grow * p.ldc + gcol,
-                                            p.d, grow * p.ldd + gcol, p.d_kind);
+      autogemm::sm90::finish_output_element(p.out, sums[e], grow, col0 + col + e);
     }
   }
 }

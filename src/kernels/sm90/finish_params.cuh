@@ -1,0 +1,14 @@
+#pragma once
+// How the second kernels of split-K and tail split finish D (split_k_params.cuh,
+// tail_split_params.cuh): shared by the host (runtime/finish_output.hpp, g++) and the device
+// (output_element.cuh, NVRTC), plain C types only.
+
+// D[row, col] = alpha * sum + beta * C[row, col] (C not read when beta is 0), as d_kind.
+struct FinishOutputParams {
+  float alpha, beta;
+  const void* c;
+  long long ldc;
+  void* d;
+  long long ldd;
+  int d_kind;   // 0 bf16, 1 fp16, 2 fp32 (C has D's type)
+};
