@@ -10,6 +10,7 @@
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "hw/device_json.hpp"
+#include "plan/gemm_search.hpp"
 
 namespace autogemm::cli {
 
@@ -72,6 +73,18 @@ void print_plan(const Plan& plan, int top) {
   else
     fmt::print("config     {}  (smem {} B)\n", best.config.describe(), best.config.smem_bytes);
   print_prediction(best.prediction, vendor, plan.device.sm_count);
+  if (!vendor && !plan::kPlanTailSplits) {
+    // Tail split is written but not measured yet, so the planner leaves it out; say what it
+    // would predict where the chosen tiles leave a splittable last wave.
+    const auto choices = plan::tail_split_choices(p, best.config, plan.device);
+    if (choices.size() > 1) {
+      GemmConfig split = best.config;
+      split.tail_split = choices.back();
+      fmt::print("           with a tail split ({}, not offered until measured on a GPU): "
+                 "predicted {:.1f} us\n",
+                 split.describe(), predict(p, split, plan.device).time_us);
+    }
+  }
   if (top < 0) return;
 
   const std::size_t n_candidates = shown(plan.candidates, top);
