@@ -31,12 +31,7 @@ inline int tail_splits_on_gpu(const GemmProblem& p, const GemmConfig& c) {
   std::string reason;
   const GpuInfo* gpu = sm90_gpu(&reason);
   if (gpu == nullptr) return 1;
-  const int cluster = c.cluster_m * c.cluster_n;
-  const int64_t cluster_tiles = ((p.m + c.block_m - 1) / c.block_m + c.cluster_m - 1) / c.cluster_m *
-                                (((p.n + c.block_n - 1) / c.block_n + c.cluster_n - 1) / c.cluster_n);
-  return plan::plan_tail_split(cluster_tiles, gpu->sm_count / cluster, c.tail_split,
-                               (p.k + c.block_k - 1) / c.block_k)
-      .splits;
+  return plan::plan_tail_split(p, c, gpu->sm_count / (c.cluster_m * c.cluster_n)).splits;
 }
 
 }  // namespace autogemm::testing

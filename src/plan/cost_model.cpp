@@ -246,9 +246,7 @@ Prediction predict(const GemmProblem& problem, const GemmConfig& config, const G
   // Tail split (plan/tail_split.hpp): the last wave's tiles run as `splits` shorter K ranges
   // each, on more SMs; the launcher makes the same decision from the same function.
   const int64_t k_blocks = ceil_div(problem.k, config.block_k);
-  const plan::TailSplit tail = plan::plan_tail_split(
-      ceil_div(tiles_m, config.cluster_m) * ceil_div(tiles_n, config.cluster_n) * split_k,
-      resident / cluster_size, config.tail_split, k_blocks);
+  const plan::TailSplit tail = plan::plan_tail_split(problem, config, resident / cluster_size);
   const int64_t tail_ctas = tail.tail_tiles * tail.splits * cluster_size;
   if (tail.splits > 1) {
     last_wave_tiles = tail_ctas;

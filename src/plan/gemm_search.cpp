@@ -103,13 +103,10 @@ std::vector<int> tail_split_choices(const GemmProblem& problem, const GemmConfig
                                     const GpuInfo& device) {
   std::vector<int> choices{1};
   if (!config.persistent || config.split_k > 1) return choices;
-  const int cluster_size = config.cluster_m * config.cluster_n;
-  auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
-  const int64_t cluster_tiles =
-      ceil_div(ceil_div(problem.m, config.block_m), config.cluster_m) *
-      ceil_div(ceil_div(problem.n, config.block_n), config.cluster_n);
-  const TailSplit tail = plan_tail_split(cluster_tiles, device.sm_count / cluster_size,
-                                         kMaxTailSplit, ceil_div(problem.k, config.block_k));
+  GemmConfig widest = config;
+  widest.tail_split = kMaxTailSplit;
+  const TailSplit tail =
+      plan_tail_split(problem, widest, device.sm_count / (config.cluster_m * config.cluster_n));
   if (tail.splits > 1) choices.push_back(tail.splits);
   return choices;
 }

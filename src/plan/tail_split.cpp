@@ -21,6 +21,17 @@ TailSplit plan_tail_split(int64_t cluster_tiles, int64_t slots, int max_splits, 
   return t;
 }
 
+int64_t cluster_work_items(const GemmProblem& p, const GemmConfig& c) {
+  auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+  return ceil_div(ceil_div(p.m, c.block_m), c.cluster_m) *
+         ceil_div(ceil_div(p.n, c.block_n), c.cluster_n) * c.split_k;
+}
+
+TailSplit plan_tail_split(const GemmProblem& p, const GemmConfig& c, int64_t slots) {
+  return plan_tail_split(cluster_work_items(p, c), slots, c.tail_split,
+                         (p.k + c.block_k - 1) / c.block_k);
+}
+
 std::string tail_split_violation(const GemmConfig& c) {
   if (c.tail_split < 1) return fmt::format("tail_split = {}: must be >= 1 (1 = none)", c.tail_split);
   if (c.tail_split == 1) return {};

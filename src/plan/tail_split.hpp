@@ -12,6 +12,7 @@
 #include <string>
 
 #include "autogemm/config.hpp"
+#include "autogemm/problem.hpp"
 
 namespace autogemm::plan {
 
@@ -30,6 +31,14 @@ struct TailSplit {
 // min(max_splits, slots / tail tiles, k_blocks / kMinKBlocksPerTailSplit) ranges, so the split
 // wave is one wave; with fewer than 2 there is no split.
 TailSplit plan_tail_split(int64_t cluster_tiles, int64_t slots, int max_splits, int64_t k_blocks);
+
+// The same for `config` on `problem` (its cluster tiles, times split_k, and k-blocks), with
+// at most config.tail_split ranges: what the cost model and the launcher use.
+TailSplit plan_tail_split(const GemmProblem& problem, const GemmConfig& config, int64_t slots);
+
+// Work items before any tail split: ceil(M / block_m) x ceil(N / block_n) tiles in clusters,
+// times split_k.
+int64_t cluster_work_items(const GemmProblem& problem, const GemmConfig& config);
 
 // Why `config.tail_split` cannot be used with the rest of `config`, or empty.
 std::string tail_split_violation(const GemmConfig& config);

@@ -147,17 +147,12 @@ LaunchShape launch_gemm(const GemmProblem& p, const GemmConfig& c, const GemmOpe
                           p.ldc_or_packed(), p.ldd_or_packed(), scale_a, o.scale_b,
                           a_strides.row, a_strides.k_block, nullptr, nullptr, 0, 1};
 
-  const int64_t m_tiles = (p.m + c.block_m - 1) / c.block_m;
-  const int64_t n_tiles = (p.n + c.block_n - 1) / c.block_n;
-  const int64_t cluster_tiles =
-      ((m_tiles + c.cluster_m - 1) / c.cluster_m) * ((n_tiles + c.cluster_n - 1) / c.cluster_n) *
-      c.split_k;
+  const int64_t cluster_tiles = plan::cluster_work_items(p, c);
   // Clusters that run at once: the persistent grid, and the tail split's wave.
   int64_t slots = c.persistent ? k.max_resident_ctas : cluster_tiles * k.cluster_size;
   if (c.max_ctas > 0) slots = std::min<int64_t>(slots, c.max_ctas);
   slots = std::max<int64_t>(1, slots / k.cluster_size);
-  const plan::TailSplit tail = plan::plan_tail_split(
-      cluster_tiles, slots, c.tail_split, (p.k + c.block_k - 1) / c.block_k);
+  const plan::TailSplit tail = plan::plan_tail_split(p, c, slots);
   const int64_t grid = std::min(tail.work_items(), slots) * k.cluster_size;
   TailWorkspace tail_workspace;
   if (tail.splits > 1) {
