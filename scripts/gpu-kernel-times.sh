@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Per-kernel GPU time of forced configurations: for each line "M N K CONFIG..." of FILE, runs the
+# bench under Nsight Compute (duration only, clocks left alone) and prints the median duration
+# of each kernel the call launches (GEMM, split-K or tail-split reduce, scale transpose). Used to
+# place the time of a multi-kernel call (notes.md section 16).
+#   [DTYPE=fp8] scripts/gpu-kernel-times.sh bench/experiments/<file>.txt   (after gpu-run.sh built build-gpu)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+if [[ -d .gpu-deps ]]; then eval "$(bash .gpu-deps/gpu-deps unpack)"; fi
+export AUTOGEMM_CACHE_DIR="${AUTOGEMM_CACHE_DIR:-/tmp/autogemm-cache}"
+bin=build-gpu/src/cli/autogemm
+while read -r m n k config; do
+  [[ -z "$m" || "$m" == \#* ]] && continue
+  printf '%s x %s x %s  %s\n' "$m" "$n" "$k" "$config"
+  timeout 120 ncu --clock-control none --metrics gpu__time_duration.sum --print-units base --csv \
+    "$bin" bench --dtype "${DTYPE:-bf16}" --m "$m" --n "$n" --k "$k" --config "$config" \
+    --iters "${ITERS:-7}" --warmup 2 --no-baseline > /tmp/kt.csv 2>/tmp/kt.err ||
+    { echo "  FAILED"; tail -3 /tmp/kt.err; continue; }
+  python3 - /tmp/kt.csv <<'PY'
+import csv, statistics, sys
+rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"'))]
+head, body = rows[0], rows[1:]
+name, value = head.index("Kernel Name"), head.index("Metric Value")
+times = {}
+for r in body:
+    times.setdefault(r[name].split("(")[0], []).append(float(r[value].replace(",", "")))
+for kernel, t in times.items():
+    print(f"  {kernel:40s} n={len(t):3d}  median {statistics.median(t) / 1000:9.2f} us")
+PY
+done < "$1"
