@@ -23,6 +23,7 @@
 #include "runtime/split_k.hpp"
 #include "runtime/tail_split.hpp"
 #include "runtime/tensor_maps.hpp"
+#include "runtime/tile_trace.hpp"
 
 namespace autogemm::runtime {
 
@@ -145,7 +146,7 @@ LaunchShape launch_gemm(const GemmProblem& p, const GemmConfig& c, const GemmOpe
   sm90::GemmParams params{static_cast<int>(p.m), split ? 1.0f : o.alpha, split ? 0.0f : o.beta,
                           o.a, o.b, o.c, o.d, p.lda_or_packed(), p.ldb_or_packed(),
                           p.ldc_or_packed(), p.ldd_or_packed(), scale_a, o.scale_b,
-                          a_strides.row, a_strides.k_block, nullptr, nullptr, 0, 1};
+                          a_strides.row, a_strides.k_block, nullptr, nullptr, 0, 1, nullptr, 0};
 
   const int64_t cluster_tiles = plan::cluster_work_items(p, c);
   // Clusters that run at once: the persistent grid, and the tail split's wave.
@@ -162,6 +163,12 @@ LaunchShape launch_gemm(const GemmProblem& p, const GemmConfig& c, const GemmOpe
     params.tail_coords = tail_workspace.coords;
     params.tail_tiles = static_cast<int>(tail.tail_tiles);
     params.tail_splits = tail.splits;
+  }
+  TileTraceBuffer trace;
+  if (!tile_trace_path().empty()) {
+    trace = allocate_tile_trace(grid, grid / k.cluster_size, tail.work_items(), stream);
+    params.tile_trace = trace.records;
+    params.tile_trace_capacity = trace.capacity;
   }
 
   CUlaunchAttribute attr{};
@@ -181,6 +188,7 @@ LaunchShape launch_gemm(const GemmProblem& p, const GemmConfig& c, const GemmOpe
                   const_cast<CUtensorMap*>(&maps.c), const_cast<CUtensorMap*>(&maps.d), &params};
   driver::check(driver::api().cuLaunchKernelEx(&config, k.kernel->function, args, nullptr),
                 "cuLaunchKernelEx(gemm)");
+  if (trace.records != nullptr) write_tile_trace(trace, p, c, stream);
   if (transposed_scale_a != nullptr)
     cuda_check(cudaFreeAsync(transposed_scale_a, stream), "cudaFreeAsync(transposed A scales)");
   if (tail.splits > 1) finish_tail_split(p, o, c, tail_workspace, stream);

@@ -34,4 +34,18 @@ __device__ __forceinline__ int warp_index_uniform() {
 
 __device__ __forceinline__ u32 lane_index() { return threadIdx.x % 32; }
 
+// The global nanosecond timer (PTX ISA "%globaltimer"; its resolution is coarse, about a
+// microsecond on current drivers) and the SM this thread runs on ("%smid"). Tile trace only.
+__device__ __forceinline__ u64 global_timer_ns() {
+  u64 t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__device__ __forceinline__ u32 sm_id() {
+  u32 id;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+  return id;
+}
+
 }  // namespace autogemm::ptx

@@ -14,6 +14,7 @@
 #include "sm90/fp8_scale_copy.cuh"
 #include "sm90/loads.cuh"
 #include "sm90/tile_scheduler.cuh"
+#include "sm90/tile_trace.cuh"
 
 namespace autogemm::sm90 {
 
@@ -131,9 +132,12 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
   bool first_turn = consumer == 0;       // consumer 0 issues the kernel's first group unasked
 
   TileScheduler<Cfg> scheduler(params, cta_rank);
+  TileTraceRecorder trace;
+  const bool trace_recorder = kTileTrace && consumer == 0 && consumer_thread == 0;
   int m_tile, n_tile;
   while (scheduler.next_tile(m_tile, n_tile)) {
     const int k_begin = scheduler.k_begin(), k_end = scheduler.k_end();
+    if constexpr (kTileTrace) trace.begin(trace_recorder);
     if (inline_producer)
       for (int k_block = k_begin; k_block < min(k_begin + Cfg::num_stages, k_end); ++k_block)
         produce_one(m_tile, n_tile, k_block);
@@ -334,6 +338,8 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
       if (scheduler.partial) {
         Epilogue<Cfg>::store_partial(acc, params, consumer, m_tile, n_tile, scheduler.tail_index,
                                      scheduler.split);
+        if constexpr (kTileTrace)
+          trace.end(trace_recorder, params, m_tile, n_tile, k_begin, k_end, true);
         continue;
       }
     }
@@ -342,6 +348,8 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
                                scheduler.split, c_phase);
     else
       Epilogue<Cfg>::store_threads(acc, params, consumer, m_tile, n_tile);
+    if constexpr (kTileTrace)
+      trace.end(trace_recorder, params, m_tile, n_tile, k_begin, k_end, false);
   }
   // Consumer 1's last turn hand-off is still pending on consumer 0's barrier: take it, so no
   // named barrier is left half-arrived when the CTA exits.

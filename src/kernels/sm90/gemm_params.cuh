@@ -30,6 +30,10 @@ struct GemmParams {
   float* tail_workspace;
   int* tail_coords;
   int tail_tiles, tail_splits;
+  // Tile trace (sm90/tile_trace.cuh): records per CTA; null unless the kernel was compiled
+  // with AUTOGEMM_TILE_TRACE.
+  unsigned long long* tile_trace;
+  int tile_trace_capacity;
 };
 
 }  // namespace autogemm::sm90

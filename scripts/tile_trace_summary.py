@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Summarises a tile trace (AUTOGEMM_TRACE_TILES=<file>, docs/env-vars.md).
+
+For each traced call (by default the last one of each problem and configuration), prints the
+kernel's span and, per round r (the r-th work item of every CTA), how many CTAs ran one, when
+the round's items started and ended (min / max over CTAs, us from the kernel's first start) and
+their mean duration: how far the persistent CTAs drift apart wave by wave, and what the last,
+partial round costs.
+    scripts/tile_trace_summary.py trace.csv [--all-calls]
+"""
+import argparse
+import csv
+import statistics
+from collections import defaultdict
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("trace")
+    parser.add_argument("--all-calls", action="store_true", help="every call, not the last one")
+    args = parser.parse_args()
+
+    calls = defaultdict(list)
+    for row in csv.DictReader(open(args.trace)):
+        calls[int(row["call"])].append(row)
+    last = {}
+    for call, rows in sorted(calls.items()):
+        r = rows[0]
+        last[(r["m"], r["n"], r["k"], r["config"])] = call
+    chosen = sorted(calls) if args.all_calls else sorted(last.values())
+
+    for call in chosen:
+        rows = calls[call]
+        r0 = rows[0]
+        start = min(int(r["start_ns"]) for r in rows)
+        end = max(int(r["end_ns"]) for r in rows)
+        ctas = {r["cta"] for r in rows}
+        print(f"call {call}: {r0['m']}x{r0['n']}x{r0['k']}  {r0['config']}")
+        print(f"  span {(end - start) / 1e3:.1f} us, {len(ctas)} CTAs, {len(rows)} work items "
+              f"({sum(r['partial'] == '1' for r in rows)} tail ranges)")
+        rounds = defaultdict(list)
+        for r in rows:
+            rounds[int(r["item"])].append(r)
+        print("  round  ctas  partial  start min..max (us)  end min..max (us)  mean duration (us)")
+        for item, rs in sorted(rounds.items()):
+            s = [(int(r["start_ns"]) - start) / 1e3 for r in rs]
+            e = [(int(r["end_ns"]) - start) / 1e3 for r in rs]
+            d = statistics.mean(b - a for a, b in zip(s, e))
+            partial = sum(r["partial"] == "1" for r in rs)
+            print(f"  {item:5d} {len(rs):5d} {partial:8d}  {min(s):8.1f} .. {max(s):8.1f}"
+                  f"  {min(e):8.1f} .. {max(e):8.1f}  {d:10.1f}")
+        # Per CTA: when its whole tiles were done, and when it finished.
+        whole_done, finished = [], []
+        by_cta = defaultdict(list)
+        for r in rows:
+            by_cta[r["cta"]].append(r)
+        for rs in by_cta.values():
+            whole = [int(r["end_ns"]) for r in rs if r["partial"] == "0"]
+            if whole:
+                whole_done.append((max(whole) - start) / 1e3)
+            finished.append((max(int(r["end_ns"]) for r in rs) - start) / 1e3)
+        if whole_done:
+            print(f"  whole tiles done per CTA: min {min(whole_done):.1f}, median "
+                  f"{statistics.median(whole_done):.1f}, max {max(whole_done):.1f} us")
+        print(f"  CTA finished: min {min(finished):.1f}, median {statistics.median(finished):.1f},"
+              f" max {max(finished):.1f} us")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,45 @@
+#pragma once
+// Tile trace (AUTOGEMM_TRACE_TILES, runtime/tile_trace.hpp): when the generated source defines
+// AUTOGEMM_TILE_TRACE 1, consumer 0's first thread of every CTA records each work item it
+// computed: start and end (%globaltimer, ns) and what the item was. The launcher reads the
+// records back after the kernel; untraced kernels compile none of this.
+#include "ptx/common.cuh"
+#include "sm90/gemm_params.cuh"
+
+#ifndef AUTOGEMM_TILE_TRACE
+#define AUTOGEMM_TILE_TRACE 0
+#endif
+
+namespace autogemm::sm90 {
+
+inline constexpr bool kTileTrace = AUTOGEMM_TILE_TRACE != 0;
+
+// Record i of CTA b: tile_trace[(b * tile_trace_capacity + i) * kTileTraceWords + ...]
+//   [0] start ns, [1] end ns, [2] m_tile << 32 | n_tile,
+//   [3] sm id << 48 | partial << 40 | k_first << 20 | k_last   (k-blocks, < 2^20)
+inline constexpr int kTileTraceWords = 4;
+
+struct TileTraceRecorder {
+  unsigned long long start = 0;
+  int count = 0;
+
+  __device__ __forceinline__ void begin(bool recorder) {
+    if (recorder) start = ptx::global_timer_ns();
+  }
+  __device__ __forceinline__ void end(bool recorder, const GemmParams& params, int m_tile,
+                                      int n_tile, int k_first, int k_last, bool partial) {
+    if (!recorder || count >= params.tile_trace_capacity) return;
+    unsigned long long* record =
+        params.tile_trace +
+        (static_cast<long long>(blockIdx.x) * params.tile_trace_capacity + count) * kTileTraceWords;
+    record[0] = start;
+    record[1] = ptx::global_timer_ns();
+    record[2] = static_cast<unsigned long long>(m_tile) << 32 | static_cast<unsigned>(n_tile);
+    record[3] = static_cast<unsigned long long>(ptx::sm_id()) << 48 |
+                static_cast<unsigned long long>(partial) << 40 |
+                static_cast<unsigned long long>(k_first) << 20 | static_cast<unsigned>(k_last);
+    ++count;
+  }
+};
+
+}  // namespace autogemm::sm90
