@@ -20,14 +20,16 @@ def main():
     parser.add_argument("--all-calls", action="store_true", help="every call, not the last one")
     args = parser.parse_args()
 
+    # Call numbers count within one process; several processes may append to one file, so a
+    # call is (problem, configuration, call number).
     calls = defaultdict(list)
     for row in csv.DictReader(open(args.trace)):
-        calls[int(row["call"])].append(row)
+        calls[(row["m"], row["n"], row["k"], row["config"], int(row["call"]))].append(row)
     last = {}
-    for call, rows in sorted(calls.items()):
-        r = rows[0]
-        last[(r["m"], r["n"], r["k"], r["config"])] = call
-    chosen = sorted(calls) if args.all_calls else sorted(last.values())
+    for key in calls:
+        if key[:4] not in last or key[4] > last[key[:4]][4]:
+            last[key[:4]] = key
+    chosen = list(calls) if args.all_calls else list(last.values())
 
     for call in chosen:
         rows = calls[call]
@@ -35,7 +37,7 @@ def main():
         start = min(int(r["start_ns"]) for r in rows)
         end = max(int(r["end_ns"]) for r in rows)
         ctas = {r["cta"] for r in rows}
-        print(f"call {call}: {r0['m']}x{r0['n']}x{r0['k']}  {r0['config']}")
+        print(f"call {call[4]}: {r0['m']}x{r0['n']}x{r0['k']}  {r0['config']}")
         print(f"  span {(end - start) / 1e3:.1f} us, {len(ctas)} CTAs, {len(rows)} work items "
               f"({sum(r['partial'] == '1' for r in rows)} tail ranges)")
         rounds = defaultdict(list)
