@@ -3,10 +3,7 @@
 # `autogemm plan` prints it). Used for the experiments recorded in docs/perf/notes.md.
 #   [DTYPE=fp8] scripts/gpu-configs.sh bench/experiments/<file>.txt   (after scripts/gpu-run.sh built build-gpu)
 set -uo pipefail
-cd "$(dirname "$0")/.."
-if [[ -d .gpu-deps ]]; then eval "$(bash .gpu-deps/gpu-deps unpack)"; fi
-export AUTOGEMM_CACHE_DIR="${AUTOGEMM_CACHE_DIR:-/tmp/autogemm-cache}"
-bin=build-gpu/src/cli/autogemm
+source "$(dirname "$0")/gpu-env.sh"
 while read -r m n k config; do
   [[ -z "$m" || "$m" == \#* ]] && continue
   printf '%s x %s x %s  %-44s ' "$m" "$n" "$k" "$config"

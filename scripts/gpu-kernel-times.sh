@@ -5,10 +5,7 @@
 # place the time of a multi-kernel call (notes.md section 16).
 #   [DTYPE=fp8] scripts/gpu-kernel-times.sh bench/experiments/<file>.txt   (after gpu-run.sh built build-gpu)
 set -uo pipefail
-cd "$(dirname "$0")/.."
-if [[ -d .gpu-deps ]]; then eval "$(bash .gpu-deps/gpu-deps unpack)"; fi
-export AUTOGEMM_CACHE_DIR="${AUTOGEMM_CACHE_DIR:-/tmp/autogemm-cache}"
-bin=build-gpu/src/cli/autogemm
+source "$(dirname "$0")/gpu-env.sh"
 while read -r m n k config; do
   [[ -z "$m" || "$m" == \#* ]] && continue
   printf '%s x %s x %s  %s\n' "$m" "$n" "$k" "$config"

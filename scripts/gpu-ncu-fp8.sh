@@ -6,12 +6,8 @@
 # $OUT/ncu-fp8-classes.txt (samples by instruction class, scripts/ncu_sass_summary.py).
 #   CONFIG="..." M=4096 N=4096 K=7168 scripts/gpu-ncu-fp8.sh
 set -u
-cd "$(dirname "$0")/.."
-OUT="${OUT:-/tmp/autogemm-out}"
-mkdir -p "$OUT"
-if [[ -d .gpu-deps ]]; then eval "$(bash .gpu-deps/gpu-deps unpack)"; fi
-export AUTOGEMM_CACHE_DIR="${AUTOGEMM_CACHE_DIR:-/tmp/autogemm-cache}"
-b=build-gpu/src/cli/autogemm
+source "$(dirname "$0")/gpu-env.sh"
+b=$bin
 [[ -x $b ]] || { cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release > "$OUT/build.log" 2>&1 &&
                  cmake --build build-gpu -j "$(nproc)" >> "$OUT/build.log" 2>&1; } || { tail -40 "$OUT/build.log"; exit 1; }
 cfg="${CONFIG:-128x128x128 s5 c2 ws p g8 cl2x1/b tma/tma pb2}"

@@ -3,11 +3,7 @@
 # profile, ladder, benchmark. Logs go to $OUT (at most 8 files come back).
 #   scripts/gpu-run.sh [tests|ladder|bench|profile ...]   (default: all)
 set -uo pipefail
-cd "$(dirname "$0")/.."
-OUT="${OUT:-/tmp/autogemm-out}"
-mkdir -p "$OUT"
-if [[ -d .gpu-deps ]]; then eval "$(bash .gpu-deps/gpu-deps unpack)"; fi
-export AUTOGEMM_CACHE_DIR="${AUTOGEMM_CACHE_DIR:-/tmp/autogemm-cache}"
+source "$(dirname "$0")/gpu-env.sh"
 build=build-gpu
 # A warm machine keeps build-gpu between calls, but the synced sources can carry older mtimes
 # than its objects, so ninja would keep a stale build (notes.md section 14). Rebuild whenever

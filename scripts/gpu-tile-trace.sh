@@ -4,12 +4,7 @@
 # (scripts/tile_trace_summary.py). Writes $OUT/tile-trace.csv and $OUT/tile-trace-summary.txt.
 #   [DTYPE=fp8] scripts/gpu-tile-trace.sh bench/experiments/<file>.txt   (after gpu-run.sh built build-gpu)
 set -uo pipefail
-cd "$(dirname "$0")/.."
-OUT="${OUT:-/tmp/autogemm-out}"
-mkdir -p "$OUT"
-if [[ -d .gpu-deps ]]; then eval "$(bash .gpu-deps/gpu-deps unpack)"; fi
-export AUTOGEMM_CACHE_DIR="${AUTOGEMM_CACHE_DIR:-/tmp/autogemm-cache}"
-bin=build-gpu/src/cli/autogemm
+source "$(dirname "$0")/gpu-env.sh"
 trace="$OUT/tile-trace.csv"
 rm -f "$trace"
 while read -r m n k config; do

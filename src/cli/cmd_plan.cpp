@@ -74,13 +74,13 @@ void print_plan(const Plan& plan, int top) {
     fmt::print("config     {}  (smem {} B)\n", best.config.describe(), best.config.smem_bytes);
   print_prediction(best.prediction, vendor, plan.device.sm_count);
   if (!vendor && !plan::kPlanTailSplits) {
-    // Tail split is written but not measured yet, so the planner leaves it out; say what it
-    // would predict where the chosen tiles leave a splittable last wave.
+    // The planner leaves tail splits out (gemm_search.hpp kPlanTailSplits says why); say what
+    // the model would predict where the chosen tiles leave a splittable last wave.
     const auto choices = plan::tail_split_choices(p, best.config, plan.device);
     if (choices.size() > 1) {
       GemmConfig split = best.config;
       split.tail_split = choices.back();
-      fmt::print("           with a tail split ({}, not offered until measured on a GPU): "
+      fmt::print("           with a tail split ({}, not offered: its whole tiles run slower): "
                  "predicted {:.1f} us\n",
                  split.describe(), predict(p, split, plan.device).time_us);
     }

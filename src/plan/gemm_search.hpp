@@ -33,9 +33,11 @@ std::vector<bool> ordered_issue_choices(const GemmProblem& problem, int block_m,
 // {1}, plus the split plan_tail_split gives the last wave (at most kMaxTailSplit) where the
 // tiles leave a partial last wave on a persistent grid.
 inline constexpr int kMaxTailSplit = 16;
-// Whether plan_gemm offers tail splits. Off until the GPU tests and a measurement have run
-// them: they were written in a session without a GPU (docs/perf/notes.md section 15), so the
-// default path keeps kernels that ran. A configuration given with "tsN" runs either way.
+// Whether plan_gemm offers tail splits. Off: they pass the GPU tests, but a kernel compiled
+// with a tail split runs its whole tiles 4.5-8.5% slower than the same tiles without it (even
+// where nothing is split), which eats the tail's gain (4096 x 2112 x 7168: 118.3 -> 117.0 us
+// where the cost model predicts 133 -> 115; docs/perf/notes.md section 16). A configuration
+// given with "tsN" runs either way.
 inline constexpr bool kPlanTailSplits = false;
 std::vector<int> tail_split_choices(const GemmProblem& problem, const GemmConfig& config,
                                     const GpuInfo& device);
