@@ -4,6 +4,7 @@
 
 #include "cli_test_util.hpp"
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -45,6 +46,24 @@ TEST(CompileCli, WritesSourcePtxCubinAndLogForAForcedFp8Config) {
   const std::string cubin = read_file(dir / "kernel.cubin");
   ASSERT_GT(cubin.size(), 4u);
   EXPECT_EQ(cubin.substr(0, 4), std::string("\x7f" "ELF"));
+  std::filesystem::remove_all(dir);
+}
+
+// AUTOGEMM_TRACE_TILES compiles the tile trace's recorder in (sm90/tile_trace.cuh): the
+// traced tail-split kernel must still compile, with %globaltimer reads and without spills.
+TEST(CompileCli, TileTraceKernelCompiles) {
+  const auto dir = fresh_dir("autogemm-compile-trace");
+  // The child inherits the variable; this process makes no GEMM call while it is set.
+  setenv("AUTOGEMM_TRACE_TILES", (dir.string() + "-trace.csv").c_str(), 1);
+  const CliRun run = run_cli("compile --m 4096 --n 2112 --k 7168 --dtype fp8 --device h100-sxm "
+                             "--config \"128x128x128 s5 c2 ws p g8 cl2x1/b tma/tma ts8 pb2\" --out " +
+                             dir.string());
+  unsetenv("AUTOGEMM_TRACE_TILES");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_NE(run.out.find("_trace"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("spills 0 B / 0 B"), std::string::npos) << run.out;
+  EXPECT_NE(read_file(dir / "kernel.cu").find("#define AUTOGEMM_TILE_TRACE 1"), std::string::npos);
+  EXPECT_NE(read_file(dir / "kernel.ptx").find("%globaltimer"), std::string::npos);
   std::filesystem::remove_all(dir);
 }
 

@@ -9,12 +9,13 @@
 #include <vector>
 
 #include "autogemm/errors.hpp"
+#include "kernels/sm90/gemm_params.cuh"
 #include "runtime/cuda_check.hpp"
 
 namespace autogemm::runtime {
 
 namespace {
-constexpr int kWords = 4;   // sm90::kTileTraceWords
+constexpr int kWords = sm90::kTileTraceWords;
 }
 
 const std::string& tile_trace_path() {

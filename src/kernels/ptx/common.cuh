@@ -34,8 +34,9 @@ __device__ __forceinline__ int warp_index_uniform() {
 
 __device__ __forceinline__ u32 lane_index() { return threadIdx.x % 32; }
 
-// The global nanosecond timer (PTX ISA "%globaltimer"; its resolution is coarse, about a
-// microsecond on current drivers) and the SM this thread runs on ("%smid"). Tile trace only.
+// The global nanosecond timer (PTX ISA "%globaltimer"; its update interval is up to the
+// driver: 32 ns in the H100 traces of docs/perf/2026-11-23-h100-s6) and the SM this thread runs
+// on ("%smid"). Tile trace only.
 __device__ __forceinline__ u64 global_timer_ns() {
   u64 t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));

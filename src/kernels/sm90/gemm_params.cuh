@@ -4,6 +4,9 @@
 
 namespace autogemm::sm90 {
 
+// Words (u64) per tile-trace record (GemmParams::tile_trace; layout in sm90/tile_trace.cuh).
+inline constexpr int kTileTraceWords = 4;
+
 struct GemmParams {
   int m;                  // rows of A and D (run time)
   float alpha, beta;

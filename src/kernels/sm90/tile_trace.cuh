@@ -17,7 +17,7 @@ inline constexpr bool kTileTrace = AUTOGEMM_TILE_TRACE != 0;
 // Record i of CTA b: tile_trace[(b * tile_trace_capacity + i) * kTileTraceWords + ...]
 //   [0] start ns, [1] end ns, [2] m_tile << 32 | n_tile,
 //   [3] sm id << 48 | partial << 40 | k_first << 20 | k_last   (k-blocks, < 2^20)
-inline constexpr int kTileTraceWords = 4;
+// (kTileTraceWords is in gemm_params.cuh, which the host's reader includes.)
 
 struct TileTraceRecorder {
   unsigned long long start = 0;
