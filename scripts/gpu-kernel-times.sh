@@ -2,7 +2,8 @@
 # Per-kernel GPU time of forced configurations: for each line "M N K CONFIG..." of FILE, runs the
 # bench under Nsight Compute (duration only, clocks left alone) and prints the median duration
 # of each kernel the call launches (GEMM, split-K or tail-split reduce, scale transpose). Used to
-# place the time of a multi-kernel call (notes.md section 16).
+# place the time of a multi-kernel call (notes.md section 16). BASELINE=1 also times cuBLASLt's
+# kernels (and the L2 flush) in the same process.
 #   [DTYPE=fp8] scripts/gpu-kernel-times.sh bench/experiments/<file>.txt   (after gpu-run.sh built build-gpu)
 set -uo pipefail
 source "$(dirname "$0")/gpu-env.sh"
@@ -11,7 +12,7 @@ while read -r m n k config; do
   printf '%s x %s x %s  %s\n' "$m" "$n" "$k" "$config"
   timeout 120 ncu --clock-control none --metrics gpu__time_duration.sum --print-units base --csv \
     "$bin" bench --dtype "${DTYPE:-bf16}" --m "$m" --n "$n" --k "$k" --config "$config" \
-    --iters "${ITERS:-7}" --warmup 2 --no-baseline > /tmp/kt.csv 2>/tmp/kt.err ||
+    --iters "${ITERS:-7}" --warmup 2 $([[ -n "${BASELINE:-}" ]] || echo --no-baseline) > /tmp/kt.csv 2>/tmp/kt.err ||
     { echo "  FAILED"; tail -3 /tmp/kt.err; continue; }
   python3 - /tmp/kt.csv <<'PY'
 import csv, statistics, sys
