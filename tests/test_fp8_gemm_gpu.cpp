@@ -299,6 +299,22 @@ TEST(Fp8GemmGpu, Schedules) {
             5000);
 }
 
+// Cluster split-K (ck) with FP8: each CTA promotes its own K range with its block scales, the
+// first CTA sums the promoted ranges. The decode shapes the planner gives it, M = 1, K not a
+// multiple of 128 (a partial last k-block in the last rank's range), fp32 output with beta,
+// per-tensor scaling, one and two temporaries.
+TEST(Fp8GemmGpu, ClusterSplitK) {
+  AUTOGEMM_REQUIRE_GPU();
+  const Scaling blk = Scaling::block_1x128_128x128, pt = Scaling::per_tensor;
+  const DType bf16 = DType::bf16, e4 = DType::e4m3;
+  run_cases({{64, 2112, 7168, blk, bf16, e4, 1.0f, 0.0f, "64x64x128 s8 c1 ws g8 tma/tma ck4 pb2"},
+             {128, 2112, 7168, blk, bf16, e4, 1.0f, 0.0f, "64x32x128 s8 c1 ws g8 tma/tma ck2 pb2"},
+             {1, 4096, 7040, blk, bf16, e4, 1.0f, 0.0f, "64x32x128 s8 c1 ws g8 tma/tma ck8 pb2"},
+             {77, 1000, 2000, blk, DType::fp32, e4, 0.5f, -1.25f, "64x64x128 s8 c1 ws g8 tma/tma ck4"},
+             {300, 1000, 1040, pt, bf16, e4, 1.0f, 0.0f, "128x64x128 s5 c2 ws g8 tma/tma ck2 pb2"}},
+            7100);
+}
+
 // Two promotion temporaries (pb2): the k-loop runs in chunks of 8 k-blocks, then 4, then 1-3,
 // so K covers every path (16, 17, 20, 22, 12, 15, 1 and 3 k-blocks), plus split-K ranges, a cluster, per-tensor
 // scaling and, per-tensor only, tiles straddling B scale blocks (block scaling rejects that

@@ -165,6 +165,21 @@ TEST(GemmGpu, SplitKIsCorrect) {
       31, false);
 }
 
+// Cluster split-K (ck): the CTAs of a cluster compute K ranges of one tile and the first sums
+// them from its shared memory. Tails in M, N and K (uneven ranges: 2000 / 64 = 31.25 k-blocks
+// over 4 CTAs), alpha and beta with C, fp32 and fp16 output, two consumers, clusters of 2, 4
+// and 8, and more clusters than fit at once (several waves of clusters).
+TEST(GemmGpu, ClusterSplitKIsCorrect) {
+  AUTOGEMM_REQUIRE_GPU();
+  run_forced_cases(
+      {{77, 1000, 2000, "64x64x64 s8 c1 ws g8 tma/tma ck4", 1.0f, 0.0f, DType::bf16},
+       {64, 520, 576, "64x128x64 s5 c1 ws g8 tma/tma ck2", 0.5f, 2.0f, DType::bf16},
+       {200, 264, 1000, "64x32x64 s6 c1 ws g8 tma/tma ck8", 1.0f, -1.0f, DType::fp32},
+       {128, 2112, 7168, "64x128x64 s4 c1 ws g8 tma/tma ck4", 1.0f, 0.0f, DType::fp16},
+       {1000, 4000, 1024, "128x128x64 s3 c2 ws g8 tma/tma ck2", 1.0f, 0.0f, DType::bf16}},
+      37, false);
+}
+
 // Tail split (ts): the last, partial wave's tiles computed as K ranges into fp32 partial tiles,
 // summed by the second kernel. Tails in M, N and K, alpha and beta with C, fp32 output, a
 // cluster, N = 1100 bf16 (rows end mid 16-byte chunk: whole tiles take the plain-store

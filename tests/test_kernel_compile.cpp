@@ -101,6 +101,25 @@ TEST(KernelCompile, SplitKConfigurations) {
   }
 }
 
+// Cluster split-K (ck): the other CTAs store into the first one's shared memory with
+// st.shared::cluster and release-arrive on its barrier, which waits with acquire at cluster
+// scope; 16-bit with one and two consumers, FP8 with two temporaries, no spills.
+TEST(KernelCompile, ClusterSplitKConfigurations) {
+  for (const char* config : {"64x64x64 s8 c1 ws g8 tma/tma ck4", "128x64x64 s6 c2 ws g8 tma/tma ck2"}) {
+    SCOPED_TRACE(config);
+    const jit::CompiledKernel k =
+        expect_compiles_clean(bf16_problem(128, 2112, 7168), GemmConfig::parse(config), true);
+    EXPECT_NE(k.ptx.find("st.shared::cluster.v4.f32"), std::string::npos);
+    EXPECT_NE(k.ptx.find("mbarrier.arrive.release.cluster.shared::cluster"), std::string::npos);
+    EXPECT_NE(k.ptx.find("mbarrier.try_wait.parity.acquire.cluster"), std::string::npos);
+  }
+  GemmProblem fp8 = cli::make_problem(64, 2112, 7168, "fp8", "nt", 0, 0, 0);
+  for (const char* config : {"64x64x128 s8 c1 ws g8 tma/tma ck4 pb2", "64x32x128 s8 c1 ws g8 tma/tma ck8 pb2"}) {
+    SCOPED_TRACE(config);
+    expect_compiles_clean(fp8, GemmConfig::parse(config), true);
+  }
+}
+
 // Tail split (ts): the whole-tile and the split-range paths in one kernel, 16-bit and FP8 (two
 // temporaries, and ordered issue with 256-row tiles), plus the second kernels that finish tail
 // and split-K sums.

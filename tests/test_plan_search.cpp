@@ -101,7 +101,7 @@ void expect_kernel_config_is_sound(const GemmProblem& p, const Candidate& c, con
 
   // The tiles cover the problem.
   const Prediction& pr = c.prediction;
-  EXPECT_EQ(pr.num_tiles, ceil_div(p.m, cfg.block_m) * ceil_div(p.n, cfg.block_n) * cfg.split_k);
+  EXPECT_EQ(pr.num_tiles, ceil_div(p.m, cfg.block_m) * ceil_div(p.n, cfg.block_n) * cfg.split_k * cfg.cluster_k);
   EXPECT_GE(ceil_div(p.m, cfg.block_m) * cfg.block_m, p.m);
   EXPECT_GE(ceil_div(p.n, cfg.block_n) * cfg.block_n, p.n);
   EXPECT_GE(pr.waves * d.sm_count, pr.num_tiles);

@@ -2,7 +2,8 @@
 // of CTAs as the launcher sizes them, every k-block of every output tile inside M x N is
 // computed exactly once, whole tiles and split-K splits cover their K ranges, a tail split's
 // ranges land in distinct workspace slots, each tail CTA gets at most one range (the split wave
-// is one wave), and cluster partners walk the same cluster tiles. Index arithmetic only, so the
+// is one wave), cluster partners walk the same cluster tiles, and the CTAs of a cluster split-K
+// cluster split one tile's K by rank. Index arithmetic only, so the
 // device header compiles here with three shims.
 #include <gtest/gtest.h>
 
@@ -31,10 +32,10 @@ using autogemm::sm90::GemmParams;
 using autogemm::sm90::TileScheduler;
 
 template <int BM, int BN, int BK, int CM, int CN, int N, int K, int SPLIT_K, int TAIL_SPLIT,
-          bool ALONG_N, int GROUP>
+          bool ALONG_N, int GROUP, int CLUSTER_K = 1>
 struct TestConfig {
   static constexpr int block_m = BM, block_n = BN, block_k = BK;
-  static constexpr int cluster_m = CM, cluster_n = CN;
+  static constexpr int cluster_m = CM, cluster_n = CN, cluster_k = CLUSTER_K;
   static constexpr int n = N, k = K, split_k = SPLIT_K, tail_split = TAIL_SPLIT;
   static constexpr bool raster_along_n = ALONG_N;
   static constexpr int raster_group = GROUP;
@@ -44,7 +45,7 @@ struct TestConfig {
 // slots, checks coverage, and returns the tail split used.
 template <class Cfg>
 autogemm::plan::TailSplit check_schedule(int m, int64_t slots) {
-  constexpr int cluster = Cfg::cluster_m * Cfg::cluster_n;
+  constexpr int cluster = Cfg::cluster_m * Cfg::cluster_n * Cfg::cluster_k;
   const int m_tiles = (m + Cfg::block_m - 1) / Cfg::block_m;
   constexpr int n_tiles = (Cfg::n + Cfg::block_n - 1) / Cfg::block_n;
   constexpr int k_blocks = (Cfg::k + Cfg::block_k - 1) / Cfg::block_k;
@@ -72,7 +73,10 @@ autogemm::plan::TailSplit check_schedule(int m, int64_t slots) {
     std::vector<std::tuple<int, int, int>> walk;
     int m_tile = 0, n_tile = 0;
     while (scheduler.next_tile(m_tile, n_tile)) {
-      walk.emplace_back(m_tile / Cfg::cluster_m, n_tile / Cfg::cluster_n, scheduler.split);
+      // Cluster split-K partners share the tile but not the K range.
+      walk.emplace_back(m_tile / Cfg::cluster_m, n_tile / Cfg::cluster_n,
+                        Cfg::cluster_k > 1 ? -1 : scheduler.split);
+      if (Cfg::cluster_k > 1) EXPECT_EQ(scheduler.split, int(rank));
       EXPECT_LE(0, scheduler.k_begin());
       EXPECT_LT(scheduler.k_begin(), scheduler.k_end()) << "empty range";
       EXPECT_LE(scheduler.k_end(), k_blocks);
@@ -82,7 +86,7 @@ autogemm::plan::TailSplit check_schedule(int m, int64_t slots) {
         EXPECT_TRUE(slots_used.insert(slot).second) << "workspace slot " << slot << " twice";
         EXPECT_LT(slot, tail.tail_tiles * cluster * tail.splits);
         ++tail_items_per_cta[{cta, 0}];
-      } else if (Cfg::split_k == 1) {
+      } else if (Cfg::split_k == 1 && Cfg::cluster_k == 1) {
         EXPECT_EQ(scheduler.k_begin(), 0);
         EXPECT_EQ(scheduler.k_end(), k_blocks);
       }
@@ -144,4 +148,17 @@ TEST(TileScheduler, WholeTilesAndSplitKCoverEveryKBlockOnce) {
       EXPECT_EQ(check_schedule<Whole>(m, slots).splits, 1);
       EXPECT_EQ(check_schedule<SplitK>(m, slots).splits, 1);
     }
+}
+
+TEST(TileScheduler, ClusterSplitKCoversEveryKBlockOnce) {
+  // Non-persistent (one cluster per tile: slots = tiles), as the launcher runs cluster_k > 1.
+  using Ck4 = TestConfig<64, 64, 128, 1, 1, 2112, 7168, 1, 1, false, 8, 4>;     // 56 k-blocks
+  using Ck8 = TestConfig<64, 128, 128, 1, 1, 4096, 7040, 1, 1, false, 8, 8>;    // 55: uneven
+  using Ck2 = TestConfig<128, 64, 64, 1, 1, 1000, 200, 1, 1, true, 1, 2>;       // 4 k-blocks
+  for (int m : {1, 64, 128, 300}) {
+    SCOPED_TRACE(::testing::Message() << "M " << m);
+    check_schedule<Ck4>(m, ((m + 63) / 64) * 33);
+    check_schedule<Ck8>(m, ((m + 63) / 64) * 32);
+    check_schedule<Ck2>(m, ((m + 127) / 128) * 16);
+  }
 }

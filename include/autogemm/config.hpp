@@ -36,6 +36,10 @@ struct GemmConfig {
   LoadPath load_path = LoadPath::tma;
   StorePath store_path = StorePath::tma;
   int max_ctas = 0;                // cap on resident CTAs (ladder's single-CTA steps); 0 = none
+  int cluster_k = 1;               // K ranges of one tile computed by the CTAs of a cluster and
+                                   // summed through distributed shared memory into its first
+                                   // CTA, which stores the tile: split-K in one kernel, with no
+                                   // workspace (decode shapes: fewer re-reads of A per SM)
   int split_k = 1;                 // K ranges computed by separate CTAs into an fp32 workspace,
                                    // summed by a second kernel (more CTAs for few output tiles)
   int tail_split = 1;              // at most this many K ranges for each tile of the last,
@@ -51,7 +55,7 @@ struct GemmConfig {
   int smem_bytes = 0;              // dynamic shared memory the kernel needs (derived)
   Instruction instruction = Instruction::wgmma;
 
-  // Short human-readable id: "128x256x64 s4 c2 ws p g8 cl2x1/b tma/tma" (+ " sk4", " ts8", " pb2", " oi").
+  // Short human-readable id: "128x256x64 s4 c2 ws p g8 cl2x1/b tma/tma" (+ " ck4", " sk4", " ts8", " pb2", " oi").
   std::string describe() const;
   // The inverse of describe() (fields it omits keep their defaults: not warp-specialised, not
   // persistent, raster group 1, no cluster). Throws InvalidArgument naming the bad token.
@@ -61,7 +65,7 @@ struct GemmConfig {
 
 // What the cost model predicts for a configuration on a device.
 struct Prediction {
-  int64_t num_tiles = 0;               // CTA tiles covering M x N
+  int64_t num_tiles = 0;               // CTA work items: tiles covering M x N x split_k x cluster_k
   int64_t waves = 0;                   // ceil(num_tiles / resident CTAs)
   double last_wave_utilization = 0;    // busy share of the SMs in the last wave (0..1]
   int busy_sms = 0;                    // SMs with work in the last wave

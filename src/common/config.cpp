@@ -44,6 +44,7 @@ std::string GemmConfig::describe() const {
     s += fmt::format(" cl{}x{}/{}", cluster_m, cluster_n, to_string(multicast));
   s += fmt::format(" {}/{}", to_string(load_path), to_string(store_path));
   if (max_ctas > 0) s += fmt::format(" ctas{}", max_ctas);
+  if (cluster_k > 1) s += fmt::format(" ck{}", cluster_k);
   if (split_k > 1) s += fmt::format(" sk{}", split_k);
   if (tail_split > 1) s += fmt::format(" ts{}", tail_split);
   if (promotion_buffers > 1) s += fmt::format(" pb{}", promotion_buffers);
@@ -89,6 +90,8 @@ GemmConfig GemmConfig::parse(std::string_view text) {
       c.ordered_issue = true;
     } else if (token.starts_with("pb")) {
       c.promotion_buffers = number(std::string_view(token).substr(2));
+    } else if (token.starts_with("ck")) {
+      c.cluster_k = number(std::string_view(token).substr(2));
     } else if (token.starts_with("sk")) {
       c.split_k = number(std::string_view(token).substr(2));
     } else if (token.starts_with("ts")) {

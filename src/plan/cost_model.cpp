@@ -92,6 +92,13 @@ constexpr double kOverlappedPromotionChunk = 8;
 // L1 wavefronts at 79%), and 256-row tiles gain less than their L2 traffic says: 256x128
 // measured level with 128x128 and 256x64 19% behind (notes.md section 14).
 constexpr double kSmemBytesPerClock = 128;
+// ---- Cluster split-K (kernels/sm90/cluster_reduce.cuh) ----
+// The cluster's other CTAs store their fp32 partial tiles into the first CTA's shared memory
+// through the SM-to-SM network, which then adds them; NVIDIA publishes no distributed
+// shared-memory rate, so these two are first guesses, to calibrate against the bench
+// (notes.md section 17): 32 B/clk into one SM and half a microsecond of cluster round trip.
+constexpr double kDsmemBytesPerClock = 32;
+constexpr double kClusterReduceLatencyUs = 0.5;
 // Exponent of the norm that combines a tile's matrix-unit and L2 times (overlap() below).
 constexpr double kOverlapNorm = 4;
 // When the SM clock is unknown (hand-built device descriptions).
@@ -233,8 +240,11 @@ Prediction predict(const GemmProblem& problem, const GemmConfig& config, const G
   const int64_t tiles_m = ceil_div(problem.m, config.block_m);
   const int64_t tiles_n = ceil_div(problem.n, config.block_n);
   // Split-K multiplies the work items and divides each one's K (kernels/sm90/gemm_common.cuh).
-  const int64_t split_k = std::max(1, config.split_k);
-  const int64_t cluster_size = int64_t(config.cluster_m) * config.cluster_n;
+  // Cluster split-K does the same inside a cluster: cluster_k CTAs per tile, each with 1/cluster_k
+  // of K, and no workspace.
+  const int64_t cluster_k = std::max(1, config.cluster_k);
+  const int64_t split_k = std::max(1, config.split_k) * cluster_k;
+  const int64_t cluster_size = int64_t(config.cluster_m) * config.cluster_n * cluster_k;
   int64_t resident = device.sm_count / cluster_size * cluster_size;
   if (config.max_ctas > 0)
     resident = std::min(resident, std::max<int64_t>(config.max_ctas / cluster_size, 1) *
@@ -301,7 +311,7 @@ Prediction predict(const GemmProblem& problem, const GemmConfig& config, const G
   p.dram_bytes = dram_bytes(problem, config, tiles_m, tiles_n, resident, p.waves, device);
   // Split-K writes split_k fp32 partial planes and the finalize kernel reads them back.
   const double workspace_bytes =
-      split_k > 1 ? 2.0 * double(split_k) * double(problem.m) * problem.n * 4.0 : 0.0;
+      config.split_k > 1 ? 2.0 * double(split_k) * double(problem.m) * problem.n * 4.0 : 0.0;
   p.dram_bytes += workspace_bytes;
   const double rate = dram_rate(device);
   p.memory_us = rate > 0 ? p.dram_bytes / rate : 0;
@@ -339,7 +349,13 @@ Prediction predict(const GemmProblem& problem, const GemmConfig& config, const G
   p.fixed_us = kLaunchUs + (config.persistent ? fill_us : double(p.waves) * fill_us) +
                double(p.waves) * epilogue_us;
   // The finalize kernel: a second launch back to back (~2 us) plus reading the planes.
-  if (split_k > 1) p.fixed_us += 2.0 + workspace_bytes / 2 / rate;
+  if (config.split_k > 1) p.fixed_us += 2.0 + workspace_bytes / 2 / rate;
+  // Cluster split-K: per wave, the first CTA of each cluster receives cluster_k - 1 fp32 tiles.
+  if (cluster_k > 1)
+    p.fixed_us += double(p.waves) *
+                  (kClusterReduceLatencyUs + double(cluster_k - 1) * config.block_m *
+                                                 config.block_n * 4.0 /
+                                                 (kDsmemBytesPerClock * clock_ghz(device) * 1e3));
   // Tail split: the ranges store fp32 tiles (4 bytes, not out_bytes, per element, once per
   // range on its SM) and a second kernel reads them back from L2 (~twice DRAM's rate, an
   // assumption) after a back-to-back launch (~2 us, as split-K's).

@@ -8,7 +8,8 @@
 //   num_consumers 1 or 2
 //   num_stages    the deepest ring that fits the opt-in shared memory, 2..8 (deeper buys
 //                 nothing once the DRAM latency is covered; DeepGEMM caps at a similar depth)
-//   cluster       1x1, 2x1 multicasting B, 1x2 multicasting A
+//   cluster       1x1, 2x1 multicasting B, 1x2 multicasting A, or 2/4/8 CTAs splitting one
+//                 tile's K (cluster_k; decode shapes with few output tiles, not persistent)
 //   raster        group 8, 16 or 1, along M or along N
 //   persistent    yes, and no
 // Tile-level rules are checked once per (block_m, block_n, num_consumers) and the schedule
@@ -22,6 +23,7 @@
 #include "autogemm/errors.hpp"
 #include "autogemm/plan.hpp"
 #include "kernels/sm90/fp8_scales.cuh"
+#include "plan/cluster_split.hpp"
 #include "plan/gemm_legality.hpp"
 #include "plan/gemm_search.hpp"
 #include "plan/tail_split.hpp"
@@ -188,11 +190,16 @@ Plan plan_gemm(const GemmProblem& problem, const GpuInfo& device) {
     for (int block_n : plan::block_n_choices(problem.n)) {
       for (int num_consumers : {1, 2})
       for (int split_k : plan::split_k_choices(problem, block_m, block_n, block_k, device))
+      for (int cluster_k : split_k > 1 ? std::vector<int>{1}
+                                       : plan::cluster_k_choices(problem, block_m, block_n,
+                                                                 block_k, device))
       for (int promotion_buffers : plan::promotion_buffer_choices(problem))
       for (bool ordered_issue :
            plan::ordered_issue_choices(problem, block_m, block_n, num_consumers, promotion_buffers)) {
         GemmConfig tile;
         tile.split_k = split_k;
+        tile.cluster_k = cluster_k;
+        tile.persistent = cluster_k == 1;   // cluster split-K: one tile per cluster
         tile.promotion_buffers = promotion_buffers;
         tile.ordered_issue = ordered_issue;
         tile.instruction = Instruction::wgmma;
@@ -214,6 +221,8 @@ Plan plan_gemm(const GemmProblem& problem, const GpuInfo& device) {
           continue;
         }
         for (const auto& cluster : plan::kClusterChoices) {
+          // A cluster that splits K does not also multicast (plan/cluster_split.hpp).
+          if (cluster_k > 1 && cluster.cluster_m * cluster.cluster_n > 1) continue;
           GemmConfig clustered = tile;
           clustered.cluster_m = cluster.cluster_m;
           clustered.cluster_n = cluster.cluster_n;
@@ -223,6 +232,7 @@ Plan plan_gemm(const GemmProblem& problem, const GpuInfo& device) {
             continue;
           }
           for (bool persistent : {true, false}) {
+            if (cluster_k > 1 && persistent) continue;
             clustered.persistent = persistent;
             for (int tail_split : plan::kPlanTailSplits
                                       ? plan::tail_split_choices(problem, clustered, device)

@@ -8,6 +8,7 @@
 #include "autogemm/plan.hpp"
 #include "kernels/sm90/fp8_scales.cuh"
 #include "kernels/sm90/gemm_layout.cuh"
+#include "plan/cluster_split.hpp"
 #include "plan/gemm_legality.hpp"
 #include "plan/tail_split.hpp"
 #include "plan/tma_rules.hpp"
@@ -22,7 +23,8 @@ int gemm_smem_bytes(const GemmProblem& problem, const GemmConfig& config) {
   const bool stage_scales = dtype_bytes(problem.a_type) == 1 &&
                             problem.scaling == Scaling::block_1x128_128x128;
   return sm90::make_smem_layout(config.block_m, config.block_n, config.block_k, config.num_stages,
-                                dtype_bytes(problem.a_type), out_bytes, stage_d, stage_scales)
+                                dtype_bytes(problem.a_type), out_bytes, stage_d, stage_scales,
+                                config.cluster_k)
       .total_bytes;
 }
 
@@ -348,6 +350,13 @@ std::string schedule_violation(const GemmProblem& problem, const GemmConfig& con
     return fmt::format("cluster {}x{}: cluster dimensions must be >= 1", config.cluster_m,
                        config.cluster_n);
   if (auto why = tail_split_violation(config); !why.empty()) return why;
+  if (auto why = cluster_k_violation(problem, config); !why.empty()) return why;
+  if (config.cluster_k > 1) {
+    if (!device.caps.clusters)
+      return fmt::format("cluster_k = {}: {} ({}) has no thread-block clusters (sm_90+)",
+                         config.cluster_k, device_label(device), arch_label(device));
+    return {};
+  }
   const int cluster_size = config.cluster_m * config.cluster_n;
   // One multicast partner is all the kernel uses (DeepGEMM enumerates 1 and 2 as well); larger
   // clusters tie more SMs to one GPC for little extra L2 saving.

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "autogemm/errors.hpp"
+#include "plan/cluster_split.hpp"
 #include "plan/tail_split.hpp"
 #include "runtime/fp8_source.hpp"
 #include "runtime/tile_trace.hpp"
@@ -72,6 +73,8 @@ void check_kernel_config(const GemmProblem& p, const GemmConfig& c) {
     bad("split_k", c.split_k, "split-K needs the warp-specialised kernel with TMA stores");
   if (auto why = plan::tail_split_violation(c); !why.empty())
     throw InvalidArgument("config.tail_split", std::to_string(c.tail_split), why);
+  if (auto why = plan::cluster_k_violation(p, c); !why.empty())
+    throw InvalidArgument("config.cluster_k", std::to_string(c.cluster_k), why);
 }
 
 
@@ -95,6 +98,7 @@ jit::KernelSource gemm_kernel_source(const GemmProblem& p, const GemmConfig& c) 
                          c.cluster_n, to_string(c.multicast), c.raster_group,
                          c.raster_order == RasterOrder::along_n ? "n" : "m",
                          to_string(c.load_path), to_string(c.store_path)) +
+             (c.cluster_k > 1 ? fmt::format("_ck{}", c.cluster_k) : std::string()) +
              (c.split_k > 1 ? fmt::format("_sk{}", c.split_k) : std::string()) +
              (c.tail_split > 1 ? fmt::format("_ts{}", c.tail_split) : std::string());
   src.name += input_type_name_suffix(p, c);   // FP8: B type and scaling; empty for 16-bit
@@ -110,6 +114,7 @@ jit::KernelSource gemm_kernel_source(const GemmProblem& p, const GemmConfig& c) 
       "  static constexpr int num_stages = {stages}, num_consumers = {consumers};\n"
       "  static constexpr bool warp_specialized = {ws}, persistent = {persistent};\n"
       "  static constexpr int cluster_m = {cm}, cluster_n = {cn}, multicast = {mc};\n"
+      "  static constexpr int cluster_k = {ck};\n"
       "  static constexpr int raster_group = {group};\n"
       "  static constexpr bool raster_along_n = {along_n};\n"
       "  static constexpr bool tma_load = {tma_load}, tma_store = {tma_store};\n"
@@ -126,7 +131,7 @@ jit::KernelSource gemm_kernel_source(const GemmProblem& p, const GemmConfig& c) 
       fmt::arg("bk", c.block_k), fmt::arg("stages", c.num_stages),
       fmt::arg("consumers", c.num_consumers), fmt::arg("ws", c.warp_specialized),
       fmt::arg("persistent", c.persistent), fmt::arg("cm", c.cluster_m),
-      fmt::arg("cn", c.cluster_n),
+      fmt::arg("cn", c.cluster_n), fmt::arg("ck", c.cluster_k),
       fmt::arg("mc", c.multicast == Multicast::none ? 0 : c.multicast == Multicast::a ? 1 : 2),
       fmt::arg("group", c.raster_group),
       fmt::arg("along_n", c.raster_order == RasterOrder::along_n),

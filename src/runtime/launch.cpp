@@ -62,7 +62,7 @@ const PreparedKernel& prepare(const GemmProblem& p, const GemmConfig& c) {
   const auto compiled = jit::get_or_compile(gemm_kernel_source(p, c));
   entry->kernel = load_kernel(*compiled);
   entry->threads = gemm_threads_per_cta(c);
-  entry->cluster_size = c.cluster_m * c.cluster_n;
+  entry->cluster_size = c.cluster_m * c.cluster_n * c.cluster_k;
   entry->smem_bytes = gemm_smem_bytes(p, c);
   const auto& api = driver::api();
   driver::check(api.cuFuncSetAttribute(entry->kernel->function,

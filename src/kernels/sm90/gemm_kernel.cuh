@@ -9,6 +9,7 @@
 // Otherwise the consumer warpgroups also fill the ring themselves (thread 0 issues TMA ahead
 // of use, or all threads load synchronously on the threads path).
 #include "ptx/wgmma.cuh"
+#include "sm90/cluster_reduce.cuh"
 #include "sm90/epilogue.cuh"
 #include "sm90/fp8_promotion.cuh"
 #include "sm90/fp8_scale_copy.cuh"
@@ -175,11 +176,11 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
                   "overlapped promotion keeps one wgmma group in flight (TMA, >= 2 stages)");
     int pending_stage = -1;
     auto release = [&](int stage, int refill_k_block) {
-      if constexpr (G::kClusterSize == 1) {
+      if constexpr (G::kMulticastCtas == 1) {
         if (lane == 0) ptx::mbarrier_arrive(smem.empty(stage));
       } else {
         // The leader's multicast writes into every CTA's copy of the stage.
-        if (lane < G::kClusterSize) ptx::mbarrier_arrive_cluster(smem.empty(stage), lane);
+        if (lane < G::kMulticastCtas) ptx::mbarrier_arrive_cluster(smem.empty(stage), lane);
       }
       if (inline_producer && refill_k_block < k_end)
         produce_one(m_tile, n_tile, refill_k_block);
@@ -334,6 +335,16 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
       drain(k_end - 1);
     }
 
+    if constexpr (Cfg::cluster_k > 1) {
+      // Cluster split-K: the other ranks hand their sums to rank 0, which stores the tile.
+      if (scheduler.rank_k != 0) {
+        ClusterReduce<Cfg>::send(acc, smem, scheduler.rank_k, consumer_thread);
+        if constexpr (kTileTrace)
+          trace.end(trace_recorder, params, m_tile, n_tile, k_begin, k_end, true);
+        continue;
+      }
+      ClusterReduce<Cfg>::receive(acc, smem, consumer_thread);
+    }
     if constexpr (Cfg::tail_split > 1) {
       if (scheduler.partial) {
         Epilogue<Cfg>::store_partial(acc, params, consumer, m_tile, n_tile, scheduler.tail_index,
@@ -377,6 +388,8 @@ __global__ void __launch_bounds__(Geometry<Cfg>::kThreads, 1)
       ptx::mbarrier_init(smem.empty(s), G::kEmptyArrivals);
     }
     for (int c = 0; c < kMaxConsumers; ++c) ptx::mbarrier_init(smem.c_loaded(c), 1);
+    if constexpr (Cfg::cluster_k > 1)
+      ptx::mbarrier_init(smem.reduce_full(), ClusterReduce<Cfg>::kArrivals);
     ptx::fence_mbarrier_init();
     if constexpr (Cfg::tma_load) {
       ptx::tma_prefetch_descriptor(&tmap_a);

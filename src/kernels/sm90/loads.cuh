@@ -24,7 +24,7 @@ __device__ __forceinline__ void issue_stage_loads(const SharedStorage<Cfg>& smem
   auto load_operand = [&](unsigned char* dst, const ptx::TensorMap* map, int row0, int rows,
                           bool k_major, bool shared_by_cluster) {
     if (shared_by_cluster && cta_rank != 0) return;   // the leader multicasts it to us
-    const unsigned short mask = (1u << G::kClusterSize) - 1;
+    const unsigned short mask = (1u << G::kMulticastCtas) - 1;
     if (k_major) {
 #pragma unroll
       for (int atom = 0; atom < G::kKAtoms; ++atom) {   // [atom][rows][128 B]

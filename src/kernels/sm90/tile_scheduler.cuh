@@ -1,5 +1,6 @@
 #pragma once
-// Which output tile a CTA computes next. Cluster tiles (cluster_m x cluster_n CTA tiles) are
+// Which output tile a CTA computes next. Cluster tiles (cluster_m x cluster_n CTA tiles, or one
+// tile whose K the cluster_k CTAs split) are
 // walked in grouped order: bands of `raster_group` cluster rows (along_m) or columns (along_n),
 // column-major inside a band, so consecutive tiles of a wave reuse the same A rows and B
 // columns from L2 (hopper-facts.md 8.2). A persistent grid strides over the tiles; a
@@ -13,7 +14,7 @@ namespace autogemm::sm90 {
 
 template <class Cfg>
 struct TileScheduler {
-  static constexpr int kClusterSize = Cfg::cluster_m * Cfg::cluster_n;
+  static constexpr int kClusterSize = Cfg::cluster_m * Cfg::cluster_n * Cfg::cluster_k;
   static constexpr int kNumNTiles = (Cfg::n + Cfg::block_n - 1) / Cfg::block_n;
   // Split-K: split s computes k-blocks [s * kKBlocksPerSplit, min(next, kNumKBlocks)); a split
   // left empty by the rounding still stores its (zero) partial tile.
@@ -23,6 +24,7 @@ struct TileScheduler {
   const GemmParams& params;
   int next;
   int rank_m, rank_n;   // this CTA's position inside its cluster
+  int rank_k;           // cluster split-K: which K range of the cluster's tile
   // What the last next_tile() returned:
   int split = 0;        // split-K or tail split: which K range of the tile
   bool partial = false; // tail split: a K range of a tail tile, stored to the fp32 workspace
@@ -35,7 +37,8 @@ struct TileScheduler {
   __device__ TileScheduler(const GemmParams& kernel_params, unsigned cta_rank)
       : params(kernel_params), next(blockIdx.x / kClusterSize) {
     rank_m = static_cast<int>(cta_rank) % Cfg::cluster_m;
-    rank_n = static_cast<int>(cta_rank) / Cfg::cluster_m;
+    rank_n = static_cast<int>(cta_rank) / Cfg::cluster_m % Cfg::cluster_n;
+    rank_k = static_cast<int>(cta_rank) / (Cfg::cluster_m * Cfg::cluster_n);
   }
 
   __device__ int num_m_cluster_tiles() const {
@@ -71,6 +74,13 @@ struct TileScheduler {
       partial = false;
       k_first = split * kKBlocksPerSplit;
       k_last = min(kNumKBlocks, k_first + kKBlocksPerSplit);
+      if constexpr (Cfg::cluster_k > 1) {
+        // Cluster split-K (split_k is 1): rank r of the cluster computes k-blocks
+        // [r * K / cluster_k, (r + 1) * K / cluster_k), none empty (cluster_k <= K k-blocks).
+        split = rank_k;
+        k_first = rank_k * kNumKBlocks / Cfg::cluster_k;
+        k_last = (rank_k + 1) * kNumKBlocks / Cfg::cluster_k;
+      }
     } else {
       // Tail split: the ranges of one tail tile are consecutive items of the same wave; range s
       // of S is k-blocks [s * K / S, (s + 1) * K / S), none empty (S <= K / 4 k-blocks).
