@@ -32,7 +32,7 @@ std::string cluster_k_violation(const GemmProblem& problem, const GemmConfig& c)
 std::vector<int> cluster_k_choices(const GemmProblem& problem, int block_m, int block_n,
                                    int block_k, const GpuInfo& device) {
   std::vector<int> choices{1};
-  if (!device.caps.clusters) return choices;
+  if (!kPlanClusterSplitK || !device.caps.clusters) return choices;
   const int64_t tiles = ((problem.m + block_m - 1) / block_m) * ((problem.n + block_n - 1) / block_n);
   const int64_t k_blocks = (problem.k + block_k - 1) / block_k;
   for (int split : {2, 4, 8})

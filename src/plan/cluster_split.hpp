@@ -20,6 +20,14 @@ inline constexpr int kMaxClusterK = 8;
 // Why `config.cluster_k` cannot be used with the rest of `config` on `problem`, or empty.
 std::string cluster_k_violation(const GemmProblem& problem, const GemmConfig& config);
 
+// Whether plan_gemm offers cluster split-K. Off: it passes the GPU tests, but on the H100 no FP8
+// decode row ran faster with it than without (docs/perf/notes.md section 17). 64 x 2112 x 7168:
+// 64x32 ck2 13.6 us against 64x16 13.5, though each SM pulls 40% fewer bytes from L2, so that
+// row is not bound by L2 -> SM traffic; 64x64 ck4 19.6 us, because only 30 clusters of 4 are
+// resident (120 CTAs, not 132) and its 33 clusters take two waves; elsewhere ck2 ran 6-35%
+// slower. A configuration given with "ckN" runs either way.
+inline constexpr bool kPlanClusterSplitK = false;
+
 // The cluster_k values the planner tries for a tile shape: 1, and splits that turn too few
 // output tiles into about one wave of CTAs while each CTA keeps at least
 // kMinKBlocksPerClusterSplit k-blocks.

@@ -37,8 +37,12 @@ struct TileScheduler {
   __device__ TileScheduler(const GemmParams& kernel_params, unsigned cta_rank)
       : params(kernel_params), next(blockIdx.x / kClusterSize) {
     rank_m = static_cast<int>(cta_rank) % Cfg::cluster_m;
-    rank_n = static_cast<int>(cta_rank) / Cfg::cluster_m % Cfg::cluster_n;
-    rank_k = static_cast<int>(cta_rank) / (Cfg::cluster_m * Cfg::cluster_n);
+    rank_n = static_cast<int>(cta_rank) / Cfg::cluster_m;
+    rank_k = 0;
+    if constexpr (Cfg::cluster_k > 1) {   // the cluster is 1 x 1 tiles of cluster_k CTAs
+      rank_n = 0;
+      rank_k = static_cast<int>(cta_rank);
+    }
   }
 
   __device__ int num_m_cluster_tiles() const {
