@@ -141,6 +141,46 @@ TEST(BenchCopyBandwidth, JsonHasCopyFieldsOnlyWhenMeasured) {
   EXPECT_FALSE(plain.at("rows")[0].contains("copy_share"));
 }
 
+// A memory-bound row's own-bytes copy (BenchRow::same_bytes_copy): share = copy time / GEMM
+// time, summarised over the rows that have one, printed one row per line, and in the JSON.
+TEST(BenchCopyBandwidth, SameBytesCopyShare) {
+  std::vector<BenchRow> rows = {row_with_gbps(64, 2112, 7168, 1200),
+                                row_with_gbps(64, 7168, 16384, 2400),
+                                row_with_gbps(4096, 7168, 16384, 700)};
+  rows[0].ours.median_us = 13.5;
+  rows[0].same_bytes_copy = TimingStats{};
+  rows[0].same_bytes_copy->median_us = 9.45;   // 70%
+  rows[1].ours.median_us = 45.0;
+  rows[1].same_bytes_copy = TimingStats{};
+  rows[1].same_bytes_copy->median_us = 40.5;   // 90%
+  EXPECT_NEAR(same_bytes_share(rows[0]), 0.7, 1e-12);
+  EXPECT_EQ(same_bytes_share(rows[2]), 0.0);
+  const MemoryBoundSummary s = memory_bound_summary(rows, 3000);
+  EXPECT_EQ(s.same_bytes_rows, 2);
+  EXPECT_NEAR(s.same_bytes_min_share, 0.7, 1e-12);
+  EXPECT_EQ(s.same_bytes_min_shape, "64x2112x7168");
+  EXPECT_NEAR(s.same_bytes_geomean_share, std::sqrt(0.7 * 0.9), 1e-12);
+  const std::string line = format_copy_bandwidth_line(copy_of(3000), rows);
+  EXPECT_NE(line.find("\nmemory-bound rows against a copy of their own bytes timed like them "
+                      "(cudaMemcpy D2D, L2 flushed): min 70% (64x2112x7168), geomean 79% of its "
+                      "speed"),
+            std::string::npos)
+      << line;
+  const std::string table = format_same_bytes_table(rows);
+  EXPECT_NE(table.find("64x2112x7168"), std::string::npos) << table;
+  EXPECT_NE(table.find("13.50"), std::string::npos) << table;
+  EXPECT_NE(table.find("9.45"), std::string::npos) << table;
+  EXPECT_EQ(table.find("4096x7168x16384"), std::string::npos) << table;
+  const CopyBandwidth copy = copy_of(3000);
+  const auto j = nlohmann::json::parse(rows_to_json(rows, &copy));
+  EXPECT_DOUBLE_EQ(j.at("rows")[1].at("same_bytes_copy_us").get<double>(), 40.5);
+  EXPECT_FALSE(j.at("rows")[2].contains("same_bytes_share"));
+  EXPECT_EQ(j.at("memory_bound").at("same_bytes_rows").get<int>(), 2);
+  // Without same-bytes copies the line is the single line it was.
+  EXPECT_EQ(format_copy_bandwidth_line(copy_of(3000), {row_with_gbps(64, 7168, 16384, 2400)}).find('\n'),
+            std::string::npos);
+}
+
 TEST(BenchCopyBandwidthGpu, MeasuredBandwidthIsPlausible) {
   AUTOGEMM_REQUIRE_GPU();
   std::string reason;

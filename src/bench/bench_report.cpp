@@ -84,6 +84,10 @@ std::string rows_to_json(const std::vector<BenchRow>& rows, const CopyBandwidth*
       j["baseline_fp8_per_tensor_unavailable"] = r.baseline_fp8_per_tensor_unavailable;
     if (r.quantize_us > 0) j["quantize_us"] = r.quantize_us;
     if (copy != nullptr && is_memory_bound(r)) j["copy_share"] = copy_share(r, copy->gbps);
+    if (r.same_bytes_copy) {
+      j["same_bytes_copy_us"] = r.same_bytes_copy->median_us;
+      j["same_bytes_share"] = same_bytes_share(r);
+    }
     list.push_back(std::move(j));
   }
   nlohmann::json out = {{"rows", std::move(list)}, {"geomean_ratio", geomean_ratio(rows)}};
@@ -94,7 +98,11 @@ std::string rows_to_json(const std::vector<BenchRow>& rows, const CopyBandwidth*
     out["copy"] = stats_json(copy->stats);
     out["memory_bound"] = {{"max_m", kMemoryBoundMaxM}, {"rows", s.rows},
                            {"min_share", s.min_share}, {"min_shape", s.min_shape},
-                           {"geomean_share", s.geomean_share}};
+                           {"geomean_share", s.geomean_share},
+                           {"same_bytes_rows", s.same_bytes_rows},
+                           {"same_bytes_min_share", s.same_bytes_min_share},
+                           {"same_bytes_min_shape", s.same_bytes_min_shape},
+                           {"same_bytes_geomean_share", s.same_bytes_geomean_share}};
   }
   return out.dump(2);
 }

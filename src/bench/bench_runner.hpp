@@ -59,6 +59,10 @@ struct BenchRow {
   std::string baseline_fp8_per_tensor_unavailable;
   double quantize_us = 0;       // FP8 only: median time to quantise A (1x128) and B (128x128)
   double predicted_us = 0;      // cost model for the config that ran; 0 when not available
+  // Memory-bound rows (copy_bandwidth.hpp is_memory_bound): a cudaMemcpy device-to-device that
+  // reads and writes problem.min_bytes() in all, timed in the same loop as the GEMMs (L2 flushed,
+  // one event pair per call), so it pays the same launch, first-byte latency and drain.
+  std::optional<TimingStats> same_bytes_copy;
 };
 
 // Measures one item on the current device (cudaSetDevice done by the caller). Leading

@@ -87,6 +87,11 @@ double copy_share(const BenchRow& row, double copy_gbps) {
   return row.gbps / copy_gbps;
 }
 
+double same_bytes_share(const BenchRow& row) {
+  if (!row.same_bytes_copy || !(row.ours.median_us > 0)) return 0;
+  return row.same_bytes_copy->median_us / row.ours.median_us;
+}
+
 MemoryBoundSummary memory_bound_summary(const std::vector<BenchRow>& rows, double copy_gbps) {
   check_copy_gbps(copy_gbps);
   MemoryBoundSummary summary;
@@ -105,6 +110,22 @@ MemoryBoundSummary memory_bound_summary(const std::vector<BenchRow>& rows, doubl
   if (shares.empty()) return summary;
   summary.min_share = min_share;
   summary.geomean_share = geometric_mean(shares);
+  std::vector<double> same;
+  double same_min = std::numeric_limits<double>::infinity();
+  for (const BenchRow& row : rows) {
+    const double share = is_memory_bound(row) ? same_bytes_share(row) : 0;
+    if (!(share > 0)) continue;
+    same.push_back(share);
+    if (share < same_min) {
+      same_min = share;
+      summary.same_bytes_min_shape = shape_text(row.problem);
+    }
+  }
+  summary.same_bytes_rows = static_cast<int>(same.size());
+  if (!same.empty()) {
+    summary.same_bytes_min_share = same_min;
+    summary.same_bytes_geomean_share = geometric_mean(same);
+  }
   return summary;
 }
 
@@ -115,10 +136,29 @@ std::string format_copy_bandwidth_line(const CopyBandwidth& copy,
   const MemoryBoundSummary s = memory_bound_summary(rows, copy.gbps);
   if (s.rows == 0)
     return line + fmt::format("; no memory-bound rows (M <= {})", kMemoryBoundMaxM);
-  return line + fmt::format("; memory-bound rows (M <= {}): min {:.0f}% ({}), geomean {:.0f}% "
-                            "of it",
-                            kMemoryBoundMaxM, 100 * s.min_share, s.min_shape,
-                            100 * s.geomean_share);
+  line += fmt::format("; memory-bound rows (M <= {}): min {:.0f}% ({}), geomean {:.0f}% of it",
+                      kMemoryBoundMaxM, 100 * s.min_share, s.min_shape, 100 * s.geomean_share);
+  if (s.same_bytes_rows > 0)
+    line += fmt::format("\nmemory-bound rows against a copy of their own bytes timed like them "
+                        "(cudaMemcpy D2D, L2 flushed): min {:.0f}% ({}), geomean {:.0f}% of its "
+                        "speed",
+                        100 * s.same_bytes_min_share, s.same_bytes_min_shape,
+                        100 * s.same_bytes_geomean_share);
+  return line;
+}
+
+std::string format_same_bytes_table(const std::vector<BenchRow>& rows) {
+  std::string out;
+  for (const BenchRow& row : rows) {
+    if (!is_memory_bound(row) || !row.same_bytes_copy) continue;
+    if (out.empty())
+      out = fmt::format("{:<18} {:>9} {:>10} {:>10} {:>7}\n", "memory-bound row", "MB",
+                        "GEMM us", "copy us", "share");
+    out += fmt::format("{:<18} {:>9.1f} {:>10.2f} {:>10.2f} {:>6.0f}%\n", shape_text(row.problem),
+                       row.problem.min_bytes() * 1e-6, row.ours.median_us,
+                       row.same_bytes_copy->median_us, 100 * same_bytes_share(row));
+  }
+  return out;
 }
 
 }  // namespace autogemm::bench

@@ -54,20 +54,35 @@ bool is_memory_bound(const BenchRow& row);  // problem.m <= kMemoryBoundMaxM
 // copy_gbps > 0.
 double copy_share(const BenchRow& row, double copy_gbps);
 
+// The row's time against a copy of its own bytes timed in the same loop (BenchRow::
+// same_bytes_copy): copy median / GEMM median, 1.0 when the GEMM is as fast as that copy; 0 when
+// the row has no such copy.
+double same_bytes_share(const BenchRow& row);
+
 struct MemoryBoundSummary {
   int rows = 0;              // memory-bound rows; the fields below are 0 when there is none
   double min_share = 0;
   std::string min_shape;     // "MxNxK" of the row with min_share
   double geomean_share = 0;  // geometric mean of the positive shares
+  // The same against the same-bytes copies, over the rows that have one (same_bytes_rows).
+  int same_bytes_rows = 0;
+  double same_bytes_min_share = 0;
+  std::string same_bytes_min_shape;
+  double same_bytes_geomean_share = 0;
 };
 
 // copy_share over the memory-bound rows. Throws InvalidArgument unless copy_gbps > 0.
 MemoryBoundSummary memory_bound_summary(const std::vector<BenchRow>& rows, double copy_gbps);
 
 // One line, no newline: "copy bandwidth (cudaMemcpy D2D, 1 GiB): 2950 GB/s; memory-bound rows
-// (M <= 128): min 71% (64x7168x16384), geomean 85% of it"; without memory-bound rows the part
-// after ';' says so.
+// (M <= 128): min 71% (64x7168x16384), geomean 85% of it", then, when the rows have same-bytes
+// copies, a second line "memory-bound rows against a copy of their own bytes timed like them:
+// min ..., geomean ..."; without memory-bound rows the part after ';' says so.
 std::string format_copy_bandwidth_line(const CopyBandwidth& copy,
                                        const std::vector<BenchRow>& rows);
+
+// The memory-bound rows that have a same-bytes copy, one line each: shape, bytes, GEMM and
+// copy medians, the share. Empty when there is none.
+std::string format_same_bytes_table(const std::vector<BenchRow>& rows);
 
 }  // namespace autogemm::bench

@@ -174,6 +174,8 @@ void run(const BenchCliOptions& o) {
              target.device.name, target.device.ordinal, o.warmup, o.iters,
              bench::format_table(rows));
   fmt::print("\n{}\n", bench::format_copy_bandwidth_line(copy, rows));
+  if (const std::string table = bench::format_same_bytes_table(rows); !table.empty())
+    fmt::print("\n{}", table);
   if (options.baseline)
     fmt::print("\ngeomean ratio (cuBLASLt time / ours; > 1: autogemm faster): {:.3f} over {} "
                "case{}\n",
