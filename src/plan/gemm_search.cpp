@@ -72,7 +72,11 @@ std::string kernel_path_reason(const GemmProblem& problem, const GemmConfig& bes
       arch_label(device), device_label(device), best.block_n,
       is_fp8(problem.a_type) ? 32 : 16, to_string(problem.a_type), best.num_consumers,
       best.num_consumers > 1 ? "s" : "",
-      best.persistent ? "persistent over the SMs" : "one CTA per tile");
+      best.persistent      ? std::string("persistent over the SMs")
+      : best.cluster_k > 1 ? fmt::format("one cluster of {} CTAs per tile, each a K range summed "
+                                         "in the first CTA's shared memory",
+                                         best.cluster_k)
+                           : std::string("one CTA per tile"));
 }
 
 Plan vendor_plan(const GemmProblem& problem, const GpuInfo& device, std::string reason) {
