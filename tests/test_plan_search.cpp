@@ -4,10 +4,13 @@
 // vendor library with the reason; the ranking is sorted and deterministic.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <random>
 
 #include "autogemm/errors.hpp"
 #include "autogemm/plan.hpp"
+#include "plan/gemm_search.hpp"
 #include "plan/gemm_legality.hpp"
 #include "plan/tma_rules.hpp"
 #include "plan/wgmma_rules.hpp"
@@ -184,6 +187,42 @@ TEST(PlanSearch, Fp8ProblemsUseTheFp8Family) {
     EXPECT_EQ(plan.best().config.block_k, 128);  // 128 bytes of 1-byte inputs
     if (HasFailure()) return;
   }
+}
+
+// Block-scaled FP8 with more than 11 k-blocks gets no multicast cluster and no 256x64 ordered
+// issue among the candidates (measured slower, notes.md section 17); K = 512 keeps multicast,
+// per-tensor FP8 and BF16 keep it at any K.
+TEST(PlanSearch, Fp8MulticastAndOrderedIssueWhereTheyMeasuredFaster) {
+  const GpuInfo device = hopper();
+  auto fp8 = [](int64_t m, int64_t n, int64_t k, Scaling scaling) {
+    GemmProblem p;
+    p.m = m;
+    p.n = n;
+    p.k = k;
+    p.a_type = p.b_type = DType::e4m3;
+    p.d_type = DType::bf16;
+    p.scaling = scaling;
+    return p;
+  };
+  auto has = [&](const GemmProblem& p, auto predicate) {
+    const Plan plan = plan_gemm(p, device);
+    return std::any_of(plan.candidates.begin(), plan.candidates.end(),
+                       [&](const Candidate& c) { return predicate(c.config); });
+  };
+  auto multicast = [](const GemmConfig& c) { return c.multicast != Multicast::none; };
+  auto narrow_oi = [](const GemmConfig& c) { return c.ordered_issue && c.block_n < 128; };
+  const GemmProblem long_k = fp8(4096, 2112, 7168, Scaling::block_1x128_128x128);
+  EXPECT_FALSE(has(long_k, multicast));
+  EXPECT_FALSE(has(long_k, narrow_oi));
+  EXPECT_TRUE(has(long_k, [](const GemmConfig& c) { return c.ordered_issue; }));   // 256x128
+  EXPECT_EQ(plan_gemm(long_k, device).best().config.describe(),
+            "128x128x128 s5 c2 ws p g8 tma/tma pb2");
+  EXPECT_TRUE(has(fp8(4096, 32768, 512, Scaling::block_1x128_128x128), multicast));
+  EXPECT_TRUE(has(fp8(4096, 2112, 7168, Scaling::per_tensor), multicast));
+  GemmProblem bf16;   // default types: bf16 in and out
+  bf16.m = bf16.n = 4096;
+  bf16.k = 8192;
+  EXPECT_TRUE(plan::multicast_offered(bf16));
 }
 
 TEST(PlanSearch, NonHopperDevicesGetTheVendorLibrary) {

@@ -134,12 +134,31 @@ std::vector<bool> ordered_issue_choices(const GemmProblem& problem, int block_m,
   // which only fit with it, and for K of at least 32 k-blocks: with K = 512-2048 they ran 3-4%
   // behind 128x128 with two temporaries, with K = 4096-16384 2-9% ahead (the model, which
   // charges neither tile's per-tile costs by K, calls them even).
+  // Nor for 256x64: its n64 wgmmas read all of A from shared memory for half the work of n128
+  // (the port's ceiling is ~62%, section 14, where it ran 19% behind); at 4096x2112x7168
+  // without clusters it took 122.3 us against 112.4 for 128x128 pb2 (sections 16-17).
   constexpr int64_t kOrderedIssueMinKBlocks = 32;
+  constexpr int kOrderedIssueMinBlockN = 128;
   if (!is_fp8(problem.a_type) || num_consumers != 2 || promotion_buffers != 1 ||
-      block_m / num_consumers < 128 || sm90::b_scale_split_varies(block_n) ||
+      block_m / num_consumers < 128 || block_n < kOrderedIssueMinBlockN ||
+      sm90::b_scale_split_varies(block_n) ||
       (problem.k + sm90::kScaleBlock - 1) / sm90::kScaleBlock < kOrderedIssueMinKBlocks)
     return {false};
   return {false, true};
+}
+
+bool multicast_offered(const GemmProblem& problem) {
+  // Measured on the H100 (notes.md section 17), block-scaled FP8 tiles against the same tiles
+  // without their multicast cluster: without it 128x128 pb2 ran 3-8% faster at K = 2048-7168
+  // and level at K = 1536, 256x128 oi 0-2% faster at K = 4096-16384; only at K = 512 (4
+  // k-blocks) did the cluster win (143.4 against 147.2 us). A multicast stage is freed only when
+  // both CTAs' consumers have released it, and a block-scaled consumer's k-block time varies
+  // with its promotion, so the pair runs at the slower one's pace (section 14). The cost model
+  // credits multicast's halved L2 traffic and does not know this coupling, so the planner
+  // leaves multicast out where it measured no better.
+  constexpr int64_t kFp8MulticastMaxKBlocks = 11;
+  if (problem.scaling != Scaling::block_1x128_128x128) return true;
+  return (problem.k + sm90::kScaleBlock - 1) / sm90::kScaleBlock <= kFp8MulticastMaxKBlocks;
 }
 
 std::string vendor_reason(const GemmProblem& problem, const GpuInfo& device) {
@@ -227,6 +246,7 @@ Plan plan_gemm(const GemmProblem& problem, const GpuInfo& device) {
         for (const auto& cluster : plan::kClusterChoices) {
           // A cluster that splits K does not also multicast (plan/cluster_split.hpp).
           if (cluster_k > 1 && cluster.cluster_m * cluster.cluster_n > 1) continue;
+          if (cluster.multicast != Multicast::none && !plan::multicast_offered(problem)) continue;
           GemmConfig clustered = tile;
           clustered.cluster_m = cluster.cluster_m;
           clustered.cluster_n = cluster.cluster_n;

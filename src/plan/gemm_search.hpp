@@ -42,6 +42,11 @@ inline constexpr bool kPlanTailSplits = false;
 std::vector<int> tail_split_choices(const GemmProblem& problem, const GemmConfig& config,
                                     const GpuInfo& device);
 
+// Whether the planner tries multicast clusters for `problem`: not for block-scaled FP8 with
+// more than 11 k-blocks, where they measured slower than the same tiles alone (notes.md
+// section 17). An explicit "clMxN/{a,b}" configuration runs either way.
+bool multicast_offered(const GemmProblem& problem);
+
 // The single configuration of the vendor path (instruction = vendor, tile fields zero: the
 // library picks its own).
 GemmConfig vendor_config();
