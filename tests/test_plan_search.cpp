@@ -10,6 +10,7 @@
 
 #include "autogemm/errors.hpp"
 #include "autogemm/plan.hpp"
+#include "cli/cli_common.hpp"
 #include "plan/gemm_search.hpp"
 #include "plan/gemm_legality.hpp"
 #include "plan/tma_rules.hpp"
@@ -195,12 +196,7 @@ TEST(PlanSearch, Fp8ProblemsUseTheFp8Family) {
 TEST(PlanSearch, Fp8MulticastAndOrderedIssueWhereTheyMeasuredFaster) {
   const GpuInfo device = hopper();
   auto fp8 = [](int64_t m, int64_t n, int64_t k, Scaling scaling) {
-    GemmProblem p;
-    p.m = m;
-    p.n = n;
-    p.k = k;
-    p.a_type = p.b_type = DType::e4m3;
-    p.d_type = DType::bf16;
+    GemmProblem p = cli::make_problem(m, n, k, "fp8", "nt", 0, 0, 0);   // block-scaled e4m3
     p.scaling = scaling;
     return p;
   };
