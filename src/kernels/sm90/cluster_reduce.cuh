@@ -8,10 +8,12 @@
 //   rank 0:     waits on reduce_full (acquire at cluster scope), adds slot 1, 2, ... to its own
 //               sums in rank order, then stores the tile as any other.
 // The order of the additions is fixed, so the result does not depend on which CTA finished
-// first. Why: at decode sizes (M <= 128) every CTA of a narrow tile re-reads all of A for its
-// few columns of B; splitting K inside a cluster lets tiles be wider at the same CTA count, so
-// each SM pulls fewer bytes from L2 (notes.md section 17). The kernel is not persistent with
-// cluster_k > 1 (one tile per cluster), so reduce_full completes exactly once, phase 0.
+// first. Written because at decode sizes (M <= 128) every CTA of a narrow tile re-reads all of
+// A for its few columns of B, and splitting K inside a cluster lets tiles be wider at the same
+// CTA count. On the H100 that bought nothing: the decode rows are not bound by that L2 traffic
+// (notes.md section 17), so the planner does not offer it (plan/cluster_split.hpp). The kernel
+// is not persistent with cluster_k > 1 (one tile per cluster), so reduce_full completes exactly
+// once, phase 0.
 #include "ptx/barrier.cuh"
 #include "sm90/gemm_common.cuh"
 
