@@ -248,6 +248,10 @@ TEST(PlanLegality, ClustersNeedDeviceSupport) {
   c.multicast = Multicast::b;
   const std::string why = legality_violation(problem(4096, 4096, 4096), c, no_clusters);
   EXPECT_TRUE(contains(why, "no thread-block clusters")) << why;
+  // Cluster split-K too, named by its own field.
+  const std::string ck = legality_violation(
+      problem(64, 2112, 7168), GemmConfig::parse("64x64x64 s8 c1 ws g8 tma/tma ck4"), no_clusters);
+  EXPECT_TRUE(contains(ck, "cluster_k = 4:") && contains(ck, "no thread-block clusters")) << ck;
 }
 
 TEST(PlanLegality, WgmmaOnlyOnSm90) {

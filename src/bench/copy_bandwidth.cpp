@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "autogemm/errors.hpp"
 #include "bench/bench_runner.hpp"
@@ -92,40 +93,60 @@ double same_bytes_share(const BenchRow& row) {
   return row.same_bytes_copy->median_us / row.ours.median_us;
 }
 
+namespace {
+
+// Count, minimum (with its shape) and geometric mean of `share_of(row)` over the rows it gives a
+// value for (std::nullopt: the row is left out).
+struct ShareStats {
+  int rows = 0;
+  double min = 0;
+  std::string min_shape;
+  double geomean = 0;
+};
+
+template <class ShareOf>
+ShareStats share_stats(const std::vector<BenchRow>& rows, ShareOf share_of) {
+  ShareStats stats;
+  std::vector<double> shares;
+  double min = std::numeric_limits<double>::infinity();
+  for (const BenchRow& row : rows) {
+    const std::optional<double> share = share_of(row);
+    if (!share) continue;
+    shares.push_back(*share);
+    if (*share < min) {
+      min = *share;
+      stats.min_shape = shape_text(row.problem);
+    }
+  }
+  stats.rows = static_cast<int>(shares.size());
+  if (shares.empty()) return stats;
+  stats.min = min;
+  stats.geomean = geometric_mean(shares);
+  return stats;
+}
+
+}  // namespace
+
 MemoryBoundSummary memory_bound_summary(const std::vector<BenchRow>& rows, double copy_gbps) {
   check_copy_gbps(copy_gbps);
-  MemoryBoundSummary summary;
-  std::vector<double> shares;
-  double min_share = std::numeric_limits<double>::infinity();
-  for (const BenchRow& row : rows) {
-    if (!is_memory_bound(row)) continue;
-    const double share = copy_share(row, copy_gbps);
-    shares.push_back(share);
-    if (share < min_share) {
-      min_share = share;
-      summary.min_shape = shape_text(row.problem);
-    }
-  }
-  summary.rows = static_cast<int>(shares.size());
-  if (shares.empty()) return summary;
-  summary.min_share = min_share;
-  summary.geomean_share = geometric_mean(shares);
-  std::vector<double> same;
-  double same_min = std::numeric_limits<double>::infinity();
-  for (const BenchRow& row : rows) {
+  const ShareStats copy = share_stats(rows, [&](const BenchRow& row) -> std::optional<double> {
+    if (!is_memory_bound(row)) return std::nullopt;
+    return copy_share(row, copy_gbps);
+  });
+  const ShareStats same = share_stats(rows, [](const BenchRow& row) -> std::optional<double> {
     const double share = is_memory_bound(row) ? same_bytes_share(row) : 0;
-    if (!(share > 0)) continue;
-    same.push_back(share);
-    if (share < same_min) {
-      same_min = share;
-      summary.same_bytes_min_shape = shape_text(row.problem);
-    }
-  }
-  summary.same_bytes_rows = static_cast<int>(same.size());
-  if (!same.empty()) {
-    summary.same_bytes_min_share = same_min;
-    summary.same_bytes_geomean_share = geometric_mean(same);
-  }
+    if (!(share > 0)) return std::nullopt;
+    return share;
+  });
+  MemoryBoundSummary summary;
+  summary.rows = copy.rows;
+  summary.min_share = copy.min;
+  summary.min_shape = copy.min_shape;
+  summary.geomean_share = copy.geomean;
+  summary.same_bytes_rows = same.rows;
+  summary.same_bytes_min_share = same.min;
+  summary.same_bytes_min_shape = same.min_shape;
+  summary.same_bytes_geomean_share = same.geomean;
   return summary;
 }
 
