@@ -138,16 +138,9 @@ MemoryBoundSummary memory_bound_summary(const std::vector<BenchRow>& rows, doubl
     if (!(share > 0)) return std::nullopt;
     return share;
   });
-  MemoryBoundSummary summary;
-  summary.rows = copy.rows;
-  summary.min_share = copy.min;
-  summary.min_shape = copy.min_shape;
-  summary.geomean_share = copy.geomean;
-  summary.same_bytes_rows = same.rows;
-  summary.same_bytes_min_share = same.min;
-  summary.same_bytes_min_shape = same.min_shape;
-  summary.same_bytes_geomean_share = same.geomean;
-  return summary;
+  // MemoryBoundSummary's fields in order: the 1 GiB copy's shares, then the same-bytes copy's.
+  return {copy.rows, copy.min, copy.min_shape, copy.geomean,
+          same.rows, same.min, same.min_shape, same.geomean};
 }
 
 std::string format_copy_bandwidth_line(const CopyBandwidth& copy,
