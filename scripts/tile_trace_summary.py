@@ -66,6 +66,29 @@ def main():
                   f"{statistics.median(whole_done):.1f}, max {max(whole_done):.1f} us")
         print(f"  CTA finished: min {min(finished):.1f}, median {statistics.median(finished):.1f},"
               f" max {max(finished):.1f} us")
+        print_phases(rows)
+
+
+def print_phases(rows):
+    """Where a whole tile's time goes, from the SM-cycle stamps: waiting for its first k-block,
+    the main loop, and the epilogue; in cycles and in us at the clock the records imply."""
+    whole = [r for r in rows if r["partial"] == "0" and "cycles" in r and int(r["cycles"]) > 0]
+    if not whole:
+        return
+    first = [int(r["first_data_cycles"]) for r in whole]
+    loop = [int(r["main_loop_cycles"]) - int(r["first_data_cycles"]) for r in whole]
+    epilogue = [int(r["cycles"]) - int(r["main_loop_cycles"]) for r in whole]
+    k_blocks = [int(r["k_last"]) - int(r["k_first"]) for r in whole]
+    span_ns = sum(int(r["end_ns"]) - int(r["start_ns"]) for r in whole)
+    mhz = 1e3 * sum(int(r["cycles"]) for r in whole) / span_ns if span_ns > 0 else 0.0
+    us = (lambda c: c / mhz) if mhz > 0 else (lambda c: float("nan"))
+    print(f"  whole tiles ({len(whole)}), mean cycles at {mhz:.0f} MHz:"
+          f" first data {statistics.mean(first):.0f} ({us(statistics.mean(first)):.2f} us),"
+          f" main loop {statistics.mean(loop):.0f} ({us(statistics.mean(loop)):.2f} us,"
+          f" {statistics.mean(l / k for l, k in zip(loop, k_blocks)):.0f} per k-block),"
+          f" epilogue {statistics.mean(epilogue):.0f} ({us(statistics.mean(epilogue)):.2f} us)")
+    print(f"    first data median {statistics.median(first):.0f}, max {max(first)};"
+          f" epilogue median {statistics.median(epilogue):.0f}, max {max(epilogue)}")
 
 
 if __name__ == "__main__":

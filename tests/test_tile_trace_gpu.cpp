@@ -61,7 +61,7 @@ TEST(TileTraceGpu, RecordsEveryKBlockOfEveryTileOnce) {
   std::map<int, std::vector<std::vector<std::string>>> calls;
   while (std::getline(in, line)) {
     auto f = fields(line);
-    ASSERT_EQ(f.size(), 15u) << line;
+    ASSERT_EQ(f.size(), 18u) << line;
     calls[std::stoi(f[0])].push_back(std::move(f));
   }
   ASSERT_FALSE(calls.empty());
@@ -76,6 +76,13 @@ TEST(TileTraceGpu, RecordsEveryKBlockOfEveryTileOnce) {
     EXPECT_LT(std::stoi(f[6]), 1024) << "sm id";
     EXPECT_LE(start, end);
     EXPECT_LT(end, 1000000000LL) << "a 1 s span: the times are not one kernel's";
+    // The phases in SM cycles: data ready, then the main loop's end, then the epilogue's.
+    const long long first_data = std::stoll(f[15]), main_loop = std::stoll(f[16]),
+                    cycles = std::stoll(f[17]);
+    EXPECT_LT(0, first_data);
+    EXPECT_LT(first_data, main_loop);
+    EXPECT_LT(main_loop, cycles);
+    EXPECT_LT(cycles, 2000000000LL) << "cycles of one work item, not a clock reading";
     ASSERT_LT(k_first, k_last);
     ASSERT_LE(k_last, k_blocks);
     partial += f[12] == "1";

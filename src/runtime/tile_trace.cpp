@@ -60,15 +60,16 @@ void write_tile_trace(const TileTraceBuffer& b, const GemmProblem& p, const Gemm
     throw InvalidArgument("AUTOGEMM_TRACE_TILES", path, "cannot be opened for appending");
   if (std::ftell(f) == 0)
     fmt::print(f, "call,m,n,k,config,cta,sm,item,m_tile,n_tile,k_first,k_last,partial,"
-                  "start_ns,end_ns\n");
+                  "start_ns,end_ns,first_data_cycles,main_loop_cycles,cycles\n");
   const std::string shape = fmt::format("{},{},{},\"{}\"", p.m, p.n, p.k, c.describe());
   for (int64_t cta = 0; cta < b.ctas; ++cta) {
     for (int item = 0; item < b.capacity; ++item) {
       const unsigned long long* r = &host[(size_t(cta) * b.capacity + item) * kWords];
       if (r[0] == 0) break;   // records are written in order; the rest are unused
-      fmt::print(f, "{},{},{},{},{},{},{},{},{},{},{},{}\n", call, shape, cta, r[3] >> 48, item,
-                 r[2] >> 32, r[2] & 0xffffffffu, (r[3] >> 20) & 0xfffff, r[3] & 0xfffff,
-                 (r[3] >> 40) & 1, r[0] - origin, r[1] - origin);
+      fmt::print(f, "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", call, shape, cta, r[3] >> 48,
+                 item, r[2] >> 32, r[2] & 0xffffffffu, (r[3] >> 20) & 0xfffff, r[3] & 0xfffff,
+                 (r[3] >> 40) & 1, r[0] - origin, r[1] - origin, r[4] >> 32, r[4] & 0xffffffffu,
+                 r[5]);
     }
   }
   std::fclose(f);

@@ -226,6 +226,7 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
       const int stage = read.stage;
       if constexpr (Cfg::tma_load) {
         ptx::mbarrier_wait(smem.full(stage), read.phase);
+        if constexpr (kTileTrace) trace.data_ready(trace_recorder);
       } else {
         load_tile_threads<Cfg>(smem.a(stage), params.a, params.lda, params.m, m_tile * Cfg::block_m,
                                k_block * Cfg::block_k, Cfg::block_m, consumer_thread,
@@ -335,6 +336,7 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
       drain(k_end - 1);
     }
 
+    if constexpr (kTileTrace) trace.main_loop_done(trace_recorder);
     if constexpr (Cfg::cluster_k > 1) {
       // Cluster split-K: the other ranks hand their sums to rank 0, which stores the tile.
       if (scheduler.rank_k != 0) {

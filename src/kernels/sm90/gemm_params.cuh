@@ -5,7 +5,7 @@
 namespace autogemm::sm90 {
 
 // Words (u64) per tile-trace record (GemmParams::tile_trace; layout in sm90/tile_trace.cuh).
-inline constexpr int kTileTraceWords = 4;
+inline constexpr int kTileTraceWords = 6;
 
 struct GemmParams {
   int m;                  // rows of A and D (run time)
