@@ -393,6 +393,22 @@ TEST(Fp8GemmGpu, TailSplit) {
   run_cases(cases, 7500);
 }
 
+// The n-tail kernel (ntk, plan/n_tail.hpp): a narrow second kernel for the last column of
+// tiles, with its B scale rows offset by whole 128-column blocks. Two temporaries, ordered
+// issue on 256-row tiles with A's scales transposed (M >= 1024, shared by both kernels), fp32
+// output with alpha and beta, per-tensor scaling with a 16-column tail, a cluster.
+TEST(Fp8GemmGpu, NTailKernel) {
+  AUTOGEMM_REQUIRE_GPU();
+  const Scaling blk = Scaling::block_1x128_128x128, pt = Scaling::per_tensor;
+  const DType bf16 = DType::bf16, e4 = DType::e4m3;
+  run_cases({{1000, 2112, 1024, blk, bf16, e4, 1.0f, 0.0f, "128x128x128 s5 c2 ws p g8 tma/tma pb2 ntk"},
+             {1100, 2112, 4096, blk, bf16, e4, 1.0f, 0.0f, "256x128x128 s3 c2 ws p g8 tma/tma oi ntk"},
+             {300, 1056, 1040, blk, DType::fp32, e4, 0.5f, -1.25f, "128x128x128 s4 c2 ws p g8 tma/tma ntk"},
+             {777, 1040, 2048, pt, bf16, e4, 1.0f, 0.0f, "128x128x128 s5 c2 ws p g8 tma/tma pb2 ntk"},
+             {1024, 2112, 2048, blk, bf16, e4, 1.0f, 0.0f, "128x128x128 s5 c2 ws p g8 cl2x1/b tma/tma pb2 ntk"}},
+            7600);
+}
+
 // fp32 and fp16 outputs, alpha and beta with C, and B in e5m2.
 TEST(Fp8GemmGpu, OutputTypesAlphaBetaAndE5m2) {
   AUTOGEMM_REQUIRE_GPU();

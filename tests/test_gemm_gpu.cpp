@@ -194,6 +194,36 @@ TEST(GemmGpu, TailSplitIsCorrect) {
       35, true);
 }
 
+// The n-tail kernel (ntk, plan/n_tail.hpp): the main kernel computes the whole tiles and a
+// narrow second kernel, launched as its programmatic dependent, the last column of tiles.
+// Every layout (B K-major and MN-major: the tail's B starts at a row or at a column), padded
+// leading dimensions, alpha and beta with C, fp32 output, tails of 16, 32 and 64 columns, a
+// cluster, and M tails. Every element of D must be written once and the padding stay poisoned.
+TEST(GemmGpu, NTailKernelIsCorrect) {
+  AUTOGEMM_REQUIRE_GPU();
+  struct Case {
+    int64_t m, n, k;
+    Layout layout;
+    const char* config;
+    float alpha, beta;
+    DType out;
+    bool padded;
+  };
+  const std::vector<Case> cases = {
+      {1000, 2112, 1024, Layout::nt, "128x128x64 s4 c2 ws p g8 tma/tma ntk", 1.0f, 0.0f, DType::bf16, false},
+      {1000, 2112, 1024, Layout::nn, "128x128x64 s4 c2 ws p g8 tma/tma ntk", 0.5f, 2.0f, DType::bf16, true},
+      {776, 1056, 520, Layout::tt, "128x128x64 s4 c2 ws p g8 tma/tma ntk", 1.0f, -1.0f, DType::fp32, true},
+      {2048, 4112, 512, Layout::nt, "128x256x64 s3 c2 ws p g8 cl2x1/b tma/tma ntk", 1.0f, 0.0f, DType::bf16, false}};
+  uint64_t seed = 43;
+  for (const Case& c : cases) {
+    const GemmProblem p = problem(c.m, c.n, c.k, DType::bf16, c.layout, c.out);
+    auto check = run_and_check(p, c.alpha, c.beta, seed++, GemmConfig::parse(c.config), c.padded);
+    EXPECT_FALSE(check.used_vendor);
+    AUTOGEMM_EXPECT_GEMM_OK(check, c.config << " on " << c.m << "x" << c.n << "x" << c.k << " "
+                                             << to_string(c.layout));
+  }
+}
+
 TEST(GemmGpu, RaggedNStaysInsideD) {
   AUTOGEMM_REQUIRE_GPU();
   // N * 2 bytes not a multiple of 16: TMA stores would write up to the next 16-byte boundary

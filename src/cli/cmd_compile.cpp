@@ -32,6 +32,8 @@ void write_file(const std::filesystem::path& path, const void* data, std::size_t
   if (!f) throw InvalidArgument("--out", path.string(), "the file could not be written");
 }
 
+void compile_one(const GemmProblem& problem, const GemmConfig& config, const std::string& out);
+
 void run_compile(const CompileOptions& o) {
   const std::vector<GemmProblem> problems = o.problem.problems();
   if (problems.size() != 1)
@@ -51,10 +53,19 @@ void run_compile(const CompileOptions& o) {
     if (!why.empty()) throw InvalidArgument("--config", o.config, why);
   }
   config.smem_bytes = gemm_smem_bytes(problem, config);
+  // With the n-tail kernel the call launches two kernels: the main one goes to --out, the
+  // tail kernel to --out/tail.
+  const auto kernels = runtime::gemm_kernels(problem, config);
+  for (size_t i = 0; i < kernels.size(); ++i)
+    compile_one(kernels[i].first, kernels[i].second,
+                i == 0 ? o.out : (std::filesystem::path(o.out) / "tail").string());
+}
+
+void compile_one(const GemmProblem& problem, const GemmConfig& config, const std::string& out) {
   const jit::KernelSource source = runtime::gemm_kernel_source(problem, config);
   const jit::CompiledKernel kernel = jit::compile_to_cubin(source);
 
-  const std::filesystem::path dir(o.out);
+  const std::filesystem::path dir(out);
   std::filesystem::create_directories(dir);
   write_file(dir / "kernel.cu", source.source.data(), source.source.size());
   write_file(dir / "kernel.ptx", kernel.ptx.data(), kernel.ptx.size());
@@ -71,7 +82,7 @@ void run_compile(const CompileOptions& o) {
   }
   fmt::print("{}  {}\n  compiled in {:.0f} ms; {}\n"
              "  {}/kernel.cu, kernel.ptx, kernel.cubin, nvrtc.log (SASS: cuobjdump -sass {}/kernel.cubin)\n",
-             source.name, config.describe(), kernel.compile_ms, resources, o.out, o.out);
+             source.name, config.describe(), kernel.compile_ms, resources, out, out);
 }
 
 }  // namespace

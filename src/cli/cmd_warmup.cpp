@@ -42,11 +42,14 @@ void run_warmup(const WarmupOptions& opt) {
       continue;
     }
     const auto start = std::chrono::steady_clock::now();
-    const auto compiled = jit::get_or_compile(runtime::gemm_kernel_source(p, config));
+    bool from_disk = true;
+    for (const auto& [kernel_problem, kernel_config] : runtime::gemm_kernels(p, config))
+      from_disk = jit::get_or_compile(runtime::gemm_kernel_source(kernel_problem, kernel_config))
+                      ->from_disk_cache && from_disk;
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     total_ms += ms;
-    const std::string how = compiled->from_disk_cache ? "(disk cache)" : "";
+    const std::string how = from_disk ? "(disk cache)" : "";
     if (on_gpu) {
       const double load_ms = runtime::prepare_gemm_kernel(p, config);
       fmt::print("{:>6} {:>6} {:>6}  {:<44} {:>9.1f} {:<3} {:>8.2f}\n", c.m, c.n, c.k,

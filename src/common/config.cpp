@@ -49,6 +49,8 @@ std::string GemmConfig::describe() const {
   if (tail_split > 1) s += fmt::format(" ts{}", tail_split);
   if (promotion_buffers > 1) s += fmt::format(" pb{}", promotion_buffers);
   if (ordered_issue) s += " oi";
+  if (n_tail_kernel) s += " ntk";
+  if (waits_for_primary) s += " pdlw";
   return s;
 }
 
@@ -88,6 +90,10 @@ GemmConfig GemmConfig::parse(std::string_view text) {
       c.persistent = true;
     } else if (token == "oi") {
       c.ordered_issue = true;
+    } else if (token == "ntk") {
+      c.n_tail_kernel = true;
+    } else if (token == "pdlw") {
+      c.waits_for_primary = true;
     } else if (token.starts_with("pb")) {
       c.promotion_buffers = number(std::string_view(token).substr(2));
     } else if (token.starts_with("ck")) {

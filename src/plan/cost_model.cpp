@@ -21,6 +21,7 @@
 
 #include "autogemm/errors.hpp"
 #include "autogemm/plan.hpp"
+#include "plan/n_tail.hpp"
 #include "plan/tail_split.hpp"
 
 namespace autogemm {
@@ -262,6 +263,16 @@ Prediction predict(const GemmProblem& problem, const GemmConfig& config, const G
     last_wave_tiles = tail_ctas;
     p.tail_tiles = tail.tail_tiles * cluster_size;
     p.tail_splits = tail.splits;
+  }
+  // The n-tail kernel (plan/n_tail.hpp): the last column of tiles runs as narrow tiles on the
+  // SMs the main kernel frees, so it adds their share of a tile's work to the waves, not a
+  // whole tile each. Counted in whole-tile units, rounded up per wave.
+  if (config.n_tail_kernel && plan::n_tail_violation(problem, config).empty()) {
+    const plan::NTailSplit split = plan::split_n_tail(problem, config);
+    const double work = double(tiles_m) * (double(split.main_columns / config.block_n) +
+                                           double(split.tail_config.block_n) / config.block_n);
+    p.waves = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(work / double(resident))));
+    last_wave_tiles = static_cast<int64_t>(std::ceil(work - double(p.waves - 1) * resident));
   }
   p.busy_sms = int(std::min<int64_t>(last_wave_tiles, device.sm_count));
   p.last_wave_utilization = double(p.busy_sms) / device.sm_count;

@@ -26,6 +26,7 @@
 #include "plan/cluster_split.hpp"
 #include "plan/gemm_legality.hpp"
 #include "plan/gemm_search.hpp"
+#include "plan/n_tail.hpp"
 #include "plan/tail_split.hpp"
 
 namespace autogemm {
@@ -261,11 +262,20 @@ Plan plan_gemm(const GemmProblem& problem, const GpuInfo& device) {
             for (int tail_split : plan::kPlanTailSplits
                                       ? plan::tail_split_choices(problem, clustered, device)
                                       : std::vector<int>{1})
-            for (const auto& raster : plan::kRasterChoices) {
+            for (const auto& raster : plan::kRasterChoices)
+            for (bool n_tail_kernel : {false, true}) {
               GemmConfig config = clustered;
               config.tail_split = tail_split;
               config.raster_group = raster.group;
               config.raster_order = raster.order;
+              config.n_tail_kernel = n_tail_kernel;
+              if (n_tail_kernel) {
+                // Offered where the last column of tiles is at most half full (plan/n_tail.hpp)
+                // and both kernels are legal; silently skipped elsewhere (it is a variant, not
+                // a tile the user asked for).
+                if (!plan::n_tail_offered(problem, config)) continue;
+                if (!plan::schedule_violation(problem, config, device).empty()) continue;
+              }
               plan.candidates.push_back({config, predict(problem, config, device)});
             }
           }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <tuple>
 
 #include "autogemm/errors.hpp"
 #include "autogemm/plan.hpp"
@@ -10,6 +11,7 @@
 #include "kernels/sm90/gemm_layout.cuh"
 #include "plan/cluster_split.hpp"
 #include "plan/gemm_legality.hpp"
+#include "plan/n_tail.hpp"
 #include "plan/tail_split.hpp"
 #include "plan/tma_rules.hpp"
 #include "plan/wgmma_rules.hpp"
@@ -351,6 +353,22 @@ std::string schedule_violation(const GemmProblem& problem, const GemmConfig& con
                        config.cluster_n);
   if (auto why = tail_split_violation(config); !why.empty()) return why;
   if (auto why = cluster_k_violation(problem, config); !why.empty()) return why;
+  if (auto why = n_tail_violation(problem, config); !why.empty()) return why;
+  if (config.n_tail_kernel) {
+    // Each of the two kernels must be legal on its own columns.
+    NTailSplit split = split_n_tail(problem, config);
+    split.main_config.n_tail_kernel = false;
+    for (const auto& [sub_problem, sub_config, which] :
+         {std::tuple{split.main_problem, split.main_config, "main"},
+          std::tuple{split.tail_problem, split.tail_config, "tail"}}) {
+      std::string why = tile_violation(sub_problem, sub_config, device);
+      if (why.empty()) why = schedule_violation(sub_problem, sub_config, device);
+      if (!why.empty())
+        return fmt::format("n_tail_kernel: the {} kernel ({} columns, {}): {}", which,
+                           sub_problem.n, sub_config.describe(), why);
+    }
+    return {};   // the cluster rules below were checked on the main kernel's columns
+  }
   if (config.cluster_k > 1) {
     if (!device.caps.clusters)
       return fmt::format("cluster_k = {}: {} ({}) has no thread-block clusters (sm_90+)",

@@ -6,6 +6,7 @@
 #include "plan/cluster_split.hpp"
 #include "plan/tail_split.hpp"
 #include "runtime/fp8_source.hpp"
+#include "plan/n_tail.hpp"
 #include "runtime/tile_trace.hpp"
 
 namespace autogemm::runtime {
@@ -78,6 +79,13 @@ void check_kernel_config(const GemmProblem& p, const GemmConfig& c) {
 }
 
 
+std::vector<std::pair<GemmProblem, GemmConfig>> gemm_kernels(const GemmProblem& p,
+                                                            const GemmConfig& c) {
+  if (!c.n_tail_kernel) return {{p, c}};
+  const plan::NTailSplit split = plan::split_n_tail(p, c);
+  return {{split.main_problem, split.main_config}, {split.tail_problem, split.tail_config}};
+}
+
 int gemm_threads_per_cta(const GemmConfig& c) {
   return 128 * (c.num_consumers + (c.warp_specialized ? 1 : 0));
 }
@@ -100,7 +108,8 @@ jit::KernelSource gemm_kernel_source(const GemmProblem& p, const GemmConfig& c) 
                          to_string(c.load_path), to_string(c.store_path)) +
              (c.cluster_k > 1 ? fmt::format("_ck{}", c.cluster_k) : std::string()) +
              (c.split_k > 1 ? fmt::format("_sk{}", c.split_k) : std::string()) +
-             (c.tail_split > 1 ? fmt::format("_ts{}", c.tail_split) : std::string());
+             (c.tail_split > 1 ? fmt::format("_ts{}", c.tail_split) : std::string()) +
+             (c.n_tail_kernel ? "_ntk" : "") + (c.waits_for_primary ? "_pdlw" : "");
   src.name += input_type_name_suffix(p, c);   // FP8: B type and scaling; empty for 16-bit
   const bool traced = !tile_trace_path().empty();
   if (traced) src.name += "_trace";
@@ -122,6 +131,8 @@ jit::KernelSource gemm_kernel_source(const GemmProblem& p, const GemmConfig& c) 
       "  static constexpr int out_kind = {out}, out_bytes = {out_bytes};\n"
       "  static constexpr int n = {n}, k = {k}, split_k = {split_k}, tail_split = {tail_split};\n"
       "  static constexpr int producer_regs = {preg}, consumer_regs = {creg};\n"
+      "  static constexpr bool launch_dependents = {launch_dependents};\n"
+      "  static constexpr bool waits_for_primary = {waits_for_primary};\n"
       "{mma}"
       "}};\n"
       "}}  // namespace autogemm::sm90::generated\n",
@@ -141,7 +152,8 @@ jit::KernelSource gemm_kernel_source(const GemmProblem& p, const GemmConfig& c) 
       fmt::arg("out_bytes", out_bytes), fmt::arg("n", p.n), fmt::arg("k", p.k),
       fmt::arg("split_k", c.split_k), fmt::arg("tail_split", c.tail_split),
       fmt::arg("preg", kProducerRegisters), fmt::arg("creg", kConsumerRegisters),
-      fmt::arg("mma", mma));
+      fmt::arg("launch_dependents", c.n_tail_kernel),
+      fmt::arg("waits_for_primary", c.waits_for_primary), fmt::arg("mma", mma));
   src.kernel_name = "autogemm::sm90::gemm_kernel<autogemm::sm90::generated::Config>";
   src.arch = "sm_90a";
   return src;

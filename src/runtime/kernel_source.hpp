@@ -6,11 +6,19 @@
 #include "autogemm/problem.hpp"
 #include "jit/jit.hpp"
 
+#include <utility>
+#include <vector>
+
 namespace autogemm::runtime {
 
 // Throws InvalidArgument when the configuration is one the kernel template cannot take (the
 // planner never proposes those; forced configurations are checked here).
 jit::KernelSource gemm_kernel_source(const GemmProblem& problem, const GemmConfig& config);
+
+// The kernels one call with this configuration launches, each with its own problem and
+// configuration: one, or the main and the n-tail kernel (plan/n_tail.hpp).
+std::vector<std::pair<GemmProblem, GemmConfig>> gemm_kernels(const GemmProblem& problem,
+                                                            const GemmConfig& config);
 
 // Throws InvalidArgument naming the field when the kernel template cannot take the
 // configuration for the problem (what gemm_kernel_source checks first, without generating it).

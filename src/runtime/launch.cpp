@@ -14,6 +14,7 @@
 #include "jit/log.hpp"
 #include "kernels/sm90/gemm_layout.cuh"
 #include "kernels/sm90/gemm_params.cuh"
+#include "plan/n_tail.hpp"
 #include "plan/tail_split.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/driver.hpp"
@@ -118,12 +119,38 @@ const PreparedKernel& prepare(const GemmProblem& p, const GemmConfig& c) {
 
 double prepare_gemm_kernel(const GemmProblem& problem, const GemmConfig& config) {
   const auto start = std::chrono::steady_clock::now();
-  prepare(problem, config);
+  if (config.n_tail_kernel) {
+    const plan::NTailSplit split = plan::split_n_tail(problem, config);
+    prepare(split.main_problem, split.main_config);
+    prepare(split.tail_problem, split.tail_config);
+  } else {
+    prepare(problem, config);
+  }
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
-LaunchShape launch_gemm(const GemmProblem& p, const GemmConfig& c, const GemmOperands& o,
-                        cudaStream_t stream) {
+namespace {
+
+// A's block scales as the kernels read them: the caller's, or re-laid k-block-major for large
+// problems (scale_layout.hpp), once per call even when two kernels read them.
+struct AScales {
+  const float* pointer = nullptr;
+  AScaleStrides strides;
+  float* transposed = nullptr;   // owned by the call; freed on the stream after the launches
+};
+
+AScales a_scales_for(const GemmProblem& p, const GemmConfig& c, const GemmOperands& o,
+                     cudaStream_t stream) {
+  AScales s{o.scale_a, natural_a_scale_strides(p), nullptr};
+  if (transposes_a_scales(p, c))
+    s.pointer = s.transposed = transpose_a_scales(p, o.scale_a, stream, s.strides);
+  return s;
+}
+
+// One GEMM kernel (and its split-K or tail-split finish). `programmatic`: launched as a
+// programmatic dependent of the kernel before it on the stream (the n-tail kernel).
+LaunchShape launch_one(const GemmProblem& p, const GemmConfig& c, const GemmOperands& o,
+                       const AScales& a_scales, bool programmatic, cudaStream_t stream) {
   const PreparedKernel& k = prepare(p, c);
   // Split-K: the GEMM kernel writes raw fp32 partial sums (alpha 1, no C) into a workspace
   // that lives on the stream (cudaMallocAsync: stream-ordered, so concurrent calls on other
@@ -137,16 +164,11 @@ LaunchShape launch_gemm(const GemmProblem& p, const GemmConfig& c, const GemmOpe
                "cudaMallocAsync(split-K workspace)");
   const GemmTensorMaps maps = make_gemm_tensor_maps(p, c, o, workspace);
   const bool split = c.split_k > 1;
-  // Block scales, large M and long K: A's scales re-laid k-block-major first (scale_layout.hpp).
-  AScaleStrides a_strides = natural_a_scale_strides(p);
-  const float* scale_a = o.scale_a;
-  float* transposed_scale_a = nullptr;
-  if (transposes_a_scales(p, c))
-    scale_a = transposed_scale_a = transpose_a_scales(p, o.scale_a, stream, a_strides);
   sm90::GemmParams params{static_cast<int>(p.m), split ? 1.0f : o.alpha, split ? 0.0f : o.beta,
                           o.a, o.b, o.c, o.d, p.lda_or_packed(), p.ldb_or_packed(),
-                          p.ldc_or_packed(), p.ldd_or_packed(), scale_a, o.scale_b,
-                          a_strides.row, a_strides.k_block, nullptr, nullptr, 0, 1, nullptr, 0};
+                          p.ldc_or_packed(), p.ldd_or_packed(), a_scales.pointer, o.scale_b,
+                          a_scales.strides.row, a_scales.strides.k_block, nullptr, nullptr, 0, 1,
+                          nullptr, 0};
 
   const int64_t cluster_tiles = plan::cluster_work_items(p, c);
   // Clusters that run at once: the persistent grid, and the tail split's wave.
@@ -171,10 +193,21 @@ LaunchShape launch_gemm(const GemmProblem& p, const GemmConfig& c, const GemmOpe
     params.tile_trace_capacity = trace.capacity;
   }
 
-  CUlaunchAttribute attr{};
-  attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-  attr.value.clusterDim.x = k.cluster_size;
-  attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
+  CUlaunchAttribute attrs[2]{};
+  unsigned num_attrs = 0;
+  if (k.cluster_size > 1) {
+    attrs[num_attrs].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attrs[num_attrs].value.clusterDim.x = k.cluster_size;
+    attrs[num_attrs].value.clusterDim.y = attrs[num_attrs].value.clusterDim.z = 1;
+    ++num_attrs;
+  }
+  if (programmatic) {
+    // May start once every CTA of the kernel before it has executed griddepcontrol
+    // .launch_dependents (CUDA driver API "CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION").
+    attrs[num_attrs].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attrs[num_attrs].value.programmaticStreamSerializationAllowed = 1;
+    ++num_attrs;
+  }
   CUlaunchConfig config{};
   config.gridDimX = static_cast<unsigned>(grid);
   config.gridDimY = config.gridDimZ = 1;
@@ -182,21 +215,58 @@ LaunchShape launch_gemm(const GemmProblem& p, const GemmConfig& c, const GemmOpe
   config.blockDimY = config.blockDimZ = 1;
   config.sharedMemBytes = k.smem_bytes;
   config.hStream = reinterpret_cast<CUstream>(stream);
-  config.attrs = k.cluster_size > 1 ? &attr : nullptr;
-  config.numAttrs = k.cluster_size > 1 ? 1 : 0;
+  config.attrs = num_attrs > 0 ? attrs : nullptr;
+  config.numAttrs = num_attrs;
   void* args[] = {const_cast<CUtensorMap*>(&maps.a), const_cast<CUtensorMap*>(&maps.b),
                   const_cast<CUtensorMap*>(&maps.c), const_cast<CUtensorMap*>(&maps.d), &params};
   driver::check(driver::api().cuLaunchKernelEx(&config, k.kernel->function, args, nullptr),
                 "cuLaunchKernelEx(gemm)");
   if (trace.records != nullptr) write_tile_trace(trace, p, c, stream);
-  if (transposed_scale_a != nullptr)
-    cuda_check(cudaFreeAsync(transposed_scale_a, stream), "cudaFreeAsync(transposed A scales)");
   if (tail.splits > 1) finish_tail_split(p, o, c, tail_workspace, stream);
   if (split) {
     split_k_reduce(p, o, workspace, c.split_k, stream);
     cuda_check(cudaFreeAsync(workspace, stream), "cudaFreeAsync(split-K workspace)");
   }
   return {static_cast<int>(grid), k.threads, k.smem_bytes, k.cluster_size};
+}
+
+// The n-tail kernel's operands: the same A (and A scales), B, C and D from column
+// `first_column` on (B's rows when B is K-major, else its columns; the B scale rows of
+// 128-column blocks from first_column / 128, which n_tail_violation makes whole).
+GemmOperands tail_operands(const GemmProblem& p, const GemmOperands& o, int64_t first_column) {
+  GemmOperands t = o;
+  const auto offset = [](const void* base, int64_t elements, DType type) {
+    return static_cast<const void*>(static_cast<const char*>(base) + elements * dtype_bytes(type));
+  };
+  const int64_t b_offset = b_is_k_major(p.layout) ? first_column * p.ldb_or_packed() : first_column;
+  t.b = offset(o.b, b_offset, p.b_type);
+  if (o.c != nullptr) t.c = offset(o.c, first_column, p.d_type);
+  t.d = const_cast<void*>(offset(o.d, first_column, p.d_type));
+  if (p.scaling == Scaling::block_1x128_128x128)
+    t.scale_b = o.scale_b + first_column / 128 * ((p.k + 127) / 128);
+  return t;
+}
+
+}  // namespace
+
+LaunchShape launch_gemm(const GemmProblem& p, const GemmConfig& c, const GemmOperands& o,
+                        cudaStream_t stream) {
+  const AScales a_scales = a_scales_for(p, c, o, stream);
+  LaunchShape shape;
+  if (c.n_tail_kernel) {
+    // The main kernel on the whole tiles, then the narrow tail tiles on the SMs it frees
+    // (plan/n_tail.hpp). Nothing may be enqueued between the two, or the tail kernel would
+    // depend on that instead.
+    const plan::NTailSplit split = plan::split_n_tail(p, c);
+    shape = launch_one(split.main_problem, split.main_config, o, a_scales, false, stream);
+    launch_one(split.tail_problem, split.tail_config, tail_operands(p, o, split.main_columns),
+               a_scales, true, stream);
+  } else {
+    shape = launch_one(p, c, o, a_scales, false, stream);
+  }
+  if (a_scales.transposed != nullptr)
+    cuda_check(cudaFreeAsync(a_scales.transposed, stream), "cudaFreeAsync(transposed A scales)");
+  return shape;
 }
 
 }  // namespace autogemm::runtime

@@ -120,4 +120,18 @@ __device__ __forceinline__ void cluster_sync() {
                "barrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
+// --- grid scope (programmatic dependent launch, sm_90+) ----------------------------------
+
+// Lets the grid launched after this one as a programmatic dependent start once every CTA of
+// this grid has executed it (or exited) (PTX ISA "griddepcontrol"; a no-op without one).
+__device__ __forceinline__ void grid_launch_dependents() {
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+}
+
+// In a programmatic dependent: waits until the grids it depends on have completed and their
+// memory operations are visible (PTX ISA "griddepcontrol").
+__device__ __forceinline__ void grid_dependency_wait() {
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+}
+
 }  // namespace autogemm::ptx

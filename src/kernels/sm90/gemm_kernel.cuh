@@ -402,6 +402,10 @@ __global__ void __launch_bounds__(Geometry<Cfg>::kThreads, 1)
   // Barrier initialisation must be visible to every thread (and the peer CTA) before use.
   if constexpr (G::kClusterSize > 1) ptx::cluster_sync();
   else __syncthreads();
+  // The n-tail kernel (plan/n_tail.hpp) may start as soon as every CTA of this grid is
+  // resident: it writes other columns of D and only reads the inputs, and its CTAs take the
+  // SMs this grid frees as it finishes.
+  if constexpr (Cfg::launch_dependents) ptx::grid_launch_dependents();
 
   // The warpgroup index broadcast from lane 0, so the compiler keeps it (and the descriptors
   // built from it) in uniform registers.
@@ -423,6 +427,10 @@ __global__ void __launch_bounds__(Geometry<Cfg>::kThreads, 1)
   // No CTA may exit while its cluster peer can still multicast into its shared memory or
   // arrive on its barriers (hopper-facts.md 4.3, teardown).
   if constexpr (G::kClusterSize > 1) ptx::cluster_sync();
+  // The n-tail kernel needs nothing from the main kernel, but it must not finish first: the
+  // stream's next work waits only for the last kernel launched, so its completion has to mean
+  // that the main kernel's stores are done too.
+  if constexpr (Cfg::waits_for_primary) ptx::grid_dependency_wait();
 }
 
 }  // namespace autogemm::sm90

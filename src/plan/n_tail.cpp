@@ -1,0 +1,75 @@
+#include "plan/n_tail.hpp"
+
+#include <fmt/format.h>
+
+namespace autogemm::plan {
+
+namespace {
+// The tail kernel's block_n: the remainder rounded up to the 16-column step of the planner's
+// tile widths (a wgmma n multiple of 8 would do; 16 keeps the tail on the shapes the rest of
+// the family is measured with).
+int tail_block_n(int64_t columns) { return static_cast<int>((columns + 15) / 16 * 16); }
+}  // namespace
+
+int64_t n_tail_columns(const GemmProblem& problem, const GemmConfig& config) {
+  return config.block_n > 0 ? problem.n % config.block_n : 0;
+}
+
+NTailSplit split_n_tail(const GemmProblem& problem, const GemmConfig& config) {
+  NTailSplit s;
+  const int64_t tail = n_tail_columns(problem, config);
+  s.main_columns = problem.n - tail;
+  // Both kernels index D, C and (MN-major) B with the full call's leading dimensions.
+  GemmProblem sub = problem;
+  sub.lda = problem.lda_or_packed();
+  sub.ldb = problem.ldb_or_packed();
+  sub.ldc = problem.ldc_or_packed();
+  sub.ldd = problem.ldd_or_packed();
+  s.main_problem = sub;
+  s.main_problem.n = s.main_columns;
+  s.tail_problem = sub;
+  s.tail_problem.n = tail;
+  s.main_config = config;
+  s.tail_config = config;
+  s.tail_config.n_tail_kernel = false;
+  s.tail_config.waits_for_primary = true;
+  s.tail_config.block_n = tail_block_n(tail);
+  // One tile per CTA: the hardware hands each the next SM that frees up.
+  s.tail_config.persistent = false;
+  s.tail_config.cluster_m = s.tail_config.cluster_n = 1;
+  s.tail_config.multicast = Multicast::none;
+  return s;
+}
+
+std::string n_tail_violation(const GemmProblem& problem, const GemmConfig& config) {
+  if (config.waits_for_primary && config.n_tail_kernel)
+    return "n_tail_kernel with waits_for_primary: the main kernel launches the tail kernel; it "
+           "does not wait for one";
+  if (!config.n_tail_kernel) return {};
+  const int64_t tail = n_tail_columns(problem, config);
+  if (tail == 0 || tail > config.block_n / 2 || problem.n < config.block_n)
+    return fmt::format("n_tail_kernel with N = {}, block_n = {}: the last column of tiles must "
+                       "hold 1 .. block_n / 2 = {} columns (it holds {}) after at least one "
+                       "whole one",
+                       problem.n, config.block_n, config.block_n / 2, tail);
+  if (!config.persistent || config.load_path != LoadPath::tma ||
+      config.store_path != StorePath::tma)
+    return "n_tail_kernel: the main kernel must be persistent with TMA loads and stores (the "
+           "tail kernel's CTAs wait for SMs that persistent CTAs free)";
+  if (config.split_k > 1 || config.tail_split > 1 || config.cluster_k > 1)
+    return fmt::format("n_tail_kernel with split_k = {}, tail_split = {}, cluster_k = {}: the "
+                       "n-tail kernel is for whole-K tiles (one K range per tile)",
+                       config.split_k, config.tail_split, config.cluster_k);
+  if (problem.scaling == Scaling::block_1x128_128x128 && (problem.n - tail) % 128 != 0)
+    return fmt::format("n_tail_kernel with block scales and block_n = {}: the tail starts at "
+                       "column {}, inside a 128-column B scale block; it must start on one",
+                       config.block_n, problem.n - tail);
+  return {};
+}
+
+bool n_tail_offered(const GemmProblem& problem, GemmConfig config) {
+  config.n_tail_kernel = true;
+  return n_tail_violation(problem, config).empty();
+}
+
+}  // namespace autogemm::plan
