@@ -108,7 +108,10 @@ void expect_kernel_config_is_sound(const GemmProblem& p, const Candidate& c, con
   EXPECT_EQ(pr.num_tiles, ceil_div(p.m, cfg.block_m) * ceil_div(p.n, cfg.block_n) * cfg.split_k * cfg.cluster_k);
   EXPECT_GE(ceil_div(p.m, cfg.block_m) * cfg.block_m, p.m);
   EXPECT_GE(ceil_div(p.n, cfg.block_n) * cfg.block_n, p.n);
-  EXPECT_GE(pr.waves * d.sm_count, pr.num_tiles);
+  // With the n-tail kernel the last column of tiles counts as the narrow tiles' share.
+  EXPECT_GE(pr.waves * d.sm_count, cfg.n_tail_kernel
+                                       ? ceil_div(p.m, cfg.block_m) * (p.n / cfg.block_n)
+                                       : pr.num_tiles);
   EXPECT_GE(pr.busy_sms, 1);
   EXPECT_LE(pr.busy_sms, d.sm_count);
   EXPECT_GT(pr.time_us, 0);
@@ -211,8 +214,11 @@ TEST(PlanSearch, Fp8MulticastAndOrderedIssueWhereTheyMeasuredFaster) {
   EXPECT_FALSE(has(long_k, multicast));
   EXPECT_FALSE(has(long_k, narrow_oi));
   EXPECT_TRUE(has(long_k, [](const GemmConfig& c) { return c.ordered_issue; }));   // 256x128
+  // The n-tail kernel (measured 108.7 against 120.6 us, notes.md section 18); not with
+  // ordered issue, whose narrow tail tiles were slow.
   EXPECT_EQ(plan_gemm(long_k, device).best().config.describe(),
-            "128x128x128 s5 c2 ws p g8 tma/tma pb2");
+            "128x128x128 s5 c2 ws p g8 tma/tma pb2 ntk");
+  EXPECT_FALSE(has(long_k, [](const GemmConfig& c) { return c.ordered_issue && c.n_tail_kernel; }));
   EXPECT_TRUE(has(fp8(4096, 32768, 512, Scaling::block_1x128_128x128), multicast));
   EXPECT_TRUE(has(fp8(4096, 2112, 7168, Scaling::per_tensor), multicast));
   GemmProblem bf16;   // default types: bf16 in and out

@@ -69,7 +69,12 @@ std::string n_tail_violation(const GemmProblem& problem, const GemmConfig& confi
 
 bool n_tail_offered(const GemmProblem& problem, GemmConfig config) {
   config.n_tail_kernel = true;
-  return n_tail_violation(problem, config).empty();
+  if (!n_tail_violation(problem, config).empty()) return false;
+  // Ordered issue below block_n = 128 measured slow (gemm_search.cpp), and so did the tail
+  // kernel it gives a 256-row tile: 4096 x 2112 x 7168, 256x128 oi ntk 127 us against
+  // 128x128 pb2 ntk 109 (docs/perf/notes.md section 18), though the model ranks it first
+  // (two exact waves).
+  return !(config.ordered_issue && split_n_tail(problem, config).tail_config.block_n < 128);
 }
 
 }  // namespace autogemm::plan

@@ -41,7 +41,8 @@ NTailSplit split_n_tail(const GemmProblem& problem, const GemmConfig& config);
 std::string n_tail_violation(const GemmProblem& problem, const GemmConfig& config);
 
 // The planner offers the n-tail kernel as a variant of `config` wherever it is allowed
-// (n_tail_violation of config with n_tail_kernel set is empty); the cost model decides.
+// (n_tail_violation of config with n_tail_kernel set is empty), except where the tail kernel
+// would run ordered issue on a narrow tile (measured slow); the cost model decides.
 bool n_tail_offered(const GemmProblem& problem, GemmConfig config);
 
 }  // namespace autogemm::plan
