@@ -42,7 +42,8 @@ std::string n_tail_violation(const GemmProblem& problem, const GemmConfig& confi
 
 // The planner offers the n-tail kernel as a variant of `config` wherever it is allowed
 // (n_tail_violation of config with n_tail_kernel set is empty), except where the tail kernel
-// would run ordered issue on a narrow tile (measured slow); the cost model decides.
+// would run ordered issue on a narrow tile (measured slow), and for FP8 inputs only (BF16's
+// rows measured slower, n_tail.cpp); the cost model decides.
 bool n_tail_offered(const GemmProblem& problem, GemmConfig config);
 
 }  // namespace autogemm::plan
