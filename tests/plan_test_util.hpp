@@ -29,4 +29,13 @@ inline GemmProblem problem(int64_t m, int64_t n, int64_t k, Layout layout = Layo
   return p;
 }
 
+// The same M x N x K in block-scaled FP8: e4m3 inputs, 1x128 / 128x128 scales, bf16 output.
+inline GemmProblem block_fp8_problem(int64_t m, int64_t n, int64_t k) {
+  GemmProblem p = problem(m, n, k);
+  p.a_type = p.b_type = DType::e4m3;
+  p.d_type = DType::bf16;
+  p.scaling = Scaling::block_1x128_128x128;
+  return p;
+}
+
 }  // namespace autogemm::testing

@@ -12,16 +12,9 @@
 using namespace autogemm;
 using autogemm::testing::hopper;
 using autogemm::testing::problem;
+using autogemm::testing::block_fp8_problem;
 
 namespace {
-
-GemmProblem fp8_problem(int64_t m, int64_t n, int64_t k) {
-  GemmProblem p = problem(m, n, k);
-  p.a_type = p.b_type = DType::e4m3;
-  p.d_type = DType::bf16;
-  p.scaling = Scaling::block_1x128_128x128;
-  return p;
-}
 
 const char* kFp8Tile = "128x128x128 s5 c2 ws p g8 tma/tma pb2";
 
@@ -44,7 +37,7 @@ TEST(NTail, ConfigTokensRoundTrip) {
 }
 
 TEST(NTail, SplitsTheLastColumnOfTilesIntoANarrowKernel) {
-  GemmProblem p = fp8_problem(4096, 2112, 7168);
+  GemmProblem p = block_fp8_problem(4096, 2112, 7168);
   p.ldd = 2200;   // a padded D keeps its leading dimension in both halves
   const plan::NTailSplit s = plan::split_n_tail(p, with_n_tail(kFp8Tile));
   EXPECT_EQ(s.main_columns, 2048);
@@ -80,18 +73,18 @@ TEST(NTail, SplitsTheLastColumnOfTilesIntoANarrowKernel) {
 TEST(NTail, RulesNameWhatTheyNeed) {
   const GpuInfo gpu = hopper();
   // Legal: 64 of 128 columns left over.
-  EXPECT_EQ(legality_violation(fp8_problem(4096, 2112, 7168), with_n_tail(kFp8Tile), gpu), "");
+  EXPECT_EQ(legality_violation(block_fp8_problem(4096, 2112, 7168), with_n_tail(kFp8Tile), gpu), "");
   // More than half a tile left over (2100 mod 128 = 52 is fine, 2200 mod 128 = 24 too; 2000 mod
   // 128 = 80 is not), nothing left over, and no whole column of tiles.
-  EXPECT_NE(legality_violation(fp8_problem(4096, 2000, 7168), with_n_tail(kFp8Tile), gpu)
+  EXPECT_NE(legality_violation(block_fp8_problem(4096, 2000, 7168), with_n_tail(kFp8Tile), gpu)
                 .find("block_n / 2 = 64 columns (it holds 80)"),
             std::string::npos);
-  EXPECT_NE(legality_violation(fp8_problem(4096, 2048, 7168), with_n_tail(kFp8Tile), gpu)
+  EXPECT_NE(legality_violation(block_fp8_problem(4096, 2048, 7168), with_n_tail(kFp8Tile), gpu)
                 .find("it holds 0"),
             std::string::npos);
-  EXPECT_NE(legality_violation(fp8_problem(4096, 64, 7168), with_n_tail(kFp8Tile), gpu), "");
+  EXPECT_NE(legality_violation(block_fp8_problem(4096, 64, 7168), with_n_tail(kFp8Tile), gpu), "");
   // Block scales: the tail must start on a 128-column B scale block.
-  EXPECT_NE(legality_violation(fp8_problem(4096, 2144, 7168),
+  EXPECT_NE(legality_violation(block_fp8_problem(4096, 2144, 7168),
                                with_n_tail("128x64x128 s8 c2 ws p g8 tma/tma pb2"), gpu)
                 .find("inside a 128-column B scale block"),
             std::string::npos);
@@ -104,17 +97,17 @@ TEST(NTail, RulesNameWhatTheyNeed) {
             std::string::npos);
   GemmConfig both = with_n_tail(kFp8Tile);
   both.waits_for_primary = true;
-  EXPECT_NE(legality_violation(fp8_problem(4096, 2112, 7168), both, gpu), "");
+  EXPECT_NE(legality_violation(block_fp8_problem(4096, 2112, 7168), both, gpu), "");
   // A cluster must divide the main kernel's tiles (16 along N; the full call's 17 would not),
   // and the tail kernel has none.
-  EXPECT_EQ(legality_violation(fp8_problem(4096, 2112, 7168),
+  EXPECT_EQ(legality_violation(block_fp8_problem(4096, 2112, 7168),
                                with_n_tail("128x128x128 s5 c2 ws p g8 cl1x2/a tma/tma pb2"), gpu),
             "");
 }
 
 TEST(NTail, CostModelFillsTheLastWaveAndThePlannerTakesIt) {
   const GpuInfo gpu = hopper();
-  const GemmProblem p = fp8_problem(4096, 2112, 7168);
+  const GemmProblem p = block_fp8_problem(4096, 2112, 7168);
   // 128 x 128: 544 tiles in 5 waves, the fifth 16 tiles; with the tail kernel 512 whole tiles
   // and 32 half tiles are 528 tiles' work: 4 waves.
   const Prediction plain = predict(p, GemmConfig::parse(kFp8Tile), gpu);
@@ -124,12 +117,12 @@ TEST(NTail, CostModelFillsTheLastWaveAndThePlannerTakesIt) {
   EXPECT_LT(tail.time_us, plain.time_us * 0.9);
   EXPECT_TRUE(plan_gemm(p, gpu).best().config.n_tail_kernel);
   // Not offered where the last column of tiles is full or more than half full.
-  for (const Candidate& c : plan_gemm(fp8_problem(4096, 2048, 7168), gpu).candidates)
+  for (const Candidate& c : plan_gemm(block_fp8_problem(4096, 2048, 7168), gpu).candidates)
     EXPECT_FALSE(c.config.n_tail_kernel) << c.config.describe();
 }
 
 TEST(NTail, BothKernelsCompileWithTheirLaunchInstructions) {
-  const GemmProblem p = fp8_problem(1000, 2112, 1024);
+  const GemmProblem p = block_fp8_problem(1000, 2112, 1024);
   const auto kernels = runtime::gemm_kernels(p, with_n_tail(kFp8Tile));
   ASSERT_EQ(kernels.size(), 2u);
   const std::string main = runtime::gemm_kernel_source(kernels[0].first, kernels[0].second).source;

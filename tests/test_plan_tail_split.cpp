@@ -13,18 +13,7 @@
 using namespace autogemm;
 using autogemm::testing::hopper;
 using autogemm::testing::problem;
-
-namespace {
-
-GemmProblem fp8_problem(int64_t m, int64_t n, int64_t k) {
-  GemmProblem p = problem(m, n, k);
-  p.a_type = p.b_type = DType::e4m3;
-  p.d_type = DType::bf16;
-  p.scaling = Scaling::block_1x128_128x128;
-  return p;
-}
-
-}  // namespace
+using autogemm::testing::block_fp8_problem;
 
 TEST(TailSplit, SplitsOnlyTheLastPartialWave) {
   // 4096 x 2112 with 128 x 128 tiles in 2 x 1 clusters: 272 cluster tiles on 66 cluster slots,
@@ -87,7 +76,7 @@ TEST(TailSplit, RulesNameTheConflict) {
   EXPECT_NE(plan::tail_split_violation(zero).find("tail_split = 0"), std::string::npos);
   // The kernel generator refuses it too, naming the field.
   try {
-    runtime::gemm_kernel_source(fp8_problem(4096, 2112, 7168), with_split_k);
+    runtime::gemm_kernel_source(block_fp8_problem(4096, 2112, 7168), with_split_k);
     FAIL() << "split-K with a tail split compiled";
   } catch (const InvalidArgument& e) {
     EXPECT_EQ(e.argument(), "config.tail_split");
@@ -96,7 +85,7 @@ TEST(TailSplit, RulesNameTheConflict) {
 
 TEST(TailSplit, CostModelChargesOnlyTheShorterLastWave) {
   const GpuInfo device = hopper();
-  const GemmProblem p = fp8_problem(4096, 2112, 7168);
+  const GemmProblem p = block_fp8_problem(4096, 2112, 7168);
   GemmConfig whole = GemmConfig::parse("128x128x128 s5 c2 ws p g8 cl2x1/b tma/tma pb2");
   GemmConfig split = whole;
   split.tail_split = 8;
@@ -113,7 +102,7 @@ TEST(TailSplit, CostModelChargesOnlyTheShorterLastWave) {
   EXPECT_LT(b.time_us, a.time_us - 0.5 * wave);
   EXPECT_GT(b.fixed_us, a.fixed_us);
   // Full waves: the same prediction as without.
-  const GemmProblem full = fp8_problem(4096, 4224, 7168);   // 33 x 32 = 1056 = 8 x 132 tiles
+  const GemmProblem full = block_fp8_problem(4096, 4224, 7168);   // 33 x 32 = 1056 = 8 x 132 tiles
   GemmConfig full_split = GemmConfig::parse("128x128x128 s5 c2 ws p g8 tma/tma pb2");
   const Prediction c = predict(full, full_split, device);
   full_split.tail_split = 8;
@@ -121,7 +110,7 @@ TEST(TailSplit, CostModelChargesOnlyTheShorterLastWave) {
 }
 
 TEST(TailSplit, PlannerSplitsThePartialWaveOf4096x2112) {
-  const GemmProblem p = fp8_problem(4096, 2112, 7168);
+  const GemmProblem p = block_fp8_problem(4096, 2112, 7168);
   const Plan plan = plan_gemm(p, hopper());
   if (plan::kPlanTailSplits) {
     EXPECT_GT(plan.best().config.tail_split, 1) << plan.best().config.describe();
@@ -132,7 +121,7 @@ TEST(TailSplit, PlannerSplitsThePartialWaveOf4096x2112) {
   // Choices: only where the last wave is partial, and never with split-K.
   GemmConfig c = GemmConfig::parse("128x128x128 s5 c2 ws p g8 tma/tma pb2");
   EXPECT_EQ(plan::tail_split_choices(p, c, hopper()), (std::vector<int>{1, 8}));
-  EXPECT_EQ(plan::tail_split_choices(fp8_problem(4096, 4224, 7168), c, hopper()),
+  EXPECT_EQ(plan::tail_split_choices(block_fp8_problem(4096, 4224, 7168), c, hopper()),
             (std::vector<int>{1}));
   c.split_k = 2;
   EXPECT_EQ(plan::tail_split_choices(p, c, hopper()), (std::vector<int>{1}));
