@@ -128,6 +128,17 @@ TEST(GemmGpu, BadArgumentsAreRejectedBeforeAnythingRuns) {
   GemmOptions options;
   options.config = bad;
   EXPECT_THROW(gemm(p, ops, nullptr, options), InvalidArgument);
+  // A forced n-tail kernel where N leaves no partial column of tiles (64 of 64): refused with
+  // the rule, before anything is launched.
+  GemmConfig no_tail = GemmConfig::parse("64x64x64 s4 c1 ws p g8 tma/tma ntk");
+  options.config = no_tail;
+  try {
+    gemm(p, ops, nullptr, options);
+    FAIL();
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument(), "options.config");
+    EXPECT_NE(std::string(e.what()).find("it holds 0"), std::string::npos) << e.what();
+  }
 }
 
 namespace {

@@ -95,6 +95,13 @@ TEST(NTail, RulesNameWhatTheyNeed) {
   GemmConfig not_persistent = with_n_tail("128x128x64 s4 c2 ws g8 tma/tma");
   EXPECT_NE(legality_violation(problem(4096, 2112, 1024), not_persistent, gpu).find("persistent"),
             std::string::npos);
+  // D's rows ending inside a 16-byte chunk (2100 bf16, rows padded to 2104): the tail's TMA
+  // store would pass N.
+  GemmProblem ragged = problem(4096, 2100, 1024);
+  ragged.ldc = ragged.ldd = 2104;
+  EXPECT_NE(legality_violation(ragged, with_n_tail("128x128x64 s4 c2 ws p g8 tma/tma"), gpu)
+                .find("N = 2100 bf16: D's rows end inside a 16-byte chunk"),
+            std::string::npos);
   GemmConfig both = with_n_tail(kFp8Tile);
   both.waits_for_primary = true;
   EXPECT_NE(legality_violation(block_fp8_problem(4096, 2112, 7168), both, gpu), "");

@@ -54,8 +54,16 @@ std::string n_tail_violation(const GemmProblem& problem, const GemmConfig& confi
                        problem.n, config.block_n, config.block_n / 2, tail);
   if (!config.persistent || config.load_path != LoadPath::tma ||
       config.store_path != StorePath::tma)
-    return "n_tail_kernel: the main kernel must be persistent with TMA loads and stores (the "
-           "tail kernel's CTAs wait for SMs that persistent CTAs free)";
+    return fmt::format("n_tail_kernel with persistent = {}, load/store paths {}/{}: the main "
+                       "kernel must be persistent with TMA loads and stores (the tail kernel's "
+                       "CTAs wait for SMs that persistent CTAs free)",
+                       config.persistent, to_string(config.load_path),
+                       to_string(config.store_path));
+  if (d_rows_end_mid_chunk(problem))
+    return fmt::format("n_tail_kernel with N = {} {}: D's rows end inside a 16-byte chunk, so the "
+                       "tail kernel's TMA store would write past column N (such calls store D "
+                       "with plain stores, which the n-tail kernel does not have)",
+                       problem.n, to_string(problem.d_type));
   if (config.split_k > 1 || config.tail_split > 1 || config.cluster_k > 1)
     return fmt::format("n_tail_kernel with split_k = {}, tail_split = {}, cluster_k = {}: the "
                        "n-tail kernel is for whole-K tiles (one K range per tile)",

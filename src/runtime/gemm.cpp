@@ -15,6 +15,7 @@
 #include "autogemm/errors.hpp"
 #include "autogemm/plan.hpp"
 #include "jit/log.hpp"
+#include "plan/n_tail.hpp"
 #include "runtime/cublaslt.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/kernel_source.hpp"
@@ -199,6 +200,9 @@ GemmReport gemm(const GemmProblem& problem_in, const GemmOperands& operands, cud
       throw InvalidArgument("options.config", report.config.describe(),
                             fmt::format("our kernels need sm_90a; {} is sm_{}", gpu.name, gpu.cc.as_int()));
     runtime::check_kernel_config(problem, report.config);
+    // The n-tail kernel's rules are on the whole call (the launcher splits it).
+    if (auto why = plan::n_tail_violation(problem, report.config); !why.empty())
+      throw InvalidArgument("options.config", report.config.describe(), why);
     report.reason = "configuration given by the caller";
     if (d_rows_end_mid_chunk(problem) && report.config.split_k == 1 &&
         report.config.store_path == StorePath::tma) {

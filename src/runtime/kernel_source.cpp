@@ -4,9 +4,9 @@
 
 #include "autogemm/errors.hpp"
 #include "plan/cluster_split.hpp"
+#include "plan/n_tail.hpp"
 #include "plan/tail_split.hpp"
 #include "runtime/fp8_source.hpp"
-#include "plan/n_tail.hpp"
 #include "runtime/tile_trace.hpp"
 
 namespace autogemm::runtime {

@@ -119,13 +119,8 @@ const PreparedKernel& prepare(const GemmProblem& p, const GemmConfig& c) {
 
 double prepare_gemm_kernel(const GemmProblem& problem, const GemmConfig& config) {
   const auto start = std::chrono::steady_clock::now();
-  if (config.n_tail_kernel) {
-    const plan::NTailSplit split = plan::split_n_tail(problem, config);
-    prepare(split.main_problem, split.main_config);
-    prepare(split.tail_problem, split.tail_config);
-  } else {
-    prepare(problem, config);
-  }
+  for (const auto& [kernel_problem, kernel_config] : gemm_kernels(problem, config))
+    prepare(kernel_problem, kernel_config);
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 

@@ -427,9 +427,10 @@ __global__ void __launch_bounds__(Geometry<Cfg>::kThreads, 1)
   // No CTA may exit while its cluster peer can still multicast into its shared memory or
   // arrive on its barriers (hopper-facts.md 4.3, teardown).
   if constexpr (G::kClusterSize > 1) ptx::cluster_sync();
-  // The n-tail kernel needs nothing from the main kernel, but it must not finish first: the
-  // stream's next work waits only for the last kernel launched, so its completion has to mean
-  // that the main kernel's stores are done too.
+  // The n-tail kernel needs nothing from the main kernel, but it must not finish first: its
+  // programmatic launch relaxes the stream order between the two, so waiting here makes its
+  // completion also mean the main kernel's (and its stores') for whatever follows on the
+  // stream.
   if constexpr (Cfg::waits_for_primary) ptx::grid_dependency_wait();
 }
 
