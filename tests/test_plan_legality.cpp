@@ -205,6 +205,18 @@ TEST(PlanLegality, ClusterSplitKRules) {
   EXPECT_TRUE(contains(legality_violation(p, c, hopper()), "smem"));
 }
 
+// L2 prefetch: issued by the producer's TMA thread, at most kMaxL2PrefetchKBlocks ahead.
+TEST(PlanLegality, L2PrefetchRules) {
+  const GemmProblem p = problem(64, 2112, 7168);
+  GemmConfig c = GemmConfig::parse("64x64x64 s8 c1 ws p g8 tma/tma pf16");
+  EXPECT_EQ(legality_violation(p, c, hopper()), "");
+  c.l2_prefetch = 65;
+  EXPECT_TRUE(contains(legality_violation(p, c, hopper()), "l2_prefetch = 65")) << legality_violation(p, c, hopper());
+  c = GemmConfig::parse("64x64x64 s4 c1 p g8 tma/tma pf8");
+  EXPECT_TRUE(contains(legality_violation(p, c, hopper()), "no producer warpgroup"))
+      << legality_violation(p, c, hopper());
+}
+
 TEST(PlanLegality, MulticastNeedsEvenTileAndSmCounts) {
   GemmConfig c = tile(128, 128, 1);
   c.cluster_m = 2;

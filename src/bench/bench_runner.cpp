@@ -247,7 +247,8 @@ BenchRow run_case(const BenchItem& item, const BenchOptions& options, const GpuI
                  "cudaMemcpyAsync(same-bytes copy)");
     });
   }
-  const auto times = time_interleaved(calls, options.warmup, options.iters, stream.get(), &flusher);
+  const auto times = time_interleaved(calls, options.warmup, options.iters, stream.get(),
+                                      options.flush_l2 ? &flusher : nullptr);
   if (time_copy) row.same_bytes_copy = summarize(times.back());
 
   row.ours = summarize(times[0]);

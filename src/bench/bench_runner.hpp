@@ -32,6 +32,9 @@ struct BenchOptions {
   uint64_t seed = 2026;
   std::optional<GemmConfig> config;   // --config: force our configuration (experiments)
   int autotune = -1;                  // --autotune N (GemmOptions::autotune); -1: environment
+  // --l2-warm: no L2 flush before the timed calls, so inputs that fit the L2 stay there. A
+  // diagnostic (is a row limited by DRAM or by the kernel?), not how rows are reported.
+  bool flush_l2 = true;
 };
 
 // "bf16", "fp16", "fp8": the --dtype spelling of a problem's inputs, used in reports.

@@ -35,6 +35,7 @@ struct BenchCliOptions {
   std::string csv;
   bool json = false;
   bool no_baseline = false;
+  bool l2_warm = false;
   uint64_t seed = 2026;
   std::string config;
   int autotune = -1;
@@ -148,6 +149,7 @@ void run(const BenchCliOptions& o) {
   options.warmup = o.warmup;
   options.iters = o.iters;
   options.baseline = !o.no_baseline;
+  options.flush_l2 = !o.l2_warm;
   options.seed = o.seed;
   if (!o.config.empty()) options.config = GemmConfig::parse(o.config);
   options.autotune = o.autotune;
@@ -169,9 +171,10 @@ void run(const BenchCliOptions& o) {
     std::cout << bench::rows_to_json(rows, &copy) << "\n";
     return;
   }
-  fmt::print("device {} (GPU {}); {} warm-up + {} timed calls each, median; L2 flushed before "
-             "every timed call\n\n{}",
+  fmt::print("device {} (GPU {}); {} warm-up + {} timed calls each, median; {}\n\n{}",
              target.device.name, target.device.ordinal, o.warmup, o.iters,
+             o.l2_warm ? "L2 NOT flushed (--l2-warm: inputs that fit stay in L2; a diagnostic)"
+                       : "L2 flushed before every timed call",
              bench::format_table(rows));
   fmt::print("\n{}\n", bench::format_copy_bandwidth_line(copy, rows));
   if (const std::string table = bench::format_same_bytes_table(rows); !table.empty())
@@ -210,6 +213,9 @@ void add_bench_command(CLI::App& app) {
   cmd->add_flag("--json", o->json,
                 "print JSON (rows, geometric-mean ratio, copy bandwidth) instead of a table");
   cmd->add_flag("--no-baseline", o->no_baseline, "time autogemm only (no cuBLASLt, no diff)");
+  cmd->add_flag("--l2-warm", o->l2_warm,
+                "do not flush the L2 before each timed call (diagnostic: shows whether a row is "
+                "limited by DRAM; reported figures use the default flush)");
   cmd->add_option("--seed", o->seed, "random input seed")->capture_default_str();
   cmd->add_option("--autotune", o->autotune,
                   "time this many of the planner's best distinct configurations on the first "

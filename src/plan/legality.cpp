@@ -88,6 +88,14 @@ std::string path_violation(const GemmProblem& problem, const GemmConfig& config,
                          "for layout nt (A and B K-major)",
                          to_string(problem.layout));
   }
+  if (config.l2_prefetch < 0 || config.l2_prefetch > kMaxL2PrefetchKBlocks)
+    return fmt::format("l2_prefetch = {}: k-blocks of L2 prefetch distance, 0 (off) to {}",
+                       config.l2_prefetch, kMaxL2PrefetchKBlocks);
+  if (config.l2_prefetch > 0 && (!config.warp_specialized || config.load_path != LoadPath::tma))
+    return fmt::format("l2_prefetch = {} with {}: the producer warpgroup's TMA thread issues the "
+                       "prefetches",
+                       config.l2_prefetch,
+                       config.warp_specialized ? "load_path = threads" : "no producer warpgroup");
   const bool uses_tma = config.load_path == LoadPath::tma || config.store_path == StorePath::tma;
   if (!uses_tma) return {};
   if (!has_tma(device))

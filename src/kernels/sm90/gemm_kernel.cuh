@@ -98,6 +98,17 @@ __device__ void produce_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
     // more than the producer's 40 registers and spills.
 #pragma unroll 1
     for (int k_block = k_begin; k_block < k_end; ++k_block) {
+      if constexpr (Cfg::l2_prefetch > 0) {
+        // Every kL2PrefetchGroup k-blocks, the group that starts l2_prefetch k-blocks ahead
+        // (at a tile's start also everything between the ring's first lap and that group),
+        // before waiting for a free stage: the prefetch needs none.
+        const int offset = k_block - k_begin;
+        if (offset % kL2PrefetchGroup == 0) {
+          const int first = offset == 0 ? k_begin + Cfg::num_stages : k_block + Cfg::l2_prefetch;
+          const int last = min(k_block + Cfg::l2_prefetch + kL2PrefetchGroup, k_end);
+          prefetch_k_blocks_l2<Cfg>(tmap_a, tmap_b, m_tile, n_tile, first, last);
+        }
+      }
       // A fresh barrier's "preceding phase" counts as complete, so the first lap never waits.
       ptx::mbarrier_wait(smem.empty(write.stage), write.phase ^ 1);
       issue_stage_loads(smem, write.stage, tmap_a, tmap_b, m_tile, n_tile, k_block, cta_rank);
