@@ -235,20 +235,6 @@ TEST(GemmGpu, NTailKernelIsCorrect) {
   }
 }
 
-// L2 prefetch (pfN) on 16-bit inputs: K-major and MN-major B (the prefetch walks the same boxes
-// as the loads), an M tail, K not a multiple of the stage, padded leading dimensions.
-TEST(GemmGpu, L2PrefetchIsCorrect) {
-  AUTOGEMM_REQUIRE_GPU();
-  uint64_t seed = 47;
-  for (Layout layout : {Layout::nt, Layout::nn, Layout::tn}) {
-    const char* config = "128x64x64 s6 c2 ws p g8 tma/tma pf16";
-    const GemmProblem p = problem(200, 2112, 3000, DType::bf16, layout);
-    auto check = run_and_check(p, 1.0f, 0.5f, seed++, GemmConfig::parse(config), true);
-    EXPECT_FALSE(check.used_vendor);
-    AUTOGEMM_EXPECT_GEMM_OK(check, config << " " << to_string(layout));
-  }
-}
-
 TEST(GemmGpu, RaggedNStaysInsideD) {
   AUTOGEMM_REQUIRE_GPU();
   // N * 2 bytes not a multiple of 16: TMA stores would write up to the next 16-byte boundary

@@ -229,6 +229,22 @@ TEST(KernelCompile, Fp8OverlappedPromotionWidestTiles) {
   EXPECT_NE(legality_violation(p, GemmConfig::parse("64x144x128 s6 c1 ws p g8 tma/tma pb2"), h100), "");
 }
 
+// Three and four promotion temporaries: the chunk's compile-time buffer rotation and the held
+// stages compile without spills and without serialised wgmmas, with one and two consumers,
+// split-K, and the widest tiles the register rule allows (64x64 pb4: 160 fragment registers).
+TEST(KernelCompile, Fp8MorePromotionBuffers) {
+  const GpuInfo h100 = device_preset("h100-sxm");
+  for (const char* text : {"64x16x128 s8 c1 ws p g8 tma/tma pb4", "64x32x128 s8 c1 ws p g8 tma/tma pb3",
+                           "64x64x128 s8 c1 ws p g8 tma/tma pb4", "128x64x128 s8 c2 ws p g8 tma/tma pb4",
+                           "64x32x128 s8 c1 ws p g8 tma/tma sk2 pb4"}) {
+    SCOPED_TRACE(text);
+    const GemmProblem p = fp8_problem(128, 2112, 7168, Scaling::block_1x128_128x128);
+    const GemmConfig config = GemmConfig::parse(text);
+    EXPECT_EQ(legality_violation(p, config, h100), "");
+    expect_fp8_compiles_clean(p, config);
+  }
+}
+
 // Ordered issue: with one temporary the slabs go one at a time, so 256x128 and 128x192 hold
 // 192 fragment registers like pb2's 128x128 and compile without spills; the rules reject it
 // for one consumer, without the producer warpgroup, and for 16-bit inputs.
@@ -346,29 +362,4 @@ TEST(KernelCompile, TwoAtomKBlocks) {
     expect_compiles_clean(p, GemmConfig::parse("128x128x128 s3 c1 ws p g8 tma/tma"), true);
     expect_compiles_clean(p, GemmConfig::parse("128x192x128 s2 c2 ws p g8 cl2x1/b tma/tma"), true);
   }
-}
-
-// L2 prefetch (pfN, loads.cuh prefetch_k_blocks_l2): the producer's prefetch of both operands
-// compiles to cp.async.bulk.prefetch.tensor for K-major and MN-major B, FP8 with two
-// temporaries and with split-K, without spills in the producer's 40 registers.
-TEST(KernelCompile, L2PrefetchConfigurations) {
-  GemmProblem fp8 = cli::make_problem(64, 2112, 7168, "fp8", "nt", 0, 0, 0);
-  for (const char* config : {"64x16x128 s8 c1 ws p g8 tma/tma pb2 pf16",
-                             "64x32x128 s8 c1 ws p g8 tma/tma sk2 pb2 pf8"}) {
-    SCOPED_TRACE(config);
-    const jit::CompiledKernel k = expect_compiles_clean(fp8, GemmConfig::parse(config), true);
-    EXPECT_NE(k.ptx.find("cp.async.bulk.prefetch.tensor.2d.L2.global"), std::string::npos);
-  }
-  for (Layout layout : {Layout::nt, Layout::nn}) {
-    GemmProblem p = bf16_problem(128, 2112, 7168);
-    p.layout = layout;
-    SCOPED_TRACE(std::string(to_string(layout)));
-    const jit::CompiledKernel k =
-        expect_compiles_clean(p, GemmConfig::parse("128x64x64 s6 c2 ws p g8 tma/tma pf16"), true);
-    EXPECT_NE(k.ptx.find("cp.async.bulk.prefetch.tensor.2d.L2.global"), std::string::npos);
-  }
-  // Without it, no prefetch instruction is emitted.
-  const jit::CompiledKernel off =
-      expect_compiles_clean(fp8, GemmConfig::parse("64x16x128 s8 c1 ws p g8 tma/tma pb2"), true);
-  EXPECT_EQ(off.ptx.find("cp.async.bulk.prefetch.tensor"), std::string::npos);
 }

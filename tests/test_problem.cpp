@@ -107,9 +107,6 @@ TEST(Config, ParseIsTheInverseOfDescribe) {
   c.ordered_issue = true;
   EXPECT_EQ(c.describe(), "128x240x64 s3 c2 ws p g16n cl2x1/b tma/tma sk4 pb2 oi");
   EXPECT_EQ(GemmConfig::parse(c.describe()), c) << c.describe();
-  c.l2_prefetch = 16;
-  EXPECT_EQ(c.describe(), "128x240x64 s3 c2 ws p g16n cl2x1/b tma/tma sk4 pb2 oi pf16");
-  EXPECT_EQ(GemmConfig::parse(c.describe()), c) << c.describe();
   GemmConfig t;
   t.warp_specialized = false; t.persistent = true; t.max_ctas = 1; t.raster_group = 1;
   t.load_path = LoadPath::threads; t.store_path = StorePath::threads; t.num_stages = 1;

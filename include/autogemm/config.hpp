@@ -60,13 +60,10 @@ struct GemmConfig {
   bool waits_for_primary = false;  // set on that second kernel's configuration: it launches as
                                    // a programmatic dependent and waits for the main kernel
                                    // before it exits, so the call ends when both have
-  int l2_prefetch = 0;             // > 0: the producer prefetches both operands into L2 this
-                                   // many k-blocks ahead of its TMA loads, 8 k-blocks at a time
-                                   // (decode shapes that stream B once; 0 = off)
   int smem_bytes = 0;              // dynamic shared memory the kernel needs (derived)
   Instruction instruction = Instruction::wgmma;
 
-  // Short human-readable id: "128x256x64 s4 c2 ws p g8 cl2x1/b tma/tma" (+ " ck4", " sk4", " ts8", " pb2", " oi", " ntk", " pdlw", " pf16").
+  // Short human-readable id: "128x256x64 s4 c2 ws p g8 cl2x1/b tma/tma" (+ " ck4", " sk4", " ts8", " pb2", " oi", " ntk", " pdlw").
   std::string describe() const;
   // The inverse of describe() (fields it omits keep their defaults: not warp-specialised, not
   // persistent, raster group 1, no cluster). Throws InvalidArgument naming the bad token.

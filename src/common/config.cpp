@@ -51,7 +51,6 @@ std::string GemmConfig::describe() const {
   if (ordered_issue) s += " oi";
   if (n_tail_kernel) s += " ntk";
   if (waits_for_primary) s += " pdlw";
-  if (l2_prefetch > 0) s += fmt::format(" pf{}", l2_prefetch);
   return s;
 }
 
@@ -95,8 +94,6 @@ GemmConfig GemmConfig::parse(std::string_view text) {
       c.n_tail_kernel = true;
     } else if (token == "pdlw") {
       c.waits_for_primary = true;
-    } else if (token.starts_with("pf")) {
-      c.l2_prefetch = number(std::string_view(token).substr(2));
     } else if (token.starts_with("pb")) {
       c.promotion_buffers = number(std::string_view(token).substr(2));
     } else if (token.starts_with("ck")) {

@@ -38,9 +38,6 @@ inline constexpr int kOverlappedPromotionHeadroomPerExtraSlab = 8;
 // Ordered issue with one temporary (slab waves) holds the accumulators and one slab-sized
 // temporary, 192 registers at 128x192 or 256x128: the same 40 free as the overlapped
 // promotion (checked with NVRTC, tests/test_kernel_compile.cpp OrderedIssue*).
-// Longest L2 prefetch distance (GemmConfig::l2_prefetch), in k-blocks: 64 k-blocks of a
-// 128-row tile are 1 MB per SM in flight, beyond what the L2 can usefully hold for 132 SMs.
-inline constexpr int kMaxL2PrefetchKBlocks = 64;
 // FP32 accumulator registers per consumer thread: each m64nN wgmma accumulator is N/2
 // registers per thread (hopper-facts.md 2.3) and a consumer owns block_m/num_consumers/64
 // such m64 slabs.

@@ -76,7 +76,7 @@ std::vector<GemmConfig> distinct_candidates(const Plan& plan, int count) {
            x.tail_split == y.tail_split &&
            x.cluster_m == y.cluster_m && x.cluster_n == y.cluster_n &&
            x.multicast == y.multicast && x.promotion_buffers == y.promotion_buffers &&
-           x.ordered_issue == y.ordered_issue && x.l2_prefetch == y.l2_prefetch;
+           x.ordered_issue == y.ordered_issue;
   };
   for (int per_tile : {2, count}) {
     for (const Candidate& c : plan.candidates) {

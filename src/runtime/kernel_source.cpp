@@ -109,8 +109,7 @@ jit::KernelSource gemm_kernel_source(const GemmProblem& p, const GemmConfig& c) 
              (c.cluster_k > 1 ? fmt::format("_ck{}", c.cluster_k) : std::string()) +
              (c.split_k > 1 ? fmt::format("_sk{}", c.split_k) : std::string()) +
              (c.tail_split > 1 ? fmt::format("_ts{}", c.tail_split) : std::string()) +
-             (c.n_tail_kernel ? "_ntk" : "") + (c.waits_for_primary ? "_pdlw" : "") +
-             (c.l2_prefetch > 0 ? fmt::format("_pf{}", c.l2_prefetch) : std::string());
+             (c.n_tail_kernel ? "_ntk" : "") + (c.waits_for_primary ? "_pdlw" : "");
   src.name += input_type_name_suffix(p, c);   // FP8: B type and scaling; empty for 16-bit
   const bool traced = !tile_trace_path().empty();
   if (traced) src.name += "_trace";
@@ -134,7 +133,6 @@ jit::KernelSource gemm_kernel_source(const GemmProblem& p, const GemmConfig& c) 
       "  static constexpr int producer_regs = {preg}, consumer_regs = {creg};\n"
       "  static constexpr bool launch_dependents = {launch_dependents};\n"
       "  static constexpr bool waits_for_primary = {waits_for_primary};\n"
-      "  static constexpr int l2_prefetch = {l2_prefetch};\n"
       "{mma}"
       "}};\n"
       "}}  // namespace autogemm::sm90::generated\n",
@@ -155,8 +153,7 @@ jit::KernelSource gemm_kernel_source(const GemmProblem& p, const GemmConfig& c) 
       fmt::arg("split_k", c.split_k), fmt::arg("tail_split", c.tail_split),
       fmt::arg("preg", kProducerRegisters), fmt::arg("creg", kConsumerRegisters),
       fmt::arg("launch_dependents", c.n_tail_kernel),
-      fmt::arg("waits_for_primary", c.waits_for_primary), fmt::arg("l2_prefetch", c.l2_prefetch),
-      fmt::arg("mma", mma));
+      fmt::arg("waits_for_primary", c.waits_for_primary), fmt::arg("mma", mma));
   src.kernel_name = "autogemm::sm90::gemm_kernel<autogemm::sm90::generated::Config>";
   src.arch = "sm_90a";
   return src;

@@ -35,15 +35,6 @@ __device__ __forceinline__ void tma_load_2d_multicast(void* smem_dst, const Tens
       : "memory");
 }
 
-// Prefetches the 2-D box at {c0, c1} into L2 only (no shared memory, no barrier): a hint that
-// the memory system may drop (PTX ISA "cp.async.bulk.prefetch.tensor", sm_90).
-__device__ __forceinline__ void tma_prefetch_l2_2d(const TensorMap* map, int c0, int c1) {
-  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];" ::"l"(
-                   reinterpret_cast<u64>(map)),
-               "r"(c0), "r"(c1)
-               : "memory");
-}
-
 // 2-D tile store from shared memory; tracked by this thread's bulk async-group.
 __device__ __forceinline__ void tma_store_2d(const TensorMap* map, const void* smem_src, int c0,
                                              int c1) {

@@ -6,8 +6,7 @@
 // cluster_m, cluster_n, multicast (0 none, 1 a, 2 b), persistent, raster_group, raster_along_n,
 // tma_load, tma_store, a_k_major, b_k_major, in_fp16, out_kind (0 bf16, 1 fp16, 2 fp32),
 // out_bytes, n, k (problem N and K baked in; M is a run-time value), producer_regs,
-// consumer_regs, split_k, tail_split (plan/tail_split.hpp), launch_dependents and
-// waits_for_primary (plan/n_tail.hpp), l2_prefetch (loads.cuh), and `mma(acc, desc_a, desc_b)`:
+// consumer_regs, split_k, tail_split (plan/tail_split.hpp), and `mma(acc, desc_a, desc_b)`:
 // one wgmma.m64n{block_n}k16 instruction.
 // FP8: in_bytes (2 or 1), scaling (fp8_scales.cuh kScaling*), ordered_issue (gemm_kernel.cuh,
 // consumers take turns issuing) and promotion_buffers (1 or 2,
@@ -27,6 +26,15 @@ template <int V>
 struct IntConstant {
   static constexpr int value = V;
 };
+
+// Calls f(IntConstant<I>{}) for I = kBegin .. kEnd - 1 in order, unrolled at compile time.
+template <int kBegin, int kEnd, class F>
+__device__ __forceinline__ void static_for(F&& f) {
+  if constexpr (kBegin < kEnd) {
+    f(IntConstant<kBegin>{});
+    static_for<kBegin + 1, kEnd>(f);
+  }
+}
 
 template <class Cfg>
 struct Geometry {
@@ -83,8 +91,6 @@ struct Geometry {
                 "cluster split-K: one tile per cluster (not persistent), no multicast, no "
                 "other way of splitting K");
   static_assert(Cfg::cluster_k <= kNumKBlocks, "cluster split-K: at least one k-block per CTA");
-  static_assert(Cfg::l2_prefetch == 0 || (Cfg::warp_specialized && Cfg::tma_load),
-                "L2 prefetch: issued by the producer warpgroup's TMA thread");
   static_assert(Cfg::warp_specialized || kClusterSize == 1,
                 "clusters need the producer warpgroup");
   static_assert(Cfg::tma_load || (!Cfg::warp_specialized && Cfg::a_k_major && Cfg::b_k_major),

@@ -7,27 +7,10 @@
 
 namespace autogemm::sm90 {
 
-// Calls fn(byte offset in the stage, c0, c1) for each TMA box of one operand's k-block: K-major
-// operands are one box {atom (K), rows} per 128-byte atom of K, stored [atom][rows][128 B];
-// MN-major ones are rows/64 boxes {64 (M or N), BLOCK_K}, stored [rows/64][BLOCK_K][64]
-// (hopper-facts.md 3.2).
-template <class Cfg, class Fn>
-__device__ __forceinline__ void for_each_box(int row0, int rows, int k0, bool k_major, Fn fn) {
-  using G = Geometry<Cfg>;
-  if (k_major) {
-#pragma unroll
-    for (int atom = 0; atom < G::kKAtoms; ++atom)
-      fn(atom * rows * G::kAtomBytes, k0 + atom * G::kAtomElems, row0);
-  } else {
-#pragma unroll
-    for (int slab = 0; slab < rows / G::kAtomElems; ++slab)
-      fn(slab * Cfg::block_k * G::kAtomBytes, row0 + slab * G::kAtomElems, k0);
-  }
-}
-
 // Issues the TMA loads of k-block `k_block` of tile (m_tile, n_tile) into `stage`; completes
-// on full(stage). With multicast the cluster's rank-0 CTA loads the shared operand for both
-// CTAs.
+// on full(stage). K-major operands are one box {64 (K), rows}; MN-major ones are
+// rows/64 boxes {64 (M or N), BLOCK_K}, stored [rows/64][BLOCK_K][64] (hopper-facts.md 3.2).
+// With multicast the cluster's rank-0 CTA loads the shared operand for both CTAs.
 template <class Cfg>
 __device__ __forceinline__ void issue_stage_loads(const SharedStorage<Cfg>& smem, int stage,
                                                   const ptx::TensorMap* tmap_a,
@@ -42,36 +25,28 @@ __device__ __forceinline__ void issue_stage_loads(const SharedStorage<Cfg>& smem
                           bool k_major, bool shared_by_cluster) {
     if (shared_by_cluster && cta_rank != 0) return;   // the leader multicasts it to us
     const unsigned short mask = (1u << G::kMulticastCtas) - 1;
-    for_each_box<Cfg>(row0, rows, k0, k_major, [&](int offset, int c0, int c1) {
-      if (shared_by_cluster) ptx::tma_load_2d_multicast(dst + offset, map, bar, c0, c1, mask);
-      else ptx::tma_load_2d(dst + offset, map, bar, c0, c1);
-    });
+    if (k_major) {
+#pragma unroll
+      for (int atom = 0; atom < G::kKAtoms; ++atom) {   // [atom][rows][128 B]
+        unsigned char* atom_dst = dst + atom * rows * G::kAtomBytes;
+        const int c0 = k0 + atom * G::kAtomElems;
+        if (shared_by_cluster) ptx::tma_load_2d_multicast(atom_dst, map, bar, c0, row0, mask);
+        else ptx::tma_load_2d(atom_dst, map, bar, c0, row0);
+      }
+    } else {
+#pragma unroll
+      for (int slab = 0; slab < rows / G::kAtomElems; ++slab) {
+        unsigned char* slab_dst = dst + slab * Cfg::block_k * G::kAtomBytes;
+        const int c0 = row0 + slab * G::kAtomElems;
+        if (shared_by_cluster) ptx::tma_load_2d_multicast(slab_dst, map, bar, c0, k0, mask);
+        else ptx::tma_load_2d(slab_dst, map, bar, c0, k0);
+      }
+    }
   };
   load_operand(smem.a(stage), tmap_a, m_tile * Cfg::block_m, Cfg::block_m, Cfg::a_k_major,
                Cfg::multicast == 1);
   load_operand(smem.b(stage), tmap_b, n_tile * Cfg::block_n, Cfg::block_n, Cfg::b_k_major,
                Cfg::multicast == 2);
-}
-
-// L2 prefetch (Cfg::l2_prefetch > 0): the boxes of k-blocks [k_first, k_last) of tile
-// (m_tile, n_tile), both operands, issued back to back so that each row's next
-// kL2PrefetchGroup x 128 bytes reach DRAM as one run rather than one 128-byte request per
-// k-block (decode shapes stream B once; docs/perf/notes.md section 19). Only a hint: the TMA
-// loads of those k-blocks still fetch the data, from L2 if the prefetch got there first.
-constexpr int kL2PrefetchGroup = 8;
-
-template <class Cfg>
-__device__ __forceinline__ void prefetch_k_blocks_l2(const ptx::TensorMap* tmap_a,
-                                                     const ptx::TensorMap* tmap_b, int m_tile,
-                                                     int n_tile, int k_first, int k_last) {
-#pragma unroll 1
-  for (int k_block = k_first; k_block < k_last; ++k_block) {
-    const int k0 = k_block * Cfg::block_k;
-    for_each_box<Cfg>(m_tile * Cfg::block_m, Cfg::block_m, k0, Cfg::a_k_major,
-                      [&](int, int c0, int c1) { ptx::tma_prefetch_l2_2d(tmap_a, c0, c1); });
-    for_each_box<Cfg>(n_tile * Cfg::block_n, Cfg::block_n, k0, Cfg::b_k_major,
-                      [&](int, int c0, int c1) { ptx::tma_prefetch_l2_2d(tmap_b, c0, c1); });
-  }
 }
 
 // Plain-load path (K-major A and B only): every consumer thread copies 16-byte chunks of the
