@@ -2,7 +2,8 @@
 # Tile traces of forced configurations: for each line "M N K CONFIG..." of FILE, one traced
 # bench call (AUTOGEMM_TRACE_TILES, docs/env-vars.md), then the per-round summary of each
 # (scripts/tile_trace_summary.py). Writes $OUT/tile-trace.csv and $OUT/tile-trace-summary.txt.
-#   [DTYPE=fp8] scripts/gpu-tile-trace.sh bench/experiments/<file>.txt   (after gpu-run.sh built build-gpu)
+#   [DTYPE=fp8] [BENCH_EXTRA=--l2-warm] scripts/gpu-tile-trace.sh bench/experiments/<file>.txt
+#   (after gpu-run.sh built build-gpu)
 set -uo pipefail
 source "$(dirname "$0")/gpu-env.sh"
 trace="$OUT/tile-trace.csv"
@@ -10,7 +11,7 @@ rm -f "$trace"
 while read -r m n k config; do
   [[ -z "$m" || "$m" == \#* ]] && continue
   AUTOGEMM_TRACE_TILES="$trace" "$bin" bench --dtype "${DTYPE:-bf16}" --m "$m" --n "$n" --k "$k" \
-    --config "$config" --iters 2 --warmup 1 --no-baseline > /dev/null 2> /tmp/trace.err ||
+    --config "$config" --iters 2 --warmup 1 --no-baseline ${BENCH_EXTRA:-} > /dev/null 2> /tmp/trace.err ||
     { echo "$m x $n x $k $config FAILED"; head -3 /tmp/trace.err; }
 done < "$1"
 python3 scripts/tile_trace_summary.py "$trace" | tee "$OUT/tile-trace-summary.txt"

@@ -420,24 +420,3 @@ TEST(Fp8GemmGpu, OutputTypesAlphaBetaAndE5m2) {
              {300, 1000, 1040, blk, DType::bf16, DType::e5m2, 1.0f, 0.0f}},
             6000);
 }
-
-// Three and four promotion temporaries (pb3, pb4): k-block i is promoted B - 1 k-blocks later
-// and its stage held until then, in chunks of 8 whose tails end with several promotions. K of
-// 1, 2, 3, 5, 9 and 56 k-blocks (fewer than B, chunk remainders, a partial last k-block), M = 1
-// and M tails, split-K, two consumers, several tiles per persistent CTA, fp32 output with alpha
-// and beta, per-tensor scaling.
-TEST(Fp8GemmGpu, MorePromotionBuffers) {
-  AUTOGEMM_REQUIRE_GPU();
-  const Scaling blk = Scaling::block_1x128_128x128, pt = Scaling::per_tensor;
-  const DType bf16 = DType::bf16, e4 = DType::e4m3;
-  run_cases({{1, 2112, 7168, blk, bf16, e4, 1.0f, 0.0f, "64x16x128 s8 c1 ws p g8 tma/tma pb4"},
-             {100, 2112, 7104, blk, bf16, e4, 1.0f, 0.0f, "64x32x128 s8 c1 ws p g8 tma/tma pb3"},
-             {64, 1000, 128, blk, bf16, e4, 1.0f, 0.0f, "64x32x128 s8 c1 ws p g8 tma/tma pb4"},
-             {64, 1000, 256, blk, bf16, e4, 1.0f, 0.0f, "64x32x128 s8 c1 ws p g8 tma/tma pb4"},
-             {64, 1000, 384, blk, bf16, e4, 1.0f, 0.0f, "64x32x128 s8 c1 ws p g8 tma/tma pb4"},
-             {77, 3000, 640, blk, bf16, e4, 1.0f, 0.0f, "64x64x128 s8 c1 ws p g8 tma/tma pb4"},
-             {64, 1000, 1100, blk, bf16, e4, 1.0f, 0.0f, "64x32x128 s8 c1 ws p g8 tma/tma sk2 pb4"},
-             {256, 3000, 2100, blk, DType::fp32, e4, 0.5f, -1.25f, "128x64x128 s8 c2 ws p g8 tma/tma pb4"},
-             {128, 2112, 2048, pt, bf16, e4, 1.0f, 0.0f, "64x64x128 s4 c1 ws p g8 tma/tma pb4"}},
-            7800);
-}

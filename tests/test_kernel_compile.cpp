@@ -229,22 +229,6 @@ TEST(KernelCompile, Fp8OverlappedPromotionWidestTiles) {
   EXPECT_NE(legality_violation(p, GemmConfig::parse("64x144x128 s6 c1 ws p g8 tma/tma pb2"), h100), "");
 }
 
-// Three and four promotion temporaries: the chunk's compile-time buffer rotation and the held
-// stages compile without spills and without serialised wgmmas, with one and two consumers,
-// split-K, and the widest tiles the register rule allows (64x64 pb4: 160 fragment registers).
-TEST(KernelCompile, Fp8MorePromotionBuffers) {
-  const GpuInfo h100 = device_preset("h100-sxm");
-  for (const char* text : {"64x16x128 s8 c1 ws p g8 tma/tma pb4", "64x32x128 s8 c1 ws p g8 tma/tma pb3",
-                           "64x64x128 s8 c1 ws p g8 tma/tma pb4", "128x64x128 s8 c2 ws p g8 tma/tma pb4",
-                           "64x32x128 s8 c1 ws p g8 tma/tma sk2 pb4"}) {
-    SCOPED_TRACE(text);
-    const GemmProblem p = fp8_problem(128, 2112, 7168, Scaling::block_1x128_128x128);
-    const GemmConfig config = GemmConfig::parse(text);
-    EXPECT_EQ(legality_violation(p, config, h100), "");
-    expect_fp8_compiles_clean(p, config);
-  }
-}
-
 // Ordered issue: with one temporary the slabs go one at a time, so 256x128 and 128x192 hold
 // 192 fragment registers like pb2's 128x128 and compile without spills; the rules reject it
 // for one consumer, without the producer warpgroup, and for 16-bit inputs.

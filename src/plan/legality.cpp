@@ -142,7 +142,7 @@ std::string smem_violation(const GemmProblem& problem, const GemmConfig& config,
 
 bool is_fp8(DType t) { return t == DType::e4m3 || t == DType::e5m2; }
 
-// FP8 (either scaling) promotes every k-block: the wgmmas write one to four more fp32 fragments
+// FP8 (either scaling) promotes every k-block: the wgmmas write one or two more fp32 fragments
 // as large as the accumulators, which are then scaled and added into them
 // (kernels/sm90/fp8_promotion.cuh).
 // With ordered issue and one temporary, the slabs are issued and promoted one at a time, so the
@@ -159,7 +159,7 @@ std::string register_violation(const GemmProblem& problem, const GemmConfig& con
   const int promotion = promotion_registers(problem, config);
   const int slabs = config.block_m / config.num_consumers / 64;
   const int headroom =
-      config.promotion_buffers >= 2
+      config.promotion_buffers == 2
           ? kOverlappedPromotionHeadroom + kOverlappedPromotionHeadroomPerExtraSlab * (slabs - 1)
       : config.ordered_issue ? kOverlappedPromotionHeadroom
                              : kRegisterHeadroom;
@@ -201,15 +201,13 @@ std::string fp8_violation(const GemmProblem& problem, const GemmConfig& config) 
     return fmt::format("ordered_issue with num_consumers = {}{}: two consumer warpgroups take "
                        "turns issuing, fed by the producer warpgroup",
                        config.num_consumers, config.warp_specialized ? "" : ", not warp-specialised");
-  if (config.promotion_buffers < 1 || config.promotion_buffers > sm90::kMaxPromotionBuffers)
-    return fmt::format("promotion_buffers = {}: FP8 promotes from 1 to {} temporaries",
-                       config.promotion_buffers, sm90::kMaxPromotionBuffers);
-  if (config.promotion_buffers >= 2 && config.num_stages < config.promotion_buffers)
-    return fmt::format("promotion_buffers = {} with num_stages = {}: overlapped promotion keeps "
-                       "{} wgmma groups and their stages in flight while it consumes the next, "
-                       "which needs a ring of >= {} stages",
-                       config.promotion_buffers, config.num_stages, config.promotion_buffers - 1,
+  if (config.promotion_buffers != 1 && config.promotion_buffers != 2)
+    return fmt::format("promotion_buffers = {}: FP8 promotes from 1 or 2 temporaries",
                        config.promotion_buffers);
+  if (config.promotion_buffers == 2 && config.num_stages < 2)
+    return fmt::format("promotion_buffers = 2 with num_stages = {}: overlapped promotion keeps "
+                       "one wgmma group in flight, which needs a ring of >= 2 stages",
+                       config.num_stages);
   if (config.load_path != LoadPath::tma)
     return "load_path = threads with FP8 inputs: FP8 tiles arrive by TMA only";
   const int blocks = sm90::max_b_scale_blocks_per_tile(config.block_n);

@@ -39,16 +39,13 @@ void check_input_type_rules(const GemmProblem& p, const GemmConfig& c) {
                             "ordered issue is an FP8 option");
     return;
   }
-  if (c.promotion_buffers < 1 || c.promotion_buffers > sm90::kMaxPromotionBuffers)
+  if (c.promotion_buffers != 1 && c.promotion_buffers != 2)
     throw InvalidArgument("config.promotion_buffers", std::to_string(c.promotion_buffers),
-                          fmt::format("FP8 promotes from 1 to {} temporaries",
-                                      sm90::kMaxPromotionBuffers));
-  if (c.promotion_buffers >= 2 && c.num_stages < c.promotion_buffers)
-    throw InvalidArgument("config.promotion_buffers", std::to_string(c.promotion_buffers),
-                          fmt::format("overlapped promotion keeps {} wgmma groups and their "
-                                      "stages in flight, which needs >= {} stages (num_stages = "
-                                      "{})",
-                                      c.promotion_buffers - 1, c.promotion_buffers,
+                          "FP8 promotes from 1 or 2 temporaries");
+  if (c.promotion_buffers == 2 && c.num_stages < 2)
+    throw InvalidArgument("config.promotion_buffers", "2",
+                          fmt::format("overlapped promotion keeps one wgmma group in flight, "
+                                      "which needs >= 2 stages (num_stages = {})",
                                       c.num_stages));
   if (c.ordered_issue && (c.num_consumers != 2 || !c.warp_specialized))
     throw InvalidArgument("config.ordered_issue", "true",

@@ -13,12 +13,10 @@
 // the result does not lose precision with K (cuBLASLt's default, without FAST_ACCUM, promotes
 // too).
 //
-// With Cfg::promotion_buffers = B >= 2 there are B temporaries used in turn: k-block i's sums
-// are promoted once k-block i + B - 1's wgmmas are issued (wait_group B - 1), so the FMAs of
-// the promotion overlap the matrix units instead of waiting for them, and B - 1 wgmma groups
-// stay in flight. Two are enough where a group keeps the matrix units busy for longer than its
-// latency (block_n >= 64 and long K); narrow decode tiles are latency-bound and take 3 or 4
-// (notes.md section 19). Each costs a fragment of registers (accumulators + B temporaries).
+// With Cfg::promotion_buffers = 2 there are two temporaries: k-block i+1's wgmmas write one
+// while k-block i's sums are read from the other, so the FMAs of the promotion overlap the
+// matrix units instead of waiting for them (one wgmma group stays in flight, wait_group 1).
+// It costs a third fragment of registers (accumulators + 2 temporaries).
 //
 // Block scales reach the consumer through the pipeline: the producer copies each k-block's A
 // and B scales into the stage (fp8_scale_copy.cuh) and the consumer reads them from shared
@@ -93,7 +91,7 @@ struct Promotion<Cfg, true> {
   static constexpr bool kFixedSplit = Cfg::block_n % kScaleBlock == 0;
 
   static_assert(Cfg::block_k * G::kInBytes == kScaleBlock, "a k-block is one 128-element scale block");
-  static_assert(kBuffers >= 1 && kBuffers <= kMaxPromotionBuffers, "1 to 4 promotion temporaries");
+  static_assert(kBuffers == 1 || kBuffers == 2, "one or two promotion temporaries");
   static_assert(Cfg::tma_load, "FP8 tiles arrive by TMA (the threads path copies 16-bit elements)");
   static_assert(Cfg::a_k_major && Cfg::b_k_major, "wgmma reads FP8 operands K-major only");
   static_assert(!kBlockScaled ||

@@ -48,9 +48,4 @@ AUTOGEMM_HD constexpr bool b_scale_split_varies(int block_n) {
 // next one), so a tile may touch at most two.
 constexpr int kMaxBScaleBlocksPerTile = 2;
 
-// At most this many FP8 promotion temporaries (GemmConfig::promotion_buffers; fp8_promotion.cuh):
-// with four, three wgmma groups are in flight, which covered the latency of the narrowest
-// decode tiles (notes.md section 19).
-constexpr int kMaxPromotionBuffers = 4;
-
 }  // namespace autogemm::sm90

@@ -27,15 +27,6 @@ struct IntConstant {
   static constexpr int value = V;
 };
 
-// Calls f(IntConstant<I>{}) for I = kBegin .. kEnd - 1 in order, unrolled at compile time.
-template <int kBegin, int kEnd, class F>
-__device__ __forceinline__ void static_for(F&& f) {
-  if constexpr (kBegin < kEnd) {
-    f(IntConstant<kBegin>{});
-    static_for<kBegin + 1, kEnd>(f);
-  }
-}
-
 template <class Cfg>
 struct Geometry {
   static constexpr int kInBytes = Cfg::in_bytes;

@@ -157,41 +157,24 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
     // FP8 promotes each k-block's sums after its wgmmas. With one temporary it waits for all of
     // them; the second consumer can keep the tensor cores busy meanwhile only if the two take
     // turns (ordered issue, below): left alone they issue together, finish together and
-    // promote together (970 against 1205 TFLOP/s with turns, notes.md section 14). With B >= 2
-    // temporaries it promotes k-block i - (B - 1) while the wgmmas of the B - 1 k-blocks after
-    // it run, and holds their stages until then. ptxas only proves a wait_group retired a group
-    // issued in the same loop iteration (otherwise it serialises every wgmma, C7514), so the
-    // k-loop runs in chunks of up to kChunk k-blocks, unrolled, that end with wait_group 0 and
-    // the last promotions: B - 1 promotions in kChunk are not overlapped. (Starting the second
-    // consumer's chunks half a chunk later was slower: 1111 against 1170 TFLOP/s, notes.md
-    // section 9; a lagging consumer holds every stage longer.)
-    constexpr int kBuffers = Promotion<Cfg>::kBuffers;
-    constexpr bool kOverlapPromotion = kBuffers >= 2;
+    // promote together (970 against 1205 TFLOP/s with turns, notes.md section 14). With two
+    // temporaries it promotes k-block i - 1 while k-block i's wgmmas run. ptxas only proves a
+    // wait_group 1 retired a group issued in the same loop iteration (otherwise it serialises
+    // every wgmma, C7514), so the k-loop runs in chunks of up to kChunk k-blocks that end with
+    // wait_group 0 and the last promotion: one promotion in kChunk is not overlapped. (Starting
+    // the second consumer's chunks half a chunk later was slower: 1111 against 1170 TFLOP/s,
+    // notes.md section 9; a lagging consumer holds every stage longer.)
+    constexpr bool kOverlapPromotion = Promotion<Cfg>::kBuffers == 2;
     static_assert(!Cfg::ordered_issue || (Cfg::num_consumers == 2 && Cfg::warp_specialized &&
                                           Promotion<Cfg>::kEnabled),
                   "ordered issue: two FP8 consumer warpgroups fed by the producer");
-    // Each chunk ends with a full drain: B - 1 unoverlapped promotions and a pipeline refill.
-    // Chunks of 16 for pb3/pb4 made ptxas spill 64x64 (256 B), so 8 for every configuration.
     constexpr int kChunk = 8;
     constexpr int kGroupsInFlight =
-        !(Cfg::tma_load && Cfg::num_stages > 1) ? 0
-        : kOverlapPromotion                      ? kBuffers - 1
-        : !Promotion<Cfg>::kEnabled              ? 1
-                                                 : 0;
-    static_assert(!kOverlapPromotion || (kGroupsInFlight == kBuffers - 1 &&
-                                         kGroupsInFlight < Cfg::num_stages && kBuffers <= kChunk),
-                  "overlapped promotion keeps B - 1 wgmma groups, and their stages, in flight "
-                  "(TMA, more stages than that)");
-    // With one group in flight (16-bit with TMA, FP8 pb2): the stage whose wgmmas may still be
-    // running (-1: none), freed once the next k-block's wait proves them done. With more (pb3,
-    // pb4) the kGroupsInFlight stages before the current one are held, a count known at compile
-    // time in each chunk (a chunk starts with none held), and found by ring arithmetic: keeping
-    // them in a shifted array of stage indices made ptxas spill 64x64 pb3, and the arithmetic
-    // for pb2 would have changed its SASS (a few integer instructions per k-block).
+        (Cfg::tma_load && Cfg::num_stages > 1 && (!Promotion<Cfg>::kEnabled || kOverlapPromotion))
+            ? 1 : 0;
+    static_assert(!kOverlapPromotion || kGroupsInFlight == 1,
+                  "overlapped promotion keeps one wgmma group in flight (TMA, >= 2 stages)");
     int pending_stage = -1;
-    auto ring_stage_behind = [](int stage, int behind) {
-      return stage >= behind ? stage - behind : stage - behind + Cfg::num_stages;
-    };
     auto release = [&](int stage, int refill_k_block) {
       if constexpr (G::kMulticastCtas == 1) {
         if (lane == 0) ptx::mbarrier_arrive(smem.empty(stage));
@@ -227,29 +210,17 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
       if constexpr (Cfg::ordered_issue)
         ptx::named_barrier_arrive(kTurnBarrier + 1 - consumer, G::kConsumerThreads);
     };
-    // Waits for every wgmma of the tile so far and frees the stages still held, oldest first:
-    // pending_stage (16-bit), or with overlapped promotion the `held` (compile time) k-blocks up
-    // to last_k_block, whose stages are the ones just behind read.stage.
-    auto drain = [&](int last_k_block, auto held) {
+    // Waits for every wgmma of the tile so far and frees the stage still held.
+    auto drain = [&](int last_k_block) {
       if constexpr (Cfg::tma_load && kGroupsInFlight > 0) {
         ptx::wgmma_wait_group<0>();
         fence_fragments();
-        if constexpr (kGroupsInFlight > 1) {
-          constexpr int kHeld = decltype(held)::value;
-          static_for<0, kHeld>([&](auto index) {
-            constexpr int kBehind = kHeld - decltype(index)::value;
-            release(ring_stage_behind(read.stage, kBehind),
-                    last_k_block + 1 - kBehind + Cfg::num_stages);
-          });
-        } else {
-          if (pending_stage >= 0) release(pending_stage, last_k_block + Cfg::num_stages);
-          pending_stage = -1;
-        }
+        if (pending_stage >= 0) release(pending_stage, last_k_block + Cfg::num_stages);
+        pending_stage = -1;
       }
     };
-    // One k-block. `buffer` (compile time, 0..B-1) picks the FP8 promotion temporary its wgmmas
-    // write; with B >= 2, `promote_previous` says whether k-block k_block - (B - 1) is in this
-    // chunk, so that its sums are promoted (and its stage freed) after this k-block's issue.
+    // One k-block. `buffer` (compile-time 0 or 1) picks the FP8 promotion temporary its wgmmas
+    // write; with two, `promote_previous` says whether the other one holds k_block - 1's sums.
     auto consume_k_block = [&](int k_block, auto buffer, auto promote_previous) {
       constexpr int kBuffer = decltype(buffer)::value;
       const int stage = read.stage;
@@ -310,27 +281,17 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
       if constexpr (Cfg::tma_load && kGroupsInFlight == 0) {
         release(stage, k_block + Cfg::num_stages);
       } else if constexpr (Cfg::tma_load) {
-        // The wait proved k-block k_block - kGroupsInFlight done: free its stage, hold this one.
-        // With overlapped promotion a chunk starts with none held, so whether there is one is
-        // known at compile time (promote_previous).
-        if constexpr (kGroupsInFlight > 1) {
-          if constexpr (decltype(promote_previous)::value)
-            release(ring_stage_behind(stage, kGroupsInFlight), k_block - kGroupsInFlight + Cfg::num_stages);
-        } else {
-          if (pending_stage >= 0) release(pending_stage, k_block - 1 + Cfg::num_stages);
-          pending_stage = stage;
-        }
+        if (pending_stage >= 0) release(pending_stage, k_block - 1 + Cfg::num_stages);
+        pending_stage = stage;
       } else {
         ptx::named_barrier_sync(3, G::kConsumerThreads);   // all reads done before the next fill
       }
       // After the release: the producer refills the stage meanwhile.
       if constexpr (kOverlapPromotion) {
-        // The wait proved k-block k_block - (B - 1) done; the later ones still write the other
-        // temporaries. Its temporary is (kBuffer - (B - 1)) mod B = (kBuffer + 1) mod B.
-        if constexpr (decltype(promote_previous)::value)
-          promotion.template promote<(kBuffer + 1) % kBuffers>(acc);
-        // This stage stays held until B - 1 k-blocks later: its scales are read after the
-        // promotion, when the promoted temporary's scale registers are free again.
+        // The wait proved k_block - 1's wgmmas done; k_block's still write the other buffer.
+        if constexpr (decltype(promote_previous)::value) promotion.template promote<1 - kBuffer>(acc);
+        // This stage stays held until the next k-block's wait (pending_stage): its scales are
+        // read after the promotion, when the previous temporary's registers are free again.
         promotion.template read_stage_scales<kBuffer>(smem, stage);
       } else {
         promotion.template promote<0>(acc);
@@ -338,23 +299,24 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
       read.template advance<Cfg::num_stages>();
     };
     using Buffer0 = IntConstant<0>;
+    using Buffer1 = IntConstant<1>;
+    using Yes = IntConstant<1>;
     using No = IntConstant<0>;
     if constexpr (kOverlapPromotion) {
-      // `count` (compile-time 1..kChunk) k-blocks from k_first, then the drain: wait for
-      // everything, free the stages still held (oldest first) and promote their k-blocks.
+      // `count` (compile-time 1..kChunk) k-blocks from k_first, then the drain.
       auto consume_chunk = [&](int k_first, auto count) {
         constexpr int kCount = decltype(count)::value;
-        static_assert(kCount <= kChunk, "a chunk is at most kChunk k-blocks");
-        static_for<0, kCount>([&](auto index) {
-          constexpr int kIndex = decltype(index)::value;
-          consume_k_block(k_first + kIndex, IntConstant<kIndex % kBuffers>{},
-                          IntConstant<(kIndex >= kGroupsInFlight ? 1 : 0)>{});
-        });
-        constexpr int kHeld = kCount < kGroupsInFlight ? kCount : kGroupsInFlight;
-        drain(k_first + kCount - 1, IntConstant<kHeld>{});
-        static_for<kCount - kHeld, kCount>([&](auto index) {
-          promotion.template promote<decltype(index)::value % kBuffers>(acc);
-        });
+        consume_k_block(k_first, Buffer0{}, No{});
+        if constexpr (kCount > 1) consume_k_block(k_first + 1, Buffer1{}, Yes{});
+        if constexpr (kCount > 2) consume_k_block(k_first + 2, Buffer0{}, Yes{});
+        if constexpr (kCount > 3) consume_k_block(k_first + 3, Buffer1{}, Yes{});
+        if constexpr (kCount > 4) consume_k_block(k_first + 4, Buffer0{}, Yes{});
+        if constexpr (kCount > 5) consume_k_block(k_first + 5, Buffer1{}, Yes{});
+        if constexpr (kCount > 6) consume_k_block(k_first + 6, Buffer0{}, Yes{});
+        if constexpr (kCount > 7) consume_k_block(k_first + 7, Buffer1{}, Yes{});
+        static_assert(kCount <= kChunk && kChunk == 8, "the chunk is spelled out for 8");
+        drain(k_first + kCount - 1);
+        promotion.template promote<(kCount - 1) % 2>(acc);
       };
       int k_block = k_begin;
       for (; k_block + kChunk <= k_end; k_block += kChunk) consume_chunk(k_block, IntConstant<kChunk>{});
@@ -371,7 +333,7 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
     } else {
       for (int k_block = k_begin; k_block < k_end; ++k_block)
         consume_k_block(k_block, Buffer0{}, No{});
-      drain(k_end - 1, IntConstant<0>{});
+      drain(k_end - 1);
     }
 
     if constexpr (kTileTrace) trace.main_loop_done(trace_recorder);
