@@ -93,6 +93,12 @@ constexpr double kOverlappedPromotionChunk = 8;
 // L1 wavefronts at 79%), and 256-row tiles gain less than their L2 traffic says: 256x128
 // measured level with 128x128 and 256x64 19% behind (notes.md section 14).
 constexpr double kSmemBytesPerClock = 128;
+// ---- Split-K (runtime/split_k.cpp) ----
+// The second kernel that sums split-K's fp32 planes: its launch behind the main kernel, its
+// prologue and its drain, before the bytes it reads (counted separately). Calibrated on the
+// H100 decode rows (notes.md section 19); it was 2 us, which made the planner split
+// 64 x 2112 x 7168 and lose 20% there.
+constexpr double kSplitKFinalizeUs = 5.0;
 // ---- Cluster split-K (kernels/sm90/cluster_reduce.cuh) ----
 // The cluster's other CTAs store their fp32 partial tiles into the first CTA's shared memory
 // through the SM-to-SM network, which then adds them; NVIDIA publishes no distributed
@@ -359,8 +365,11 @@ Prediction predict(const GemmProblem& problem, const GemmConfig& config, const G
                              (problem.reads_c ? 2 : 1) / sm_l2_rate;
   p.fixed_us = kLaunchUs + (config.persistent ? fill_us : double(p.waves) * fill_us) +
                double(p.waves) * epilogue_us;
-  // The finalize kernel: a second launch back to back (~2 us) plus reading the planes.
-  if (config.split_k > 1) p.fixed_us += 2.0 + workspace_bytes / 2 / rate;
+  // The finalize kernel: a second launch back to back plus reading the planes. Measured on the
+  // H100 (notes.md section 19): 64 x 2112 x 7168 64x32 sk2 ran 16.1-16.9 us where 64x32 without
+  // the split ran 13.6-13.9, although its main loop is half as long; cuBLASLt's own split-K
+  // reduce kernel alone takes 4.3 us there (section 17, kernel-times-decode.log).
+  if (config.split_k > 1) p.fixed_us += kSplitKFinalizeUs + workspace_bytes / 2 / rate;
   // Cluster split-K: per wave, the first CTA of each cluster receives cluster_k - 1 fp32 tiles.
   if (cluster_k > 1)
     p.fixed_us += double(p.waves) *
