@@ -87,3 +87,30 @@ TEST(BenchRunnerGpu, NoBaseline) {
   EXPECT_EQ(rows[0].unwritten, 0);
   EXPECT_EQ(csv_line(rows[0]).substr(csv_line(rows[0]).size() - 4), ",,,,");
 }
+
+// --l2-warm (BenchOptions::flush_l2 = false): no flush between the timed calls. A memory-bound
+// FP8 row whose inputs fit the L2 (64 x 2048 x 2048: 4.3 MB) is still compared, fully written
+// and timed, with its same-bytes copy; and with nothing flushed between the calls it is not
+// slower than the flushed run by more than the noise (warm L2 can only remove DRAM traffic).
+TEST(BenchRunnerGpu, WarmL2SkipsTheFlush) {
+  AUTOGEMM_REQUIRE_GPU();
+  if (const std::string why = runtime::cublaslt_block_scaling_unavailable(); !why.empty())
+    GTEST_SKIP() << why;
+  std::string reason;
+  const GpuInfo& gpu = *autogemm::testing::sm90_gpu(&reason);
+  BenchOptions options;
+  options.device = gpu.ordinal;
+  options.warmup = 3;
+  options.iters = 21;
+  const BenchItem row = item(64, 2048, 2048, DType::e4m3);
+  const BenchRow flushed = run_bench({row}, options, gpu).front();
+  options.flush_l2 = false;
+  const BenchRow warm = run_bench({row}, options, gpu).front();
+  EXPECT_EQ(warm.unwritten, 0);
+  EXPECT_LT(warm.diff, 1e-4);
+  EXPECT_EQ(warm.ours.samples, 21);
+  ASSERT_TRUE(warm.same_bytes_copy.has_value());
+  EXPECT_GT(warm.ours.median_us, 0.0);
+  EXPECT_LT(warm.ours.median_us, flushed.ours.median_us * 1.15)
+      << "warm " << warm.ours.median_us << " us, flushed " << flushed.ours.median_us << " us";
+}
