@@ -24,6 +24,15 @@ BenchItem item(int64_t m, int64_t n, int64_t k, DType in) {
   return BenchItem{p, "test"};
 }
 
+// Bench options for the test GPU with `warmup` and `iters` calls.
+BenchOptions options_for(const GpuInfo& gpu, int warmup, int iters) {
+  BenchOptions options;
+  options.device = gpu.ordinal;
+  options.warmup = warmup;
+  options.iters = iters;
+  return options;
+}
+
 }  // namespace
 
 TEST(BenchRunnerGpu, OursAndCublasLtAgreeAndAreTimed) {
@@ -33,10 +42,7 @@ TEST(BenchRunnerGpu, OursAndCublasLtAgreeAndAreTimed) {
     GTEST_SKIP() << why;
   std::string reason;
   const GpuInfo& gpu = *autogemm::testing::sm90_gpu(&reason);
-  BenchOptions options;
-  options.device = gpu.ordinal;
-  options.warmup = 1;
-  options.iters = 5;
+  const BenchOptions options = options_for(gpu, 1, 5);
   std::size_t progress_calls = 0;
   const auto rows = run_bench({item(256, 512, 320, DType::bf16), item(256, 384, 512, DType::e4m3)},
                               options, gpu,
@@ -75,10 +81,7 @@ TEST(BenchRunnerGpu, NoBaseline) {
   AUTOGEMM_REQUIRE_GPU();
   std::string reason;
   const GpuInfo& gpu = *autogemm::testing::sm90_gpu(&reason);
-  BenchOptions options;
-  options.device = gpu.ordinal;
-  options.warmup = 0;
-  options.iters = 2;
+  BenchOptions options = options_for(gpu, 0, 2);
   options.baseline = false;
   const auto rows = run_bench({item(128, 128, 128, DType::bf16)}, options, gpu);
   ASSERT_EQ(rows.size(), 1u);
@@ -98,10 +101,7 @@ TEST(BenchRunnerGpu, WarmL2SkipsTheFlush) {
     GTEST_SKIP() << why;
   std::string reason;
   const GpuInfo& gpu = *autogemm::testing::sm90_gpu(&reason);
-  BenchOptions options;
-  options.device = gpu.ordinal;
-  options.warmup = 3;
-  options.iters = 21;
+  BenchOptions options = options_for(gpu, 3, 21);
   const BenchItem row = item(64, 2048, 2048, DType::e4m3);
   const BenchRow flushed = run_bench({row}, options, gpu).front();
   options.flush_l2 = false;
