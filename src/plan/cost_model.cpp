@@ -93,12 +93,11 @@ constexpr double kOverlappedPromotionChunk = 8;
 // L1 wavefronts at 79%), and 256-row tiles gain less than their L2 traffic says: 256x128
 // measured level with 128x128 and 256x64 19% behind (notes.md section 14).
 constexpr double kSmemBytesPerClock = 128;
-// ---- Split-K (runtime/split_k.cpp) ----
-// The second kernel that sums split-K's fp32 planes: its launch behind the main kernel, its
-// prologue and its drain, before the bytes it reads (counted separately). Calibrated on the
-// H100 decode rows (notes.md section 19); it was 2 us, which made the planner split
-// 64 x 2112 x 7168 and lose 20% there.
-constexpr double kSplitKFinalizeUs = 5.0;
+// ---- A second kernel behind the main one (split-K's finalize, the tail split's finish) ----
+// Its launch behind the main kernel, its prologue and its drain, before the bytes it reads
+// (counted separately). Calibrated on split-K at the H100 decode rows (notes.md section 19):
+// it was 2 us, which made the planner split 64 x 2112 x 7168 and lose 20% there.
+constexpr double kSecondKernelUs = 5.0;
 // ---- Cluster split-K (kernels/sm90/cluster_reduce.cuh) ----
 // The cluster's other CTAs store their fp32 partial tiles into the first CTA's shared memory
 // through the SM-to-SM network, which then adds them; NVIDIA publishes no distributed
@@ -369,7 +368,7 @@ Prediction predict(const GemmProblem& problem, const GemmConfig& config, const G
   // H100 (notes.md section 19): 64 x 2112 x 7168 64x32 sk2 ran 16.1-16.9 us where 64x32 without
   // the split ran 13.6-13.9, although its main loop is half as long; cuBLASLt's own split-K
   // reduce kernel alone takes 4.3 us there (section 17, kernel-times-decode.log).
-  if (config.split_k > 1) p.fixed_us += kSplitKFinalizeUs + workspace_bytes / 2 / rate;
+  if (config.split_k > 1) p.fixed_us += kSecondKernelUs + workspace_bytes / 2 / rate;
   // Cluster split-K: per wave, the first CTA of each cluster receives cluster_k - 1 fp32 tiles.
   if (cluster_k > 1)
     p.fixed_us += double(p.waves) *
@@ -378,10 +377,11 @@ Prediction predict(const GemmProblem& problem, const GemmConfig& config, const G
                                                  (kDsmemBytesPerClock * clock_ghz(device) * 1e3));
   // Tail split: the ranges store fp32 tiles (4 bytes, not out_bytes, per element, once per
   // range on its SM) and a second kernel reads them back from L2 (~twice DRAM's rate, an
-  // assumption) after a back-to-back launch (~2 us, as split-K's).
+  // assumption) after a back-to-back launch (kSecondKernelUs, as split-K's).
   if (tail.splits > 1) {
     const double partial_bytes = double(tail_ctas) * config.block_m * config.block_n * 4.0;
-    p.fixed_us += epilogue_us * (4.0 / out_bytes - 1.0) + 2.0 + partial_bytes / (2.0 * rate);
+    p.fixed_us += epilogue_us * (4.0 / out_bytes - 1.0) + kSecondKernelUs +
+                  partial_bytes / (2.0 * rate);
   }
 
   p.time_us = waves_us + p.fixed_us;
