@@ -338,28 +338,6 @@ TEST(Fp8GemmGpu, OverlappedPromotion) {
   run_cases(cases, 7000);
 }
 
-// Consumers splitting K (csk): the two consumers promote alternate k-blocks of the same rows
-// with their own block scales, and the first adds the second's promoted sums. Even and odd
-// k-block counts (56, 55 with a partial last one, 16), one k-block (the second consumer has
-// none), M = 1, several tiles per CTA, 128-row tiles, one and two temporaries through every
-// chunk length, fp32 output with beta, per-tensor scaling, split-K and a multicast cluster.
-TEST(Fp8GemmGpu, ConsumersSplitK) {
-  AUTOGEMM_REQUIRE_GPU();
-  const Scaling blk = Scaling::block_1x128_128x128, pt = Scaling::per_tensor;
-  const DType bf16 = DType::bf16, e4 = DType::e4m3;
-  run_cases({{64, 2112, 7168, blk, bf16, e4, 1.0f, 0.0f, "64x16x128 s16 c2 ws p g8 tma/tma pb2 csk"},
-             {128, 2112, 7040, blk, bf16, e4, 1.0f, 0.0f, "64x32x128 s16 c2 ws p g8 tma/tma pb2 csk"},
-             {1, 4096, 7168, blk, bf16, e4, 1.0f, 0.0f, "64x32x128 s16 c2 ws p g8 tma/tma pb2 csk"},
-             {300, 2112, 112, blk, bf16, e4, 1.0f, 0.0f, "64x64x128 s8 c2 ws p g8 tma/tma pb2 csk"},
-             {1000, 2112, 2816, blk, bf16, e4, 1.0f, 0.0f, "64x64x128 s8 c2 ws p g8 tma/tma pb2 csk"},
-             {300, 1000, 1408, blk, bf16, e4, 1.0f, 0.0f, "128x64x128 s6 c2 ws p g8 tma/tma csk"},
-             {77, 1000, 2000, blk, DType::fp32, e4, 0.5f, -1.25f, "64x64x128 s8 c2 ws p g8 tma/tma csk"},
-             {300, 1000, 1040, pt, bf16, e4, 1.0f, 0.0f, "64x96x128 s8 c2 ws p g8 tma/tma pb2 csk"},
-             {64, 2112, 7168, blk, bf16, e4, 1.0f, 0.0f, "64x32x128 s8 c2 ws p g8 tma/tma sk2 pb2 csk"},
-             {256, 2112, 2048, blk, bf16, e4, 1.0f, 0.0f, "64x64x128 s8 c2 ws p g8 cl2x1/b tma/tma pb2 csk"}},
-            7200);
-}
-
 // Ordered issue (oi): the consumers take turns issuing. With one temporary each m64 slab is
 // issued, waited for and promoted alone (256-row tiles: two slabs per consumer), with two it
 // keeps the pb2 chunks. Tails in M, N and K, M smaller than one tile (one consumer's rows are

@@ -191,25 +191,6 @@ TEST(GemmGpu, ClusterSplitKIsCorrect) {
       37, false);
 }
 
-// Consumers splitting K (csk): two consumer warpgroups take alternate k-blocks of the same
-// rows and the second's sums are added to the first's through shared memory. An odd number of
-// k-blocks (2000 / 64 = 31.25: the partial last one is the first consumer's), one k-block (the
-// second consumer has none), several tiles per CTA (the reduce slot and the read state carry
-// across tiles), 128-row tiles (two slabs per consumer), alpha and beta with C, fp32 output,
-// split-K, a multicast cluster and two-atom k-blocks.
-TEST(GemmGpu, ConsumersSplitKIsCorrect) {
-  AUTOGEMM_REQUIRE_GPU();
-  run_forced_cases(
-      {{77, 1000, 2000, "64x64x64 s8 c2 ws p g8 tma/tma csk", 1.0f, 0.0f, DType::bf16},
-       {64, 520, 64, "64x32x64 s4 c2 ws p g8 tma/tma csk", 0.5f, 2.0f, DType::bf16},
-       {1000, 2112, 520, "64x64x64 s8 c2 ws p g8 tma/tma csk", 1.0f, -1.0f, DType::fp32},
-       {300, 1000, 1000, "128x64x64 s6 c2 ws p g8 tma/tma csk", 1.0f, 0.0f, DType::fp16},
-       {128, 2112, 7168, "64x32x64 s8 c2 ws p g8 tma/tma sk2 csk", 1.0f, 0.0f, DType::bf16},
-       {256, 2112, 2048, "64x64x64 s8 c2 ws p g8 cl2x1/b tma/tma csk", 1.0f, 0.0f, DType::bf16},
-       {64, 2112, 7168, "64x32x128 s6 c2 ws p g8 tma/tma csk", 1.0f, 0.0f, DType::bf16}},
-      41, false);
-}
-
 // Tail split (ts): the last, partial wave's tiles computed as K ranges into fp32 partial tiles,
 // summed by the second kernel. Tails in M, N and K, alpha and beta with C, fp32 output, a
 // cluster, N = 1100 bf16 (rows end mid 16-byte chunk: whole tiles take the plain-store

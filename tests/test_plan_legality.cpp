@@ -38,35 +38,35 @@ TEST(PlanLegality, SmemBytesIsTheKernelsLayout) {
   for (int stages : {1, 3, 6}) {
     GemmConfig c = tile(128, 256, 2, stages);
     EXPECT_EQ(gemm_smem_bytes(p, c),
-              sm90::make_smem_layout(128, 256, 64, stages, 2, 2, true, false, 1, false).total_bytes);
+              sm90::make_smem_layout(128, 256, 64, stages, 2, 2, true, false, 1).total_bytes);
     c.store_path = StorePath::threads;  // no D staging without the TMA store
     EXPECT_EQ(gemm_smem_bytes(p, c),
-              sm90::make_smem_layout(128, 256, 64, stages, 2, 2, false, false, 1, false).total_bytes);
+              sm90::make_smem_layout(128, 256, 64, stages, 2, 2, false, false, 1).total_bytes);
   }
   GemmProblem fp32_out = p;
   fp32_out.d_type = DType::fp32;
   EXPECT_EQ(gemm_smem_bytes(fp32_out, tile(64, 128, 1, 5)),
-            sm90::make_smem_layout(64, 128, 64, 5, 2, 4, true, false, 1, false).total_bytes);
+            sm90::make_smem_layout(64, 128, 64, 5, 2, 4, true, false, 1).total_bytes);
   // Block-scaled FP8 adds one scale slot per stage (128 A scales + 2 B scales, 16-byte
   // rounded); per-tensor FP8 does not.
   GemmProblem fp8 = cli::make_problem(4096, 4096, 4096, "fp8", "nt", 0, 0, 0);
   GemmConfig fp8_tile128 = tile(128, 128, 2, 5);
   fp8_tile128.block_k = 128;
-  const auto with_scales = sm90::make_smem_layout(128, 128, 128, 5, 1, 2, true, true, 1, false);
+  const auto with_scales = sm90::make_smem_layout(128, 128, 128, 5, 1, 2, true, true, 1);
   EXPECT_EQ(with_scales.scale_stage_bytes, 528);
   EXPECT_EQ(with_scales.barrier_offset, with_scales.scale_offset + 5 * 528);
   EXPECT_EQ(gemm_smem_bytes(fp8, fp8_tile128), with_scales.total_bytes);
   fp8.scaling = Scaling::per_tensor;
   EXPECT_EQ(gemm_smem_bytes(fp8, fp8_tile128),
-            sm90::make_smem_layout(128, 128, 128, 5, 1, 2, true, false, 1, false).total_bytes);
+            sm90::make_smem_layout(128, 128, 128, 5, 1, 2, true, false, 1).total_bytes);
   // Cluster split-K: the first CTA receives cluster_k - 1 fp32 tiles, plus one barrier.
   GemmConfig ck4 = fp8_tile128;
   ck4.cluster_k = 4;
-  const auto with_reduce = sm90::make_smem_layout(128, 128, 128, 5, 1, 2, true, false, 4, false);
+  const auto with_reduce = sm90::make_smem_layout(128, 128, 128, 5, 1, 2, true, false, 4);
   EXPECT_EQ(with_reduce.reduce_slot_bytes, 128 * 128 * 4);
   EXPECT_EQ(with_reduce.scale_offset, with_reduce.reduce_offset + 3 * 128 * 128 * 4);
   EXPECT_EQ(with_reduce.total_bytes,
-            sm90::make_smem_layout(128, 128, 128, 5, 1, 2, true, false, 1, false).total_bytes +
+            sm90::make_smem_layout(128, 128, 128, 5, 1, 2, true, false, 1).total_bytes +
                 3 * 128 * 128 * 4 + 8);
   EXPECT_EQ(gemm_smem_bytes(fp8, ck4), with_reduce.total_bytes);
 }

@@ -107,13 +107,6 @@ TEST(Config, ParseIsTheInverseOfDescribe) {
   c.ordered_issue = true;
   EXPECT_EQ(c.describe(), "128x240x64 s3 c2 ws p g16n cl2x1/b tma/tma sk4 pb2 oi");
   EXPECT_EQ(GemmConfig::parse(c.describe()), c) << c.describe();
-  GemmConfig k = GemmConfig::parse("64x16x128 s8 c2 ws p g8 tma/tma pb2 csk");
-  EXPECT_TRUE(k.consumers_split_k);
-  EXPECT_EQ(k.rows_per_consumer(), 64);
-  EXPECT_EQ(k.describe(), "64x16x128 s8 c2 ws p g8 tma/tma pb2 csk");
-  k.consumers_split_k = false;
-  k.block_m = 128;
-  EXPECT_EQ(k.rows_per_consumer(), 64);
   GemmConfig t;
   t.warp_specialized = false; t.persistent = true; t.max_ctas = 1; t.raster_group = 1;
   t.load_path = LoadPath::threads; t.store_path = StorePath::threads; t.num_stages = 1;

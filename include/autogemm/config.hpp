@@ -52,10 +52,6 @@ struct GemmConfig {
                                    // the tensor pipe runs one consumer's group while the other
                                    // promotes; with one temporary each m64 slab is issued, waited
                                    // for and promoted on its own (one slab-sized temporary)
-  bool consumers_split_k = false;  // the two consumer warpgroups both compute all block_m rows,
-                                   // taking alternate k-blocks, and the second's sums are added
-                                   // to the first's through shared memory before the epilogue:
-                                   // two warps per SM sub-partition on a 64-row decode tile
   bool n_tail_kernel = false;      // the last, narrow column of tiles (N mod block_n columns,
                                    // at most block_n / 2) runs as a second, narrower kernel
                                    // that starts on the SMs the main kernel frees (programmatic
@@ -67,13 +63,7 @@ struct GemmConfig {
   int smem_bytes = 0;              // dynamic shared memory the kernel needs (derived)
   Instruction instruction = Instruction::wgmma;
 
-  // Rows of the tile each consumer warpgroup computes and stores.
-  int rows_per_consumer() const {
-    return consumers_split_k || num_consumers < 1 ? block_m : block_m / num_consumers;
-  }
-
-  // Short human-readable id: "128x256x64 s4 c2 ws p g8 cl2x1/b tma/tma" (+ " ck4", " sk4", " ts8",
-  // " pb2", " oi", " csk", " ntk", " pdlw").
+  // Short human-readable id: "128x256x64 s4 c2 ws p g8 cl2x1/b tma/tma" (+ " ck4", " sk4", " ts8", " pb2", " oi", " ntk", " pdlw").
   std::string describe() const;
   // The inverse of describe() (fields it omits keep their defaults: not warp-specialised, not
   // persistent, raster group 1, no cluster). Throws InvalidArgument naming the bad token.

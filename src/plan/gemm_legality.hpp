@@ -39,14 +39,9 @@ inline constexpr int kOverlappedPromotionHeadroomPerExtraSlab = 8;
 // temporary, 192 registers at 128x192 or 256x128: the same 40 free as the overlapped
 // promotion (checked with NVRTC, tests/test_kernel_compile.cpp OrderedIssue*).
 // FP32 accumulator registers per consumer thread: each m64nN wgmma accumulator is N/2
-// registers per thread (hopper-facts.md 2.3) and a consumer owns rows_per_consumer()/64
+// registers per thread (hopper-facts.md 2.3) and a consumer owns block_m/num_consumers/64
 // such m64 slabs.
 int accumulator_registers(const GemmConfig& config);
-
-// Consumers splitting K (GemmConfig::consumers_split_k): two warp-specialised TMA consumers,
-// combined with no other K split than split_k and not with ordered issue. Empty when legal or
-// not asked for.
-std::string consumers_split_k_violation(const GemmConfig& config);
 
 // The TMA descriptions the kernel will encode for a configuration (A and B loads when
 // load_path = tma; D, and C when the problem reads it, when store_path = tma), with the

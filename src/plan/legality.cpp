@@ -26,7 +26,7 @@ int gemm_smem_bytes(const GemmProblem& problem, const GemmConfig& config) {
                             problem.scaling == Scaling::block_1x128_128x128;
   return sm90::make_smem_layout(config.block_m, config.block_n, config.block_k, config.num_stages,
                                 dtype_bytes(problem.a_type), out_bytes, stage_d, stage_scales,
-                                config.cluster_k, config.consumers_split_k)
+                                config.cluster_k)
       .total_bytes;
 }
 
@@ -120,15 +120,14 @@ std::string tile_shape_violation(const GemmProblem& problem, const GemmConfig& c
   if (config.num_consumers != 1 && config.num_consumers != 2)
     return fmt::format("num_consumers = {}: the kernel has 1 or 2 consumer warpgroups",
                        config.num_consumers);
-  if (!config.consumers_split_k && (config.block_m / config.num_consumers) % 64 != 0)
+  if ((config.block_m / config.num_consumers) % 64 != 0)
     return fmt::format("block_m / num_consumers = {} / {} = {}: each consumer warpgroup owns "
-                       "whole m64 wgmma slabs, so it must be a multiple of 64 (or the consumers "
-                       "split K, each computing all rows)",
+                       "whole m64 wgmma slabs, so it must be a multiple of 64",
                        config.block_m, config.num_consumers,
                        double(config.block_m) / config.num_consumers);
   if (config.num_stages < 1)
     return fmt::format("num_stages = {}: must be >= 1", config.num_stages);
-  return consumers_split_k_violation(config);
+  return {};
 }
 
 std::string smem_violation(const GemmProblem& problem, const GemmConfig& config,
@@ -158,7 +157,7 @@ std::string register_violation(const GemmProblem& problem, const GemmConfig& con
   const int budget = consumer_register_budget(config);
   const int accumulators = accumulator_registers(config);
   const int promotion = promotion_registers(problem, config);
-  const int slabs = config.rows_per_consumer() / 64;
+  const int slabs = config.block_m / config.num_consumers / 64;
   const int headroom =
       config.promotion_buffers == 2
           ? kOverlappedPromotionHeadroom + kOverlappedPromotionHeadroomPerExtraSlab * (slabs - 1)
@@ -168,13 +167,13 @@ std::string register_violation(const GemmProblem& problem, const GemmConfig& con
     return fmt::format(
         "accumulators {} ({} m64 slabs x block_n/2 = {}) + FP8 promotion temporaries {} = {} "
         "registers per consumer thread > {} = register budget {} - {} headroom",
-        accumulators, slabs, config.block_n / 2, promotion,
+        accumulators, config.block_m / config.num_consumers / 64, config.block_n / 2, promotion,
         accumulators + promotion, budget - headroom, budget, headroom);
   if (accumulators > budget - kRegisterHeadroom)
     return fmt::format(
         "accumulators {} registers per consumer thread ({} m64 slabs x block_n/2 = {}) > {} = "
         "register budget {} ({}) - {} headroom",
-        accumulators, slabs, config.block_n / 2,
+        accumulators, config.block_m / config.num_consumers / 64, config.block_n / 2,
         budget - kRegisterHeadroom, budget,
         !config.warp_specialized ? "no warp specialisation"
         : config.num_consumers == 1 ? "setmaxnreg, 1 consumer + producer"
@@ -268,23 +267,6 @@ std::string tma_box_violation(const GemmProblem& problem, const GemmConfig& conf
 
 }  // namespace
 
-// Consumers splitting K (kernels/sm90/gemm_common.cuh): two consumers fed by the producer
-// warpgroup's TMA loads take alternate k-blocks and meet in the CTA's reduce slot, so nothing
-// else may split K or need the consumers in turns.
-std::string consumers_split_k_violation(const GemmConfig& config) {
-  if (!config.consumers_split_k) return {};
-  if (config.num_consumers != 2 || !config.warp_specialized || config.load_path != LoadPath::tma)
-    return fmt::format("consumers_split_k with num_consumers = {}{}{}: two consumer warpgroups "
-                       "fed by the producer warpgroup's TMA loads take alternate k-blocks",
-                       config.num_consumers, config.warp_specialized ? "" : ", not warp-specialised",
-                       config.load_path == LoadPath::tma ? "" : ", threads load path");
-  if (config.cluster_k > 1 || config.tail_split > 1 || config.ordered_issue)
-    return fmt::format("consumers_split_k with cluster_k = {}, tail_split = {}, ordered_issue = "
-                       "{}: the consumers' K split combines with none of them (split_k only)",
-                       config.cluster_k, config.tail_split, config.ordered_issue);
-  return {};
-}
-
 int block_k_for(DType input) { return kAtomBytes / dtype_bytes(input); }
 
 int consumer_register_budget(const GemmConfig& config) {
@@ -293,7 +275,7 @@ int consumer_register_budget(const GemmConfig& config) {
 }
 
 int accumulator_registers(const GemmConfig& config) {
-  const int slabs = config.rows_per_consumer() / 64;
+  const int slabs = config.block_m / std::max(config.num_consumers, 1) / 64;
   return slabs * config.block_n / 2;
 }
 
@@ -332,9 +314,9 @@ std::vector<NamedTmaBox> gemm_tma_boxes(const GemmProblem& problem, const GemmCo
   if (config.store_path == StorePath::tma) {
     // D (M x N) leaves in column slabs whose width is the widest swizzle span dividing block_n
     // (gemm_layout.cuh d_box_cols, the same function the kernel uses); each consumer
-    // warpgroup stores its own rows_per_consumer() rows (runtime/tensor_maps.cpp).
+    // warpgroup stores its own block_m / num_consumers rows (runtime/tensor_maps.cpp).
     const int cols = sm90::d_box_cols(config.block_n, out_bytes);
-    const int rows = config.rows_per_consumer();
+    const int rows = config.block_m / std::max(config.num_consumers, 1);
     const Swizzle swizzle = swizzle_for_span(sm90::d_swizzle_span_bytes(config.block_n, out_bytes));
     if (problem.reads_c)
       boxes.push_back({"C", matrix_box(problem.m, problem.n, problem.ldc_or_packed(), out_bytes,

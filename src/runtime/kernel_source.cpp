@@ -4,7 +4,6 @@
 
 #include "autogemm/errors.hpp"
 #include "plan/cluster_split.hpp"
-#include "plan/gemm_legality.hpp"
 #include "plan/n_tail.hpp"
 #include "plan/tail_split.hpp"
 #include "runtime/fp8_source.hpp"
@@ -46,12 +45,8 @@ void check_kernel_config(const GemmProblem& p, const GemmConfig& c) {
         "must be one 128-byte swizzle atom of K (64 bf16/fp16, 128 fp8), or two for 16-bit "
         "inputs loaded by TMA");
   if (c.num_consumers < 1 || c.num_consumers > 2) bad("num_consumers", c.num_consumers, "must be 1 or 2");
-  if (c.rows_per_consumer() % 64 != 0)
-    bad("block_m", c.block_m,
-        "must be a multiple of 64 x num_consumers (whole m64 slabs), or of 64 when the "
-        "consumers split K");
-  if (auto why = plan::consumers_split_k_violation(c); !why.empty())
-    throw InvalidArgument("config.consumers_split_k", "true", why);
+  if (c.block_m % (64 * c.num_consumers) != 0)
+    bad("block_m", c.block_m, "must be a multiple of 64 x num_consumers (whole m64 slabs)");
   if (c.block_n < 8 || c.block_n > 256 || c.block_n % 8 != 0)
     bad("block_n", c.block_n, "must be a multiple of 8 in 8..256 (wgmma N)");
   if (c.num_stages < 1) bad("num_stages", c.num_stages, "must be >= 1");
@@ -114,8 +109,7 @@ jit::KernelSource gemm_kernel_source(const GemmProblem& p, const GemmConfig& c) 
              (c.cluster_k > 1 ? fmt::format("_ck{}", c.cluster_k) : std::string()) +
              (c.split_k > 1 ? fmt::format("_sk{}", c.split_k) : std::string()) +
              (c.tail_split > 1 ? fmt::format("_ts{}", c.tail_split) : std::string()) +
-             (c.consumers_split_k ? "_csk" : "") + (c.n_tail_kernel ? "_ntk" : "") +
-             (c.waits_for_primary ? "_pdlw" : "");
+             (c.n_tail_kernel ? "_ntk" : "") + (c.waits_for_primary ? "_pdlw" : "");
   src.name += input_type_name_suffix(p, c);   // FP8: B type and scaling; empty for 16-bit
   const bool traced = !tile_trace_path().empty();
   if (traced) src.name += "_trace";
@@ -136,7 +130,6 @@ jit::KernelSource gemm_kernel_source(const GemmProblem& p, const GemmConfig& c) 
       "  static constexpr bool a_k_major = {akm}, b_k_major = {bkm}, in_fp16 = {fp16};\n"
       "  static constexpr int out_kind = {out}, out_bytes = {out_bytes};\n"
       "  static constexpr int n = {n}, k = {k}, split_k = {split_k}, tail_split = {tail_split};\n"
-      "  static constexpr bool consumers_split_k = {consumers_split_k};\n"
       "  static constexpr int producer_regs = {preg}, consumer_regs = {creg};\n"
       "  static constexpr bool launch_dependents = {launch_dependents};\n"
       "  static constexpr bool waits_for_primary = {waits_for_primary};\n"
@@ -158,7 +151,6 @@ jit::KernelSource gemm_kernel_source(const GemmProblem& p, const GemmConfig& c) 
       fmt::arg("bkm", !b_mn), fmt::arg("fp16", p.a_type == DType::fp16), fmt::arg("out", out),
       fmt::arg("out_bytes", out_bytes), fmt::arg("n", p.n), fmt::arg("k", p.k),
       fmt::arg("split_k", c.split_k), fmt::arg("tail_split", c.tail_split),
-      fmt::arg("consumers_split_k", c.consumers_split_k),
       fmt::arg("preg", kProducerRegisters), fmt::arg("creg", kConsumerRegisters),
       fmt::arg("launch_dependents", c.n_tail_kernel),
       fmt::arg("waits_for_primary", c.waits_for_primary), fmt::arg("mma", mma));

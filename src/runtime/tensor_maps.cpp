@@ -124,14 +124,14 @@ GemmTensorMaps make_gemm_tensor_maps(const GemmProblem& p, const GemmConfig& c,
     const int box_cols = sm90::d_box_cols(c.block_n, 4);
     const auto swizzle = swizzle_for_span(sm90::d_swizzle_span_bytes(c.block_n, 4));
     maps.d = encode_2d("split-K workspace", split_k_workspace, DType::fp32, p.n, p.m,
-                       split_k_workspace_ld(p), box_cols, c.rows_per_consumer(), swizzle,
+                       split_k_workspace_ld(p), box_cols, c.block_m / c.num_consumers, swizzle,
                        c.split_k);
     maps.c = maps.d;
   } else if (c.store_path == StorePath::tma) {
     const int out_bytes = dtype_bytes(p.d_type);
     const int box_cols = sm90::d_box_cols(c.block_n, out_bytes);
     const auto swizzle = swizzle_for_span(sm90::d_swizzle_span_bytes(c.block_n, out_bytes));
-    const int box_rows = c.rows_per_consumer();
+    const int box_rows = c.block_m / c.num_consumers;
     maps.d = encode_2d("D", o.d, p.d_type, p.n, p.m, p.ldd_or_packed(), box_cols, box_rows, swizzle);
     maps.c = p.reads_c ? encode_2d("C", o.c, p.d_type, p.n, p.m, p.ldc_or_packed(), box_cols,
                                    box_rows, swizzle)

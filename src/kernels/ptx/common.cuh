@@ -36,13 +36,6 @@ __device__ __forceinline__ float4 ld_shared_v4(const float* p) {
   return v;
 }
 
-// A 16-byte shared-memory store (this CTA's window), kept in order with the named barriers
-// around it (asm volatile).
-__device__ __forceinline__ void st_shared_v4(float* p, float x, float y, float z, float w) {
-  asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};" ::"r"(smem_addr(p)), "f"(x), "f"(y),
-               "f"(z), "f"(w));
-}
-
 __device__ __forceinline__ int warp_index_uniform() {
   // threadIdx.x / 32 broadcast from lane 0 so the compiler knows it is warp-uniform.
   return __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 32, 0);

@@ -1,7 +1,4 @@
 #pragma once
-// Partial tiles summed through shared memory: ClusterReduce across the CTAs of a cluster,
-// ConsumerReduce across the two consumer warpgroups of one CTA.
-//
 // Cluster split-K (Cfg::cluster_k > 1): the cluster_k CTAs of a cluster compute K ranges of the
 // same output tile (tile_scheduler.cuh), and their fp32 sums meet in the first CTA's shared
 // memory instead of a global workspace read back by a second kernel (split_k_reduce.cuh).
@@ -22,35 +19,13 @@
 
 namespace autogemm::sm90 {
 
-// A slot holds the fragments of kSlotThreads threads, (ROWS_PER_CONSUMER, BLOCK_N) fp32 each
-// consumer warpgroup.
-template <class Cfg, int kSlotThreads>
-struct FragmentSlot {
-  using G = Geometry<Cfg>;
-  static_assert(G::kAccum % 4 == 0, "fragments move in float4 (block_n is a multiple of 8)");
-  // Float index of vector `v` of thread `thread` in a slot: thread-minor, so each warp's
-  // 16-byte accesses are contiguous (conflict-free shared-memory wavefronts).
-  __device__ static int index(int v, int thread) { return (v * kSlotThreads + thread) * 4; }
-
-  // acc += the fragment of thread `thread` in `slot`.
-  __device__ static void add(float (&acc)[G::kSlabs][G::kAccum], const float* slot, int thread) {
-#pragma unroll
-    for (int s = 0; s < G::kSlabs; ++s)
-#pragma unroll
-      for (int r = 0; r < G::kAccum; r += 4) {
-        const float4 y = ptx::ld_shared_v4(slot + index((s * G::kAccum + r) / 4, thread));
-        acc[s][r] += y.x;
-        acc[s][r + 1] += y.y;
-        acc[s][r + 2] += y.z;
-        acc[s][r + 3] += y.w;
-      }
-  }
-};
-
 template <class Cfg>
 struct ClusterReduce {
   using G = Geometry<Cfg>;
-  using Slot = FragmentSlot<Cfg, G::kConsumerThreads>;
+  static_assert(G::kAccum % 4 == 0, "fragments move in float4 (block_n is a multiple of 8)");
+  // Float index of vector `v` of consumer thread `thread` in a slot: thread-minor, so each
+  // warp's 16-byte accesses are contiguous (conflict-free shared-memory wavefronts).
+  __device__ static int index(int v, int thread) { return (v * G::kConsumerThreads + thread) * 4; }
 
   // Barrier arrivals that complete reduce_full: every consumer thread of every other rank.
   static constexpr unsigned kArrivals = (Cfg::cluster_k - 1) * G::kConsumerThreads;
@@ -63,7 +38,7 @@ struct ClusterReduce {
     for (int s = 0; s < G::kSlabs; ++s)
 #pragma unroll
       for (int r = 0; r < G::kAccum; r += 4)
-        ptx::st_shared_cluster_v4(slot + Slot::index((s * G::kAccum + r) / 4, consumer_thread), 0,
+        ptx::st_shared_cluster_v4(slot + index((s * G::kAccum + r) / 4, consumer_thread), 0,
                                   acc[s][r], acc[s][r + 1], acc[s][r + 2], acc[s][r + 3]);
     ptx::mbarrier_arrive_cluster_release(smem.reduce_full(), 0);
   }
@@ -73,46 +48,19 @@ struct ClusterReduce {
                                  int consumer_thread) {
     ptx::mbarrier_wait_cluster(smem.reduce_full(), 0);
 #pragma unroll 1
-    for (int rank = 1; rank < Cfg::cluster_k; ++rank)
-      Slot::add(acc, smem.reduce_slot(rank), consumer_thread);
-  }
-};
-
-// Consumers splitting K (Cfg::consumers_split_k, gemm_common.cuh): after a tile's main loop the
-// second consumer stores its sums into the CTA's reduce slot and arrives on named barrier
-// kReady; the first waits there, adds them to its own and arrives on kRead, which the second
-// waits for before its next tile can overwrite the slot. Each barrier counts both warpgroups
-// (PTX ISA "bar.arrive": arrive and sync over the same thread count), and both complete once
-// per tile, so none is left half-arrived when the CTA exits. Barrier ids: 0 is __syncthreads,
-// 1-2 the epilogue's, 3 the threads path's, 4-5 ordered issue's (not combined with this).
-template <class Cfg>
-struct ConsumerReduce {
-  using G = Geometry<Cfg>;
-  using Slot = FragmentSlot<Cfg, 128>;   // one warpgroup's fragments: both hold the same rows
-  static constexpr unsigned kReady = 6, kRead = 7;
-  static constexpr unsigned kThreads = 2 * 128;
-
-  // Returns true for the consumer that goes on to store the tile (the first), with the
-  // second's sums added to `acc`.
-  __device__ static bool combine(float (&acc)[G::kSlabs][G::kAccum], const SharedStorage<Cfg>& smem,
-                                 int consumer) {
-    const int thread = threadIdx.x % 128;
-    float* slot = smem.consumer_reduce_slot();
-    if (consumer == 1) {
+    for (int rank = 1; rank < Cfg::cluster_k; ++rank) {
+      const float* slot = smem.reduce_slot(rank);
 #pragma unroll
       for (int s = 0; s < G::kSlabs; ++s)
 #pragma unroll
-        for (int r = 0; r < G::kAccum; r += 4)
-          ptx::st_shared_v4(slot + Slot::index((s * G::kAccum + r) / 4, thread), acc[s][r],
-                            acc[s][r + 1], acc[s][r + 2], acc[s][r + 3]);
-      ptx::named_barrier_arrive(kReady, kThreads);
-      ptx::named_barrier_sync(kRead, kThreads);
-      return false;
+        for (int r = 0; r < G::kAccum; r += 4) {
+          const float4 y = ptx::ld_shared_v4(slot + index((s * G::kAccum + r) / 4, consumer_thread));
+          acc[s][r] += y.x;
+          acc[s][r + 1] += y.y;
+          acc[s][r + 2] += y.z;
+          acc[s][r + 3] += y.w;
+        }
     }
-    ptx::named_barrier_sync(kReady, kThreads);
-    Slot::add(acc, slot, thread);
-    ptx::named_barrier_arrive(kRead, kThreads);
-    return true;
   }
 };
 

@@ -6,8 +6,7 @@
 // cluster_m, cluster_n, multicast (0 none, 1 a, 2 b), persistent, raster_group, raster_along_n,
 // tma_load, tma_store, a_k_major, b_k_major, in_fp16, out_kind (0 bf16, 1 fp16, 2 fp32),
 // out_bytes, n, k (problem N and K baked in; M is a run-time value), producer_regs,
-// consumer_regs, split_k, tail_split (plan/tail_split.hpp), consumers_split_k (below), and
-// `mma(acc, desc_a, desc_b)`:
+// consumer_regs, split_k, tail_split (plan/tail_split.hpp), and `mma(acc, desc_a, desc_b)`:
 // one wgmma.m64n{block_n}k16 instruction.
 // FP8: in_bytes (2 or 1), scaling (fp8_scales.cuh kScaling*), ordered_issue (gemm_kernel.cuh,
 // consumers take turns issuing) and promotion_buffers (1 or 2,
@@ -33,15 +32,7 @@ struct Geometry {
   static constexpr int kInBytes = Cfg::in_bytes;
   static constexpr int kConsumerThreads = Cfg::num_consumers * 128;
   static constexpr int kThreads = kConsumerThreads + (Cfg::warp_specialized ? 128 : 0);
-  // Consumers splitting K (Cfg::consumers_split_k): both consumer warpgroups own all BLOCK_M
-  // rows and take alternate k-blocks of the tile (k_begin + consumer, + 2, ...); the second
-  // hands its sums to the first through shared memory (cluster_reduce.cuh ConsumerReduce).
-  // Written for decode tiles of 64 rows, where one consumer warp per SM sub-partition leaves
-  // each k-block's dependent instructions exposed (notes.md section 19).
-  static constexpr bool kConsumersSplitK = Cfg::consumers_split_k;
-  static constexpr int kKBlockStride = kConsumersSplitK ? Cfg::num_consumers : 1;
-  static constexpr int kRowsPerConsumer =
-      kConsumersSplitK ? Cfg::block_m : Cfg::block_m / Cfg::num_consumers;
+  static constexpr int kRowsPerConsumer = Cfg::block_m / Cfg::num_consumers;
   static constexpr int kSlabs = kRowsPerConsumer / 64;           // m64 wgmma slabs per consumer
   static constexpr int kAccum = Cfg::block_n / 2;                // fp32 registers per slab
   static constexpr int kKSteps = Cfg::block_k * kInBytes / 32;   // 32 B of K per wgmma (k16, k32 fp8)
@@ -58,8 +49,7 @@ struct Geometry {
   static constexpr bool kStagedScales = Cfg::scaling == kScalingBlock;
   static constexpr SmemLayout kSmem =
       make_smem_layout(Cfg::block_m, Cfg::block_n, Cfg::block_k, Cfg::num_stages, kInBytes,
-                       Cfg::out_bytes, Cfg::tma_store, kStagedScales, Cfg::cluster_k,
-                       kConsumersSplitK);
+                       Cfg::out_bytes, Cfg::tma_store, kStagedScales, Cfg::cluster_k);
   // The full barrier completes when the TMA bytes have landed and its arrivals are in: the
   // TMA thread's arrive.expect_tx, plus, with staged scales, one cp.async.mbarrier.arrive per
   // lane of the scale warp.
@@ -69,10 +59,8 @@ struct Geometry {
   // this many bytes (hopper-facts.md 3.2).
   static constexpr unsigned kStageTxBytes =
       (Cfg::block_m + Cfg::block_n) * Cfg::block_k * kInBytes;
-  // One arrival per consumer warp that reads the stage, on every CTA of the multicast pair,
-  // frees a stage everywhere (with consumers splitting K, one warpgroup reads each stage).
-  static constexpr unsigned kEmptyArrivals =
-      (kConsumersSplitK ? 1 : Cfg::num_consumers) * 4 * kMulticastCtas;
+  // One arrival per consumer warp on every CTA of the multicast pair frees a stage everywhere.
+  static constexpr unsigned kEmptyArrivals = Cfg::num_consumers * 4 * kMulticastCtas;
   static constexpr int kDBoxCols = d_box_cols(Cfg::block_n, Cfg::out_bytes);
   static constexpr int kDSpan = kDBoxCols * Cfg::out_bytes;
 
@@ -106,11 +94,6 @@ struct Geometry {
   static_assert(Cfg::tail_split == 1 || (Cfg::split_k == 1 && Cfg::persistent &&
                                          Cfg::warp_specialized && Cfg::tma_load),
                 "tail split: the persistent warp-specialised TMA kernel, without split-K");
-  static_assert(!kConsumersSplitK ||
-                    (Cfg::num_consumers == 2 && Cfg::warp_specialized && Cfg::tma_load &&
-                     Cfg::cluster_k == 1 && Cfg::tail_split == 1 && !Cfg::ordered_issue),
-                "consumers splitting K: two warp-specialised TMA consumers, no cluster split-K, "
-                "tail split or ordered issue");
   static_assert(!kStagedScales || Cfg::warp_specialized,
                 "block scales are copied by the producer warpgroup's second warp");
   static_assert(kSmem.total_bytes <= 232448, "exceeds the 227 KiB opt-in shared memory");
@@ -142,10 +125,6 @@ struct SharedStorage {
     return reinterpret_cast<float*>(base + G::kSmem.reduce_offset + (peer - 1) * G::kSmem.reduce_slot_bytes);
   }
   __device__ ptx::u64* reduce_full() const { return c_loaded(kMaxConsumers); }
-  // Consumers splitting K: the second consumer's partial tile, read by the first.
-  __device__ float* consumer_reduce_slot() const {
-    return reinterpret_cast<float*>(base + G::kSmem.reduce_offset);
-  }
 };
 
 }  // namespace autogemm::sm90

@@ -114,11 +114,9 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
                               int consumer, unsigned cta_rank) {
   using G = Geometry<Cfg>;
   using D = Descriptors<Cfg>;
-  // Whose rows this consumer computes: its own, or with the consumers splitting K all of them.
-  const int row_group = G::kConsumersSplitK ? 0 : consumer;
-  const D descriptors(smem, row_group);
+  const D descriptors(smem, consumer);
   float acc[G::kSlabs][G::kAccum];   // (ROWS_PER_CONSUMER, BLOCK_N) fp32 fragment
-  Promotion<Cfg> promotion(params, row_group);   // FP8: per-k-block scaled accumulation
+  Promotion<Cfg> promotion(params, consumer);   // FP8: per-k-block scaled accumulation
   PipelineState read, write;         // write: the inline producer of the non-specialised path
   unsigned c_phase = 0;
   const int lane = threadIdx.x % 32;
@@ -140,11 +138,6 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
   int m_tile, n_tile;
   while (scheduler.next_tile(m_tile, n_tile)) {
     const int k_begin = scheduler.k_begin(), k_end = scheduler.k_end();
-    // This consumer's k-blocks: k_first, k_first + kKStride, ... (k_count of them). With the
-    // consumers splitting K, consumer c takes k_begin + c, k_begin + c + 2, ...
-    constexpr int kKStride = G::kKBlockStride;
-    const int k_first = k_begin + (G::kConsumersSplitK ? consumer : 0);
-    const int k_count = (k_end - k_first + kKStride - 1) / kKStride;
     if constexpr (kTileTrace) trace.begin(trace_recorder);
     if (inline_producer)
       for (int k_block = k_begin; k_block < min(k_begin + Cfg::num_stages, k_end); ++k_block)
@@ -230,10 +223,6 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
     // write; with two, `promote_previous` says whether the other one holds k_block - 1's sums.
     auto consume_k_block = [&](int k_block, auto buffer, auto promote_previous) {
       constexpr int kBuffer = decltype(buffer)::value;
-      // Consumers splitting K: step over the other consumer's stage (between two of this
-      // consumer's k-blocks, or before consumer 1's first).
-      if constexpr (G::kConsumersSplitK)
-        if (k_block != k_begin) read.template advance<Cfg::num_stages>();
       const int stage = read.stage;
       if constexpr (Cfg::tma_load) {
         ptx::mbarrier_wait(smem.full(stage), read.phase);
@@ -314,48 +303,40 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
     using Yes = IntConstant<1>;
     using No = IntConstant<0>;
     if constexpr (kOverlapPromotion) {
-      // `count` (compile-time 1..kChunk) of this consumer's k-blocks from k-block `from`, then
-      // the drain.
-      auto consume_chunk = [&](int from, auto count) {
+      // `count` (compile-time 1..kChunk) k-blocks from k_first, then the drain.
+      auto consume_chunk = [&](int k_first, auto count) {
         constexpr int kCount = decltype(count)::value;
-        consume_k_block(from, Buffer0{}, No{});
-        if constexpr (kCount > 1) consume_k_block(from + 1 * kKStride, Buffer1{}, Yes{});
-        if constexpr (kCount > 2) consume_k_block(from + 2 * kKStride, Buffer0{}, Yes{});
-        if constexpr (kCount > 3) consume_k_block(from + 3 * kKStride, Buffer1{}, Yes{});
-        if constexpr (kCount > 4) consume_k_block(from + 4 * kKStride, Buffer0{}, Yes{});
-        if constexpr (kCount > 5) consume_k_block(from + 5 * kKStride, Buffer1{}, Yes{});
-        if constexpr (kCount > 6) consume_k_block(from + 6 * kKStride, Buffer0{}, Yes{});
-        if constexpr (kCount > 7) consume_k_block(from + 7 * kKStride, Buffer1{}, Yes{});
+        consume_k_block(k_first, Buffer0{}, No{});
+        if constexpr (kCount > 1) consume_k_block(k_first + 1, Buffer1{}, Yes{});
+        if constexpr (kCount > 2) consume_k_block(k_first + 2, Buffer0{}, Yes{});
+        if constexpr (kCount > 3) consume_k_block(k_first + 3, Buffer1{}, Yes{});
+        if constexpr (kCount > 4) consume_k_block(k_first + 4, Buffer0{}, Yes{});
+        if constexpr (kCount > 5) consume_k_block(k_first + 5, Buffer1{}, Yes{});
+        if constexpr (kCount > 6) consume_k_block(k_first + 6, Buffer0{}, Yes{});
+        if constexpr (kCount > 7) consume_k_block(k_first + 7, Buffer1{}, Yes{});
         static_assert(kCount <= kChunk && kChunk == 8, "the chunk is spelled out for 8");
-        drain(from + (kCount - 1) * kKStride);
+        drain(k_first + kCount - 1);
         promotion.template promote<(kCount - 1) % 2>(acc);
       };
-      int done = 0;   // of this consumer's k_count k-blocks
-      for (; done + kChunk <= k_count; done += kChunk)
-        consume_chunk(k_first + done * kKStride, IntConstant<kChunk>{});
-      if (k_count - done >= 4) {
-        consume_chunk(k_first + done * kKStride, IntConstant<4>{});
-        done += 4;
+      int k_block = k_begin;
+      for (; k_block + kChunk <= k_end; k_block += kChunk) consume_chunk(k_block, IntConstant<kChunk>{});
+      if (k_end - k_block >= 4) {
+        consume_chunk(k_block, IntConstant<4>{});
+        k_block += 4;
       }
-      switch (k_count - done) {
-        case 3: consume_chunk(k_first + done * kKStride, IntConstant<3>{}); break;
-        case 2: consume_chunk(k_first + done * kKStride, IntConstant<2>{}); break;
-        case 1: consume_chunk(k_first + done * kKStride, IntConstant<1>{}); break;
+      switch (k_end - k_block) {
+        case 3: consume_chunk(k_block, IntConstant<3>{}); break;
+        case 2: consume_chunk(k_block, IntConstant<2>{}); break;
+        case 1: consume_chunk(k_block, IntConstant<1>{}); break;
         default: break;
       }
     } else {
-      for (int i = 0; i < k_count; ++i) consume_k_block(k_first + i * kKStride, Buffer0{}, No{});
-      drain(k_first + (k_count - 1) * kKStride);
+      for (int k_block = k_begin; k_block < k_end; ++k_block)
+        consume_k_block(k_block, Buffer0{}, No{});
+      drain(k_end - 1);
     }
-    // Consumers splitting K: the read state ends on k_end when the tile's last k-block was
-    // the other consumer's (or this one had none).
-    if constexpr (G::kConsumersSplitK)
-      if (k_count == 0 || k_first + (k_count - 1) * kKStride != k_end - 1)
-        read.template advance<Cfg::num_stages>();
 
     if constexpr (kTileTrace) trace.main_loop_done(trace_recorder);
-    if constexpr (G::kConsumersSplitK)
-      if (!ConsumerReduce<Cfg>::combine(acc, smem, consumer)) continue;   // the second's sums
     if constexpr (Cfg::cluster_k > 1) {
       // Cluster split-K: the other ranks hand their sums to rank 0, which stores the tile.
       if (scheduler.rank_k != 0) {
@@ -368,7 +349,7 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
     }
     if constexpr (Cfg::tail_split > 1) {
       if (scheduler.partial) {
-        Epilogue<Cfg>::store_partial(acc, params, row_group, m_tile, n_tile, scheduler.tail_index,
+        Epilogue<Cfg>::store_partial(acc, params, consumer, m_tile, n_tile, scheduler.tail_index,
                                      scheduler.split);
         if constexpr (kTileTrace)
           trace.end(trace_recorder, params, m_tile, n_tile, k_begin, k_end, true);
@@ -376,10 +357,10 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
       }
     }
     if constexpr (Cfg::tma_store)
-      Epilogue<Cfg>::store_tma(acc, smem, tmap_c, tmap_d, params, row_group, m_tile, n_tile,
+      Epilogue<Cfg>::store_tma(acc, smem, tmap_c, tmap_d, params, consumer, m_tile, n_tile,
                                scheduler.split, c_phase);
     else
-      Epilogue<Cfg>::store_threads(acc, params, row_group, m_tile, n_tile);
+      Epilogue<Cfg>::store_threads(acc, params, consumer, m_tile, n_tile);
     if constexpr (kTileTrace)
       trace.end(trace_recorder, params, m_tile, n_tile, k_begin, k_end, false);
   }

@@ -9,8 +9,7 @@
 //   B stages  num_stages x b_stage_bytes   // each (BLOCK_N, BLOCK_K) tile, 128B swizzle
 //   D staging d_bytes                      // (BLOCK_M, BLOCK_N) output tile for the TMA store
 //   reduce    (cluster_k - 1) x BLOCK_M x BLOCK_N fp32  // cluster split-K: the other CTAs'
-//             partial tiles, received by the cluster's first CTA (cluster_reduce.cuh); or one
-//             such slot for the second consumer's sums when the consumers split K
+//             partial tiles, received by the cluster's first CTA (cluster_reduce.cuh)
 //   scales    num_stages x scale_stage_bytes  // block-scaled FP8: the k-block's BLOCK_M A
 //             scales, then its two B scales (fp8_scales.cuh), copied in by the producer
 //   barriers  full[num_stages], empty[num_stages], c_loaded[kMaxConsumers], and with
@@ -39,7 +38,7 @@ struct SmemLayout {
   int b_offset = 0;        // first B stage
   int d_offset = 0;
   int d_bytes = 0;
-  int reduce_offset = 0;       // receive slots (cluster split-K, or consumers splitting K)
+  int reduce_offset = 0;       // cluster split-K receive slots (cluster_k > 1 only)
   int reduce_slot_bytes = 0;
   int scale_offset = 0;        // first stage's scale slot (block-scaled FP8 only)
   int scale_stage_bytes = 0;
@@ -55,11 +54,10 @@ AUTOGEMM_HD constexpr int scale_slot_bytes(int block_m) { return round_up(block_
 // stage_d: the epilogue stages D in shared memory (TMA store, or TMA load of C).
 // stage_scales: block-scaled FP8, whose per-k-block scales travel through the pipeline too.
 // cluster_k: CTAs of a cluster splitting one tile's K; the first receives the others' sums.
-// consumers_split_k: the two consumer warpgroups split K; the first receives the second's.
 AUTOGEMM_HD constexpr SmemLayout make_smem_layout(int block_m, int block_n, int block_k,
                                                   int num_stages, int in_bytes, int out_bytes,
                                                   bool stage_d, bool stage_scales,
-                                                  int cluster_k, bool consumers_split_k) {
+                                                  int cluster_k) {
   SmemLayout l{};
   l.a_stage_bytes = round_up(block_m * block_k * in_bytes, kSwizzleRepeatBytes);
   l.b_stage_bytes = round_up(block_n * block_k * in_bytes, kSwizzleRepeatBytes);
@@ -68,9 +66,8 @@ AUTOGEMM_HD constexpr SmemLayout make_smem_layout(int block_m, int block_n, int 
   l.d_offset = l.b_offset + num_stages * l.b_stage_bytes;
   l.d_bytes = stage_d ? round_up(block_m * block_n * out_bytes, kSwizzleRepeatBytes) : 0;
   l.reduce_offset = l.d_offset + l.d_bytes;
-  const int reduce_slots = cluster_k - 1 + (consumers_split_k ? 1 : 0);
-  l.reduce_slot_bytes = reduce_slots > 0 ? block_m * block_n * 4 : 0;
-  l.scale_offset = l.reduce_offset + reduce_slots * l.reduce_slot_bytes;
+  l.reduce_slot_bytes = cluster_k > 1 ? block_m * block_n * 4 : 0;
+  l.scale_offset = l.reduce_offset + (cluster_k - 1) * l.reduce_slot_bytes;
   l.scale_stage_bytes = stage_scales ? scale_slot_bytes(block_m) : 0;
   l.barrier_offset = l.scale_offset + num_stages * l.scale_stage_bytes;
   l.num_barriers = 2 * num_stages + kMaxConsumers + (cluster_k > 1 ? 1 : 0);
