@@ -64,6 +64,12 @@ __device__ __forceinline__ void tma_store_wait_read() {
   asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
 }
 
+// Waits until all but the newest `N` store groups are complete (writes visible).
+template <int N>
+__device__ __forceinline__ void tma_store_wait_all() {
+  asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory");
+}
+
 // Orders this thread's generic-proxy shared-memory writes before later async-proxy accesses
 // (TMA store, wgmma) - required after st.shared and before the barrier (hopper-facts.md 4.4).
 __device__ __forceinline__ void fence_proxy_async_shared() {

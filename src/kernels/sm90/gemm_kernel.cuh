@@ -368,12 +368,9 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
   // named barrier is left half-arrived when the CTA exits.
   if constexpr (Cfg::ordered_issue)
     if (consumer == 0 && !first_turn) ptx::named_barrier_sync(kTurnBarrier, G::kConsumerThreads);
-  // Bulk stores read shared memory asynchronously; it must stay valid until they have read it.
-  // Their global writes need no wait: they are complete and visible when the grid is (what a
-  // later kernel, split-K's finalize included, relies on; CUTLASS's epilogue ends the same
-  // way). Waiting for the writes too kept every CTA resident for their L2 round trip.
+  // Bulk stores read shared memory asynchronously; it must stay valid until they finish.
   if constexpr (Cfg::tma_store)
-    if (threadIdx.x % 128 == 0) ptx::tma_store_wait_read<0>();
+    if (threadIdx.x % 128 == 0) ptx::tma_store_wait_all<0>();
 }
 
 template <class Cfg>
