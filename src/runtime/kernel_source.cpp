@@ -152,9 +152,7 @@ jit::KernelSource gemm_kernel_source(const GemmProblem& p, const GemmConfig& c) 
       fmt::arg("out_bytes", out_bytes), fmt::arg("n", p.n), fmt::arg("k", p.k),
       fmt::arg("split_k", c.split_k), fmt::arg("tail_split", c.tail_split),
       fmt::arg("preg", kProducerRegisters), fmt::arg("creg", kConsumerRegisters),
-      // The n-tail kernel, split-K's finalize and the tail split's finish are launched as
-      // programmatic dependents of this kernel.
-      fmt::arg("launch_dependents", c.n_tail_kernel || c.split_k > 1 || c.tail_split > 1),
+      fmt::arg("launch_dependents", c.n_tail_kernel),
       fmt::arg("waits_for_primary", c.waits_for_primary), fmt::arg("mma", mma));
   src.kernel_name = "autogemm::sm90::gemm_kernel<autogemm::sm90::generated::Config>";
   src.arch = "sm_90a";

@@ -62,14 +62,6 @@ void launch_simple_kernel(const std::string& header, const std::string& kernel_n
   config.blockDimZ = grid.block_z;
   config.sharedMemBytes = 0;  // static shared memory only
   config.hStream = reinterpret_cast<CUstream>(stream);
-  CUlaunchAttribute programmatic{};
-  if (grid.programmatic) {
-    // CUDA driver API "CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION".
-    programmatic.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-    programmatic.value.programmaticStreamSerializationAllowed = 1;
-    config.attrs = &programmatic;
-    config.numAttrs = 1;
-  }
   void* args[] = {params};
   driver::check(driver::api().cuLaunchKernelEx(&config, kernel->function, args, nullptr),
                 fmt::format("cuLaunchKernelEx({})", what).c_str());

@@ -20,10 +20,6 @@ std::string current_device_arch();
 struct SimpleGrid {
   unsigned grid_x = 1, grid_y = 1, grid_z = 1;
   unsigned block_x = 1, block_y = 1, block_z = 1;
-  // Launched as a programmatic dependent of the kernel ahead of it on the stream: its launch
-  // may overlap that kernel (once every CTA of it has executed griddepcontrol.launch_dependents),
-  // so the kernel must execute griddepcontrol.wait before it reads that kernel's output.
-  bool programmatic = false;
 };
 
 // Compiles (cached) the embedded header `header` ("quant/dequantize.cuh") for the current

@@ -24,7 +24,6 @@ void split_k_reduce(const GemmProblem& p, const GemmOperands& o, const float* wo
   grid.block_x = 256;
   // A few waves of 256-thread blocks over 132 SMs; the loop strides over the rest.
   grid.grid_x = static_cast<unsigned>(std::clamp<long long>((pairs + 255) / 256, 1, 132 * 8));
-  grid.programmatic = true;   // launched while the GEMM ends (split_k_reduce.cuh waits for it)
   launch_simple_kernel("sm90/split_k_reduce.cuh", "autogemm_split_k_reduce", grid, &params, stream,
                        fmt::format("split-K reduce {} x {} x {} splits", p.m, p.n, split_k));
 }

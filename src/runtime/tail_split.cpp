@@ -51,7 +51,6 @@ void finish_tail_split(const GemmProblem& p, const GemmOperands& o, const GemmCo
   SimpleGrid grid;
   grid.block_x = kThreads;
   grid.grid_x = static_cast<unsigned>(w.cta_tiles * params.blocks_per_tile);
-  grid.programmatic = true;   // launched while the GEMM ends (tail_split_reduce.cuh waits for it)
   launch_simple_kernel("sm90/tail_split_reduce.cuh", "autogemm_tail_split_reduce", grid, &params,
                        stream,
                        fmt::format("tail-split reduce {} tiles x {} ranges", w.cta_tiles, w.splits));

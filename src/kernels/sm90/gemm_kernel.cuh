@@ -402,10 +402,9 @@ __global__ void __launch_bounds__(Geometry<Cfg>::kThreads, 1)
   // Barrier initialisation must be visible to every thread (and the peer CTA) before use.
   if constexpr (G::kClusterSize > 1) ptx::cluster_sync();
   else __syncthreads();
-  // The kernel behind this one may launch as soon as every CTA of this grid is resident, and
-  // its CTAs take the SMs this grid frees as it finishes: the n-tail kernel (plan/n_tail.hpp)
-  // writes other columns of D and only reads the inputs; split-K's finalize and the tail
-  // split's finish wait (griddepcontrol.wait) for this grid's partial sums before reading them.
+  // The n-tail kernel (plan/n_tail.hpp) may start as soon as every CTA of this grid is
+  // resident: it writes other columns of D and only reads the inputs, and its CTAs take the
+  // SMs this grid frees as it finishes.
   if constexpr (Cfg::launch_dependents) ptx::grid_launch_dependents();
 
   // The warpgroup index broadcast from lane 0, so the compiler keeps it (and the descriptors

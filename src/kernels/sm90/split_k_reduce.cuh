@@ -2,14 +2,10 @@
 // Split-K finalize: sums the fp32 partial tiles of every split in a fixed order (deterministic,
 // no atomics), applies alpha, beta and C, and converts to D's type. One thread per pair of
 // columns; memory-bound and small next to the GEMM (split_k x M x N x 4 bytes read).
-// Launched as a programmatic dependent of the GEMM (runtime/split_k.cpp), so its launch and
-// start overlap the GEMM's end; it waits for the GEMM's partial sums before reading them.
-#include "ptx/barrier.cuh"
 #include "sm90/output_element.cuh"
 #include "sm90/split_k_params.cuh"
 
 extern "C" __global__ void autogemm_split_k_reduce(const SplitKReduceParams p) {
-  autogemm::ptx::grid_dependency_wait();
   const long long pairs_per_row = (p.n + 1) / 2;
   const long long total = p.m * pairs_per_row;
   const long long plane = p.m * p.workspace_ld;

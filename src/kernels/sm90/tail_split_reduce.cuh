@@ -3,14 +3,11 @@
 // tiles in a fixed order (deterministic, no atomics), applies alpha, beta and C, and writes the
 // part of the tile inside M x N. Thread blocks [t * blocks_per_tile, (t + 1) * blocks_per_tile)
 // share tile t; each thread reads four adjacent columns per range (16-byte loads: block_n is a
-// multiple of 8). Launched as a programmatic dependent of the GEMM (runtime/tail_split.cpp):
-// it waits for the GEMM's partial tiles before reading them.
-#include "ptx/barrier.cuh"
+// multiple of 8).
 #include "sm90/output_element.cuh"
 #include "sm90/tail_split_params.cuh"
 
 extern "C" __global__ void autogemm_tail_split_reduce(const TailSplitReduceParams p) {
-  autogemm::ptx::grid_dependency_wait();
   const int tile = blockIdx.x / p.blocks_per_tile;
   const int part = blockIdx.x % p.blocks_per_tile;
   if (tile >= p.tiles) return;
