@@ -338,23 +338,6 @@ TEST(Fp8GemmGpu, OverlappedPromotion) {
   run_cases(cases, 7000);
 }
 
-// Rotated K order (rk): each tile's K loop starts at its own k-block and wraps; the scales
-// travel with the stages in the same order. A partial last k-block met mid-loop (K = 7040, 2000),
-// several tiles per CTA, split-K ranges, a multicast cluster, ordered issue, fp32 with beta,
-// per-tensor scaling and M = 1.
-TEST(Fp8GemmGpu, RotatedKOrder) {
-  AUTOGEMM_REQUIRE_GPU();
-  const Scaling blk = Scaling::block_1x128_128x128, pt = Scaling::per_tensor;
-  const DType bf16 = DType::bf16, e4 = DType::e4m3;
-  run_cases({{64, 2112, 7040, blk, bf16, e4, 1.0f, 0.0f, "64x16x128 s8 c1 ws p g8 tma/tma pb2 rk"},
-             {1, 4096, 7168, blk, bf16, e4, 1.0f, 0.0f, "64x32x128 s8 c1 ws p g8 tma/tma pb2 rk"},
-             {1000, 2112, 2816, blk, bf16, e4, 1.0f, 0.0f, "128x128x128 s5 c2 ws p g8 cl2x1/b tma/tma oi rk"},
-             {64, 2112, 7168, blk, bf16, e4, 1.0f, 0.0f, "64x32x128 s8 c1 ws p g8 tma/tma sk3 pb2 rk"},
-             {77, 1000, 2000, blk, DType::fp32, e4, 0.5f, -1.25f, "64x64x128 s8 c1 ws p g8 tma/tma rk"},
-             {300, 1000, 1040, pt, bf16, e4, 1.0f, 0.0f, "128x112x128 s5 c2 ws p g8 tma/tma pb2 rk"}},
-            7300);
-}
-
 // Ordered issue (oi): the consumers take turns issuing. With one temporary each m64 slab is
 // issued, waited for and promoted alone (256-row tiles: two slabs per consumer), with two it
 // keeps the pb2 chunks. Tails in M, N and K, M smaller than one tile (one consumer's rows are

@@ -191,19 +191,6 @@ TEST(GemmGpu, ClusterSplitKIsCorrect) {
       37, false);
 }
 
-// Rotated K order (rk): each tile's K loop starts at its own k-block and wraps. A partial last
-// k-block met mid-loop, several tiles per CTA, split-K, a multicast cluster, C with beta and
-// two-atom k-blocks.
-TEST(GemmGpu, RotatedKOrderIsCorrect) {
-  AUTOGEMM_REQUIRE_GPU();
-  run_forced_cases(
-      {{77, 1000, 2000, "64x64x64 s8 c1 ws p g8 tma/tma rk", 1.0f, 0.0f, DType::bf16},
-       {1000, 2112, 520, "128x128x64 s4 c2 ws p g8 cl2x1/b tma/tma rk", 0.5f, 2.0f, DType::bf16},
-       {200, 264, 1000, "128x64x64 s6 c2 ws p g8 tma/tma sk3 rk", 1.0f, -1.0f, DType::fp32},
-       {64, 2112, 7168, "64x32x128 s8 c1 ws p g8 tma/tma rk", 1.0f, 0.0f, DType::bf16}},
-      43, false);
-}
-
 // Tail split (ts): the last, partial wave's tiles computed as K ranges into fp32 partial tiles,
 // summed by the second kernel. Tails in M, N and K, alpha and beta with C, fp32 output, a
 // cluster, N = 1100 bf16 (rows end mid 16-byte chunk: whole tiles take the plain-store

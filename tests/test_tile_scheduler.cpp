@@ -39,7 +39,6 @@ struct TestConfig {
   static constexpr int n = N, k = K, split_k = SPLIT_K, tail_split = TAIL_SPLIT;
   static constexpr bool raster_along_n = ALONG_N;
   static constexpr int raster_group = GROUP;
-  static constexpr bool rotate_k = false;
 };
 
 // Runs the scheduler of every CTA of the grid the launcher would launch on `slots` cluster

@@ -52,9 +52,6 @@ struct GemmConfig {
                                    // the tensor pipe runs one consumer's group while the other
                                    // promotes; with one temporary each m64 slab is issued, waited
                                    // for and promoted on its own (one slab-sized temporary)
-  bool rotate_k = false;           // each tile's K loop starts at k-block (tile index mod k-blocks)
-                                   // and wraps, so the CTAs of a wave read different A lines at
-                                   // once (decode shapes, where every CTA reads all of A)
   bool n_tail_kernel = false;      // the last, narrow column of tiles (N mod block_n columns,
                                    // at most block_n / 2) runs as a second, narrower kernel
                                    // that starts on the SMs the main kernel frees (programmatic
@@ -66,7 +63,7 @@ struct GemmConfig {
   int smem_bytes = 0;              // dynamic shared memory the kernel needs (derived)
   Instruction instruction = Instruction::wgmma;
 
-  // Short human-readable id: "128x256x64 s4 c2 ws p g8 cl2x1/b tma/tma" (+ " ck4", " sk4", " ts8", " pb2", " oi", " rk", " ntk", " pdlw").
+  // Short human-readable id: "128x256x64 s4 c2 ws p g8 cl2x1/b tma/tma" (+ " ck4", " sk4", " ts8", " pb2", " oi", " ntk", " pdlw").
   std::string describe() const;
   // The inverse of describe() (fields it omits keep their defaults: not warp-specialised, not
   // persistent, raster group 1, no cluster). Throws InvalidArgument naming the bad token.

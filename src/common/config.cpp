@@ -49,7 +49,6 @@ std::string GemmConfig::describe() const {
   if (tail_split > 1) s += fmt::format(" ts{}", tail_split);
   if (promotion_buffers > 1) s += fmt::format(" pb{}", promotion_buffers);
   if (ordered_issue) s += " oi";
-  if (rotate_k) s += " rk";
   if (n_tail_kernel) s += " ntk";
   if (waits_for_primary) s += " pdlw";
   return s;
@@ -91,8 +90,6 @@ GemmConfig GemmConfig::parse(std::string_view text) {
       c.persistent = true;
     } else if (token == "oi") {
       c.ordered_issue = true;
-    } else if (token == "rk") {
-      c.rotate_k = true;
     } else if (token == "ntk") {
       c.n_tail_kernel = true;
     } else if (token == "pdlw") {

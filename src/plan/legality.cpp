@@ -88,9 +88,6 @@ std::string path_violation(const GemmProblem& problem, const GemmConfig& config,
                          "for layout nt (A and B K-major)",
                          to_string(problem.layout));
   }
-  if (config.rotate_k && !(config.warp_specialized && config.load_path == LoadPath::tma))
-    return "rotate_k without the warp-specialised TMA producer: the K order is the producer "
-           "warpgroup's (the inline and threads load paths walk K in order)";
   const bool uses_tma = config.load_path == LoadPath::tma || config.store_path == StorePath::tma;
   if (!uses_tma) return {};
   if (!has_tma(device))

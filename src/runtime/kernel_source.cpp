@@ -70,8 +70,6 @@ void check_kernel_config(const GemmProblem& p, const GemmConfig& c) {
     bad("block_n", c.block_n, "MN-major B is loaded in 64-column slabs");
   if (c.raster_group < 1) bad("raster_group", c.raster_group, "must be >= 1");
   if (c.split_k < 1) bad("split_k", c.split_k, "must be >= 1");
-  if (c.rotate_k && !(c.warp_specialized && c.load_path == LoadPath::tma))
-    bad("rotate_k", 1, "the K order is the producer warpgroup's: needs warp_specialized and TMA loads");
   if (c.split_k > 1 && (!c.warp_specialized || c.store_path != StorePath::tma))
     bad("split_k", c.split_k, "split-K needs the warp-specialised kernel with TMA stores");
   if (auto why = plan::tail_split_violation(c); !why.empty())
@@ -111,8 +109,7 @@ jit::KernelSource gemm_kernel_source(const GemmProblem& p, const GemmConfig& c) 
              (c.cluster_k > 1 ? fmt::format("_ck{}", c.cluster_k) : std::string()) +
              (c.split_k > 1 ? fmt::format("_sk{}", c.split_k) : std::string()) +
              (c.tail_split > 1 ? fmt::format("_ts{}", c.tail_split) : std::string()) +
-             (c.rotate_k ? "_rk" : "") + (c.n_tail_kernel ? "_ntk" : "") +
-             (c.waits_for_primary ? "_pdlw" : "");
+             (c.n_tail_kernel ? "_ntk" : "") + (c.waits_for_primary ? "_pdlw" : "");
   src.name += input_type_name_suffix(p, c);   // FP8: B type and scaling; empty for 16-bit
   const bool traced = !tile_trace_path().empty();
   if (traced) src.name += "_trace";
@@ -133,7 +130,6 @@ jit::KernelSource gemm_kernel_source(const GemmProblem& p, const GemmConfig& c) 
       "  static constexpr bool a_k_major = {akm}, b_k_major = {bkm}, in_fp16 = {fp16};\n"
       "  static constexpr int out_kind = {out}, out_bytes = {out_bytes};\n"
       "  static constexpr int n = {n}, k = {k}, split_k = {split_k}, tail_split = {tail_split};\n"
-      "  static constexpr bool rotate_k = {rotate_k};\n"
       "  static constexpr int producer_regs = {preg}, consumer_regs = {creg};\n"
       "  static constexpr bool launch_dependents = {launch_dependents};\n"
       "  static constexpr bool waits_for_primary = {waits_for_primary};\n"
@@ -155,7 +151,6 @@ jit::KernelSource gemm_kernel_source(const GemmProblem& p, const GemmConfig& c) 
       fmt::arg("bkm", !b_mn), fmt::arg("fp16", p.a_type == DType::fp16), fmt::arg("out", out),
       fmt::arg("out_bytes", out_bytes), fmt::arg("n", p.n), fmt::arg("k", p.k),
       fmt::arg("split_k", c.split_k), fmt::arg("tail_split", c.tail_split),
-      fmt::arg("rotate_k", c.rotate_k),
       fmt::arg("preg", kProducerRegisters), fmt::arg("creg", kConsumerRegisters),
       fmt::arg("launch_dependents", c.n_tail_kernel),
       fmt::arg("waits_for_primary", c.waits_for_primary), fmt::arg("mma", mma));

@@ -48,9 +48,8 @@ __device__ void produce_scales(const SharedStorage<Cfg>& smem, const GemmParams&
     const int first_block = min(n_tile * Cfg::block_n / kScaleBlock, kNBlocks - 1);
     const int b_block = min(first_block + (lane == 1 ? 1 : 0), kNBlocks - 1);
     const float* b_row = params.scale_b + static_cast<long long>(b_block) * kKBlocks;
-    int k_block = scheduler.k_first_loaded();   // the TMA thread's order (rotate_k)
 #pragma unroll 1
-    for (int loaded = k_begin; loaded < k_end; ++loaded) {
+    for (int k_block = k_begin; k_block < k_end; ++k_block) {
       ptx::mbarrier_wait(smem.empty(write.stage), write.phase ^ 1);
       float* a_dst = smem.scale_a(write.stage);
 #pragma unroll
@@ -60,7 +59,6 @@ __device__ void produce_scales(const SharedStorage<Cfg>& smem, const GemmParams&
       if (lane < 2) ptx::cp_async_4(smem.scale_b(write.stage) + lane, b_row + k_block, true);
       ptx::cp_async_mbarrier_arrive_noinc(smem.full(write.stage));
       write.template advance<Cfg::num_stages>();
-      if (++k_block == k_end) k_block = k_begin;
     }
   }
 }

@@ -6,8 +6,7 @@
 // cluster_m, cluster_n, multicast (0 none, 1 a, 2 b), persistent, raster_group, raster_along_n,
 // tma_load, tma_store, a_k_major, b_k_major, in_fp16, out_kind (0 bf16, 1 fp16, 2 fp32),
 // out_bytes, n, k (problem N and K baked in; M is a run-time value), producer_regs,
-// consumer_regs, split_k, tail_split (plan/tail_split.hpp), rotate_k (tile_scheduler.cuh), and
-// `mma(acc, desc_a, desc_b)`:
+// consumer_regs, split_k, tail_split (plan/tail_split.hpp), and `mma(acc, desc_a, desc_b)`:
 // one wgmma.m64n{block_n}k16 instruction.
 // FP8: in_bytes (2 or 1), scaling (fp8_scales.cuh kScaling*), ordered_issue (gemm_kernel.cuh,
 // consumers take turns issuing) and promotion_buffers (1 or 2,

@@ -94,16 +94,14 @@ __device__ void produce_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
   int m_tile, n_tile;
   while (scheduler.next_tile(m_tile, n_tile)) {
     const int k_begin = scheduler.k_begin(), k_end = scheduler.k_end();
-    int k_block = scheduler.k_first_loaded();
     // Not unrolled: fully unrolled (16 k-blocks, e.g. K = 1024 bf16 / 2048 fp8) the loop needs
     // more than the producer's 40 registers and spills.
 #pragma unroll 1
-    for (int loaded = k_begin; loaded < k_end; ++loaded) {
+    for (int k_block = k_begin; k_block < k_end; ++k_block) {
       // A fresh barrier's "preceding phase" counts as complete, so the first lap never waits.
       ptx::mbarrier_wait(smem.empty(write.stage), write.phase ^ 1);
       issue_stage_loads(smem, write.stage, tmap_a, tmap_b, m_tile, n_tile, k_block, cta_rank);
       write.template advance<Cfg::num_stages>();
-      if (++k_block == k_end) k_block = k_begin;   // rotate_k wraps to the range's start
     }
   }
 }

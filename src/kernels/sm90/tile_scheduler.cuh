@@ -30,7 +30,6 @@ struct TileScheduler {
   bool partial = false; // tail split: a K range of a tail tile, stored to the fp32 workspace
   int tail_index = 0;   // tail split: the CTA tile's index in the tail (workspace, coordinates)
   int k_first = 0, k_last = kNumKBlocks;
-  int k_start = 0;      // the first k-block loaded (rotate_k: the range is walked from here, wrapping)
 
   // Only the position is kept; the counts are recomputed from the kernel parameters (constant
   // memory) at each tile. The producer warps run with 40 registers, and the scale warp's eight
@@ -55,10 +54,6 @@ struct TileScheduler {
   // The k-blocks [k_begin(), k_end()) of the work item the last next_tile() returned.
   __device__ int k_begin() const { return k_first; }
   __device__ int k_end() const { return k_last; }
-  // The order the producer loads them in: from k_first_loaded() up to k_end() - 1, then from
-  // k_begin() (rotate_k; otherwise k_first_loaded() is k_begin()). The consumers take the
-  // stages as they come: every k-block is summed once, in the order loaded.
-  __device__ int k_first_loaded() const { return k_start; }
 
   // Both CTAs of a cluster get the same cluster tile, so they iterate equally often; a CTA tile
   // past the edge (odd tile counts) still runs, with TMA zero-filling its loads and dropping
@@ -102,12 +97,6 @@ struct TileScheduler {
       k_first = split * kNumKBlocks / params.tail_splits;
       k_last = (split + 1) * kNumKBlocks / params.tail_splits;
     }
-    // rotate_k: work item i starts its K range at k-block i mod (range length), so the CTAs of a
-    // wave read different k-blocks at any moment instead of all the same A lines (decode
-    // shapes: every CTA reads all of A). Both CTAs of a cluster share the item, hence the order.
-    k_start = k_first;
-    if constexpr (Cfg::rotate_k)
-      if (k_last > k_first) k_start = k_first + item % (k_last - k_first);
     int major_count = Cfg::raster_along_n ? num_n_cluster_tiles : num_m_cluster_tiles;
     int minor_count = Cfg::raster_along_n ? num_m_cluster_tiles : num_n_cluster_tiles;
     const int group = Cfg::raster_group;
