@@ -31,6 +31,9 @@ namespace {
 
 constexpr int64_t kScaleBlock = 128;   // FP8 scale granularity along K (and N for B)
 constexpr int64_t kGuardRows = 2;
+// The case tables' vocabulary: scaling, D's type and the input type.
+constexpr Scaling blk = Scaling::block_1x128_128x128, pt = Scaling::per_tensor;
+constexpr DType bf16 = DType::bf16, e4 = DType::e4m3;
 
 struct Fp8Case {
   int64_t m, n, k;
@@ -238,7 +241,6 @@ void run_cases(const std::vector<Fp8Case>& cases, uint64_t seed) {
 
 TEST(Fp8GemmGpu, PublicSuiteShapes) {
   AUTOGEMM_REQUIRE_GPU();
-  const Scaling pt = Scaling::per_tensor;
   run_cases({{64, 2112, 7168},
              {64, 2112, 7168, pt},
              {128, 7168, 2048},
@@ -289,8 +291,6 @@ TEST(Fp8GemmGpu, TilesStraddlingBScaleBlocks) {
 // only, since block scales are copied by the producer warpgroup).
 TEST(Fp8GemmGpu, Schedules) {
   AUTOGEMM_REQUIRE_GPU();
-  const Scaling blk = Scaling::block_1x128_128x128;
-  const DType bf16 = DType::bf16, e4 = DType::e4m3;
   run_cases({{512, 1024, 2048, blk, bf16, e4, 1.0f, 0.0f, "128x128x128 s5 c2 ws p g8 cl2x1/b tma/tma"},
              {128, 2112, 7168, blk, bf16, e4, 1.0f, 0.0f, "64x32x128 s8 c1 ws p g8 cl1x2/a tma/tma"},
              {64, 2112, 7168, blk, bf16, e4, 1.0f, 0.0f, "64x64x128 s8 c1 ws p g8 tma/tma sk4"},
@@ -305,8 +305,6 @@ TEST(Fp8GemmGpu, Schedules) {
 // per-tensor scaling, one and two temporaries.
 TEST(Fp8GemmGpu, ClusterSplitK) {
   AUTOGEMM_REQUIRE_GPU();
-  const Scaling blk = Scaling::block_1x128_128x128, pt = Scaling::per_tensor;
-  const DType bf16 = DType::bf16, e4 = DType::e4m3;
   run_cases({{64, 2112, 7168, blk, bf16, e4, 1.0f, 0.0f, "64x64x128 s8 c1 ws g8 tma/tma ck4 pb2"},
              {128, 2112, 7168, blk, bf16, e4, 1.0f, 0.0f, "64x32x128 s8 c1 ws g8 tma/tma ck2 pb2"},
              {1, 4096, 7040, blk, bf16, e4, 1.0f, 0.0f, "64x32x128 s8 c1 ws g8 tma/tma ck8 pb2"},
@@ -321,8 +319,6 @@ TEST(Fp8GemmGpu, ClusterSplitK) {
 // pairing: plan/legality.cpp).
 TEST(Fp8GemmGpu, OverlappedPromotion) {
   AUTOGEMM_REQUIRE_GPU();
-  const Scaling blk = Scaling::block_1x128_128x128, pt = Scaling::per_tensor;
-  const DType bf16 = DType::bf16, e4 = DType::e4m3;
   std::vector<Fp8Case> cases;
   for (int64_t k : {2048, 2176, 2560, 2816, 1536, 1920, 112, 272})
     cases.push_back({300, 1000, k, blk, bf16, e4, 1.0f, 0.0f, "128x128x128 s5 c2 ws p g8 tma/tma pb2"});
@@ -345,8 +341,6 @@ TEST(Fp8GemmGpu, OverlappedPromotion) {
 // cluster, per-tensor scaling and tiles straddling B scale blocks.
 TEST(Fp8GemmGpu, OrderedIssue) {
   AUTOGEMM_REQUIRE_GPU();
-  const Scaling blk = Scaling::block_1x128_128x128, pt = Scaling::per_tensor;
-  const DType bf16 = DType::bf16, e4 = DType::e4m3;
   std::vector<Fp8Case> cases;
   for (const char* config : {"256x128x128 s3 c2 ws p g8 tma/tma oi",
                              "128x128x128 s5 c2 ws p g8 tma/tma oi",
@@ -376,8 +370,6 @@ TEST(Fp8GemmGpu, OrderedIssue) {
 // must split a last wave on this GPU.
 TEST(Fp8GemmGpu, TailSplit) {
   AUTOGEMM_REQUIRE_GPU();
-  const Scaling blk = Scaling::block_1x128_128x128, pt = Scaling::per_tensor;
-  const DType bf16 = DType::bf16, e4 = DType::e4m3;
   const std::vector<Fp8Case> cases = {
       {2200, 2112, 7008, blk, bf16, e4, 1.0f, 0.0f, "128x128x128 s5 c2 ws p g8 cl2x1/b tma/tma ts8 pb2"},
       {2200, 2112, 7008, blk, bf16, e4, 1.0f, 0.0f, "256x128x128 s3 c2 ws p g8 cl2x1/b tma/tma ts8 oi"},
@@ -399,8 +391,6 @@ TEST(Fp8GemmGpu, TailSplit) {
 // output with alpha and beta, per-tensor scaling with a 16-column tail, a cluster.
 TEST(Fp8GemmGpu, NTailKernel) {
   AUTOGEMM_REQUIRE_GPU();
-  const Scaling blk = Scaling::block_1x128_128x128, pt = Scaling::per_tensor;
-  const DType bf16 = DType::bf16, e4 = DType::e4m3;
   run_cases({{1000, 2112, 1024, blk, bf16, e4, 1.0f, 0.0f, "128x128x128 s5 c2 ws p g8 tma/tma pb2 ntk"},
              {1100, 2112, 4096, blk, bf16, e4, 1.0f, 0.0f, "256x128x128 s3 c2 ws p g8 tma/tma oi ntk"},
              {300, 1056, 1040, blk, DType::fp32, e4, 0.5f, -1.25f, "128x128x128 s4 c2 ws p g8 tma/tma ntk"},
@@ -412,7 +402,6 @@ TEST(Fp8GemmGpu, NTailKernel) {
 // fp32 and fp16 outputs, alpha and beta with C, and B in e5m2.
 TEST(Fp8GemmGpu, OutputTypesAlphaBetaAndE5m2) {
   AUTOGEMM_REQUIRE_GPU();
-  const Scaling blk = Scaling::block_1x128_128x128, pt = Scaling::per_tensor;
   run_cases({{300, 1000, 1040, blk, DType::fp32, DType::e4m3, 0.5f, -1.25f},
              // fp16 overflows at 65504 and is subnormal below 6e-5: scales in [0.03, 1].
              {300, 1000, 1040, pt, DType::fp16, DType::e4m3, 1.0f, 0.0f, nullptr, 0.03, 1.0},
