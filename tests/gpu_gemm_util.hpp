@@ -34,10 +34,12 @@ inline std::pair<int64_t, int64_t> stored_b(const GemmProblem& p) {
 }
 
 // D gets `guard_rows` poisoned rows above and below and ldd padded past N; when `padded_ld`,
-// A, B and C are given leading dimensions larger than their rows too.
+// A, B and C are given leading dimensions larger than their rows too. `stream`: where the GEMM
+// runs (the inputs are ready on the device before it starts).
 inline GemmCheck run_and_check(GemmProblem p, float alpha, float beta, uint64_t seed,
                                std::optional<GemmConfig> config = std::nullopt,
-                               bool padded_ld = false, int autotune = 0) {
+                               bool padded_ld = false, int autotune = 0,
+                               cudaStream_t stream = nullptr) {
   const int64_t guard_rows = 2;
   const auto [a_rows, a_len] = stored_a(p);
   const auto [b_rows, b_len] = stored_b(p);
@@ -69,7 +71,8 @@ inline GemmCheck run_and_check(GemmProblem p, float alpha, float beta, uint64_t 
   GemmOptions options;
   options.config = config;
   options.autotune = autotune;
-  GemmReport r = gemm(p, ops, nullptr, options);
+  if (stream != nullptr) cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize before gemm");
+  GemmReport r = gemm(p, ops, stream, options);
   GemmProblem ref_problem = p;
   ref_problem.reads_c = beta != 0.0f;
   bench::reference_gemm(ref_problem, ops, static_cast<double*>(ref.get()), nullptr);

@@ -3,7 +3,11 @@
 // leading dimensions and random shapes with tails, each checked against a float64 reference.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
 #include <random>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "autogemm/errors.hpp"
@@ -176,6 +180,70 @@ TEST(GemmGpu, SplitKIsCorrect) {
       31, false);
 }
 
+// Split-K sums inside the kernel: the last split of each tile to arrive adds the others' slots
+// in split order, so which split arrives last must not change a bit of D, and the arrival
+// counters must be left zero for the next call on the stream (a counter left at 1 would make
+// no split the last one: D unwritten). Same inputs, three calls, bitwise equal.
+TEST(GemmGpu, SplitKIsDeterministicAndRepeatable) {
+  AUTOGEMM_REQUIRE_GPU();
+  const GemmProblem p = problem(200, 1000, 4000);
+  const GemmConfig config = GemmConfig::parse("128x64x64 s6 c2 ws p g8 tma/tma sk4");
+  bench::DeviceBuffer a(size_t(p.m) * p.k * 2), b(size_t(p.n) * p.k * 2);
+  bench::fill_random(a.get(), size_t(p.m) * p.k, p.a_type, 61);
+  bench::fill_random(b.get(), size_t(p.n) * p.k, p.b_type, 62);
+  std::vector<std::vector<double>> results;
+  for (int call = 0; call < 3; ++call) {
+    bench::DeviceBuffer d(size_t(p.m) * p.n * 2);
+    bench::fill_poison(d.get(), size_t(p.m) * p.n, p.d_type);
+    GemmOperands ops;
+    ops.a = a.get();
+    ops.b = b.get();
+    ops.d = d.get();
+    GemmOptions options;
+    options.config = config;
+    gemm(p, ops, nullptr, options);
+    cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    results.push_back(bench::download_as_double(d.get(), size_t(p.m) * p.n, p.d_type));
+  }
+  int64_t poisoned = 0, differing = 0;
+  for (size_t i = 0; i < results[0].size(); ++i) {
+    poisoned += std::isnan(results[0][i]) ? 1 : 0;
+    for (int call = 1; call < 3; ++call)
+      differing += std::memcmp(&results[0][i], &results[size_t(call)][i], sizeof(double)) != 0;
+  }
+  EXPECT_EQ(poisoned, 0);
+  EXPECT_EQ(differing, 0);
+}
+
+// Each stream has its own arrival counters: split-K calls on four streams at once, from four
+// threads, three calls each with different tile counts, all correct.
+TEST(GemmGpu, SplitKOnSeveralStreamsAtOnce) {
+  AUTOGEMM_REQUIRE_GPU();
+  std::vector<autogemm::testing::GemmCheck> checks(4);
+  std::vector<std::string> errors(4);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([t, &checks, &errors] {
+      try {
+        cudaStream_t stream = nullptr;
+        cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+        for (int rep = 0; rep < 3; ++rep)
+          checks[size_t(t)] = run_and_check(problem(64 + 32 * t, 512 + 128 * rep, 3000), 1.0f,
+                                            0.0f, 300 + 10 * t + rep,
+                                            GemmConfig::parse("64x64x64 s8 c1 ws p g8 tma/tma sk4"),
+                                            false, 0, stream);
+        cuda_check(cudaStreamDestroy(stream), "cudaStreamDestroy");
+      } catch (const std::exception& e) {
+        errors[size_t(t)] = e.what();
+      }
+    });
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < 4; ++t) {
+    EXPECT_EQ(errors[size_t(t)], "") << "thread " << t;
+    AUTOGEMM_EXPECT_GEMM_OK(checks[size_t(t)], "thread " << t);
+  }
+}
+
 // Cluster split-K (ck): the CTAs of a cluster compute K ranges of one tile and the first sums
 // them from its shared memory. Tails in M, N and K (uneven ranges: 2000 / 64 = 31.25 k-blocks
 // over 4 CTAs), alpha and beta with C, fp32 and fp16 output, two consumers, clusters of 2, 4
@@ -238,7 +306,7 @@ TEST(GemmGpu, NTailKernelIsCorrect) {
 TEST(GemmGpu, RaggedNStaysInsideD) {
   AUTOGEMM_REQUIRE_GPU();
   // N * 2 bytes not a multiple of 16: TMA stores would write up to the next 16-byte boundary
-  // of each row, so these must take the plain-store epilogue (or split-K's padded workspace);
+  // of each row, so these must take the plain-store epilogue (split-K's too);
   // run_and_check pads ldd and checks every padding column stays poisoned.
   for (int64_t n : {int64_t(1004), int64_t(130), int64_t(2100)})
     for (Layout layout : {Layout::nt, Layout::tt}) {

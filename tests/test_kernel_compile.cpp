@@ -121,8 +121,8 @@ TEST(KernelCompile, ClusterSplitKConfigurations) {
 }
 
 // Tail split (ts): the whole-tile and the split-range paths in one kernel, 16-bit and FP8 (two
-// temporaries, and ordered issue with 256-row tiles), plus the second kernels that finish tail
-// and split-K sums.
+// temporaries, and ordered issue with 256-row tiles), plus the second kernel that finishes the
+// tail's sums.
 TEST(KernelCompile, TailSplitConfigurations) {
   for (const char* config : {"128x128x64 s4 c2 ws p g8 cl2x1/b tma/tma ts8",
                              "64x128x64 s6 c1 ws p g8 tma/tma ts6"}) {
@@ -132,7 +132,6 @@ TEST(KernelCompile, TailSplitConfigurations) {
     EXPECT_NE(k.ptx.find("st.global.v2.f32"), std::string::npos);   // the partial tiles
   }
   compile_helper_kernel("sm90/tail_split_reduce.cuh", "autogemm_tail_split_reduce");
-  compile_helper_kernel("sm90/split_k_reduce.cuh", "autogemm_split_k_reduce");
 }
 
 // --- FP8 (block-scaled and per-tensor): the same kernel with promotion (fp8_promotion.cuh) ---

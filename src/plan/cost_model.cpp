@@ -93,11 +93,17 @@ constexpr double kOverlappedPromotionChunk = 8;
 // L1 wavefronts at 79%), and 256-row tiles gain less than their L2 traffic says: 256x128
 // measured level with 128x128 and 256x64 19% behind (notes.md section 14).
 constexpr double kSmemBytesPerClock = 128;
-// ---- A second kernel behind the main one (split-K's finalize, the tail split's finish) ----
+// ---- A second kernel behind the main one (the tail split's finish) ----
 // Its launch behind the main kernel, its prologue and its drain, before the bytes it reads
-// (counted separately). Calibrated on split-K at the H100 decode rows (notes.md section 19):
-// it was 2 us, which made the planner split 64 x 2112 x 7168 and lose 20% there.
+// (counted separately). Calibrated on split-K's former finalize kernel at the H100 decode rows
+// (notes.md section 19): it was 2 us, which made the planner split 64 x 2112 x 7168 and lose
+// 20% there.
 constexpr double kSecondKernelUs = 5.0;
+// ---- Split-K summed inside the kernel (kernels/sm90/split_k_reduce.cuh) ----
+// After its main loop every split stores its fp32 tile into L2, fences and counts its arrival;
+// the last one reads the others back. A first guess before measuring (notes.md section 21):
+// one L2 round trip for the fence and the count and one for the loads, under load.
+constexpr double kSplitKReduceLatencyUs = 1.0;
 // ---- Cluster split-K (kernels/sm90/cluster_reduce.cuh) ----
 // The cluster's other CTAs store their fp32 partial tiles into the first CTA's shared memory
 // through the SM-to-SM network, which then adds them; NVIDIA publishes no distributed
@@ -325,10 +331,6 @@ Prediction predict(const GemmProblem& problem, const GemmConfig& config, const G
 
   // ---- DRAM ----
   p.dram_bytes = dram_bytes(problem, config, tiles_m, tiles_n, resident, p.waves, device);
-  // Split-K writes split_k fp32 partial planes and the finalize kernel reads them back.
-  const double workspace_bytes =
-      config.split_k > 1 ? 2.0 * double(split_k) * double(problem.m) * problem.n * 4.0 : 0.0;
-  p.dram_bytes += workspace_bytes;
   const double rate = dram_rate(device);
   p.memory_us = rate > 0 ? p.dram_bytes / rate : 0;
 
@@ -364,11 +366,12 @@ Prediction predict(const GemmProblem& problem, const GemmConfig& config, const G
                              (problem.reads_c ? 2 : 1) / sm_l2_rate;
   p.fixed_us = kLaunchUs + (config.persistent ? fill_us : double(p.waves) * fill_us) +
                double(p.waves) * epilogue_us;
-  // The finalize kernel: a second launch back to back plus reading the planes. Measured on the
-  // H100 (notes.md section 19): 64 x 2112 x 7168 64x32 sk2 ran 16.1-16.9 us where 64x32 without
-  // the split ran 13.6-13.9, although its main loop is half as long; cuBLASLt's own split-K
-  // reduce kernel alone takes 4.3 us there (section 17, kernel-times-decode.log).
-  if (config.split_k > 1) p.fixed_us += kSecondKernelUs + workspace_bytes / 2 / rate;
+  // Split-K: each split's SM writes its fp32 tile and the last one reads the other split_k - 1
+  // back, through the SM's L2 port (the partial tiles are small enough to stay in L2: splits
+  // are only offered where the tiles leave SMs idle).
+  if (config.split_k > 1)
+    p.fixed_us += kSplitKReduceLatencyUs +
+                  double(config.split_k) * config.block_m * config.block_n * 4.0 / sm_l2_rate;
   // Cluster split-K: per wave, the first CTA of each cluster receives cluster_k - 1 fp32 tiles.
   if (cluster_k > 1)
     p.fixed_us += double(p.waves) *

@@ -233,10 +233,8 @@ Plan plan_gemm(const GemmProblem& problem, const GpuInfo& device) {
         tile.num_consumers = num_consumers;
         tile.warp_specialized = true;
         tile.load_path = LoadPath::tma;
-        // Split-K stores fp32 partial tiles into a padded workspace (always TMA); otherwise a
-        // ragged right edge of D needs plain stores (d_rows_end_mid_chunk).
-        tile.store_path = d_rows_end_mid_chunk(problem) && split_k == 1 ? StorePath::threads
-                                                                       : StorePath::tma;
+        // A ragged right edge of D needs plain stores (d_rows_end_mid_chunk).
+        tile.store_path = d_rows_end_mid_chunk(problem) ? StorePath::threads : StorePath::tma;
         const int stages = plan::max_stages_that_fit(problem, tile, device, plan::kMaxStages);
         tile.num_stages = stages > 0 ? stages : 2;  // 2 does not fit: rejected with its size
         tile.smem_bytes = gemm_smem_bytes(problem, tile);

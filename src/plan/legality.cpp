@@ -20,8 +20,7 @@ namespace autogemm {
 
 int gemm_smem_bytes(const GemmProblem& problem, const GemmConfig& config) {
   const bool stage_d = config.store_path == StorePath::tma;
-  // Split-K stages fp32 partial tiles whatever D's type.
-  const int out_bytes = config.split_k > 1 ? 4 : dtype_bytes(problem.d_type);
+  const int out_bytes = dtype_bytes(problem.d_type);
   const bool stage_scales = dtype_bytes(problem.a_type) == 1 &&
                             problem.scaling == Scaling::block_1x128_128x128;
   return sm90::make_smem_layout(config.block_m, config.block_n, config.block_k, config.num_stages,

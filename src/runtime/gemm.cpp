@@ -204,8 +204,7 @@ GemmReport gemm(const GemmProblem& problem_in, const GemmOperands& operands, cud
     if (auto why = plan::n_tail_violation(problem, report.config); !why.empty())
       throw InvalidArgument("options.config", report.config.describe(), why);
     report.reason = "configuration given by the caller";
-    if (d_rows_end_mid_chunk(problem) && report.config.split_k == 1 &&
-        report.config.store_path == StorePath::tma) {
+    if (d_rows_end_mid_chunk(problem) && report.config.store_path == StorePath::tma) {
       // TMA would write past N up to the next 16-byte boundary: store D with plain stores.
       report.config.store_path = StorePath::threads;
       report.config.smem_bytes = gemm_smem_bytes(problem, report.config);

@@ -70,8 +70,6 @@ void check_kernel_config(const GemmProblem& p, const GemmConfig& c) {
     bad("block_n", c.block_n, "MN-major B is loaded in 64-column slabs");
   if (c.raster_group < 1) bad("raster_group", c.raster_group, "must be >= 1");
   if (c.split_k < 1) bad("split_k", c.split_k, "must be >= 1");
-  if (c.split_k > 1 && (!c.warp_specialized || c.store_path != StorePath::tma))
-    bad("split_k", c.split_k, "split-K needs the warp-specialised kernel with TMA stores");
   if (auto why = plan::tail_split_violation(c); !why.empty())
     throw InvalidArgument("config.tail_split", std::to_string(c.tail_split), why);
   if (auto why = plan::cluster_k_violation(p, c); !why.empty())
@@ -92,9 +90,8 @@ int gemm_threads_per_cta(const GemmConfig& c) {
 
 jit::KernelSource gemm_kernel_source(const GemmProblem& p, const GemmConfig& c) {
   check_kernel_config(p, c);
-  // Split-K kernels write fp32 partial tiles; a second kernel converts (runtime/split_k.cpp).
-  const int out = c.split_k > 1 ? out_kind(DType::fp32) : out_kind(p.d_type);
-  const int out_bytes = c.split_k > 1 ? 4 : dtype_bytes(p.d_type);
+  const int out = out_kind(p.d_type);
+  const int out_bytes = dtype_bytes(p.d_type);
   const bool a_mn = !a_is_k_major(p.layout), b_mn = !b_is_k_major(p.layout);
   // in_bytes, scaling and the wgmma wrapper (k16, or k32 with scale-d for FP8).
   const std::string mma = input_type_members(p, c);

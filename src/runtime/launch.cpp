@@ -142,28 +142,25 @@ AScales a_scales_for(const GemmProblem& p, const GemmConfig& c, const GemmOperan
   return s;
 }
 
-// One GEMM kernel (and its split-K or tail-split finish). `programmatic`: launched as a
+// One GEMM kernel (and its tail-split finish). `programmatic`: launched as a
 // programmatic dependent of the kernel before it on the stream (the n-tail kernel).
 LaunchShape launch_one(const GemmProblem& p, const GemmConfig& c, const GemmOperands& o,
                        const AScales& a_scales, bool programmatic, cudaStream_t stream) {
   const PreparedKernel& k = prepare(p, c);
-  // Split-K: the GEMM kernel writes raw fp32 partial sums (alpha 1, no C) into a workspace
-  // that lives on the stream (cudaMallocAsync: stream-ordered, so concurrent calls on other
-  // streams get their own, and the pool makes repeats cheap); split_k_reduce finishes D.
-  float* workspace = nullptr;
-  if (c.split_k > 1)
-    cuda_check(cudaMallocAsync(reinterpret_cast<void**>(&workspace),
-                               size_t(c.split_k) * size_t(p.m) *
-                                   size_t(split_k_workspace_ld(p)) * sizeof(float),
-                               stream),
-               "cudaMallocAsync(split-K workspace)");
-  const GemmTensorMaps maps = make_gemm_tensor_maps(p, c, o, workspace);
-  const bool split = c.split_k > 1;
-  sm90::GemmParams params{static_cast<int>(p.m), split ? 1.0f : o.alpha, split ? 0.0f : o.beta,
-                          o.a, o.b, o.c, o.d, p.lda_or_packed(), p.ldb_or_packed(),
-                          p.ldc_or_packed(), p.ldd_or_packed(), a_scales.pointer, o.scale_b,
-                          a_scales.strides.row, a_scales.strides.k_block, nullptr, nullptr, 0, 1,
-                          nullptr, 0};
+  const GemmTensorMaps maps = make_gemm_tensor_maps(p, c, o);
+  sm90::GemmParams params{static_cast<int>(p.m), o.alpha, o.beta, o.a, o.b, o.c, o.d,
+                          p.lda_or_packed(), p.ldb_or_packed(), p.ldc_or_packed(),
+                          p.ldd_or_packed(), a_scales.pointer, o.scale_b, a_scales.strides.row,
+                          a_scales.strides.k_block, nullptr, nullptr, 0, 1, nullptr, 0, nullptr,
+                          nullptr};
+  // Split-K: the splits meet in a workspace and the last one of each tile stores it
+  // (kernels/sm90/split_k_reduce.cuh).
+  SplitKWorkspace split_workspace;
+  if (c.split_k > 1) {
+    split_workspace = acquire_split_k_workspace(p, c, stream);
+    params.split_k_partials = split_workspace.partials;
+    params.split_k_counters = split_workspace.counters;
+  }
 
   const int64_t cluster_tiles = plan::cluster_work_items(p, c);
   // Clusters that run at once: the persistent grid, and the tail split's wave.
@@ -218,10 +215,7 @@ LaunchShape launch_one(const GemmProblem& p, const GemmConfig& c, const GemmOper
                 "cuLaunchKernelEx(gemm)");
   if (trace.records != nullptr) write_tile_trace(trace, p, c, stream);
   if (tail.splits > 1) finish_tail_split(p, o, c, tail_workspace, stream);
-  if (split) {
-    split_k_reduce(p, o, workspace, c.split_k, stream);
-    cuda_check(cudaFreeAsync(workspace, stream), "cudaFreeAsync(split-K workspace)");
-  }
+  if (split_workspace.partials != nullptr) release_split_k_workspace(split_workspace, stream);
   return {static_cast<int>(grid), k.threads, k.smem_bytes, k.cluster_size};
 }
 

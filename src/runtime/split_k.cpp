@@ -3,29 +3,85 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <mutex>
+#include <utility>
 
-#include "kernels/sm90/split_k_params.cuh"
-#include "runtime/finish_output.hpp"
-#include "runtime/simple_launch.hpp"
+#include "autogemm/errors.hpp"
+#include "runtime/cuda_check.hpp"
 
 namespace autogemm::runtime {
 
-void split_k_reduce(const GemmProblem& p, const GemmOperands& o, const float* workspace,
-                    int split_k, cudaStream_t stream) {
-  SplitKReduceParams params{};
-  params.workspace = workspace;
-  params.m = p.m;
-  params.n = p.n;
-  params.workspace_ld = split_k_workspace_ld(p);
-  params.split_k = split_k;
-  params.out = finish_output_params(p, o);
-  const long long pairs = p.m * ((p.n + 1) / 2);
-  SimpleGrid grid;
-  grid.block_x = 256;
-  // A few waves of 256-thread blocks over 132 SMs; the loop strides over the rest.
-  grid.grid_x = static_cast<unsigned>(std::clamp<long long>((pairs + 255) / 256, 1, 132 * 8));
-  launch_simple_kernel("sm90/split_k_reduce.cuh", "autogemm_split_k_reduce", grid, &params, stream,
-                       fmt::format("split-K reduce {} x {} x {} splits", p.m, p.n, split_k));
+SplitKWorkspaceSize split_k_workspace_size(const GemmProblem& p, const GemmConfig& c) {
+  const auto padded_tiles = [](int64_t extent, int block, int cluster) {
+    const int64_t tiles = (extent + block - 1) / block;
+    return (tiles + cluster - 1) / cluster * cluster;
+  };
+  SplitKWorkspaceSize size;
+  size.counters = padded_tiles(p.m, c.block_m, c.cluster_m) *
+                  padded_tiles(p.n, c.block_n, c.cluster_n) * c.num_consumers;
+  size.partial_floats =
+      size.counters * c.split_k * int64_t(c.block_m / c.num_consumers) * c.block_n;
+  return size;
+}
+
+namespace {
+
+struct Counters {
+  unsigned* pointer = nullptr;
+  int64_t capacity = 0;
+};
+
+// The stream's counters, at least `needed` of them. Kernels on one stream run one after the
+// other, and each leaves its counters zero, so the stream's calls can share them; calls on
+// other streams may run at the same time and get their own.
+unsigned* stream_counters(int64_t needed, cudaStream_t stream) {
+  static std::mutex mutex;
+  static std::map<std::pair<int, unsigned long long>, Counters> by_stream;
+  int device = 0;
+  cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+  unsigned long long stream_id = 0;
+  cuda_check(cudaStreamGetId(stream, &stream_id), "cudaStreamGetId");
+  std::lock_guard<std::mutex> lock(mutex);
+  Counters& counters = by_stream[{device, stream_id}];
+  if (counters.capacity >= needed) return counters.pointer;
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  cuda_check(cudaStreamIsCapturing(stream, &capture), "cudaStreamIsCapturing");
+  if (capture != cudaStreamCaptureStatusNone)
+    throw InvalidArgument("stream", fmt::format("{} (capturing)", static_cast<void*>(stream)),
+                          fmt::format("split-K needs {} arrival counters on this stream and has {}; "
+                                      "they are allocated outside graph capture: make one "
+                                      "split-K call of this size on the stream before capturing",
+                                      needed, counters.capacity));
+  // Stream-ordered: the old buffer is freed after the kernels already queued that use it.
+  const int64_t capacity = std::max<int64_t>(needed, 4096);
+  unsigned* grown = nullptr;
+  cuda_check(cudaMallocAsync(reinterpret_cast<void**>(&grown), size_t(capacity) * sizeof(unsigned),
+                             stream),
+             "cudaMallocAsync(split-K counters)");
+  cuda_check(cudaMemsetAsync(grown, 0, size_t(capacity) * sizeof(unsigned), stream),
+             "cudaMemsetAsync(split-K counters)");
+  if (counters.pointer != nullptr)
+    cuda_check(cudaFreeAsync(counters.pointer, stream), "cudaFreeAsync(split-K counters)");
+  counters = {grown, capacity};
+  return grown;
+}
+
+}  // namespace
+
+SplitKWorkspace acquire_split_k_workspace(const GemmProblem& p, const GemmConfig& c,
+                                          cudaStream_t stream) {
+  const SplitKWorkspaceSize size = split_k_workspace_size(p, c);
+  SplitKWorkspace w;
+  w.counters = stream_counters(size.counters, stream);
+  cuda_check(cudaMallocAsync(reinterpret_cast<void**>(&w.partials),
+                             size_t(size.partial_floats) * sizeof(float), stream),
+             "cudaMallocAsync(split-K partial sums)");
+  return w;
+}
+
+void release_split_k_workspace(const SplitKWorkspace& w, cudaStream_t stream) {
+  cuda_check(cudaFreeAsync(w.partials, stream), "cudaFreeAsync(split-K partial sums)");
 }
 
 }  // namespace autogemm::runtime

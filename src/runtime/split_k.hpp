@@ -1,17 +1,34 @@
 #pragma once
-// Split-K's second kernel: D = alpha * (sum of the fp32 partial planes) + beta * C.
+// Split-K's workspace (kernels/sm90/split_k_reduce.cuh sums the splits inside the GEMM kernel):
+// the splits' fp32 slots, allocated on the stream for each call, and the arrival counters, one
+// zeroed buffer per (device, stream) that every call leaves zero again.
 #include <cuda_runtime_api.h>
 
-#include "autogemm/gemm.hpp"
+#include <cstdint>
+
+#include "autogemm/config.hpp"
 #include "autogemm/problem.hpp"
 
 namespace autogemm::runtime {
 
-// Row length of a workspace plane in floats: N rounded up to 16 bytes (TMA's stride rule; the
-// store may also fill the rounding, which stays inside the row).
-inline int64_t split_k_workspace_ld(const GemmProblem& p) { return (p.n + 3) / 4 * 4; }
+struct SplitKWorkspaceSize {
+  int64_t counters = 0;         // one per (CTA tile of the cluster-padded grid, consumer)
+  int64_t partial_floats = 0;   // split_k slots of (block_m / num_consumers) x block_n per counter
+};
 
-void split_k_reduce(const GemmProblem& problem, const GemmOperands& operands,
-                    const float* workspace, int split_k, cudaStream_t stream);
+// What `config` (split_k > 1) needs for `problem`; the kernel indexes both with the same numbers.
+SplitKWorkspaceSize split_k_workspace_size(const GemmProblem& problem, const GemmConfig& config);
+
+struct SplitKWorkspace {
+  float* partials = nullptr;     // the call's: free with release_split_k_workspace
+  unsigned* counters = nullptr;  // the stream's: kept
+};
+
+// Slots from the stream-ordered pool and the stream's counters, grown (and zeroed, on the stream)
+// when this call needs more. Growing is refused while the stream is being captured into a graph
+// (the buffer must outlive the graph): make one split-K call of that size outside capture first.
+SplitKWorkspace acquire_split_k_workspace(const GemmProblem& problem, const GemmConfig& config,
+                                          cudaStream_t stream);
+void release_split_k_workspace(const SplitKWorkspace& workspace, cudaStream_t stream);
 
 }  // namespace autogemm::runtime

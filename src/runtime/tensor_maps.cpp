@@ -8,7 +8,6 @@
 #include "kernels/sm90/gemm_layout.cuh"
 #include "plan/tma_rules.hpp"
 #include "runtime/driver.hpp"
-#include "runtime/split_k.hpp"
 
 namespace autogemm::runtime {
 
@@ -44,23 +43,15 @@ CUtensorMapSwizzle driver_swizzle(plan::Swizzle s) {
 // A row-major matrix of `rows` x `row_length` elements with rows `ld` elements apart, read in
 // boxes of `box_inner` x `box_outer`.
 CUtensorMap encode_2d(const char* operand, const void* ptr, DType t, int64_t row_length,
-                      int64_t rows, int64_t ld, int box_inner, int box_outer, plan::Swizzle swizzle,
-                      int64_t planes = 1) {
-  // planes > 1: a third dimension of `planes` consecutive rows x row_length matrices (split-K).
-  const int rank = planes > 1 ? 3 : 2;
+                      int64_t rows, int64_t ld, int box_inner, int box_outer, plan::Swizzle swizzle) {
   plan::TmaDescription desc;
-  desc.rank = rank;
+  desc.rank = 2;
   desc.global_address = reinterpret_cast<uint64_t>(ptr);
   desc.elem_bytes = dtype_bytes(t);
   const uint64_t row_bytes = uint64_t(ld) * uint64_t(dtype_bytes(t));
   desc.global_dims = {uint64_t(row_length), uint64_t(rows)};
   desc.global_strides = {row_bytes};
   desc.box_dims = {uint32_t(box_inner), uint32_t(box_outer)};
-  if (rank == 3) {
-    desc.global_dims.push_back(uint64_t(planes));
-    desc.global_strides.push_back(row_bytes * uint64_t(rows));
-    desc.box_dims.push_back(1);
-  }
   desc.swizzle = swizzle;
   if (std::string why = plan::tma_violation(desc); !why.empty())
     throw InvalidArgument(fmt::format("{} tensor map", operand),
@@ -69,14 +60,14 @@ CUtensorMap encode_2d(const char* operand, const void* ptr, DType t, int64_t row
                           why);
 
   CUtensorMap map{};
-  const cuuint64_t dims[3] = {cuuint64_t(row_length), cuuint64_t(rows), cuuint64_t(planes)};
-  const cuuint64_t strides[2] = {cuuint64_t(row_bytes), cuuint64_t(row_bytes * uint64_t(rows))};
-  const cuuint32_t box[3] = {cuuint32_t(box_inner), cuuint32_t(box_outer), 1};
-  const cuuint32_t element_strides[3] = {1, 1, 1};
+  const cuuint64_t dims[2] = {cuuint64_t(row_length), cuuint64_t(rows)};
+  const cuuint64_t strides[1] = {cuuint64_t(row_bytes)};
+  const cuuint32_t box[2] = {cuuint32_t(box_inner), cuuint32_t(box_outer)};
+  const cuuint32_t element_strides[2] = {1, 1};
   // L2 promotion of 256 B (DeepGEMM's choice): each TMA request brings whole 256-B lines.
   // Out-of-bounds elements are zero-filled, which is how K, M and N tails contribute nothing.
   driver::check(driver::api().cuTensorMapEncodeTiled(
-                    &map, tma_type(t), rank, const_cast<void*>(ptr), dims, strides, box,
+                    &map, tma_type(t), 2, const_cast<void*>(ptr), dims, strides, box,
                     element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, driver_swizzle(swizzle),
                     CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
                 fmt::format("cuTensorMapEncodeTiled({})", operand).c_str());
@@ -99,7 +90,7 @@ std::string tma_pointer_incompatibility(const GemmProblem& p, const GemmOperands
 }
 
 GemmTensorMaps make_gemm_tensor_maps(const GemmProblem& p, const GemmConfig& c,
-                                     const GemmOperands& o, const float* split_k_workspace) {
+                                     const GemmOperands& o) {
   GemmTensorMaps maps;
   constexpr int kAtomElems16 = sm90::kSwizzleSpanBytes / 2;   // 64 bf16/fp16 per swizzled row
   if (c.load_path == LoadPath::tma) {
@@ -118,16 +109,7 @@ GemmTensorMaps make_gemm_tensor_maps(const GemmProblem& p, const GemmConfig& c,
       maps.b = encode_2d("B", o.b, p.b_type, p.n, p.k, p.ldb_or_packed(), kAtomElems16, c.block_k,
                          plan::Swizzle::b128);
   }
-  if (c.split_k > 1) {
-    // The kernel stores fp32 partial tiles into plane `split` of the workspace; C is read by the
-    // finalize kernel, not by TMA.
-    const int box_cols = sm90::d_box_cols(c.block_n, 4);
-    const auto swizzle = swizzle_for_span(sm90::d_swizzle_span_bytes(c.block_n, 4));
-    maps.d = encode_2d("split-K workspace", split_k_workspace, DType::fp32, p.n, p.m,
-                       split_k_workspace_ld(p), box_cols, c.block_m / c.num_consumers, swizzle,
-                       c.split_k);
-    maps.c = maps.d;
-  } else if (c.store_path == StorePath::tma) {
+  if (c.store_path == StorePath::tma) {
     const int out_bytes = dtype_bytes(p.d_type);
     const int box_cols = sm90::d_box_cols(c.block_n, out_bytes);
     const auto swizzle = swizzle_for_span(sm90::d_swizzle_span_bytes(c.block_n, out_bytes));

@@ -22,10 +22,7 @@ std::string tma_pointer_incompatibility(const GemmProblem& problem, const GemmOp
 // Maps matching the smem layouts of src/kernels/sm90 (loads.cuh, epilogue.cuh). Operands that
 // the configuration reads with plain loads get a zeroed map the kernel never touches; without
 // C (beta == 0) the C map repeats D's.
-// With config.split_k > 1, D is `split_k_workspace`: split_k planes of M x N fp32, stored by
-// 3-D boxes {columns, rows, 1} (runtime/split_k.hpp sums them).
 GemmTensorMaps make_gemm_tensor_maps(const GemmProblem& problem, const GemmConfig& config,
-                                     const GemmOperands& operands,
-                                     const float* split_k_workspace = nullptr);
+                                     const GemmOperands& operands);
 
 }  // namespace autogemm::runtime

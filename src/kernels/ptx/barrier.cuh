@@ -94,6 +94,21 @@ __device__ __forceinline__ void named_barrier_arrive(u32 id, u32 num_threads) {
   asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(num_threads) : "memory");
 }
 
+// Named barrier with an OR reduction: waits like bar.sync and returns whether any of the
+// `num_threads` threads passed true (PTX ISA "barrier.red": bar.red.or.pred).
+__device__ __forceinline__ bool named_barrier_or(u32 id, u32 num_threads, bool value) {
+  u32 any;
+  asm volatile(
+      "{\n\t.reg .pred in, out;\n\t"
+      "setp.ne.u32 in, %1, 0;\n\t"
+      "bar.red.or.pred out, %2, %3, in;\n\t"
+      "selp.u32 %0, 1, 0, out;\n\t}"
+      : "=r"(any)
+      : "r"(static_cast<u32>(value)), "r"(id), "r"(num_threads)
+      : "memory");
+  return any != 0;
+}
+
 // --- cluster scope --------------------------------------------------------------------------
 
 __device__ __forceinline__ u32 cluster_cta_rank() {
@@ -118,6 +133,40 @@ __device__ __forceinline__ void st_shared_cluster_v4(const void* local, u32 cta_
 __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
                "barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+// --- GPU scope ------------------------------------------------------------------------------
+
+// Orders this thread's earlier memory operations before its later ones for every thread of the
+// GPU (PTX ISA "membar/fence": fence.acq_rel.gpu, what __threadfence() emits).
+__device__ __forceinline__ void fence_acq_rel_gpu() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
+
+// *counter += value, returning the old value, with acquire and release semantics at GPU scope
+// (PTX ISA "atom": the writes this thread's fence ordered before it are visible to whoever reads
+// the new count with acquire, and whatever they wrote before their increment is visible here).
+__device__ __forceinline__ u32 atomic_add_acq_rel_gpu(u32* counter, u32 value) {
+  u32 old;
+  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;"
+               : "=r"(old)
+               : "l"(counter), "r"(value)
+               : "memory");
+  return old;
+}
+
+// A 16-byte global store, and a 16-byte global load cached in L2 only (.cg: never a stale L1
+// line of data another SM wrote during this kernel).
+__device__ __forceinline__ void st_global_v4(float* p, float x, float y, float z, float w) {
+  asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(x), "f"(y), "f"(z), "f"(w)
+               : "memory");
+}
+
+__device__ __forceinline__ float4 ld_global_cg_v4(const float* p) {
+  float4 v;
+  asm volatile("ld.global.cg.v4.f32 {%0, %1, %2, %3}, [%4];"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "l"(p)
+               : "memory");
+  return v;
 }
 
 // --- grid scope (programmatic dependent launch, sm_90+) ----------------------------------

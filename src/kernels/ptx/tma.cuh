@@ -44,16 +44,6 @@ __device__ __forceinline__ void tma_store_2d(const TensorMap* map, const void* s
                : "memory");
 }
 
-// 3-D tile store (split-K partial tiles: {column, row, split}).
-__device__ __forceinline__ void tma_store_3d(const TensorMap* map, const void* smem_src, int c0,
-                                             int c1, int c2) {
-  asm volatile(
-      "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];" ::"l"(
-          reinterpret_cast<u64>(map)),
-      "r"(smem_addr(smem_src)), "r"(c0), "r"(c1), "r"(c2)
-      : "memory");
-}
-
 __device__ __forceinline__ void tma_store_commit_group() {
   asm volatile("cp.async.bulk.commit_group;" ::: "memory");
 }

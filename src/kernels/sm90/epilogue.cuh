@@ -57,7 +57,7 @@ struct Epilogue {
   __device__ static void store_tma(float (&acc)[G::kSlabs][G::kAccum], const SharedStorage<Cfg>& smem,
                                    const ptx::TensorMap* tmap_c, const ptx::TensorMap* tmap_d,
                                    const GemmParams& params, int consumer, int m_tile, int n_tile,
-                                   int split, unsigned& c_phase) {
+                                   unsigned& c_phase) {
     const bool leader = threadIdx.x % 128 == 0;
     const unsigned barrier_id = 1 + consumer;   // 0 is __syncthreads
     const int row_base = consumer * G::kRowsPerConsumer;
@@ -104,11 +104,7 @@ struct Epilogue {
 #pragma unroll
       for (int slab = 0; slab < Cfg::block_n / G::kDBoxCols; ++slab) {
         const void* src = staging + staging_offset(row_base, slab * G::kDBoxCols);
-        // Split-K partial tiles go to plane `split` of the fp32 workspace (M x N x split_k).
-        if constexpr (Cfg::split_k > 1)
-          ptx::tma_store_3d(tmap_d, src, n0 + slab * G::kDBoxCols, m0, split);
-        else
-          ptx::tma_store_2d(tmap_d, src, n0 + slab * G::kDBoxCols, m0);
+        ptx::tma_store_2d(tmap_d, src, n0 + slab * G::kDBoxCols, m0);
       }
       ptx::tma_store_commit_group();
     }

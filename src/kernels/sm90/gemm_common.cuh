@@ -88,9 +88,6 @@ struct Geometry {
                 "the threads load path is the non-specialised K-major teaching path");
   static_assert(Cfg::a_k_major || Cfg::block_m % 64 == 0, "MN-major A loads 64-row slabs");
   static_assert(Cfg::b_k_major || Cfg::block_n % 64 == 0, "MN-major B loads 64-column slabs");
-  static_assert(Cfg::split_k == 1 || (Cfg::warp_specialized && Cfg::tma_store &&
-                                      Cfg::out_kind == 2),
-                "split-K stores fp32 partial tiles by TMA from the warp-specialised kernel");
   static_assert(Cfg::tail_split == 1 || (Cfg::split_k == 1 && Cfg::persistent &&
                                          Cfg::warp_specialized && Cfg::tma_load),
                 "tail split: the persistent warp-specialised TMA kernel, without split-K");

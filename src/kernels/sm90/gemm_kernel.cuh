@@ -14,6 +14,7 @@
 #include "sm90/fp8_promotion.cuh"
 #include "sm90/fp8_scale_copy.cuh"
 #include "sm90/loads.cuh"
+#include "sm90/split_k_reduce.cuh"
 #include "sm90/tile_scheduler.cuh"
 #include "sm90/tile_trace.cuh"
 
@@ -347,6 +348,14 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
       }
       ClusterReduce<Cfg>::receive(acc, smem, consumer_thread);
     }
+    if constexpr (Cfg::split_k > 1) {
+      // Split-K: only the split that completes the tile's sum stores it.
+      if (!SplitKReduce<Cfg>::sum_if_last(acc, params, consumer, m_tile, n_tile, scheduler.split)) {
+        if constexpr (kTileTrace)
+          trace.end(trace_recorder, params, m_tile, n_tile, k_begin, k_end, true);
+        continue;
+      }
+    }
     if constexpr (Cfg::tail_split > 1) {
       if (scheduler.partial) {
         Epilogue<Cfg>::store_partial(acc, params, consumer, m_tile, n_tile, scheduler.tail_index,
@@ -358,7 +367,7 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
     }
     if constexpr (Cfg::tma_store)
       Epilogue<Cfg>::store_tma(acc, smem, tmap_c, tmap_d, params, consumer, m_tile, n_tile,
-                               scheduler.split, c_phase);
+                               c_phase);
     else
       Epilogue<Cfg>::store_threads(acc, params, consumer, m_tile, n_tile);
     if constexpr (kTileTrace)

@@ -37,6 +37,10 @@ struct GemmParams {
   // with AUTOGEMM_TILE_TRACE.
   unsigned long long* tile_trace;
   int tile_trace_capacity;
+  // Split-K (Cfg::split_k > 1, sm90/split_k_reduce.cuh): the splits' fp32 slots and the arrival
+  // counters (zero before the kernel and after it), per (CTA tile, consumer).
+  float* split_k_partials;
+  unsigned* split_k_counters;
 };
 
 }  // namespace autogemm::sm90
