@@ -152,14 +152,14 @@ LaunchShape launch_one(const GemmProblem& p, const GemmConfig& c, const GemmOper
                           p.lda_or_packed(), p.ldb_or_packed(), p.ldc_or_packed(),
                           p.ldd_or_packed(), a_scales.pointer, o.scale_b, a_scales.strides.row,
                           a_scales.strides.k_block, nullptr, nullptr, 0, 1, nullptr, 0, nullptr,
-                          nullptr};
+                          nullptr, nullptr};
   // Split-K: the splits meet in a workspace and the last one of each tile stores it
   // (kernels/sm90/split_k_reduce.cuh).
-  SplitKWorkspace split_workspace;
   if (c.split_k > 1) {
-    split_workspace = acquire_split_k_workspace(p, c, stream);
-    params.split_k_partials = split_workspace.partials;
-    params.split_k_counters = split_workspace.counters;
+    const SplitKWorkspace w = split_k_workspace(p, c, stream);
+    params.split_k_partials = w.partials;
+    params.split_k_counters = w.counters;
+    params.split_k_flags = w.flags;
   }
 
   const int64_t cluster_tiles = plan::cluster_work_items(p, c);
@@ -215,7 +215,6 @@ LaunchShape launch_one(const GemmProblem& p, const GemmConfig& c, const GemmOper
                 "cuLaunchKernelEx(gemm)");
   if (trace.records != nullptr) write_tile_trace(trace, p, c, stream);
   if (tail.splits > 1) finish_tail_split(p, o, c, tail_workspace, stream);
-  if (split_workspace.partials != nullptr) release_split_k_workspace(split_workspace, stream);
   return {static_cast<int>(grid), k.threads, k.smem_bytes, k.cluster_size};
 }
 

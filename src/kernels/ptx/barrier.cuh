@@ -137,20 +137,31 @@ __device__ __forceinline__ void cluster_sync() {
 
 // --- GPU scope ------------------------------------------------------------------------------
 
-// Orders this thread's earlier memory operations before its later ones for every thread of the
-// GPU (PTX ISA "membar/fence": fence.acq_rel.gpu, what __threadfence() emits).
-__device__ __forceinline__ void fence_acq_rel_gpu() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
-
-// *counter += value, returning the old value, with acquire and release semantics at GPU scope
-// (PTX ISA "atom": the writes this thread's fence ordered before it are visible to whoever reads
-// the new count with acquire, and whatever they wrote before their increment is visible here).
-__device__ __forceinline__ u32 atomic_add_acq_rel_gpu(u32* counter, u32 value) {
+// *counter += value, returning the old value; relaxed at GPU scope (PTX ISA "atom"): it orders
+// nothing else, it only counts.
+__device__ __forceinline__ u32 atomic_add_relaxed_gpu(u32* counter, u32 value) {
   u32 old;
-  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;"
+  asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], %2;"
                : "=r"(old)
                : "l"(counter), "r"(value)
                : "memory");
   return old;
+}
+
+// A flag store that publishes what this thread (and, through a CTA barrier before it, its CTA)
+// wrote before: fence.acq_rel.gpu, then a relaxed store (PTX ISA memory consistency model,
+// "release pattern").
+__device__ __forceinline__ void store_release_gpu(u32* flag, u32 value) {
+  asm volatile("fence.acq_rel.gpu;\n\tst.relaxed.gpu.global.u32 [%0], %1;" ::"l"(flag), "r"(value)
+               : "memory");
+}
+
+// A flag load that makes what the flag's writer published visible to this thread (and, through a
+// CTA barrier after it, to its CTA) (PTX ISA "ld.acquire").
+__device__ __forceinline__ u32 load_acquire_gpu(const u32* flag) {
+  u32 value;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(value) : "l"(flag) : "memory");
+  return value;
 }
 
 // A 16-byte global store, and a 16-byte global load cached in L2 only (.cg: never a stale L1

@@ -37,10 +37,12 @@ struct GemmParams {
   // with AUTOGEMM_TILE_TRACE.
   unsigned long long* tile_trace;
   int tile_trace_capacity;
-  // Split-K (Cfg::split_k > 1, sm90/split_k_reduce.cuh): the splits' fp32 slots and the arrival
-  // counters (zero before the kernel and after it), per (CTA tile, consumer).
+  // Split-K (Cfg::split_k > 1, sm90/split_k_reduce.cuh), per (CTA tile, consumer): the splits'
+  // fp32 slots, and the arrival counter and split_k ready flags (zero before the kernel and
+  // after it).
   float* split_k_partials;
   unsigned* split_k_counters;
+  unsigned* split_k_flags;
 };
 
 }  // namespace autogemm::sm90
