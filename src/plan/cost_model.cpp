@@ -103,7 +103,7 @@ constexpr double kSecondKernelUs = 5.0;
 // After its main loop every split stores its fp32 tile into L2, fences and counts its arrival;
 // the last one reads the others back. A first guess before measuring (notes.md section 21):
 // one L2 round trip for the fence and the count and one for the loads, under load.
-constexpr double kSplitKReduceLatencyUs = 1.0;
+constexpr double kSplitKReduceLatencyUs = 1.5;
 // ---- Cluster split-K (kernels/sm90/cluster_reduce.cuh) ----
 // The cluster's other CTAs store their fp32 partial tiles into the first CTA's shared memory
 // through the SM-to-SM network, which then adds them; NVIDIA publishes no distributed
