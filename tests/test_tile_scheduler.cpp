@@ -1,6 +1,7 @@
 // The kernel's tile scheduler (src/kernels/sm90/tile_scheduler.cuh) run on the host: for grids
 // of CTAs as the launcher sizes them, every k-block of every output tile inside M x N is
-// computed exactly once, whole tiles and split-K splits cover their K ranges, a tail split's
+// computed exactly once, whole tiles and split-K splits cover their K ranges (and each split
+// of each tile has its own split-K workspace slot inside the allocated size), a tail split's
 // ranges land in distinct workspace slots, each tail CTA gets at most one range (the split wave
 // is one wave), cluster partners walk the same cluster tiles, and the CTAs of a cluster split-K
 // cluster split one tile's K by rank. Index arithmetic only, so the
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "plan/tail_split.hpp"
+#include "runtime/split_k.hpp"
 
 namespace {
 struct Dim3Shim {
@@ -63,6 +65,22 @@ autogemm::plan::TailSplit check_schedule(int m, int64_t slots) {
 
   std::map<std::pair<int, int>, std::vector<int>> covered;   // (m_tile, n_tile) -> k-block counts
   std::set<int64_t> slots_used;
+  // Split-K: (counter, split) as split_k_reduce.cuh numbers them (one consumer), each once, all
+  // inside what runtime/split_k.cpp allocates.
+  autogemm::GemmProblem problem;
+  problem.m = m;
+  problem.n = Cfg::n;
+  problem.k = Cfg::k;
+  autogemm::GemmConfig config;
+  config.block_m = Cfg::block_m;
+  config.block_n = Cfg::block_n;
+  config.cluster_m = Cfg::cluster_m;
+  config.cluster_n = Cfg::cluster_n;
+  config.num_consumers = 1;
+  config.split_k = Cfg::split_k;
+  const auto split_size = autogemm::runtime::split_k_workspace_size(problem, config);
+  constexpr int padded_n_tiles = (n_tiles + Cfg::cluster_n - 1) / Cfg::cluster_n * Cfg::cluster_n;
+  std::set<std::pair<int64_t, int>> split_slots;
   std::map<std::pair<int, int>, int> tail_items_per_cta;      // CTA -> tail ranges it ran
   // cluster id -> sequence of (cluster m, cluster n, split) per rank, to compare partners.
   std::map<int, std::vector<std::vector<std::tuple<int, int, int>>>> walks;
@@ -90,6 +108,12 @@ autogemm::plan::TailSplit check_schedule(int m, int64_t slots) {
         EXPECT_EQ(scheduler.k_begin(), 0);
         EXPECT_EQ(scheduler.k_end(), k_blocks);
       }
+      if (Cfg::split_k > 1) {   // partners past the edge count and store too
+        const int64_t counter = int64_t(m_tile) * padded_n_tiles + n_tile;
+        EXPECT_LT(counter, split_size.counters);
+        EXPECT_TRUE(split_slots.insert({counter, scheduler.split}).second)
+            << "split-K counter " << counter << " split " << scheduler.split << " twice";
+      }
       if (m_tile >= m_tiles || n_tile >= n_tiles) continue;   // a cluster partner past the edge
       auto& counts = covered[{m_tile, n_tile}];
       counts.resize(k_blocks);
@@ -102,6 +126,7 @@ autogemm::plan::TailSplit check_schedule(int m, int64_t slots) {
     for (int kb = 0; kb < k_blocks; ++kb)
       EXPECT_EQ(counts[kb], 1) << "tile (" << tile.first << ", " << tile.second << ") k-block " << kb;
   EXPECT_EQ(int64_t(slots_used.size()), tail.tail_tiles * cluster * tail.splits);
+  if (Cfg::split_k > 1) EXPECT_EQ(int64_t(split_slots.size()), split_size.flags);
   for (const auto& [cta, count] : tail_items_per_cta) EXPECT_EQ(count, 1) << "CTA " << cta.first;
   for (const auto& [id, ranks] : walks)
     for (const auto& walk : ranks) EXPECT_EQ(walk, ranks.front()) << "cluster " << id;
@@ -142,11 +167,15 @@ TEST(TileScheduler, TailSplitWithoutClustersAndShortK) {
 TEST(TileScheduler, WholeTilesAndSplitKCoverEveryKBlockOnce) {
   using Whole = TestConfig<128, 256, 64, 2, 1, 4096, 4096, 1, 1, true, 8>;
   using SplitK = TestConfig<64, 64, 128, 1, 1, 2112, 7168, 3, 1, false, 8>;
+  // 2 x 1 clusters with split-K: odd tile counts put partners past the edge, which count and
+  // store into the padded workspace too (runtime/split_k.cpp).
+  using SplitKCluster = TestConfig<64, 128, 64, 2, 1, 2112, 7168, 2, 1, false, 8>;
   for (int m : {1, 77, 4096, 5000})
     for (int64_t slots : {66, 132}) {
       SCOPED_TRACE(::testing::Message() << "M " << m << ", " << slots << " slots");
       EXPECT_EQ(check_schedule<Whole>(m, slots).splits, 1);
       EXPECT_EQ(check_schedule<SplitK>(m, slots).splits, 1);
+      EXPECT_EQ(check_schedule<SplitKCluster>(m, slots).splits, 1);
     }
 }
 

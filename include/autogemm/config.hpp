@@ -40,8 +40,9 @@ struct GemmConfig {
                                    // summed through distributed shared memory into its first
                                    // CTA, which stores the tile: split-K in one kernel, with no
                                    // workspace (decode shapes: fewer re-reads of A per SM)
-  int split_k = 1;                 // K ranges computed by separate CTAs into an fp32 workspace,
-                                   // summed by a second kernel (more CTAs for few output tiles)
+  int split_k = 1;                 // K ranges computed by separate CTAs (more CTAs for few
+                                   // output tiles); the last of a tile's ranges to finish sums
+                                   // them from an fp32 workspace, in the same kernel
   int tail_split = 1;              // at most this many K ranges for each tile of the last,
                                    // partial wave (its few tiles would otherwise leave most SMs
                                    // idle): fp32 partial tiles, summed by a second kernel

@@ -41,6 +41,10 @@ struct GemmReport {
 
 // Checks every argument before anything runs (InvalidArgument names it, its value and the
 // rule). Asynchronous on `stream`; errors from the launch throw CudaError.
+// Split-K configurations use a workspace kept per (device, stream) for the life of the process
+// (a few MB at decode sizes; calls on one stream share it, other streams get their own). It is
+// allocated, on the stream, by the first split-K call that needs it; during stream capture it
+// cannot grow (InvalidArgument), so make one such call on the stream before capturing a graph.
 GemmReport gemm(const GemmProblem& problem, const GemmOperands& operands, cudaStream_t stream,
                 const GemmOptions& options = {});
 

@@ -1,7 +1,7 @@
 #pragma once
 // Cluster split-K (GemmConfig::cluster_k): the CTAs of a cluster compute K ranges of one output
 // tile and sum them in the first CTA's shared memory (kernels/sm90/cluster_reduce.cuh). It is
-// split-K without the fp32 workspace and the second kernel, for decode shapes whose output
+// split-K without a global workspace, for decode shapes whose output
 // tiles alone leave SMs idle or whose narrow tiles re-read A once per few columns of B.
 #include <cstdint>
 #include <string>

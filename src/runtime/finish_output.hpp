@@ -1,5 +1,5 @@
 #pragma once
-// The alpha, beta, C and D that the second kernels of split-K and tail split finish with.
+// The alpha, beta, C and D that the tail split's second kernel finishes with.
 #include "autogemm/gemm.hpp"
 #include "autogemm/problem.hpp"
 #include "kernels/sm90/finish_params.cuh"

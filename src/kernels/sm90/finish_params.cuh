@@ -1,6 +1,5 @@
 #pragma once
-// How the second kernels of split-K and tail split finish D (split_k_params.cuh,
-// tail_split_params.cuh): shared by the host (runtime/finish_output.hpp, g++) and the device
+// How the tail split's second kernel finishes D (tail_split_params.cuh): shared by the host (runtime/finish_output.hpp, g++) and the device
 // (output_element.cuh, NVRTC), plain C types only.
 
 // D[row, col] = alpha * sum + beta * C[row, col] (C not read when beta is 0), as d_kind.

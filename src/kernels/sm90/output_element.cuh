@@ -1,6 +1,6 @@
 #pragma once
 // One element of C or D by the run-time output kind (0 bf16, 1 fp16, 2 fp32), for the second
-// kernels that finish split-K and tail-split GEMMs (split_k_reduce.cuh, tail_split_reduce.cuh).
+// kernel that finishes tail-split GEMMs (tail_split_reduce.cuh).
 #include "ptx/convert.cuh"
 #include "sm90/finish_params.cuh"
 
