@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <thread>
 
 #include "autogemm/errors.hpp"
 #include "bench/compare.hpp"
@@ -256,22 +255,10 @@ TEST(CublasLtGpu, ConcurrentCallsOnSeveralStreams) {
   AUTOGEMM_REQUIRE_GPU();
   // The shared workspace is ordered between streams by an event; four threads, four streams.
   std::vector<LtCheck> checks(4);
-  std::vector<std::string> errors(4);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t)
-    threads.emplace_back([t, &checks, &errors] {
-      try {
-        cudaStream_t stream = nullptr;
-        cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
-        for (int rep = 0; rep < 3; ++rep)
-          checks[std::size_t(t)] =
-              run_lt(problem(512, 256 + 64 * t, 1024), 1.0f, 0.0f, 100 + t, stream);
-        cuda_check(cudaStreamDestroy(stream), "cudaStreamDestroy");
-      } catch (const std::exception& e) {
-        errors[std::size_t(t)] = e.what();
-      }
-    });
-  for (auto& th : threads) th.join();
+  const auto errors = autogemm::testing::run_on_own_streams(4, [&checks](int t, cudaStream_t stream) {
+    for (int rep = 0; rep < 3; ++rep)
+      checks[std::size_t(t)] = run_lt(problem(512, 256 + 64 * t, 1024), 1.0f, 0.0f, 100 + t, stream);
+  });
   for (int t = 0; t < 4; ++t) {
     EXPECT_EQ(errors[std::size_t(t)], "") << "thread " << t;
     EXPECT_LT_OK(checks[std::size_t(t)], "thread " << t);

@@ -7,7 +7,6 @@
 #include <cstring>
 #include <random>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "autogemm/errors.hpp"
@@ -220,24 +219,13 @@ TEST(GemmGpu, SplitKIsDeterministicAndRepeatable) {
 TEST(GemmGpu, SplitKOnSeveralStreamsAtOnce) {
   AUTOGEMM_REQUIRE_GPU();
   std::vector<autogemm::testing::GemmCheck> checks(4);
-  std::vector<std::string> errors(4);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t)
-    threads.emplace_back([t, &checks, &errors] {
-      try {
-        cudaStream_t stream = nullptr;
-        cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
-        for (int rep = 0; rep < 3; ++rep)
-          checks[size_t(t)] = run_and_check(problem(64 + 32 * t, 512 + 128 * rep, 3000), 1.0f,
-                                            0.0f, 300 + 10 * t + rep,
-                                            GemmConfig::parse("64x64x64 s8 c1 ws p g8 tma/tma sk4"),
-                                            false, 0, stream);
-        cuda_check(cudaStreamDestroy(stream), "cudaStreamDestroy");
-      } catch (const std::exception& e) {
-        errors[size_t(t)] = e.what();
-      }
-    });
-  for (auto& th : threads) th.join();
+  const auto errors = autogemm::testing::run_on_own_streams(4, [&checks](int t, cudaStream_t stream) {
+    for (int rep = 0; rep < 3; ++rep)
+      checks[size_t(t)] = run_and_check(problem(64 + 32 * t, 512 + 128 * rep, 3000), 1.0f, 0.0f,
+                                        300 + 10 * t + rep,
+                                        GemmConfig::parse("64x64x64 s8 c1 ws p g8 tma/tma sk4"),
+                                        false, 0, stream);
+  });
   for (int t = 0; t < 4; ++t) {
     EXPECT_EQ(errors[size_t(t)], "") << "thread " << t;
     AUTOGEMM_EXPECT_GEMM_OK(checks[size_t(t)], "thread " << t);
