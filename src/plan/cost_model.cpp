@@ -100,9 +100,11 @@ constexpr double kSmemBytesPerClock = 128;
 // 20% there.
 constexpr double kSecondKernelUs = 5.0;
 // ---- Split-K summed inside the kernel (kernels/sm90/split_k_reduce.cuh) ----
-// After its main loop every split stores its fp32 tile into L2, fences and counts its arrival;
-// the last one reads the others back. A first guess before measuring (notes.md section 21):
-// one L2 round trip for the fence and the count and one for the loads, under load.
+// After its main loop every split counts its arrival; the others store their fp32 tile and
+// raise a flag, and the last one waits for the flags and reads the tiles back: three to four
+// dependent L2 round trips when the splits finish together. Measured on the H100 decode rows
+// (notes.md section 21): 1.7-2.5 us more than a plain epilogue, of which the bytes term below
+// gives 0.2-0.6.
 constexpr double kSplitKReduceLatencyUs = 1.5;
 // ---- Cluster split-K (kernels/sm90/cluster_reduce.cuh) ----
 // The cluster's other CTAs store their fp32 partial tiles into the first CTA's shared memory
@@ -366,9 +368,9 @@ Prediction predict(const GemmProblem& problem, const GemmConfig& config, const G
                              (problem.reads_c ? 2 : 1) / sm_l2_rate;
   p.fixed_us = kLaunchUs + (config.persistent ? fill_us : double(p.waves) * fill_us) +
                double(p.waves) * epilogue_us;
-  // Split-K: each split's SM writes its fp32 tile and the last one reads the other split_k - 1
+  // Split-K: the other splits' SMs write their fp32 tiles and the last one reads the split_k - 1
   // back, through the SM's L2 port (the partial tiles are small enough to stay in L2: splits
-  // are only offered where the tiles leave SMs idle).
+  // are only offered where the tiles leave SMs idle); counted as split_k tiles on one port.
   if (config.split_k > 1)
     p.fixed_us += kSplitKReduceLatencyUs +
                   double(config.split_k) * config.block_m * config.block_n * 4.0 / sm_l2_rate;

@@ -8,19 +8,17 @@
 #include <utility>
 
 #include "autogemm/errors.hpp"
+#include "plan/tail_split.hpp"
 #include "runtime/cuda_check.hpp"
 
 namespace autogemm::runtime {
 
 SplitKWorkspaceSize split_k_workspace_size(const GemmProblem& p, const GemmConfig& c) {
-  const auto padded_tiles = [](int64_t extent, int block, int cluster) {
-    const int64_t tiles = (extent + block - 1) / block;
-    return (tiles + cluster - 1) / cluster * cluster;
-  };
+  // One ready flag per (CTA work item, consumer): the scheduler's items over the cluster-padded
+  // tile grid, each a (tile, split) pair; one counter per tile and consumer.
   SplitKWorkspaceSize size;
-  size.counters = padded_tiles(p.m, c.block_m, c.cluster_m) *
-                  padded_tiles(p.n, c.block_n, c.cluster_n) * c.num_consumers;
-  size.flags = size.counters * c.split_k;
+  size.flags = plan::cluster_work_items(p, c) * c.cluster_m * c.cluster_n * c.num_consumers;
+  size.counters = size.flags / c.split_k;
   size.partial_floats = size.flags * int64_t(c.block_m / c.num_consumers) * c.block_n;
   return size;
 }

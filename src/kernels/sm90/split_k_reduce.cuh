@@ -24,6 +24,7 @@
 //             float4s (vector v of consumer thread t at float (v * 128 + t) * 4): coalesced
 #include "ptx/barrier.cuh"
 #include "sm90/gemm_common.cuh"
+#include "sm90/tile_scheduler.cuh"
 
 namespace autogemm::sm90 {
 
@@ -34,8 +35,8 @@ struct SplitKReduce {
   static_assert(Cfg::split_k <= 32, "one polling lane per split");
   static constexpr int kVectors = G::kSlabs * G::kAccum / 4;        // float4 per thread
   static constexpr int kSlotFloats = kVectors * 4 * 128;            // one consumer's rows
-  static constexpr int kNumNTiles = (Cfg::n + Cfg::block_n - 1) / Cfg::block_n;
-  static constexpr int kPaddedNTiles = (kNumNTiles + Cfg::cluster_n - 1) / Cfg::cluster_n * Cfg::cluster_n;
+  // CTA tiles per row of the cluster-padded grid the scheduler walks.
+  static constexpr int kPaddedNTiles = TileScheduler<Cfg>::kNumNClusterTiles * Cfg::cluster_n;
 
   // Vector v of a thread's fragment: registers 4 * (v mod (kAccum / 4)) .. + 3 of slab
   // v / (kAccum / 4). Every split groups its registers alike, so the grouping only sets the
