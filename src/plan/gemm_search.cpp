@@ -158,6 +158,14 @@ bool multicast_offered(const GemmProblem& problem) {
   // credits multicast's halved L2 traffic and does not know this coupling, so the planner
   // leaves multicast out where it measured no better.
   constexpr int64_t kFp8MulticastMaxKBlocks = 11;
+  // Decode sizes (M <= 128), any input type: a k-block's time there follows the bytes each SM
+  // receives with every SM pulling (notes.md section 20), and multicast delivers the shared
+  // operand into both CTAs' shared memory all the same; the pair only adds its lockstep.
+  // Measured on the H100: FP8 64x32 with A multicast 13-20% slower on every decode row
+  // (section 19); BF16 64 x 2112 x 7168 64x16x128 20.9 us with cl1x2/a against 17.5 alone,
+  // 128 x 2112 x 7168 64x32x128 cl1x2/a 23.3 us against 20.0 for 128x64 sk4 (sections 20-21).
+  constexpr int64_t kMulticastMinM = 129;
+  if (problem.m < kMulticastMinM) return false;
   if (problem.scaling != Scaling::block_1x128_128x128) return true;
   return (problem.k + sm90::kScaleBlock - 1) / sm90::kScaleBlock <= kFp8MulticastMaxKBlocks;
 }
