@@ -211,3 +211,23 @@ TEST(PlanCostModel, BadInputThrows) {
   EXPECT_THROW(predict(problem(0, 64, 64), tile(128, 128, 1), hopper()), InvalidArgument);
   EXPECT_THROW(predict(problem(64, 64, 64), tile(0, 128, 1), hopper()), InvalidArgument);
 }
+
+// With every SM pulling, a k-block costs a fixed ~71 cycles (at the model's 1.98 GHz) besides
+// its bytes (notes.md section 22): the same bytes in half as many k-blocks (two swizzle atoms of
+// K per stage) take 56 x 71 cycles less, and a single SM pulling alone is held to its port.
+TEST(PlanCostModel, EveryKBlockCostsTheSharedL2AFixedOverhead) {
+  const GemmProblem p = problem(64, 2112, 7168);   // 132 tiles of 64 x 16
+  GemmConfig one_atom = tile(64, 16, 1, 8);
+  GemmConfig two_atoms = one_atom;
+  two_atoms.block_k = 128;
+  const Prediction one = predict(p, one_atom, hopper());
+  const Prediction two = predict(p, two_atoms, hopper());
+  EXPECT_DOUBLE_EQ(one.l2_bytes, two.l2_bytes);
+  EXPECT_NEAR(one.l2_us - two.l2_us, 56 * 71 / 1980.0, 1e-9);
+  // 132 x 80 rows x 7168 x 2 B at 57 B/clk per SM, plus 56 k-blocks x 71 cycles.
+  const double tile_bytes = 80.0 * 7168 * 2;
+  EXPECT_NEAR(two.l2_us, 56 * 71 / 1980.0 + tile_bytes / (57 * 1980.0), 1e-9);
+  // One tile alone: no other SM shares the L2, only the SM's port (64 B/clk at 80%) limits it.
+  const Prediction alone = predict(problem(64, 16, 7168), two_atoms, hopper());
+  EXPECT_NEAR(alone.l2_us, tile_bytes / (64 * 0.8 * 1980.0), 1e-9);
+}

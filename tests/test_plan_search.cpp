@@ -227,6 +227,32 @@ TEST(PlanSearch, Fp8MulticastAndOrderedIssueWhereTheyMeasuredFaster) {
   EXPECT_TRUE(plan::multicast_offered(bf16));
 }
 
+// At decode sizes (M <= 128) no input type gets a multicast cluster: every measured pair there
+// was slower than the same tiles alone (notes.md sections 19-22); above it BF16 keeps them.
+// The measured-fastest BF16 choice of the weakest decode row is then the planner's.
+TEST(PlanSearch, NoMulticastAtDecodeSizes) {
+  const GpuInfo device = hopper();
+  auto bf16 = [](int64_t m, int64_t n, int64_t k) {
+    return cli::make_problem(m, n, k, "bf16", "nt", 0, 0, 0);
+  };
+  auto any_multicast = [&](const GemmProblem& p) {
+    const Plan plan = plan_gemm(p, device);
+    return std::any_of(plan.candidates.begin(), plan.candidates.end(), [](const Candidate& c) {
+      return c.config.multicast != Multicast::none;
+    });
+  };
+  for (int64_t m : {1, 64, 128}) {
+    EXPECT_FALSE(any_multicast(bf16(m, 2112, 7168))) << m;
+    EXPECT_FALSE(plan::multicast_offered(bf16(m, 32768, 512))) << m;
+  }
+  EXPECT_TRUE(any_multicast(bf16(129, 32768, 512)));
+  EXPECT_TRUE(any_multicast(bf16(4096, 2112, 7168)));
+  // 64 x 2112 x 7168 bf16 on the H100: 17.4 us alone against 21.3 with cl1x2/a and 18.4 for
+  // the model's former first choice, 64x32x64 sk2 (configs-bf16-decode-no-multicast.log).
+  EXPECT_EQ(plan_gemm(bf16(64, 2112, 7168), device).best().config.describe(),
+            "64x16x128 s8 c1 ws p g8 tma/tma");
+}
+
 TEST(PlanSearch, NonHopperDevicesGetTheVendorLibrary) {
   GemmProblem p;
   p.m = p.n = p.k = 4096;

@@ -51,10 +51,15 @@ constexpr double kDramEfficiency = 0.75;
 // L2-bound and 128x256 is not, matching where multicast starts to pay. Calibrate with bench.
 constexpr double kL2BytesPerClockPerSm = 64;
 constexpr double kL2Efficiency = 0.8;
-// The L2 as a whole delivers less than every SM's port at once: ~40 B/clk per SM in
-// aggregate (~10 TB/s on 132 SMs at 1.98 GHz). Calibrated on an H200 (notes.md): with it,
-// M=64 decode tiles of 64x32 (224 tiles re-reading A) predict ~95 us against 94 measured.
-constexpr double kL2AggregateBytesPerClockPerSm = 40;
+// The L2 as a whole delivers less than every SM's port at once. Measured on the H100 decode
+// rows with every SM pulling (notes.md sections 20 and 22): a k-block costs ~63 cycles plus
+// its bytes at ~64 B/clk per SM (BF16 64x16 one atom 223 cycles for 10 KB, two atoms 383 for
+// 20 KB; FP8 64x16 238 for 10 KB), at the ~1.76 GHz those kernels ran. In the model's clock
+// (the device's maximum, 1.98 GHz on the H100) that is 57 B/clk and 71 cycles. The H200
+// calibration this replaces (40 B/clk, no per-k-block term) overcharged two-atom k-blocks by
+// 25%, so the planner preferred a split or a multicast pair to the faster unsplit 64x16x128.
+constexpr double kL2AggregateBytesPerClockPerSm = 57;
+constexpr double kL2AggregateKBlockCycles = 71;
 // Threads copying tiles (ld.global + st.shared) reach about half the rate of TMA.
 constexpr double kThreadsLoadShare = 0.5;
 // Share of the L2 an operand may occupy and still be reused: H100's L2 is two ~25 MB halves
@@ -323,7 +328,9 @@ Prediction predict(const GemmProblem& problem, const GemmConfig& config, const G
   const int64_t busy_in_wave = std::min<int64_t>(p.num_tiles, resident);
   const double aggregate_rate = kL2AggregateBytesPerClockPerSm * clock_ghz(device) * 1e3 *
                                 device.sm_count / double(std::max<int64_t>(busy_in_wave, 1));
-  const double l2_tile_us = (a_tile + b_tile) / std::min(load_rate, aggregate_rate);
+  const double aggregate_us = double(k_steps) * kL2AggregateKBlockCycles / (clock_ghz(device) * 1e3) +
+                              (a_tile + b_tile) / aggregate_rate;
+  const double l2_tile_us = std::max((a_tile + b_tile) / load_rate, aggregate_us);
 
   // ---- Shared memory: the stage's fill and every slab's wgmma reads ----
   const double k_bytes = double(k_steps) * config.block_k * in_bytes;
