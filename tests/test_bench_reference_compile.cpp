@@ -37,6 +37,20 @@ TEST(BenchReferenceKernel, CompilesWithNvrtc) {
   }
 }
 
+// The hold kernel ahead of warm-L2 timing loops only waits: it reads the nanosecond timer and
+// sleeps, and touches no memory.
+TEST(BenchGpuHoldKernel, CompilesWithNvrtcAndOnlyWaits) {
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    const jit::CompiledKernel compiled =
+        compile_helper("bench/gpu_hold.cuh", "autogemm_gpu_hold", arch);
+    EXPECT_FALSE(compiled.cubin.empty()) << arch;
+    EXPECT_NE(compiled.ptx.find("%globaltimer"), std::string::npos) << compiled.ptx;
+    EXPECT_NE(compiled.ptx.find("nanosleep"), std::string::npos) << compiled.ptx;
+    EXPECT_EQ(compiled.ptx.find("st.global"), std::string::npos) << compiled.ptx;
+    EXPECT_EQ(compiled.ptx.find("ld.global"), std::string::npos) << compiled.ptx;
+  }
+}
+
 // The bench's L2 flush only reads (kernels/bench/l2_flush.cuh): 16-byte loads, and its one
 // store is conditional, so no dirty lines are left for the timed call.
 TEST(BenchL2FlushKernel, CompilesWithNvrtcAndOnlyReads) {

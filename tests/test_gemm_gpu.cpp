@@ -3,8 +3,11 @@
 // leading dimensions and random shapes with tails, each checked against a float64 reference.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -13,7 +16,10 @@
 #include "autogemm/plan.hpp"
 #include "gpu_gemm_util.hpp"
 #include "gpu_test_util.hpp"
+#include "runtime/cublaslt.hpp"
 #include "runtime/ladder.hpp"
+#include "runtime/launch.hpp"
+#include "runtime/tensor_maps.hpp"
 
 using namespace autogemm;
 using autogemm::testing::run_and_check;
@@ -331,4 +337,51 @@ TEST(GemmGpu, TwoAtomKBlocksEveryLayout) {
       EXPECT_FALSE(check.used_vendor);
       AUTOGEMM_EXPECT_GEMM_OK(check, config << " " << to_string(layout));
     }
+}
+
+// What one call costs the host (planning cache lookup, kernel lookup, tensor maps, launch): at
+// decode sizes a GEMM takes ~10-20 us on the GPU, so a host path near that would leave the GPU
+// waiting between back-to-back calls. 200 calls are enqueued without synchronising (the stream
+// holds them all) and the host's time is divided among them; cuBLASLt through the bench's
+// wrapper is timed the same way beside it. The bound is loose (a regression guard: a call that
+// re-planned, re-built a kernel key per launch or synchronised would exceed it); the figures are
+// printed for docs/perf.
+TEST(GemmGpu, HostCostPerCall) {
+  AUTOGEMM_REQUIRE_GPU();
+  const GemmProblem p = problem(64, 2112, 7168);
+  bench::DeviceBuffer a(size_t(p.m) * p.k * 2), b(size_t(p.n) * p.k * 2), d(size_t(p.m) * p.n * 2);
+  bench::fill_random(a.get(), size_t(p.m) * p.k, p.a_type, 71);
+  bench::fill_random(b.get(), size_t(p.n) * p.k, p.b_type, 72);
+  GemmOperands ops;
+  ops.a = a.get();
+  ops.b = b.get();
+  ops.d = d.get();
+  cudaStream_t stream = nullptr;
+  cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  constexpr int kCalls = 200;
+  auto host_us_per_call = [&](const std::function<void()>& call) {
+    call();   // plans, compiles or loads, allocates what the first call needs
+    cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < kCalls; ++i) call();
+    const auto end = std::chrono::steady_clock::now();
+    cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    return std::chrono::duration<double, std::micro>(end - start).count() / kCalls;
+  };
+  GemmOptions split;
+  split.config = GemmConfig::parse("64x32x64 s8 c1 ws p g8 tma/tma sk2");
+  const double planned = host_us_per_call([&] { gemm(p, ops, stream); });
+  const double split_k = host_us_per_call([&] { gemm(p, ops, stream, split); });
+  const double vendor = host_us_per_call([&] { runtime::cublaslt_gemm(p, ops, stream); });
+  // Where ours goes: the launcher alone (no argument checks, no plan lookup), and the four
+  // tensor maps it encodes per call.
+  const GemmConfig chosen = gemm(p, ops, stream).config;
+  const double launcher = host_us_per_call([&] { runtime::launch_gemm(p, chosen, ops, stream); });
+  const double maps = host_us_per_call([&] { (void)runtime::make_gemm_tensor_maps(p, chosen, ops); });
+  cuda_check(cudaStreamDestroy(stream), "cudaStreamDestroy");
+  std::printf("host cost per call, 64 x 2112 x 7168 bf16: planner's choice %.2f us (launcher "
+              "%.2f, of which tensor maps %.2f), forced sk2 %.2f us, cuBLASLt %.2f us\n",
+              planned, launcher, maps, split_k, vendor);
+  EXPECT_LT(planned, 25.0);
+  EXPECT_LT(split_k, 25.0);
 }

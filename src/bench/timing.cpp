@@ -5,6 +5,7 @@
 #include <string>
 
 #include "autogemm/errors.hpp"
+#include "kernels/bench/gpu_hold_params.cuh"
 #include "kernels/bench/l2_flush_params.cuh"
 #include "runtime/cuda_check.hpp"
 #include "runtime/simple_launch.hpp"
@@ -80,6 +81,23 @@ class EventPool {
   std::vector<cudaEvent_t> events_;
 };
 
+// Without a flush between the timed calls the GPU's work per iteration can be shorter than
+// the host's cost to enqueue it (~9 us per call on the H100 machine, more for cuBLASLt's; a
+// decode GEMM with warm L2 takes 5-10 us), and then each event pair would time the host. A
+// hold kernel ahead of the loop keeps the stream busy while the host enqueues it all: 50 us per
+// call, generous for a host path measured at 9-16 us (notes.md section 22), within 1-50 ms.
+void hold_stream_for_enqueue(std::size_t calls, cudaStream_t stream) {
+  constexpr double kHostUsPerCall = 50;
+  GpuHoldParams params{};
+  params.nanoseconds = static_cast<unsigned long long>(
+      std::clamp(kHostUsPerCall * double(calls), 1e3, 5e4) * 1e3);
+  runtime::SimpleGrid grid;
+  grid.grid_x = 1;
+  grid.block_x = 32;
+  runtime::launch_simple_kernel("bench/gpu_hold.cuh", "autogemm_gpu_hold", grid, &params, stream,
+                                "gpu_hold");
+}
+
 }  // namespace
 
 std::vector<std::vector<double>> time_interleaved(
@@ -94,6 +112,8 @@ std::vector<std::vector<double>> time_interleaved(
   // Two events per timed call; all recorded first, read after one synchronisation, so no host
   // round trip sits between the calls.
   EventPool events(2 * num_calls * std::size_t(iters));
+  // With a flush the flush kernel (tens of us) already lets the host run ahead.
+  if (flusher == nullptr) hold_stream_for_enqueue(num_calls * std::size_t(iters), stream);
   for (int i = 0; i < iters; ++i) {
     for (std::size_t c = 0; c < num_calls; ++c) {
       if (flusher != nullptr) flusher->flush(stream);

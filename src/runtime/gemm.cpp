@@ -64,14 +64,15 @@ int autotune_default() {
 }
 
 // Up to `count` of the plan's candidates, best first, that differ in more than raster order or
-// persistence (those rarely change the time; the tile, consumers, split, cluster and FP8
-// promotion scheme do). A first pass takes at most two per tile shape, so cluster variants of
+// persistence (those rarely change the time; the tile, the k-block depth, consumers, split,
+// cluster and FP8 promotion scheme do: one or two swizzle atoms of K per stage measured 4-9%
+// apart on BF16 decode rows, notes.md section 22). A first pass takes at most two per tile shape, so cluster variants of
 // one tile cannot crowd out the next tile: the model's tie between 256x128 and 128x128 FP8
 // tiles went either way on the device (notes.md section 14).
 std::vector<GemmConfig> distinct_candidates(const Plan& plan, int count) {
   std::vector<GemmConfig> picked;
   auto same = [](const GemmConfig& x, const GemmConfig& y) {
-    return x.block_m == y.block_m && x.block_n == y.block_n &&
+    return x.block_m == y.block_m && x.block_n == y.block_n && x.block_k == y.block_k &&
            x.num_consumers == y.num_consumers && x.split_k == y.split_k &&
            x.tail_split == y.tail_split &&
            x.cluster_m == y.cluster_m && x.cluster_n == y.cluster_n &&

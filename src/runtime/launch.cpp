@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "autogemm/errors.hpp"
 #include "autogemm/plan.hpp"
@@ -50,14 +51,41 @@ int current_device() {
   return device;
 }
 
+// The fields of a problem that select its kernel (kernel_key's, less the device).
+struct KernelIdentity {
+  DType a_type, b_type, d_type;
+  Layout layout;
+  Scaling scaling;
+  int64_t n, k;
+  GemmConfig config;
+  friend bool operator==(const KernelIdentity&, const KernelIdentity&) = default;
+};
+
 const PreparedKernel& prepare(const GemmProblem& p, const GemmConfig& c) {
   static std::mutex mutex;
   static std::map<std::string, std::unique_ptr<PreparedKernel>> prepared;
   const int device = current_device();
+  // Back-to-back calls of one GEMM (a decode loop) skip formatting the key and the locked map
+  // lookup: about a microsecond of the ~10 us a call costs the host (notes.md section 22).
+  // Entries of `prepared` are never removed, so the remembered pointer stays valid.
+  thread_local struct {
+    int device = -1;
+    std::optional<KernelIdentity> identity;
+    const PreparedKernel* kernel = nullptr;
+  } last;
+  const KernelIdentity identity{p.a_type, p.b_type, p.d_type, p.layout, p.scaling, p.n, p.k, c};
+  if (last.kernel != nullptr && last.device == device && last.identity == identity)
+    return *last.kernel;
   const std::string key = kernel_key(device, p, c);
+  auto remember = [&](const PreparedKernel& kernel) -> const PreparedKernel& {
+    last.device = device;
+    last.identity = identity;
+    last.kernel = &kernel;
+    return kernel;
+  };
   {
     std::lock_guard<std::mutex> lock(mutex);
-    if (auto it = prepared.find(key); it != prepared.end()) return *it->second;
+    if (auto it = prepared.find(key); it != prepared.end()) return remember(*it->second);
   }
   auto entry = std::make_unique<PreparedKernel>();
   const auto compiled = jit::get_or_compile(gemm_kernel_source(p, c));
@@ -112,7 +140,7 @@ const PreparedKernel& prepare(const GemmProblem& p, const GemmConfig& c) {
       entry->threads, entry->smem_bytes, entry->cluster_size, entry->max_resident_ctas);
   std::lock_guard<std::mutex> lock(mutex);
   auto [it, inserted] = prepared.emplace(key, std::move(entry));
-  return *it->second;
+  return remember(*it->second);
 }
 
 }  // namespace

@@ -66,11 +66,13 @@ CUtensorMap encode_2d(const char* operand, const void* ptr, DType t, int64_t row
   const cuuint32_t element_strides[2] = {1, 1};
   // L2 promotion of 256 B (DeepGEMM's choice): each TMA request brings whole 256-B lines.
   // Out-of-bounds elements are zero-filled, which is how K, M and N tails contribute nothing.
-  driver::check(driver::api().cuTensorMapEncodeTiled(
-                    &map, tma_type(t), 2, const_cast<void*>(ptr), dims, strides, box,
-                    element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, driver_swizzle(swizzle),
-                    CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
-                fmt::format("cuTensorMapEncodeTiled({})", operand).c_str());
+  const CUresult result = driver::api().cuTensorMapEncodeTiled(
+      &map, tma_type(t), 2, const_cast<void*>(ptr), dims, strides, box, element_strides,
+      CU_TENSOR_MAP_INTERLEAVE_NONE, driver_swizzle(swizzle), CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  // The message is formatted only on failure: this runs for every operand of every call.
+  if (result != CUDA_SUCCESS)
+    driver::check(result, fmt::format("cuTensorMapEncodeTiled({})", operand).c_str());
   return map;
 }
 
