@@ -349,7 +349,8 @@ TEST(GemmGpu, TwoAtomKBlocksEveryLayout) {
 TEST(GemmGpu, HostCostPerCall) {
   AUTOGEMM_REQUIRE_GPU();
   const GemmProblem p = problem(64, 2112, 7168);
-  bench::DeviceBuffer a(size_t(p.m) * p.k * 2), b(size_t(p.n) * p.k * 2), d(size_t(p.m) * p.n * 2);
+  bench::DeviceBuffer a(size_t(p.m) * p.k * 2), b(size_t(p.n) * p.k * 2);
+  bench::DeviceBuffer d(size_t(p.m) * p.n * 2);
   bench::fill_random(a.get(), size_t(p.m) * p.k, p.a_type, 71);
   bench::fill_random(b.get(), size_t(p.n) * p.k, p.b_type, 72);
   GemmOperands ops;

@@ -328,8 +328,9 @@ Prediction predict(const GemmProblem& problem, const GemmConfig& config, const G
   const int64_t busy_in_wave = std::min<int64_t>(p.num_tiles, resident);
   const double aggregate_rate = kL2AggregateBytesPerClockPerSm * clock_ghz(device) * 1e3 *
                                 device.sm_count / double(std::max<int64_t>(busy_in_wave, 1));
-  const double aggregate_us = double(k_steps) * kL2AggregateKBlockCycles / (clock_ghz(device) * 1e3) +
-                              (a_tile + b_tile) / aggregate_rate;
+  const double aggregate_us =
+      double(k_steps) * kL2AggregateKBlockCycles / (clock_ghz(device) * 1e3) +
+      (a_tile + b_tile) / aggregate_rate;
   const double l2_tile_us = std::max((a_tile + b_tile) / load_rate, aggregate_us);
 
   // ---- Shared memory: the stage's fill and every slab's wgmma reads ----
