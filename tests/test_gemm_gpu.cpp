@@ -378,7 +378,8 @@ TEST(GemmGpu, HostCostPerCall) {
   // tensor maps it encodes per call.
   const GemmConfig chosen = gemm(p, ops, stream).config;
   const double launcher = host_us_per_call([&] { runtime::launch_gemm(p, chosen, ops, stream); });
-  const double maps = host_us_per_call([&] { (void)runtime::make_gemm_tensor_maps(p, chosen, ops); });
+  const double maps =
+      host_us_per_call([&] { (void)runtime::make_gemm_tensor_maps(p, chosen, ops); });
   cuda_check(cudaStreamDestroy(stream), "cudaStreamDestroy");
   std::printf("host cost per call, 64 x 2112 x 7168 bf16: planner's choice %.2f us (launcher "
               "%.2f, of which tensor maps %.2f), forced sk2 %.2f us, cuBLASLt %.2f us\n",
