@@ -31,7 +31,8 @@ void launch_simple_kernel(const std::string& header, const std::string& kernel_n
                           const SimpleGrid& grid, void* params, cudaStream_t stream,
                           const std::string& what) {
   // Resolved once per (device, kernel): later launches (the tail split's finish runs after every
-  // tail-split GEMM, the A-scale transposition before large FP8 ones) skip the source hashing and the device queries.
+  // tail-split GEMM, the A-scale transposition before large FP8 ones) skip the source hashing
+  // and the device queries.
   static std::mutex mutex;
   static std::map<std::tuple<int, std::string, std::string>, std::shared_ptr<LoadedKernel>> loaded;
   int device = 0;

@@ -50,7 +50,8 @@ void grow(Buffer& buffer, size_t bytes, bool zero, cudaStream_t stream, const ch
   const size_t grown_bytes = std::max<size_t>(bytes, 2 * buffer.bytes);
   void* grown = nullptr;
   cuda_check(cudaMallocAsync(&grown, grown_bytes, stream), "cudaMallocAsync(split-K workspace)");
-  if (zero) cuda_check(cudaMemsetAsync(grown, 0, grown_bytes, stream), "cudaMemsetAsync(split-K counters)");
+  if (zero)
+    cuda_check(cudaMemsetAsync(grown, 0, grown_bytes, stream), "cudaMemsetAsync(split-K counters)");
   if (buffer.pointer != nullptr)
     cuda_check(cudaFreeAsync(buffer.pointer, stream), "cudaFreeAsync(split-K workspace)");
   buffer = {grown, grown_bytes};
