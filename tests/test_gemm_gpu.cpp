@@ -346,6 +346,70 @@ TEST(GemmGpu, TwoAtomKBlocksEveryLayout) {
 // wrapper is timed the same way beside it. The bound is loose (a regression guard: a call that
 // re-planned, re-built a kernel key per launch or synchronised would exceed it); the figures are
 // printed for docs/perf.
+// Each thread keeps the tensor maps it encoded (runtime/tensor_maps.cpp). A map must follow
+// every argument that decides its bytes, and calls that alternate between operand sets must
+// each read their own.
+TEST(GemmGpu, CachedTensorMapsFollowTheOperands) {
+  AUTOGEMM_REQUIRE_GPU();
+  const GemmProblem p = problem(192, 640, 1024);
+  const GemmConfig config = GemmConfig::parse("128x128x64 s4 c2 ws p g8 tma/tma");
+  const size_t a_elems = size_t(p.m) * p.k, b_elems = size_t(p.n) * p.k;
+  const size_t d_elems = size_t(p.m) * p.n;
+  bench::DeviceBuffer a1(a_elems * 2), b1(b_elems * 2), a2(a_elems * 2), b2(b_elems * 2);
+  bench::fill_random(a1.get(), a_elems, p.a_type, 81);
+  bench::fill_random(b1.get(), b_elems, p.b_type, 82);
+  bench::fill_random(a2.get(), a_elems, p.a_type, 83);
+  bench::fill_random(b2.get(), b_elems, p.b_type, 84);
+  std::vector<bench::DeviceBuffer> d;
+  for (int i = 0; i < 3; ++i) {
+    d.emplace_back(d_elems * 2);
+    bench::fill_poison(d.back().get(), d_elems, p.d_type);
+  }
+  auto operands = [&](const bench::DeviceBuffer& a, const bench::DeviceBuffer& b, int out) {
+    GemmOperands ops;
+    ops.a = a.get();
+    ops.b = b.get();
+    ops.d = d[size_t(out)].get();
+    return ops;
+  };
+
+  // The bytes: a repeated encoding is the same map; another pointer or leading dimension is not.
+  auto same = [](const CUtensorMap& x, const CUtensorMap& y) {
+    return std::memcmp(&x, &y, sizeof(CUtensorMap)) == 0;
+  };
+  const auto first = runtime::make_gemm_tensor_maps(p, config, operands(a1, b1, 0));
+  const auto again = runtime::make_gemm_tensor_maps(p, config, operands(a1, b1, 0));
+  EXPECT_TRUE(same(first.a, again.a) && same(first.b, again.b) && same(first.d, again.d));
+  const auto other = runtime::make_gemm_tensor_maps(p, config, operands(a2, b1, 1));
+  EXPECT_FALSE(same(first.a, other.a));
+  EXPECT_TRUE(same(first.b, other.b));
+  EXPECT_FALSE(same(first.d, other.d));
+  GemmProblem padded = p;
+  padded.lda = p.k + 64;   // same pointer and shape, rows further apart
+  const auto strided = runtime::make_gemm_tensor_maps(padded, config, operands(a1, b1, 0));
+  EXPECT_FALSE(same(first.a, strided.a));
+
+  // The results: operand sets 1, 2, 1 again; the third call must equal the first bit for bit.
+  GemmOptions options;
+  options.config = config;
+  gemm(p, operands(a1, b1, 0), nullptr, options);
+  gemm(p, operands(a2, b2, 1), nullptr, options);
+  gemm(p, operands(a1, b1, 2), nullptr, options);
+  cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  std::vector<std::vector<double>> got;
+  for (const auto& buffer : d)
+    got.push_back(bench::download_as_double(buffer.get(), d_elems, p.d_type));
+  int64_t poisoned = 0, first_vs_third = 0, first_vs_second = 0;
+  for (size_t i = 0; i < d_elems; ++i) {
+    for (const auto& g : got) poisoned += std::isnan(g[i]) ? 1 : 0;
+    first_vs_third += std::memcmp(&got[0][i], &got[2][i], sizeof(double)) != 0;
+    first_vs_second += got[0][i] != got[1][i];
+  }
+  EXPECT_EQ(poisoned, 0);
+  EXPECT_EQ(first_vs_third, 0);
+  EXPECT_GT(first_vs_second, int64_t(d_elems) / 2);   // other inputs, other sums
+}
+
 TEST(GemmGpu, HostCostPerCall) {
   AUTOGEMM_REQUIRE_GPU();
   const GemmProblem p = problem(64, 2112, 7168);
@@ -374,15 +438,15 @@ TEST(GemmGpu, HostCostPerCall) {
   const double planned = host_us_per_call([&] { gemm(p, ops, stream); });
   const double split_k = host_us_per_call([&] { gemm(p, ops, stream, split); });
   const double vendor = host_us_per_call([&] { runtime::cublaslt_gemm(p, ops, stream); });
-  // Where ours goes: the launcher alone (no argument checks, no plan lookup), and the four
-  // tensor maps it encodes per call.
+  // Where ours goes: the launcher alone (no argument checks, no plan lookup), and its four
+  // tensor maps (encoded once, then copied from the thread's cache).
   const GemmConfig chosen = gemm(p, ops, stream).config;
   const double launcher = host_us_per_call([&] { runtime::launch_gemm(p, chosen, ops, stream); });
   const double maps =
       host_us_per_call([&] { (void)runtime::make_gemm_tensor_maps(p, chosen, ops); });
   cuda_check(cudaStreamDestroy(stream), "cudaStreamDestroy");
   std::printf("host cost per call, 64 x 2112 x 7168 bf16: planner's choice %.2f us (launcher "
-              "%.2f, of which tensor maps %.2f), forced sk2 %.2f us, cuBLASLt %.2f us\n",
+              "%.2f, of which cached tensor maps %.2f), forced sk2 %.2f us, cuBLASLt %.2f us\n",
               planned, launcher, maps, split_k, vendor);
   EXPECT_LT(planned, 25.0);
   EXPECT_LT(split_k, 25.0);

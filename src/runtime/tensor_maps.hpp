@@ -21,7 +21,8 @@ std::string tma_pointer_incompatibility(const GemmProblem& problem, const GemmOp
 
 // Maps matching the smem layouts of src/kernels/sm90 (loads.cuh, epilogue.cuh). Operands that
 // the configuration reads with plain loads get a zeroed map the kernel never touches; without
-// C (beta == 0) the C map repeats D's.
+// C (beta == 0) the C map repeats D's. Each calling thread keeps the maps it encoded (keyed by
+// every argument that decides their bytes), so a repeated call copies them instead.
 GemmTensorMaps make_gemm_tensor_maps(const GemmProblem& problem, const GemmConfig& config,
                                      const GemmOperands& operands);
 
