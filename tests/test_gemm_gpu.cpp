@@ -112,6 +112,14 @@ TEST(GemmGpu, PrimeNAndKFallBackToCuBLASLtAndStayCorrect) {
   }
 }
 
+// A configuration of "cuBLASLt" (what `autogemm plan` prints for a vendor plan) runs cuBLASLt.
+TEST(GemmGpu, ForcedVendorConfigurationRunsCuBLASLt) {
+  AUTOGEMM_REQUIRE_GPU();
+  auto check = run_and_check(problem(200, 264, 520), 1.0f, 0.0f, 91, GemmConfig::parse("cuBLASLt"));
+  EXPECT_TRUE(check.used_vendor) << check.config << ": " << check.reason;
+  AUTOGEMM_EXPECT_GEMM_OK(check, "forced cuBLASLt");
+}
+
 TEST(GemmGpu, PublicSuiteDecodeShapesAtPlannersChoice) {
   AUTOGEMM_REQUIRE_GPU();
   for (auto [m, n, k] : {std::tuple{64, 2112, 7168}, {128, 4096, 7168}, {1, 7168, 2048}}) {

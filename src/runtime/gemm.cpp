@@ -187,7 +187,11 @@ GemmReport gemm(const GemmProblem& problem_in, const GemmOperands& operands, cud
 
   GemmReport report;
   std::string why_not_ours;
-  if (options.config) {
+  if (options.config && options.config->instruction == Instruction::vendor) {
+    // What `autogemm plan` prints for a vendor plan ("cuBLASLt") can be given back.
+    report.config = *options.config;
+    report.reason = "configuration given by the caller";
+  } else if (options.config) {
     report.config = *options.config;
     // A forced configuration must be one the kernel can run; the planner's preferences (e.g.
     // cluster tiles dividing the tile count) do not apply: the kernel is correct without them.
