@@ -118,6 +118,23 @@ TEST(GemmGpu, ForcedVendorConfigurationRunsCuBLASLt) {
   auto check = run_and_check(problem(200, 264, 520), 1.0f, 0.0f, 91, GemmConfig::parse("cuBLASLt"));
   EXPECT_TRUE(check.used_vendor) << check.config << ": " << check.reason;
   AUTOGEMM_EXPECT_GEMM_OK(check, "forced cuBLASLt");
+  // Forcing the vendor while forbidding it is a contradiction, refused before anything runs.
+  GemmOptions contradiction;
+  contradiction.config = GemmConfig::parse("cuBLASLt");
+  contradiction.allow_vendor_fallback = false;
+  const GemmProblem p = problem(200, 264, 520);
+  bench::DeviceBuffer a(size_t(p.m) * p.k * 2), b(size_t(p.n) * p.k * 2), d(size_t(p.m) * p.n * 2);
+  GemmOperands ops;
+  ops.a = a.get();
+  ops.b = b.get();
+  ops.d = d.get();
+  std::string message;
+  try {
+    gemm(p, ops, nullptr, contradiction);
+  } catch (const InvalidArgument& e) {
+    message = e.what();
+  }
+  EXPECT_NE(message.find("allow_vendor_fallback = false"), std::string::npos) << message;
 }
 
 TEST(GemmGpu, PublicSuiteDecodeShapesAtPlannersChoice) {

@@ -23,7 +23,9 @@ struct GemmOperands {
 };
 
 struct GemmOptions {
-  std::optional<GemmConfig> config;   // force a configuration (ladder, autotuning, tests)
+  // Force a configuration (ladder, autotuning, tests); GemmConfig::parse("cuBLASLt") forces
+  // the vendor path (needs allow_vendor_fallback).
+  std::optional<GemmConfig> config;
   bool allow_vendor_fallback = true;  // run through cuBLASLt where our kernel cannot serve
   int device = -1;                    // -1: the current device
   // Autotuning: on the first call for a problem, time this many of the planner's best distinct

@@ -189,6 +189,10 @@ GemmReport gemm(const GemmProblem& problem_in, const GemmOperands& operands, cud
   std::string why_not_ours;
   if (options.config && options.config->instruction == Instruction::vendor) {
     // What `autogemm plan` prints for a vendor plan ("cuBLASLt") can be given back.
+    if (!options.allow_vendor_fallback)
+      throw InvalidArgument("options.config", "cuBLASLt",
+                            "forces the vendor path, which options.allow_vendor_fallback = "
+                            "false forbids");
     report.config = *options.config;
     report.reason = "configuration given by the caller";
   } else if (options.config) {
