@@ -7,7 +7,6 @@
 #   SHAPE="--m 4096 --n 7168 --k 16384" DTYPE=fp8 ITERS=6000 scripts/gpu-power-trace.sh
 set -uo pipefail
 source "$(dirname "$0")/gpu-env.sh"
-bin=build-gpu/src/cli/autogemm
 shape=${SHAPE:---m 4096 --n 7168 --k 16384}
 dtype=${DTYPE:-fp8}
 iters=${ITERS:-6000}
@@ -44,4 +43,4 @@ phase idle-after-cublaslt sleep 2
 phase interleaved timeout 240 $bin bench $shape --dtype "$dtype" --iters "$iters"
 kill "$sampler"
 wait "$sampler" 2> /dev/null
-python3 "$(dirname "$0")/power_trace_summary.py" "$trace" "$phases" | tee "$OUT/power-summary.txt"
+python3 scripts/power_trace_summary.py "$trace" "$phases" | tee "$OUT/power-summary.txt"
