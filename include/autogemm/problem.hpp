@@ -63,8 +63,7 @@ void validate(const GemmProblem& p);
 
 // True when D's rows end inside a 16-byte chunk (N * sizeof(D) not a multiple of 16). TMA
 // stores clip at 16-byte granularity, not per element (measured on an H200: N = 2100 bf16 wrote
-// columns 2100-2103 of the padding; docs/perf/notes.md), so such problems store D with plain
-// stores instead.
+// columns 2100-2103 of the padding), so such problems store D with plain stores instead.
 bool d_rows_end_mid_chunk(const GemmProblem& p);
 
 // Empty when TMA can describe every operand of the problem, else why not (naming the field,

@@ -112,10 +112,13 @@ Fp8Inputs make_fp8_inputs(const GemmProblem& problem, void* a, void* b,
   return out;
 }
 
-}  // namespace
+// True for the FP8 rows: block-scaled e4m3 inputs quantised by make_fp8_inputs.
+bool is_fp8_case(const GemmProblem& problem) {
+  return problem.scaling == Scaling::block_1x128_128x128;
+}
 
-BenchRow run_case(const BenchItem& item, const BenchOptions& options, const GpuInfo& gpu,
-                  L2Flusher& flusher) {
+// The item's problem as the bench runs it (beta = 0), checked; FP8 only with block scales.
+GemmProblem bench_problem(const BenchItem& item) {
   GemmProblem problem = item.problem;
   problem.reads_c = false;  // beta = 0
   validate(problem);
@@ -123,153 +126,257 @@ BenchRow run_case(const BenchItem& item, const BenchOptions& options, const GpuI
     throw InvalidArgument("scaling", "per_tensor",
                           "the bench measures FP8 with block_1x128_128x128 scales (it times the "
                           "per-tensor cuBLASLt variant alongside)");
-  const bool fp8 = problem.scaling == Scaling::block_1x128_128x128;
-  if (fp8) check_fp8_problem(problem);
+  if (is_fp8_case(problem)) check_fp8_problem(problem);
+  return problem;
+}
+
+// One case's device data and the operands of its three calls (ours, the baseline, FP8's
+// per-tensor cuBLASLt). Filled in place: the operands point into the buffers.
+struct CaseData {
+  DeviceBuffer a, b;
+  std::optional<Fp8Inputs> fp8;
+  DeviceBuffer d_ours, d_base;           // d_base: the baseline's D (and the per-tensor call's)
+  DeviceBuffer lt_scale_a, lt_scale_b;   // FP8 block scales in cuBLASLt's layout
+  std::optional<PerTensorScales> per_tensor;   // FP8 with a baseline
+  GemmOperands ours_ops, base_ops, per_tensor_ops;
+};
+
+// Inputs once, random (never constant: matrix units run faster on zeros, baselines.md); FP8
+// inputs quantised from BF16, the quantisation timed. Both D poisoned, so unwritten entries show.
+void fill_inputs(CaseData& data, const GemmProblem& problem, const BenchOptions& options,
+                 cudaStream_t stream, L2Flusher& flusher) {
   const int in_bytes = dtype_bytes(problem.a_type), out_bytes = dtype_bytes(problem.d_type);
-
-  BenchRow row;
-  row.problem = problem;
-  row.tag = item.tag;
-
-  // Inputs once, random (never constant: matrix units run faster on zeros, baselines.md).
-  Stream stream;
-  DeviceBuffer a(a_elements(problem) * in_bytes), b(b_elements(problem) * in_bytes);
-  std::optional<Fp8Inputs> fp8_inputs;
-  if (fp8) {
-    fp8_inputs = make_fp8_inputs(problem, a.get(), b.get(), options, stream.get(), flusher);
-    row.quantize_us = fp8_inputs->quantize_us;
+  data.a = DeviceBuffer(a_elements(problem) * in_bytes);
+  data.b = DeviceBuffer(b_elements(problem) * in_bytes);
+  if (is_fp8_case(problem)) {
+    data.fp8 = make_fp8_inputs(problem, data.a.get(), data.b.get(), options, stream, flusher);
   } else {
-    fill_random(a.get(), a_elements(problem), problem.a_type, options.seed);
-    fill_random(b.get(), b_elements(problem), problem.b_type, options.seed + 1);
+    fill_random(data.a.get(), a_elements(problem), problem.a_type, options.seed);
+    fill_random(data.b.get(), b_elements(problem), problem.b_type, options.seed + 1);
   }
-  DeviceBuffer d_ours(d_elements(problem) * out_bytes);
-  DeviceBuffer d_base(options.baseline ? d_elements(problem) * out_bytes : 0);
-  fill_poison(d_ours.get(), d_elements(problem), problem.d_type);
-  if (options.baseline) fill_poison(d_base.get(), d_elements(problem), problem.d_type);
+  data.d_ours = DeviceBuffer(d_elements(problem) * out_bytes);
+  data.d_base = DeviceBuffer(options.baseline ? d_elements(problem) * out_bytes : 0);
+  fill_poison(data.d_ours.get(), d_elements(problem), problem.d_type);
+  if (options.baseline) fill_poison(data.d_base.get(), d_elements(problem), problem.d_type);
+}
 
-  GemmOperands ours_ops;
-  ours_ops.a = a.get();
-  ours_ops.b = b.get();
-  ours_ops.d = d_ours.get();
-  DeviceBuffer lt_scale_a, lt_scale_b;
-  std::optional<PerTensorScales> per_tensor;
+// The three calls' operands: the same A and B, ours into d_ours, the baselines into d_base. FP8:
+// our block scales, cuBLASLt's converted once here so that the timed baseline call is the matmul
+// alone, and per-tensor scales of 1.
+void set_operands(CaseData& data, const GemmProblem& problem, const BenchOptions& options,
+                  cudaStream_t stream) {
+  const bool fp8 = is_fp8_case(problem);
+  GemmOperands& ours = data.ours_ops;
+  ours.a = data.a.get();
+  ours.b = data.b.get();
+  ours.d = data.d_ours.get();
   if (fp8) {
-    ours_ops.scale_a = static_cast<const float*>(fp8_inputs->scale_a.get());
-    ours_ops.scale_b = static_cast<const float*>(fp8_inputs->scale_b.get());
+    ours.scale_a = static_cast<const float*>(data.fp8->scale_a.get());
+    ours.scale_b = static_cast<const float*>(data.fp8->scale_b.get());
     if (options.baseline) {
-      // Converted once here so that the timed baseline call is the matmul alone.
       const runtime::CublasLtBlockScaleSizes sizes = runtime::cublaslt_block_scale_sizes(problem);
-      lt_scale_a = DeviceBuffer(sizes.a_floats * sizeof(float));
-      lt_scale_b = DeviceBuffer(sizes.b_floats * sizeof(float));
-      runtime::to_cublaslt_block_scales(problem, ours_ops.scale_a, ours_ops.scale_b,
-                                        static_cast<float*>(lt_scale_a.get()),
-                                        static_cast<float*>(lt_scale_b.get()), stream.get());
-      per_tensor.emplace();
+      data.lt_scale_a = DeviceBuffer(sizes.a_floats * sizeof(float));
+      data.lt_scale_b = DeviceBuffer(sizes.b_floats * sizeof(float));
+      runtime::to_cublaslt_block_scales(problem, ours.scale_a, ours.scale_b,
+                                        static_cast<float*>(data.lt_scale_a.get()),
+                                        static_cast<float*>(data.lt_scale_b.get()), stream);
+      data.per_tensor.emplace();
     }
   }
-  GemmOperands base_ops = ours_ops;
-  base_ops.d = d_base.get();
-  base_ops.scale_a = fp8 ? static_cast<const float*>(lt_scale_a.get()) : nullptr;
-  base_ops.scale_b = fp8 ? static_cast<const float*>(lt_scale_b.get()) : nullptr;
-  GemmOperands per_tensor_ops = base_ops;
-  if (per_tensor) {
-    per_tensor_ops.scale_a = static_cast<const float*>(per_tensor->scale_a.get());
-    per_tensor_ops.scale_b = static_cast<const float*>(per_tensor->scale_b.get());
+  data.base_ops = ours;
+  data.base_ops.d = data.d_base.get();
+  data.base_ops.scale_a = fp8 ? static_cast<const float*>(data.lt_scale_a.get()) : nullptr;
+  data.base_ops.scale_b = fp8 ? static_cast<const float*>(data.lt_scale_b.get()) : nullptr;
+  data.per_tensor_ops = data.base_ops;
+  if (data.per_tensor) {
+    data.per_tensor_ops.scale_a = static_cast<const float*>(data.per_tensor->scale_a.get());
+    data.per_tensor_ops.scale_b = static_cast<const float*>(data.per_tensor->scale_b.get());
   }
+}
 
-  GemmOptions gemm_options;
-  gemm_options.device = options.device;
-  gemm_options.config = options.config;   // --config (experiments)
-  gemm_options.autotune = options.autotune;
-  GemmReport report;
-  auto run_ours = [&](cudaStream_t s) { report = gemm(problem, ours_ops, s, gemm_options); };
-  runtime::CublasLtOptions lt_options;
-  lt_options.scales_in_cublaslt_layout = true;
-  auto run_baseline = [&](cudaStream_t s) {
-    runtime::cublaslt_gemm(problem, base_ops, s, lt_options);
-  };
-  runtime::CublasLtOptions per_tensor_options;
-  per_tensor_options.per_tensor_fp8 = true;
-  auto run_per_tensor = [&](cudaStream_t s) {
-    runtime::cublaslt_gemm(problem, per_tensor_ops, s, per_tensor_options);
-  };
-  // An FP8 baseline cuBLASLt cannot run (no block scaling in this library, a shape outside its
-  // documented limits) leaves its column empty with the reason; the others still run. A BF16/FP16
-  // baseline that fails is a real error and propagates.
-  auto try_first_call = [&](const std::function<void(cudaStream_t)>& call, std::string* why) {
-    if (!fp8) {
-      call(stream.get());
-      return true;
-    }
-    try {
-      call(stream.get());
-      return true;
-    } catch (const Error& e) {
-      *why = e.what();
-      log(2, "bench {}x{}x{}: {}", problem.m, problem.n, problem.k, *why);
-      return false;
-    }
-  };
+using Call = std::function<void(cudaStream_t)>;
 
-  // First calls (JIT compile, cuBLASLt heuristic) and the comparison, before any timing.
-  // The per-tensor call writes d_base too, so it goes before the baseline that is compared.
-  run_ours(stream.get());
-  const bool per_tensor_runs =
-      per_tensor && try_first_call(run_per_tensor, &row.baseline_fp8_per_tensor_unavailable);
-  const bool baseline =
-      options.baseline && try_first_call(run_baseline, &row.baseline_unavailable);
-  cuda_check(cudaStreamSynchronize(stream.get()), "cudaStreamSynchronize(first run)");
+// The case's calls on its operands: ours (gemm(), keeping its last report), the baseline
+// (cuBLASLt, block-scaled for FP8) and FP8's per-tensor cuBLASLt. Refers to `data`.
+class CaseCalls {
+ public:
+  CaseCalls(const GemmProblem& problem, const CaseData& data, const BenchOptions& options)
+      : problem_(problem), data_(data) {
+    gemm_options_.device = options.device;
+    gemm_options_.config = options.config;   // --config (experiments)
+    gemm_options_.autotune = options.autotune;
+    lt_options_.scales_in_cublaslt_layout = true;
+    per_tensor_options_.per_tensor_fp8 = true;
+  }
+  CaseCalls(const CaseCalls&) = delete;
+  CaseCalls& operator=(const CaseCalls&) = delete;
 
+  Call ours() {
+    return [this](cudaStream_t s) { report_ = gemm(problem_, data_.ours_ops, s, gemm_options_); };
+  }
+  Call baseline() {
+    return [this](cudaStream_t s) {
+      runtime::cublaslt_gemm(problem_, data_.base_ops, s, lt_options_);
+    };
+  }
+  Call per_tensor() {
+    return [this](cudaStream_t s) {
+      runtime::cublaslt_gemm(problem_, data_.per_tensor_ops, s, per_tensor_options_);
+    };
+  }
+  const GemmReport& report() const { return report_; }
+
+ private:
+  const GemmProblem& problem_;
+  const CaseData& data_;
+  GemmOptions gemm_options_;
+  runtime::CublasLtOptions lt_options_, per_tensor_options_;
+  GemmReport report_;
+};
+
+// A baseline's first call. An FP8 baseline cuBLASLt cannot run (no block scaling in this
+// library, a shape outside its documented limits) leaves its column empty with the reason in
+// `why`; the others still run. A BF16/FP16 baseline that fails is a real error and propagates.
+bool try_first_call(const GemmProblem& problem, const Call& call, cudaStream_t stream,
+                    std::string* why) {
+  if (!is_fp8_case(problem)) {
+    call(stream);
+    return true;
+  }
+  try {
+    call(stream);
+    return true;
+  } catch (const Error& e) {
+    *why = e.what();
+    log(2, "bench {}x{}x{}: {}", problem.m, problem.n, problem.k, *why);
+    return false;
+  }
+}
+
+// Which baselines ran their first call, and so are compared and timed.
+struct BaselinesRun {
+  bool baseline = false;
+  bool per_tensor = false;
+};
+
+// First calls (JIT compile, cuBLASLt heuristic), before any timing. The per-tensor call writes
+// d_base too, so it goes before the baseline that is compared.
+BaselinesRun run_first_calls(CaseCalls& calls, const CaseData& data, const GemmProblem& problem,
+                             const BenchOptions& options, cudaStream_t stream, BenchRow& row) {
+  calls.ours()(stream);
+  BaselinesRun run;
+  run.per_tensor = data.per_tensor && try_first_call(problem, calls.per_tensor(), stream,
+                                                     &row.baseline_fp8_per_tensor_unavailable);
+  run.baseline = options.baseline &&
+                 try_first_call(problem, calls.baseline(), stream, &row.baseline_unavailable);
+  cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize(first run)");
+  return run;
+}
+
+// What our first call ran, how many of D's entries it left unwritten, and its difference from
+// the baseline's D (NaN without a baseline).
+void check_first_outputs(BenchRow& row, const GemmReport& report, const CaseData& data,
+                         const GemmProblem& problem, bool baseline_ran) {
   row.config = report.config.describe();
   row.used_vendor = report.used_vendor;
   row.reason = report.reason;
-  const std::vector<double> ours_d = download_as_double(d_ours.get(), d_elements(problem), problem.d_type);
+  const std::vector<double> ours_d =
+      download_as_double(data.d_ours.get(), d_elements(problem), problem.d_type);
   for (double v : ours_d) row.unwritten += std::isfinite(v) ? 0 : 1;
   row.diff = std::numeric_limits<double>::quiet_NaN();
-  if (baseline)
-    row.diff = gemm_diff(ours_d, download_as_double(d_base.get(), d_elements(problem), problem.d_type));
+  if (baseline_ran)
+    row.diff = gemm_diff(
+        ours_d, download_as_double(data.d_base.get(), d_elements(problem), problem.d_type));
+}
 
-  std::vector<std::function<void(cudaStream_t)>> calls = {run_ours};
-  if (baseline) calls.push_back(run_baseline);
-  if (per_tensor_runs) calls.push_back(run_per_tensor);  // writes d_base after the comparison
+// Each timed call's times: ours, then the baselines that ran, then the same-bytes copy if timed.
+struct CaseTimes {
+  std::vector<std::vector<double>> per_call;
+  bool copy_timed = false;
+};
+
+// Times ours, the baselines that ran and, for a memory-bound row, a copy of its bytes, in one
+// interleaved loop.
+CaseTimes time_calls_interleaved(CaseCalls& calls, BaselinesRun run, const BenchRow& row,
+                                 const BenchOptions& options, cudaStream_t stream,
+                                 L2Flusher& flusher) {
+  std::vector<Call> timed = {calls.ours()};
+  if (run.baseline) timed.push_back(calls.baseline());
+  if (run.per_tensor) timed.push_back(calls.per_tensor());  // writes d_base after the comparison
   // A short memory-bound GEMM is judged against the 1 GiB copy bandwidth, whose launch and
   // first-byte latency are spread over 2 GiB; this copy of the row's own bytes, timed in the same
-  // loop, shows what a kernel that only moves them costs (docs/perf/notes.md section 17).
-  const std::size_t copy_bytes = static_cast<std::size_t>(problem.min_bytes() / 2) / 16 * 16;
+  // loop, shows what a kernel that only moves them costs (on the H100 a 15.9 MB copy took
+  // 8.0-8.3 us, 1.9 TB/s: 64% of the 1 GiB copy's 3009 GB/s).
+  const std::size_t copy_bytes = static_cast<std::size_t>(row.problem.min_bytes() / 2) / 16 * 16;
   const bool time_copy = is_memory_bound(row) && copy_bytes > 0;
   DeviceBuffer copy_src(time_copy ? copy_bytes : 0), copy_dst(time_copy ? copy_bytes : 0);
   if (time_copy) {
-    cuda_check(cudaMemsetAsync(copy_src.get(), 0x5a, copy_bytes, stream.get()),
+    cuda_check(cudaMemsetAsync(copy_src.get(), 0x5a, copy_bytes, stream),
                "cudaMemsetAsync(same-bytes copy source)");
-    calls.push_back([&](cudaStream_t s) {
+    timed.push_back([&](cudaStream_t s) {
       cuda_check(cudaMemcpyAsync(copy_dst.get(), copy_src.get(), copy_bytes,
                                  cudaMemcpyDeviceToDevice, s),
                  "cudaMemcpyAsync(same-bytes copy)");
     });
   }
-  const auto times = time_interleaved(calls, options.warmup, options.iters, stream.get(),
-                                      options.flush_l2 ? &flusher : nullptr);
-  if (time_copy) row.same_bytes_copy = summarize(times.back());
+  CaseTimes times;
+  times.per_call = time_interleaved(timed, options.warmup, options.iters, stream,
+                                    options.flush_l2 ? &flusher : nullptr);
+  times.copy_timed = time_copy;
+  return times;
+}
 
+// The row's timings and rates from time_calls_interleaved's times.
+void fill_timings(BenchRow& row, const CaseTimes& case_times, BaselinesRun run) {
+  const GemmProblem& problem = row.problem;
+  const std::vector<std::vector<double>>& times = case_times.per_call;
+  if (case_times.copy_timed) row.same_bytes_copy = summarize(times.back());
   row.ours = summarize(times[0]);
   row.tflops = tflops_at(problem, row.ours.median_us);
   row.gbps = row.ours.median_us > 0 ? problem.min_bytes() / row.ours.median_us * 1e-3 : 0;
-  if (baseline) {
+  if (run.baseline) {
     row.baseline = summarize(times[1]);
     row.baseline_tflops = tflops_at(problem, row.baseline->median_us);
     row.ratio = row.ours.median_us > 0 ? row.baseline->median_us / row.ours.median_us : 0;
   }
-  if (per_tensor_runs) {
-    row.baseline_fp8_per_tensor = summarize(times[baseline ? 2 : 1]);
+  if (run.per_tensor) {
+    row.baseline_fp8_per_tensor = summarize(times[run.baseline ? 2 : 1]);
     row.baseline_fp8_per_tensor_tflops = tflops_at(problem, row.baseline_fp8_per_tensor->median_us);
   }
-  if (!report.used_vendor) {
-    try {
-      row.predicted_us = predict(problem, report.config, gpu).time_us;
-    } catch (const Error& e) {
-      log(2, "bench: no prediction for {}: {}", row.config, e.what());
-    }
+}
+
+// The cost model's time for the configuration that ran (none for the vendor path, or where the
+// model has no figure for the device).
+void fill_prediction(BenchRow& row, const GemmReport& report, const GpuInfo& gpu) {
+  if (report.used_vendor) return;
+  try {
+    row.predicted_us = predict(row.problem, report.config, gpu).time_us;
+  } catch (const Error& e) {
+    log(2, "bench: no prediction for {}: {}", row.config, e.what());
   }
+}
+
+}  // namespace
+
+BenchRow run_case(const BenchItem& item, const BenchOptions& options, const GpuInfo& gpu,
+                  L2Flusher& flusher) {
+  const GemmProblem problem = bench_problem(item);
+  BenchRow row;
+  row.problem = problem;
+  row.tag = item.tag;
+
+  Stream stream;
+  CaseData data;
+  fill_inputs(data, problem, options, stream.get(), flusher);
+  if (data.fp8) row.quantize_us = data.fp8->quantize_us;
+  set_operands(data, problem, options, stream.get());
+
+  CaseCalls calls(problem, data, options);
+  const BaselinesRun run = run_first_calls(calls, data, problem, options, stream.get(), row);
+  check_first_outputs(row, calls.report(), data, problem, run.baseline);
+  const CaseTimes times = time_calls_interleaved(calls, run, row, options, stream.get(), flusher);
+  fill_timings(row, times, run);
+  fill_prediction(row, calls.report(), gpu);
   return row;
 }
 

@@ -85,7 +85,7 @@ class EventPool {
 // the host's cost to enqueue it (7.6 us per call of ours on the H100 machine, 15.6 for
 // cuBLASLt's; a decode GEMM with warm L2 takes 5-10 us), and then each event pair would time
 // the host. A hold kernel ahead of the loop keeps the stream busy while the host enqueues it
-// all: 50 us per call, generous for those host paths (notes.md section 22), within 1-50 ms.
+// all: 50 us per call, generous for those host paths, within 1-50 ms.
 void hold_stream_for_enqueue(std::size_t calls, cudaStream_t stream) {
   constexpr double kHostUsPerCall = 50;
   GpuHoldParams params{};

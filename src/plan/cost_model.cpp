@@ -44,7 +44,7 @@ constexpr double kSingleConsumerShare = 0.9;
 
 // ---- Memory --------------------------------------------------------------------------------
 // A GEMM that streams B (decode shapes) reaches ~75% of theoretical DRAM bandwidth: measured
-// 3.4 TB/s of 4.8 on an H200 for M=64, N=7168, K=16384 (docs/perf/notes.md, 2026-11-22).
+// 3.4 TB/s of 4.8 on an H200 for M=64, N=7168, K=16384.
 constexpr double kDramEfficiency = 0.75;
 // L2 -> SM bandwidth per SM. NVIDIA publishes no Hopper figure (A100: 5120 B/clk for 108 SMs,
 // ~47 B/clk/SM); we take 64 B/clk/SM at 80% efficiency. With it a 128x128 bf16 tile is just
@@ -52,7 +52,7 @@ constexpr double kDramEfficiency = 0.75;
 constexpr double kL2BytesPerClockPerSm = 64;
 constexpr double kL2Efficiency = 0.8;
 // The L2 as a whole delivers less than every SM's port at once. Measured on the H100 decode
-// rows with every SM pulling (notes.md sections 20 and 22): a k-block costs ~63 cycles plus
+// rows with every SM pulling: a k-block costs ~63 cycles plus
 // its bytes at ~64 B/clk per SM (BF16 64x16 one atom 223 cycles for 10 KB, two atoms 383 for
 // 20 KB; FP8 64x16 238 for 10 KB), at the ~1.76 GHz those kernels ran. In the model's clock
 // (the device's maximum, 1.98 GHz on the H100) that is 57 B/clk and 71 cycles. The H200
@@ -75,11 +75,11 @@ constexpr double kLaunchUs = 4.0;
 constexpr double kFirstLoadLatencyUs = 0.8;
 // Each k-block costs a consumer a full-barrier wait, a wgmma batch, a wait_group and a release
 // (plus the producer's TMA issue) even when it is tiny; for small tiles this latency chain, not
-// bandwidth, sets the time. Measured on an H200 (notes.md): M=64, N=2112, K=7168 with 64x16
+// bandwidth, sets the time. Measured on an H200: M=64, N=2112, K=7168 with 64x16
 // tiles, 112 k-blocks per CTA, took 27 us where bandwidth alone predicts ~14.
 constexpr double kKBlockLatencyUs = 0.18;
 // A 2-stage ring cannot cover a TMA round trip while the other stage is being consumed:
-// 256x160 s2 ran 0.71x cuBLASLt at 4096x32768x512 where 128x256 s3 ran 0.97x (notes.md).
+// 256x160 s2 ran 0.71x cuBLASLt at 4096x32768x512 where 128x256 s3 ran 0.97x.
 constexpr double kTwoStageShare = 0.8;
 // ---- FP8 promotion (kernels/sm90/fp8_promotion.cuh) ----
 // After a k-block's wgmmas a consumer scales its fp32 partial sums into the accumulators: one
@@ -87,7 +87,7 @@ constexpr double kTwoStageShare = 0.8;
 // warpgroup at one FFMA instruction per clock. With one temporary the consumer first waits
 // for its wgmmas to drain (wait_group 0), so the tensor cores also lose the pipeline's
 // drain and refill: calibrated from 128x160 c2 running at 951 TFLOP/s where the model without
-// promotion said 1595 (H100, notes.md section 9).
+// promotion said 1595 (H100).
 constexpr double kPromotionDrainCycles = 260;
 // With two temporaries only the last k-block of each chunk of 8 waits (gemm_kernel.cuh).
 constexpr double kOverlappedPromotionChunk = 8;
@@ -96,26 +96,26 @@ constexpr double kOverlappedPromotionChunk = 8;
 // wgmmas read their 64 rows of A and all of B from it, so B is read once per slab. FP8 128x128
 // needs 80 KB per 512 matrix-unit cycles (the tensor pipe then idles at ~80%, Nsight Compute's
 // L1 wavefronts at 79%), and 256-row tiles gain less than their L2 traffic says: 256x128
-// measured level with 128x128 and 256x64 19% behind (notes.md section 14).
+// measured level with 128x128 and 256x64 19% behind (H100).
 constexpr double kSmemBytesPerClock = 128;
 // ---- A second kernel behind the main one (the tail split's finish) ----
 // Its launch behind the main kernel, its prologue and its drain, before the bytes it reads
 // (counted separately). Calibrated on split-K's former finalize kernel at the H100 decode rows
-// (notes.md section 19): it was 2 us, which made the planner split 64 x 2112 x 7168 and lose
-// 20% there.
+// on the H100: it was 2 us, which made the planner split 64 x 2112 x 7168 and lose 20% there.
 constexpr double kSecondKernelUs = 5.0;
 // ---- Split-K summed inside the kernel (kernels/sm90/split_k_reduce.cuh) ----
 // After its main loop every split counts its arrival; the others store their fp32 tile and
 // raise a flag, and the last one waits for the flags and reads the tiles back: three to four
 // dependent L2 round trips when the splits finish together. Measured on the H100 decode rows
-// (notes.md section 21): 1.7-2.5 us more than a plain epilogue, of which the bytes term below
+// on the H100: 1.7-2.5 us more than a plain epilogue, of which the bytes term below
 // gives 0.2-0.6.
 constexpr double kSplitKReduceLatencyUs = 1.5;
 // ---- Cluster split-K (kernels/sm90/cluster_reduce.cuh) ----
 // The cluster's other CTAs store their fp32 partial tiles into the first CTA's shared memory
 // through the SM-to-SM network, which then adds them; NVIDIA publishes no distributed
-// shared-memory rate, so these two are first guesses, to calibrate against the bench
-// (notes.md section 17): 32 B/clk into one SM and half a microsecond of cluster round trip.
+// shared-memory rate, so these two are first guesses, not calibrated: 32 B/clk into one SM and
+// half a microsecond of cluster round trip (64 x 2112 x 7168 64x32 ck2 measured 13.6 us on the
+// H100 against 13.5 for 64x16 alone, so the planner does not offer it).
 constexpr double kDsmemBytesPerClock = 32;
 constexpr double kClusterReduceLatencyUs = 0.5;
 // Exponent of the norm that combines a tile's matrix-unit and L2 times (overlap() below).
@@ -146,7 +146,7 @@ double clock_ghz(const GpuInfo& device) {
 // Matrix-unit time and L2 -> SM time of one tile, overlapped: close to the larger one while
 // the other is small, but when both are near they interfere (both fill shared memory through
 // the same ports) and the sum of the 4th powers models that. Calibrated on FP8 128x128 tiles
-// (H100, notes.md section 9): L2 time 0.76x compute with multicast, 1.0x without, measured
+// (H100): L2 time 0.76x compute with multicast, 1.0x without, measured
 // 822 against 912 us; a plain max() called them equal.
 double overlap(double compute_us, double l2_us, double smem_us) {
   return std::pow(std::pow(compute_us, kOverlapNorm) + std::pow(l2_us, kOverlapNorm) +
@@ -166,7 +166,7 @@ double promotion_share(const GemmProblem& problem, const GemmConfig& config,
   const double ffma_cycles = config.num_consumers * slabs * config.block_n / 2.0;
   // Two temporaries hide all but one promotion per chunk; so do turns (ordered issue), where
   // the other consumer's group runs while one promotes: measured equal at 128x128 (1205 against
-  // 1209 TFLOP/s, notes.md section 14).
+  // 1209 TFLOP/s on the H100).
   const bool overlapped = config.promotion_buffers >= 2 || config.ordered_issue;
   const double exposed = overlapped
                              ? (ffma_cycles + kPromotionDrainCycles) / kOverlappedPromotionChunk

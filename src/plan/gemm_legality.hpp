@@ -33,7 +33,7 @@ inline constexpr int kRegisterHeadroom = 64;
 inline constexpr int kOverlappedPromotionHeadroom = 40;
 // ... plus this many per m64 slab beyond the first of a consumer: a second slab's scales and
 // fragment addresses. 256x64 pb2 (two slabs, 192 fragment registers) spilled 12-32 B in ptxas
-// once the block scales came through shared memory (notes.md section 13).
+// once the block scales came through shared memory.
 inline constexpr int kOverlappedPromotionHeadroomPerExtraSlab = 8;
 // Ordered issue with one temporary (slab waves) holds the accumulators and one slab-sized
 // temporary, 192 registers at 128x192 or 256x128: the same 40 free as the overlapped

@@ -127,7 +127,7 @@ std::vector<int> promotion_buffer_choices(const GemmProblem& problem) {
 
 std::vector<bool> ordered_issue_choices(const GemmProblem& problem, int block_m, int block_n,
                                         int num_consumers, int promotion_buffers) {
-  // Measured (notes.md section 14): with two temporaries the turns only serialise the
+  // Measured on the H100: with two temporaries the turns only serialise the
   // consumers (1047 against 1209 TFLOP/s), so ordered issue goes with one; tiles whose B scale
   // split varies per tile (112, 160, 192) lost 12-20% to the per-column selects; and with one
   // m64 slab per consumer it fell behind two temporaries once the A scales were transposed
@@ -136,8 +136,8 @@ std::vector<bool> ordered_issue_choices(const GemmProblem& problem, int block_m,
   // behind 128x128 with two temporaries, with K = 4096-16384 2-9% ahead (the model, which
   // charges neither tile's per-tile costs by K, calls them even).
   // Nor for 256x64: its n64 wgmmas read all of A from shared memory for half the work of n128
-  // (the port's ceiling is ~62%, section 14, where it ran 19% behind); at 4096x2112x7168
-  // without clusters it took 122.3 us against 112.4 for 128x128 pb2 (sections 16-17).
+  // (the port's ceiling is ~62%; it ran 19% behind); at 4096x2112x7168 without clusters it
+  // took 122.3 us against 112.4 for 128x128 pb2.
   constexpr int64_t kOrderedIssueMinKBlocks = 32;
   constexpr int kOrderedIssueMinBlockN = 128;
   if (!is_fp8(problem.a_type) || num_consumers != 2 || promotion_buffers != 1 ||
@@ -149,21 +149,21 @@ std::vector<bool> ordered_issue_choices(const GemmProblem& problem, int block_m,
 }
 
 bool multicast_offered(const GemmProblem& problem) {
-  // Measured on the H100 (notes.md section 17), block-scaled FP8 tiles against the same tiles
+  // Measured on the H100, block-scaled FP8 tiles against the same tiles
   // without their multicast cluster: without it 128x128 pb2 ran 3-8% faster at K = 2048-7168
   // and level at K = 1536, 256x128 oi 0-2% faster at K = 4096-16384; only at K = 512 (4
   // k-blocks) did the cluster win (143.4 against 147.2 us). A multicast stage is freed only when
   // both CTAs' consumers have released it, and a block-scaled consumer's k-block time varies
-  // with its promotion, so the pair runs at the slower one's pace (section 14). The cost model
+  // with its promotion, so the pair runs at the slower one's pace. The cost model
   // credits multicast's halved L2 traffic and does not know this coupling, so the planner
   // leaves multicast out where it measured no better.
   constexpr int64_t kFp8MulticastMaxKBlocks = 11;
   // Decode sizes (M <= 128), any input type: a k-block's time there follows the bytes each SM
-  // receives with every SM pulling (notes.md section 20), and multicast delivers the shared
+  // receives with every SM pulling (~64 B/clk per SM), and multicast delivers the shared
   // operand into both CTAs' shared memory all the same; the pair only adds its lockstep.
-  // Measured on the H100: FP8 64x32 with A multicast 13-20% slower on every decode row
-  // (section 19); BF16 64 x 2112 x 7168 64x16x128 20.9 us with cl1x2/a against 17.5 alone,
-  // 128 x 2112 x 7168 64x32x128 cl1x2/a 23.3 us against 20.0 for 128x64 sk4 (sections 20-21).
+  // Measured on the H100: FP8 64x32 with A multicast 13-20% slower on every decode row;
+  // BF16 64 x 2112 x 7168 64x16x128 20.9 us with cl1x2/a against 17.5 alone,
+  // 128 x 2112 x 7168 64x32x128 cl1x2/a 23.3 us against 20.0 for 128x64 sk4.
   constexpr int64_t kMulticastMinM = 129;
   if (problem.m < kMulticastMinM) return false;
   if (problem.scaling != Scaling::block_1x128_128x128) return true;
@@ -299,7 +299,7 @@ Plan plan_gemm(const GemmProblem& problem, const GpuInfo& device) {
   // Fastest first. Predictions within ~2% of each other are ties (the model is not that
   // precise, and DRAM-bound problems tie exactly): among them prefer fewer waves (measured on
   // an H200: M=64 decode, 64x32 tiles in 2 waves took 94 us where 64x64 in 1 wave took 69,
-  // both predicted ~71; docs/perf/notes.md), then more SMs busy in the last wave, then fewer
+  // both predicted ~71), then more SMs busy in the last wave, then fewer
   // and larger tiles, then no cluster, then the faster prediction, then enumeration order.
   auto bucket = [](double time_us) { return std::floor(std::log(time_us) / std::log(1.02)); };
   std::stable_sort(plan.candidates.begin(), plan.candidates.end(),

@@ -36,15 +36,15 @@ inline constexpr int kMaxTailSplit = 16;
 // Whether plan_gemm offers tail splits. Off: they pass the GPU tests, but a kernel compiled
 // with a tail split runs its whole tiles 4.5-8.5% slower than the same tiles without it (even
 // where nothing is split), which eats the tail's gain (4096 x 2112 x 7168: 118.3 -> 117.0 us
-// where the cost model predicts 133 -> 115; docs/perf/notes.md section 16). A configuration
+// where the cost model predicts 133 -> 115, on the H100). A configuration
 // given with "tsN" runs either way.
 inline constexpr bool kPlanTailSplits = false;
 std::vector<int> tail_split_choices(const GemmProblem& problem, const GemmConfig& config,
                                     const GpuInfo& device);
 
 // Whether the planner tries multicast clusters for `problem`: not for block-scaled FP8 with
-// more than 11 k-blocks, where they measured slower than the same tiles alone (notes.md
-// section 17). An explicit "clMxN/{a,b}" configuration runs either way.
+// more than 11 k-blocks, where they measured 3-8% slower than the same tiles alone (H100,
+// K = 2048-7168). An explicit "clMxN/{a,b}" configuration runs either way.
 bool multicast_offered(const GemmProblem& problem);
 
 // The single configuration of the vendor path (instruction = vendor, tile fields zero: the

@@ -80,12 +80,11 @@ bool n_tail_offered(const GemmProblem& problem, GemmConfig config) {
   if (!n_tail_violation(problem, config).empty()) return false;
   // Ordered issue below block_n = 128 measured slow (gemm_search.cpp), and so did the tail
   // kernel it gives a 256-row tile: 4096 x 2112 x 7168, 256x128 oi ntk 127 us against
-  // 128x128 pb2 ntk 109 (docs/perf/notes.md section 18), though the model ranks it first
-  // (two exact waves).
+  // 128x128 pb2 ntk 109 on the H100, though the model ranks it first (two exact waves).
   if (config.ordered_issue && split_n_tail(problem, config).tail_config.block_n < 128) return false;
   // FP8 only, for now. On BF16 the model ranked the n-tail kernel first on three suite rows
   // with tiles that then measured 3-32% slower than the choices before (128x256 ntk with a
-  // 16-column tail: 215 against 163 us; notes.md section 18): it prices a tail tile as its
+  // 16-column tail: 215 against 163 us): it prices a tail tile as its
   // share of the columns, not at the lower efficiency of a narrow wgmma.
   return problem.a_type == DType::e4m3 || problem.a_type == DType::e5m2;
 }

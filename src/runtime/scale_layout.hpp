@@ -15,7 +15,7 @@ namespace autogemm::runtime {
 // the L1 left beside the stages (256 KB minus a ~220 KB shared-memory carve-out). Below that
 // the gather's sectors stay in L1 after their first k-block and the transposition only cost:
 // 4096x2112x7168 (128-row tiles, 28 KB of scale rows) went 0.958 -> 0.926 of cuBLASLt with it,
-// 4096x7168x16384 (256 rows, 128 KB) 0.90 -> 1.01 (notes.md section 14).
+// 4096x7168x16384 (256 rows, 128 KB) 0.90 -> 1.01.
 inline constexpr int64_t kTransposedAScalesMinM = 1024;
 inline constexpr int64_t kL1ScaleRowsBytes = 32 * 1024;
 

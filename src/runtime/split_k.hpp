@@ -2,7 +2,7 @@
 // Split-K's workspace (kernels/sm90/split_k_reduce.cuh sums the splits inside the GEMM kernel):
 // per (device, stream), kept for the process and grown on demand, so a call allocates nothing
 // on the stream (a cudaMallocAsync/cudaFreeAsync pair per call cost 0.9 us of GPU time between
-// the events, notes.md section 21):
+// the events on the H100):
 //   counters and ready flags  zeroed when allocated; every call leaves them zero again
 //   partial sums              the splits' fp32 slots, overwritten by each call
 // Kernels on one stream run one after the other, so its calls can share them; calls on other
