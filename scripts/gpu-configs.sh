@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Times forced configurations against cuBLASLt: each line of FILE is "M N K CONFIG..." (CONFIG as
-# `autogemm plan` prints it). Used for the experiments recorded in docs/perf/notes.md.
-#   [DTYPE=fp8] [BENCH_EXTRA=--l2-warm] scripts/gpu-configs.sh bench/experiments/<file>.txt
+# `autogemm plan` prints it), blank lines and # comments skipped. FILE is any list you write.
+# The first timed row of a call runs up to 8% slow on both sides while the clock ramps, so
+# start a list with a warm-up row, and compare ratios, not times, across calls.
+#   [DTYPE=fp8] [BENCH_EXTRA=--l2-warm] scripts/gpu-configs.sh FILE
 #   (after scripts/gpu-run.sh built build-gpu; BENCH_EXTRA: more `autogemm bench` options)
 set -uo pipefail
 source "$(dirname "$0")/gpu-env.sh"

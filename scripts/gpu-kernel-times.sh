@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Per-kernel GPU time of forced configurations: for each line "M N K CONFIG..." of FILE, runs the
 # bench under Nsight Compute (duration only, clocks left alone) and prints the median duration
-# of each kernel the call launches (GEMM, split-K or tail-split reduce, scale transpose). Used to
-# place the time of a multi-kernel call (notes.md section 16). BASELINE=1 also times cuBLASLt's
-# kernels (and the L2 flush) in the same process.
-#   [DTYPE=fp8] scripts/gpu-kernel-times.sh bench/experiments/<file>.txt   (after gpu-run.sh built build-gpu)
+# of each kernel the call launches (the GEMM and any helper: n-tail kernel, A-scale transpose).
+# Event timing sees only a call's sum; this places its time kernel by kernel. BASELINE=1 also
+# times cuBLASLt's kernels (and the L2 flush) in the same process.
+#   [DTYPE=fp8] scripts/gpu-kernel-times.sh LIST   (after gpu-run.sh built build-gpu)
+# LIST is any text file you write: one "M N K CONFIG..." per line, blank lines and # comments
+# skipped.
 set -uo pipefail
 source "$(dirname "$0")/gpu-env.sh"
 while read -r m n k config; do

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Nsight Compute on one FP8 prefill kernel: speed of light, memory tables, warp stall reasons
-# and the per-instruction (SASS) stall samples (notes.md sections 9, 13). Builds build-gpu if
+# and the per-instruction (SASS) stall samples, which tell an issue-bound consumer (its own
+# integer and FFMA instructions) from one waiting on the tensor pipe. Builds build-gpu if
 # needed; writes $OUT/ncu-fp8.txt (sections), $OUT/ncu-fp8-raw.txt (stall metrics),
 # $OUT/ncu-fp8-sass-samples.txt (every SASS instruction with its stall samples) and
 # $OUT/ncu-fp8-classes.txt (samples by instruction class, scripts/ncu_sass_summary.py).

@@ -6,7 +6,7 @@ set -uo pipefail
 source "$(dirname "$0")/gpu-env.sh"
 build=build-gpu
 # A warm machine keeps build-gpu between calls, but the synced sources can carry older mtimes
-# than its objects, so ninja would keep a stale build (notes.md section 14). Rebuild whenever
+# than its objects, so ninja would keep a stale build and time old code. Rebuild whenever
 # the sources' content changed since the last build.
 stamp=$(find CMakeLists.txt cmake include src tests bench -type f -print0 | sort -z | xargs -0 cat | sha1sum | cut -c1-40)
 if [[ -f $build/.source-stamp && "$(cat $build/.source-stamp)" != "$stamp" ]]; then

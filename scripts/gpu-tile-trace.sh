@@ -2,8 +2,8 @@
 # Tile traces of forced configurations: for each line "M N K CONFIG..." of FILE, one traced
 # bench call (AUTOGEMM_TRACE_TILES, docs/env-vars.md), then the per-round summary of each
 # (scripts/tile_trace_summary.py). Writes $OUT/tile-trace.csv and $OUT/tile-trace-summary.txt.
-#   [DTYPE=fp8] [BENCH_EXTRA=--l2-warm] scripts/gpu-tile-trace.sh bench/experiments/<file>.txt
-#   (after gpu-run.sh built build-gpu)
+#   [DTYPE=fp8] [BENCH_EXTRA=--l2-warm] scripts/gpu-tile-trace.sh FILE
+#   (after gpu-run.sh built build-gpu; FILE is any list you write, as for gpu-configs.sh)
 set -uo pipefail
 source "$(dirname "$0")/gpu-env.sh"
 trace="$OUT/tile-trace.csv"

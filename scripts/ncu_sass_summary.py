@@ -3,8 +3,9 @@
 
   scripts/ncu_sass_summary.py ncu-fp8-sass.csv [--listing FILE]
 
-Prints where the warp-stall samples fall by instruction class (the table in notes.md section
-13) and, with --listing, writes every SASS instruction with its samples and top stall reasons.
+Prints where the warp-stall samples fall by instruction class (integer ALU, promotion FFMA,
+wgmma issue and wait, barrier waits, ...) and, with --listing, writes every SASS instruction
+with its samples and top stall reasons.
 """
 import argparse
 import collections
