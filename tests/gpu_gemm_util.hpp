@@ -5,13 +5,16 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <optional>
 
 #include "autogemm/gemm.hpp"
 #include "bench/compare.hpp"
 #include "bench/reference.hpp"
 #include "bench/tensors.hpp"
-#include "runtime/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
+#include "ladder/ladder.hpp"
+#include "runtime/launch.hpp"
 
 namespace autogemm::testing {
 
@@ -36,10 +39,12 @@ inline std::pair<int64_t, int64_t> stored_b(const GemmProblem& p) {
 // D gets `guard_rows` poisoned rows above and below and ldd padded past N; when `padded_ld`,
 // A, B and C are given leading dimensions larger than their rows too. `stream`: where the GEMM
 // runs (the inputs are ready on the device before it starts).
-inline GemmCheck run_and_check(GemmProblem p, float alpha, float beta, uint64_t seed,
-                               std::optional<GemmConfig> config = std::nullopt,
-                               bool padded_ld = false, int autotune = 0,
-                               cudaStream_t stream = nullptr) {
+// `call` runs the GEMM (autogemm::gemm() in run_and_check below).
+using GemmCall =
+    std::function<GemmReport(const GemmProblem&, const GemmOperands&, cudaStream_t)>;
+
+inline GemmCheck run_call_and_check(GemmProblem p, float alpha, float beta, uint64_t seed,
+                                    bool padded_ld, cudaStream_t stream, const GemmCall& call) {
   const int64_t guard_rows = 2;
   const auto [a_rows, a_len] = stored_a(p);
   const auto [b_rows, b_len] = stored_b(p);
@@ -68,11 +73,8 @@ inline GemmCheck run_and_check(GemmProblem p, float alpha, float beta, uint64_t 
   ops.d = static_cast<char*>(d.get()) + size_t(guard_rows) * p.ldd * out_bytes;
   ops.alpha = alpha;
   ops.beta = beta;
-  GemmOptions options;
-  options.config = config;
-  options.autotune = autotune;
   if (stream != nullptr) cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize before gemm");
-  GemmReport r = gemm(p, ops, stream, options);
+  GemmReport r = call(p, ops, stream);
   GemmProblem ref_problem = p;
   ref_problem.reads_c = beta != 0.0f;
   bench::reference_gemm(ref_problem, ops, static_cast<double*>(ref.get()), nullptr);
@@ -98,6 +100,36 @@ inline GemmCheck run_and_check(GemmProblem p, float alpha, float beta, uint64_t 
       if (!inside_d && !std::isnan(got[size_t(row) * p.ldd + col])) ++out.guard_violations;
     }
   return out;
+}
+
+inline GemmCheck run_and_check(GemmProblem p, float alpha, float beta, uint64_t seed,
+                               std::optional<GemmConfig> config = std::nullopt,
+                               bool padded_ld = false, int autotune = 0,
+                               cudaStream_t stream = nullptr) {
+  GemmOptions options;
+  options.config = config;
+  options.autotune = autotune;
+  return run_call_and_check(p, alpha, beta, seed, padded_ld, stream,
+                            [&](const GemmProblem& q, const GemmOperands& ops, cudaStream_t s) {
+                              return gemm(q, ops, s, options);
+                            });
+}
+
+// A ladder step, made into a spec by the ladder (and the planner's rules) and launched.
+inline GemmCheck run_ladder_step_and_check(const GemmProblem& p, float alpha, float beta,
+                                           uint64_t seed, const ladder::LadderStep& step,
+                                           const GpuInfo& gpu) {
+  return run_call_and_check(p, alpha, beta, seed, false, nullptr,
+                            [&](const GemmProblem& q, const GemmOperands& ops, cudaStream_t s) {
+                              GemmProblem with_c = q;
+                              with_c.reads_c = ops.beta != 0.0f;
+                              const KernelSpec spec = ladder::step_spec(with_c, step, gpu);
+                              runtime::launch(spec, ops, s);
+                              GemmReport report;
+                              report.config = spec.config;
+                              report.reason = spec.reason;
+                              return report;
+                            });
 }
 
 #define AUTOGEMM_EXPECT_GEMM_OK(check, label)                                               \

@@ -11,7 +11,6 @@
 #include "autogemm/config.hpp"
 #include "autogemm/device.hpp"
 #include "autogemm/problem.hpp"
-#include "plan/tail_split.hpp"
 
 namespace autogemm::testing {
 
@@ -28,16 +27,6 @@ inline const GpuInfo* sm90_gpu(std::string* reason) {
     return nullptr;
   }
   return &g;
-}
-
-// The K ranges per tail tile that `config` gets for `p` on the test GPU (plan/tail_split.hpp,
-// as the launcher decides it with a cluster slot per cluster_size SMs), so a tail-split test
-// can check its shape really splits a last wave there.
-inline int tail_splits_on_gpu(const GemmProblem& p, const GemmConfig& c) {
-  std::string reason;
-  const GpuInfo* gpu = sm90_gpu(&reason);
-  if (gpu == nullptr) return 1;
-  return plan::plan_tail_split(p, c, gpu->sm_count / (c.cluster_m * c.cluster_n)).splits;
 }
 
 }  // namespace autogemm::testing

@@ -6,7 +6,7 @@
 #include "bench/bench_runner.hpp"
 #include "gpu_test_util.hpp"
 #include "runtime/cublaslt.hpp"
-#include "runtime/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 
 using namespace autogemm;
 using namespace autogemm::bench;

@@ -34,10 +34,10 @@ std::filesystem::path fresh_dir(const std::string& name) {
 TEST(CompileCli, WritesSourcePtxCubinAndLogForAForcedFp8Config) {
   const auto dir = fresh_dir("autogemm-compile-fp8");
   const CliRun run = run_cli("compile --m 4096 --n 7168 --k 16384 --dtype fp8 --device h100-sxm "
-                             "--config \"128x128x128 s5 c2 ws p g8 cl2x1/b tma/tma pb2\" --out " +
+                             "--config \"128x128x128 s5 c2 p g8 cl2x1/b pb2\" --out " +
                              dir.string());
   ASSERT_EQ(run.exit_code, 0) << run.out;
-  EXPECT_NE(run.out.find("128x128x128 s5 c2 ws p g8 cl2x1/b tma/tma pb2"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("128x128x128 s5 c2 p g8 cl2x1/b pb2"), std::string::npos) << run.out;
   const std::string source = read_file(dir / "kernel.cu");
   EXPECT_NE(source.find("block_m = 128, block_n = 128"), std::string::npos) << source;
   EXPECT_NE(read_file(dir / "kernel.ptx").find("wgmma.mma_async.sync.aligned.m64n128k32"),
@@ -50,13 +50,14 @@ TEST(CompileCli, WritesSourcePtxCubinAndLogForAForcedFp8Config) {
 }
 
 // AUTOGEMM_TRACE_TILES compiles the tile trace's recorder in (sm90/tile_trace.cuh): the
-// traced tail-split kernel must still compile, with %globaltimer reads and without spills.
+// traced kernel (the FP8 prefill tile with a multicast pair) must still compile, with
+// %globaltimer reads and without spills.
 TEST(CompileCli, TileTraceKernelCompiles) {
   const auto dir = fresh_dir("autogemm-compile-trace");
   // The child inherits the variable; this process makes no GEMM call while it is set.
   setenv("AUTOGEMM_TRACE_TILES", (dir.string() + "-trace.csv").c_str(), 1);
   const CliRun run = run_cli("compile --m 4096 --n 2112 --k 7168 --dtype fp8 --device h100-sxm "
-                             "--config \"128x128x128 s5 c2 ws p g8 cl2x1/b tma/tma ts8 pb2\" --out " +
+                             "--config \"128x128x128 s5 c2 p g8 cl2x1/b pb2\" --out " +
                              dir.string());
   unsetenv("AUTOGEMM_TRACE_TILES");
   ASSERT_EQ(run.exit_code, 0) << run.out;
@@ -79,7 +80,7 @@ TEST(CompileCli, PlannersChoiceWithoutConfig) {
 TEST(CompileCli, IllegalConfigAndListsAreErrorsNamingTheRule) {
   const auto dir = fresh_dir("autogemm-compile-bad");
   CliRun run = run_cli("compile --m 4096 --n 7168 --k 7168 --dtype fp8 --device h100-sxm "
-                       "--config \"64x96x128 s8 c1 ws p g8 tma/tma pb2\" --out " + dir.string());
+                       "--config \"64x96x128 s8 c1 p g8 pb2\" --out " + dir.string());
   EXPECT_NE(run.exit_code, 0);
   EXPECT_NE(run.out.find("promotion_buffers = 1"), std::string::npos) << run.out;
   run = run_cli("compile --m 64,128 --n 2112 --k 7168 --device h100-sxm --out " + dir.string());

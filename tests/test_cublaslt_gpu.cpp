@@ -12,7 +12,7 @@
 #include "bench/tensors.hpp"
 #include "gpu_test_util.hpp"
 #include "runtime/cublaslt.hpp"
-#include "runtime/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 
 using namespace autogemm;
 using namespace autogemm::bench;

@@ -23,7 +23,7 @@
 #include "bench/reference.hpp"
 #include "bench/tensors.hpp"
 #include "gpu_test_util.hpp"
-#include "runtime/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 
 using namespace autogemm;
 
@@ -275,62 +275,47 @@ TEST(Fp8GemmGpu, Tails) {
 TEST(Fp8GemmGpu, TilesStraddlingBScaleBlocks) {
   AUTOGEMM_REQUIRE_GPU();
   std::vector<Fp8Case> cases;
-  for (const char* config : {"128x96x128 s6 c2 ws p g8 tma/tma", "128x160x128 s4 c2 ws p g8 tma/tma",
-                             "64x48x128 s8 c1 ws p g8 tma/tma", "128x80x128 s4 c1 ws p g8 tma/tma",
-                             "256x80x128 s4 c2 ws p g8 tma/tma"}) {
+  for (const char* config : {"128x96x128 s6 c2 p g8", "128x160x128 s4 c2 p g8",
+                             "64x48x128 s8 c1 p g8", "128x80x128 s4 c1 p g8",
+                             "256x80x128 s4 c2 p g8"}) {
     cases.push_back({300, 1000, 1040, Scaling::block_1x128_128x128, DType::bf16, DType::e4m3,
                      1.0f, 0.0f, config});
   }
   cases.push_back({300, 1000, 1040, Scaling::per_tensor, DType::bf16, DType::e4m3, 1.0f, 0.0f,
-                   "64x176x128 s4 c1 ws p g8 tma/tma"});
+                   "64x176x128 s4 c1 p g8"});
   run_cases(cases, 4000);
 }
 
 // The rest of the family's schedules with FP8: clusters multicasting A or B, split-K, a
-// non-persistent grid, the non-specialised kernel (consumers issue the TMA loads; per-tensor
-// only, since block scales are copied by the producer warpgroup).
+// non-persistent grid, per-tensor scaling with four stages.
 TEST(Fp8GemmGpu, Schedules) {
   AUTOGEMM_REQUIRE_GPU();
-  run_cases({{512, 1024, 2048, blk, bf16, e4, 1.0f, 0.0f, "128x128x128 s5 c2 ws p g8 cl2x1/b tma/tma"},
-             {128, 2112, 7168, blk, bf16, e4, 1.0f, 0.0f, "64x32x128 s8 c1 ws p g8 cl1x2/a tma/tma"},
-             {64, 2112, 7168, blk, bf16, e4, 1.0f, 0.0f, "64x64x128 s8 c1 ws p g8 tma/tma sk4"},
-             {300, 1000, 1040, blk, bf16, e4, 1.0f, 0.0f, "128x112x128 s5 c2 ws g8 tma/tma"},
-             {300, 1000, 1040, Scaling::per_tensor, bf16, e4, 1.0f, 0.0f, "128x64x128 s4 c2 p g8 tma/tma"}},
+  run_cases({{512, 1024, 2048, blk, bf16, e4, 1.0f, 0.0f, "128x128x128 s5 c2 p g8 cl2x1/b"},
+             {128, 2112, 7168, blk, bf16, e4, 1.0f, 0.0f, "64x32x128 s8 c1 p g8 cl1x2/a"},
+             {64, 2112, 7168, blk, bf16, e4, 1.0f, 0.0f, "64x64x128 s8 c1 p g8 sk4"},
+             {300, 1000, 1040, blk, bf16, e4, 1.0f, 0.0f, "128x112x128 s5 c2 g8"},
+             {300, 1000, 1040, Scaling::per_tensor, bf16, e4, 1.0f, 0.0f, "128x64x128 s4 c2 p g8"}},
             5000);
-}
-
-// Cluster split-K (ck) with FP8: each CTA promotes its own K range with its block scales, the
-// first CTA sums the promoted ranges. The decode shapes the planner gives it, M = 1, K not a
-// multiple of 128 (a partial last k-block in the last rank's range), fp32 output with beta,
-// per-tensor scaling, one and two temporaries.
-TEST(Fp8GemmGpu, ClusterSplitK) {
-  AUTOGEMM_REQUIRE_GPU();
-  run_cases({{64, 2112, 7168, blk, bf16, e4, 1.0f, 0.0f, "64x64x128 s8 c1 ws g8 tma/tma ck4 pb2"},
-             {128, 2112, 7168, blk, bf16, e4, 1.0f, 0.0f, "64x32x128 s8 c1 ws g8 tma/tma ck2 pb2"},
-             {1, 4096, 7040, blk, bf16, e4, 1.0f, 0.0f, "64x32x128 s8 c1 ws g8 tma/tma ck8 pb2"},
-             {77, 1000, 2000, blk, DType::fp32, e4, 0.5f, -1.25f, "64x64x128 s8 c1 ws g8 tma/tma ck4"},
-             {300, 1000, 1040, pt, bf16, e4, 1.0f, 0.0f, "128x64x128 s5 c2 ws g8 tma/tma ck2 pb2"}},
-            7100);
 }
 
 // Two promotion temporaries (pb2): the k-loop runs in chunks of 8 k-blocks, then 4, then 1-3,
 // so K covers every path (16, 17, 20, 22, 12, 15, 1 and 3 k-blocks), plus split-K ranges, a cluster, per-tensor
 // scaling and, per-tensor only, tiles straddling B scale blocks (block scaling rejects that
-// pairing: plan/legality.cpp).
+// pairing: plan/rules.cpp).
 TEST(Fp8GemmGpu, OverlappedPromotion) {
   AUTOGEMM_REQUIRE_GPU();
   std::vector<Fp8Case> cases;
   for (int64_t k : {2048, 2176, 2560, 2816, 1536, 1920, 112, 272})
-    cases.push_back({300, 1000, k, blk, bf16, e4, 1.0f, 0.0f, "128x128x128 s5 c2 ws p g8 tma/tma pb2"});
+    cases.push_back({300, 1000, k, blk, bf16, e4, 1.0f, 0.0f, "128x128x128 s5 c2 p g8 pb2"});
   cases.push_back({512, 1024, 2048, blk, bf16, e4, 1.0f, 0.0f,
-                   "128x128x128 s5 c2 ws p g8 cl2x1/b tma/tma pb2"});
-  cases.push_back({77, 1000, 1408, blk, bf16, e4, 1.0f, 0.0f, "64x128x128 s8 c1 ws p g8 tma/tma pb2"});
-  cases.push_back({77, 1000, 1408, pt, bf16, e4, 1.0f, 0.0f, "64x96x128 s8 c1 ws p g8 tma/tma pb2"});
-  cases.push_back({64, 2112, 7168, blk, bf16, e4, 1.0f, 0.0f, "64x64x128 s8 c1 ws p g8 tma/tma sk4 pb2"});
-  cases.push_back({64, 2112, 7040, blk, bf16, e4, 1.0f, 0.0f, "64x32x128 s8 c1 ws p g8 tma/tma sk3 pb2"});
-  cases.push_back({300, 1000, 1040, pt, bf16, e4, 1.0f, 0.0f, "128x112x128 s5 c2 ws p g8 tma/tma pb2"});
+                   "128x128x128 s5 c2 p g8 cl2x1/b pb2"});
+  cases.push_back({77, 1000, 1408, blk, bf16, e4, 1.0f, 0.0f, "64x128x128 s8 c1 p g8 pb2"});
+  cases.push_back({77, 1000, 1408, pt, bf16, e4, 1.0f, 0.0f, "64x96x128 s8 c1 p g8 pb2"});
+  cases.push_back({64, 2112, 7168, blk, bf16, e4, 1.0f, 0.0f, "64x64x128 s8 c1 p g8 sk4 pb2"});
+  cases.push_back({64, 2112, 7040, blk, bf16, e4, 1.0f, 0.0f, "64x32x128 s8 c1 p g8 sk3 pb2"});
+  cases.push_back({300, 1000, 1040, pt, bf16, e4, 1.0f, 0.0f, "128x112x128 s5 c2 p g8 pb2"});
   cases.push_back({300, 1000, 1040, blk, DType::fp32, e4, 0.5f, -1.25f,
-                   "128x128x128 s4 c2 ws p g8 tma/tma pb2"});
+                   "128x128x128 s4 c2 p g8 pb2"});
   run_cases(cases, 7000);
 }
 
@@ -342,47 +327,26 @@ TEST(Fp8GemmGpu, OverlappedPromotion) {
 TEST(Fp8GemmGpu, OrderedIssue) {
   AUTOGEMM_REQUIRE_GPU();
   std::vector<Fp8Case> cases;
-  for (const char* config : {"256x128x128 s3 c2 ws p g8 tma/tma oi",
-                             "128x128x128 s5 c2 ws p g8 tma/tma oi",
-                             "128x192x128 s4 c2 ws p g8 tma/tma oi",
-                             "128x128x128 s5 c2 ws p g8 tma/tma pb2 oi"}) {
+  for (const char* config : {"256x128x128 s3 c2 p g8 oi",
+                             "128x128x128 s5 c2 p g8 oi",
+                             "128x192x128 s4 c2 p g8 oi",
+                             "128x128x128 s5 c2 p g8 pb2 oi"}) {
     cases.push_back({300, 1000, 1040, blk, bf16, e4, 1.0f, 0.0f, config});
     cases.push_back({1100, 2112, 2192, blk, bf16, e4, 1.0f, 0.0f, config});
     cases.push_back({33, 504, 272, blk, bf16, e4, 1.0f, 0.0f, config});
   }
   cases.push_back({512, 1024, 2048, blk, bf16, e4, 1.0f, 0.0f,
-                   "256x128x128 s3 c2 ws p g8 cl2x1/b tma/tma oi"});
+                   "256x128x128 s3 c2 p g8 cl2x1/b oi"});
   // A scales transposed inside the call (M >= 1024, a tile's scale rows >= 32 KB), with tails.
-  cases.push_back({1100, 520, 4112, blk, bf16, e4, 1.0f, 0.0f, "256x128x128 s3 c2 ws p g8 tma/tma oi"});
-  cases.push_back({1100, 520, 8208, blk, bf16, e4, 1.0f, 0.0f, "128x128x128 s5 c2 ws p g8 tma/tma pb2"});
-  cases.push_back({300, 1000, 1040, pt, bf16, e4, 1.0f, 0.0f, "256x112x128 s3 c2 ws p g8 tma/tma oi"});
-  cases.push_back({300, 1000, 1040, blk, bf16, e4, 1.0f, 0.0f, "256x96x128 s3 c2 ws p g8 tma/tma oi"});
+  cases.push_back({1100, 520, 4112, blk, bf16, e4, 1.0f, 0.0f, "256x128x128 s3 c2 p g8 oi"});
+  cases.push_back({1100, 520, 8208, blk, bf16, e4, 1.0f, 0.0f, "128x128x128 s5 c2 p g8 pb2"});
+  cases.push_back({300, 1000, 1040, pt, bf16, e4, 1.0f, 0.0f, "256x112x128 s3 c2 p g8 oi"});
+  cases.push_back({300, 1000, 1040, blk, bf16, e4, 1.0f, 0.0f, "256x96x128 s3 c2 p g8 oi"});
   cases.push_back({300, 1000, 1040, blk, DType::fp32, e4, 0.5f, -1.25f,
-                   "128x128x128 s4 c2 ws p g8 tma/tma oi"});
+                   "128x128x128 s4 c2 p g8 oi"});
   cases.push_back({256, 2112, 7168, blk, DType::fp32, e4, 1.0f, 0.0f,
-                   "128x128x128 s4 c2 ws p g8 tma/tma sk2 oi"});
+                   "128x128x128 s4 c2 p g8 sk2 oi"});
   run_cases(cases, 7000);
-}
-
-// Tail split (ts): the last, partial wave's tiles as K ranges summed by the second kernel, with
-// two temporaries, with ordered issue on 256-row tiles (and A scales transposed: M >= 1024),
-// fp32 output with alpha and beta, per-tensor scaling, K not a multiple of 128. Each shape
-// must split a last wave on this GPU.
-TEST(Fp8GemmGpu, TailSplit) {
-  AUTOGEMM_REQUIRE_GPU();
-  const std::vector<Fp8Case> cases = {
-      {2200, 2112, 7008, blk, bf16, e4, 1.0f, 0.0f, "128x128x128 s5 c2 ws p g8 cl2x1/b tma/tma ts8 pb2"},
-      {2200, 2112, 7008, blk, bf16, e4, 1.0f, 0.0f, "256x128x128 s3 c2 ws p g8 cl2x1/b tma/tma ts8 oi"},
-      {1000, 1000, 1040, blk, DType::fp32, e4, 0.5f, -1.25f, "128x128x128 s4 c2 ws p g8 tma/tma ts8"},
-      {1000, 1000, 2048, pt, bf16, e4, 1.0f, 0.0f, "128x128x128 s5 c2 ws p g8 tma/tma ts8 pb2"}};
-  for (const Fp8Case& c : cases) {
-    GemmProblem p;
-    p.m = c.m;
-    p.n = c.n;
-    p.k = c.k;
-    ASSERT_GT(autogemm::testing::tail_splits_on_gpu(p, GemmConfig::parse(c.config)), 1) << c.config;
-  }
-  run_cases(cases, 7500);
 }
 
 // The n-tail kernel (ntk, plan/n_tail.hpp): a narrow second kernel for the last column of
@@ -391,11 +355,11 @@ TEST(Fp8GemmGpu, TailSplit) {
 // output with alpha and beta, per-tensor scaling with a 16-column tail, a cluster.
 TEST(Fp8GemmGpu, NTailKernel) {
   AUTOGEMM_REQUIRE_GPU();
-  run_cases({{1000, 2112, 1024, blk, bf16, e4, 1.0f, 0.0f, "128x128x128 s5 c2 ws p g8 tma/tma pb2 ntk"},
-             {1100, 2112, 4096, blk, bf16, e4, 1.0f, 0.0f, "256x128x128 s3 c2 ws p g8 tma/tma oi ntk"},
-             {300, 1056, 1040, blk, DType::fp32, e4, 0.5f, -1.25f, "128x128x128 s4 c2 ws p g8 tma/tma ntk"},
-             {777, 1040, 2048, pt, bf16, e4, 1.0f, 0.0f, "128x128x128 s5 c2 ws p g8 tma/tma pb2 ntk"},
-             {1024, 2112, 2048, blk, bf16, e4, 1.0f, 0.0f, "128x128x128 s5 c2 ws p g8 cl2x1/b tma/tma pb2 ntk"}},
+  run_cases({{1000, 2112, 1024, blk, bf16, e4, 1.0f, 0.0f, "128x128x128 s5 c2 p g8 pb2 ntk"},
+             {1100, 2112, 4096, blk, bf16, e4, 1.0f, 0.0f, "256x128x128 s3 c2 p g8 oi ntk"},
+             {300, 1056, 1040, blk, DType::fp32, e4, 0.5f, -1.25f, "128x128x128 s4 c2 p g8 ntk"},
+             {777, 1040, 2048, pt, bf16, e4, 1.0f, 0.0f, "128x128x128 s5 c2 p g8 pb2 ntk"},
+             {1024, 2112, 2048, blk, bf16, e4, 1.0f, 0.0f, "128x128x128 s5 c2 p g8 cl2x1/b pb2 ntk"}},
             7600);
 }
 

@@ -36,7 +36,7 @@
 #include "bench/tensors.hpp"
 #include "gpu_gemm_util.hpp"
 #include "gpu_test_util.hpp"
-#include "runtime/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 
 using namespace autogemm;
 using autogemm::testing::round_up_to;
@@ -275,13 +275,13 @@ TEST(Fp8UnquantisedGpu, ForcedConfigurations) {
   AUTOGEMM_REQUIRE_GPU();
   std::vector<UnquantisedCase> cases;
   for (const char* config :
-       {"128x128x128 s5 c2 ws p g8 tma/tma pb2", "64x128x128 s8 c1 ws p g8 tma/tma pb2",
-        "128x128x128 s5 c2 ws p g8 tma/tma", "128x96x128 s6 c2 ws p g8 tma/tma",
-        "64x64x128 s8 c1 ws p g8 tma/tma sk4"}) {
+       {"128x128x128 s5 c2 p g8 pb2", "64x128x128 s8 c1 p g8 pb2",
+        "128x128x128 s5 c2 p g8", "128x96x128 s6 c2 p g8",
+        "64x64x128 s8 c1 p g8 sk4"}) {
     cases.push_back({300, 1000, 1040, config});
     cases.push_back({64, 2112, 7168, config});
   }
-  const char* cluster = "128x128x128 s5 c2 ws p g8 cl2x1/b tma/tma";
+  const char* cluster = "128x128x128 s5 c2 p g8 cl2x1/b";
   cases.push_back({256, 1000, 1040, cluster});
   cases.push_back({512, 2112, 7168, cluster});
   run_cases(cases, 600);

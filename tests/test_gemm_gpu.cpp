@@ -16,13 +16,15 @@
 #include "autogemm/plan.hpp"
 #include "gpu_gemm_util.hpp"
 #include "gpu_test_util.hpp"
+#include "ladder/ladder.hpp"
+#include "plan/rules.hpp"
 #include "runtime/cublaslt.hpp"
-#include "runtime/ladder.hpp"
 #include "runtime/launch.hpp"
 #include "runtime/tensor_maps.hpp"
 
 using namespace autogemm;
 using autogemm::testing::run_and_check;
+using autogemm::testing::run_ladder_step_and_check;
 
 static GemmProblem problem(int64_t m, int64_t n, int64_t k, DType in = DType::bf16,
                            Layout layout = Layout::nt, DType out = DType::bf16) {
@@ -40,8 +42,11 @@ TEST(GemmGpu, EveryLadderStepIsCorrect) {
   AUTOGEMM_REQUIRE_GPU();
   // Tails in all three dimensions: 515 = 4*128 + 3, 1000 = 7*128 + 104 (and 3*256 + 232),
   // K = 1000 = 15*64 + 40.
-  for (const auto& step : runtime::ladder_steps()) {
-    auto check = run_and_check(problem(515, 1000, 1000), 1.0f, 0.0f, 100 + step.number, step.config);
+  std::string reason;
+  const GpuInfo& gpu = *autogemm::testing::sm90_gpu(&reason);
+  for (const auto& step : ladder::ladder_steps()) {
+    auto check = run_ladder_step_and_check(problem(515, 1000, 1000), 1.0f, 0.0f,
+                                           100 + step.number, step, gpu);
     EXPECT_FALSE(check.used_vendor);
     AUTOGEMM_EXPECT_GEMM_OK(check, "ladder step " << step.number << " " << step.name);
   }
@@ -68,9 +73,11 @@ TEST(GemmGpu, AlphaBetaAndC) {
       AUTOGEMM_EXPECT_GEMM_OK(check, "alpha/beta " << to_string(layout) << " " << to_string(out));
     }
   // The same through every ladder step that stores differently (threads vs TMA epilogue).
-  for (const auto& step : runtime::ladder_steps()) {
+  std::string reason;
+  const GpuInfo& gpu = *autogemm::testing::sm90_gpu(&reason);
+  for (const auto& step : ladder::ladder_steps()) {
     if (step.number != 3 && step.number != 10) continue;
-    auto check = run_and_check(problem(257, 520, 136), 2.0f, 0.5f, 12, step.config);
+    auto check = run_ladder_step_and_check(problem(257, 520, 136), 2.0f, 0.5f, 12, step, gpu);
     AUTOGEMM_EXPECT_GEMM_OK(check, "alpha/beta ladder step " << step.number);
   }
 }
@@ -164,7 +171,7 @@ TEST(GemmGpu, BadArgumentsAreRejectedBeforeAnythingRuns) {
   EXPECT_THROW(gemm(p, ops, nullptr, options), InvalidArgument);
   // A forced n-tail kernel where N leaves no partial column of tiles (64 of 64): refused with
   // the rule, before anything is launched.
-  GemmConfig no_tail = GemmConfig::parse("64x64x64 s4 c1 ws p g8 tma/tma ntk");
+  GemmConfig no_tail = GemmConfig::parse("64x64x64 s4 c1 p g8 ntk");
   options.config = no_tail;
   try {
     gemm(p, ops, nullptr, options);
@@ -185,12 +192,10 @@ struct ForcedCase {
   DType out;
 };
 
-void run_forced_cases(const std::vector<ForcedCase>& cases, uint64_t seed, bool tail_split) {
+void run_forced_cases(const std::vector<ForcedCase>& cases, uint64_t seed) {
   for (const ForcedCase& c : cases) {
     const GemmProblem p = problem(c.m, c.n, c.k, DType::bf16, Layout::nt, c.out);
     const GemmConfig config = GemmConfig::parse(c.config);
-    // A tail-split case must really split a last wave on this GPU.
-    if (tail_split) ASSERT_GT(autogemm::testing::tail_splits_on_gpu(p, config), 1) << c.config;
     auto check = run_and_check(p, c.alpha, c.beta, seed, config);
     EXPECT_FALSE(check.used_vendor);
     AUTOGEMM_EXPECT_GEMM_OK(check, c.config << " on " << c.m << "x" << c.n << "x" << c.k);
@@ -202,12 +207,12 @@ void run_forced_cases(const std::vector<ForcedCase>& cases, uint64_t seed, bool 
 TEST(GemmGpu, SplitKIsCorrect) {
   AUTOGEMM_REQUIRE_GPU();
   run_forced_cases(
-      {{77, 1000, 2000, "64x64x64 s8 c1 ws p g8 tma/tma sk4", 1.0f, 0.0f, DType::bf16},
+      {{77, 1000, 2000, "64x64x64 s8 c1 p g8 sk4", 1.0f, 0.0f, DType::bf16},
        // K = 576 is 9 k-blocks: with 4 splits of 3, the last split is empty and stores zeros.
-       {64, 520, 576, "64x128x64 s6 c1 ws p g8 tma/tma sk4", 0.5f, 2.0f, DType::bf16},
-       {200, 264, 1000, "128x64x64 s6 c2 ws p g8 tma/tma sk3", 1.0f, -1.0f, DType::fp32},
-       {128, 2112, 7168, "64x128x64 s8 c1 ws p g8 cl2x1/b tma/tma sk2", 1.0f, 0.0f, DType::fp16}},
-      31, false);
+       {64, 520, 576, "64x128x64 s6 c1 p g8 sk4", 0.5f, 2.0f, DType::bf16},
+       {200, 264, 1000, "128x64x64 s6 c2 p g8 sk3", 1.0f, -1.0f, DType::fp32},
+       {128, 2112, 7168, "64x128x64 s8 c1 p g8 cl2x1/b sk2", 1.0f, 0.0f, DType::fp16}},
+      31);
 }
 
 // Split-K sums inside the kernel: the last split of each tile to arrive adds the others' slots
@@ -217,7 +222,7 @@ TEST(GemmGpu, SplitKIsCorrect) {
 TEST(GemmGpu, SplitKIsDeterministicAndRepeatable) {
   AUTOGEMM_REQUIRE_GPU();
   const GemmProblem p = problem(200, 1000, 4000);
-  const GemmConfig config = GemmConfig::parse("128x64x64 s6 c2 ws p g8 tma/tma sk4");
+  const GemmConfig config = GemmConfig::parse("128x64x64 s6 c2 p g8 sk4");
   bench::DeviceBuffer a(size_t(p.m) * p.k * 2), b(size_t(p.n) * p.k * 2);
   bench::fill_random(a.get(), size_t(p.m) * p.k, p.a_type, 61);
   bench::fill_random(b.get(), size_t(p.n) * p.k, p.b_type, 62);
@@ -254,42 +259,13 @@ TEST(GemmGpu, SplitKOnSeveralStreamsAtOnce) {
     for (int rep = 0; rep < 3; ++rep)
       checks[size_t(t)] = run_and_check(problem(64 + 32 * t, 512 + 128 * rep, 3000), 1.0f, 0.0f,
                                         300 + 10 * t + rep,
-                                        GemmConfig::parse("64x64x64 s8 c1 ws p g8 tma/tma sk4"),
+                                        GemmConfig::parse("64x64x64 s8 c1 p g8 sk4"),
                                         false, 0, stream);
   });
   for (int t = 0; t < 4; ++t) {
     EXPECT_EQ(errors[size_t(t)], "") << "thread " << t;
     AUTOGEMM_EXPECT_GEMM_OK(checks[size_t(t)], "thread " << t);
   }
-}
-
-// Cluster split-K (ck): the CTAs of a cluster compute K ranges of one tile and the first sums
-// them from its shared memory. Tails in M, N and K (uneven ranges: 2000 / 64 = 31.25 k-blocks
-// over 4 CTAs), alpha and beta with C, fp32 and fp16 output, two consumers, clusters of 2, 4
-// and 8, and more clusters than fit at once (several waves of clusters).
-TEST(GemmGpu, ClusterSplitKIsCorrect) {
-  AUTOGEMM_REQUIRE_GPU();
-  run_forced_cases(
-      {{77, 1000, 2000, "64x64x64 s8 c1 ws g8 tma/tma ck4", 1.0f, 0.0f, DType::bf16},
-       {64, 520, 576, "64x128x64 s5 c1 ws g8 tma/tma ck2", 0.5f, 2.0f, DType::bf16},
-       {200, 264, 1000, "64x32x64 s6 c1 ws g8 tma/tma ck8", 1.0f, -1.0f, DType::fp32},
-       {128, 2112, 7168, "64x128x64 s4 c1 ws g8 tma/tma ck4", 1.0f, 0.0f, DType::fp16},
-       {1000, 4000, 1024, "128x128x64 s3 c2 ws g8 tma/tma ck2", 1.0f, 0.0f, DType::bf16}},
-      37, false);
-}
-
-// Tail split (ts): the last, partial wave's tiles computed as K ranges into fp32 partial tiles,
-// summed by the second kernel. Tails in M, N and K, alpha and beta with C, fp32 output, a
-// cluster, N = 1100 bf16 (rows end mid 16-byte chunk: whole tiles take the plain-store
-// epilogue), and fewer tiles than SMs (every tile split).
-TEST(GemmGpu, TailSplitIsCorrect) {
-  AUTOGEMM_REQUIRE_GPU();
-  run_forced_cases(
-      {{2000, 1100, 1000, "128x128x64 s4 c2 ws p g8 tma/tma ts8", 1.0f, 0.0f, DType::bf16},
-       {2000, 1100, 1000, "128x128x64 s4 c2 ws p g8 cl2x1/b tma/tma ts8", 0.5f, 2.0f, DType::bf16},
-       {2500, 1100, 2000, "128x128x64 s4 c2 ws p g8 tma/tma ts16", 1.0f, -1.0f, DType::fp32},
-       {200, 520, 4096, "64x128x64 s6 c1 ws p g8 tma/tma ts8", 1.0f, 0.0f, DType::bf16}},
-      35, true);
 }
 
 // The n-tail kernel (ntk, plan/n_tail.hpp): the main kernel computes the whole tiles and a
@@ -308,10 +284,10 @@ TEST(GemmGpu, NTailKernelIsCorrect) {
     bool padded;
   };
   const std::vector<Case> cases = {
-      {1000, 2112, 1024, Layout::nt, "128x128x64 s4 c2 ws p g8 tma/tma ntk", 1.0f, 0.0f, DType::bf16, false},
-      {1000, 2112, 1024, Layout::nn, "128x128x64 s4 c2 ws p g8 tma/tma ntk", 0.5f, 2.0f, DType::bf16, true},
-      {776, 1056, 520, Layout::tt, "128x128x64 s4 c2 ws p g8 tma/tma ntk", 1.0f, -1.0f, DType::fp32, true},
-      {2048, 4112, 512, Layout::nt, "128x256x64 s3 c2 ws p g8 cl2x1/b tma/tma ntk", 1.0f, 0.0f, DType::bf16, false}};
+      {1000, 2112, 1024, Layout::nt, "128x128x64 s4 c2 p g8 ntk", 1.0f, 0.0f, DType::bf16, false},
+      {1000, 2112, 1024, Layout::nn, "128x128x64 s4 c2 p g8 ntk", 0.5f, 2.0f, DType::bf16, true},
+      {776, 1056, 520, Layout::tt, "128x128x64 s4 c2 p g8 ntk", 1.0f, -1.0f, DType::fp32, true},
+      {2048, 4112, 512, Layout::nt, "128x256x64 s3 c2 p g8 cl2x1/b ntk", 1.0f, 0.0f, DType::bf16, false}};
   uint64_t seed = 43;
   for (const Case& c : cases) {
     const GemmProblem p = problem(c.m, c.n, c.k, DType::bf16, c.layout, c.out);
@@ -336,7 +312,7 @@ TEST(GemmGpu, RaggedNStaysInsideD) {
       AUTOGEMM_EXPECT_GEMM_OK(check, "n = " << n << " " << to_string(layout));
     }
   auto split = run_and_check(problem(64, 130, 4096), 1.0f, 0.0f, 42,
-                             GemmConfig::parse("64x64x64 s8 c1 ws p g8 tma/tma sk4"));
+                             GemmConfig::parse("64x64x64 s8 c1 p g8 sk4"));
   AUTOGEMM_EXPECT_GEMM_OK(split, "split-K with n = 130");
 }
 
@@ -354,8 +330,8 @@ TEST(GemmGpu, TwoAtomKBlocksEveryLayout) {
   AUTOGEMM_REQUIRE_GPU();
   // BLOCK_K = 128 bf16: two 128-byte swizzle atoms per stage ([atom][rows][128 B] for K-major
   // operands, 128 K rows per 64-wide slab for MN-major ones). K = 1000 leaves a partial stage.
-  for (const char* config : {"128x128x128 s3 c1 ws p g8 tma/tma", "64x64x128 s6 c1 ws p g8 tma/tma sk2",
-                             "128x192x128 s2 c2 ws p g8 cl2x1/b tma/tma"})
+  for (const char* config : {"128x128x128 s3 c1 p g8", "64x64x128 s6 c1 p g8 sk2",
+                             "128x192x128 s2 c2 p g8 cl2x1/b"})
     for (Layout layout : {Layout::nt, Layout::nn, Layout::tn, Layout::tt}) {
       auto check = run_and_check(problem(392, 648, 1000, DType::bf16, layout), 1.0f, 0.0f, 61,
                                  GemmConfig::parse(config));
@@ -377,7 +353,8 @@ TEST(GemmGpu, TwoAtomKBlocksEveryLayout) {
 TEST(GemmGpu, CachedTensorMapsFollowTheOperands) {
   AUTOGEMM_REQUIRE_GPU();
   const GemmProblem p = problem(192, 640, 1024);
-  const GemmConfig config = GemmConfig::parse("128x128x64 s4 c2 ws p g8 tma/tma");
+  const GemmConfig config = GemmConfig::parse("128x128x64 s4 c2 p g8");
+  const KernelFields fields = plan::kernel_fields(p, config);
   const size_t a_elems = size_t(p.m) * p.k, b_elems = size_t(p.n) * p.k;
   const size_t d_elems = size_t(p.m) * p.n;
   bench::DeviceBuffer a1(a_elems * 2), b1(b_elems * 2), a2(a_elems * 2), b2(b_elems * 2);
@@ -402,16 +379,16 @@ TEST(GemmGpu, CachedTensorMapsFollowTheOperands) {
   auto same = [](const CUtensorMap& x, const CUtensorMap& y) {
     return std::memcmp(&x, &y, sizeof(CUtensorMap)) == 0;
   };
-  const auto first = runtime::make_gemm_tensor_maps(p, config, operands(a1, b1, 0));
-  const auto again = runtime::make_gemm_tensor_maps(p, config, operands(a1, b1, 0));
+  const auto first = runtime::make_gemm_tensor_maps(p, fields, operands(a1, b1, 0));
+  const auto again = runtime::make_gemm_tensor_maps(p, fields, operands(a1, b1, 0));
   EXPECT_TRUE(same(first.a, again.a) && same(first.b, again.b) && same(first.d, again.d));
-  const auto other = runtime::make_gemm_tensor_maps(p, config, operands(a2, b1, 1));
+  const auto other = runtime::make_gemm_tensor_maps(p, fields, operands(a2, b1, 1));
   EXPECT_FALSE(same(first.a, other.a));
   EXPECT_TRUE(same(first.b, other.b));
   EXPECT_FALSE(same(first.d, other.d));
   GemmProblem padded = p;
   padded.lda = p.k + 64;   // same pointer and shape, rows further apart
-  const auto strided = runtime::make_gemm_tensor_maps(padded, config, operands(a1, b1, 0));
+  const auto strided = runtime::make_gemm_tensor_maps(padded, fields, operands(a1, b1, 0));
   EXPECT_FALSE(same(first.a, strided.a));
 
   // The results: operand sets 1, 2, 1 again; the third call must equal the first bit for bit.
@@ -459,16 +436,18 @@ TEST(GemmGpu, HostCostPerCall) {
     return std::chrono::duration<double, std::micro>(end - start).count() / kCalls;
   };
   GemmOptions split;
-  split.config = GemmConfig::parse("64x32x64 s8 c1 ws p g8 tma/tma sk2");
+  split.config = GemmConfig::parse("64x32x64 s8 c1 p g8 sk2");
   const double planned = host_us_per_call([&] { gemm(p, ops, stream); });
   const double split_k = host_us_per_call([&] { gemm(p, ops, stream, split); });
   const double vendor = host_us_per_call([&] { runtime::cublaslt_gemm(p, ops, stream); });
   // Where ours goes: the launcher alone (no argument checks, no plan lookup), and its four
   // tensor maps (encoded once, then copied from the thread's cache).
-  const GemmConfig chosen = gemm(p, ops, stream).config;
-  const double launcher = host_us_per_call([&] { runtime::launch_gemm(p, chosen, ops, stream); });
-  const double maps =
-      host_us_per_call([&] { (void)runtime::make_gemm_tensor_maps(p, chosen, ops); });
+  std::string reason;
+  const KernelSpec chosen = plan_gemm(p, *autogemm::testing::sm90_gpu(&reason)).spec;
+  const double launcher = host_us_per_call([&] { runtime::launch(chosen, ops, stream); });
+  const double maps = host_us_per_call([&] {
+    (void)runtime::make_gemm_tensor_maps(p, chosen.kernels.front().fields, ops);
+  });
   cuda_check(cudaStreamDestroy(stream), "cudaStreamDestroy");
   std::printf("host cost per call, 64 x 2112 x 7168 bf16: planner's choice %.2f us (launcher "
               "%.2f, of which cached tensor maps %.2f), forced sk2 %.2f us, cuBLASLt %.2f us\n",

@@ -7,9 +7,9 @@
 #include "autogemm/errors.hpp"
 #include "gpu_test_util.hpp"
 #include "jit/jit.hpp"
-#include "runtime/cuda_check.hpp"
-#include "runtime/driver.hpp"
-#include "runtime/module.hpp"
+#include "cuda/cuda_check.hpp"
+#include "cuda/driver.hpp"
+#include "jit/module.hpp"
 #include "test_jit_util.hpp"
 
 using namespace autogemm;
@@ -76,15 +76,15 @@ TEST(JitDriver, CudaCheckNamesTheCallAndTheError) {
 TEST(JitDriver, LoadKernelRejectsAnEmptyCubin) {
   jit::CompiledKernel empty;
   empty.lowered_name = "k";
-  EXPECT_THROW(runtime::load_kernel(empty), InvalidArgument);
+  EXPECT_THROW(jit::load_kernel(empty), InvalidArgument);
 }
 
 TEST(JitDriver, LoadsOnceAndLaunchesACompiledKernel) {
   AUTOGEMM_REQUIRE_GPU();
   const auto compiled = jit::get_or_compile(autogemm::testing::fence_kernel_source("launch"));
-  const auto loaded = runtime::load_kernel(*compiled);
+  const auto loaded = jit::load_kernel(*compiled);
   ASSERT_NE(loaded->function, nullptr);
-  EXPECT_EQ(runtime::load_kernel(*compiled), loaded);  // once per device and key
+  EXPECT_EQ(jit::load_kernel(*compiled), loaded);  // once per device and key
 
   constexpr int kThreads = 128;  // one warpgroup, as wgmma.fence expects
   int* device_out = nullptr;

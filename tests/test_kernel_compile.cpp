@@ -10,17 +10,22 @@
 #include "cli/cli_common.hpp"
 #include "jit/jit.hpp"
 #include "jit/ptxas_usage.hpp"
-#include "runtime/kernel_source.hpp"
-#include "runtime/ladder.hpp"
+#include "codegen/kernel_source.hpp"
+#include "ladder/ladder.hpp"
+#include "plan/kernel_spec.hpp"
 #include "runtime/scale_layout.hpp"
 
 using namespace autogemm;
 
 namespace {
 
-jit::CompiledKernel expect_compiles_clean(const GemmProblem& p, const GemmConfig& c,
-                                          bool expect_tma) {
-  const jit::KernelSource src = runtime::gemm_kernel_source(p, c);
+// The first (main) kernel's source of the spec a call with `c` would launch on an H100.
+jit::KernelSource source_of(const GemmProblem& p, const GemmConfig& c) {
+  return codegen::gemm_kernel_source(
+      make_kernel_spec(p, c, device_preset("h100-sxm")).kernels.front(), false);
+}
+
+jit::CompiledKernel expect_source_compiles_clean(const jit::KernelSource& src, bool expect_tma) {
   const jit::CompiledKernel k = jit::compile_to_cubin(src);
   EXPECT_FALSE(k.cubin.empty()) << src.name;
   const jit::PtxasUsage usage = jit::parse_ptxas_usage(k.log);
@@ -34,6 +39,11 @@ jit::CompiledKernel expect_compiles_clean(const GemmProblem& p, const GemmConfig
   EXPECT_EQ(k.log.find("C7511"), std::string::npos) << src.name << "\n" << k.log;
   EXPECT_EQ(k.log.find("C7508"), std::string::npos) << "setmaxnreg ignored: " << src.name;
   return k;
+}
+
+jit::CompiledKernel expect_compiles_clean(const GemmProblem& p, const GemmConfig& c,
+                                          bool expect_tma) {
+  return expect_source_compiles_clean(source_of(p, c), expect_tma);
 }
 
 // One of the library's small helper kernels (an embedded header with an extern "C" kernel),
@@ -61,10 +71,12 @@ GemmProblem bf16_problem(int64_t m, int64_t n, int64_t k) {
 }  // namespace
 
 TEST(KernelCompile, EveryLadderStep) {
-  for (const auto& step : runtime::ladder_steps()) {
+  for (const auto& step : ladder::ladder_steps()) {
     SCOPED_TRACE(step.name);
-    expect_compiles_clean(bf16_problem(8192, 8192, 8192), step.config,
-                          step.config.load_path == LoadPath::tma);
+    const KernelSpec spec =
+        ladder::step_spec(bf16_problem(8192, 8192, 8192), step, device_preset("h100-sxm"));
+    expect_source_compiles_clean(codegen::gemm_kernel_source(spec.kernels.front(), false),
+                                 step.switches.load_path == LoadPath::tma);
   }
 }
 
@@ -94,44 +106,11 @@ TEST(KernelCompile, OtherLayoutsAndOutputTypes) {
 }
 
 TEST(KernelCompile, SplitKConfigurations) {
-  for (const char* config : {"64x64x64 s8 c1 ws p g8 tma/tma sk4",
-                             "128x64x64 s6 c2 ws p g8 cl2x1/b tma/tma sk3"}) {
+  for (const char* config : {"64x64x64 s8 c1 p g8 sk4",
+                             "128x64x64 s6 c2 p g8 cl2x1/b sk3"}) {
     SCOPED_TRACE(config);
     expect_compiles_clean(bf16_problem(128, 2112, 7168), GemmConfig::parse(config), true);
   }
-}
-
-// Cluster split-K (ck): the other CTAs store into the first one's shared memory with
-// st.shared::cluster and release-arrive on its barrier, which waits with acquire at cluster
-// scope; 16-bit with one and two consumers, FP8 with two temporaries, no spills.
-TEST(KernelCompile, ClusterSplitKConfigurations) {
-  for (const char* config : {"64x64x64 s8 c1 ws g8 tma/tma ck4", "128x64x64 s6 c2 ws g8 tma/tma ck2"}) {
-    SCOPED_TRACE(config);
-    const jit::CompiledKernel k =
-        expect_compiles_clean(bf16_problem(128, 2112, 7168), GemmConfig::parse(config), true);
-    EXPECT_NE(k.ptx.find("st.shared::cluster.v4.f32"), std::string::npos);
-    EXPECT_NE(k.ptx.find("mbarrier.arrive.release.cluster.shared::cluster"), std::string::npos);
-    EXPECT_NE(k.ptx.find("mbarrier.try_wait.parity.acquire.cluster"), std::string::npos);
-  }
-  GemmProblem fp8 = cli::make_problem(64, 2112, 7168, "fp8", "nt", 0, 0, 0);
-  for (const char* config : {"64x64x128 s8 c1 ws g8 tma/tma ck4 pb2", "64x32x128 s8 c1 ws g8 tma/tma ck8 pb2"}) {
-    SCOPED_TRACE(config);
-    expect_compiles_clean(fp8, GemmConfig::parse(config), true);
-  }
-}
-
-// Tail split (ts): the whole-tile and the split-range paths in one kernel, 16-bit and FP8 (two
-// temporaries, and ordered issue with 256-row tiles), plus the second kernel that finishes the
-// tail's sums.
-TEST(KernelCompile, TailSplitConfigurations) {
-  for (const char* config : {"128x128x64 s4 c2 ws p g8 cl2x1/b tma/tma ts8",
-                             "64x128x64 s6 c1 ws p g8 tma/tma ts6"}) {
-    SCOPED_TRACE(config);
-    const jit::CompiledKernel k =
-        expect_compiles_clean(bf16_problem(2000, 1100, 1000), GemmConfig::parse(config), true);
-    EXPECT_NE(k.ptx.find("st.global.v2.f32"), std::string::npos);   // the partial tiles
-  }
-  compile_helper_kernel("sm90/tail_split_reduce.cuh", "autogemm_tail_split_reduce");
 }
 
 // --- FP8 (block-scaled and per-tensor): the same kernel with promotion (fp8_promotion.cuh) ---
@@ -195,11 +174,11 @@ TEST(KernelCompile, Fp8WidestLegalTilesDoNotSpill) {
     const char* config;
     Scaling scaling;
   };
-  for (const Case& c : {Case{"128x160x128 s4 c2 ws p g8 tma/tma", Scaling::block_1x128_128x128},
-                        Case{"256x80x128 s4 c2 ws p g8 tma/tma", Scaling::block_1x128_128x128},
-                        Case{"128x80x128 s4 c1 ws p g8 tma/tma", Scaling::block_1x128_128x128},
-                        Case{"64x160x128 s4 c1 ws p g8 tma/tma", Scaling::block_1x128_128x128},
-                        Case{"64x176x128 s4 c1 ws p g8 tma/tma", Scaling::per_tensor}}) {
+  for (const Case& c : {Case{"128x160x128 s4 c2 p g8", Scaling::block_1x128_128x128},
+                        Case{"256x80x128 s4 c2 p g8", Scaling::block_1x128_128x128},
+                        Case{"128x80x128 s4 c1 p g8", Scaling::block_1x128_128x128},
+                        Case{"64x160x128 s4 c1 p g8", Scaling::block_1x128_128x128},
+                        Case{"64x176x128 s4 c1 p g8", Scaling::per_tensor}}) {
     SCOPED_TRACE(c.config);
     const GemmProblem p = fp8_problem(4096, 7168, 7168, c.scaling);
     const GemmConfig config = GemmConfig::parse(c.config);
@@ -213,9 +192,9 @@ TEST(KernelCompile, Fp8WidestLegalTilesDoNotSpill) {
 // wait_group 1 across the loop's back edge; gemm_kernel.cuh runs chunks of 8 k-blocks).
 TEST(KernelCompile, Fp8OverlappedPromotionWidestTiles) {
   const GpuInfo h100 = device_preset("h100-sxm");
-  for (const char* text : {"128x128x128 s5 c2 ws p g8 cl2x1/b tma/tma pb2",
-                           "64x128x128 s8 c1 ws p g8 tma/tma pb2",
-                           "64x64x128 s8 c1 ws p g8 tma/tma sk4 pb2"}) {
+  for (const char* text : {"128x128x128 s5 c2 p g8 cl2x1/b pb2",
+                           "64x128x128 s8 c1 p g8 pb2",
+                           "64x64x128 s8 c1 p g8 sk4 pb2"}) {
     SCOPED_TRACE(text);
     const GemmProblem p = fp8_problem(4096, 7168, 7168, Scaling::block_1x128_128x128);
     const GemmConfig config = GemmConfig::parse(text);
@@ -224,8 +203,8 @@ TEST(KernelCompile, Fp8OverlappedPromotionWidestTiles) {
   }
   // One fragment more (216 registers) is rejected by the planner: ptxas would spill it.
   const GemmProblem p = fp8_problem(4096, 7168, 7168, Scaling::block_1x128_128x128);
-  EXPECT_NE(legality_violation(p, GemmConfig::parse("128x144x128 s5 c2 ws p g8 tma/tma pb2"), h100), "");
-  EXPECT_NE(legality_violation(p, GemmConfig::parse("64x144x128 s6 c1 ws p g8 tma/tma pb2"), h100), "");
+  EXPECT_NE(legality_violation(p, GemmConfig::parse("128x144x128 s5 c2 p g8 pb2"), h100), "");
+  EXPECT_NE(legality_violation(p, GemmConfig::parse("64x144x128 s6 c1 p g8 pb2"), h100), "");
 }
 
 // Ordered issue: with one temporary the slabs go one at a time, so 256x128 and 128x192 hold
@@ -234,9 +213,9 @@ TEST(KernelCompile, Fp8OverlappedPromotionWidestTiles) {
 TEST(KernelCompile, OrderedIssueWidestTiles) {
   const GpuInfo h100 = device_preset("h100-sxm");
   const GemmProblem p = fp8_problem(4096, 7168, 7168, Scaling::block_1x128_128x128);
-  for (const char* text : {"256x128x128 s3 c2 ws p g8 cl2x1/b tma/tma oi",
-                           "128x192x128 s4 c2 ws p g8 cl2x1/b tma/tma oi",
-                           "128x128x128 s5 c2 ws p g8 tma/tma pb2 oi"}) {
+  for (const char* text : {"256x128x128 s3 c2 p g8 cl2x1/b oi",
+                           "128x192x128 s4 c2 p g8 cl2x1/b oi",
+                           "128x128x128 s5 c2 p g8 pb2 oi"}) {
     SCOPED_TRACE(text);
     const GemmConfig config = GemmConfig::parse(text);
     EXPECT_EQ(legality_violation(p, config, h100), "");
@@ -244,14 +223,12 @@ TEST(KernelCompile, OrderedIssueWidestTiles) {
     EXPECT_NE(k.ptx.find("bar.arrive"), std::string::npos);   // the turn hand-off
   }
   // Without ordered issue 256x128 needs two slab temporaries: 256 registers.
-  EXPECT_NE(legality_violation(p, GemmConfig::parse("256x128x128 s3 c2 ws p g8 tma/tma"), h100), "");
-  EXPECT_NE(legality_violation(p, GemmConfig::parse("128x128x128 s6 c1 ws p g8 tma/tma oi"), h100), "");
-  EXPECT_THROW(runtime::gemm_kernel_source(p, GemmConfig::parse("128x128x128 s6 c1 ws p g8 tma/tma oi")),
-               InvalidArgument);
+  EXPECT_NE(legality_violation(p, GemmConfig::parse("256x128x128 s3 c2 p g8"), h100), "");
+  EXPECT_NE(legality_violation(p, GemmConfig::parse("128x128x128 s6 c1 p g8 oi"), h100), "");
+  EXPECT_THROW(source_of(p, GemmConfig::parse("128x128x128 s6 c1 p g8 oi")), InvalidArgument);
   const GemmProblem bf16 = bf16_problem(4096, 4096, 4096);
-  EXPECT_NE(legality_violation(bf16, GemmConfig::parse("128x128x64 s4 c2 ws p g8 tma/tma oi"), h100), "");
-  EXPECT_THROW(runtime::gemm_kernel_source(bf16, GemmConfig::parse("128x128x64 s4 c2 ws p g8 tma/tma oi")),
-               InvalidArgument);
+  EXPECT_NE(legality_violation(bf16, GemmConfig::parse("128x128x64 s4 c2 p g8 oi"), h100), "");
+  EXPECT_THROW(source_of(bf16, GemmConfig::parse("128x128x64 s4 c2 p g8 oi")), InvalidArgument);
 }
 
 // The A-scale transposition the launcher runs for large M compiles with NVRTC, with its 32 x 33
@@ -263,28 +240,27 @@ TEST(KernelCompile, ScaleTransposeKernel) {
 
   // 128-row tiles: K = 8192 (64 k-blocks, 32 KB of scale rows) transposes, 8064 does not;
   // 256-row tiles already from 32 k-blocks. Small M, per-tensor scales: never.
-  const GemmConfig tile128 = GemmConfig::parse("128x128x128 s5 c2 ws p g8 tma/tma pb2");
-  const GemmConfig tile256 = GemmConfig::parse("256x128x128 s3 c2 ws p g8 tma/tma oi");
-  GemmProblem p = fp8_problem(runtime::kTransposedAScalesMinM, 7168, 8192, Scaling::block_1x128_128x128);
-  EXPECT_TRUE(runtime::transposes_a_scales(p, tile128));
+  const GemmConfig tile128 = GemmConfig::parse("128x128x128 s5 c2 p g8 pb2");
+  const GemmConfig tile256 = GemmConfig::parse("256x128x128 s3 c2 p g8 oi");
+  GemmProblem p = fp8_problem(plan::kTransposedAScalesMinM, 7168, 8192, Scaling::block_1x128_128x128);
+  EXPECT_TRUE(plan::a_scales_k_block_major(p, tile128));
   const runtime::AScaleStrides natural = runtime::natural_a_scale_strides(p);
   EXPECT_EQ(natural.row, 64);
   EXPECT_EQ(natural.k_block, 1);
   p.k = 8064;
-  EXPECT_FALSE(runtime::transposes_a_scales(p, tile128));
-  EXPECT_TRUE(runtime::transposes_a_scales(p, tile256));
+  EXPECT_FALSE(plan::a_scales_k_block_major(p, tile128));
+  EXPECT_TRUE(plan::a_scales_k_block_major(p, tile256));
   p.k = 8192;
-  p.m = runtime::kTransposedAScalesMinM - 1;
-  EXPECT_FALSE(runtime::transposes_a_scales(p, tile128));
+  p.m = plan::kTransposedAScalesMinM - 1;
+  EXPECT_FALSE(plan::a_scales_k_block_major(p, tile128));
   p.m = 4096;
   p.scaling = Scaling::per_tensor;
-  EXPECT_FALSE(runtime::transposes_a_scales(p, tile128));
+  EXPECT_FALSE(plan::a_scales_k_block_major(p, tile128));
 }
 
 // Tiles that straddle B scale blocks (96, 48: split known at tile start), tiny N, clusters with
 // multicast, a non-persistent grid, fp32/fp16 output, e5m2 x e4m3, split-K, K not a multiple
-// of 128, and the non-specialised kernel (per-tensor only: block scales need the producer
-// warpgroup's scale warp), and tail splits.
+// of 128, and per-tensor scaling with a four-stage ring.
 TEST(KernelCompile, Fp8Variants) {
   struct Case {
     const char* config;
@@ -295,18 +271,15 @@ TEST(KernelCompile, Fp8Variants) {
   const Scaling blk = Scaling::block_1x128_128x128, pt = Scaling::per_tensor;
   const DType e4 = DType::e4m3, e5 = DType::e5m2;
   for (const Case& c : {
-           Case{"128x96x128 s6 c2 ws p g8 tma/tma", 4096, 7168, 7232, blk, e4, e4, DType::bf16},
-           Case{"64x48x128 s8 c1 ws p g8 tma/tma", 64, 2112, 7168, blk, e4, e4, DType::bf16},
-           Case{"64x8x128 s8 c1 ws p g8 tma/tma", 16, 8, 1040, blk, e4, e4, DType::fp32},
-           Case{"128x128x128 s5 c2 ws p g8 cl2x1/b tma/tma", 4096, 4096, 4096, blk, e4, e4, DType::bf16},
-           Case{"64x32x128 s8 c1 ws p g8 cl1x2/a tma/tma", 128, 2112, 7168, blk, e4, e4, DType::bf16},
-           Case{"128x144x128 s4 c2 ws g8 tma/tma", 4096, 2112, 7168, blk, e5, e4, DType::fp32},
-           Case{"128x112x128 s5 c2 ws p g8 tma/tma", 1000, 1000, 1008, pt, e4, e5, DType::fp16},
-           Case{"64x64x128 s8 c1 ws p g8 tma/tma sk4", 64, 2112, 7168, blk, e4, e4, DType::bf16},
-           Case{"128x128x128 s5 c2 ws p g8 cl2x1/b tma/tma ts8 pb2", 4096, 2112, 7168, blk, e4, e4, DType::bf16},
-           Case{"256x128x128 s3 c2 ws p g8 cl2x1/b tma/tma ts14 oi", 4096, 2112, 7168, blk, e4, e4, DType::bf16},
-           Case{"128x128x128 s4 c2 ws p g8 tma/tma ts2", 1000, 1000, 1040, pt, e4, e4, DType::fp32},
-           Case{"128x64x128 s4 c2 p g8 tma/tma", 512, 512, 512, pt, e4, e4, DType::bf16}}) {
+           Case{"128x96x128 s6 c2 p g8", 4096, 7168, 7232, blk, e4, e4, DType::bf16},
+           Case{"64x48x128 s8 c1 p g8", 64, 2112, 7168, blk, e4, e4, DType::bf16},
+           Case{"64x8x128 s8 c1 p g8", 16, 8, 1040, blk, e4, e4, DType::fp32},
+           Case{"128x128x128 s5 c2 p g8 cl2x1/b", 4096, 4096, 4096, blk, e4, e4, DType::bf16},
+           Case{"64x32x128 s8 c1 p g8 cl1x2/a", 128, 2112, 7168, blk, e4, e4, DType::bf16},
+           Case{"128x144x128 s4 c2 g8", 4096, 2112, 7168, blk, e5, e4, DType::fp32},
+           Case{"128x112x128 s5 c2 p g8", 1000, 1000, 1008, pt, e4, e5, DType::fp16},
+           Case{"64x64x128 s8 c1 p g8 sk4", 64, 2112, 7168, blk, e4, e4, DType::bf16},
+           Case{"128x64x128 s4 c2 p g8", 512, 512, 512, pt, e4, e4, DType::bf16}}) {
     SCOPED_TRACE(c.config);
     GemmProblem p = fp8_problem(c.m, c.n, c.k, c.scaling);
     p.a_type = c.a;
@@ -318,22 +291,20 @@ TEST(KernelCompile, Fp8Variants) {
 
 TEST(KernelCompile, Fp8SourceRules) {
   GemmProblem p = fp8_problem(256, 1024, 1024, Scaling::block_1x128_128x128);
-  // A 152-column tile can touch three 128-column B scale blocks; the promotion selects from two.
-  GemmConfig wide = GemmConfig::parse("64x152x128 s4 c1 ws p g8 tma/tma");
+  // A 176-column tile can touch three 128-column B scale blocks; the promotion selects from two.
+  GemmConfig wide = GemmConfig::parse("64x176x128 s4 c1 p g8");
   try {
-    runtime::gemm_kernel_source(p, wide);
-    ADD_FAILURE() << "block_n = 152 accepted for block scaling";
+    source_of(p, wide);
+    ADD_FAILURE() << "block_n = 176 accepted for block scaling";
   } catch (const InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find("config.block_n"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("block_n = 176"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("B scale blocks"), std::string::npos) << e.what();
   }
   p.scaling = Scaling::per_tensor;   // one scale: any width
-  EXPECT_NO_THROW(runtime::gemm_kernel_source(p, wide));
-  GemmConfig threads = GemmConfig::parse("64x64x128 s1 c1 g1 threads/threads");
-  EXPECT_THROW(runtime::gemm_kernel_source(p, threads), InvalidArgument);
-  GemmConfig bf16_k = GemmConfig::parse("64x64x64 s4 c1 ws p g8 tma/tma");
-  EXPECT_THROW(runtime::gemm_kernel_source(p, bf16_k), InvalidArgument);   // 64 bytes of K
-  const std::string source = runtime::gemm_kernel_source(p, GemmConfig::parse("64x64x128 s4 c1 ws p g8 tma/tma")).source;
+  EXPECT_NO_THROW(source_of(p, wide));
+  GemmConfig bf16_k = GemmConfig::parse("64x64x64 s4 c1 p g8");
+  EXPECT_THROW(source_of(p, bf16_k), InvalidArgument);   // 64 bytes of K
+  const std::string source = source_of(p, GemmConfig::parse("64x64x128 s4 c1 p g8")).source;
   EXPECT_NE(source.find("in_bytes = 1, scaling = 1"), std::string::npos) << source;
 }
 
@@ -342,7 +313,7 @@ TEST(KernelCompile, TwoAtomKBlocks) {
     GemmProblem p = bf16_problem(1000, 2112, 7168);
     p.layout = layout;
     SCOPED_TRACE(std::string(to_string(layout)));
-    expect_compiles_clean(p, GemmConfig::parse("128x128x128 s3 c1 ws p g8 tma/tma"), true);
-    expect_compiles_clean(p, GemmConfig::parse("128x192x128 s2 c2 ws p g8 cl2x1/b tma/tma"), true);
+    expect_compiles_clean(p, GemmConfig::parse("128x128x128 s3 c1 p g8"), true);
+    expect_compiles_clean(p, GemmConfig::parse("128x192x128 s2 c2 p g8 cl2x1/b"), true);
   }
 }

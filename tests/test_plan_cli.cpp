@@ -63,10 +63,20 @@ TEST(PlanCli, JsonHasTheContractKeys) {
   EXPECT_EQ(j["device"]["sm_count"], 132);
   for (const char* key : {"block_m", "block_n", "block_k", "num_stages", "num_consumers",
                           "cluster_m", "cluster_n", "multicast", "persistent", "raster_group",
-                          "raster_order", "smem_bytes", "instruction", "warp_specialized",
-                          "load_path", "store_path"})
+                          "raster_order", "instruction", "split_k", "promotion_buffers",
+                          "ordered_issue", "n_tail_kernel"})
     EXPECT_TRUE(j["config"].contains(key)) << key;
   EXPECT_EQ(j["config"]["instruction"], "wgmma");
+  // The spec: what a call launches, worked out by the planner.
+  EXPECT_EQ(j["spec"]["text"], j["config"]["describe"]);
+  ASSERT_EQ(j["spec"]["kernels"].size(), 1u);
+  for (const char* key : {"text", "grid_ctas", "threads_per_cta", "cluster_size", "smem_bytes",
+                          "work_items", "warp_specialized", "load_path", "store_path",
+                          "producer_registers", "consumer_registers", "launch_dependents",
+                          "waits_for_primary"})
+    EXPECT_TRUE(j["spec"]["kernels"][0].contains(key)) << key;
+  EXPECT_LE(j["spec"]["kernels"][0]["smem_bytes"].get<int>(), 232448);
+  EXPECT_LE(j["spec"]["kernels"][0]["grid_ctas"].get<int>(), 132);
   for (const char* key : {"num_tiles", "waves", "last_wave_utilization", "busy_sms", "time_us",
                           "tflops", "compute_us", "memory_us", "l2_us", "fixed_us"})
     EXPECT_TRUE(j["prediction"].contains(key)) << key;

@@ -69,12 +69,6 @@ TEST(PlanCostModel, ClustersAndCapsShrinkTheResidentGrid) {
   Prediction p = predict(problem(4096, 4096, 4096), c, hopper(131));
   EXPECT_EQ(p.waves, 4);
   EXPECT_EQ(p.busy_sms, 122);
-  // The ladder's single-CTA steps: max_ctas = 1 runs every tile on one SM.
-  GemmConfig one = tile(128, 128, 1);
-  one.max_ctas = 1;
-  p = predict(problem(1024, 1024, 1024), one, hopper());
-  EXPECT_EQ(p.waves, 64);
-  EXPECT_EQ(p.busy_sms, 1);
 }
 
 TEST(PlanCostModel, NarrowerTilesFillTheLastWave) {

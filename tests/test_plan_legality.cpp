@@ -6,7 +6,7 @@
 #include "autogemm/plan.hpp"
 #include "plan_test_util.hpp"
 #include "kernels/sm90/gemm_layout.cuh"
-#include "plan/gemm_legality.hpp"
+#include "plan/rules.hpp"
 #include "cli/cli_common.hpp"
 
 using namespace autogemm;
@@ -31,6 +31,21 @@ bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
+// The ladder's teaching switches: no producer warpgroup, plain loads and stores.
+LadderSwitches unspecialised(LoadPath load = LoadPath::threads) {
+  LadderSwitches s;
+  s.warp_specialized = false;
+  s.load_path = load;
+  s.store_path = load == LoadPath::threads ? StorePath::threads : StorePath::tma;
+  return s;
+}
+
+// The rules a kernel with the ladder's switches must keep (the planner's preferences aside).
+std::string ladder_violation(const GemmProblem& p, const GemmConfig& c,
+                             const LadderSwitches& switches) {
+  return plan::kernel_violation(p, plan::kernel_fields(p, c, switches), hopper());
+}
+
 }  // namespace
 
 TEST(PlanLegality, SmemBytesIsTheKernelsLayout) {
@@ -38,37 +53,32 @@ TEST(PlanLegality, SmemBytesIsTheKernelsLayout) {
   for (int stages : {1, 3, 6}) {
     GemmConfig c = tile(128, 256, 2, stages);
     EXPECT_EQ(gemm_smem_bytes(p, c),
-              sm90::make_smem_layout(128, 256, 64, stages, 2, 2, true, false, 1).total_bytes);
-    c.store_path = StorePath::threads;  // no D staging without the TMA store
-    EXPECT_EQ(gemm_smem_bytes(p, c),
-              sm90::make_smem_layout(128, 256, 64, stages, 2, 2, false, false, 1).total_bytes);
+              sm90::make_smem_layout(128, 256, 64, stages, 2, 2, true, false).total_bytes);
+    // No D staging without the TMA store (D rows ending mid 16-byte chunk, or the ladder).
+    EXPECT_EQ(plan::gemm_smem_bytes(p, plan::kernel_fields(p, c, unspecialised())),
+              sm90::make_smem_layout(128, 256, 64, stages, 2, 2, false, false).total_bytes);
+    GemmProblem ragged = p;
+    ragged.n = 4100;
+    ragged.ldd = 4104;
+    EXPECT_EQ(gemm_smem_bytes(ragged, c),
+              sm90::make_smem_layout(128, 256, 64, stages, 2, 2, false, false).total_bytes);
   }
   GemmProblem fp32_out = p;
   fp32_out.d_type = DType::fp32;
   EXPECT_EQ(gemm_smem_bytes(fp32_out, tile(64, 128, 1, 5)),
-            sm90::make_smem_layout(64, 128, 64, 5, 2, 4, true, false, 1).total_bytes);
+            sm90::make_smem_layout(64, 128, 64, 5, 2, 4, true, false).total_bytes);
   // Block-scaled FP8 adds one scale slot per stage (128 A scales + 2 B scales, 16-byte
   // rounded); per-tensor FP8 does not.
   GemmProblem fp8 = cli::make_problem(4096, 4096, 4096, "fp8", "nt", 0, 0, 0);
   GemmConfig fp8_tile128 = tile(128, 128, 2, 5);
   fp8_tile128.block_k = 128;
-  const auto with_scales = sm90::make_smem_layout(128, 128, 128, 5, 1, 2, true, true, 1);
+  const auto with_scales = sm90::make_smem_layout(128, 128, 128, 5, 1, 2, true, true);
   EXPECT_EQ(with_scales.scale_stage_bytes, 528);
   EXPECT_EQ(with_scales.barrier_offset, with_scales.scale_offset + 5 * 528);
   EXPECT_EQ(gemm_smem_bytes(fp8, fp8_tile128), with_scales.total_bytes);
   fp8.scaling = Scaling::per_tensor;
   EXPECT_EQ(gemm_smem_bytes(fp8, fp8_tile128),
-            sm90::make_smem_layout(128, 128, 128, 5, 1, 2, true, false, 1).total_bytes);
-  // Cluster split-K: the first CTA receives cluster_k - 1 fp32 tiles, plus one barrier.
-  GemmConfig ck4 = fp8_tile128;
-  ck4.cluster_k = 4;
-  const auto with_reduce = sm90::make_smem_layout(128, 128, 128, 5, 1, 2, true, false, 4);
-  EXPECT_EQ(with_reduce.reduce_slot_bytes, 128 * 128 * 4);
-  EXPECT_EQ(with_reduce.scale_offset, with_reduce.reduce_offset + 3 * 128 * 128 * 4);
-  EXPECT_EQ(with_reduce.total_bytes,
-            sm90::make_smem_layout(128, 128, 128, 5, 1, 2, true, false, 1).total_bytes +
-                3 * 128 * 128 * 4 + 8);
-  EXPECT_EQ(gemm_smem_bytes(fp8, ck4), with_reduce.total_bytes);
+            sm90::make_smem_layout(128, 128, 128, 5, 1, 2, true, false).total_bytes);
 }
 
 TEST(PlanLegality, CommonConfigurationsAreLegal) {
@@ -86,7 +96,7 @@ TEST(PlanLegality, SharedMemoryOverTheOptInLimit) {
   const std::string why = legality_violation(p, four, hopper());
   EXPECT_TRUE(contains(why, "smem " + std::to_string(gemm_smem_bytes(p, four)) + " B")) << why;
   EXPECT_TRUE(contains(why, "232448")) << why;
-  EXPECT_EQ(plan::max_stages_that_fit(p, four, hopper(), 8), 3);
+  EXPECT_EQ(plan::max_stages_that_fit(p, plan::kernel_fields(p, four), hopper(), 8), 3);
 }
 
 TEST(PlanLegality, ConsumersOwnWholeM64Slabs) {
@@ -109,15 +119,14 @@ TEST(PlanLegality, AccumulatorsWithinTheRegisterBudget) {
   why = legality_violation(p, tile(256, 176, 2, 2), hopper());
   EXPECT_TRUE(contains(why, "accumulators 176 registers")) << why;
   EXPECT_TRUE(contains(why, "> 168")) << why;
-  // Without warp specialisation: 255 - 64 = 191.
+  // Without warp specialisation (the ladder's early steps): 255 - 64 = 191.
   GemmConfig plain = tile(128, 176, 1, 2);
-  plain.warp_specialized = false;
-  EXPECT_EQ(legality_violation(p, plain, hopper()), "");
+  EXPECT_EQ(ladder_violation(p, plain, unspecialised(LoadPath::tma)), "");
   plain.block_n = 192;
-  EXPECT_TRUE(contains(legality_violation(p, plain, hopper()), "> 191"));
+  EXPECT_TRUE(contains(ladder_violation(p, plain, unspecialised(LoadPath::tma)), "> 191"));
   EXPECT_EQ(plan::accumulator_registers(tile(128, 256, 2)), 128);
-  EXPECT_EQ(plan::consumer_register_budget(tile(128, 256, 2)), 232);
-  EXPECT_EQ(plan::consumer_register_budget(tile(128, 128, 1)), 240);
+  EXPECT_EQ(plan::consumer_register_budget(plan::kernel_fields(p, tile(128, 256, 2))), 232);
+  EXPECT_EQ(plan::consumer_register_budget(plan::kernel_fields(p, tile(128, 128, 1))), 240);
 }
 
 TEST(PlanLegality, TileSizesOutsideTheFamily) {
@@ -147,7 +156,8 @@ TEST(PlanLegality, NMajorBIsLoadedIn64ColumnSlabs) {
 
 TEST(PlanLegality, TmaBoxesFollowTheLayout) {
   const GemmConfig c = tile(128, 128, 2);
-  auto boxes = plan::gemm_tma_boxes(problem(1000, 2000, 3000, Layout::nt), c);
+  const GemmProblem nt = problem(1000, 2000, 3000, Layout::nt);
+  auto boxes = plan::gemm_tma_boxes(nt, plan::kernel_fields(nt, c));
   ASSERT_EQ(boxes.size(), 3u);
   EXPECT_EQ(boxes[0].operand, "A");  // K-major A: {64, block_m} over {K, M}
   EXPECT_EQ(boxes[0].description.box_dims, (std::vector<uint32_t>{64, 128}));
@@ -157,7 +167,8 @@ TEST(PlanLegality, TmaBoxesFollowTheLayout) {
   EXPECT_EQ(boxes[2].operand, "D");  // each consumer stores its 64 rows, 64-column slabs
   EXPECT_EQ(boxes[2].description.box_dims, (std::vector<uint32_t>{64, 64}));
   EXPECT_EQ(boxes[2].description.global_strides, (std::vector<uint64_t>{2000 * 2}));
-  boxes = plan::gemm_tma_boxes(problem(1000, 2000, 3000, Layout::tn), c);
+  const GemmProblem tn = problem(1000, 2000, 3000, Layout::tn);
+  boxes = plan::gemm_tma_boxes(tn, plan::kernel_fields(tn, c));
   EXPECT_EQ(boxes[0].description.box_dims, (std::vector<uint32_t>{64, 64}));  // {64, block_k}
   EXPECT_EQ(boxes[0].description.global_dims, (std::vector<uint64_t>{1000, 3000}));
   EXPECT_EQ(boxes[1].description.global_dims, (std::vector<uint64_t>{2000, 3000}));
@@ -177,32 +188,6 @@ TEST(PlanLegality, ClusterShapes) {
   EXPECT_EQ(legality_violation(p, c, hopper()), "");
   c.multicast = Multicast::b;
   EXPECT_TRUE(contains(legality_violation(p, c, hopper()), "multicast b with cluster 1x2"));
-}
-
-// Cluster split-K: one tile per cluster, no multicast, no second way of splitting K, a k-block
-// per CTA, at most the portable cluster size; each rule names itself.
-TEST(PlanLegality, ClusterSplitKRules) {
-  const GemmProblem p = problem(64, 2112, 7168);
-  GemmConfig c = GemmConfig::parse("64x64x64 s8 c1 ws g8 tma/tma ck4");
-  EXPECT_EQ(legality_violation(p, c, hopper()), "");
-  c.persistent = true;
-  EXPECT_TRUE(contains(legality_violation(p, c, hopper()), "cluster_k = 4 with a persistent grid"));
-  c.persistent = false;
-  c.cluster_n = 2;
-  c.multicast = Multicast::a;
-  EXPECT_TRUE(contains(legality_violation(p, c, hopper()), "either splits K or multicasts"));
-  c.cluster_n = 1;
-  c.multicast = Multicast::none;
-  c.split_k = 2;
-  EXPECT_TRUE(contains(legality_violation(p, c, hopper()), "one way of splitting K at a time"));
-  c.split_k = 1;
-  GemmConfig narrow = GemmConfig::parse("64x16x64 s4 c1 ws g8 tma/tma ck16");
-  EXPECT_TRUE(contains(legality_violation(p, narrow, hopper()), "must be 1..8"));
-  EXPECT_TRUE(contains(legality_violation(problem(64, 2112, 192), c, hopper()),
-                       "every CTA needs at least one k-block"));
-  // The receive buffer counts against shared memory: 7 fp32 64x128 tiles do not fit.
-  c = GemmConfig::parse("64x128x64 s4 c1 ws g8 tma/tma ck8");
-  EXPECT_TRUE(contains(legality_violation(p, c, hopper()), "smem"));
 }
 
 TEST(PlanLegality, MulticastNeedsEvenTileAndSmCounts) {
@@ -225,18 +210,17 @@ TEST(PlanLegality, MulticastNeedsEvenTileAndSmCounts) {
 
 TEST(PlanLegality, ThreadsLoadPathIsTheUnspecialisedKMajorPath) {
   GemmConfig c = tile(128, 128, 1, 1);
-  c.load_path = LoadPath::threads;
-  c.store_path = StorePath::threads;
-  EXPECT_TRUE(contains(legality_violation(problem(1024, 1024, 1024), c, hopper()),
-                       "no producer"));
-  c.warp_specialized = false;
-  EXPECT_EQ(legality_violation(problem(1024, 1024, 1024), c, hopper()), "");
-  EXPECT_TRUE(contains(legality_violation(problem(1024, 1024, 1024, Layout::tn), c, hopper()),
+  LadderSwitches threads = unspecialised();
+  threads.warp_specialized = true;
+  EXPECT_TRUE(contains(ladder_violation(problem(1024, 1024, 1024), c, threads), "no producer"));
+  threads.warp_specialized = false;
+  EXPECT_EQ(ladder_violation(problem(1024, 1024, 1024), c, threads), "");
+  EXPECT_TRUE(contains(ladder_violation(problem(1024, 1024, 1024, Layout::tn), c, threads),
                        "layout tn"));
   // Without the producer there is nobody to issue multicast loads.
-  c.load_path = LoadPath::tma;
   c.cluster_m = 2;
-  EXPECT_TRUE(contains(legality_violation(problem(1024, 1024, 1024), c, hopper()),
+  EXPECT_TRUE(contains(ladder_violation(problem(1024, 1024, 1024), c,
+                                        unspecialised(LoadPath::tma)),
                        "without warp specialisation"));
 }
 
@@ -248,10 +232,6 @@ TEST(PlanLegality, ClustersNeedDeviceSupport) {
   c.multicast = Multicast::b;
   const std::string why = legality_violation(problem(4096, 4096, 4096), c, no_clusters);
   EXPECT_TRUE(contains(why, "no thread-block clusters")) << why;
-  // Cluster split-K too, named by its own field.
-  const std::string ck = legality_violation(
-      problem(64, 2112, 7168), GemmConfig::parse("64x64x64 s8 c1 ws g8 tma/tma ck4"), no_clusters);
-  EXPECT_TRUE(contains(ck, "cluster_k = 4:") && contains(ck, "no thread-block clusters")) << ck;
 }
 
 TEST(PlanLegality, WgmmaOnlyOnSm90) {
@@ -316,13 +296,11 @@ TEST(PlanLegality, Fp8PromotionDoublesTheAccumulators) {
   GemmProblem per_tensor = p;
   per_tensor.scaling = Scaling::per_tensor;
   EXPECT_EQ(legality_violation(per_tensor, fp8_tile(64, 176, 1), hopper()), "");
-  // FP8 tiles arrive by TMA only.
-  GemmConfig threads = fp8_tile(64, 64, 1);
-  threads.warp_specialized = false;
-  threads.load_path = LoadPath::threads;
-  threads.store_path = StorePath::threads;
-  why = legality_violation(p, threads, hopper());
+  // FP8 tiles arrive by TMA only, and block scales need the producer warpgroup.
+  why = ladder_violation(p, fp8_tile(64, 64, 1), unspecialised());
   EXPECT_TRUE(contains(why, "TMA only")) << why;
+  why = ladder_violation(p, fp8_tile(64, 64, 1), unspecialised(LoadPath::tma));
+  EXPECT_TRUE(contains(why, "second warp")) << why;
 }
 
 // Two FP8 promotion temporaries: legal where three fragments fit the register rule, never for
@@ -331,23 +309,23 @@ TEST(PlanLegality, PromotionBuffers) {
   const GpuInfo h100 = device_preset("h100-sxm");
   GemmProblem fp8 = cli::make_problem(4096, 7168, 7168, "fp8", "nt", 0, 0, 0);
   GemmProblem bf16 = cli::make_problem(4096, 7168, 7168, "bf16", "nt", 0, 0, 0);
-  const GemmConfig pb2 = GemmConfig::parse("128x128x128 s5 c2 ws p g8 tma/tma pb2");
+  const GemmConfig pb2 = GemmConfig::parse("128x128x128 s5 c2 p g8 pb2");
   EXPECT_EQ(legality_violation(fp8, pb2, h100), "");
   // Block scales travel with the stages: the sixth 128x128 stage no longer fits 227 KB.
-  const std::string six = legality_violation(fp8, GemmConfig::parse("128x128x128 s6 c2 ws p g8 tma/tma pb2"), h100);
+  const std::string six = legality_violation(fp8, GemmConfig::parse("128x128x128 s6 c2 p g8 pb2"), h100);
   EXPECT_NE(six.find("smem"), std::string::npos) << six;
   // A per-tile B scale split with two temporaries sends ptxas into minutes and spills.
-  const std::string straddle = legality_violation(fp8, GemmConfig::parse("64x96x128 s8 c1 ws p g8 tma/tma pb2"), h100);
+  const std::string straddle = legality_violation(fp8, GemmConfig::parse("64x96x128 s8 c1 p g8 pb2"), h100);
   EXPECT_NE(straddle.find("promotion_buffers = 1"), std::string::npos) << straddle;
-  EXPECT_EQ(legality_violation(fp8, GemmConfig::parse("64x96x128 s8 c1 ws p g8 tma/tma"), h100), "");
+  EXPECT_EQ(legality_violation(fp8, GemmConfig::parse("64x96x128 s8 c1 p g8"), h100), "");
   GemmProblem per_tensor = fp8;
   per_tensor.scaling = Scaling::per_tensor;
-  EXPECT_EQ(legality_violation(per_tensor, GemmConfig::parse("64x96x128 s8 c1 ws p g8 tma/tma pb2"), h100), "");
-  const std::string sixteen = legality_violation(bf16, GemmConfig::parse("128x128x64 s6 c2 ws p g8 tma/tma pb2"), h100);
+  EXPECT_EQ(legality_violation(per_tensor, GemmConfig::parse("64x96x128 s8 c1 p g8 pb2"), h100), "");
+  const std::string sixteen = legality_violation(bf16, GemmConfig::parse("128x128x64 s6 c2 p g8 pb2"), h100);
   EXPECT_NE(sixteen.find("promotion_buffers = 2"), std::string::npos) << sixteen;
-  const std::string wide = legality_violation(fp8, GemmConfig::parse("128x160x128 s5 c2 ws p g8 tma/tma pb2"), h100);
+  const std::string wide = legality_violation(fp8, GemmConfig::parse("128x160x128 s5 c2 p g8 pb2"), h100);
   EXPECT_NE(wide.find("temporaries 160 = 240"), std::string::npos) << wide;
-  EXPECT_EQ(legality_violation(fp8, GemmConfig::parse("128x160x128 s5 c2 ws p g8 tma/tma"), h100), "");
+  EXPECT_EQ(legality_violation(fp8, GemmConfig::parse("128x160x128 s5 c2 p g8"), h100), "");
   bool fp8_offers_pb2 = false;
   for (const auto& c : plan_gemm(fp8, h100).candidates) fp8_offers_pb2 |= c.config.promotion_buffers == 2;
   EXPECT_TRUE(fp8_offers_pb2);

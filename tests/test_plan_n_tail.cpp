@@ -4,10 +4,12 @@
 // programmatic-launch instructions.
 #include <gtest/gtest.h>
 
+#include "autogemm/errors.hpp"
 #include "autogemm/plan.hpp"
+#include "codegen/kernel_source.hpp"
 #include "plan/n_tail.hpp"
+#include "plan/rules.hpp"
 #include "plan_test_util.hpp"
-#include "runtime/kernel_source.hpp"
 
 using namespace autogemm;
 using autogemm::testing::hopper;
@@ -16,7 +18,7 @@ using autogemm::testing::block_fp8_problem;
 
 namespace {
 
-const char* kFp8Tile = "128x128x128 s5 c2 ws p g8 tma/tma pb2";
+const char* kFp8Tile = "128x128x128 s5 c2 p g8 pb2";
 
 GemmConfig with_n_tail(const char* config) {
   GemmConfig c = GemmConfig::parse(config);
@@ -24,22 +26,24 @@ GemmConfig with_n_tail(const char* config) {
   return c;
 }
 
+plan::NTailSplit split(const GemmProblem& p, const GemmConfig& c) {
+  return plan::split_n_tail(p, plan::kernel_fields(p, c));
+}
+
 }  // namespace
 
 TEST(NTail, ConfigTokensRoundTrip) {
-  const GemmConfig c = GemmConfig::parse("128x128x128 s5 c2 ws p g8 tma/tma pb2 ntk");
+  const GemmConfig c = GemmConfig::parse("128x128x128 s5 c2 p g8 pb2 ntk");
   EXPECT_TRUE(c.n_tail_kernel);
-  EXPECT_FALSE(c.waits_for_primary);
-  EXPECT_EQ(c.describe(), "128x128x128 s5 c2 ws p g8 tma/tma pb2 ntk");
-  const GemmConfig t = GemmConfig::parse("128x64x128 s5 c2 ws g8 tma/tma pb2 pdlw");
-  EXPECT_TRUE(t.waits_for_primary);
-  EXPECT_EQ(GemmConfig::parse(t.describe()), t);
+  EXPECT_EQ(c.describe(), "128x128x128 s5 c2 p g8 pb2 ntk");
+  // The tail kernel's own role (it waits for the main kernel) is derived, never given.
+  EXPECT_THROW(GemmConfig::parse("128x64x128 s5 c2 g8 pb2 pdlw"), InvalidArgument);
 }
 
 TEST(NTail, SplitsTheLastColumnOfTilesIntoANarrowKernel) {
   GemmProblem p = block_fp8_problem(4096, 2112, 7168);
   p.ldd = 2200;   // a padded D keeps its leading dimension in both halves
-  const plan::NTailSplit s = plan::split_n_tail(p, with_n_tail(kFp8Tile));
+  const plan::NTailSplit s = split(p, with_n_tail(kFp8Tile));
   EXPECT_EQ(s.main_columns, 2048);
   EXPECT_EQ(s.main_problem.n, 2048);
   EXPECT_EQ(s.tail_problem.n, 64);
@@ -50,24 +54,32 @@ TEST(NTail, SplitsTheLastColumnOfTilesIntoANarrowKernel) {
     EXPECT_EQ(q->m, 4096);
     EXPECT_EQ(q->k, 7168);
   }
-  EXPECT_TRUE(s.main_config.n_tail_kernel);     // it launches the tail kernel early
-  EXPECT_FALSE(s.main_config.waits_for_primary);
-  EXPECT_EQ(s.tail_config.block_n, 64);
-  EXPECT_FALSE(s.tail_config.n_tail_kernel);
-  EXPECT_TRUE(s.tail_config.waits_for_primary);
-  EXPECT_FALSE(s.tail_config.persistent);
-  EXPECT_EQ(s.tail_config.cluster_m * s.tail_config.cluster_n, 1);
+  EXPECT_TRUE(s.main_fields.launch_dependents);   // it launches the tail kernel early
+  EXPECT_FALSE(s.main_fields.waits_for_primary);
+  EXPECT_FALSE(s.main_fields.config.n_tail_kernel);
+  EXPECT_EQ(s.tail_fields.config.block_n, 64);
+  EXPECT_FALSE(s.tail_fields.config.n_tail_kernel);
+  EXPECT_FALSE(s.tail_fields.launch_dependents);
+  EXPECT_TRUE(s.tail_fields.waits_for_primary);
+  EXPECT_FALSE(s.tail_fields.config.persistent);
+  EXPECT_EQ(s.tail_fields.config.cluster_m * s.tail_fields.config.cluster_n, 1);
   // A 16-column remainder of a 256-wide tile: a 16-wide tail kernel.
   const plan::NTailSplit narrow =
-      plan::split_n_tail(problem(2048, 4112, 512), with_n_tail("128x256x64 s3 c2 ws p g8 tma/tma"));
+      split(problem(2048, 4112, 512), with_n_tail("128x256x64 s3 c2 p g8"));
   EXPECT_EQ(narrow.main_columns, 4096);
-  EXPECT_EQ(narrow.tail_config.block_n, 16);
-  // The call launches the two kernels, each with its own columns.
-  const auto kernels = runtime::gemm_kernels(p, with_n_tail(kFp8Tile));
-  ASSERT_EQ(kernels.size(), 2u);
-  EXPECT_EQ(kernels[0].first.n, 2048);
-  EXPECT_EQ(kernels[1].first.n, 64);
-  EXPECT_EQ(runtime::gemm_kernels(p, GemmConfig::parse(kFp8Tile)).size(), 1u);
+  EXPECT_EQ(narrow.tail_fields.config.block_n, 16);
+  // The spec launches the two kernels, each with its own columns, the tail as a dependent.
+  const KernelSpec spec = make_kernel_spec(p, with_n_tail(kFp8Tile), hopper());
+  ASSERT_EQ(spec.kernels.size(), 2u);
+  EXPECT_EQ(spec.kernels[0].problem.n, 2048);
+  EXPECT_EQ(spec.kernels[0].first_column, 0);
+  EXPECT_EQ(spec.kernels[1].problem.n, 64);
+  EXPECT_EQ(spec.kernels[1].first_column, 2048);
+  EXPECT_TRUE(spec.kernels[1].fields.waits_for_primary);
+  EXPECT_FALSE(spec.kernels[1].fields.config.persistent);
+  // One CTA per narrow tile: 32 tile rows x 1 column.
+  EXPECT_EQ(spec.kernels[1].grid_ctas, 32);
+  EXPECT_EQ(make_kernel_spec(p, GemmConfig::parse(kFp8Tile), hopper()).kernels.size(), 1u);
 }
 
 TEST(NTail, RulesNameWhatTheyNeed) {
@@ -85,30 +97,27 @@ TEST(NTail, RulesNameWhatTheyNeed) {
   EXPECT_NE(legality_violation(block_fp8_problem(4096, 64, 7168), with_n_tail(kFp8Tile), gpu), "");
   // Block scales: the tail must start on a 128-column B scale block.
   EXPECT_NE(legality_violation(block_fp8_problem(4096, 2144, 7168),
-                               with_n_tail("128x64x128 s8 c2 ws p g8 tma/tma pb2"), gpu)
+                               with_n_tail("128x64x128 s8 c2 p g8 pb2"), gpu)
                 .find("inside a 128-column B scale block"),
             std::string::npos);
   // Whole-K tiles of a persistent main kernel only.
-  GemmConfig split = with_n_tail("64x128x64 s6 c1 ws p g8 tma/tma sk2");
+  GemmConfig split = with_n_tail("64x128x64 s6 c1 p g8 sk2");
   EXPECT_NE(legality_violation(problem(64, 2112, 7168), split, gpu).find("split_k = 2"),
             std::string::npos);
-  GemmConfig not_persistent = with_n_tail("128x128x64 s4 c2 ws g8 tma/tma");
+  GemmConfig not_persistent = with_n_tail("128x128x64 s4 c2 g8");
   EXPECT_NE(legality_violation(problem(4096, 2112, 1024), not_persistent, gpu).find("persistent"),
             std::string::npos);
   // D's rows ending inside a 16-byte chunk (2100 bf16, rows padded to 2104): the tail's TMA
   // store would pass N.
   GemmProblem ragged = problem(4096, 2100, 1024);
   ragged.ldc = ragged.ldd = 2104;
-  EXPECT_NE(legality_violation(ragged, with_n_tail("128x128x64 s4 c2 ws p g8 tma/tma"), gpu)
+  EXPECT_NE(legality_violation(ragged, with_n_tail("128x128x64 s4 c2 p g8"), gpu)
                 .find("N = 2100 bf16: D's rows end inside a 16-byte chunk"),
             std::string::npos);
-  GemmConfig both = with_n_tail(kFp8Tile);
-  both.waits_for_primary = true;
-  EXPECT_NE(legality_violation(block_fp8_problem(4096, 2112, 7168), both, gpu), "");
   // A cluster must divide the main kernel's tiles (16 along N; the full call's 17 would not),
   // and the tail kernel has none.
   EXPECT_EQ(legality_violation(block_fp8_problem(4096, 2112, 7168),
-                               with_n_tail("128x128x128 s5 c2 ws p g8 cl1x2/a tma/tma pb2"), gpu),
+                               with_n_tail("128x128x128 s5 c2 p g8 cl1x2/a pb2"), gpu),
             "");
 }
 
@@ -130,10 +139,10 @@ TEST(NTail, CostModelFillsTheLastWaveAndThePlannerTakesIt) {
 
 TEST(NTail, BothKernelsCompileWithTheirLaunchInstructions) {
   const GemmProblem p = block_fp8_problem(1000, 2112, 1024);
-  const auto kernels = runtime::gemm_kernels(p, with_n_tail(kFp8Tile));
-  ASSERT_EQ(kernels.size(), 2u);
-  const std::string main = runtime::gemm_kernel_source(kernels[0].first, kernels[0].second).source;
-  const std::string tail = runtime::gemm_kernel_source(kernels[1].first, kernels[1].second).source;
+  const KernelSpec spec = make_kernel_spec(p, with_n_tail(kFp8Tile), hopper());
+  ASSERT_EQ(spec.kernels.size(), 2u);
+  const std::string main = codegen::gemm_kernel_source(spec.kernels[0], false).source;
+  const std::string tail = codegen::gemm_kernel_source(spec.kernels[1], false).source;
   EXPECT_NE(main.find("launch_dependents = true"), std::string::npos);
   EXPECT_NE(main.find("n = 2048,"), std::string::npos);
   EXPECT_NE(tail.find("waits_for_primary = true"), std::string::npos);

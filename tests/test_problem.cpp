@@ -105,12 +105,19 @@ TEST(Config, ParseIsTheInverseOfDescribe) {
   c.promotion_buffers = 2;
   EXPECT_EQ(GemmConfig::parse(c.describe()), c) << c.describe();
   c.ordered_issue = true;
-  EXPECT_EQ(c.describe(), "128x240x64 s3 c2 ws p g16n cl2x1/b tma/tma sk4 pb2 oi");
+  EXPECT_EQ(c.describe(), "128x240x64 s3 c2 p g16n cl2x1/b sk4 pb2 oi");
   EXPECT_EQ(GemmConfig::parse(c.describe()), c) << c.describe();
   GemmConfig t;
-  t.warp_specialized = false; t.persistent = true; t.max_ctas = 1; t.raster_group = 1;
-  t.load_path = LoadPath::threads; t.store_path = StorePath::threads; t.num_stages = 1;
+  t.persistent = false; t.raster_group = 1; t.num_stages = 1; t.n_tail_kernel = true;
+  EXPECT_EQ(t.describe(), "128x128x64 s1 c1 ntk");
   EXPECT_EQ(GemmConfig::parse(t.describe()), t) << t.describe();
+  // Warp specialisation and TMA loads and stores are no fields: every configuration has them,
+  // and the ladder's steps without them are the ladder's own.
+  for (const char* old : {"128x128x64 s4 c1 ws p g8", "128x128x64 s4 c1 p g8 tma/tma",
+                          "128x128x64 s1 c1 threads/threads", "128x128x64 s4 c1 p ck4",
+                          "128x128x64 s4 c1 p ts8", "128x128x64 s4 c1 p ctas1",
+                          "128x128x64 s4 c1 p pdlw"})
+    EXPECT_THROW(GemmConfig::parse(old), InvalidArgument) << old;
   EXPECT_THROW(GemmConfig::parse("128x128 s3"), InvalidArgument);
   EXPECT_THROW(GemmConfig::parse("128x128x64 q7"), InvalidArgument);
   EXPECT_THROW(GemmConfig::parse("128x128x64 cl2x1/c"), InvalidArgument);

@@ -16,7 +16,7 @@
 #include "bench/reference.hpp"
 #include "bench/tensors.hpp"
 #include "gpu_test_util.hpp"
-#include "runtime/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 
 using namespace autogemm;
 using namespace autogemm::bench;

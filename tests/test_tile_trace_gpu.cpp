@@ -1,4 +1,4 @@
-// Tile trace end to end (AUTOGEMM_TRACE_TILES, runtime/tile_trace.hpp): a traced `autogemm
+// Tile trace end to end (AUTOGEMM_TRACE_TILES, trace/tile_trace.hpp): a traced `autogemm
 // bench` of a tail-split FP8 GEMM writes one record per work item, and the records account for
 // every k-block of every tile exactly once, with sane times and SM ids.
 #include <gtest/gtest.h>
@@ -42,15 +42,15 @@ TEST(TileTraceGpu, RecordsEveryKBlockOfEveryTileOnce) {
   ASSERT_GE(fd, 0);
   close(fd);
   std::remove(path);   // the writer adds the header to a new file
-  // 1000 x 1000 tiles of 128 x 128: 64 tiles, 16 k-blocks; ts8 splits the tiles that do not
-  // fill a wave (fewer tiles than SMs: all of them) into K ranges.
+  // 1000 x 1000 tiles of 128 x 128: 64 tiles, 16 k-blocks; sk4 splits each into 4 K ranges,
+  // of which all but the last to arrive hand their sums over instead of storing ("partial").
   const int m = 1000, n = 1000, k = 2048, block = 128, k_blocks = k / 128;
   // The child inherits the variable; this process has read it (or will) as unset, since it
   // makes no GEMM call while it is set.
   setenv("AUTOGEMM_TRACE_TILES", path, 1);
   const auto r = autogemm::testing::run_cli(
       "bench --dtype fp8 --m 1000 --n 1000 --k 2048 --iters 1 --warmup 0 --no-baseline "
-      "--config \"128x128x128 s5 c2 ws p g8 tma/tma ts8 pb2\"");
+      "--config \"128x128x128 s5 c2 p g8 sk4 pb2\"");
   unsetenv("AUTOGEMM_TRACE_TILES");
   ASSERT_EQ(r.exit_code, 0) << r.out;
 
@@ -99,6 +99,6 @@ TEST(TileTraceGpu, RecordsEveryKBlockOfEveryTileOnce) {
     for (int kb = 0; kb < k_blocks; ++kb) want.insert(kb);
     EXPECT_EQ(got, want) << "tile " << tile.first << "," << tile.second;
   }
-  EXPECT_GT(partial, 0) << "the configuration should split its only wave";
+  EXPECT_EQ(partial, 3 * tiles_m * tiles_n) << "three of each tile's four splits hand over";
   std::remove(path);
 }

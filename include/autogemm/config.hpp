@@ -8,44 +8,35 @@
 
 namespace autogemm {
 
-enum class Instruction { wgmma, mma_sync, tcgen05, vendor, cpu };
+// wgmma: autogemm's sm_90a kernel family; vendor: cuBLASLt (the planner's answer where our
+// kernel cannot serve a problem, or a caller's choice: the configuration text "cuBLASLt").
+enum class Instruction { wgmma, vendor };
 enum class Multicast { none, a, b };     // which operand a 2-CTA cluster shares through TMA multicast
-enum class LoadPath { threads, tma };    // how tiles reach shared memory
-enum class StorePath { threads, tma };   // how the epilogue writes D
 enum class RasterOrder { along_m, along_n };  // which tile index moves fastest inside a group
 
 std::string_view to_string(Instruction i);
 std::string_view to_string(Multicast m);
-std::string_view to_string(LoadPath p);
-std::string_view to_string(StorePath p);
 std::string_view to_string(RasterOrder r);
 
+// The fields the planner searches, and the only ones a caller may force. What follows from
+// them (shared memory, grid, the store path, the n-tail kernel's own configuration) is in the
+// KernelSpec (kernel_spec.hpp); the technique ladder's teaching switches are its own.
 struct GemmConfig {
   int block_m = 128;               // CTA tile rows (64, 128 or 256)
   int block_n = 128;               // CTA tile columns (multiple of 16 up to 256; 8 for tiny N)
-  int block_k = 64;                // K per pipeline stage: 128 bytes of input (64 bf16, 128 fp8)
+  int block_k = 64;                // K per pipeline stage: 128 bytes of input (64 bf16, 128 fp8),
+                                   // or 256 bytes for 16-bit inputs
   int num_stages = 4;              // shared-memory ring depth; 1 = synchronous
   int num_consumers = 1;           // math warpgroups (1 or 2); each owns block_m/num_consumers rows
-  bool warp_specialized = true;    // a producer warpgroup feeds the consumers
   int cluster_m = 1;               // CTAs per cluster along M
   int cluster_n = 1;               // CTAs per cluster along N
   Multicast multicast = Multicast::none;
   bool persistent = true;          // grid = resident CTAs, each loops over tiles
   int raster_group = 8;            // tiles per group in grouped (L2-friendly) order; 1 = plain
   RasterOrder raster_order = RasterOrder::along_m;
-  LoadPath load_path = LoadPath::tma;
-  StorePath store_path = StorePath::tma;
-  int max_ctas = 0;                // cap on resident CTAs (ladder's single-CTA steps); 0 = none
-  int cluster_k = 1;               // K ranges of one tile computed by the CTAs of a cluster and
-                                   // summed through distributed shared memory into its first
-                                   // CTA, which stores the tile: split-K in one kernel, with no
-                                   // workspace (decode shapes: fewer re-reads of A per SM)
   int split_k = 1;                 // K ranges computed by separate CTAs (more CTAs for few
                                    // output tiles); the last of a tile's ranges to finish sums
                                    // them from an fp32 workspace, in the same kernel
-  int tail_split = 1;              // at most this many K ranges for each tile of the last,
-                                   // partial wave (its few tiles would otherwise leave most SMs
-                                   // idle): fp32 partial tiles, summed by a second kernel
   int promotion_buffers = 1;       // FP8: fp32 temporaries the wgmmas write before promotion;
                                    // 2 overlaps k-block i's promotion with k-block i+1's wgmmas
                                    // (a third register fragment). 16-bit inputs: always 1.
@@ -58,28 +49,23 @@ struct GemmConfig {
                                    // that starts on the SMs the main kernel frees (programmatic
                                    // dependent launch): no half-empty tiles in the last wave
                                    // (plan/n_tail.hpp)
-  bool waits_for_primary = false;  // set on that second kernel's configuration: it launches as
-                                   // a programmatic dependent and waits for the main kernel
-                                   // before it exits, so the call ends when both have
-  int smem_bytes = 0;              // dynamic shared memory the kernel needs (derived)
   Instruction instruction = Instruction::wgmma;
 
-  // Short human-readable id: "128x256x64 s4 c2 ws p g8 cl2x1/b tma/tma" (+ " ck4", " sk4", " ts8", " pb2", " oi", " ntk", " pdlw").
+  // The configuration text: "128x256x64 s3 c2 p g8 cl2x1/b" (+ " sk2", " pb2", " oi", " ntk"),
+  // or "cuBLASLt".
   std::string describe() const;
-  // The inverse of describe() (fields it omits keep their defaults: not warp-specialised, not
-  // persistent, raster group 1, no cluster). Throws InvalidArgument naming the bad token.
+  // The inverse of describe() (fields it omits keep their defaults, except: not persistent,
+  // raster group 1, no cluster). Throws InvalidArgument naming the bad token.
   static GemmConfig parse(std::string_view text);
   friend bool operator==(const GemmConfig&, const GemmConfig&) = default;
 };
 
 // What the cost model predicts for a configuration on a device.
 struct Prediction {
-  int64_t num_tiles = 0;               // CTA work items: tiles covering M x N x split_k x cluster_k
+  int64_t num_tiles = 0;               // CTA work items: tiles covering M x N, times split_k
   int64_t waves = 0;                   // ceil(num_tiles / resident CTAs)
   double last_wave_utilization = 0;    // busy share of the SMs in the last wave (0..1]
   int busy_sms = 0;                    // SMs with work in the last wave
-  int64_t tail_tiles = 0;              // tail split: CTA tiles of the last wave split along K
-  int tail_splits = 1;                 // tail split: K ranges per such tile (1: none)
   double compute_us = 0;               // matrix-unit time
   double memory_us = 0;                // DRAM time of the bytes this tiling moves
   double l2_us = 0;                    // L2 -> SM time of the bytes this tiling moves

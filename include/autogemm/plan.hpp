@@ -6,6 +6,7 @@
 
 #include "autogemm/config.hpp"
 #include "autogemm/device.hpp"
+#include "autogemm/kernel_spec.hpp"
 #include "autogemm/problem.hpp"
 
 namespace autogemm {
@@ -26,6 +27,7 @@ struct Plan {
   std::vector<Candidate> candidates;   // legal, best predicted time first; never empty
   std::vector<RejectedConfig> rejected;
   std::string path_reason;             // why this instruction/implementation ("sm_90a: TMA+wgmma")
+  KernelSpec spec;                     // what a call launches for the best candidate
   const Candidate& best() const { return candidates.front(); }
 };
 
@@ -37,12 +39,13 @@ Plan plan_gemm(const GemmProblem& problem, const GpuInfo& device);
 Prediction predict(const GemmProblem& problem, const GemmConfig& config, const GpuInfo& device);
 
 // Empty when the configuration is legal for the problem on the device, else the first rule it
-// breaks (shared memory, registers, wgmma/TMA shapes, cluster/multicast divisibility).
+// breaks (shared memory, registers, wgmma/TMA shapes, clusters and multicast), or the first of
+// the planner's preferences it misses (a cluster dividing the tile count).
 std::string legality_violation(const GemmProblem& problem, const GemmConfig& config,
                                const GpuInfo& device);
 
 // Shared memory the sm_90a kernel needs for a configuration (stages, epilogue staging,
-// barriers, alignment padding). The kernel and the planner both use this one function.
+// scales, barriers, alignment padding), from the carve-up the kernel itself uses.
 int gemm_smem_bytes(const GemmProblem& problem, const GemmConfig& config);
 
 enum class KernelClass { gemm, gemv, quantized_gemm, quantized_dot, attention, rmsnorm,

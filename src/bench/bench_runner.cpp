@@ -16,7 +16,7 @@
 #include "bench/tensors.hpp"
 #include "jit/log.hpp"
 #include "runtime/cublaslt.hpp"
-#include "runtime/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 
 namespace autogemm::bench {
 

@@ -11,7 +11,7 @@
 #include "autogemm/errors.hpp"
 #include "bench/bench_runner.hpp"
 #include "bench/tensors.hpp"
-#include "runtime/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 
 namespace autogemm::bench {
 

@@ -10,7 +10,7 @@
 
 #include "autogemm/errors.hpp"
 #include "bench/number_formats.hpp"
-#include "runtime/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 
 namespace autogemm::bench {
 

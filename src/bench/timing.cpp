@@ -7,7 +7,7 @@
 #include "autogemm/errors.hpp"
 #include "kernels/bench/gpu_hold_params.cuh"
 #include "kernels/bench/l2_flush_params.cuh"
-#include "runtime/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 #include "runtime/simple_launch.hpp"
 
 namespace autogemm::bench {

@@ -100,17 +100,43 @@ nlohmann::json config_json(const GemmConfig& c) {
           {"block_k", c.block_k},
           {"num_stages", c.num_stages},
           {"num_consumers", c.num_consumers},
-          {"warp_specialized", c.warp_specialized},
           {"cluster_m", c.cluster_m},
           {"cluster_n", c.cluster_n},
           {"multicast", to_string(c.multicast)},
           {"persistent", c.persistent},
           {"raster_group", c.raster_group},
           {"raster_order", to_string(c.raster_order)},
-          {"load_path", to_string(c.load_path)},
-          {"store_path", to_string(c.store_path)},
-          {"max_ctas", c.max_ctas},
-          {"smem_bytes", c.smem_bytes}};
+          {"split_k", c.split_k},
+          {"promotion_buffers", c.promotion_buffers},
+          {"ordered_issue", c.ordered_issue},
+          {"n_tail_kernel", c.n_tail_kernel}};
+}
+
+nlohmann::json spec_json(const KernelSpec& spec) {
+  nlohmann::json kernels = nlohmann::json::array();
+  for (const KernelLaunch& k : spec.kernels)
+    kernels.push_back({{"text", k.text},
+                       {"n", k.problem.n},
+                       {"first_column", k.first_column},
+                       {"grid_ctas", k.grid_ctas},
+                       {"threads_per_cta", k.threads_per_cta},
+                       {"cluster_size", k.cluster_size},
+                       {"smem_bytes", k.smem_bytes},
+                       {"work_items", k.work_items},
+                       {"warp_specialized", k.fields.warp_specialized},
+                       {"load_path", to_string(k.fields.load_path)},
+                       {"store_path", to_string(k.fields.store_path)},
+                       {"producer_registers", k.fields.producer_registers},
+                       {"consumer_registers", k.fields.consumer_registers},
+                       {"launch_dependents", k.fields.launch_dependents},
+                       {"waits_for_primary", k.fields.waits_for_primary}});
+  return {{"text", spec.text},
+          {"vendor", spec.vendor},
+          {"reason", spec.reason},
+          {"kernels", kernels},
+          {"split_k_workspace_bytes", spec.split_k.sync_bytes() + spec.split_k.partial_bytes()},
+          {"a_scales_k_block_major", spec.a_scales_k_block_major},
+          {"a_scale_copy_bytes", spec.a_scale_copy_bytes}};
 }
 
 nlohmann::json prediction_json(const Prediction& p) {
@@ -118,8 +144,6 @@ nlohmann::json prediction_json(const Prediction& p) {
           {"waves", p.waves},
           {"last_wave_utilization", p.last_wave_utilization},
           {"busy_sms", p.busy_sms},
-          {"tail_tiles", p.tail_tiles},
-          {"tail_splits", p.tail_splits},
           {"compute_us", p.compute_us},
           {"memory_us", p.memory_us},
           {"l2_us", p.l2_us},

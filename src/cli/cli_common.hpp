@@ -44,6 +44,7 @@ std::string dtype_name(const GemmProblem& problem);
 
 nlohmann::json problem_json(const GemmProblem& problem);
 nlohmann::json config_json(const GemmConfig& config);
+nlohmann::json spec_json(const KernelSpec& spec);   // what a call launches
 nlohmann::json prediction_json(const Prediction& prediction);
 
 }  // namespace autogemm::cli

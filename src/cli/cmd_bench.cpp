@@ -223,7 +223,7 @@ void add_bench_command(CLI::App& app) {
                   "$AUTOGEMM_AUTOTUNE, else 0)");
   cmd->add_option("--config", o->config,
                   "force our configuration for every case, as `autogemm plan` prints it "
-                  "(e.g. \"128x256x64 s3 c2 ws p g8 tma/tma\"), or cuBLASLt to time the vendor "
+                  "(e.g. \"128x256x64 s3 c2 p g8\"), or cuBLASLt to time the vendor "
                   "path of gemm() (with --no-baseline: cuBLASLt alone)");
   cmd->callback([o] { run(*o); });
 }

@@ -13,7 +13,9 @@
 #include "cli/commands.hpp"
 #include "jit/jit.hpp"
 #include "jit/ptxas_usage.hpp"
-#include "runtime/kernel_source.hpp"
+#include "codegen/kernel_source.hpp"
+#include "trace/tile_trace.hpp"
+#include "autogemm/kernel_spec.hpp"
 
 namespace autogemm::cli {
 
@@ -32,7 +34,7 @@ void write_file(const std::filesystem::path& path, const void* data, std::size_t
   if (!f) throw InvalidArgument("--out", path.string(), "the file could not be written");
 }
 
-void compile_one(const GemmProblem& problem, const GemmConfig& config, const std::string& out);
+void compile_one(const KernelLaunch& kernel, const std::string& out);
 
 void run_compile(const CompileOptions& o) {
   const std::vector<GemmProblem> problems = o.problem.problems();
@@ -41,48 +43,44 @@ void run_compile(const CompileOptions& o) {
                           "compile takes exactly one problem (no lists or ranges)");
   const GemmProblem& problem = problems.front();
   const GpuInfo gpu = resolve_cli_device(o.device);
-  GemmConfig config;
-  if (o.config.empty()) {
-    config = plan_gemm(problem, gpu).best().config;
-    if (config.instruction != Instruction::wgmma)
-      throw InvalidArgument("--config", "(planner's choice)",
-                            "the planner sends this problem to cuBLASLt: there is no kernel of ours");
-  } else {
-    config = GemmConfig::parse(o.config);
-    const std::string why = legality_violation(problem, config, gpu);
-    if (!why.empty()) throw InvalidArgument("--config", o.config, why);
-  }
-  config.smem_bytes = gemm_smem_bytes(problem, config);
+  // The planner's spec, or the forced configuration's, made by the same function and refused
+  // by the same rules as in a call.
+  const KernelSpec spec = o.config.empty()
+                              ? plan_gemm(problem, gpu).spec
+                              : make_kernel_spec(problem, GemmConfig::parse(o.config), gpu);
+  if (spec.vendor)
+    throw InvalidArgument("--config", o.config.empty() ? "(planner's choice)" : o.config,
+                          "this runs cuBLASLt: there is no kernel of ours to compile");
   // With the n-tail kernel the call launches two kernels: the main one goes to --out, the
   // tail kernel to --out/tail.
-  const auto kernels = runtime::gemm_kernels(problem, config);
-  for (size_t i = 0; i < kernels.size(); ++i)
-    compile_one(kernels[i].first, kernels[i].second,
+  for (size_t i = 0; i < spec.kernels.size(); ++i)
+    compile_one(spec.kernels[i],
                 i == 0 ? o.out : (std::filesystem::path(o.out) / "tail").string());
 }
 
-void compile_one(const GemmProblem& problem, const GemmConfig& config, const std::string& out) {
-  const jit::KernelSource source = runtime::gemm_kernel_source(problem, config);
-  const jit::CompiledKernel kernel = jit::compile_to_cubin(source);
+void compile_one(const KernelLaunch& kernel, const std::string& out) {
+  const jit::KernelSource source =
+      codegen::gemm_kernel_source(kernel, !trace::tile_trace_path().empty());
+  const jit::CompiledKernel compiled = jit::compile_to_cubin(source);
 
   const std::filesystem::path dir(out);
   std::filesystem::create_directories(dir);
   write_file(dir / "kernel.cu", source.source.data(), source.source.size());
-  write_file(dir / "kernel.ptx", kernel.ptx.data(), kernel.ptx.size());
-  write_file(dir / "kernel.cubin", kernel.cubin.data(), kernel.cubin.size());
-  write_file(dir / "nvrtc.log", kernel.log.data(), kernel.log.size());
+  write_file(dir / "kernel.ptx", compiled.ptx.data(), compiled.ptx.size());
+  write_file(dir / "kernel.cubin", compiled.cubin.data(), compiled.cubin.size());
+  write_file(dir / "nvrtc.log", compiled.log.data(), compiled.log.size());
   std::string resources =
       "no ptxas report: NVRTC's own compile cache (CUDA 12.9+) answered; CUDA_CACHE_DISABLE=1 "
       "makes ptxas run";
-  if (!jit::parse_ptxas_functions(kernel.log).empty()) {
-    const jit::PtxasUsage usage = jit::parse_ptxas_usage(kernel.log);
+  if (!jit::parse_ptxas_functions(compiled.log).empty()) {
+    const jit::PtxasUsage usage = jit::parse_ptxas_usage(compiled.log);
     resources = fmt::format("{} registers, {} B stack, spills {} B / {} B", usage.registers,
                             usage.stack_frame_bytes, usage.spill_store_bytes,
                             usage.spill_load_bytes);
   }
   fmt::print("{}  {}\n  compiled in {:.0f} ms; {}\n"
              "  {}/kernel.cu, kernel.ptx, kernel.cubin, nvrtc.log (SASS: cuobjdump -sass {}/kernel.cubin)\n",
-             source.name, config.describe(), kernel.compile_ms, resources, out, out);
+             source.name, kernel.text, compiled.compile_ms, resources, out, out);
 }
 
 }  // namespace

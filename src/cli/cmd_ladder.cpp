@@ -15,9 +15,9 @@
 #include "bench/timing.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
-#include "runtime/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
+#include "ladder/ladder.hpp"
 #include "runtime/launch.hpp"
-#include "runtime/ladder.hpp"
 
 namespace autogemm::cli {
 
@@ -55,7 +55,7 @@ void run_ladder(const LadderOptions& opt) {
 
   fmt::print("ladder on {} for M={} N={} K={} {} (layout nt); median of up to {} timed calls\n",
              profile.gpus.front().name, p.m, p.n, p.k, opt.dtype, opt.iters);
-  fmt::print("{:>4}  {:<28} {:<44} {:>10} {:>9} {:>7} {:>9}\n", "step", "technique", "config",
+  fmt::print("{:>4}  {:<28} {:<58} {:>10} {:>9} {:>7} {:>9}\n", "step", "technique", "config",
              "time ms", "TFLOP/s", "gain", "diff");
   std::ofstream csv;
   if (!opt.csv.empty()) {
@@ -64,32 +64,30 @@ void run_ladder(const LadderOptions& opt) {
     csv << "step,name,config,time_us,tflops,gain,diff,compile_ms\n";
   }
   double previous_us = 0;
-  for (const auto& step : runtime::ladder_steps()) {
-    GemmOptions options;
-    options.config = step.config;
-    options.allow_vendor_fallback = false;
-    const double compile_ms = runtime::prepare_gemm_kernel(p, step.config);
+  for (const auto& step : ladder::ladder_steps()) {
+    const KernelSpec spec = ladder::step_spec(p, step, profile.gpus.front());
+    const std::string text = ladder::describe(step, spec);
+    const auto run = [&](cudaStream_t s) { runtime::launch(spec, ops, s); };
+    const double compile_ms = runtime::prepare(spec);
     bench::fill_poison(d.get(), d_elems, p.d_type);
-    gemm(p, ops, nullptr, options);
+    run(nullptr);
     cuda_check(cudaDeviceSynchronize(), "ladder step");
     const auto got = bench::download_as_double(d.get(), d_elems, p.d_type);
     const auto check = bench::check_result(got, p.n, want, p.m, p.n, 1.0 / 64, 1.0 / 64, 256, 9);
     // One untimed call told us roughly how long a call takes; keep slow steps within budget.
-    const auto probe = bench::time_calls([&](cudaStream_t s) { gemm(p, ops, s, options); }, 0, 1,
-                                         nullptr, &flusher);
+    const auto probe = bench::time_calls(run, 0, 1, nullptr, &flusher);
     const int iters = std::clamp(int(opt.budget_ms * 1000 / std::max(probe[0], 1.0)), 1, opt.iters);
-    const auto stats = bench::summarize(bench::time_calls(
-        [&](cudaStream_t s) { gemm(p, ops, s, options); }, iters > 2 ? opt.warmup : 0, iters,
-        nullptr, &flusher));
+    const auto stats = bench::summarize(
+        bench::time_calls(run, iters > 2 ? opt.warmup : 0, iters, nullptr, &flusher));
     const double tflops = p.flops() / (stats.median_us * 1e-6) / 1e12;
     const double gain = previous_us > 0 ? previous_us / stats.median_us : 1.0;
     const bool ok = check.diff < 1e-5 && check.unwritten == 0 && check.spot_failures == 0;
-    fmt::print("{:>4}  {:<28} {:<44} {:>10.3f} {:>9.1f} {:>6.2f}x {:>9.2e}{}\n", step.number,
-               step.name, step.config.describe(), stats.median_us / 1000, tflops, gain, check.diff,
+    fmt::print("{:>4}  {:<28} {:<58} {:>10.3f} {:>9.1f} {:>6.2f}x {:>9.2e}{}\n", step.number,
+               step.name, text, stats.median_us / 1000, tflops, gain, check.diff,
                ok ? "" : "  WRONG");
     if (csv)
       csv << fmt::format("{},\"{}\",\"{}\",{:.2f},{:.2f},{:.3f},{:.3e},{:.1f}\n", step.number,
-                         step.name, step.config.describe(), stats.median_us, tflops, gain,
+                         step.name, text, stats.median_us, tflops, gain,
                          check.diff, compile_ms);
     if (!ok)
       throw Error(fmt::format("ladder step {} ({}) is wrong: diff {:.3e}, {} unwritten, {} bad "

@@ -45,18 +45,31 @@ void print_device(const GpuInfo& d) {
 void print_prediction(const Prediction& p, bool vendor, int sm_count) {
   fmt::print("predicted  {:.1f} us = {:.4g} TFLOP/s\n", p.time_us, p.tflops);
   if (!vendor)
-    fmt::print("           {} tiles in {} wave{}; the last wave keeps {} of {} SMs busy ({:.0f}%){}\n",
+    fmt::print("           {} tiles in {} wave{}; the last wave keeps {} of {} SMs busy ({:.0f}%)\n",
                p.num_tiles, p.waves, p.waves == 1 ? "" : "s", p.busy_sms, sm_count,
-               100 * p.last_wave_utilization,
-               p.tail_splits > 1 ? fmt::format(": its {} tiles split into {} K ranges each",
-                                               p.tail_tiles, p.tail_splits)
-                                 : std::string());
+               100 * p.last_wave_utilization);
   const std::string l2 =
       vendor ? "" : fmt::format("L2 {:.1f} us ({}), ", p.l2_us, megabytes(p.l2_bytes));
   fmt::print("           {}compute {:.1f} us (matrix units at {:.0f}%), DRAM {:.1f} us ({}), "
              "{}fixed {:.1f} us\n",
              vendor ? "roofline: " : "", p.compute_us, 100 * p.mma_efficiency, p.memory_us,
              megabytes(p.dram_bytes), l2, p.fixed_us);
+}
+
+// What a call launches: each kernel with its grid, and the workspaces.
+void print_spec(const KernelSpec& spec) {
+  for (const KernelLaunch& k : spec.kernels)
+    fmt::print("kernel     {}: {} CTAs of {} threads{}, {} B smem, {} work items{}\n", k.text,
+               k.grid_ctas, k.threads_per_cta,
+               k.cluster_size > 1 ? fmt::format(" in clusters of {}", k.cluster_size) : "",
+               k.smem_bytes, k.work_items,
+               k.first_column > 0 ? fmt::format(", columns {}..", k.first_column) : "");
+  if (spec.split_k.counters > 0)
+    fmt::print("workspace  split-K: {} counters, {} flags, {} of fp32 partial sums\n",
+               spec.split_k.counters, spec.split_k.flags, megabytes(double(spec.split_k.partial_bytes())));
+  if (spec.a_scales_k_block_major)
+    fmt::print("workspace  A scales copied k-block-major first: {}\n",
+               megabytes(double(spec.a_scale_copy_bytes)));
 }
 
 void print_plan(const Plan& plan, int top) {
@@ -71,20 +84,9 @@ void print_plan(const Plan& plan, int top) {
   if (vendor)
     fmt::print("config     cuBLASLt (the library picks its own tiling)\n");
   else
-    fmt::print("config     {}  (smem {} B)\n", best.config.describe(), best.config.smem_bytes);
+    fmt::print("config     {}\n", best.config.describe());
+  print_spec(plan.spec);
   print_prediction(best.prediction, vendor, plan.device.sm_count);
-  if (!vendor && !plan::kPlanTailSplits) {
-    // The planner leaves tail splits out (gemm_search.hpp kPlanTailSplits says why); say what
-    // the model would predict where the chosen tiles leave a splittable last wave.
-    const auto choices = plan::tail_split_choices(p, best.config, plan.device);
-    if (choices.size() > 1) {
-      GemmConfig split = best.config;
-      split.tail_split = choices.back();
-      fmt::print("           with a tail split ({}, not offered: its whole tiles run slower): "
-                 "predicted {:.1f} us\n",
-                 split.describe(), predict(p, split, plan.device).time_us);
-    }
-  }
   if (top < 0) return;
 
   const std::size_t n_candidates = shown(plan.candidates, top);
@@ -110,6 +112,7 @@ nlohmann::json plan_json(const Plan& plan, int top) {
   nlohmann::json j = {{"problem", problem_json(plan.problem)},
                       {"device", hw::to_json(plan.device)},
                       {"config", config_json(plan.best().config)},
+                      {"spec", spec_json(plan.spec)},
                       {"prediction", prediction_json(plan.best().prediction)},
                       {"path_reason", plan.path_reason}};
   if (top >= 0) {

@@ -10,7 +10,7 @@
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "jit/jit.hpp"
-#include "runtime/kernel_source.hpp"
+#include "codegen/kernel_source.hpp"
 #include "runtime/launch.hpp"
 
 namespace autogemm::cli {
@@ -36,26 +36,25 @@ void run_warmup(const WarmupOptions& opt) {
   for (const auto& c : bench::load_suite(opt.suite)) {
     const GemmProblem p = make_problem(c.m, c.n, c.k, opt.dtype, opt.layout, 0, 0, 0);
     const Plan plan = plan_gemm(p, gpu);
-    const GemmConfig& config = plan.best().config;
-    if (config.instruction != Instruction::wgmma) {
+    if (plan.spec.vendor) {
       fmt::print("{:>6} {:>6} {:>6}  {:<44} {}\n", c.m, c.n, c.k, "cuBLASLt", plan.path_reason);
       continue;
     }
     const auto start = std::chrono::steady_clock::now();
     bool from_disk = true;
-    for (const auto& [kernel_problem, kernel_config] : runtime::gemm_kernels(p, config))
-      from_disk = jit::get_or_compile(runtime::gemm_kernel_source(kernel_problem, kernel_config))
-                      ->from_disk_cache && from_disk;
+    for (const KernelLaunch& kernel : plan.spec.kernels)
+      from_disk = jit::get_or_compile(codegen::gemm_kernel_source(kernel, false))->from_disk_cache &&
+                  from_disk;
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     total_ms += ms;
     const std::string how = from_disk ? "(disk cache)" : "";
     if (on_gpu) {
-      const double load_ms = runtime::prepare_gemm_kernel(p, config);
+      const double load_ms = runtime::prepare(plan.spec);
       fmt::print("{:>6} {:>6} {:>6}  {:<44} {:>9.1f} {:<3} {:>8.2f}\n", c.m, c.n, c.k,
-                 config.describe(), ms, how.empty() ? "" : "hit", load_ms);
+                 plan.spec.text, ms, how.empty() ? "" : "hit", load_ms);
     } else {
-      fmt::print("{:>6} {:>6} {:>6}  {:<44} {:>9.1f} {}\n", c.m, c.n, c.k, config.describe(), ms, how);
+      fmt::print("{:>6} {:>6} {:>6}  {:<44} {:>9.1f} {}\n", c.m, c.n, c.k, plan.spec.text, ms, how);
     }
   }
   fmt::print("total {:.0f} ms\n", total_ms);

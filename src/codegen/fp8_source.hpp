@@ -1,20 +1,15 @@
 #pragma once
 // The input-type-dependent part of the generated kernel Config (kernel_source.cpp): element
-// size, FP8 scaling kind and the wgmma wrapper, plus the rules only the FP8 kernel has. The
-// FP8 kernel is the BF16 family with promotion (src/kernels/sm90/fp8_promotion.cuh).
+// size, FP8 scaling kind and the wgmma wrapper. The FP8 kernel is the BF16 family with
+// promotion (src/kernels/sm90/fp8_promotion.cuh); its rules are in plan/rules.cpp.
 #include <string>
 
 #include "autogemm/config.hpp"
 #include "autogemm/problem.hpp"
 
-namespace autogemm::runtime {
+namespace autogemm::codegen {
 
 bool is_fp8(DType t);
-
-// Throws InvalidArgument naming the field when the FP8 kernel cannot take the configuration
-// (threads load path, a tile touching three B scale blocks, unscaled FP8); no-op for 16-bit
-// inputs. Input types outside bf16/fp16/e4m3/e5m2 are rejected too.
-void check_input_type_rules(const GemmProblem& problem, const GemmConfig& config);
 
 // Generated Config members: "in_bytes", "scaling" (fp8_scales.cuh kScaling*) and `mma`
 // (k16 for 16-bit inputs, k32 with a scale-d argument for FP8).
@@ -24,4 +19,4 @@ std::string input_type_members(const GemmProblem& problem, const GemmConfig& con
 // their own names; empty for 16-bit inputs.
 std::string input_type_name_suffix(const GemmProblem& problem, const GemmConfig& config);
 
-}  // namespace autogemm::runtime
+}  // namespace autogemm::codegen

@@ -1,10 +1,10 @@
-#include "runtime/wgmma_asm.hpp"
+#include "codegen/wgmma_asm.hpp"
 
 #include <fmt/format.h>
 
 #include "autogemm/errors.hpp"
 
-namespace autogemm::runtime {
+namespace autogemm::codegen {
 
 namespace {
 
@@ -88,4 +88,4 @@ std::string wgmma_fp8_mma_function(int n, DType a_type, DType b_type) {
       fmt::arg("db", regs + 1), fmt::arg("pred", regs + 2));
 }
 
-}  // namespace autogemm::runtime
+}  // namespace autogemm::codegen

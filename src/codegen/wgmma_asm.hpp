@@ -6,7 +6,7 @@
 
 #include "autogemm/problem.hpp"
 
-namespace autogemm::runtime {
+namespace autogemm::codegen {
 
 // A `static __device__ void mma(float (&d)[n/2], u64 desc_a, u64 desc_b)` member that issues
 // wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{type}.{type} with D += A * B, operands from
@@ -18,4 +18,4 @@ std::string wgmma_mma_function(int n, DType input, bool a_mn_major, bool b_mn_ma
 // D = A * B + D when accumulate != 0, else D = A * B. Both operands K-major (no transpose).
 std::string wgmma_fp8_mma_function(int n, DType a_type, DType b_type);
 
-}  // namespace autogemm::runtime
+}  // namespace autogemm::codegen

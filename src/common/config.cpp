@@ -9,16 +9,7 @@
 
 namespace autogemm {
 
-std::string_view to_string(Instruction i) {
-  switch (i) {
-    case Instruction::wgmma: return "wgmma";
-    case Instruction::mma_sync: return "mma.sync";
-    case Instruction::tcgen05: return "tcgen05";
-    case Instruction::vendor: return "vendor";
-    case Instruction::cpu: return "cpu";
-  }
-  return "?";
-}
+std::string_view to_string(Instruction i) { return i == Instruction::wgmma ? "wgmma" : "vendor"; }
 std::string_view to_string(Multicast m) {
   switch (m) {
     case Multicast::none: return "none";
@@ -27,44 +18,35 @@ std::string_view to_string(Multicast m) {
   }
   return "?";
 }
-std::string_view to_string(LoadPath p) { return p == LoadPath::tma ? "tma" : "threads"; }
-std::string_view to_string(StorePath p) { return p == StorePath::tma ? "tma" : "threads"; }
 std::string_view to_string(RasterOrder r) {
   return r == RasterOrder::along_m ? "along_m" : "along_n";
 }
 
 std::string GemmConfig::describe() const {
   if (instruction == Instruction::vendor) return "cuBLASLt";
-  std::string s = fmt::format("{}x{}x{} s{} c{}{}{}", block_m, block_n, block_k, num_stages,
-                              num_consumers, warp_specialized ? " ws" : "",
-                              persistent ? " p" : "");
+  std::string s = fmt::format("{}x{}x{} s{} c{}{}", block_m, block_n, block_k, num_stages,
+                              num_consumers, persistent ? " p" : "");
   if (raster_group > 1)
     s += fmt::format(" g{}{}", raster_group, raster_order == RasterOrder::along_n ? "n" : "");
   if (cluster_m * cluster_n > 1)
     s += fmt::format(" cl{}x{}/{}", cluster_m, cluster_n, to_string(multicast));
-  s += fmt::format(" {}/{}", to_string(load_path), to_string(store_path));
-  if (max_ctas > 0) s += fmt::format(" ctas{}", max_ctas);
-  if (cluster_k > 1) s += fmt::format(" ck{}", cluster_k);
   if (split_k > 1) s += fmt::format(" sk{}", split_k);
-  if (tail_split > 1) s += fmt::format(" ts{}", tail_split);
   if (promotion_buffers > 1) s += fmt::format(" pb{}", promotion_buffers);
   if (ordered_issue) s += " oi";
   if (n_tail_kernel) s += " ntk";
-  if (waits_for_primary) s += " pdlw";
   return s;
 }
 
 GemmConfig GemmConfig::parse(std::string_view text) {
   GemmConfig c;
-  c.warp_specialized = false;
   c.persistent = false;
   c.raster_group = 1;
   std::istringstream in{std::string(text)};
   std::string token;
   auto bad = [&](const std::string& why) {
     throw InvalidArgument("config", std::string(text),
-                          fmt::format("token '{}': {} (expected e.g. \"128x256x64 s3 c2 ws p g8 "
-                                      "cl2x1/b tma/tma\")",
+                          fmt::format("token '{}': {} (expected e.g. \"128x256x64 s3 c2 p g8 "
+                                      "cl2x1/b\")",
                                       token, why));
   };
   auto number = [&](std::string_view digits) {
@@ -84,26 +66,16 @@ GemmConfig GemmConfig::parse(std::string_view text) {
       c.block_n = number(std::string_view(token).substr(x1 + 1, x2 - x1 - 1));
       c.block_k = number(std::string_view(token).substr(x2 + 1));
       have_tile = true;
-    } else if (token == "ws") {
-      c.warp_specialized = true;
     } else if (token == "p") {
       c.persistent = true;
     } else if (token == "oi") {
       c.ordered_issue = true;
     } else if (token == "ntk") {
       c.n_tail_kernel = true;
-    } else if (token == "pdlw") {
-      c.waits_for_primary = true;
     } else if (token.starts_with("pb")) {
       c.promotion_buffers = number(std::string_view(token).substr(2));
-    } else if (token.starts_with("ck")) {
-      c.cluster_k = number(std::string_view(token).substr(2));
     } else if (token.starts_with("sk")) {
       c.split_k = number(std::string_view(token).substr(2));
-    } else if (token.starts_with("ts")) {
-      c.tail_split = number(std::string_view(token).substr(2));
-    } else if (token.starts_with("ctas")) {
-      c.max_ctas = number(std::string_view(token).substr(4));
     } else if (token.starts_with("cl")) {
       const auto x = token.find('x'), slash = token.find('/');
       if (x == std::string::npos || slash == std::string::npos) bad("clusters read clMxN/{a,b,none}");
@@ -114,13 +86,10 @@ GemmConfig GemmConfig::parse(std::string_view text) {
       else if (mc == "b") c.multicast = Multicast::b;
       else if (mc == "none") c.multicast = Multicast::none;
       else bad("multicast is a, b or none");
-    } else if (token.find('/') != std::string::npos) {
-      const auto slash = token.find('/');
-      const std::string load = token.substr(0, slash), store = token.substr(slash + 1);
-      if ((load != "tma" && load != "threads") || (store != "tma" && store != "threads"))
-        bad("paths read load/store with tma or threads");
-      c.load_path = load == "tma" ? LoadPath::tma : LoadPath::threads;
-      c.store_path = store == "tma" ? StorePath::tma : StorePath::threads;
+    } else if (token == "ws" || token == "tma/tma") {
+      bad("warp specialisation and TMA loads and stores are no configuration fields: every "
+          "configuration has them (the technique ladder's steps without them run through "
+          "`autogemm ladder`); leave the token out");
     } else if (token.size() > 1 && token[0] == 's') {
       c.num_stages = number(std::string_view(token).substr(1));
     } else if (token.size() > 1 && token[0] == 'c') {

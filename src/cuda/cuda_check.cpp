@@ -1,5 +1,5 @@
-// cuda_check: CUDA runtime errors as CudaError (runtime/cuda_check.hpp).
-#include "runtime/cuda_check.hpp"
+// cuda_check: CUDA runtime errors as CudaError (cuda/cuda_check.hpp).
+#include "cuda/cuda_check.hpp"
 
 #include <string>
 

@@ -1,5 +1,5 @@
-// Driver API entry points resolved through the CUDA runtime (runtime/driver.hpp).
-#include "runtime/driver.hpp"
+// Driver API entry points resolved through the CUDA runtime (cuda/driver.hpp).
+#include "cuda/driver.hpp"
 
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>

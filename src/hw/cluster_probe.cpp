@@ -9,7 +9,7 @@
 
 #include "autogemm/errors.hpp"
 #include "jit/log.hpp"
-#include "runtime/driver.hpp"
+#include "cuda/driver.hpp"
 
 namespace autogemm::hw {
 namespace {

@@ -9,7 +9,7 @@
 #include "autogemm/device.hpp"
 #include "hw/cluster_probe.hpp"
 #include "hw/gpu_math.hpp"
-#include "runtime/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 
 namespace autogemm {
 namespace {

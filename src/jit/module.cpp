@@ -1,5 +1,5 @@
-// load_kernel: cubin -> CUmodule/CUfunction, once per (device, cache key) (runtime/module.hpp).
-#include "runtime/module.hpp"
+// load_kernel: cubin -> CUmodule/CUfunction, once per (device, cache key) (jit/module.hpp).
+#include "jit/module.hpp"
 
 #include <fmt/format.h>
 
@@ -10,10 +10,10 @@
 
 #include "autogemm/errors.hpp"
 #include "jit/log.hpp"
-#include "runtime/cuda_check.hpp"
-#include "runtime/driver.hpp"
+#include "cuda/cuda_check.hpp"
+#include "cuda/driver.hpp"
 
-namespace autogemm::runtime {
+namespace autogemm::jit {
 
 namespace {
 
@@ -76,4 +76,4 @@ std::shared_ptr<LoadedKernel> load_kernel(const jit::CompiledKernel& compiled) {
   return loaded;
 }
 
-}  // namespace autogemm::runtime
+}  // namespace autogemm::jit

@@ -6,7 +6,7 @@
 
 #include "jit/jit.hpp"
 
-namespace autogemm::runtime {
+namespace autogemm::jit {
 
 struct LoadedKernel {
   CUmodule module = nullptr;
@@ -18,4 +18,4 @@ struct LoadedKernel {
 // Loads (once per device and key) and returns the function; thread-safe.
 std::shared_ptr<LoadedKernel> load_kernel(const jit::CompiledKernel& compiled);
 
-}  // namespace autogemm::runtime
+}  // namespace autogemm::jit

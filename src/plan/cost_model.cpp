@@ -22,7 +22,7 @@
 #include "autogemm/errors.hpp"
 #include "autogemm/plan.hpp"
 #include "plan/n_tail.hpp"
-#include "plan/tail_split.hpp"
+#include "plan/rules.hpp"
 
 namespace autogemm {
 
@@ -60,8 +60,6 @@ constexpr double kL2Efficiency = 0.8;
 // 25%, so the planner preferred a split or a multicast pair to the faster unsplit 64x16x128.
 constexpr double kL2AggregateBytesPerClockPerSm = 57;
 constexpr double kL2AggregateKBlockCycles = 71;
-// Threads copying tiles (ld.global + st.shared) reach about half the rate of TMA.
-constexpr double kThreadsLoadShare = 0.5;
 // Share of the L2 an operand may occupy and still be reused: H100's L2 is two ~25 MB halves
 // and a line read by SMs on both sides can be held in both, so only ~half of it is usable.
 constexpr double kL2ReuseShare = 0.5;
@@ -98,11 +96,6 @@ constexpr double kOverlappedPromotionChunk = 8;
 // L1 wavefronts at 79%), and 256-row tiles gain less than their L2 traffic says: 256x128
 // measured level with 128x128 and 256x64 19% behind (H100).
 constexpr double kSmemBytesPerClock = 128;
-// ---- A second kernel behind the main one (the tail split's finish) ----
-// Its launch behind the main kernel, its prologue and its drain, before the bytes it reads
-// (counted separately). Calibrated on split-K's former finalize kernel at the H100 decode rows
-// on the H100: it was 2 us, which made the planner split 64 x 2112 x 7168 and lose 20% there.
-constexpr double kSecondKernelUs = 5.0;
 // ---- Split-K summed inside the kernel (kernels/sm90/split_k_reduce.cuh) ----
 // After its main loop every split counts its arrival; the others store their fp32 tile and
 // raise a flag, and the last one waits for the flags and reads the tiles back: three to four
@@ -110,14 +103,6 @@ constexpr double kSecondKernelUs = 5.0;
 // on the H100: 1.7-2.5 us more than a plain epilogue, of which the bytes term below
 // gives 0.2-0.6.
 constexpr double kSplitKReduceLatencyUs = 1.5;
-// ---- Cluster split-K (kernels/sm90/cluster_reduce.cuh) ----
-// The cluster's other CTAs store their fp32 partial tiles into the first CTA's shared memory
-// through the SM-to-SM network, which then adds them; NVIDIA publishes no distributed
-// shared-memory rate, so these two are first guesses, not calibrated: 32 B/clk into one SM and
-// half a microsecond of cluster round trip (64 x 2112 x 7168 64x32 ck2 measured 13.6 us on the
-// H100 against 13.5 for 64x16 alone, so the planner does not offer it).
-constexpr double kDsmemBytesPerClock = 32;
-constexpr double kClusterReduceLatencyUs = 0.5;
 // Exponent of the norm that combines a tile's matrix-unit and L2 times (overlap() below).
 constexpr double kOverlapNorm = 4;
 // When the SM clock is unknown (hand-built device descriptions).
@@ -172,6 +157,11 @@ double promotion_share(const GemmProblem& problem, const GemmConfig& config,
                              ? (ffma_cycles + kPromotionDrainCycles) / kOverlappedPromotionChunk
                              : ffma_cycles + kPromotionDrainCycles;
   return mma_cycles / (mma_cycles + exposed);
+}
+
+// Bytes per microsecond one SM pulls from L2 through its own port.
+double sm_l2_rate(const GpuInfo& device) {
+  return kL2BytesPerClockPerSm * clock_ghz(device) * 1e3 * kL2Efficiency;
 }
 
 // Bytes per microsecond.
@@ -230,173 +220,165 @@ double dram_bytes(const GemmProblem& problem, const GemmConfig& config, int64_t 
   return band_operand * band_reads + cross_operand * cross_reads + d;
 }
 
+// How the tiles fall into waves. Occupancy: one CTA per SM. The warp-specialised kernel
+// allocates 384 threads x 168 registers (or 256 x 255) = the whole register file, and the
+// planner sizes the shared-memory ring to the opt-in limit.
+struct Waves {
+  int64_t tiles_m = 0, tiles_n = 0;
+  int64_t resident = 0;          // CTAs at once: the SMs in whole clusters
+  int64_t items = 0;             // CTA work items: tiles x split_k
+  int64_t waves = 0;
+  int64_t last_wave_items = 0;
+};
+
+Waves count_waves(const GemmProblem& problem, const GemmConfig& config, const GpuInfo& device) {
+  Waves w;
+  w.tiles_m = ceil_div(problem.m, config.block_m);
+  w.tiles_n = ceil_div(problem.n, config.block_n);
+  const int64_t cluster_size = int64_t(config.cluster_m) * config.cluster_n;
+  w.resident = std::max(device.sm_count / cluster_size * cluster_size, cluster_size);
+  // Split-K multiplies the work items and divides each one's K.
+  w.items = w.tiles_m * w.tiles_n * config.split_k;
+  w.waves = ceil_div(w.items, w.resident);
+  w.last_wave_items = w.items - (w.waves - 1) * w.resident;
+  // The n-tail kernel (plan/n_tail.hpp): the last column of tiles runs as narrow tiles on the
+  // SMs the main kernel frees, so it adds their share of a tile's work to the waves, not a
+  // whole tile each. Counted in whole-tile units, rounded up per wave.
+  const KernelFields fields = plan::kernel_fields(problem, config);
+  if (config.n_tail_kernel && plan::n_tail_violation(problem, fields).empty()) {
+    const plan::NTailSplit split = plan::split_n_tail(problem, fields);
+    const double work =
+        double(w.tiles_m) * (double(split.main_columns / config.block_n) +
+                             double(split.tail_fields.config.block_n) / config.block_n);
+    w.waves = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(work / double(w.resident))));
+    w.last_wave_items = static_cast<int64_t>(std::ceil(work - double(w.waves - 1) * w.resident));
+  }
+  return w;
+}
+
+// What one work item costs on one SM, resource by resource.
+struct TileTimes {
+  int64_t k_steps = 0;        // k-blocks per work item
+  double efficiency = 0;      // share of the matrix-unit peak the tile sustains
+  double compute_us = 0;      // matrix units
+  double a_bytes = 0, b_bytes = 0;   // A and B the tile pulls from L2
+  double l2_us = 0;           // L2 -> SM, the SM's port or the whole L2's share
+  double smem_us = 0;         // the stage's fill and every slab's wgmma reads
+};
+
+TileTimes tile_times(const GemmProblem& problem, const GemmConfig& config,
+                     const GpuInfo& device, const Waves& w) {
+  TileTimes t;
+  const double in_bytes = dtype_bytes(problem.a_type);
+  // ---- Matrix units ----
+  // The wgmmas compute whole tiles: rows past M and columns past N are zero-filled by TMA but
+  // still multiplied, and K is padded to whole stages.
+  t.k_steps = ceil_div(ceil_div(problem.k, config.block_k), config.split_k);
+  const double k_per_item =
+      std::min<double>(double(problem.k), double(t.k_steps) * config.block_k);
+  const double tile_flops =
+      2.0 * config.block_m * config.block_n * double(t.k_steps) * config.block_k;
+  const double n_share = config.block_n / (config.block_n + kWgmmaExposedHalfCycles);
+  const double consumer_share = config.num_consumers >= 2 ? 1.0 : kSingleConsumerShare;
+  // Each tile drains the wgmma pipeline once (the epilogue waits for the last k-block), about
+  // one k-step: short K loses a large share (K = 64 -> half).
+  const double k_share = double(t.k_steps) / double(t.k_steps + 1);
+  const double stage_share = config.num_stages <= 2 ? kTwoStageShare : 1.0;
+  t.efficiency = kSustainedMmaShare * n_share * consumer_share * k_share * stage_share *
+                 promotion_share(problem, config, device);
+  const double sm_flops_per_us = peak_tflops(problem, device) * 1e6 / device.sm_count;
+  t.compute_us = tile_flops / (sm_flops_per_us * t.efficiency);
+
+  // ---- L2 -> SM ----
+  // Zero-filled rows cost no L2 traffic; multicast splits the shared operand's reads between
+  // the two CTAs of the cluster.
+  t.a_bytes = double(std::min<int64_t>(config.block_m, problem.m)) * k_per_item * in_bytes *
+              (config.multicast == Multicast::a ? 0.5 : 1.0);
+  t.b_bytes = double(std::min<int64_t>(config.block_n, problem.n)) * k_per_item * in_bytes *
+              (config.multicast == Multicast::b ? 0.5 : 1.0);
+  // Per-SM port limit, and the whole L2's limit shared by the SMs busy in a full wave.
+  const int64_t busy_in_wave = std::min<int64_t>(w.items, w.resident);
+  const double aggregate_rate = kL2AggregateBytesPerClockPerSm * clock_ghz(device) * 1e3 *
+                                device.sm_count / double(std::max<int64_t>(busy_in_wave, 1));
+  const double aggregate_us =
+      double(t.k_steps) * kL2AggregateKBlockCycles / (clock_ghz(device) * 1e3) +
+      (t.a_bytes + t.b_bytes) / aggregate_rate;
+  t.l2_us = std::max((t.a_bytes + t.b_bytes) / sm_l2_rate(device), aggregate_us);
+
+  // ---- Shared memory ----
+  const double k_bytes = double(t.k_steps) * config.block_k * in_bytes;
+  const double smem_tile_bytes =
+      k_bytes * (config.block_m + config.block_n + config.block_m / 64.0 * (64 + config.block_n));
+  t.smem_us = smem_tile_bytes / (kSmemBytesPerClock * clock_ghz(device) * 1e3);
+  return t;
+}
+
+// Launch, pipeline fill, every tile's epilogue and split-K's sum.
+double fixed_costs(const GemmProblem& problem, const GemmConfig& config, const GpuInfo& device,
+                   int64_t waves) {
+  // Pipeline fill: latency plus the first stage's bytes. The epilogue of every tile writes
+  // block_m x block_n outputs (and reads C) through the SM's L2 port while the tensor cores of
+  // its consumers idle (the cooperative kernel has no epilogue/mainloop overlap).
+  const double fill_us = kFirstLoadLatencyUs + double(config.block_m + config.block_n) *
+                                                   config.block_k * dtype_bytes(problem.a_type) /
+                                                   sm_l2_rate(device);
+  const double epilogue_us = double(config.block_m) * config.block_n *
+                             dtype_bytes(problem.d_type) * (problem.reads_c ? 2 : 1) /
+                             sm_l2_rate(device);
+  double fixed_us = kLaunchUs + (config.persistent ? fill_us : double(waves) * fill_us) +
+                    double(waves) * epilogue_us;
+  // Split-K: the other splits' SMs write their fp32 tiles and the last one reads the split_k - 1
+  // back, through the SM's L2 port (the partial tiles are small enough to stay in L2: splits
+  // are only offered where the tiles leave SMs idle); counted as split_k tiles on one port.
+  if (config.split_k > 1)
+    fixed_us += kSplitKReduceLatencyUs +
+                double(config.split_k) * config.block_m * config.block_n * 4.0 /
+                    sm_l2_rate(device);
+  return fixed_us;
+}
+
 }  // namespace
 
 Prediction predict(const GemmProblem& problem, const GemmConfig& config, const GpuInfo& device) {
   validate(problem);
   if (config.instruction == Instruction::vendor) return vendor_prediction(problem, device);
-  if (config.instruction != Instruction::wgmma)
-    throw InvalidArgument("config.instruction", std::string(to_string(config.instruction)),
-                          "the cost model knows wgmma tiles and the vendor library");
   for (auto [name, value] : {std::pair{"config.block_m", config.block_m},
                              {"config.block_n", config.block_n},
                              {"config.block_k", config.block_k},
                              {"config.num_consumers", config.num_consumers},
                              {"config.cluster_m", config.cluster_m},
-                             {"config.cluster_n", config.cluster_n}})
+                             {"config.cluster_n", config.cluster_n},
+                             {"config.split_k", config.split_k}})
     if (value < 1) throw InvalidArgument(name, std::to_string(value), "must be >= 1");
   if (device.sm_count < 1)
     throw InvalidArgument("device.sm_count", std::to_string(device.sm_count), "must be >= 1");
 
   Prediction p;
-  const double in_bytes = dtype_bytes(problem.a_type);
-  const double out_bytes = dtype_bytes(problem.d_type);
-
-  // ---- Tiles and waves ----
-  // Occupancy: one CTA per SM. The warp-specialised kernel allocates 384 threads x 168
-  // registers (or 256 x 255) = the whole register file, and the planner sizes the
-  // shared-memory ring to the opt-in limit.
-  const int64_t tiles_m = ceil_div(problem.m, config.block_m);
-  const int64_t tiles_n = ceil_div(problem.n, config.block_n);
-  // Split-K multiplies the work items and divides each one's K (kernels/sm90/gemm_common.cuh).
-  // Cluster split-K does the same inside a cluster: cluster_k CTAs per tile, each with 1/cluster_k
-  // of K, and no workspace.
-  const int64_t cluster_k = std::max(1, config.cluster_k);
-  const int64_t split_k = std::max(1, config.split_k) * cluster_k;
-  const int64_t cluster_size = int64_t(config.cluster_m) * config.cluster_n * cluster_k;
-  int64_t resident = device.sm_count / cluster_size * cluster_size;
-  if (config.max_ctas > 0)
-    resident = std::min(resident, std::max<int64_t>(config.max_ctas / cluster_size, 1) *
-                                      cluster_size);
-  resident = std::max(resident, cluster_size);
-  p.num_tiles = tiles_m * tiles_n * split_k;
-  p.waves = ceil_div(p.num_tiles, resident);
-  int64_t last_wave_tiles = p.num_tiles - (p.waves - 1) * resident;
-  // Tail split (plan/tail_split.hpp): the last wave's tiles run as `splits` shorter K ranges
-  // each, on more SMs; the launcher makes the same decision from the same function.
-  const int64_t k_blocks = ceil_div(problem.k, config.block_k);
-  const plan::TailSplit tail = plan::plan_tail_split(problem, config, resident / cluster_size);
-  const int64_t tail_ctas = tail.tail_tiles * tail.splits * cluster_size;
-  if (tail.splits > 1) {
-    last_wave_tiles = tail_ctas;
-    p.tail_tiles = tail.tail_tiles * cluster_size;
-    p.tail_splits = tail.splits;
-  }
-  // The n-tail kernel (plan/n_tail.hpp): the last column of tiles runs as narrow tiles on the
-  // SMs the main kernel frees, so it adds their share of a tile's work to the waves, not a
-  // whole tile each. Counted in whole-tile units, rounded up per wave.
-  if (config.n_tail_kernel && plan::n_tail_violation(problem, config).empty()) {
-    const plan::NTailSplit split = plan::split_n_tail(problem, config);
-    const double work = double(tiles_m) * (double(split.main_columns / config.block_n) +
-                                           double(split.tail_config.block_n) / config.block_n);
-    p.waves = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(work / double(resident))));
-    last_wave_tiles = static_cast<int64_t>(std::ceil(work - double(p.waves - 1) * resident));
-  }
-  p.busy_sms = int(std::min<int64_t>(last_wave_tiles, device.sm_count));
+  const Waves w = count_waves(problem, config, device);
+  p.num_tiles = w.items;
+  p.waves = w.waves;
+  p.busy_sms = int(std::min<int64_t>(w.last_wave_items, device.sm_count));
   p.last_wave_utilization = double(p.busy_sms) / device.sm_count;
 
-  // ---- Matrix units: one tile on one SM ----
-  // The wgmmas compute whole tiles: rows past M and columns past N are zero-filled by TMA but
-  // still multiplied, and K is padded to whole stages.
-  const int64_t k_steps = ceil_div(ceil_div(problem.k, config.block_k), split_k);
-  const double k_per_item = std::min<double>(double(problem.k), double(k_steps) * config.block_k);
-  const double tile_flops = 2.0 * config.block_m * config.block_n * double(k_steps) *
-                            config.block_k;
-  const double n_share = config.block_n / (config.block_n + kWgmmaExposedHalfCycles);
-  const double consumer_share = config.num_consumers >= 2 ? 1.0 : kSingleConsumerShare;
-  // Each tile drains the wgmma pipeline once (the epilogue waits for the last k-block), about
-  // one k-step: short K loses a large share (K = 64 -> half).
-  const double k_share = double(k_steps) / double(k_steps + 1);
-  const double stage_share = config.num_stages <= 2 ? kTwoStageShare : 1.0;
-  p.mma_efficiency = kSustainedMmaShare * n_share * consumer_share * k_share * stage_share *
-                     promotion_share(problem, config, device);
-  const double sm_flops_per_us = peak_tflops(problem, device) * 1e6 / device.sm_count;
-  const double compute_tile_us = tile_flops / (sm_flops_per_us * p.mma_efficiency);
-
-  // ---- L2 -> SM: A and B of one tile ----
-  // Zero-filled rows cost no L2 traffic; multicast splits the shared operand's reads between
-  // the two CTAs of the cluster.
-  const double a_tile = double(std::min<int64_t>(config.block_m, problem.m)) * k_per_item *
-                        in_bytes * (config.multicast == Multicast::a ? 0.5 : 1.0);
-  const double b_tile = double(std::min<int64_t>(config.block_n, problem.n)) * k_per_item *
-                        in_bytes * (config.multicast == Multicast::b ? 0.5 : 1.0);
-  const double sm_l2_rate = kL2BytesPerClockPerSm * clock_ghz(device) * 1e3 * kL2Efficiency;
-  const double load_rate =
-      sm_l2_rate * (config.load_path == LoadPath::tma ? 1.0 : kThreadsLoadShare);
-  p.l2_bytes = (a_tile + b_tile) * double(p.num_tiles);
-  // Per-SM port limit, and the whole L2's limit shared by the SMs busy in a full wave.
-  const int64_t busy_in_wave = std::min<int64_t>(p.num_tiles, resident);
-  const double aggregate_rate = kL2AggregateBytesPerClockPerSm * clock_ghz(device) * 1e3 *
-                                device.sm_count / double(std::max<int64_t>(busy_in_wave, 1));
-  const double aggregate_us =
-      double(k_steps) * kL2AggregateKBlockCycles / (clock_ghz(device) * 1e3) +
-      (a_tile + b_tile) / aggregate_rate;
-  const double l2_tile_us = std::max((a_tile + b_tile) / load_rate, aggregate_us);
-
-  // ---- Shared memory: the stage's fill and every slab's wgmma reads ----
-  const double k_bytes = double(k_steps) * config.block_k * in_bytes;
-  const double smem_tile_bytes =
-      k_bytes * (config.block_m + config.block_n + config.block_m / 64.0 * (64 + config.block_n));
-  const double smem_tile_us = smem_tile_bytes / (kSmemBytesPerClock * clock_ghz(device) * 1e3);
-
-  // ---- DRAM ----
-  p.dram_bytes = dram_bytes(problem, config, tiles_m, tiles_n, resident, p.waves, device);
+  const TileTimes t = tile_times(problem, config, device, w);
+  p.mma_efficiency = t.efficiency;
+  p.l2_bytes = (t.a_bytes + t.b_bytes) * double(w.items);
+  p.dram_bytes = dram_bytes(problem, config, w.tiles_m, w.tiles_n, w.resident, w.waves, device);
   const double rate = dram_rate(device);
   p.memory_us = rate > 0 ? p.dram_bytes / rate : 0;
 
-  // ---- Waves ----
-  // With a producer warpgroup or a multi-stage ring, loads overlap the math; a synchronous
-  // single-stage kernel pays them one after the other.
-  const bool overlapped = config.warp_specialized || config.num_stages >= 2;
-  // A wave of `tiles` tiles, or of ranges that each hold `k_share` of a tile's work (tail
-  // split: (range + 1) / (k_steps + 1), each range draining the pipeline once like a tile).
-  auto wave_us = [&](int64_t tiles, double k_share = 1.0) {
-    const double latency_us = double(k_steps) * kKBlockLatencyUs;
-    const double on_sm =
-        overlapped ? std::max(overlap(compute_tile_us, l2_tile_us, smem_tile_us), latency_us)
-                   : compute_tile_us + l2_tile_us;
-    return k_share * std::max(on_sm, p.memory_us * double(tiles) / double(p.num_tiles));
+  // Per wave every busy SM computes one item, so a wave lasts as long as one item on one SM,
+  // limited by the slowest resource (the producer warpgroup overlaps loads with the math), by
+  // the k-block latency chain, or by the wave's share of the DRAM bytes.
+  auto wave_us = [&](int64_t items) {
+    const double latency_us = double(t.k_steps) * kKBlockLatencyUs;
+    const double on_sm = std::max(overlap(t.compute_us, t.l2_us, t.smem_us), latency_us);
+    return std::max(on_sm, p.memory_us * double(items) / double(w.items));
   };
-  const double tail_k_share =
-      double(ceil_div(k_blocks, tail.splits) + 1) / double(k_steps + 1);
-  const double waves_us =
-      double(p.waves - 1) * wave_us(resident) +
-      (tail.splits > 1 ? wave_us(tail_ctas, tail_k_share) : wave_us(last_wave_tiles));
-  p.compute_us = double(p.waves) * compute_tile_us;
-  p.l2_us = double(p.waves) * l2_tile_us;
-
-  // ---- Fixed costs ----
-  // Pipeline fill: latency plus the first stage's bytes. The epilogue of every tile writes
-  // block_m x block_n outputs (and reads C) through the SM's L2 port while the tensor cores of
-  // its consumers idle (the cooperative kernel has no epilogue/mainloop overlap).
-  const double fill_us = kFirstLoadLatencyUs +
-                         double(config.block_m + config.block_n) * config.block_k * in_bytes /
-                             load_rate;
-  const double epilogue_us = double(config.block_m) * config.block_n * out_bytes *
-                             (problem.reads_c ? 2 : 1) / sm_l2_rate;
-  p.fixed_us = kLaunchUs + (config.persistent ? fill_us : double(p.waves) * fill_us) +
-               double(p.waves) * epilogue_us;
-  // Split-K: the other splits' SMs write their fp32 tiles and the last one reads the split_k - 1
-  // back, through the SM's L2 port (the partial tiles are small enough to stay in L2: splits
-  // are only offered where the tiles leave SMs idle); counted as split_k tiles on one port.
-  if (config.split_k > 1)
-    p.fixed_us += kSplitKReduceLatencyUs +
-                  double(config.split_k) * config.block_m * config.block_n * 4.0 / sm_l2_rate;
-  // Cluster split-K: per wave, the first CTA of each cluster receives cluster_k - 1 fp32 tiles.
-  if (cluster_k > 1)
-    p.fixed_us += double(p.waves) *
-                  (kClusterReduceLatencyUs + double(cluster_k - 1) * config.block_m *
-                                                 config.block_n * 4.0 /
-                                                 (kDsmemBytesPerClock * clock_ghz(device) * 1e3));
-  // Tail split: the ranges store fp32 tiles (4 bytes, not out_bytes, per element, once per
-  // range on its SM) and a second kernel reads them back from L2 (~twice DRAM's rate, an
-  // assumption) after a back-to-back launch (kSecondKernelUs, as split-K's).
-  if (tail.splits > 1) {
-    const double partial_bytes = double(tail_ctas) * config.block_m * config.block_n * 4.0;
-    p.fixed_us += epilogue_us * (4.0 / out_bytes - 1.0) + kSecondKernelUs +
-                  partial_bytes / (2.0 * rate);
-  }
-
+  const double waves_us = double(w.waves - 1) * wave_us(w.resident) + wave_us(w.last_wave_items);
+  p.compute_us = double(w.waves) * t.compute_us;
+  p.l2_us = double(w.waves) * t.l2_us;
+  p.fixed_us = fixed_costs(problem, config, device, w.waves);
   p.time_us = waves_us + p.fixed_us;
   p.tflops = problem.flops() / p.time_us / 1e6;
   return p;

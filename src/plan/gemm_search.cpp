@@ -8,8 +8,8 @@
 //   num_consumers 1 or 2
 //   num_stages    the deepest ring that fits the opt-in shared memory, 2..8 (deeper buys
 //                 nothing once the DRAM latency is covered; DeepGEMM caps at a similar depth)
-//   cluster       1x1, 2x1 multicasting B, 1x2 multicasting A, or 2/4/8 CTAs splitting one
-//                 tile's K (cluster_k; decode shapes with few output tiles, not persistent)
+//   cluster       1x1, 2x1 multicasting B, 1x2 multicasting A
+//   split_k       1, or 2..8 where the output tiles leave SMs idle
 //   raster        group 8, 16 or 1, along M or along N
 //   persistent    yes, and no
 // Tile-level rules are checked once per (block_m, block_n, num_consumers) and the schedule
@@ -23,11 +23,10 @@
 #include "autogemm/errors.hpp"
 #include "autogemm/plan.hpp"
 #include "kernels/sm90/fp8_scales.cuh"
-#include "plan/cluster_split.hpp"
-#include "plan/gemm_legality.hpp"
+#include "plan/rules.hpp"
 #include "plan/gemm_search.hpp"
+#include "plan/kernel_spec.hpp"
 #include "plan/n_tail.hpp"
-#include "plan/tail_split.hpp"
 
 namespace autogemm {
 
@@ -73,11 +72,7 @@ std::string kernel_path_reason(const GemmProblem& problem, const GemmConfig& bes
       arch_label(device), device_label(device), best.block_n,
       is_fp8(problem.a_type) ? 32 : 16, to_string(problem.a_type), best.num_consumers,
       best.num_consumers > 1 ? "s" : "",
-      best.persistent      ? std::string("persistent over the SMs")
-      : best.cluster_k > 1 ? fmt::format("one cluster of {} CTAs per tile, each a K range summed "
-                                         "in the first CTA's shared memory",
-                                         best.cluster_k)
-                           : std::string("one CTA per tile"));
+      best.persistent ? "persistent over the SMs" : "one CTA per tile");
 }
 
 Plan vendor_plan(const GemmProblem& problem, const GpuInfo& device, std::string reason) {
@@ -87,6 +82,7 @@ Plan vendor_plan(const GemmProblem& problem, const GpuInfo& device, std::string 
   const GemmConfig config = vendor_config();
   plan.candidates.push_back({config, predict(problem, config, device)});
   plan.path_reason = std::move(reason);
+  plan.spec = make_spec(problem, config, device, plan.path_reason);
   return plan;
 }
 
@@ -103,18 +99,6 @@ std::vector<int> split_k_choices(const GemmProblem& problem, int block_m, int bl
     if (tiles * 2 <= device.sm_count && tiles * split <= 2 * int64_t(device.sm_count) &&
         k_blocks >= 4 * split)
       choices.push_back(split);
-  return choices;
-}
-
-std::vector<int> tail_split_choices(const GemmProblem& problem, const GemmConfig& config,
-                                    const GpuInfo& device) {
-  std::vector<int> choices{1};
-  if (!config.persistent || config.split_k > 1) return choices;
-  GemmConfig widest = config;
-  widest.tail_split = kMaxTailSplit;
-  const TailSplit tail =
-      plan_tail_split(problem, widest, device.sm_count / (config.cluster_m * config.cluster_n));
-  if (tail.splits > 1) choices.push_back(tail.splits);
   return choices;
 }
 
@@ -194,15 +178,109 @@ GemmConfig vendor_config() {
   c.block_m = c.block_n = c.block_k = 0;
   c.num_stages = 0;
   c.num_consumers = 0;
-  c.warp_specialized = false;
   c.persistent = false;
   c.raster_group = 1;
-  c.load_path = LoadPath::threads;  // none of our TMA paths: the library moves its own data
-  c.store_path = StorePath::threads;
-  c.smem_bytes = 0;
   return c;
 }
 
+}  // namespace plan
+
+namespace plan {
+namespace {
+
+// Every tile the search considers (legal or not; tile_violation sorts them), in the order
+// that breaks ties between equal predictions: block_k, block_m, block_n, consumers, split_k,
+// FP8 promotion scheme. Each gets the deepest ring that fits.
+std::vector<GemmConfig> tile_configs(const GemmProblem& problem, const GpuInfo& device) {
+  std::vector<GemmConfig> tiles;
+  const int atom_k = block_k_for(problem.a_type);
+  // Two swizzle atoms of K per stage for 16-bit inputs: half the barrier round trips.
+  std::vector<int> block_ks{atom_k};
+  if (dtype_bytes(problem.a_type) == 2) block_ks.push_back(2 * atom_k);
+  for (int block_k : block_ks)
+    for (int block_m : {64, 128, 256})
+      for (int block_n : block_n_choices(problem.n))
+        for (int num_consumers : {1, 2})
+          for (int split_k : split_k_choices(problem, block_m, block_n, block_k, device))
+            for (int promotion_buffers : promotion_buffer_choices(problem))
+              for (bool ordered_issue : ordered_issue_choices(problem, block_m, block_n,
+                                                              num_consumers, promotion_buffers)) {
+                GemmConfig tile;
+                tile.block_m = block_m;
+                tile.block_n = block_n;
+                tile.block_k = block_k;
+                tile.num_consumers = num_consumers;
+                tile.split_k = split_k;
+                tile.promotion_buffers = promotion_buffers;
+                tile.ordered_issue = ordered_issue;
+                const int stages = max_stages_that_fit(problem, kernel_fields(problem, tile),
+                                                       device, kMaxStages);
+                tile.num_stages = stages > 0 ? stages : 2;  // 2 does not fit: rejected, with its size
+                tiles.push_back(tile);
+              }
+  return tiles;
+}
+
+// The schedules of one legal tile: cluster shapes (checked once each), persistence, raster
+// order and the n-tail kernel, each predicted.
+void add_schedules(Plan& plan, const GemmConfig& tile) {
+  const GemmProblem& problem = plan.problem;
+  const GpuInfo& device = plan.device;
+  for (const auto& cluster : kClusterChoices) {
+    if (cluster.multicast != Multicast::none && !multicast_offered(problem)) continue;
+    GemmConfig clustered = tile;
+    clustered.cluster_m = cluster.cluster_m;
+    clustered.cluster_n = cluster.cluster_n;
+    clustered.multicast = cluster.multicast;
+    std::string why = schedule_violation(problem, kernel_fields(problem, clustered), device);
+    if (why.empty()) why = preference_violation(problem, clustered, device);
+    if (!why.empty()) {
+      plan.rejected.push_back({clustered, std::move(why)});
+      continue;
+    }
+    for (bool persistent : {true, false})
+      for (const auto& raster : kRasterChoices)
+        for (bool n_tail_kernel : {false, true}) {
+          GemmConfig config = clustered;
+          config.persistent = persistent;
+          config.raster_group = raster.group;
+          config.raster_order = raster.order;
+          config.n_tail_kernel = n_tail_kernel;
+          // The n-tail kernel is offered where the last column of tiles is at most half full
+          // (plan/n_tail.hpp) and both kernels are legal; skipped silently elsewhere (a
+          // variant, not a tile the user asked for).
+          if (n_tail_kernel && (!n_tail_offered(problem, config) ||
+                                !legality_violation(problem, config, device).empty()))
+            continue;
+          plan.candidates.push_back({config, predict(problem, config, device)});
+        }
+  }
+}
+
+// Fastest first. Predictions within ~2% of each other are ties (the model is not that
+// precise, and DRAM-bound problems tie exactly): among them prefer fewer waves (measured on an
+// H200: M = 64 decode, 64x32 tiles in 2 waves took 94 us where 64x64 in 1 wave took 69, both
+// predicted ~71), then more SMs busy in the last wave, then fewer and larger tiles, then no
+// cluster, then the faster prediction, then enumeration order.
+void rank_candidates(std::vector<Candidate>& candidates) {
+  auto bucket = [](double time_us) { return std::floor(std::log(time_us) / std::log(1.02)); };
+  std::stable_sort(candidates.begin(), candidates.end(), [&](const Candidate& a,
+                                                             const Candidate& b) {
+    const auto& pa = a.prediction;
+    const auto& pb = b.prediction;
+    if (bucket(pa.time_us) != bucket(pb.time_us)) return bucket(pa.time_us) < bucket(pb.time_us);
+    if (pa.waves != pb.waves) return pa.waves < pb.waves;
+    if (pa.busy_sms != pb.busy_sms) return pa.busy_sms > pb.busy_sms;
+    if (pa.num_tiles != pb.num_tiles) return pa.num_tiles < pb.num_tiles;
+    const int ca = a.config.cluster_m * a.config.cluster_n;
+    const int cb = b.config.cluster_m * b.config.cluster_n;
+    if (ca != cb) return ca < cb;
+    if (pa.time_us != pb.time_us) return pa.time_us < pb.time_us;
+    return pa.compute_us < pb.compute_us;
+  });
+}
+
+}  // namespace
 }  // namespace plan
 
 Plan plan_gemm(const GemmProblem& problem, const GpuInfo& device) {
@@ -213,81 +291,12 @@ Plan plan_gemm(const GemmProblem& problem, const GpuInfo& device) {
   Plan plan;
   plan.problem = problem;
   plan.device = device;
-  const int atom_k = plan::block_k_for(problem.a_type);
-  // Two swizzle atoms of K per stage for 16-bit inputs: half the barrier round trips.
-  std::vector<int> block_ks{atom_k};
-  if (dtype_bytes(problem.a_type) == 2) block_ks.push_back(2 * atom_k);
-  for (int block_k : block_ks)
-  for (int block_m : {64, 128, 256}) {
-    for (int block_n : plan::block_n_choices(problem.n)) {
-      for (int num_consumers : {1, 2})
-      for (int split_k : plan::split_k_choices(problem, block_m, block_n, block_k, device))
-      for (int cluster_k : split_k > 1 ? std::vector<int>{1}
-                                       : plan::cluster_k_choices(problem, block_m, block_n,
-                                                                 block_k, device))
-      for (int promotion_buffers : plan::promotion_buffer_choices(problem))
-      for (bool ordered_issue :
-           plan::ordered_issue_choices(problem, block_m, block_n, num_consumers, promotion_buffers)) {
-        GemmConfig tile;
-        tile.split_k = split_k;
-        tile.cluster_k = cluster_k;
-        tile.persistent = cluster_k == 1;   // cluster split-K: one tile per cluster
-        tile.promotion_buffers = promotion_buffers;
-        tile.ordered_issue = ordered_issue;
-        tile.instruction = Instruction::wgmma;
-        tile.block_m = block_m;
-        tile.block_n = block_n;
-        tile.block_k = block_k;
-        tile.num_consumers = num_consumers;
-        tile.warp_specialized = true;
-        tile.load_path = LoadPath::tma;
-        // A ragged right edge of D needs plain stores (d_rows_end_mid_chunk).
-        tile.store_path = d_rows_end_mid_chunk(problem) ? StorePath::threads : StorePath::tma;
-        const int stages = plan::max_stages_that_fit(problem, tile, device, plan::kMaxStages);
-        tile.num_stages = stages > 0 ? stages : 2;  // 2 does not fit: rejected with its size
-        tile.smem_bytes = gemm_smem_bytes(problem, tile);
-        if (auto why = plan::tile_violation(problem, tile, device); !why.empty()) {
-          plan.rejected.push_back({tile, std::move(why)});
-          continue;
-        }
-        for (const auto& cluster : plan::kClusterChoices) {
-          // A cluster that splits K does not also multicast (plan/cluster_split.hpp).
-          if (cluster_k > 1 && cluster.cluster_m * cluster.cluster_n > 1) continue;
-          if (cluster.multicast != Multicast::none && !plan::multicast_offered(problem)) continue;
-          GemmConfig clustered = tile;
-          clustered.cluster_m = cluster.cluster_m;
-          clustered.cluster_n = cluster.cluster_n;
-          clustered.multicast = cluster.multicast;
-          if (auto why = plan::schedule_violation(problem, clustered, device); !why.empty()) {
-            plan.rejected.push_back({clustered, std::move(why)});
-            continue;
-          }
-          for (bool persistent : {true, false}) {
-            if (cluster_k > 1 && persistent) continue;
-            clustered.persistent = persistent;
-            for (int tail_split : plan::kPlanTailSplits
-                                      ? plan::tail_split_choices(problem, clustered, device)
-                                      : std::vector<int>{1})
-            for (const auto& raster : plan::kRasterChoices)
-            for (bool n_tail_kernel : {false, true}) {
-              GemmConfig config = clustered;
-              config.tail_split = tail_split;
-              config.raster_group = raster.group;
-              config.raster_order = raster.order;
-              config.n_tail_kernel = n_tail_kernel;
-              if (n_tail_kernel) {
-                // Offered where the last column of tiles is at most half full (plan/n_tail.hpp)
-                // and both kernels are legal; silently skipped elsewhere (it is a variant, not
-                // a tile the user asked for).
-                if (!plan::n_tail_offered(problem, config)) continue;
-                if (!plan::schedule_violation(problem, config, device).empty()) continue;
-              }
-              plan.candidates.push_back({config, predict(problem, config, device)});
-            }
-          }
-        }
-      }
-    }
+  for (const GemmConfig& tile : plan::tile_configs(problem, device)) {
+    if (auto why = plan::tile_violation(problem, plan::kernel_fields(problem, tile), device);
+        !why.empty())
+      plan.rejected.push_back({tile, std::move(why)});
+    else
+      plan::add_schedules(plan, tile);
   }
   if (plan.candidates.empty())
     return plan::vendor_plan(
@@ -295,29 +304,9 @@ Plan plan_gemm(const GemmProblem& problem, const GpuInfo& device) {
         fmt::format("no legal {} configuration (first rule broken: {}); cuBLASLt",
                     plan::arch_label(device),
                     plan.rejected.empty() ? "none enumerated" : plan.rejected.front().reason));
-
-  // Fastest first. Predictions within ~2% of each other are ties (the model is not that
-  // precise, and DRAM-bound problems tie exactly): among them prefer fewer waves (measured on
-  // an H200: M=64 decode, 64x32 tiles in 2 waves took 94 us where 64x64 in 1 wave took 69,
-  // both predicted ~71), then more SMs busy in the last wave, then fewer
-  // and larger tiles, then no cluster, then the faster prediction, then enumeration order.
-  auto bucket = [](double time_us) { return std::floor(std::log(time_us) / std::log(1.02)); };
-  std::stable_sort(plan.candidates.begin(), plan.candidates.end(),
-                   [&](const Candidate& a, const Candidate& b) {
-                     const auto& pa = a.prediction;
-                     const auto& pb = b.prediction;
-                     if (bucket(pa.time_us) != bucket(pb.time_us))
-                       return bucket(pa.time_us) < bucket(pb.time_us);
-                     if (pa.waves != pb.waves) return pa.waves < pb.waves;
-                     if (pa.busy_sms != pb.busy_sms) return pa.busy_sms > pb.busy_sms;
-                     if (pa.num_tiles != pb.num_tiles) return pa.num_tiles < pb.num_tiles;
-                     const int ca = a.config.cluster_m * a.config.cluster_n;
-                     const int cb = b.config.cluster_m * b.config.cluster_n;
-                     if (ca != cb) return ca < cb;
-                     if (pa.time_us != pb.time_us) return pa.time_us < pb.time_us;
-                     return pa.compute_us < pb.compute_us;
-                   });
+  plan::rank_candidates(plan.candidates);
   plan.path_reason = plan::kernel_path_reason(problem, plan.best().config, device);
+  plan.spec = plan::make_spec(problem, plan.best().config, device, plan.path_reason);
   return plan;
 }
 

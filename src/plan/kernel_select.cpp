@@ -7,7 +7,7 @@
 #include <string>
 
 #include "autogemm/plan.hpp"
-#include "plan/gemm_legality.hpp"
+#include "plan/rules.hpp"
 
 namespace autogemm {
 namespace {

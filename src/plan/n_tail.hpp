@@ -15,6 +15,7 @@
 #include <string>
 
 #include "autogemm/config.hpp"
+#include "autogemm/kernel_spec.hpp"
 #include "autogemm/problem.hpp"
 
 namespace autogemm::plan {
@@ -22,9 +23,9 @@ namespace autogemm::plan {
 struct NTailSplit {
   int64_t main_columns = 0;   // N - (N mod block_n): the tail's first column
   GemmProblem main_problem;   // n = main_columns; leading dimensions of the full call
-  GemmConfig main_config;     // the call's configuration: it lets the tail kernel launch early
+  KernelFields main_fields;   // the call's configuration; it lets the tail kernel launch early
   GemmProblem tail_problem;   // n = N mod block_n
-  GemmConfig tail_config;     // block_n rounded up to the remainder, one tile per CTA, no
+  KernelFields tail_fields;   // block_n rounded up to the remainder, one tile per CTA, no
                               // cluster, waits for the main kernel before it exits
 };
 
@@ -33,12 +34,12 @@ int64_t n_tail_columns(const GemmProblem& problem, const GemmConfig& config);
 
 // The two kernels of a configuration with n_tail_kernel (precondition: n_tail_violation is
 // empty).
-NTailSplit split_n_tail(const GemmProblem& problem, const GemmConfig& config);
+NTailSplit split_n_tail(const GemmProblem& problem, const KernelFields& fields);
 
 // Empty when the configuration may use the n-tail kernel (or does not ask for it), else the
-// rule it breaks. The two kernels' own configurations must be legal too; the caller checks
-// those (legality.cpp).
-std::string n_tail_violation(const GemmProblem& problem, const GemmConfig& config);
+// rule it breaks. The two kernels' own fields must be legal too; kernel_violation (rules.cpp)
+// checks those.
+std::string n_tail_violation(const GemmProblem& problem, const KernelFields& fields);
 
 // The planner offers the n-tail kernel as a variant of `config` wherever it is allowed
 // (n_tail_violation of config with n_tail_kernel set is empty), except where the tail kernel

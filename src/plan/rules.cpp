@@ -1,5 +1,5 @@
-// Legality of a GemmConfig for the sm_90a kernel family: every rule names the value and the
-// limit it broke, and the first broken rule is the answer (legality_violation).
+// The rules of the sm_90a kernel family (rules.hpp): every rule names the field, its value and
+// the limit it broke, and the first broken rule is the answer.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,27 +9,40 @@
 #include "autogemm/plan.hpp"
 #include "kernels/sm90/fp8_scales.cuh"
 #include "kernels/sm90/gemm_layout.cuh"
-#include "plan/cluster_split.hpp"
-#include "plan/gemm_legality.hpp"
 #include "plan/n_tail.hpp"
-#include "plan/tail_split.hpp"
+#include "plan/rules.hpp"
 #include "plan/tma_rules.hpp"
 #include "plan/wgmma_rules.hpp"
 
 namespace autogemm {
 
 int gemm_smem_bytes(const GemmProblem& problem, const GemmConfig& config) {
-  const bool stage_d = config.store_path == StorePath::tma;
+  return plan::gemm_smem_bytes(problem, plan::kernel_fields(problem, config));
+}
+
+namespace plan {
+
+int gemm_smem_bytes(const GemmProblem& problem, const KernelFields& fields) {
+  const GemmConfig& config = fields.config;
+  const bool stage_d = fields.store_path == StorePath::tma;
   const int out_bytes = dtype_bytes(problem.d_type);
   const bool stage_scales = dtype_bytes(problem.a_type) == 1 &&
                             problem.scaling == Scaling::block_1x128_128x128;
   return sm90::make_smem_layout(config.block_m, config.block_n, config.block_k, config.num_stages,
-                                dtype_bytes(problem.a_type), out_bytes, stage_d, stage_scales,
-                                config.cluster_k)
+                                dtype_bytes(problem.a_type), out_bytes, stage_d, stage_scales)
       .total_bytes;
 }
 
-namespace plan {
+KernelFields kernel_fields(const GemmProblem& problem, const GemmConfig& config,
+                           const LadderSwitches& switches) {
+  KernelFields f;
+  f.config = config;
+  f.warp_specialized = switches.warp_specialized;
+  f.load_path = switches.load_path;
+  // A ragged right edge of D: TMA would write past N up to the next 16-byte boundary.
+  f.store_path = d_rows_end_mid_chunk(problem) ? StorePath::threads : switches.store_path;
+  return f;
+}
 
 namespace {
 
@@ -61,7 +74,10 @@ TmaDescription matrix_box(int64_t rows, int64_t cols, int64_t ld, int elem_bytes
   return d;
 }
 
-std::string instruction_violation(const GemmConfig& config, const GpuInfo& device) {
+bool is_fp8(DType t) { return t == DType::e4m3 || t == DType::e5m2; }
+
+std::string instruction_violation(const GemmProblem& problem, const GemmConfig& config,
+                                  const GpuInfo& device) {
   if (config.instruction != Instruction::wgmma)
     return fmt::format(
         "instruction = {}: autogemm's kernel family uses wgmma (sm_90a); other devices and "
@@ -71,15 +87,23 @@ std::string instruction_violation(const GemmConfig& config, const GpuInfo& devic
     return fmt::format(
         "instruction = wgmma: needs sm_90a (compute capability 9.0), {} is {} (cc {}.{})",
         device_label(device), arch_label(device), device.cc.major, device.cc.minor);
+  const DType in = problem.a_type;
+  if (in != DType::bf16 && in != DType::fp16 && !is_fp8(in))
+    return fmt::format("a_type = {}: the sm90 kernel takes bf16, fp16, e4m3 or e5m2 inputs",
+                       to_string(in));
+  if (problem.d_type != DType::bf16 && problem.d_type != DType::fp16 &&
+      problem.d_type != DType::fp32)
+    return fmt::format("d_type = {}: the sm90 kernel writes bf16, fp16 or fp32",
+                       to_string(problem.d_type));
   return {};
 }
 
-std::string path_violation(const GemmProblem& problem, const GemmConfig& config,
+std::string path_violation(const GemmProblem& problem, const KernelFields& fields,
                            const GpuInfo& device) {
-  if (config.load_path == LoadPath::threads) {
+  if (fields.load_path == LoadPath::threads) {
     // The ladder's teaching steps: every thread copies tiles, so there is no producer, and the
-    // copy loop is written for K-major operands only (runtime/kernel_source.cpp).
-    if (config.warp_specialized)
+    // copy loop is written for K-major operands only (kernels/sm90/loads.cuh).
+    if (fields.warp_specialized)
       return "load_path = threads with warp_specialized: the threads load path has no producer "
              "warpgroup";
     if (problem.layout != Layout::nt)
@@ -87,7 +111,7 @@ std::string path_violation(const GemmProblem& problem, const GemmConfig& config,
                          "for layout nt (A and B K-major)",
                          to_string(problem.layout));
   }
-  const bool uses_tma = config.load_path == LoadPath::tma || config.store_path == StorePath::tma;
+  const bool uses_tma = fields.load_path == LoadPath::tma || fields.store_path == StorePath::tma;
   if (!uses_tma) return {};
   if (!has_tma(device))
     return fmt::format("load_path/store_path = tma: {} is {}, TMA needs sm_90+",
@@ -98,7 +122,8 @@ std::string path_violation(const GemmProblem& problem, const GemmConfig& config,
   return {};
 }
 
-std::string tile_shape_violation(const GemmProblem& problem, const GemmConfig& config) {
+std::string tile_shape_violation(const GemmProblem& problem, const KernelFields& fields) {
+  const GemmConfig& config = fields.config;
   // Each consumer warpgroup issues m64 wgmmas, and a TMA box has at most 256 rows.
   if (config.block_m != 64 && config.block_m != 128 && config.block_m != 256)
     return fmt::format("block_m = {}: must be 64, 128 or 256 (whole m64 wgmma slabs, at most "
@@ -111,7 +136,7 @@ std::string tile_shape_violation(const GemmProblem& problem, const GemmConfig& c
                        config.block_n);
   const int expected_k = block_k_for(problem.a_type);
   const bool two_atoms = config.block_k == 2 * expected_k && dtype_bytes(problem.a_type) == 2 &&
-                         config.load_path == LoadPath::tma;
+                         fields.load_path == LoadPath::tma;
   if (config.block_k != expected_k && !two_atoms)
     return fmt::format("block_k = {}: a stage holds one 128-byte swizzle atom of K ({} elements "
                        "of {}), or two for 16-bit inputs loaded by TMA",
@@ -126,20 +151,22 @@ std::string tile_shape_violation(const GemmProblem& problem, const GemmConfig& c
                        double(config.block_m) / config.num_consumers);
   if (config.num_stages < 1)
     return fmt::format("num_stages = {}: must be >= 1", config.num_stages);
+  if (config.promotion_buffers != 1 && config.promotion_buffers != 2)
+    return fmt::format("promotion_buffers = {}: FP8 promotes from 1 or 2 temporaries (16-bit "
+                       "inputs: 1)",
+                       config.promotion_buffers);
   return {};
 }
 
-std::string smem_violation(const GemmProblem& problem, const GemmConfig& config,
+std::string smem_violation(const GemmProblem& problem, const KernelFields& fields,
                            const GpuInfo& device) {
-  const int smem = gemm_smem_bytes(problem, config);
+  const int smem = gemm_smem_bytes(problem, fields);
   if (smem > device.smem_per_block_optin_bytes)
     return fmt::format("smem {} B ({} stages) > {} B opt-in limit per block on {}", smem,
-                       config.num_stages, device.smem_per_block_optin_bytes,
+                       fields.config.num_stages, device.smem_per_block_optin_bytes,
                        device_label(device));
   return {};
 }
-
-bool is_fp8(DType t) { return t == DType::e4m3 || t == DType::e5m2; }
 
 // FP8 (either scaling) promotes every k-block: the wgmmas write one or two more fp32 fragments
 // as large as the accumulators, which are then scaled and added into them
@@ -152,8 +179,9 @@ int promotion_registers(const GemmProblem& problem, const GemmConfig& config) {
   return accumulator_registers(config) * config.promotion_buffers;
 }
 
-std::string register_violation(const GemmProblem& problem, const GemmConfig& config) {
-  const int budget = consumer_register_budget(config);
+std::string register_violation(const GemmProblem& problem, const KernelFields& fields) {
+  const GemmConfig& config = fields.config;
+  const int budget = consumer_register_budget(fields);
   const int accumulators = accumulator_registers(config);
   const int promotion = promotion_registers(problem, config);
   const int slabs = config.block_m / config.num_consumers / 64;
@@ -174,7 +202,7 @@ std::string register_violation(const GemmProblem& problem, const GemmConfig& con
         "register budget {} ({}) - {} headroom",
         accumulators, config.block_m / config.num_consumers / 64, config.block_n / 2,
         budget - kRegisterHeadroom, budget,
-        !config.warp_specialized ? "no warp specialisation"
+        !fields.warp_specialized ? "no warp specialisation"
         : config.num_consumers == 1 ? "setmaxnreg, 1 consumer + producer"
                                     : "setmaxnreg, 2 consumers + producer",
         kRegisterHeadroom);
@@ -184,7 +212,8 @@ std::string register_violation(const GemmProblem& problem, const GemmConfig& con
 // The FP8 kernel's own rules: TMA loads (the threads path copies 16-bit elements), and with
 // block scales a tile touching at most two 128-column B scale blocks (the promotion selects
 // between two; kernels/sm90/fp8_scales.cuh).
-std::string fp8_violation(const GemmProblem& problem, const GemmConfig& config) {
+std::string fp8_violation(const GemmProblem& problem, const KernelFields& fields) {
+  const GemmConfig& config = fields.config;
   if (!is_fp8(problem.a_type)) {
     if (config.promotion_buffers != 1)
       return fmt::format("promotion_buffers = {} with {} inputs: 16-bit inputs accumulate in "
@@ -196,19 +225,28 @@ std::string fp8_violation(const GemmProblem& problem, const GemmConfig& config) 
                          to_string(problem.a_type));
     return {};
   }
-  if (config.ordered_issue && (config.num_consumers != 2 || !config.warp_specialized))
+  if (!is_fp8(problem.b_type))
+    return fmt::format("b_type = {}: must be e4m3 or e5m2 when a_type is {}",
+                       to_string(problem.b_type), to_string(problem.a_type));
+  if (problem.scaling == Scaling::none)
+    return "scaling = none with FP8 inputs: the FP8 kernel needs per_tensor or block scales";
+  if (!a_is_k_major(problem.layout) || !b_is_k_major(problem.layout))
+    return fmt::format("layout = {} with FP8 inputs: FP8 wgmma reads both operands K-major "
+                       "(layout nt)",
+                       to_string(problem.layout));
+  if (config.ordered_issue && (config.num_consumers != 2 || !fields.warp_specialized))
     return fmt::format("ordered_issue with num_consumers = {}{}: two consumer warpgroups take "
                        "turns issuing, fed by the producer warpgroup",
-                       config.num_consumers, config.warp_specialized ? "" : ", not warp-specialised");
-  if (config.promotion_buffers != 1 && config.promotion_buffers != 2)
-    return fmt::format("promotion_buffers = {}: FP8 promotes from 1 or 2 temporaries",
-                       config.promotion_buffers);
+                       config.num_consumers, fields.warp_specialized ? "" : ", not warp-specialised");
   if (config.promotion_buffers == 2 && config.num_stages < 2)
     return fmt::format("promotion_buffers = 2 with num_stages = {}: overlapped promotion keeps "
                        "one wgmma group in flight, which needs a ring of >= 2 stages",
                        config.num_stages);
-  if (config.load_path != LoadPath::tma)
+  if (fields.load_path != LoadPath::tma)
     return "load_path = threads with FP8 inputs: FP8 tiles arrive by TMA only";
+  if (problem.scaling == Scaling::block_1x128_128x128 && !fields.warp_specialized)
+    return "warp_specialized = false with block-scaled FP8: the producer warpgroup's second warp "
+           "copies each k-block's scales into shared memory";
   const int blocks = sm90::max_b_scale_blocks_per_tile(config.block_n);
   if (problem.scaling == Scaling::block_1x128_128x128 && blocks > sm90::kMaxBScaleBlocksPerTile)
     return fmt::format("block_n = {}: a block-scaled FP8 tile can touch {} 128-column B scale "
@@ -220,8 +258,8 @@ std::string fp8_violation(const GemmProblem& problem, const GemmConfig& config) 
     return fmt::format("block_n = {} with promotion_buffers = 2: where a tile's 128-column B "
                        "scale blocks split varies per tile (block_n neither divides nor is a "
                        "multiple of 128), the overlapped promotion's per-column selects drive "
-                       "ptxas to minutes of compile time and spills (64x96 pb2: 198 s, 932 B; "
-                       "notes.md section 13): use promotion_buffers = 1",
+                       "ptxas to minutes of compile time and spills (64x96 pb2: 198 s, 932 B): "
+                       "use promotion_buffers = 1",
                        config.block_n);
   return {};
 }
@@ -242,22 +280,23 @@ std::string wgmma_shape_violation(const GemmProblem& problem, const GemmConfig& 
   return {};
 }
 
-std::string tma_box_violation(const GemmProblem& problem, const GemmConfig& config) {
+std::string tma_box_violation(const GemmProblem& problem, const KernelFields& fields) {
+  const GemmConfig& config = fields.config;
   const int in_bytes = dtype_bytes(problem.a_type);
   const int atom_elems = kAtomBytes / in_bytes;
   // An MN-major operand is loaded as atom-wide (128 B) column slabs of the tile, each one TMA
   // box {atom, block_k}; the tile's MN extent must be whole slabs (hopper-facts.md 3.2).
-  if (config.load_path == LoadPath::tma && !b_is_k_major(problem.layout) &&
+  if (fields.load_path == LoadPath::tma && !b_is_k_major(problem.layout) &&
       config.block_n % atom_elems != 0)
     return fmt::format("block_n = {}: B is N-major (layout {}), loaded as {}-column (128 B) "
                        "swizzled slabs, so block_n must be a multiple of {}",
                        config.block_n, to_string(problem.layout), atom_elems, atom_elems);
-  if (config.load_path == LoadPath::tma && !a_is_k_major(problem.layout) &&
+  if (fields.load_path == LoadPath::tma && !a_is_k_major(problem.layout) &&
       config.block_m % atom_elems != 0)
     return fmt::format("block_m = {}: A is M-major (layout {}), loaded as {}-row (128 B) "
                        "swizzled slabs, so block_m must be a multiple of {}",
                        config.block_m, to_string(problem.layout), atom_elems, atom_elems);
-  for (const auto& box : gemm_tma_boxes(problem, config))
+  for (const auto& box : gemm_tma_boxes(problem, fields))
     if (auto why = tma_violation(box.description); !why.empty())
       return fmt::format("TMA box of {} {{{}, {}}}: {}", box.operand,
                          box.description.box_dims[0], box.description.box_dims[1], why);
@@ -268,9 +307,9 @@ std::string tma_box_violation(const GemmProblem& problem, const GemmConfig& conf
 
 int block_k_for(DType input) { return kAtomBytes / dtype_bytes(input); }
 
-int consumer_register_budget(const GemmConfig& config) {
-  if (!config.warp_specialized) return 255;
-  return config.num_consumers >= 2 ? 232 : 240;
+int consumer_register_budget(const KernelFields& fields) {
+  if (!fields.warp_specialized) return 255;
+  return fields.config.num_consumers >= 2 ? 232 : 240;
 }
 
 int accumulator_registers(const GemmConfig& config) {
@@ -289,12 +328,13 @@ std::string arch_label(const GpuInfo& device) {
   return fmt::format("sm_{}{}", device.cc.major, device.cc.minor);
 }
 
-std::vector<NamedTmaBox> gemm_tma_boxes(const GemmProblem& problem, const GemmConfig& config) {
+std::vector<NamedTmaBox> gemm_tma_boxes(const GemmProblem& problem, const KernelFields& fields) {
+  const GemmConfig& config = fields.config;
   const int in_bytes = dtype_bytes(problem.a_type);
   const int out_bytes = dtype_bytes(problem.d_type);
   const int atom_elems = kAtomBytes / in_bytes;
   std::vector<NamedTmaBox> boxes;
-  if (config.load_path == LoadPath::tma) {
+  if (fields.load_path == LoadPath::tma) {
     // K-major A (M x K): box {atom, block_m}; M-major A (K x M): box {atom, block_k} per slab.
     if (a_is_k_major(problem.layout))
       boxes.push_back({"A", matrix_box(problem.m, problem.k, problem.lda_or_packed(), in_bytes,
@@ -310,7 +350,7 @@ std::vector<NamedTmaBox> gemm_tma_boxes(const GemmProblem& problem, const GemmCo
       boxes.push_back({"B", matrix_box(problem.k, problem.n, problem.ldb_or_packed(), in_bytes,
                                        atom_elems, config.block_k, Swizzle::b128)});
   }
-  if (config.store_path == StorePath::tma) {
+  if (fields.store_path == StorePath::tma) {
     // D (M x N) leaves in column slabs whose width is the widest swizzle span dividing block_n
     // (gemm_layout.cuh d_box_cols, the same function the kernel uses); each consumer
     // warpgroup stores its own block_m / num_consumers rows (runtime/tensor_maps.cpp).
@@ -326,54 +366,35 @@ std::vector<NamedTmaBox> gemm_tma_boxes(const GemmProblem& problem, const GemmCo
   return boxes;
 }
 
-std::string tile_violation(const GemmProblem& problem, const GemmConfig& config,
+std::string tile_violation(const GemmProblem& problem, const KernelFields& fields,
                            const GpuInfo& device) {
+  const GemmConfig& config = fields.config;
   if (config.instruction == Instruction::vendor) return {};  // cuBLASLt takes any valid problem
   // In order; each check may assume the ones before it passed (later ones divide by the sizes).
-  if (auto why = instruction_violation(config, device); !why.empty()) return why;
-  if (auto why = path_violation(problem, config, device); !why.empty()) return why;
-  if (auto why = tile_shape_violation(problem, config); !why.empty()) return why;
-  if (auto why = smem_violation(problem, config, device); !why.empty()) return why;
-  if (auto why = register_violation(problem, config); !why.empty()) return why;
-  if (auto why = fp8_violation(problem, config); !why.empty()) return why;
+  if (auto why = instruction_violation(problem, config, device); !why.empty()) return why;
+  if (auto why = path_violation(problem, fields, device); !why.empty()) return why;
+  if (auto why = tile_shape_violation(problem, fields); !why.empty()) return why;
+  if (auto why = smem_violation(problem, fields, device); !why.empty()) return why;
+  if (auto why = register_violation(problem, fields); !why.empty()) return why;
+  if (auto why = fp8_violation(problem, fields); !why.empty()) return why;
   if (auto why = wgmma_shape_violation(problem, config, device); !why.empty()) return why;
-  return tma_box_violation(problem, config);
+  return tma_box_violation(problem, fields);
 }
 
-std::string schedule_violation(const GemmProblem& problem, const GemmConfig& config,
+std::string schedule_violation(const GemmProblem& problem, const KernelFields& fields,
                                const GpuInfo& device) {
+  const GemmConfig& config = fields.config;
   if (config.instruction == Instruction::vendor) return {};
   if (config.raster_group < 1)
     return fmt::format("raster_group = {}: must be >= 1 (1 = plain order)", config.raster_group);
-  if (config.max_ctas < 0)
-    return fmt::format("max_ctas = {}: must be >= 0 (0 = no cap)", config.max_ctas);
+  if (config.split_k < 1 || config.split_k > kMaxSplitK)
+    return fmt::format("split_k = {}: must be 1..{} (the last split of a tile polls the others' "
+                       "ready flags with one lane each)",
+                       config.split_k, kMaxSplitK);
+  if (auto why = n_tail_violation(problem, fields); !why.empty()) return why;
   if (config.cluster_m < 1 || config.cluster_n < 1)
     return fmt::format("cluster {}x{}: cluster dimensions must be >= 1", config.cluster_m,
                        config.cluster_n);
-  if (auto why = tail_split_violation(config); !why.empty()) return why;
-  if (auto why = cluster_k_violation(problem, config); !why.empty()) return why;
-  if (auto why = n_tail_violation(problem, config); !why.empty()) return why;
-  if (config.n_tail_kernel) {
-    // Each of the two kernels must be legal on its own columns.
-    NTailSplit split = split_n_tail(problem, config);
-    split.main_config.n_tail_kernel = false;
-    for (const auto& [sub_problem, sub_config, which] :
-         {std::tuple{split.main_problem, split.main_config, "main"},
-          std::tuple{split.tail_problem, split.tail_config, "tail"}}) {
-      std::string why = tile_violation(sub_problem, sub_config, device);
-      if (why.empty()) why = schedule_violation(sub_problem, sub_config, device);
-      if (!why.empty())
-        return fmt::format("n_tail_kernel: the {} kernel ({} columns, {}): {}", which,
-                           sub_problem.n, sub_config.describe(), why);
-    }
-    return {};   // the cluster rules below were checked on the main kernel's columns
-  }
-  if (config.cluster_k > 1) {
-    if (!device.caps.clusters)
-      return fmt::format("cluster_k = {}: {} ({}) has no thread-block clusters (sm_90+)",
-                         config.cluster_k, device_label(device), arch_label(device));
-    return {};
-  }
   const int cluster_size = config.cluster_m * config.cluster_n;
   // One multicast partner is all the kernel uses (DeepGEMM enumerates 1 and 2 as well); larger
   // clusters tie more SMs to one GPC for little extra L2 saving.
@@ -388,11 +409,11 @@ std::string schedule_violation(const GemmProblem& problem, const GemmConfig& con
     return fmt::format("multicast b with cluster {}x{}: sharing B needs the two CTAs stacked "
                        "along M (cluster 2x1)",
                        config.cluster_m, config.cluster_n);
-  if (config.multicast != Multicast::none && config.load_path != LoadPath::tma)
+  if (config.multicast != Multicast::none && fields.load_path != LoadPath::tma)
     return fmt::format("multicast {} with load_path = threads: multicast is a TMA feature",
                        to_string(config.multicast));
   if (cluster_size == 1) return {};
-  if (!config.warp_specialized)
+  if (!fields.warp_specialized)
     return fmt::format("cluster {}x{} without warp specialisation: the producer warpgroup issues "
                        "the multicast loads and the cluster barriers",
                        config.cluster_m, config.cluster_n);
@@ -400,8 +421,45 @@ std::string schedule_violation(const GemmProblem& problem, const GemmConfig& con
     return fmt::format("cluster {}x{}: {} ({}) has no thread-block clusters (sm_90+)",
                        config.cluster_m, config.cluster_n, device_label(device),
                        arch_label(device));
-  // Both CTAs of a cluster must have a tile (the multicast partner waits for its peer), and a
-  // persistent grid of whole clusters must keep every SM busy.
+  return {};
+}
+
+std::string kernel_violation(const GemmProblem& problem, const KernelFields& fields,
+                             const GpuInfo& device) {
+  if (auto why = tile_violation(problem, fields, device); !why.empty()) return why;
+  if (auto why = schedule_violation(problem, fields, device); !why.empty()) return why;
+  if (!fields.config.n_tail_kernel) return {};
+  // Each of the two kernels must be legal on its own columns.
+  const NTailSplit split = split_n_tail(problem, fields);
+  for (const auto& [sub_problem, sub_fields, which] :
+       {std::tuple{split.main_problem, split.main_fields, "main"},
+        std::tuple{split.tail_problem, split.tail_fields, "tail"}}) {
+    std::string why = tile_violation(sub_problem, sub_fields, device);
+    if (why.empty()) why = schedule_violation(sub_problem, sub_fields, device);
+    if (!why.empty())
+      return fmt::format("n_tail_kernel: the {} kernel ({} columns, {}): {}", which,
+                         sub_problem.n, sub_fields.config.describe(), why);
+  }
+  return {};
+}
+
+std::string preference_violation(const GemmProblem& problem, const GemmConfig& config,
+                                 const GpuInfo& device) {
+  const int cluster_size = config.cluster_m * config.cluster_n;
+  if (config.instruction == Instruction::vendor || cluster_size == 1) return {};
+  if (config.n_tail_kernel) {
+    // The cluster tiles only the main kernel's columns (the tail kernel has none).
+    GemmProblem main_problem = problem;
+    main_problem.n -= n_tail_columns(problem, config);
+    GemmConfig main_config = config;
+    main_config.n_tail_kernel = false;
+    if (auto why = preference_violation(main_problem, main_config, device); !why.empty())
+      return fmt::format("n_tail_kernel: the main kernel ({} columns): {}", main_problem.n, why);
+    return {};
+  }
+  // Both CTAs of a cluster should have a tile (an edge CTA without one still runs, with TMA
+  // zero-filling its loads, so its partner stays in step), and a persistent grid of whole
+  // clusters should keep every SM busy.
   if (device.sm_count % cluster_size != 0)
     return fmt::format("cluster {}x{}: {} SMs is not a multiple of the cluster size {}",
                        config.cluster_m, config.cluster_n, device.sm_count, cluster_size);
@@ -418,11 +476,11 @@ std::string schedule_violation(const GemmProblem& problem, const GemmConfig& con
   return {};
 }
 
-int max_stages_that_fit(const GemmProblem& problem, GemmConfig config, const GpuInfo& device,
+int max_stages_that_fit(const GemmProblem& problem, KernelFields fields, const GpuInfo& device,
                         int max_stages) {
   for (int stages = max_stages; stages >= 2; --stages) {
-    config.num_stages = stages;
-    if (gemm_smem_bytes(problem, config) <= device.smem_per_block_optin_bytes) return stages;
+    fields.config.num_stages = stages;
+    if (gemm_smem_bytes(problem, fields) <= device.smem_per_block_optin_bytes) return stages;
   }
   return 0;
 }
@@ -432,8 +490,9 @@ int max_stages_that_fit(const GemmProblem& problem, GemmConfig config, const Gpu
 std::string legality_violation(const GemmProblem& problem, const GemmConfig& config,
                                const GpuInfo& device) {
   validate(problem);
-  if (auto why = plan::tile_violation(problem, config, device); !why.empty()) return why;
-  return plan::schedule_violation(problem, config, device);
+  const KernelFields fields = plan::kernel_fields(problem, config);
+  if (auto why = plan::kernel_violation(problem, fields, device); !why.empty()) return why;
+  return plan::preference_violation(problem, config, device);
 }
 
 }  // namespace autogemm

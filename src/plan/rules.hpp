@@ -1,14 +1,22 @@
 #pragma once
-// The rules a GemmConfig must satisfy for the sm_90a kernel family, split in two halves so the
-// search can check each tile shape once and each schedule (cluster, raster, persistence) apart:
-//   tile_violation:     instruction, paths, tile sizes, shared memory, registers, wgmma, TMA
-//   schedule_violation: clusters and multicast
-// legality_violation (plan.hpp) = tile_violation, then schedule_violation.
+// Every rule of the sm_90a kernel family, written once. Each returns empty or the reason: the
+// field, its value and the rule it breaks. The planner filters its candidates with them,
+// make_kernel_spec refuses a forced configuration with them, and the device code's
+// static_asserts (src/kernels/sm90) are only a backstop: a configuration these rules accept
+// compiles (tests/test_config_rules.cpp compiles one on each side of every limit).
+//   tile_violation:        instruction, paths, tile sizes, shared memory, registers, FP8,
+//                          wgmma, TMA boxes
+//   schedule_violation:    raster order, clusters and multicast, split-K, the n-tail kernel
+//   kernel_violation:      both, and for the n-tail kernel each of its two kernels
+//   preference_violation:  the planner's own preferences, which a forced configuration need
+//                          not meet (the kernel is correct without them)
+// legality_violation (plan.hpp) = kernel_violation, then preference_violation.
 #include <string>
 #include <vector>
 
 #include "autogemm/config.hpp"
 #include "autogemm/device.hpp"
+#include "autogemm/kernel_spec.hpp"
 #include "autogemm/problem.hpp"
 #include "plan/tma_rules.hpp"
 
@@ -22,7 +30,7 @@ int block_k_for(DType input);
 // Registers each consumer thread may use (setmaxnreg, hopper-facts.md 5): 240 for one
 // consumer warpgroup beside the producer, 232 for two (CUTLASS/DeepGEMM values, 384 threads x
 // 168 at launch); 255 (the per-thread maximum) without warp specialisation.
-int consumer_register_budget(const GemmConfig& config);
+int consumer_register_budget(const KernelFields& fields);
 // Registers the kernel keeps free beside the accumulators: fragment addresses, descriptors,
 // loop state, epilogue conversion.
 inline constexpr int kRegisterHeadroom = 64;
@@ -50,21 +58,38 @@ struct NamedTmaBox {
   std::string operand;  // "A", "B", "C", "D"
   TmaDescription description;
 };
-std::vector<NamedTmaBox> gemm_tma_boxes(const GemmProblem& problem, const GemmConfig& config);
+std::vector<NamedTmaBox> gemm_tma_boxes(const GemmProblem& problem, const KernelFields& fields);
 
 // Device name for messages: the preset key when there is one, else the product name.
 std::string device_label(const GpuInfo& device);
 // "sm_90a", from the capability row when known, else from the compute capability.
 std::string arch_label(const GpuInfo& device);
 
-std::string tile_violation(const GemmProblem& problem, const GemmConfig& config,
+// split_k's limit: the last split of a tile polls the others' ready flags with one lane each
+// (kernels/sm90/split_k_reduce.cuh), so at most a warp's 32 splits.
+inline constexpr int kMaxSplitK = 32;
+
+// The kernel fields of `config` for `problem`: the ladder's switches, and D stored by threads
+// where its rows end inside a 16-byte chunk (TMA stores clip at 16 bytes, not per element:
+// d_rows_end_mid_chunk).
+KernelFields kernel_fields(const GemmProblem& problem, const GemmConfig& config,
+                           const LadderSwitches& switches = {});
+
+std::string tile_violation(const GemmProblem& problem, const KernelFields& fields,
                            const GpuInfo& device);
-std::string schedule_violation(const GemmProblem& problem, const GemmConfig& config,
+std::string schedule_violation(const GemmProblem& problem, const KernelFields& fields,
                                const GpuInfo& device);
+std::string kernel_violation(const GemmProblem& problem, const KernelFields& fields,
+                             const GpuInfo& device);
+std::string preference_violation(const GemmProblem& problem, const GemmConfig& config,
+                                 const GpuInfo& device);
+
+// Shared memory the kernel needs (gemm_layout.cuh, the carve-up the kernel itself uses).
+int gemm_smem_bytes(const GemmProblem& problem, const KernelFields& fields);
 
 // The largest num_stages in [2, max_stages] whose shared memory fits the device's opt-in
 // limit, or 0 when not even 2 fit.
-int max_stages_that_fit(const GemmProblem& problem, GemmConfig config, const GpuInfo& device,
+int max_stages_that_fit(const GemmProblem& problem, KernelFields fields, const GpuInfo& device,
                         int max_stages);
 
 }  // namespace autogemm::plan

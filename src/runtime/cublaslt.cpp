@@ -16,7 +16,7 @@
 
 #include "autogemm/errors.hpp"
 #include "jit/log.hpp"
-#include "runtime/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 
 namespace autogemm::runtime {
 

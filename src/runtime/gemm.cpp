@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <vector>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <tuple>
 
@@ -15,10 +16,9 @@
 #include "autogemm/errors.hpp"
 #include "autogemm/plan.hpp"
 #include "jit/log.hpp"
-#include "plan/n_tail.hpp"
+#include "cuda/cuda_check.hpp"
+#include "plan/kernel_spec.hpp"
 #include "runtime/cublaslt.hpp"
-#include "runtime/cuda_check.hpp"
-#include "runtime/kernel_source.hpp"
 #include "runtime/launch.hpp"
 #include "runtime/tensor_maps.hpp"
 
@@ -42,9 +42,8 @@ const GpuInfo& device_info(int device) {
 using PlanKey = std::tuple<int, int64_t, int64_t, int64_t, DType, DType, DType, Layout, int64_t,
                            int64_t, int64_t, int64_t, Scaling, bool>;
 
-struct PlannedConfig {
-  GemmConfig config;
-  std::string reason;
+struct PlannedSpec {
+  std::shared_ptr<const KernelSpec> spec;
   bool tuned = false;
 };
 
@@ -74,7 +73,6 @@ std::vector<GemmConfig> distinct_candidates(const Plan& plan, int count) {
   auto same = [](const GemmConfig& x, const GemmConfig& y) {
     return x.block_m == y.block_m && x.block_n == y.block_n && x.block_k == y.block_k &&
            x.num_consumers == y.num_consumers && x.split_k == y.split_k &&
-           x.tail_split == y.tail_split &&
            x.cluster_m == y.cluster_m && x.cluster_n == y.cluster_n &&
            x.multicast == y.multicast && x.promotion_buffers == y.promotion_buffers &&
            x.ordered_issue == y.ordered_issue;
@@ -94,28 +92,30 @@ std::vector<GemmConfig> distinct_candidates(const Plan& plan, int count) {
   return picked;
 }
 
-// Times each configuration on the call's buffers (one warm-up, three timed launches between
-// events on `stream`) and returns the fastest. Blocks on the stream; first call only.
-GemmConfig fastest(const GemmProblem& p, const GemmOperands& o, cudaStream_t stream,
-                   const std::vector<GemmConfig>& configs) {
+using SpecPtr = std::shared_ptr<const KernelSpec>;
+
+// Times each spec on the call's buffers (one warm-up, three timed launches between events on
+// `stream`) and returns the fastest. Blocks on the stream; first call only.
+SpecPtr fastest(const GemmOperands& o, cudaStream_t stream, const std::vector<SpecPtr>& specs) {
   cudaEvent_t start, stop;
   cuda_check(cudaEventCreate(&start), "cudaEventCreate");
   cuda_check(cudaEventCreate(&stop), "cudaEventCreate");
-  GemmConfig best = configs.front();
+  SpecPtr best = specs.front();
   float best_ms = -1;
-  for (const GemmConfig& c : configs) {
-    runtime::prepare_gemm_kernel(p, c);
-    runtime::launch_gemm(p, c, o, stream);
+  for (const SpecPtr& spec : specs) {
+    runtime::prepare(*spec);
+    runtime::launch(*spec, o, stream);
     cuda_check(cudaEventRecord(start, stream), "cudaEventRecord");
-    for (int i = 0; i < 3; ++i) runtime::launch_gemm(p, c, o, stream);
+    for (int i = 0; i < 3; ++i) runtime::launch(*spec, o, stream);
     cuda_check(cudaEventRecord(stop, stream), "cudaEventRecord");
     cuda_check(cudaEventSynchronize(stop), "cudaEventSynchronize (autotune)");
     float ms = 0;
     cuda_check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
-    log(4, "autotune {}x{}x{}: {} {:.2f} us", p.m, p.n, p.k, c.describe(), ms * 1000 / 3);
+    const GemmProblem& p = spec->problem;
+    log(4, "autotune {}x{}x{}: {} {:.2f} us", p.m, p.n, p.k, spec->text, ms * 1000 / 3);
     if (best_ms < 0 || ms < best_ms) {
       best_ms = ms;
-      best = c;
+      best = spec;
     }
   }
   cudaEventDestroy(start);
@@ -123,39 +123,58 @@ GemmConfig fastest(const GemmProblem& p, const GemmOperands& o, cudaStream_t str
   return best;
 }
 
+PlanKey plan_key(int device, const GemmProblem& p) {
+  return {device, p.m, p.n, p.k, p.a_type, p.b_type, p.d_type, p.layout, p.lda_or_packed(),
+          p.ldb_or_packed(), p.ldc_or_packed(), p.ldd_or_packed(), p.scaling, p.reads_c};
+}
+
 // Plans each distinct problem once per process (and autotunes it once when asked).
-GemmConfig planned_config(int device, const GemmProblem& p, const GemmOperands& o,
-                          cudaStream_t stream, int autotune, std::string* reason) {
+SpecPtr planned_spec(int device, const GemmProblem& p, const GemmOperands& o, cudaStream_t stream,
+                     int autotune) {
   static std::mutex mutex;
-  static std::map<PlanKey, PlannedConfig> plans;
-  const PlanKey key{device, p.m, p.n, p.k, p.a_type, p.b_type, p.d_type, p.layout,
-                    p.lda_or_packed(), p.ldb_or_packed(), p.ldc_or_packed(), p.ldd_or_packed(),
-                    p.scaling, p.reads_c};
+  static std::map<PlanKey, PlannedSpec> plans;
+  const PlanKey key = plan_key(device, p);
   const bool want_tuning = autotune > 1 && !(p.reads_c && o.c == o.d);
   {
     std::lock_guard<std::mutex> lock(mutex);
-    if (auto it = plans.find(key); it != plans.end() && (it->second.tuned || !want_tuning)) {
-      *reason = it->second.reason;
-      return it->second.config;
-    }
+    if (auto it = plans.find(key); it != plans.end() && (it->second.tuned || !want_tuning))
+      return it->second.spec;
   }
-  Plan plan = plan_gemm(p, device_info(device));
-  PlannedConfig planned{plan.best().config, plan.path_reason, false};
+  const Plan plan = plan_gemm(p, device_info(device));
+  PlannedSpec planned{std::make_shared<const KernelSpec>(plan.spec), false};
   log(3, "plan {}x{}x{} {} {}: {} ({:.1f} us predicted; {})", p.m, p.n, p.k, to_string(p.a_type),
-      to_string(p.layout), plan.best().config.describe(), plan.best().prediction.time_us,
-      plan.path_reason);
-  if (want_tuning && planned.config.instruction == Instruction::wgmma &&
-      runtime::tma_pointer_incompatibility(p, o).empty()) {
-    const auto configs = distinct_candidates(plan, autotune);
-    planned.config = fastest(p, o, stream, configs);
+      to_string(p.layout), plan.spec.text, plan.best().prediction.time_us, plan.path_reason);
+  if (want_tuning && !plan.spec.vendor && runtime::tma_pointer_incompatibility(p, o).empty()) {
+    std::vector<SpecPtr> specs;
+    for (const GemmConfig& c : distinct_candidates(plan, autotune))
+      specs.push_back(std::make_shared<const KernelSpec>(
+          plan::make_spec(p, c, plan.device, plan.path_reason)));
+    planned.spec = fastest(o, stream, specs);
     planned.tuned = true;
-    planned.reason += fmt::format("; autotuned over {} candidates", configs.size());
-    log(3, "autotuned {}x{}x{}: {}", p.m, p.n, p.k, planned.config.describe());
+    auto tuned = std::make_shared<KernelSpec>(*planned.spec);
+    tuned->reason += fmt::format("; autotuned over {} candidates", specs.size());
+    planned.spec = std::move(tuned);
+    log(3, "autotuned {}x{}x{}: {}", p.m, p.n, p.k, planned.spec->text);
   }
   std::lock_guard<std::mutex> lock(mutex);
   plans[key] = planned;
-  *reason = planned.reason;
-  return planned.config;
+  return planned.spec;
+}
+
+// A configuration the caller forces, made into a spec by the same function as the planner's
+// (and so refused with the same rules), once per problem and configuration.
+SpecPtr forced_spec(int device, const GemmProblem& p, const GemmConfig& config) {
+  static std::mutex mutex;
+  static std::map<std::pair<PlanKey, std::string>, SpecPtr> specs;
+  const std::pair<PlanKey, std::string> key{plan_key(device, p), config.describe()};
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = specs.find(key); it != specs.end()) return it->second;
+  }
+  auto spec = std::make_shared<const KernelSpec>(
+      plan::make_spec(p, config, device_info(device), "configuration given by the caller"));
+  std::lock_guard<std::mutex> lock(mutex);
+  return specs.emplace(key, std::move(spec)).first->second;
 }
 
 void check_operands(const GemmProblem& p, const GemmOperands& o) {
@@ -183,53 +202,26 @@ GemmReport gemm(const GemmProblem& problem_in, const GemmOperands& operands, cud
 
   int device = options.device;
   if (device < 0) cuda_check(cudaGetDevice(&device), "cudaGetDevice");
-  const GpuInfo& gpu = device_info(device);
 
-  GemmReport report;
-  std::string why_not_ours;
-  if (options.config && options.config->instruction == Instruction::vendor) {
+  std::shared_ptr<const KernelSpec> spec;
+  if (options.config) {
     // What `autogemm plan` prints for a vendor plan ("cuBLASLt") can be given back.
-    if (!options.allow_vendor_fallback)
+    if (options.config->instruction == Instruction::vendor && !options.allow_vendor_fallback)
       throw InvalidArgument("options.config", "cuBLASLt",
                             "forces the vendor path, which options.allow_vendor_fallback = "
                             "false forbids");
-    report.config = *options.config;
-    report.reason = "configuration given by the caller";
-  } else if (options.config) {
-    report.config = *options.config;
-    // A forced configuration must be one the kernel can run; the planner's preferences (e.g.
-    // cluster tiles dividing the tile count) do not apply: the kernel is correct without them.
-    report.config.smem_bytes = gemm_smem_bytes(problem, report.config);
-    if (report.config.smem_bytes > gpu.smem_per_block_optin_bytes)
-      throw InvalidArgument("options.config", report.config.describe(),
-                            fmt::format("needs {} B of shared memory; {} allows {} B per block",
-                                        report.config.smem_bytes, gpu.name,
-                                        gpu.smem_per_block_optin_bytes));
-    if (gpu.cc.major != 9 || gpu.cc.minor != 0)
-      throw InvalidArgument("options.config", report.config.describe(),
-                            fmt::format("our kernels need sm_90a; {} is sm_{}", gpu.name, gpu.cc.as_int()));
-    runtime::check_kernel_config(problem, report.config);
-    // The n-tail kernel's rules are on the whole call (the launcher splits it).
-    if (auto why = plan::n_tail_violation(problem, report.config); !why.empty())
-      throw InvalidArgument("options.config", report.config.describe(), why);
-    report.reason = "configuration given by the caller";
-    if (d_rows_end_mid_chunk(problem) && report.config.store_path == StorePath::tma) {
-      // TMA would write past N up to the next 16-byte boundary: store D with plain stores.
-      report.config.store_path = StorePath::threads;
-      report.config.smem_bytes = gemm_smem_bytes(problem, report.config);
-      report.reason += fmt::format("; D stored by threads (n = {} {} ends rows mid 16-byte chunk)",
-                                   problem.n, to_string(problem.d_type));
-    }
+    spec = forced_spec(device, problem, *options.config);
   } else {
     const int autotune = options.autotune >= 0 ? options.autotune : autotune_default();
-    report.config = planned_config(device, problem, operands, stream, autotune, &report.reason);
+    spec = planned_spec(device, problem, operands, stream, autotune);
   }
-  if (report.config.instruction != Instruction::wgmma) why_not_ours = report.reason;
-  if (why_not_ours.empty() && report.config.load_path == LoadPath::tma)
-    why_not_ours = runtime::tma_pointer_incompatibility(problem, operands);
-
+  GemmReport report;
+  report.config = spec->config;
+  report.reason = spec->reason;
+  const std::string why_not_ours =
+      spec->vendor ? spec->reason : runtime::tma_pointer_incompatibility(problem, operands);
   if (why_not_ours.empty()) {
-    runtime::launch_gemm(problem, report.config, operands, stream);
+    runtime::launch(*spec, operands, stream);
     return report;
   }
   if (!options.allow_vendor_fallback)

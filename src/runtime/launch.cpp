@@ -1,49 +1,36 @@
+// The launcher: a KernelSpec's kernels, compiled once, launched with cuLaunchKernelEx.
 #include "runtime/launch.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <optional>
 
 #include "autogemm/errors.hpp"
-#include "autogemm/plan.hpp"
+#include "codegen/kernel_source.hpp"
+#include "cuda/cuda_check.hpp"
+#include "cuda/driver.hpp"
 #include "jit/jit.hpp"
 #include "jit/log.hpp"
-#include "kernels/sm90/gemm_layout.cuh"
+#include "jit/module.hpp"
 #include "kernels/sm90/gemm_params.cuh"
-#include "plan/n_tail.hpp"
-#include "plan/tail_split.hpp"
-#include "runtime/cuda_check.hpp"
-#include "runtime/driver.hpp"
-#include "runtime/kernel_source.hpp"
-#include "runtime/module.hpp"
 #include "runtime/scale_layout.hpp"
 #include "runtime/split_k.hpp"
-#include "runtime/tail_split.hpp"
 #include "runtime/tensor_maps.hpp"
-#include "runtime/tile_trace.hpp"
+#include "trace/tile_trace.hpp"
 
 namespace autogemm::runtime {
 
 namespace {
 
 struct PreparedKernel {
-  std::shared_ptr<LoadedKernel> kernel;
-  int threads = 0;
-  int smem_bytes = 0;
-  int cluster_size = 1;
-  int max_resident_ctas = 0;   // CTAs that fit on the device at once (persistent grid)
+  std::shared_ptr<jit::LoadedKernel> kernel;
+  int64_t max_resident_clusters = 0;   // clusters of this kernel that fit on the device at once
 };
-
-std::string kernel_key(int device, const GemmProblem& p, const GemmConfig& c) {
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", device, to_string(p.a_type),
-                     to_string(p.d_type), to_string(p.layout), p.n, p.k, c.describe(),
-                     to_string(c.raster_order), to_string(p.b_type), to_string(p.scaling));
-}
 
 int current_device() {
   int device = 0;
@@ -51,205 +38,109 @@ int current_device() {
   return device;
 }
 
-// The fields of a problem that select its kernel (kernel_key's, less the device).
-struct KernelIdentity {
-  DType a_type, b_type, d_type;
-  Layout layout;
-  Scaling scaling;
-  int64_t n, k;
-  GemmConfig config;
-  friend bool operator==(const KernelIdentity&, const KernelIdentity&) = default;
-};
+// How many clusters of the kernel the device holds at once: not every GPC can host every
+// cluster shape, so the driver's occupancy query decides (hopper-facts.md 6).
+int64_t resident_clusters(const KernelLaunch& k, CUfunction function, int device) {
+  CUlaunchAttribute attr{};
+  attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attr.value.clusterDim.x = k.cluster_size;
+  attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
+  CUlaunchConfig config{};
+  config.gridDimX = k.cluster_size;
+  config.gridDimY = config.gridDimZ = 1;
+  config.blockDimX = k.threads_per_cta;
+  config.blockDimY = config.blockDimZ = 1;
+  config.sharedMemBytes = k.smem_bytes;
+  config.attrs = &attr;
+  config.numAttrs = 1;
+  int clusters = 0;
+  driver::check(driver::api().cuOccupancyMaxActiveClusters(&clusters, function, &config),
+                "cuOccupancyMaxActiveClusters");
+  if (clusters < 1)
+    throw CudaError(fmt::format("no cluster of {} CTAs with {} B of shared memory fits on device {}",
+                                k.cluster_size, k.smem_bytes, device));
+  return clusters;
+}
 
-const PreparedKernel& prepare(const GemmProblem& p, const GemmConfig& c) {
+// Split-K's workspace and transposed A scales come from the device's stream-ordered pool; by
+// default the pool gives its memory back at every synchronisation, making the next
+// cudaMallocAsync a real allocation. Keep it (what frameworks' caching allocators do).
+void keep_stream_ordered_pool(int device) {
+  cudaMemPool_t pool = nullptr;
+  cuda_check(cudaDeviceGetDefaultMemPool(&pool, device), "cudaDeviceGetDefaultMemPool");
+  uint64_t keep = UINT64_MAX;
+  cuda_check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep),
+             "cudaMemPoolSetAttribute(ReleaseThreshold)");
+}
+
+std::unique_ptr<PreparedKernel> load(const KernelLaunch& k, int device) {
+  auto entry = std::make_unique<PreparedKernel>();
+  const auto compiled =
+      jit::get_or_compile(codegen::gemm_kernel_source(k, !trace::tile_trace_path().empty()));
+  entry->kernel = jit::load_kernel(*compiled);
+  driver::check(driver::api().cuFuncSetAttribute(entry->kernel->function,
+                                                 CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                 k.smem_bytes),
+                "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+  // Without clusters a persistent grid of one CTA per SM (the spec's) always fits.
+  entry->max_resident_clusters = k.cluster_size > 1
+                                     ? resident_clusters(k, entry->kernel->function, device)
+                                     : std::numeric_limits<int64_t>::max();
+  log(4, "prepared {}: {} threads, {} B smem, cluster {}, up to {} resident clusters", k.identity,
+      k.threads_per_cta, k.smem_bytes, k.cluster_size, entry->max_resident_clusters);
+  return entry;
+}
+
+const PreparedKernel& prepared(const KernelLaunch& k) {
   static std::mutex mutex;
-  static std::map<std::string, std::unique_ptr<PreparedKernel>> prepared;
+  static std::map<std::string, std::unique_ptr<PreparedKernel>> kernels;
   const int device = current_device();
-  // Back-to-back calls of one GEMM (a decode loop) skip formatting the key and the locked map
-  // lookup: about a microsecond of the ~10 us a call costs the host (measured on the H100).
-  // Entries of `prepared` are never removed, so the remembered pointer stays valid.
+  // Back-to-back calls of one GEMM (a decode loop) skip building the key and the locked map
+  // lookup: about a microsecond of the ~10 us a call cost the host. Entries of `kernels` are
+  // never removed, so the remembered pointer stays valid.
   thread_local struct {
     int device = -1;
-    std::optional<KernelIdentity> identity;
+    std::string identity;
     const PreparedKernel* kernel = nullptr;
   } last;
-  const KernelIdentity identity{p.a_type, p.b_type, p.d_type, p.layout, p.scaling, p.n, p.k, c};
-  if (last.kernel != nullptr && last.device == device && last.identity == identity)
+  if (last.kernel != nullptr && last.device == device && last.identity == k.identity)
     return *last.kernel;
-  const std::string key = kernel_key(device, p, c);
-  auto remember = [&](const PreparedKernel& kernel) -> const PreparedKernel& {
-    last.device = device;
-    last.identity = identity;
-    last.kernel = &kernel;
-    return kernel;
-  };
+  const std::string key = fmt::format("{}|{}", device, k.identity);
+  const PreparedKernel* found = nullptr;
   {
     std::lock_guard<std::mutex> lock(mutex);
-    if (auto it = prepared.find(key); it != prepared.end()) return remember(*it->second);
+    if (auto it = kernels.find(key); it != kernels.end()) found = it->second.get();
   }
-  auto entry = std::make_unique<PreparedKernel>();
-  const auto compiled = jit::get_or_compile(gemm_kernel_source(p, c));
-  entry->kernel = load_kernel(*compiled);
-  entry->threads = gemm_threads_per_cta(c);
-  entry->cluster_size = c.cluster_m * c.cluster_n * c.cluster_k;
-  entry->smem_bytes = gemm_smem_bytes(p, c);
-  const auto& api = driver::api();
-  driver::check(api.cuFuncSetAttribute(entry->kernel->function,
-                                       CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                       entry->smem_bytes),
-                "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
-  int sm_count = 0;
-  cuda_check(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device),
-             "cudaDeviceGetAttribute(MultiProcessorCount)");
-  entry->max_resident_ctas = sm_count;   // one CTA per SM: these configurations use ~all smem
-  if (c.split_k > 1 || c.tail_split > 1 || p.scaling == Scaling::block_1x128_128x128) {
-    // Split-K and tail-split workspaces and transposed A scales (scale_layout.hpp) come from
-    // the device's stream-ordered pool; by default the pool gives its memory back at every
-    // synchronisation, making the next cudaMallocAsync a real allocation. Keep it (what
-    // frameworks' caching allocators do).
-    cudaMemPool_t pool = nullptr;
-    cuda_check(cudaDeviceGetDefaultMemPool(&pool, device), "cudaDeviceGetDefaultMemPool");
-    uint64_t keep = UINT64_MAX;
-    cuda_check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep),
-               "cudaMemPoolSetAttribute(ReleaseThreshold)");
+  if (found == nullptr) {
+    auto entry = load(k, device);
+    std::lock_guard<std::mutex> lock(mutex);
+    found = kernels.emplace(key, std::move(entry)).first->second.get();
   }
-  if (entry->cluster_size > 1) {
-    // Not every GPC can host every cluster shape: size the grid from the occupancy query
-    // (hopper-facts.md 6).
-    CUlaunchAttribute attr{};
-    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attr.value.clusterDim.x = entry->cluster_size;
-    attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
-    CUlaunchConfig config{};
-    config.gridDimX = entry->cluster_size;
-    config.gridDimY = config.gridDimZ = 1;
-    config.blockDimX = entry->threads;
-    config.blockDimY = config.blockDimZ = 1;
-    config.sharedMemBytes = entry->smem_bytes;
-    config.attrs = &attr;
-    config.numAttrs = 1;
-    int clusters = 0;
-    driver::check(api.cuOccupancyMaxActiveClusters(&clusters, entry->kernel->function, &config),
-                  "cuOccupancyMaxActiveClusters");
-    if (clusters < 1)
-      throw CudaError(fmt::format("no cluster of {} CTAs with {} B of shared memory fits on device {}",
-                                  entry->cluster_size, entry->smem_bytes, device));
-    entry->max_resident_ctas = clusters * entry->cluster_size;
-  }
-  log(4, "prepared {}: {} threads, {} B smem, cluster {}, up to {} resident CTAs", key,
-      entry->threads, entry->smem_bytes, entry->cluster_size, entry->max_resident_ctas);
-  std::lock_guard<std::mutex> lock(mutex);
-  auto [it, inserted] = prepared.emplace(key, std::move(entry));
-  return remember(*it->second);
+  last = {device, k.identity, found};
+  return *found;
 }
 
-}  // namespace
-
-double prepare_gemm_kernel(const GemmProblem& problem, const GemmConfig& config) {
-  const auto start = std::chrono::steady_clock::now();
-  for (const auto& [kernel_problem, kernel_config] : gemm_kernels(problem, config))
-    prepare(kernel_problem, kernel_config);
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-}
-
-namespace {
-
-// A's block scales as the kernels read them: the caller's, or re-laid k-block-major for large
-// problems (scale_layout.hpp), once per call even when two kernels read them.
+// A's block scales as the kernels read them: the caller's, or re-laid k-block-major when the
+// spec says so, once per call even when two kernels read them.
 struct AScales {
   const float* pointer = nullptr;
   AScaleStrides strides;
   float* transposed = nullptr;   // owned by the call; freed on the stream after the launches
 };
 
-AScales a_scales_for(const GemmProblem& p, const GemmConfig& c, const GemmOperands& o,
-                     cudaStream_t stream) {
-  AScales s{o.scale_a, natural_a_scale_strides(p), nullptr};
-  if (transposes_a_scales(p, c))
-    s.pointer = s.transposed = transpose_a_scales(p, o.scale_a, stream, s.strides);
+AScales a_scales_for(const KernelSpec& spec, const GemmOperands& o, cudaStream_t stream) {
+  AScales s{o.scale_a, natural_a_scale_strides(spec.problem), nullptr};
+  if (spec.a_scales_k_block_major)
+    s.pointer = s.transposed = transpose_a_scales(spec.problem, o.scale_a, stream, s.strides);
   return s;
 }
 
-// One GEMM kernel (and its tail-split finish). `programmatic`: launched as a
-// programmatic dependent of the kernel before it on the stream (the n-tail kernel).
-LaunchShape launch_one(const GemmProblem& p, const GemmConfig& c, const GemmOperands& o,
-                       const AScales& a_scales, bool programmatic, cudaStream_t stream) {
-  const PreparedKernel& k = prepare(p, c);
-  const GemmTensorMaps maps = make_gemm_tensor_maps(p, c, o);
-  sm90::GemmParams params{static_cast<int>(p.m), o.alpha, o.beta, o.a, o.b, o.c, o.d,
-                          p.lda_or_packed(), p.ldb_or_packed(), p.ldc_or_packed(),
-                          p.ldd_or_packed(), a_scales.pointer, o.scale_b, a_scales.strides.row,
-                          a_scales.strides.k_block, nullptr, nullptr, 0, 1, nullptr, 0, nullptr,
-                          nullptr, nullptr};
-  // Split-K: the splits meet in a workspace and the last one of each tile stores it
-  // (kernels/sm90/split_k_reduce.cuh).
-  if (c.split_k > 1) {
-    const SplitKWorkspace w = split_k_workspace(p, c, stream);
-    params.split_k_partials = w.partials;
-    params.split_k_counters = w.counters;
-    params.split_k_flags = w.flags;
-  }
-
-  const int64_t cluster_tiles = plan::cluster_work_items(p, c);
-  // Clusters that run at once: the persistent grid, and the tail split's wave.
-  int64_t slots = c.persistent ? k.max_resident_ctas : cluster_tiles * k.cluster_size;
-  if (c.max_ctas > 0) slots = std::min<int64_t>(slots, c.max_ctas);
-  slots = std::max<int64_t>(1, slots / k.cluster_size);
-  const plan::TailSplit tail = plan::plan_tail_split(p, c, slots);
-  const int64_t grid = std::min(tail.work_items(), slots) * k.cluster_size;
-  TailWorkspace tail_workspace;
-  if (tail.splits > 1) {
-    tail_workspace = allocate_tail_workspace(c, tail.tail_tiles * k.cluster_size, tail.splits,
-                                             stream);
-    params.tail_workspace = tail_workspace.partials;
-    params.tail_coords = tail_workspace.coords;
-    params.tail_tiles = static_cast<int>(tail.tail_tiles);
-    params.tail_splits = tail.splits;
-  }
-  TileTraceBuffer trace;
-  if (!tile_trace_path().empty()) {
-    trace = allocate_tile_trace(grid, grid / k.cluster_size, tail.work_items(), stream);
-    params.tile_trace = trace.records;
-    params.tile_trace_capacity = trace.capacity;
-  }
-
-  CUlaunchAttribute attrs[2]{};
-  unsigned num_attrs = 0;
-  if (k.cluster_size > 1) {
-    attrs[num_attrs].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attrs[num_attrs].value.clusterDim.x = k.cluster_size;
-    attrs[num_attrs].value.clusterDim.y = attrs[num_attrs].value.clusterDim.z = 1;
-    ++num_attrs;
-  }
-  if (programmatic) {
-    // May start once every CTA of the kernel before it has executed griddepcontrol
-    // .launch_dependents (CUDA driver API "CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION").
-    attrs[num_attrs].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-    attrs[num_attrs].value.programmaticStreamSerializationAllowed = 1;
-    ++num_attrs;
-  }
-  CUlaunchConfig config{};
-  config.gridDimX = static_cast<unsigned>(grid);
-  config.gridDimY = config.gridDimZ = 1;
-  config.blockDimX = k.threads;
-  config.blockDimY = config.blockDimZ = 1;
-  config.sharedMemBytes = k.smem_bytes;
-  config.hStream = reinterpret_cast<CUstream>(stream);
-  config.attrs = num_attrs > 0 ? attrs : nullptr;
-  config.numAttrs = num_attrs;
-  void* args[] = {const_cast<CUtensorMap*>(&maps.a), const_cast<CUtensorMap*>(&maps.b),
-                  const_cast<CUtensorMap*>(&maps.c), const_cast<CUtensorMap*>(&maps.d), &params};
-  driver::check(driver::api().cuLaunchKernelEx(&config, k.kernel->function, args, nullptr),
-                "cuLaunchKernelEx(gemm)");
-  if (trace.records != nullptr) write_tile_trace(trace, p, c, stream);
-  if (tail.splits > 1) finish_tail_split(p, o, c, tail_workspace, stream);
-  return {static_cast<int>(grid), k.threads, k.smem_bytes, k.cluster_size};
-}
-
-// The n-tail kernel's operands: the same A (and A scales), B, C and D from column
-// `first_column` on (B's rows when B is K-major, else its columns; the B scale rows of
-// 128-column blocks from first_column / 128, which n_tail_violation makes whole).
-GemmOperands tail_operands(const GemmProblem& p, const GemmOperands& o, int64_t first_column) {
+// The operands of a kernel that computes the columns from `first_column` on: the same A (and
+// A scales), and B, C and D from that column (B's rows when B is K-major, else its columns;
+// the B scale rows of 128-column blocks from first_column / 128, which the n-tail rule makes
+// whole).
+GemmOperands column_operands(const GemmProblem& p, const GemmOperands& o, int64_t first_column) {
+  if (first_column == 0) return o;
   GemmOperands t = o;
   const auto offset = [](const void* base, int64_t elements, DType type) {
     return static_cast<const void*>(static_cast<const char*>(base) + elements * dtype_bytes(type));
@@ -263,26 +154,97 @@ GemmOperands tail_operands(const GemmProblem& p, const GemmOperands& o, int64_t 
   return t;
 }
 
+// One kernel of the spec. A kernel that waits for a primary is launched as a programmatic
+// dependent of the kernel before it on the stream.
+void launch_one(const KernelSpec& spec, const KernelLaunch& k, const GemmOperands& call_operands,
+                const AScales& a_scales, cudaStream_t stream) {
+  const PreparedKernel& prep = prepared(k);
+  const GemmOperands o = column_operands(k.problem, call_operands, k.first_column);
+  const GemmProblem& p = k.problem;
+  const GemmTensorMaps maps = make_gemm_tensor_maps(p, k.fields, o);
+  sm90::GemmParams params{};
+  params.m = static_cast<int>(p.m);
+  params.alpha = o.alpha;
+  params.beta = o.beta;
+  params.a = o.a;
+  params.b = o.b;
+  params.c = o.c;
+  params.d = o.d;
+  params.lda = p.lda_or_packed();
+  params.ldb = p.ldb_or_packed();
+  params.ldc = p.ldc_or_packed();
+  params.ldd = p.ldd_or_packed();
+  params.scale_a = a_scales.pointer;
+  params.scale_b = o.scale_b;
+  params.scale_a_row_stride = a_scales.strides.row;
+  params.scale_a_k_stride = a_scales.strides.k_block;
+  // Split-K: the splits meet in a workspace and the last one of each tile stores it
+  // (kernels/sm90/split_k_reduce.cuh).
+  if (k.fields.config.split_k > 1) {
+    const SplitKWorkspace w = split_k_workspace(spec.split_k, stream);
+    params.split_k_partials = w.partials;
+    params.split_k_counters = w.counters;
+    params.split_k_flags = w.flags;
+  }
+  int64_t grid = k.grid_ctas;
+  if (k.fields.config.persistent && k.cluster_size > 1)
+    grid = std::min(grid, prep.max_resident_clusters * k.cluster_size);
+  trace::TileTraceBuffer trace;
+  if (!trace::tile_trace_path().empty()) {
+    trace = trace::allocate_tile_trace(grid, grid / k.cluster_size, k.work_items, stream);
+    params.tile_trace = trace.records;
+    params.tile_trace_capacity = trace.capacity;
+  }
+
+  CUlaunchAttribute attrs[2]{};
+  unsigned num_attrs = 0;
+  if (k.cluster_size > 1) {
+    attrs[num_attrs].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attrs[num_attrs].value.clusterDim.x = k.cluster_size;
+    attrs[num_attrs].value.clusterDim.y = attrs[num_attrs].value.clusterDim.z = 1;
+    ++num_attrs;
+  }
+  if (k.fields.waits_for_primary) {
+    // May start once every CTA of the kernel before it has executed griddepcontrol
+    // .launch_dependents (CUDA driver API "CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION").
+    attrs[num_attrs].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attrs[num_attrs].value.programmaticStreamSerializationAllowed = 1;
+    ++num_attrs;
+  }
+  CUlaunchConfig config{};
+  config.gridDimX = static_cast<unsigned>(grid);
+  config.gridDimY = config.gridDimZ = 1;
+  config.blockDimX = k.threads_per_cta;
+  config.blockDimY = config.blockDimZ = 1;
+  config.sharedMemBytes = k.smem_bytes;
+  config.hStream = reinterpret_cast<CUstream>(stream);
+  config.attrs = num_attrs > 0 ? attrs : nullptr;
+  config.numAttrs = num_attrs;
+  void* args[] = {const_cast<CUtensorMap*>(&maps.a), const_cast<CUtensorMap*>(&maps.b),
+                  const_cast<CUtensorMap*>(&maps.c), const_cast<CUtensorMap*>(&maps.d), &params};
+  driver::check(driver::api().cuLaunchKernelEx(&config, prep.kernel->function, args, nullptr),
+                "cuLaunchKernelEx(gemm)");
+  if (trace.records != nullptr) trace::write_tile_trace(trace, p, k.text, stream);
+}
+
 }  // namespace
 
-LaunchShape launch_gemm(const GemmProblem& p, const GemmConfig& c, const GemmOperands& o,
-                        cudaStream_t stream) {
-  const AScales a_scales = a_scales_for(p, c, o, stream);
-  LaunchShape shape;
-  if (c.n_tail_kernel) {
-    // The main kernel on the whole tiles, then the narrow tail tiles on the SMs it frees
-    // (plan/n_tail.hpp). Nothing may be enqueued between the two, or the tail kernel would
-    // depend on that instead.
-    const plan::NTailSplit split = plan::split_n_tail(p, c);
-    shape = launch_one(split.main_problem, split.main_config, o, a_scales, false, stream);
-    launch_one(split.tail_problem, split.tail_config, tail_operands(p, o, split.main_columns),
-               a_scales, true, stream);
-  } else {
-    shape = launch_one(p, c, o, a_scales, false, stream);
-  }
+double prepare(const KernelSpec& spec) {
+  const auto start = std::chrono::steady_clock::now();
+  if (spec.split_k.counters > 0 || spec.a_scales_k_block_major)
+    keep_stream_ordered_pool(current_device());
+  for (const KernelLaunch& k : spec.kernels) prepared(k);
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+void launch(const KernelSpec& spec, const GemmOperands& operands, cudaStream_t stream) {
+  const AScales a_scales = a_scales_for(spec, operands, stream);
+  // With the n-tail kernel the main kernel runs on the whole tiles, then the narrow tail tiles
+  // on the SMs it frees (plan/n_tail.hpp). Nothing may be enqueued between the two, or the tail
+  // kernel would depend on that instead.
+  for (const KernelLaunch& k : spec.kernels) launch_one(spec, k, operands, a_scales, stream);
   if (a_scales.transposed != nullptr)
     cuda_check(cudaFreeAsync(a_scales.transposed, stream), "cudaFreeAsync(transposed A scales)");
-  return shape;
 }
 
 }  // namespace autogemm::runtime

@@ -4,7 +4,7 @@
 
 #include "kernels/sm90/fp8_scales.cuh"
 #include "kernels/sm90/scale_transpose_params.cuh"
-#include "runtime/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 #include "runtime/simple_launch.hpp"
 
 namespace autogemm::runtime {
@@ -16,11 +16,6 @@ int64_t a_scale_k_blocks(const GemmProblem& p) {
 }
 
 }  // namespace
-
-bool transposes_a_scales(const GemmProblem& p, const GemmConfig& c) {
-  return p.scaling == Scaling::block_1x128_128x128 && p.m >= kTransposedAScalesMinM &&
-         int64_t(c.block_m) * a_scale_k_blocks(p) * int64_t(sizeof(float)) >= kL1ScaleRowsBytes;
-}
 
 AScaleStrides natural_a_scale_strides(const GemmProblem& p) {
   return {a_scale_k_blocks(p), 1};

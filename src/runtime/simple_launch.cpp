@@ -9,9 +9,9 @@
 #include <tuple>
 
 #include "jit/jit.hpp"
-#include "runtime/cuda_check.hpp"
-#include "runtime/driver.hpp"
-#include "runtime/module.hpp"
+#include "cuda/cuda_check.hpp"
+#include "cuda/driver.hpp"
+#include "jit/module.hpp"
 
 namespace autogemm::runtime {
 
@@ -34,11 +34,11 @@ void launch_simple_kernel(const std::string& header, const std::string& kernel_n
   // tail-split GEMM, the A-scale transposition before large FP8 ones) skip the source hashing
   // and the device queries.
   static std::mutex mutex;
-  static std::map<std::tuple<int, std::string, std::string>, std::shared_ptr<LoadedKernel>> loaded;
+  static std::map<std::tuple<int, std::string, std::string>, std::shared_ptr<jit::LoadedKernel>> loaded;
   int device = 0;
   cuda_check(cudaGetDevice(&device), "cudaGetDevice");
   const auto key = std::make_tuple(device, header, kernel_name);
-  std::shared_ptr<LoadedKernel> kernel;
+  std::shared_ptr<jit::LoadedKernel> kernel;
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = loaded.find(key); it != loaded.end()) kernel = it->second;
@@ -49,7 +49,7 @@ void launch_simple_kernel(const std::string& header, const std::string& kernel_n
     src.source = fmt::format("#include \"{}\"\n", header);
     src.kernel_name = kernel_name;
     src.arch = current_device_arch();
-    kernel = load_kernel(*jit::get_or_compile(src));
+    kernel = jit::load_kernel(*jit::get_or_compile(src));
     std::lock_guard<std::mutex> lock(mutex);
     loaded.emplace(key, kernel);
   }

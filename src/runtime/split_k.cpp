@@ -8,20 +8,9 @@
 #include <utility>
 
 #include "autogemm/errors.hpp"
-#include "plan/tail_split.hpp"
-#include "runtime/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 
 namespace autogemm::runtime {
-
-SplitKWorkspaceSize split_k_workspace_size(const GemmProblem& p, const GemmConfig& c) {
-  // One ready flag per (CTA work item, consumer): the scheduler's items over the cluster-padded
-  // tile grid, each a (tile, split) pair; one counter per tile and consumer.
-  SplitKWorkspaceSize size;
-  size.flags = plan::cluster_work_items(p, c) * c.cluster_m * c.cluster_n * c.num_consumers;
-  size.counters = size.flags / c.split_k;
-  size.partial_floats = size.flags * int64_t(c.block_m / c.num_consumers) * c.block_n;
-  return size;
-}
 
 namespace {
 
@@ -59,19 +48,17 @@ void grow(Buffer& buffer, size_t bytes, bool zero, cudaStream_t stream, const ch
 
 }  // namespace
 
-SplitKWorkspace split_k_workspace(const GemmProblem& p, const GemmConfig& c, cudaStream_t stream) {
+SplitKWorkspace split_k_workspace(const SplitKWorkspaceLayout& size, cudaStream_t stream) {
   static std::mutex mutex;
   static std::map<std::pair<int, unsigned long long>, StreamWorkspace> by_stream;
-  const SplitKWorkspaceSize size = split_k_workspace_size(p, c);
   int device = 0;
   cuda_check(cudaGetDevice(&device), "cudaGetDevice");
   unsigned long long stream_id = 0;
   cuda_check(cudaStreamGetId(stream, &stream_id), "cudaStreamGetId");
   std::lock_guard<std::mutex> lock(mutex);
   StreamWorkspace& w = by_stream[{device, stream_id}];
-  grow(w.sync, size_t(size.counters + size.flags) * sizeof(unsigned), true, stream,
-       "arrival counters and flags");
-  grow(w.partials, size_t(size.partial_floats) * sizeof(float), false, stream, "partial sums");
+  grow(w.sync, size_t(size.sync_bytes()), true, stream, "arrival counters and flags");
+  grow(w.partials, size_t(size.partial_bytes()), false, stream, "partial sums");
   auto* sync = static_cast<unsigned*>(w.sync.pointer);
   return {sync, sync + size.counters, static_cast<float*>(w.partials.pointer)};
 }

@@ -11,19 +11,9 @@
 
 #include <cstdint>
 
-#include "autogemm/config.hpp"
-#include "autogemm/problem.hpp"
+#include "autogemm/kernel_spec.hpp"
 
 namespace autogemm::runtime {
-
-struct SplitKWorkspaceSize {
-  int64_t counters = 0;         // one per (CTA tile of the cluster-padded grid, consumer)
-  int64_t flags = 0;            // split_k per counter
-  int64_t partial_floats = 0;   // split_k slots of (block_m / num_consumers) x block_n per counter
-};
-
-// What `config` (split_k > 1) needs for `problem`; the kernel indexes both with the same numbers.
-SplitKWorkspaceSize split_k_workspace_size(const GemmProblem& problem, const GemmConfig& config);
 
 struct SplitKWorkspace {
   unsigned* counters = nullptr;
@@ -34,7 +24,6 @@ struct SplitKWorkspace {
 // The stream's workspace, grown (on the stream, the counters zeroed) when this call needs more.
 // Growing is refused while the stream is being captured into a graph (the buffers must outlive
 // the graph): make one split-K call of that size on the stream before capturing.
-SplitKWorkspace split_k_workspace(const GemmProblem& problem, const GemmConfig& config,
-                                  cudaStream_t stream);
+SplitKWorkspace split_k_workspace(const SplitKWorkspaceLayout& layout, cudaStream_t stream);
 
 }  // namespace autogemm::runtime

@@ -9,7 +9,7 @@
 #include "autogemm/errors.hpp"
 #include "kernels/sm90/gemm_layout.cuh"
 #include "plan/tma_rules.hpp"
-#include "runtime/driver.hpp"
+#include "cuda/driver.hpp"
 
 namespace autogemm::runtime {
 
@@ -152,11 +152,12 @@ std::string tma_pointer_incompatibility(const GemmProblem& p, const GemmOperands
   return {};
 }
 
-GemmTensorMaps make_gemm_tensor_maps(const GemmProblem& p, const GemmConfig& c,
+GemmTensorMaps make_gemm_tensor_maps(const GemmProblem& p, const KernelFields& f,
                                      const GemmOperands& o) {
+  const GemmConfig& c = f.config;
   GemmTensorMaps maps;
   constexpr int kAtomElems16 = sm90::kSwizzleSpanBytes / 2;   // 64 bf16/fp16 per swizzled row
-  if (c.load_path == LoadPath::tma) {
+  if (f.load_path == LoadPath::tma) {
     const int atom = sm90::kSwizzleSpanBytes / dtype_bytes(p.a_type);
     // K-major: box {one 128-B row of K, all tile rows}; MN-major: 64-wide slabs of BLOCK_K rows.
     if (a_is_k_major(p.layout))
@@ -172,7 +173,7 @@ GemmTensorMaps make_gemm_tensor_maps(const GemmProblem& p, const GemmConfig& c,
       maps.b = encode_2d("B", o.b, p.b_type, p.n, p.k, p.ldb_or_packed(), kAtomElems16, c.block_k,
                          plan::Swizzle::b128);
   }
-  if (c.store_path == StorePath::tma) {
+  if (f.store_path == StorePath::tma) {
     const int out_bytes = dtype_bytes(p.d_type);
     const int box_cols = sm90::d_box_cols(c.block_n, out_bytes);
     const auto swizzle = swizzle_for_span(sm90::d_swizzle_span_bytes(c.block_n, out_bytes));

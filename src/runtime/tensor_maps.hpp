@@ -6,8 +6,8 @@
 
 #include <string>
 
-#include "autogemm/config.hpp"
 #include "autogemm/gemm.hpp"
+#include "autogemm/kernel_spec.hpp"
 #include "autogemm/problem.hpp"
 
 namespace autogemm::runtime {
@@ -20,10 +20,10 @@ struct GemmTensorMaps {
 std::string tma_pointer_incompatibility(const GemmProblem& problem, const GemmOperands& operands);
 
 // Maps matching the smem layouts of src/kernels/sm90 (loads.cuh, epilogue.cuh). Operands that
-// the configuration reads with plain loads get a zeroed map the kernel never touches; without
+// the kernel reads with plain loads get a zeroed map the kernel never touches; without
 // C (beta == 0) the C map repeats D's. Each calling thread keeps the maps it encoded (keyed by
 // every argument that decides their bytes), so a repeated call copies them instead.
-GemmTensorMaps make_gemm_tensor_maps(const GemmProblem& problem, const GemmConfig& config,
+GemmTensorMaps make_gemm_tensor_maps(const GemmProblem& problem, const KernelFields& fields,
                                      const GemmOperands& operands);
 
 }  // namespace autogemm::runtime

@@ -1,4 +1,4 @@
-#include "runtime/tile_trace.hpp"
+#include "trace/tile_trace.hpp"
 
 #include <fmt/format.h>
 
@@ -10,9 +10,9 @@
 
 #include "autogemm/errors.hpp"
 #include "kernels/sm90/gemm_params.cuh"
-#include "runtime/cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 
-namespace autogemm::runtime {
+namespace autogemm::trace {
 
 namespace {
 constexpr int kWords = sm90::kTileTraceWords;
@@ -40,8 +40,8 @@ TileTraceBuffer allocate_tile_trace(int64_t ctas, int64_t clusters, int64_t work
   return b;
 }
 
-void write_tile_trace(const TileTraceBuffer& b, const GemmProblem& p, const GemmConfig& c,
-                      cudaStream_t stream) {
+void write_tile_trace(const TileTraceBuffer& b, const GemmProblem& p,
+                      const std::string& kernel_text, cudaStream_t stream) {
   static std::atomic<int> calls{0};
   const int call = calls++;
   std::vector<unsigned long long> host(size_t(b.ctas) * b.capacity * kWords);
@@ -61,7 +61,7 @@ void write_tile_trace(const TileTraceBuffer& b, const GemmProblem& p, const Gemm
   if (std::ftell(f) == 0)
     fmt::print(f, "call,m,n,k,config,cta,sm,item,m_tile,n_tile,k_first,k_last,partial,"
                   "start_ns,end_ns,first_data_cycles,main_loop_cycles,cycles\n");
-  const std::string shape = fmt::format("{},{},{},\"{}\"", p.m, p.n, p.k, c.describe());
+  const std::string shape = fmt::format("{},{},{},\"{}\"", p.m, p.n, p.k, kernel_text);
   for (int64_t cta = 0; cta < b.ctas; ++cta) {
     for (int item = 0; item < b.capacity; ++item) {
       const unsigned long long* r = &host[(size_t(cta) * b.capacity + item) * kWords];
@@ -75,4 +75,4 @@ void write_tile_trace(const TileTraceBuffer& b, const GemmProblem& p, const Gemm
   std::fclose(f);
 }
 
-}  // namespace autogemm::runtime
+}  // namespace autogemm::trace

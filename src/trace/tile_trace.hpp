@@ -8,10 +8,9 @@
 #include <cstdint>
 #include <string>
 
-#include "autogemm/config.hpp"
 #include "autogemm/problem.hpp"
 
-namespace autogemm::runtime {
+namespace autogemm::trace {
 
 // The file named by AUTOGEMM_TRACE_TILES, read once; empty: tracing is off.
 const std::string& tile_trace_path();
@@ -27,7 +26,8 @@ TileTraceBuffer allocate_tile_trace(int64_t ctas, int64_t clusters, int64_t work
                                     cudaStream_t stream);
 
 // Waits for the kernel, appends its records to tile_trace_path() and frees the buffer.
+// `kernel_text`: the kernel's configuration text (KernelLaunch::text).
 void write_tile_trace(const TileTraceBuffer& buffer, const GemmProblem& problem,
-                      const GemmConfig& config, cudaStream_t stream);
+                      const std::string& kernel_text, cudaStream_t stream);
 
-}  // namespace autogemm::runtime
+}  // namespace autogemm::trace

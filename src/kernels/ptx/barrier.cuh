@@ -42,20 +42,6 @@ __device__ __forceinline__ void mbarrier_arrive_cluster(u64* bar, u32 cta_rank) 
       : "memory");
 }
 
-// Arrives on the barrier at the same offset in CTA `cta_rank` with release semantics at cluster
-// scope: this thread's earlier stores to that CTA's shared memory (st_shared_cluster) are
-// visible to whoever then waits on the barrier with acquire at cluster scope
-// (mbarrier_wait_cluster). Once per tile in cluster split-K, not per k-block, so the stronger
-// ordering that slowed the empty-barrier arrivals (above) costs nothing measurable here.
-__device__ __forceinline__ void mbarrier_arrive_cluster_release(u64* bar, u32 cta_rank) {
-  asm volatile(
-      "{\n\t.reg .b32 remote;\n\t"
-      "mapa.shared::cluster.u32 remote, %0, %1;\n\t"
-      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n\t}" ::"r"(smem_addr(bar)),
-      "r"(cta_rank)
-      : "memory");
-}
-
 // Blocks until the phase with parity `parity` has completed. try_wait may return false after a
 // system time limit, hence the loop; 0x989680 is the suspend-time hint CUTLASS uses.
 __device__ __forceinline__ void mbarrier_wait(u64* bar, u32 parity) {
@@ -63,19 +49,6 @@ __device__ __forceinline__ void mbarrier_wait(u64* bar, u32 parity) {
       "{\n\t.reg .pred done;\n\t"
       "WAIT_%=:\n\t"
       "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1, 0x989680;\n\t"
-      "@!done bra WAIT_%=;\n\t}" ::"r"(smem_addr(bar)),
-      "r"(parity)
-      : "memory");
-}
-
-// mbarrier_wait with acquire semantics at cluster scope (PTX ISA "mbarrier.try_wait", .sem
-// .acquire, .scope .cluster): the stores other CTAs released with their arrivals are visible
-// after it returns.
-__device__ __forceinline__ void mbarrier_wait_cluster(u64* bar, u32 parity) {
-  asm volatile(
-      "{\n\t.reg .pred done;\n\t"
-      "WAIT_%=:\n\t"
-      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1, 0x989680;\n\t"
       "@!done bra WAIT_%=;\n\t}" ::"r"(smem_addr(bar)),
       "r"(parity)
       : "memory");
@@ -115,18 +88,6 @@ __device__ __forceinline__ u32 cluster_cta_rank() {
   u32 rank;
   asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
   return rank;
-}
-
-// A 16-byte store into CTA `cta_rank`'s shared memory at the offset of `local` in this CTA's
-// (mapa, then st.shared::cluster: distributed shared memory, PTX ISA "mapa").
-__device__ __forceinline__ void st_shared_cluster_v4(const void* local, u32 cta_rank, float x,
-                                                     float y, float z, float w) {
-  asm volatile(
-      "{\n\t.reg .b32 remote;\n\t"
-      "mapa.shared::cluster.u32 remote, %0, %1;\n\t"
-      "st.shared::cluster.v4.f32 [remote], {%2, %3, %4, %5};\n\t}" ::"r"(smem_addr(local)),
-      "r"(cta_rank), "f"(x), "f"(y), "f"(z), "f"(w)
-      : "memory");
 }
 
 // Every thread of every CTA in the cluster arrives and waits (release/acquire).

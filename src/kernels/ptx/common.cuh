@@ -27,15 +27,6 @@ __device__ __forceinline__ float ld_shared_f32(const float* p) {
   return v;
 }
 
-// A 16-byte shared-memory load (this CTA's window).
-__device__ __forceinline__ float4 ld_shared_v4(const float* p) {
-  float4 v;
-  asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
-               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-               : "r"(smem_addr(p)));
-  return v;
-}
-
 __device__ __forceinline__ int warp_index_uniform() {
   // threadIdx.x / 32 broadcast from lane 0 so the compiler knows it is warp-uniform.
   return __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 32, 0);

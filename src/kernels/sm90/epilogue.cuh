@@ -110,27 +110,6 @@ struct Epilogue {
     }
   }
 
-  // Tail split: this consumer's rows of one K range of a tail tile, raw fp32 sums (alpha, beta
-  // and C are applied by the reduce kernel, tail_split_reduce.cuh), from registers into the
-  // range's BLOCK_M x BLOCK_N slot of the workspace. A warp's 8-byte stores cover 8 rows x 32 B:
-  // whole sectors. Range 0 also records which tile this is.
-  __device__ static void store_partial(float (&acc)[G::kSlabs][G::kAccum], const GemmParams& params,
-                                       int consumer, int m_tile, int n_tile, int tail_index,
-                                       int split) {
-    constexpr int kTileFloats = Cfg::block_m * Cfg::block_n;
-    float* tile = params.tail_workspace +
-                  (static_cast<long long>(tail_index) * params.tail_splits + split) * kTileFloats;
-    const int row_base = consumer * G::kRowsPerConsumer;
-    for_each_pair([&](int slab, int r, int row, int col) {
-      *reinterpret_cast<float2*>(tile + (row_base + row) * Cfg::block_n + col) =
-          make_float2(acc[slab][r], acc[slab][r + 1]);
-    });
-    if (split == 0 && consumer == 0 && threadIdx.x % 128 == 0) {
-      params.tail_coords[2 * tail_index] = m_tile;
-      params.tail_coords[2 * tail_index + 1] = n_tile;
-    }
-  }
-
   // Straight from registers to global memory with bounds checks (teaching steps; no TMA).
   __device__ static void store_threads(float (&acc)[G::kSlabs][G::kAccum], const GemmParams& params,
                                        int consumer, int m_tile, int n_tile) {

@@ -6,8 +6,8 @@
 // cluster_m, cluster_n, multicast (0 none, 1 a, 2 b), persistent, raster_group, raster_along_n,
 // tma_load, tma_store, a_k_major, b_k_major, in_fp16, out_kind (0 bf16, 1 fp16, 2 fp32),
 // out_bytes, n, k (problem N and K baked in; M is a run-time value), producer_regs,
-// consumer_regs, split_k, tail_split (plan/tail_split.hpp), and `mma(acc, desc_a, desc_b)`:
-// one wgmma.m64n{block_n}k16 instruction.
+// consumer_regs, split_k (split_k_reduce.cuh), and `mma(acc, desc_a, desc_b)`: one
+// wgmma.m64n{block_n}k16 instruction.
 // FP8: in_bytes (2 or 1), scaling (fp8_scales.cuh kScaling*), ordered_issue (gemm_kernel.cuh,
 // consumers take turns issuing) and promotion_buffers (1 or 2,
 // fp8_promotion.cuh); with scaling != 0, `mma` is m64n{block_n}k32 with a fourth argument,
@@ -37,10 +37,9 @@ struct Geometry {
   static constexpr int kAccum = Cfg::block_n / 2;                // fp32 registers per slab
   static constexpr int kKSteps = Cfg::block_k * kInBytes / 32;   // 32 B of K per wgmma (k16, k32 fp8)
   static constexpr int kNumKBlocks = (Cfg::k + Cfg::block_k - 1) / Cfg::block_k;
-  // A cluster is cluster_m x cluster_n CTAs sharing stages by multicast, or cluster_k CTAs
-  // splitting one tile's K (cluster_reduce.cuh); never both.
+  // A cluster is cluster_m x cluster_n CTAs sharing stages by multicast.
   static constexpr int kMulticastCtas = Cfg::cluster_m * Cfg::cluster_n;
-  static constexpr int kClusterSize = kMulticastCtas * Cfg::cluster_k;
+  static constexpr int kClusterSize = kMulticastCtas;
   static constexpr int kAtomBytes = kSwizzleSpanBytes;           // one 128B-swizzled row
   static constexpr int kAtomElems = kAtomBytes / kInBytes;       // 64 bf16, 128 fp8
   // Block-scaled FP8: the producer warpgroup's second warp copies each k-block's scales into
@@ -49,7 +48,7 @@ struct Geometry {
   static constexpr bool kStagedScales = Cfg::scaling == kScalingBlock;
   static constexpr SmemLayout kSmem =
       make_smem_layout(Cfg::block_m, Cfg::block_n, Cfg::block_k, Cfg::num_stages, kInBytes,
-                       Cfg::out_bytes, Cfg::tma_store, kStagedScales, Cfg::cluster_k);
+                       Cfg::out_bytes, Cfg::tma_store, kStagedScales);
   // The full barrier completes when the TMA bytes have landed and its arrivals are in: the
   // TMA thread's arrive.expect_tx, plus, with staged scales, one cp.async.mbarrier.arrive per
   // lane of the scale warp.
@@ -75,22 +74,12 @@ struct Geometry {
   static_assert(kRowsPerConsumer % 64 == 0, "each consumer warpgroup owns whole m64 slabs");
   static_assert(Cfg::block_n % 8 == 0 && Cfg::block_n <= 256, "wgmma N is 8..256, step 8");
   static_assert(kMulticastCtas <= 2, "multicast clusters of 1 or 2 CTAs");
-  // Up to 8: the portable cluster size (CUDA programming guide, "Thread Block Clusters").
-  static_assert(Cfg::cluster_k >= 1 && Cfg::cluster_k <= 8, "cluster split-K over 1..8 CTAs");
-  static_assert(Cfg::cluster_k == 1 || (kMulticastCtas == 1 && !Cfg::persistent &&
-                                        Cfg::split_k == 1 && Cfg::tail_split == 1),
-                "cluster split-K: one tile per cluster (not persistent), no multicast, no "
-                "other way of splitting K");
-  static_assert(Cfg::cluster_k <= kNumKBlocks, "cluster split-K: at least one k-block per CTA");
   static_assert(Cfg::warp_specialized || kClusterSize == 1,
                 "clusters need the producer warpgroup");
   static_assert(Cfg::tma_load || (!Cfg::warp_specialized && Cfg::a_k_major && Cfg::b_k_major),
                 "the threads load path is the non-specialised K-major teaching path");
   static_assert(Cfg::a_k_major || Cfg::block_m % 64 == 0, "MN-major A loads 64-row slabs");
   static_assert(Cfg::b_k_major || Cfg::block_n % 64 == 0, "MN-major B loads 64-column slabs");
-  static_assert(Cfg::tail_split == 1 || (Cfg::split_k == 1 && Cfg::persistent &&
-                                         Cfg::warp_specialized && Cfg::tma_load),
-                "tail split: the persistent warp-specialised TMA kernel, without split-K");
   static_assert(!kStagedScales || Cfg::warp_specialized,
                 "block scales are copied by the producer warpgroup's second warp");
   static_assert(kSmem.total_bytes <= 232448, "exceeds the 227 KiB opt-in shared memory");
@@ -116,12 +105,6 @@ struct SharedStorage {
   __device__ ptx::u64* full(int stage) const { return reinterpret_cast<ptx::u64*>(base + G::kSmem.barrier_offset) + stage; }
   __device__ ptx::u64* empty(int stage) const { return full(Cfg::num_stages) + stage; }
   __device__ ptx::u64* c_loaded(int consumer) const { return full(2 * Cfg::num_stages) + consumer; }
-  // Cluster split-K (Cfg::cluster_k > 1): rank `peer`'s partial tile in the first CTA, and the
-  // barrier that completes when every peer's consumer threads have written theirs.
-  __device__ float* reduce_slot(int peer) const {
-    return reinterpret_cast<float*>(base + G::kSmem.reduce_offset + (peer - 1) * G::kSmem.reduce_slot_bytes);
-  }
-  __device__ ptx::u64* reduce_full() const { return c_loaded(kMaxConsumers); }
 };
 
 }  // namespace autogemm::sm90

@@ -9,7 +9,6 @@
 // Otherwise the consumer warpgroups also fill the ring themselves (thread 0 issues TMA ahead
 // of use, or all threads load synchronously on the threads path).
 #include "ptx/wgmma.cuh"
-#include "sm90/cluster_reduce.cuh"
 #include "sm90/epilogue.cuh"
 #include "sm90/fp8_promotion.cuh"
 #include "sm90/fp8_scale_copy.cuh"
@@ -338,28 +337,9 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
     }
 
     if constexpr (kTileTrace) trace.main_loop_done(trace_recorder);
-    if constexpr (Cfg::cluster_k > 1) {
-      // Cluster split-K: the other ranks hand their sums to rank 0, which stores the tile.
-      if (scheduler.rank_k != 0) {
-        ClusterReduce<Cfg>::send(acc, smem, scheduler.rank_k, consumer_thread);
-        if constexpr (kTileTrace)
-          trace.end(trace_recorder, params, m_tile, n_tile, k_begin, k_end, true);
-        continue;
-      }
-      ClusterReduce<Cfg>::receive(acc, smem, consumer_thread);
-    }
     if constexpr (Cfg::split_k > 1) {
       // Split-K: only the split that completes the tile's sum stores it.
       if (!SplitKReduce<Cfg>::sum_if_last(acc, params, consumer, m_tile, n_tile, scheduler.split)) {
-        if constexpr (kTileTrace)
-          trace.end(trace_recorder, params, m_tile, n_tile, k_begin, k_end, true);
-        continue;
-      }
-    }
-    if constexpr (Cfg::tail_split > 1) {
-      if (scheduler.partial) {
-        Epilogue<Cfg>::store_partial(acc, params, consumer, m_tile, n_tile, scheduler.tail_index,
-                                     scheduler.split);
         if constexpr (kTileTrace)
           trace.end(trace_recorder, params, m_tile, n_tile, k_begin, k_end, true);
         continue;
@@ -399,8 +379,6 @@ __global__ void __launch_bounds__(Geometry<Cfg>::kThreads, 1)
       ptx::mbarrier_init(smem.empty(s), G::kEmptyArrivals);
     }
     for (int c = 0; c < kMaxConsumers; ++c) ptx::mbarrier_init(smem.c_loaded(c), 1);
-    if constexpr (Cfg::cluster_k > 1)
-      ptx::mbarrier_init(smem.reduce_full(), ClusterReduce<Cfg>::kArrivals);
     ptx::fence_mbarrier_init();
     if constexpr (Cfg::tma_load) {
       ptx::tma_prefetch_descriptor(&tmap_a);

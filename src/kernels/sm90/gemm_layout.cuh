@@ -8,12 +8,9 @@
 //   A stages  num_stages x a_stage_bytes   // each (BLOCK_M, BLOCK_K) tile, 128B swizzle
 //   B stages  num_stages x b_stage_bytes   // each (BLOCK_N, BLOCK_K) tile, 128B swizzle
 //   D staging d_bytes                      // (BLOCK_M, BLOCK_N) output tile for the TMA store
-//   reduce    (cluster_k - 1) x BLOCK_M x BLOCK_N fp32  // cluster split-K: the other CTAs'
-//             partial tiles, received by the cluster's first CTA (cluster_reduce.cuh)
 //   scales    num_stages x scale_stage_bytes  // block-scaled FP8: the k-block's BLOCK_M A
 //             scales, then its two B scales (fp8_scales.cuh), copied in by the producer
-//   barriers  full[num_stages], empty[num_stages], c_loaded[kMaxConsumers], and with
-//             cluster_k > 1 reduce_full  (8 B each)
+//   barriers  full[num_stages], empty[num_stages], c_loaded[kMaxConsumers]  (8 B each)
 // Every tile region is a multiple of 1024 B: the 128B swizzle repeats every 1024 B and both
 // TMA and the wgmma descriptor (base offset 0) assume tiles start on that boundary
 // (hopper-facts.md 1.1, 3.4).
@@ -38,9 +35,7 @@ struct SmemLayout {
   int b_offset = 0;        // first B stage
   int d_offset = 0;
   int d_bytes = 0;
-  int reduce_offset = 0;       // cluster split-K receive slots (cluster_k > 1 only)
-  int reduce_slot_bytes = 0;
-  int scale_offset = 0;        // first stage's scale slot (block-scaled FP8 only)
+  int scale_offset = 0;    // first stage's scale slot (block-scaled FP8 only)
   int scale_stage_bytes = 0;
   int barrier_offset = 0;
   int num_barriers = 0;
@@ -53,11 +48,9 @@ AUTOGEMM_HD constexpr int scale_slot_bytes(int block_m) { return round_up(block_
 
 // stage_d: the epilogue stages D in shared memory (TMA store, or TMA load of C).
 // stage_scales: block-scaled FP8, whose per-k-block scales travel through the pipeline too.
-// cluster_k: CTAs of a cluster splitting one tile's K; the first receives the others' sums.
 AUTOGEMM_HD constexpr SmemLayout make_smem_layout(int block_m, int block_n, int block_k,
                                                   int num_stages, int in_bytes, int out_bytes,
-                                                  bool stage_d, bool stage_scales,
-                                                  int cluster_k) {
+                                                  bool stage_d, bool stage_scales) {
   SmemLayout l{};
   l.a_stage_bytes = round_up(block_m * block_k * in_bytes, kSwizzleRepeatBytes);
   l.b_stage_bytes = round_up(block_n * block_k * in_bytes, kSwizzleRepeatBytes);
@@ -65,12 +58,10 @@ AUTOGEMM_HD constexpr SmemLayout make_smem_layout(int block_m, int block_n, int 
   l.b_offset = l.a_offset + num_stages * l.a_stage_bytes;
   l.d_offset = l.b_offset + num_stages * l.b_stage_bytes;
   l.d_bytes = stage_d ? round_up(block_m * block_n * out_bytes, kSwizzleRepeatBytes) : 0;
-  l.reduce_offset = l.d_offset + l.d_bytes;
-  l.reduce_slot_bytes = cluster_k > 1 ? block_m * block_n * 4 : 0;
-  l.scale_offset = l.reduce_offset + (cluster_k - 1) * l.reduce_slot_bytes;
+  l.scale_offset = l.d_offset + l.d_bytes;
   l.scale_stage_bytes = stage_scales ? scale_slot_bytes(block_m) : 0;
   l.barrier_offset = l.scale_offset + num_stages * l.scale_stage_bytes;
-  l.num_barriers = 2 * num_stages + kMaxConsumers + (cluster_k > 1 ? 1 : 0);
+  l.num_barriers = 2 * num_stages + kMaxConsumers;
   l.total_bytes = kSwizzleRepeatBytes + l.barrier_offset + 8 * l.num_barriers;
   return l;
 }

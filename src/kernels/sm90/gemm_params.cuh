@@ -24,15 +24,6 @@ struct GemmParams {
   // scale_a_k_stride]: (ceil(K/128), 1) as the caller passes them, or (1, ld) after the
   // launcher transposed them for large M (sm90/scale_transpose.cuh).
   long long scale_a_row_stride, scale_a_k_stride;
-  // Tail split (Cfg::tail_split > 1; the host's plan/tail_split.hpp decides the numbers): the
-  // last `tail_tiles` cluster tiles are computed as `tail_splits` K ranges each. CTA tile t of
-  // the tail (in scheduler order, times the cluster size, plus the CTA's rank) writes range s
-  // as a BLOCK_M x BLOCK_N fp32 tile at tail_workspace + (t * tail_splits + s) * BLOCK_M *
-  // BLOCK_N, and range 0 records its (m_tile, n_tile) in tail_coords[2t, 2t+1]; a second kernel
-  // (tail_split_reduce.cuh) sums them into D.
-  float* tail_workspace;
-  int* tail_coords;
-  int tail_tiles, tail_splits;
   // Tile trace (sm90/tile_trace.cuh): records per CTA; null unless the kernel was compiled
   // with AUTOGEMM_TILE_TRACE.
   unsigned long long* tile_trace;

@@ -1,6 +1,5 @@
 #pragma once
-// Which output tile a CTA computes next. Cluster tiles (cluster_m x cluster_n CTA tiles, or one
-// tile whose K the cluster_k CTAs split) are
+// Which output tile a CTA computes next. Cluster tiles (cluster_m x cluster_n CTA tiles) are
 // walked in grouped order: bands of `raster_group` cluster rows (along_m) or columns (along_n),
 // column-major inside a band, so consecutive tiles of a wave reuse the same A rows and B
 // columns from L2 (hopper-facts.md 8.2). A persistent grid strides over the tiles; a
@@ -14,7 +13,7 @@ namespace autogemm::sm90 {
 
 template <class Cfg>
 struct TileScheduler {
-  static constexpr int kClusterSize = Cfg::cluster_m * Cfg::cluster_n * Cfg::cluster_k;
+  static constexpr int kClusterSize = Cfg::cluster_m * Cfg::cluster_n;
   static constexpr int kNumNTiles = (Cfg::n + Cfg::block_n - 1) / Cfg::block_n;
   // Split-K: split s computes k-blocks [s * kKBlocksPerSplit, min(next, kNumKBlocks)); a split
   // left empty by the rounding still stores its (zero) partial tile.
@@ -24,11 +23,8 @@ struct TileScheduler {
   const GemmParams& params;
   int next;
   int rank_m, rank_n;   // this CTA's position inside its cluster
-  int rank_k;           // cluster split-K: which K range of the cluster's tile
   // What the last next_tile() returned:
-  int split = 0;        // split-K or tail split: which K range of the tile
-  bool partial = false; // tail split: a K range of a tail tile, stored to the fp32 workspace
-  int tail_index = 0;   // tail split: the CTA tile's index in the tail (workspace, coordinates)
+  int split = 0;        // split-K: which K range of the tile
   int k_first = 0, k_last = kNumKBlocks;
 
   // Only the position is kept; the counts are recomputed from the kernel parameters (constant
@@ -38,11 +34,6 @@ struct TileScheduler {
       : params(kernel_params), next(blockIdx.x / kClusterSize) {
     rank_m = static_cast<int>(cta_rank) % Cfg::cluster_m;
     rank_n = static_cast<int>(cta_rank) / Cfg::cluster_m;
-    rank_k = 0;
-    if constexpr (Cfg::cluster_k > 1) {   // the cluster is 1 x 1 tiles of cluster_k CTAs
-      rank_n = 0;
-      rank_k = static_cast<int>(cta_rank);
-    }
   }
 
   __device__ int num_m_cluster_tiles() const {
@@ -61,42 +52,14 @@ struct TileScheduler {
   __device__ bool next_tile(int& m_tile, int& n_tile) {
     const int num_m_cluster_tiles = this->num_m_cluster_tiles();
     const int num_n_cluster_tiles = kNumNClusterTiles;
-    // Work items that are whole tiles (or split-K splits) come first, then the tail's ranges.
-    int whole_items = num_m_cluster_tiles * num_n_cluster_tiles * Cfg::split_k;
-    int total = whole_items;
-    if constexpr (Cfg::tail_split > 1) {
-      whole_items -= params.tail_tiles;
-      total = whole_items + params.tail_tiles * params.tail_splits;
-    }
+    const int total = num_m_cluster_tiles * num_n_cluster_tiles * Cfg::split_k;
     if (next >= total) return false;
-    int item;
-    if (next < whole_items) {
-      // Split-K: the splits of one tile are consecutive work items (they read disjoint K ranges
-      // of the same A rows and B columns, so they share L2 lines of neither).
-      split = next % Cfg::split_k;
-      item = next / Cfg::split_k;
-      partial = false;
-      k_first = split * kKBlocksPerSplit;
-      k_last = min(kNumKBlocks, k_first + kKBlocksPerSplit);
-      if constexpr (Cfg::cluster_k > 1) {
-        // Cluster split-K (split_k is 1): rank r of the cluster computes k-blocks
-        // [r * K / cluster_k, (r + 1) * K / cluster_k), none empty (cluster_k <= K k-blocks).
-        split = rank_k;
-        k_first = rank_k * kNumKBlocks / Cfg::cluster_k;
-        k_last = (rank_k + 1) * kNumKBlocks / Cfg::cluster_k;
-      }
-    } else {
-      // Tail split: the ranges of one tail tile are consecutive items of the same wave; range s
-      // of S is k-blocks [s * K / S, (s + 1) * K / S), none empty (S <= K / 4 k-blocks).
-      const int tail_item = next - whole_items;
-      const int tail_tile = tail_item / params.tail_splits;
-      split = tail_item % params.tail_splits;
-      item = whole_items + tail_tile;
-      partial = true;
-      tail_index = tail_tile * kClusterSize + rank_n * Cfg::cluster_m + rank_m;
-      k_first = split * kNumKBlocks / params.tail_splits;
-      k_last = (split + 1) * kNumKBlocks / params.tail_splits;
-    }
+    // Split-K: the splits of one tile are consecutive work items (they read disjoint K ranges
+    // of the same A rows and B columns, so they share L2 lines of neither).
+    split = next % Cfg::split_k;
+    const int item = next / Cfg::split_k;
+    k_first = split * kKBlocksPerSplit;
+    k_last = min(kNumKBlocks, k_first + kKBlocksPerSplit);
     int major_count = Cfg::raster_along_n ? num_n_cluster_tiles : num_m_cluster_tiles;
     int minor_count = Cfg::raster_along_n ? num_m_cluster_tiles : num_n_cluster_tiles;
     const int group = Cfg::raster_group;

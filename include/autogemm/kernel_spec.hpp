@@ -1,0 +1,102 @@
+#pragma once
+// What one call launches, worked out completely before anything runs. The planner's choice, a
+// configuration the caller forces and each configuration the autotuner times all become a
+// KernelSpec through one function, make_kernel_spec (src/plan/kernel_spec.cpp), which applies
+// every rule of the kernel family first. Code generation reads a spec, the launcher launches
+// it; neither decides anything the spec does not say.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "autogemm/config.hpp"
+#include "autogemm/device.hpp"
+#include "autogemm/problem.hpp"
+
+namespace autogemm {
+
+enum class LoadPath { threads, tma };    // how tiles reach shared memory
+enum class StorePath { threads, tma };   // how the epilogue writes D
+std::string_view to_string(LoadPath p);
+std::string_view to_string(StorePath p);
+
+// The technique ladder's switches (`autogemm ladder`, src/ladder/): its first steps run the
+// kernel family without a producer warpgroup, with plain loads and stores, or on one CTA. The
+// planner never changes them from these defaults, so they are no part of GemmConfig.
+struct LadderSwitches {
+  bool warp_specialized = true;          // a producer warpgroup feeds the consumers
+  LoadPath load_path = LoadPath::tma;
+  StorePath store_path = StorePath::tma; // TMA unless D's rows end inside a 16-byte chunk
+  int max_ctas = 0;                      // cap on the CTAs launched; 0 = none
+  friend bool operator==(const LadderSwitches&, const LadderSwitches&) = default;
+};
+
+// Every compile-time field of one kernel of the sm90 family: the searched configuration and
+// what the spec derives from it.
+struct KernelFields {
+  GemmConfig config;                     // n_tail_kernel is false here: each kernel is one
+  bool warp_specialized = true;
+  LoadPath load_path = LoadPath::tma;
+  StorePath store_path = StorePath::tma;
+  // setmaxnreg targets (multiples of 8 in 24..256): with warp specialisation the producer keeps
+  // 40 and each consumer takes 232; 128 x 40 + 256 x 232 = 64512 <= 65536 registers per SM
+  // (hopper-facts.md 5, CUTLASS's split).
+  int producer_registers = 40;
+  int consumer_registers = 232;
+  bool launch_dependents = false;        // runs griddepcontrol.launch_dependents once resident
+  bool waits_for_primary = false;        // launched as a programmatic dependent of the kernel
+                                         // before it; waits for that kernel before it exits
+  friend bool operator==(const KernelFields&, const KernelFields&) = default;
+};
+
+// One kernel of a call.
+struct KernelLaunch {
+  GemmProblem problem;          // the columns it computes (n), with the call's leading dims
+  int64_t first_column = 0;     // where those columns start in B, C, D and B's scales
+  KernelFields fields;
+  std::string text;             // the exact configuration text: "128x64x128 s5 c2 p g8 pdlw"
+  std::string identity;         // everything that selects the compiled kernel (types, layout,
+                                // N, K, fields); the launcher's cache key
+  int threads_per_cta = 0;      // 128 per consumer warpgroup, +128 for the producer
+  int smem_bytes = 0;           // dynamic shared memory per CTA
+  int cluster_size = 1;         // cluster_m x cluster_n CTAs
+  int64_t work_items = 0;       // the scheduler's items: cluster tiles x split_k
+  // CTAs launched: a persistent kernel takes every SM the device description offers (whole
+  // clusters, at most max_ctas), capped by its work; a non-persistent one one CTA per item.
+  // A persistent clustered kernel is capped once more when it is loaded, by the clusters the
+  // driver reports co-resident (a GPC with an odd SM count leaves an SM out of 2-CTA clusters,
+  // which no device description records).
+  int64_t grid_ctas = 0;
+};
+
+// Split-K's workspace (kernels/sm90/split_k_reduce.cuh indexes it with the same numbers).
+struct SplitKWorkspaceLayout {
+  int64_t counters = 0;         // one per (CTA tile of the cluster-padded grid, consumer)
+  int64_t flags = 0;            // split_k per counter
+  int64_t partial_floats = 0;   // split_k slots of (block_m / num_consumers) x block_n per counter
+  int64_t sync_bytes() const { return (counters + flags) * 4; }
+  int64_t partial_bytes() const { return partial_floats * 4; }
+};
+
+struct KernelSpec {
+  GemmProblem problem;
+  GemmConfig config;             // as the planner chose it or the caller gave it
+  std::string text;              // config.describe()
+  std::string reason;            // why this path ("sm_90a on h100-sxm: TMA loads + ...")
+  bool vendor = false;           // cuBLASLt runs the call; `kernels` is empty
+  std::vector<KernelLaunch> kernels;   // launched in this order: the main kernel, then the
+                                       // n-tail kernel as its programmatic dependent
+  SplitKWorkspaceLayout split_k;       // zero unless split_k > 1
+  // Block-scaled FP8 with large M and long K: the launcher first copies A's scales to
+  // k-block-major (`a_scale_copy_bytes` of stream-ordered memory), read by every kernel.
+  bool a_scales_k_block_major = false;
+  int64_t a_scale_copy_bytes = 0;
+};
+
+// The spec of `config` for `problem` on `device`. Throws InvalidArgument naming the
+// configuration and the first rule it breaks (config.instruction == vendor gives the vendor
+// spec). Planner preferences (a cluster dividing the tile count) are not rules: a forced
+// configuration runs without them.
+KernelSpec make_kernel_spec(const GemmProblem& problem, const GemmConfig& config,
+                            const GpuInfo& device);
+
+}  // namespace autogemm

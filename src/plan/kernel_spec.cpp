@@ -1,0 +1,129 @@
+// make_spec: a configuration -> everything one call launches (include/autogemm/kernel_spec.hpp).
+// The rules are applied first; after that nothing below can fail.
+#include "plan/kernel_spec.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "autogemm/errors.hpp"
+#include "kernels/sm90/fp8_scales.cuh"
+#include "plan/n_tail.hpp"
+#include "plan/rules.hpp"
+
+namespace autogemm {
+
+std::string_view to_string(LoadPath p) { return p == LoadPath::tma ? "tma" : "threads"; }
+std::string_view to_string(StorePath p) { return p == StorePath::tma ? "tma" : "threads"; }
+
+namespace plan {
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+int64_t a_scale_k_blocks(const GemmProblem& p) { return ceil_div(p.k, sm90::kScaleBlock); }
+
+KernelLaunch make_launch(const GemmProblem& problem, int64_t first_column,
+                         const KernelFields& fields, const LadderSwitches& switches,
+                         const GpuInfo& device) {
+  const GemmConfig& c = fields.config;
+  KernelLaunch k;
+  k.problem = problem;
+  k.first_column = first_column;
+  k.fields = fields;
+  k.text = describe(fields);
+  k.identity = fmt::format("{}|{}|{}|{}|{}|n{}|k{}|{}", to_string(problem.a_type),
+                           to_string(problem.b_type), to_string(problem.d_type),
+                           to_string(problem.layout), to_string(problem.scaling), problem.n,
+                           problem.k, k.text);
+  k.threads_per_cta = 128 * (c.num_consumers + (fields.warp_specialized ? 1 : 0));
+  k.smem_bytes = gemm_smem_bytes(problem, fields);
+  k.cluster_size = c.cluster_m * c.cluster_n;
+  k.work_items = cluster_work_items(problem, c);
+  // Clusters running at once: every SM once (these configurations fill an SM's shared
+  // memory, so one CTA each), or one per work item; the ladder may cap the CTAs.
+  int64_t ctas = c.persistent ? device.sm_count : k.work_items * k.cluster_size;
+  if (switches.max_ctas > 0) ctas = std::min<int64_t>(ctas, switches.max_ctas);
+  const int64_t slots = std::max<int64_t>(1, ctas / k.cluster_size);
+  k.grid_ctas = std::min(k.work_items, slots) * k.cluster_size;
+  return k;
+}
+
+}  // namespace
+
+int64_t cluster_work_items(const GemmProblem& p, const GemmConfig& c) {
+  return ceil_div(ceil_div(p.m, c.block_m), c.cluster_m) *
+         ceil_div(ceil_div(p.n, c.block_n), c.cluster_n) * c.split_k;
+}
+
+bool a_scales_k_block_major(const GemmProblem& p, const GemmConfig& c) {
+  return p.scaling == Scaling::block_1x128_128x128 && p.m >= kTransposedAScalesMinM &&
+         int64_t(c.block_m) * a_scale_k_blocks(p) * int64_t(sizeof(float)) >= kL1ScaleRowsBytes;
+}
+
+SplitKWorkspaceLayout split_k_layout(const GemmProblem& p, const GemmConfig& c) {
+  // One ready flag per (CTA work item, consumer): the scheduler's items over the cluster-padded
+  // tile grid, each a (tile, split) pair; one counter per tile and consumer.
+  SplitKWorkspaceLayout w;
+  if (c.split_k <= 1) return w;
+  w.flags = cluster_work_items(p, c) * c.cluster_m * c.cluster_n * c.num_consumers;
+  w.counters = w.flags / c.split_k;
+  w.partial_floats = w.flags * int64_t(c.block_m / c.num_consumers) * c.block_n;
+  return w;
+}
+
+std::string describe(const KernelFields& f) {
+  std::string s = f.config.describe();
+  if (!f.warp_specialized) s += " no-ws";
+  if (f.load_path == LoadPath::threads) s += " threads-load";
+  if (f.store_path == StorePath::threads) s += " threads-store";
+  if (f.launch_dependents) s += " pdl-primary";
+  if (f.waits_for_primary) s += " pdl-wait";
+  return s;
+}
+
+KernelSpec make_spec(const GemmProblem& problem, const GemmConfig& config, const GpuInfo& device,
+                     std::string reason, const LadderSwitches& switches) {
+  validate(problem);
+  KernelSpec spec;
+  spec.problem = problem;
+  spec.config = config;
+  spec.text = config.describe();
+  spec.reason = std::move(reason);
+  if (config.instruction == Instruction::vendor) {
+    spec.vendor = true;
+    return spec;
+  }
+  if (switches.max_ctas < 0)
+    throw InvalidArgument("max_ctas", std::to_string(switches.max_ctas),
+                          "must be >= 0 (0 = no cap)");
+  const KernelFields fields = kernel_fields(problem, config, switches);
+  if (auto why = kernel_violation(problem, fields, device); !why.empty())
+    throw InvalidArgument("config", spec.text, why);
+  if (fields.store_path == StorePath::threads && switches.store_path == StorePath::tma)
+    spec.reason += fmt::format("; D stored by threads (n = {} {} ends rows mid 16-byte chunk)",
+                               problem.n, to_string(problem.d_type));
+  if (config.n_tail_kernel) {
+    const NTailSplit split = split_n_tail(problem, fields);
+    spec.kernels.push_back(make_launch(split.main_problem, 0, split.main_fields, switches, device));
+    spec.kernels.push_back(
+        make_launch(split.tail_problem, split.main_columns, split.tail_fields, switches, device));
+  } else {
+    spec.kernels.push_back(make_launch(problem, 0, fields, switches, device));
+  }
+  spec.split_k = split_k_layout(problem, config);
+  spec.a_scales_k_block_major = a_scales_k_block_major(problem, config);
+  if (spec.a_scales_k_block_major)
+    spec.a_scale_copy_bytes = a_scale_k_blocks(problem) * ceil_div(problem.m, 4) * 4 * 4;
+  return spec;
+}
+
+}  // namespace plan
+
+KernelSpec make_kernel_spec(const GemmProblem& problem, const GemmConfig& config,
+                            const GpuInfo& device) {
+  return plan::make_spec(problem, config, device, "configuration given by the caller");
+}
+
+}  // namespace autogemm
