@@ -198,6 +198,26 @@ TEST(ConfigRules, PlannerAndForcedConfigurationsMakeTheSameSpec) {
       EXPECT_EQ(plan.spec.kernels[i].smem_bytes, forced.kernels[i].smem_bytes) << name;
     }
     EXPECT_EQ(plan.spec.split_k.sync_bytes(), forced.split_k.sync_bytes()) << name;
+    EXPECT_EQ(plan.spec.kernels[0].tensor_maps, forced.kernels[0].tensor_maps) << name;
     EXPECT_EQ(plan.spec.a_scales_k_block_major, forced.a_scales_k_block_major) << name;
   }
+}
+
+// The spec carries the tensor maps the launcher encodes: A and B as 128-byte swizzled atoms of
+// K by the tile's rows, D in column slabs of the widest swizzle span dividing block_n, each
+// consumer storing its own rows; C only when the call reads it; the operand pointers later.
+TEST(ConfigRules, TheSpecCarriesTheTensorMaps) {
+  GemmProblem p = named_problem("bf16");
+  p.ldd = 4160;
+  const KernelSpec spec =
+      make_kernel_spec(p, GemmConfig::parse("128x256x64 s3 c2 p g8"), device_preset("h100-sxm"));
+  const std::vector<TensorMapSpec> want = {{'A', 4096, 4096, 4096, 64, 128, 128},
+                                           {'B', 4096, 4096, 4096, 64, 256, 128},
+                                           {'D', 4096, 4096, 4160, 64, 64, 128}};
+  EXPECT_EQ(spec.kernels.front().tensor_maps, want);
+  p.reads_c = true;
+  const KernelSpec with_c =
+      make_kernel_spec(p, GemmConfig::parse("128x256x64 s3 c2 p g8"), device_preset("h100-sxm"));
+  ASSERT_EQ(with_c.kernels.front().tensor_maps.size(), 4u);
+  EXPECT_EQ(with_c.kernels.front().tensor_maps[2].operand, 'C');
 }

@@ -17,7 +17,6 @@
 #include "gpu_gemm_util.hpp"
 #include "gpu_test_util.hpp"
 #include "ladder/ladder.hpp"
-#include "plan/rules.hpp"
 #include "runtime/cublaslt.hpp"
 #include "runtime/launch.hpp"
 #include "runtime/tensor_maps.hpp"
@@ -354,7 +353,9 @@ TEST(GemmGpu, CachedTensorMapsFollowTheOperands) {
   AUTOGEMM_REQUIRE_GPU();
   const GemmProblem p = problem(192, 640, 1024);
   const GemmConfig config = GemmConfig::parse("128x128x64 s4 c2 p g8");
-  const KernelFields fields = plan::kernel_fields(p, config);
+  std::string reason;
+  const GpuInfo& gpu = *autogemm::testing::sm90_gpu(&reason);
+  const KernelLaunch kernel = make_kernel_spec(p, config, gpu).kernels.front();
   const size_t a_elems = size_t(p.m) * p.k, b_elems = size_t(p.n) * p.k;
   const size_t d_elems = size_t(p.m) * p.n;
   bench::DeviceBuffer a1(a_elems * 2), b1(b_elems * 2), a2(a_elems * 2), b2(b_elems * 2);
@@ -379,16 +380,17 @@ TEST(GemmGpu, CachedTensorMapsFollowTheOperands) {
   auto same = [](const CUtensorMap& x, const CUtensorMap& y) {
     return std::memcmp(&x, &y, sizeof(CUtensorMap)) == 0;
   };
-  const auto first = runtime::make_gemm_tensor_maps(p, fields, operands(a1, b1, 0));
-  const auto again = runtime::make_gemm_tensor_maps(p, fields, operands(a1, b1, 0));
+  const auto first = runtime::make_gemm_tensor_maps(kernel, operands(a1, b1, 0));
+  const auto again = runtime::make_gemm_tensor_maps(kernel, operands(a1, b1, 0));
   EXPECT_TRUE(same(first.a, again.a) && same(first.b, again.b) && same(first.d, again.d));
-  const auto other = runtime::make_gemm_tensor_maps(p, fields, operands(a2, b1, 1));
+  const auto other = runtime::make_gemm_tensor_maps(kernel, operands(a2, b1, 1));
   EXPECT_FALSE(same(first.a, other.a));
   EXPECT_TRUE(same(first.b, other.b));
   EXPECT_FALSE(same(first.d, other.d));
   GemmProblem padded = p;
   padded.lda = p.k + 64;   // same pointer and shape, rows further apart
-  const auto strided = runtime::make_gemm_tensor_maps(padded, fields, operands(a1, b1, 0));
+  const auto strided = runtime::make_gemm_tensor_maps(
+      make_kernel_spec(padded, config, gpu).kernels.front(), operands(a1, b1, 0));
   EXPECT_FALSE(same(first.a, strided.a));
 
   // The results: operand sets 1, 2, 1 again; the third call must equal the first bit for bit.
@@ -446,7 +448,7 @@ TEST(GemmGpu, HostCostPerCall) {
   const KernelSpec chosen = plan_gemm(p, *autogemm::testing::sm90_gpu(&reason)).spec;
   const double launcher = host_us_per_call([&] { runtime::launch(chosen, ops, stream); });
   const double maps = host_us_per_call([&] {
-    (void)runtime::make_gemm_tensor_maps(p, chosen.kernels.front().fields, ops);
+    (void)runtime::make_gemm_tensor_maps(chosen.kernels.front(), ops);
   });
   cuda_check(cudaStreamDestroy(stream), "cudaStreamDestroy");
   std::printf("host cost per call, 64 x 2112 x 7168 bf16: planner's choice %.2f us (launcher "

@@ -48,6 +48,18 @@ struct KernelFields {
   friend bool operator==(const KernelFields&, const KernelFields&) = default;
 };
 
+// One TMA descriptor a kernel encodes with cuTensorMapEncodeTiled: a row-major matrix of
+// `rows` x `row_length` elements, rows `ld` elements apart, moved in boxes of `box_inner` x
+// `box_outer` elements. The rules (plan/tma_rules.hpp) have accepted it, the call's pointer
+// aside (checked at the entry point).
+struct TensorMapSpec {
+  char operand = 'A';           // 'A', 'B', 'C' or 'D': which operand's pointer and type
+  int64_t row_length = 0, rows = 0, ld = 0;
+  int box_inner = 0, box_outer = 0;
+  int swizzle_bytes = 128;      // 0 (none), 32, 64 or 128
+  friend bool operator==(const TensorMapSpec&, const TensorMapSpec&) = default;
+};
+
 // One kernel of a call.
 struct KernelLaunch {
   GemmProblem problem;          // the columns it computes (n), with the call's leading dims
@@ -60,6 +72,7 @@ struct KernelLaunch {
   int smem_bytes = 0;           // dynamic shared memory per CTA
   int cluster_size = 1;         // cluster_m x cluster_n CTAs
   int64_t work_items = 0;       // the scheduler's items: cluster tiles x split_k
+  std::vector<TensorMapSpec> tensor_maps;   // A and B (TMA loads), D and C (TMA stores)
   // CTAs launched: a persistent kernel takes every SM the device description offers (whole
   // clusters, at most max_ctas), capped by its work; a non-persistent one one CTA per item.
   // A persistent clustered kernel is capped once more when it is loaded, by the clusters the

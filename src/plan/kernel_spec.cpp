@@ -41,6 +41,14 @@ KernelLaunch make_launch(const GemmProblem& problem, int64_t first_column,
   k.smem_bytes = gemm_smem_bytes(problem, fields);
   k.cluster_size = c.cluster_m * c.cluster_n;
   k.work_items = cluster_work_items(problem, c);
+  for (const NamedTmaBox& box : gemm_tma_boxes(problem, fields)) {
+    const TmaDescription& d = box.description;
+    k.tensor_maps.push_back({box.operand.front(), int64_t(d.global_dims[0]),
+                             int64_t(d.global_dims[1]),
+                             int64_t(d.global_strides[0]) / d.elem_bytes, int(d.box_dims[0]),
+                             int(d.box_dims[1]),
+                             d.swizzle == Swizzle::none ? 0 : swizzle_bytes(d.swizzle)});
+  }
   // Clusters running at once: every SM once (these configurations fill an SM's shared
   // memory, so one CTA each), or one per work item; the ladder may cap the CTAs.
   int64_t ctas = c.persistent ? device.sm_count : k.work_items * k.cluster_size;

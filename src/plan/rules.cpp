@@ -476,6 +476,22 @@ std::string preference_violation(const GemmProblem& problem, const GemmConfig& c
   return {};
 }
 
+std::string operand_violation(const KernelSpec& spec, const GemmOperands& operands) {
+  if (spec.vendor) return {};
+  for (const KernelLaunch& kernel : spec.kernels)
+    for (const TensorMapSpec& map : kernel.tensor_maps) {
+      const void* pointer = map.operand == 'A'   ? operands.a
+                            : map.operand == 'B' ? operands.b
+                            : map.operand == 'C' ? operands.c
+                                                 : operands.d;
+      const char name[2] = {char(map.operand - 'A' + 'a'), '\0'};
+      if (auto why = tma_address_violation(name, reinterpret_cast<uintptr_t>(pointer));
+          !why.empty())
+        return why;
+    }
+  return {};
+}
+
 int max_stages_that_fit(const GemmProblem& problem, KernelFields fields, const GpuInfo& device,
                         int max_stages) {
   for (int stages = max_stages; stages >= 2; --stages) {

@@ -16,6 +16,7 @@
 
 #include "autogemm/config.hpp"
 #include "autogemm/device.hpp"
+#include "autogemm/gemm.hpp"
 #include "autogemm/kernel_spec.hpp"
 #include "autogemm/problem.hpp"
 #include "plan/tma_rules.hpp"
@@ -83,6 +84,11 @@ std::string kernel_violation(const GemmProblem& problem, const KernelFields& fie
                              const GpuInfo& device);
 std::string preference_violation(const GemmProblem& problem, const GemmConfig& config,
                                  const GpuInfo& device);
+
+// Empty when every operand pointer of a call with `spec` keeps the TMA address rule (16-byte
+// aligned A, B, D, and C when read), else the first that does not. The call's entry point
+// checks it (runtime/gemm.cpp); the vendor path takes any pointer.
+std::string operand_violation(const KernelSpec& spec, const GemmOperands& operands);
 
 // Shared memory the kernel needs (gemm_layout.cuh, the carve-up the kernel itself uses).
 int gemm_smem_bytes(const GemmProblem& problem, const KernelFields& fields);

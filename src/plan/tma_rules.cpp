@@ -41,6 +41,11 @@ int tma_swizzle_code(Swizzle s) {
   return 0;
 }
 
+std::string tma_address_violation(std::string_view name, uint64_t address) {
+  if (address % kGlobalAlignment == 0) return {};
+  return fmt::format("{} = {:#x}: TMA needs a 16-byte aligned global address", name, address);
+}
+
 std::string tma_violation(const TmaDescription& d) {
   if (d.rank < 1 || d.rank > kMaxRank)
     return rule_broken("rank", std::to_string(d.rank), "tensor maps have rank 1..5");
@@ -62,9 +67,8 @@ std::string tma_violation(const TmaDescription& d) {
   if (!d.element_strides.empty() && d.element_strides.size() != rank)
     return count_rule("element_strides", d.element_strides.size(), rank);
 
-  if (d.global_address % kGlobalAlignment != 0)
-    return rule_broken("global_address", fmt::format("{:#x}", d.global_address),
-                       "must be 16-byte aligned");
+  if (auto why = tma_address_violation("global_address", d.global_address); !why.empty())
+    return why;
 
   for (size_t i = 0; i < rank; ++i) {
     const uint64_t dim = d.global_dims[i];

@@ -1,9 +1,10 @@
 #pragma once
 // cuTensorMapEncodeTiled's rules (CUDA 13.0 cuda.h) as a pure validator, and a swizzle
-// recommender. Used by the planner (never propose an illegal box) and by the runtime before it
-// calls the driver (fail with a named field, not CUDA_ERROR_INVALID_VALUE).
+// recommender. The planner never proposes an illegal box, the spec carries the boxes the
+// launcher encodes, and the call's entry point checks its pointers with the address rule.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "plan/wgmma_rules.hpp"
@@ -33,6 +34,10 @@ int tma_swizzle_code(Swizzle s);
 // size, array lengths, address, dims, strides, box, element strides, swizzle span):
 // "box_dims[0] = 128 (256 bytes): inner box must be <= 128 bytes with 128B swizzle".
 std::string tma_violation(const TmaDescription& d);
+
+// The global address rule alone (a call's operand pointer, known only at the call): empty
+// when `address` is 16-byte aligned, else "a = 0x...: TMA needs a 16-byte aligned ...".
+std::string tma_address_violation(std::string_view name, uint64_t address);
 
 struct SwizzleChoice {
   Swizzle swizzle = Swizzle::b128;

@@ -18,6 +18,7 @@
 #include "jit/log.hpp"
 #include "cuda/cuda_check.hpp"
 #include "plan/kernel_spec.hpp"
+#include "plan/rules.hpp"
 #include "runtime/cublaslt.hpp"
 #include "runtime/launch.hpp"
 #include "runtime/tensor_maps.hpp"
@@ -144,7 +145,7 @@ SpecPtr planned_spec(int device, const GemmProblem& p, const GemmOperands& o, cu
   PlannedSpec planned{std::make_shared<const KernelSpec>(plan.spec), false};
   log(3, "plan {}x{}x{} {} {}: {} ({:.1f} us predicted; {})", p.m, p.n, p.k, to_string(p.a_type),
       to_string(p.layout), plan.spec.text, plan.best().prediction.time_us, plan.path_reason);
-  if (want_tuning && !plan.spec.vendor && runtime::tma_pointer_incompatibility(p, o).empty()) {
+  if (want_tuning && !plan.spec.vendor && plan::operand_violation(plan.spec, o).empty()) {
     std::vector<SpecPtr> specs;
     for (const GemmConfig& c : distinct_candidates(plan, autotune))
       specs.push_back(std::make_shared<const KernelSpec>(
@@ -219,7 +220,7 @@ GemmReport gemm(const GemmProblem& problem_in, const GemmOperands& operands, cud
   report.config = spec->config;
   report.reason = spec->reason;
   const std::string why_not_ours =
-      spec->vendor ? spec->reason : runtime::tma_pointer_incompatibility(problem, operands);
+      spec->vendor ? spec->reason : plan::operand_violation(*spec, operands);
   if (why_not_ours.empty()) {
     runtime::launch(*spec, operands, stream);
     return report;

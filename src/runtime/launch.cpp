@@ -161,7 +161,7 @@ void launch_one(const KernelSpec& spec, const KernelLaunch& k, const GemmOperand
   const PreparedKernel& prep = prepared(k);
   const GemmOperands o = column_operands(k.problem, call_operands, k.first_column);
   const GemmProblem& p = k.problem;
-  const GemmTensorMaps maps = make_gemm_tensor_maps(p, k.fields, o);
+  const GemmTensorMaps maps = make_gemm_tensor_maps(k, o);
   sm90::GemmParams params{};
   params.m = static_cast<int>(p.m);
   params.alpha = o.alpha;

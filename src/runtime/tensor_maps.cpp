@@ -7,8 +7,6 @@
 #include <vector>
 
 #include "autogemm/errors.hpp"
-#include "kernels/sm90/gemm_layout.cuh"
-#include "plan/tma_rules.hpp"
 #include "cuda/driver.hpp"
 
 namespace autogemm::runtime {
@@ -24,20 +22,11 @@ CUtensorMapDataType tma_type(DType t) {
   }
 }
 
-plan::Swizzle swizzle_for_span(int span_bytes) {
-  switch (span_bytes) {
-    case 128: return plan::Swizzle::b128;
-    case 64: return plan::Swizzle::b64;
-    case 32: return plan::Swizzle::b32;
-    default: return plan::Swizzle::none;
-  }
-}
-
-CUtensorMapSwizzle driver_swizzle(plan::Swizzle s) {
-  switch (s) {
-    case plan::Swizzle::b128: return CU_TENSOR_MAP_SWIZZLE_128B;
-    case plan::Swizzle::b64: return CU_TENSOR_MAP_SWIZZLE_64B;
-    case plan::Swizzle::b32: return CU_TENSOR_MAP_SWIZZLE_32B;
+CUtensorMapSwizzle driver_swizzle(int swizzle_bytes) {
+  switch (swizzle_bytes) {
+    case 128: return CU_TENSOR_MAP_SWIZZLE_128B;
+    case 64: return CU_TENSOR_MAP_SWIZZLE_64B;
+    case 32: return CU_TENSOR_MAP_SWIZZLE_32B;
     default: return CU_TENSOR_MAP_SWIZZLE_NONE;
   }
 }
@@ -47,10 +36,8 @@ CUtensorMapSwizzle driver_swizzle(plan::Swizzle s) {
 // of equal keys are the same bytes whatever happened to the memory in between.
 struct MapKey {
   const void* ptr = nullptr;
-  int64_t row_length = 0, rows = 0, ld = 0;
-  int box_inner = 0, box_outer = 0;
+  TensorMapSpec map;
   DType type = DType::bf16;
-  plan::Swizzle swizzle = plan::Swizzle::none;
   bool operator==(const MapKey&) const = default;
 };
 
@@ -82,9 +69,10 @@ class MapCache {
   static std::size_t index(const MapKey& k) {
     // FNV-1a over the fields that differ between a call's operands and between layers.
     uint64_t h = 1469598103934665603ull;
-    for (uint64_t v : {uint64_t(reinterpret_cast<uintptr_t>(k.ptr)), uint64_t(k.row_length),
-                       uint64_t(k.rows), uint64_t(k.ld), uint64_t(k.box_inner),
-                       uint64_t(k.box_outer), uint64_t(k.type), uint64_t(k.swizzle)})
+    for (uint64_t v : {uint64_t(reinterpret_cast<uintptr_t>(k.ptr)), uint64_t(k.map.row_length),
+                       uint64_t(k.map.rows), uint64_t(k.map.ld), uint64_t(k.map.box_inner),
+                       uint64_t(k.map.box_outer), uint64_t(k.type),
+                       uint64_t(k.map.swizzle_bytes)})
       h = (h ^ v) * 1099511628211ull;
     return std::size_t(h ^ (h >> 29)) % kSlots;
   }
@@ -96,93 +84,45 @@ MapCache& map_cache() {
   return cache;
 }
 
-// A row-major matrix of `rows` x `row_length` elements with rows `ld` elements apart, read in
-// boxes of `box_inner` x `box_outer`.
-CUtensorMap encode_2d(const char* operand, const void* ptr, DType t, int64_t row_length,
-                      int64_t rows, int64_t ld, int box_inner, int box_outer, plan::Swizzle swizzle) {
-  const MapKey key{ptr, row_length, rows, ld, box_inner, box_outer, t, swizzle};
-  // A key is only cached after it passed the rules and the driver below.
+// One of the spec's maps over `ptr`. The spec's rules accepted its shape, strides and box, and
+// the call's entry point the pointer, so the driver should accept it; if not, its error names
+// the operand.
+CUtensorMap encode_2d(const TensorMapSpec& m, const void* ptr, DType t) {
+  const MapKey key{ptr, m, t};
   if (const CUtensorMap* cached = map_cache().find(key)) return *cached;
-
-  plan::TmaDescription desc;
-  desc.rank = 2;
-  desc.global_address = reinterpret_cast<uint64_t>(ptr);
-  desc.elem_bytes = dtype_bytes(t);
-  const uint64_t row_bytes = uint64_t(ld) * uint64_t(dtype_bytes(t));
-  desc.global_dims = {uint64_t(row_length), uint64_t(rows)};
-  desc.global_strides = {row_bytes};
-  desc.box_dims = {uint32_t(box_inner), uint32_t(box_outer)};
-  desc.swizzle = swizzle;
-  if (std::string why = plan::tma_violation(desc); !why.empty())
-    throw InvalidArgument(fmt::format("{} tensor map", operand),
-                          fmt::format("{} rows x {} elements, ld {}, box {} x {}", rows,
-                                      row_length, ld, box_inner, box_outer),
-                          why);
-
   CUtensorMap map{};
-  const cuuint64_t dims[2] = {cuuint64_t(row_length), cuuint64_t(rows)};
-  const cuuint64_t strides[1] = {cuuint64_t(row_bytes)};
-  const cuuint32_t box[2] = {cuuint32_t(box_inner), cuuint32_t(box_outer)};
+  const cuuint64_t dims[2] = {cuuint64_t(m.row_length), cuuint64_t(m.rows)};
+  const cuuint64_t strides[1] = {cuuint64_t(m.ld) * cuuint64_t(dtype_bytes(t))};
+  const cuuint32_t box[2] = {cuuint32_t(m.box_inner), cuuint32_t(m.box_outer)};
   const cuuint32_t element_strides[2] = {1, 1};
   // L2 promotion of 256 B (DeepGEMM's choice): each TMA request brings whole 256-B lines.
   // Out-of-bounds elements are zero-filled, which is how K, M and N tails contribute nothing.
   const CUresult result = driver::api().cuTensorMapEncodeTiled(
       &map, tma_type(t), 2, const_cast<void*>(ptr), dims, strides, box, element_strides,
-      CU_TENSOR_MAP_INTERLEAVE_NONE, driver_swizzle(swizzle), CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+      CU_TENSOR_MAP_INTERLEAVE_NONE, driver_swizzle(m.swizzle_bytes),
+      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   // The message is formatted only on failure: this runs for every operand of every call.
   if (result != CUDA_SUCCESS)
-    driver::check(result, fmt::format("cuTensorMapEncodeTiled({})", operand).c_str());
+    driver::check(result, fmt::format("cuTensorMapEncodeTiled({})", m.operand).c_str());
   map_cache().insert(key, map);
   return map;
 }
 
 }  // namespace
 
-std::string tma_pointer_incompatibility(const GemmProblem& p, const GemmOperands& o) {
-  auto check = [](const char* name, const void* ptr) -> std::string {
-    const auto address = reinterpret_cast<uint64_t>(ptr);
-    if (address % 16 != 0)
-      return fmt::format("{} = 0x{:x}: TMA needs a 16-byte aligned global address", name, address);
-    return {};
-  };
-  for (auto msg : {check("a", o.a), check("b", o.b), check("d", o.d),
-                   p.reads_c ? check("c", o.c) : std::string()})
-    if (!msg.empty()) return msg;
-  return {};
-}
-
-GemmTensorMaps make_gemm_tensor_maps(const GemmProblem& p, const KernelFields& f,
-                                     const GemmOperands& o) {
-  const GemmConfig& c = f.config;
+GemmTensorMaps make_gemm_tensor_maps(const KernelLaunch& kernel, const GemmOperands& o) {
+  const GemmProblem& p = kernel.problem;
   GemmTensorMaps maps;
-  constexpr int kAtomElems16 = sm90::kSwizzleSpanBytes / 2;   // 64 bf16/fp16 per swizzled row
-  if (f.load_path == LoadPath::tma) {
-    const int atom = sm90::kSwizzleSpanBytes / dtype_bytes(p.a_type);
-    // K-major: box {one 128-B row of K, all tile rows}; MN-major: 64-wide slabs of BLOCK_K rows.
-    if (a_is_k_major(p.layout))
-      maps.a = encode_2d("A", o.a, p.a_type, p.k, p.m, p.lda_or_packed(), atom, c.block_m,
-                         plan::Swizzle::b128);
-    else
-      maps.a = encode_2d("A", o.a, p.a_type, p.m, p.k, p.lda_or_packed(), kAtomElems16, c.block_k,
-                         plan::Swizzle::b128);
-    if (b_is_k_major(p.layout))
-      maps.b = encode_2d("B", o.b, p.b_type, p.k, p.n, p.ldb_or_packed(), atom, c.block_n,
-                         plan::Swizzle::b128);
-    else
-      maps.b = encode_2d("B", o.b, p.b_type, p.n, p.k, p.ldb_or_packed(), kAtomElems16, c.block_k,
-                         plan::Swizzle::b128);
+  bool has_c = false;
+  for (const TensorMapSpec& m : kernel.tensor_maps) {
+    switch (m.operand) {
+      case 'A': maps.a = encode_2d(m, o.a, p.a_type); break;
+      case 'B': maps.b = encode_2d(m, o.b, p.b_type); break;
+      case 'C': maps.c = encode_2d(m, o.c, p.d_type); has_c = true; break;
+      default: maps.d = encode_2d(m, o.d, p.d_type); break;
+    }
   }
-  if (f.store_path == StorePath::tma) {
-    const int out_bytes = dtype_bytes(p.d_type);
-    const int box_cols = sm90::d_box_cols(c.block_n, out_bytes);
-    const auto swizzle = swizzle_for_span(sm90::d_swizzle_span_bytes(c.block_n, out_bytes));
-    const int box_rows = c.block_m / c.num_consumers;
-    maps.d = encode_2d("D", o.d, p.d_type, p.n, p.m, p.ldd_or_packed(), box_cols, box_rows, swizzle);
-    maps.c = p.reads_c ? encode_2d("C", o.c, p.d_type, p.n, p.m, p.ldc_or_packed(), box_cols,
-                                   box_rows, swizzle)
-                       : maps.d;
-  }
+  if (!has_c) maps.c = maps.d;   // the kernel reads no C; its parameter repeats D's
   return maps;
 }
 

@@ -1,7 +1,7 @@
 #pragma once
-// The four TMA descriptors of one GEMM call (A, B, C, D), encoded with cuTensorMapEncodeTiled
-// after the same rules the planner checks (plan/tma_rules.hpp), so a bad stride or pointer
-// fails with the field named instead of CUDA_ERROR_INVALID_VALUE.
+// The four TMA descriptors of one GEMM kernel (A, B, C, D), encoded with cuTensorMapEncodeTiled
+// from the spec's TensorMapSpecs: the rules checked their shapes when the spec was made and the
+// call's entry point its pointers (plan::operand_violation).
 #include <cuda.h>
 
 #include <string>
@@ -16,14 +16,11 @@ struct GemmTensorMaps {
   CUtensorMap a{}, b{}, c{}, d{};
 };
 
-// Empty when every operand pointer satisfies TMA's 16-byte global address rule, else why not.
-std::string tma_pointer_incompatibility(const GemmProblem& problem, const GemmOperands& operands);
-
-// Maps matching the smem layouts of src/kernels/sm90 (loads.cuh, epilogue.cuh). Operands that
-// the kernel reads with plain loads get a zeroed map the kernel never touches; without
-// C (beta == 0) the C map repeats D's. Each calling thread keeps the maps it encoded (keyed by
-// every argument that decides their bytes), so a repeated call copies them instead.
-GemmTensorMaps make_gemm_tensor_maps(const GemmProblem& problem, const KernelFields& fields,
-                                     const GemmOperands& operands);
+// The maps of one kernel of a spec over the call's operands (KernelLaunch::tensor_maps, which
+// match the shared-memory layouts of src/kernels/sm90: loads.cuh, epilogue.cuh). Maps the
+// kernel does not use stay zeroed; without C (beta == 0) the C map repeats D's. Each calling
+// thread keeps the maps it encoded (keyed by every argument that decides their bytes), so a
+// repeated call copies them instead.
+GemmTensorMaps make_gemm_tensor_maps(const KernelLaunch& kernel, const GemmOperands& operands);
 
 }  // namespace autogemm::runtime
