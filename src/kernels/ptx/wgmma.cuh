@@ -1,7 +1,7 @@
 #pragma once
 // wgmma wrappers (PTX ISA "Asynchronous Warpgroup Level Matrix Multiply", sm_90a). The
 // mma_async instruction itself has one operand per accumulator register, so its wrapper is
-// generated for the exact N of a configuration by the host (src/runtime/wgmma_asm.cpp) and
+// generated for the exact N of a configuration by the host (src/codegen/wgmma_asm.cpp) and
 // handed to the kernel as Config::mma; the fence/commit/wait wrappers live here.
 #include "ptx/common.cuh"
 

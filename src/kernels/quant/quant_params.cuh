@@ -1,5 +1,5 @@
 #pragma once
-// Parameters of the FP8 quantisation kernels, shared by the host (src/runtime/quantize.cpp, g++)
+// Parameters of the FP8 quantisation kernels, shared by the host (src/quant/quantize.cpp, g++)
 // and the device (quant/*.cuh, NVRTC). Plain C types only, so both compilers lay the structs out
 // identically and NVRTC needs no standard headers.
 

@@ -84,7 +84,7 @@ struct Epilogue {
     // Two copies of the loop, chosen once per tile. With one loop and `if (read_c)` inside,
     // ptxas (CUDA 13.0) keeps every C load, predicated off when beta == 0, in the common path
     // and waits on each before its store: +1.2 us per 128 x 256 bf16 tile, 18% of a K = 512
-    // GEMM (notes.md section 16).
+    // GEMM (4096 x 32768 x 512: 259 against 219 us).
     const auto stage = [&](auto with_c) {
       for_each_pair([&](int slab, int r, int row, int col) {
         unsigned char* p = staging + staging_offset(row_base + row, col);

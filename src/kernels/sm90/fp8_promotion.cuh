@@ -100,7 +100,7 @@ struct Promotion<Cfg, true> {
   static_assert(kBlockScaled == G::kStagedScales, "block scales arrive with the stage");
   static_assert(!kBlockScaled || kBuffers == 1 || !b_scale_split_varies(Cfg::block_n),
                 "overlapped promotion with a per-tile B scale split: minutes in ptxas, spills "
-                "(plan/legality.cpp)");
+                "(plan/rules.cpp)");
 
   float temp[kBuffers][kTempSlabs][G::kAccum];   // k-block partial sums (wgmma accumulators)
   // Block scaling: scale_a * scale_b of the k-block whose sums temp[b] holds, for rows g and

@@ -1,5 +1,5 @@
 #pragma once
-// Geometry of FP8 scales, shared by the host (planner legality, kernel source checks) and the
+// Geometry of FP8 scales, shared by the host (the rules in plan/rules.cpp) and the
 // kernel (NVRTC), like gemm_layout.cuh, so both sides agree on which tiles the promotion
 // handles.
 //

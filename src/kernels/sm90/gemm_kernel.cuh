@@ -23,7 +23,8 @@ namespace autogemm::sm90 {
 // built once, for stage 0 of this consumer's rows, and moved by byte offsets: the stage's
 // (run time, once per k-block) and the slab's and k16 step's (compile time). Rebuilding a
 // descriptor from its address costs about ten integer instructions per wgmma, which the
-// consumer's loop could not hide (notes.md section 13).
+// consumer's loop could not hide: moving them by offsets took the FP8 128x128 k-block loop from
+// ~154 to ~116 SASS instructions per warp and the tensor pipe from 65% to 75% active (H100).
 template <class Cfg>
 struct Descriptors {
   using G = Geometry<Cfg>;
@@ -39,7 +40,7 @@ struct Descriptors {
   static constexpr unsigned kBLbo = ((Cfg::b_k_major ? 16u : kMnAtomStride) >> 4) << 16;
   // Start-address field of the first A stage. One register serves both operands and every
   // stage: the consumer's loop runs at the register limit with two promotion temporaries, and a
-  // second one made ptxas spill (notes.md section 13).
+  // second one made ptxas spill.
   unsigned base;
   int consumer_slab;   // this consumer's first m64 slab of A
 
@@ -106,260 +107,403 @@ __device__ void produce_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
   }
 }
 
-// Consumer warpgroup `consumer`: for each tile, the k-loop of wgmmas, then the epilogue.
+// Consumer warpgroup `consumer`: for each tile, the k-loop of wgmmas, then the epilogue. Per
+// k-block: wait for the stage, issue its wgmmas, wait for the wgmmas, release the stage (to the
+// producer, or to this warpgroup's own thread 0 without warp specialisation), promote (FP8).
+// Every step is a member forced inline, so the whole loop compiles as one function body.
+// Consumer holds the kernel's constants by value and the warpgroup's mutable state by
+// reference: consume_tiles owns that state, one object each (why: there).
 template <class Cfg>
-__device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorMap* tmap_a,
-                              const ptx::TensorMap* tmap_b, const ptx::TensorMap* tmap_c,
-                              const ptx::TensorMap* tmap_d, const GemmParams& params,
-                              int consumer, unsigned cta_rank) {
+struct Consumer {
   using G = Geometry<Cfg>;
   using D = Descriptors<Cfg>;
-  const D descriptors(smem, consumer);
-  float acc[G::kSlabs][G::kAccum];   // (ROWS_PER_CONSUMER, BLOCK_N) fp32 fragment
-  Promotion<Cfg> promotion(params, consumer);   // FP8: per-k-block scaled accumulation
-  PipelineState read, write;         // write: the inline producer of the non-specialised path
-  unsigned c_phase = 0;
-  const int lane = threadIdx.x % 32;
-  const int consumer_thread = threadIdx.x - (Cfg::warp_specialized ? 128 : 0);
-  const bool inline_producer = !Cfg::warp_specialized && Cfg::tma_load && threadIdx.x == 0;
 
-  auto produce_one = [&](int m_tile, int n_tile, int k_block) {
-    ptx::mbarrier_wait(smem.empty(write.stage), write.phase ^ 1);
-    issue_stage_loads(smem, write.stage, tmap_a, tmap_b, m_tile, n_tile, k_block, cta_rank);
-    write.template advance<Cfg::num_stages>();
+  // With TMA the wgmmas of one k-block stay in flight while the next k-block's are issued
+  // (wgmma.wait_group 1), and a stage is released one k-block late, when the wait proves
+  // its wgmmas are done (hopper-facts.md 2.4). A single stage (or the threads path, which
+  // refills the stage in place) must wait for everything before the refill.
+  // FP8 promotes each k-block's sums after its wgmmas. With one temporary it waits for all of
+  // them; the second consumer can keep the tensor cores busy meanwhile only if the two take
+  // turns (ordered issue, below): left alone they issue together, finish together and
+  // promote together (128x128 FP8 at 4096x7168x16384 on an H100: 970 TFLOP/s, 1205 with
+  // turns). With two temporaries it promotes k-block i - 1 while k-block i's wgmmas run. ptxas
+  // only proves a wait_group 1 retired a group issued in the same loop iteration (otherwise it
+  // serialises every wgmma, C7514), so the k-loop runs in chunks of up to kChunk k-blocks that
+  // end with wait_group 0 and the last promotion: one promotion in kChunk is not overlapped.
+  // (Starting the second consumer's chunks two k-blocks later was slower, 1111 against 1170
+  // TFLOP/s at 4096x7168x16384: a lagging consumer holds every stage longer.)
+  static constexpr bool kOverlapPromotion = Promotion<Cfg>::kBuffers == 2;
+  static constexpr int kChunk = 8;
+  static constexpr int kGroupsInFlight =
+      (Cfg::tma_load && Cfg::num_stages > 1 && (!Promotion<Cfg>::kEnabled || kOverlapPromotion))
+          ? 1 : 0;
+  static_assert(!Cfg::ordered_issue || (Cfg::num_consumers == 2 && Cfg::warp_specialized &&
+                                        Promotion<Cfg>::kEnabled),
+                "ordered issue: two FP8 consumer warpgroups fed by the producer");
+  static_assert(!kOverlapPromotion || kGroupsInFlight == 1,
+                "overlapped promotion keeps one wgmma group in flight (TMA, >= 2 stages)");
+  // Ordered issue's named barriers: 4 and 5 (1-2 are the epilogue's, 3 the threads path's).
+  static constexpr unsigned kTurnBarrier = 4;
+
+  // The work item in progress: an output tile, its k-blocks [k_begin, k_end) (all of K, or one
+  // split-K split), and, with one wgmma group in flight, the stage whose release waits for the
+  // next wgmma wait (-1: none).
+  struct WorkItem {
+    int m_tile, n_tile, k_begin, k_end;
+    int pending_stage;
   };
 
-  constexpr unsigned kTurnBarrier = 4;   // ordered issue's named barriers: 4 and 5
-  bool first_turn = consumer == 0;       // consumer 0 issues the kernel's first group unasked
+  // Values: constants of the kernel and of the thread. References: the warpgroup's state, which
+  // consume_tiles owns.
+  const SharedStorage<Cfg>& smem;
+  const ptx::TensorMap* tmap_a;
+  const ptx::TensorMap* tmap_b;
+  const ptx::TensorMap* tmap_c;
+  const ptx::TensorMap* tmap_d;
+  const GemmParams& params;
+  const int consumer;
+  const unsigned cta_rank;
+  const D descriptors;
+  float (&acc)[G::kSlabs][G::kAccum];   // (ROWS_PER_CONSUMER, BLOCK_N) fp32 fragment
+  Promotion<Cfg>& promotion;            // FP8: per-k-block scaled accumulation
+  PipelineState& read;
+  PipelineState& write;                 // the inline producer of the non-specialised path
+  unsigned& c_phase;                    // parity of this consumer's C-loaded barrier
+  const int lane;
+  const int consumer_thread;
+  const bool inline_producer;           // thread 0 of the non-specialised TMA path fills the ring
+  bool& first_turn;                     // ordered issue: consumer 0 issues the first group unasked
+  TileTraceRecorder& trace;
+  const bool trace_recorder;
+  WorkItem& work;                       // the tile in progress
 
-  TileScheduler<Cfg> scheduler(params, cta_rank);
-  TileTraceRecorder trace;
-  const bool trace_recorder = kTileTrace && consumer == 0 && consumer_thread == 0;
-  int m_tile, n_tile;
-  while (scheduler.next_tile(m_tile, n_tile)) {
-    const int k_begin = scheduler.k_begin(), k_end = scheduler.k_end();
+  __device__ __forceinline__ Consumer(const SharedStorage<Cfg>& smem_,
+                                      const ptx::TensorMap* tmap_a_, const ptx::TensorMap* tmap_b_,
+                                      const ptx::TensorMap* tmap_c_, const ptx::TensorMap* tmap_d_,
+                                      const GemmParams& params_, int consumer_, unsigned cta_rank_,
+                                      float (&acc_)[G::kSlabs][G::kAccum],
+                                      Promotion<Cfg>& promotion_, PipelineState& read_,
+                                      PipelineState& write_, unsigned& c_phase_, bool& first_turn_,
+                                      TileTraceRecorder& trace_, WorkItem& work_)
+      : smem(smem_), tmap_a(tmap_a_), tmap_b(tmap_b_), tmap_c(tmap_c_), tmap_d(tmap_d_),
+        params(params_), consumer(consumer_), cta_rank(cta_rank_), descriptors(smem_, consumer_),
+        acc(acc_), promotion(promotion_), read(read_), write(write_), c_phase(c_phase_),
+        lane(threadIdx.x % 32), consumer_thread(threadIdx.x - (Cfg::warp_specialized ? 128 : 0)),
+        inline_producer(!Cfg::warp_specialized && Cfg::tma_load && threadIdx.x == 0),
+        first_turn(first_turn_), trace(trace_),
+        trace_recorder(kTileTrace && consumer_ == 0 &&
+                       threadIdx.x - (Cfg::warp_specialized ? 128 : 0) == 0),
+        work(work_) {}
+
+  // The consumer's whole life: every work item the scheduler hands it, then the teardown.
+  __device__ __forceinline__ void run() {
+    TileScheduler<Cfg> scheduler(params, cta_rank);
+    int m_tile, n_tile;
+    while (scheduler.next_tile(m_tile, n_tile)) {
+      work = WorkItem{m_tile, n_tile, scheduler.k_begin(), scheduler.k_end(), -1};
+      begin_tile();
+      main_loop();
+      if constexpr (kTileTrace) trace.main_loop_done(trace_recorder);
+      const bool stored = store_tile(scheduler.split);
+      if constexpr (kTileTrace)
+        trace.end(trace_recorder, params, m_tile, n_tile, work.k_begin, work.k_end, !stored);
+    }
+    finish();
+  }
+
+  // --- one tile -------------------------------------------------------------------------------
+
+  // Without warp specialisation thread 0 fills the first num_stages stages; the fragment and
+  // the promotion start from zero.
+  __device__ __forceinline__ void begin_tile() {
     if constexpr (kTileTrace) trace.begin(trace_recorder);
     if (inline_producer)
-      for (int k_block = k_begin; k_block < min(k_begin + Cfg::num_stages, k_end); ++k_block)
-        produce_one(m_tile, n_tile, k_block);
+      for (int k_block = work.k_begin; k_block < min(work.k_begin + Cfg::num_stages, work.k_end);
+           ++k_block)
+        produce_k_block(k_block);
     __syncwarp();
 
 #pragma unroll
     for (int s = 0; s < G::kSlabs; ++s)
 #pragma unroll
       for (int r = 0; r < G::kAccum; ++r) acc[s][r] = 0.0f;
-    promotion.start_tile(n_tile);
+    promotion.start_tile(work.n_tile);
+  }
 
-    // With TMA the wgmmas of one k-block stay in flight while the next k-block's are issued
-    // (wgmma.wait_group 1), and a stage is released one k-block late, when the wait proves
-    // its wgmmas are done (hopper-facts.md 2.4). A single stage (or the threads path, which
-    // refills the stage in place) must wait for everything before the refill.
-    // FP8 promotes each k-block's sums after its wgmmas. With one temporary it waits for all of
-    // them; the second consumer can keep the tensor cores busy meanwhile only if the two take
-    // turns (ordered issue, below): left alone they issue together, finish together and
-    // promote together (970 against 1205 TFLOP/s with turns, notes.md section 14). With two
-    // temporaries it promotes k-block i - 1 while k-block i's wgmmas run. ptxas only proves a
-    // wait_group 1 retired a group issued in the same loop iteration (otherwise it serialises
-    // every wgmma, C7514), so the k-loop runs in chunks of up to kChunk k-blocks that end with
-    // wait_group 0 and the last promotion: one promotion in kChunk is not overlapped. (Starting
-    // the second consumer's chunks half a chunk later was slower: 1111 against 1170 TFLOP/s,
-    // notes.md section 9; a lagging consumer holds every stage longer.)
-    constexpr bool kOverlapPromotion = Promotion<Cfg>::kBuffers == 2;
-    static_assert(!Cfg::ordered_issue || (Cfg::num_consumers == 2 && Cfg::warp_specialized &&
-                                          Promotion<Cfg>::kEnabled),
-                  "ordered issue: two FP8 consumer warpgroups fed by the producer");
-    constexpr int kChunk = 8;
-    constexpr int kGroupsInFlight =
-        (Cfg::tma_load && Cfg::num_stages > 1 && (!Promotion<Cfg>::kEnabled || kOverlapPromotion))
-            ? 1 : 0;
-    static_assert(!kOverlapPromotion || kGroupsInFlight == 1,
-                  "overlapped promotion keeps one wgmma group in flight (TMA, >= 2 stages)");
-    int pending_stage = -1;
-    auto release = [&](int stage, int refill_k_block) {
-      if constexpr (G::kMulticastCtas == 1) {
-        if (lane == 0) ptx::mbarrier_arrive(smem.empty(stage));
-      } else {
-        // The leader's multicast writes into every CTA's copy of the stage.
-        if (lane < G::kMulticastCtas) ptx::mbarrier_arrive_cluster(smem.empty(stage), lane);
+  // Every k-block of the tile, and the drain that leaves no wgmma in flight.
+  __device__ __forceinline__ void main_loop() {
+    if constexpr (kOverlapPromotion) {
+      int k_block = work.k_begin;
+      for (; k_block + kChunk <= work.k_end; k_block += kChunk) consume_chunk<kChunk>(k_block);
+      if (work.k_end - k_block >= 4) {
+        consume_chunk<4>(k_block);
+        k_block += 4;
       }
-      if (inline_producer && refill_k_block < k_end)
-        produce_one(m_tile, n_tile, refill_k_block);
-      __syncwarp();
-    };
-    auto fence_fragments = [&] {
+      switch (work.k_end - k_block) {
+        case 3: consume_chunk<3>(k_block); break;
+        case 2: consume_chunk<2>(k_block); break;
+        case 1: consume_chunk<1>(k_block); break;
+        default: break;
+      }
+    } else {
+      for (int k_block = work.k_begin; k_block < work.k_end; ++k_block)
+        consume_k_block<0, false>(k_block);
+      drain(work.k_end - 1);
+    }
+  }
+
+  // The epilogue. Split-K: only the split that completes the tile's sum stores it. Returns
+  // whether this work item stored D.
+  __device__ __forceinline__ bool store_tile(int split) {
+    if constexpr (Cfg::split_k > 1)
+      if (!SplitKReduce<Cfg>::sum_if_last(acc, params, consumer, work.m_tile, work.n_tile, split))
+        return false;
+    if constexpr (Cfg::tma_store)
+      Epilogue<Cfg>::store_tma(acc, smem, tmap_c, tmap_d, params, consumer, work.m_tile,
+                               work.n_tile, c_phase);
+    else
+      Epilogue<Cfg>::store_threads(acc, params, consumer, work.m_tile, work.n_tile);
+    return true;
+  }
+
+  __device__ __forceinline__ void finish() {
+    // Consumer 1's last turn hand-off is still pending on consumer 0's barrier: take it, so no
+    // named barrier is left half-arrived when the CTA exits.
+    if constexpr (Cfg::ordered_issue)
+      if (consumer == 0 && !first_turn) ptx::named_barrier_sync(kTurnBarrier, G::kConsumerThreads);
+    // Bulk stores read shared memory asynchronously; it must stay valid until they finish.
+    if constexpr (Cfg::tma_store)
+      if (threadIdx.x % 128 == 0) ptx::tma_store_wait_all<0>();
+  }
+
+  // --- two promotion temporaries: chunks ------------------------------------------------------
+
+  // kCount (1..kChunk) k-blocks from k_first, alternating the temporaries, each promoting its
+  // predecessor's sums; then the drain and the last k-block's promotion.
+  template <int kCount>
+  __device__ __forceinline__ void consume_chunk(int k_first) {
+    static_assert(kCount >= 1 && kCount <= kChunk, "a chunk is 1..kChunk k-blocks");
+    consume_k_block<0, false>(k_first);
+    consume_chunk_from<1, kCount>(k_first);
+    drain(k_first + kCount - 1);
+    promotion.template promote<(kCount - 1) % 2>(acc);
+  }
+  template <int kIndex, int kCount>
+  __device__ __forceinline__ void consume_chunk_from(int k_first) {
+    if constexpr (kIndex < kCount) {
+      consume_k_block<kIndex % 2, true>(k_first + kIndex);
+      consume_chunk_from<kIndex + 1, kCount>(k_first);
+    }
+  }
+
+  // --- one k-block ----------------------------------------------------------------------------
+
+  // kBuffer picks the FP8 promotion temporary the k-block's wgmmas write; with two,
+  // kPromotePrevious says whether the other one holds k_block - 1's sums.
+  template <int kBuffer, bool kPromotePrevious>
+  __device__ __forceinline__ void consume_k_block(int k_block) {
+    const int stage = read.stage;
+    wait_for_stage(stage, k_block);
+    const unsigned a_stage_lo = descriptors.a_stage(stage), b_stage_lo = descriptors.b_stage(stage);
+    if constexpr (Promotion<Cfg>::kSlabWaves) {
+      consume_k_block_by_slab(stage, k_block, a_stage_lo, b_stage_lo);
+    } else {
+      issue_wgmmas<kBuffer>(a_stage_lo, b_stage_lo);
+      // One temporary: this stage is released below, before the promotion, so its scales are
+      // read now.
+      if constexpr (!kOverlapPromotion) promotion.template read_stage_scales<kBuffer>(smem, stage);
+      wait_for_wgmmas<kGroupsInFlight>();
+      release_consumed_stage(stage, k_block);
+      promote<kBuffer, kPromotePrevious>(stage);
+    }
+    read.template advance<Cfg::num_stages>();
+  }
+
+  // TMA: waits for the stage's full barrier. Threads path: the consumer threads fill the stage
+  // themselves.
+  __device__ __forceinline__ void wait_for_stage(int stage, int k_block) {
+    if constexpr (Cfg::tma_load) {
+      ptx::mbarrier_wait(smem.full(stage), read.phase);
+      if constexpr (kTileTrace) trace.data_ready(trace_recorder);
+    } else {
+      load_tile_threads<Cfg>(smem.a(stage), params.a, params.lda, params.m,
+                             work.m_tile * Cfg::block_m, k_block * Cfg::block_k, Cfg::block_m,
+                             consumer_thread, G::kConsumerThreads);
+      load_tile_threads<Cfg>(smem.b(stage), params.b, params.ldb, Cfg::n,
+                             work.n_tile * Cfg::block_n, k_block * Cfg::block_k, Cfg::block_n,
+                             consumer_thread, G::kConsumerThreads);
+      ptx::fence_proxy_async_shared();   // generic-proxy writes -> wgmma (async proxy) reads
+      ptx::named_barrier_sync(3, G::kConsumerThreads);
+    }
+  }
+
+  // One wgmma group: every k16 (k32 FP8) step of the stage for every m64 slab, into the
+  // fragment (16-bit) or promotion temporary kBuffer (FP8).
+  template <int kBuffer>
+  __device__ __forceinline__ void issue_wgmmas(unsigned a_stage_lo, unsigned b_stage_lo) {
+    wait_turn();
+    fence_fragments();
+    ptx::wgmma_fence();
+#pragma unroll
+    for (int k_step = 0; k_step < G::kKSteps; ++k_step)
 #pragma unroll
       for (int s = 0; s < G::kSlabs; ++s)
+        promotion.template mma<kBuffer>(acc[s], s, k_step, D::a(a_stage_lo, s, k_step),
+                                        D::b(b_stage_lo, k_step));
+    ptx::wgmma_commit_group();
+    pass_turn();
+  }
+
+  // After the wgmma wait: the stage it proved read is released. With one group in flight that
+  // is the previous k-block's stage; this one stays pending until the next wait.
+  __device__ __forceinline__ void release_consumed_stage(int stage, int k_block) {
+    if constexpr (Cfg::tma_load && kGroupsInFlight == 0) {
+      release_stage(stage, k_block + Cfg::num_stages);
+    } else if constexpr (Cfg::tma_load) {
+      if (work.pending_stage >= 0)
+        release_stage(work.pending_stage, k_block - 1 + Cfg::num_stages);
+      work.pending_stage = stage;
+    } else {
+      ptx::named_barrier_sync(3, G::kConsumerThreads);   // all reads done before the next fill
+    }
+  }
+
+  // FP8, after the release: the producer refills the stage meanwhile.
+  template <int kBuffer, bool kPromotePrevious>
+  __device__ __forceinline__ void promote(int stage) {
+    if constexpr (kOverlapPromotion) {
+      // The wait proved k_block - 1's wgmmas done; k_block's still write the other buffer.
+      if constexpr (kPromotePrevious) promotion.template promote<1 - kBuffer>(acc);
+      // This stage stays held until the next k-block's wait (work.pending_stage): its scales
+      // are read after the promotion, when the previous temporary's registers are free again.
+      promotion.template read_stage_scales<kBuffer>(smem, stage);
+    } else {
+      promotion.template promote<0>(acc);
+    }
+  }
+
+  // Ordered issue with one temporary, one slab at a time: issue, pass the turn, wait, promote.
+  // The stage is released after its last slab's wgmmas (and the scales were read before).
+  __device__ __forceinline__ void consume_k_block_by_slab(int stage, int k_block,
+                                                          unsigned a_stage_lo,
+                                                          unsigned b_stage_lo) {
+    promotion.template read_stage_scales<0>(smem, stage);
 #pragma unroll
-        for (int r = 0; r < G::kAccum; ++r) ptx::fence_operand(acc[s][r]);
-      promotion.fence_operands();
-    };
-    // Ordered issue (Cfg::ordered_issue, FP8 with two consumers): the consumers take turns
-    // issuing wgmma groups, consumer 0 first. The matrix units run a consumer's group while the
-    // other consumer promotes its last one, so they never both promote while the units idle
-    // (the two would otherwise issue together and finish, and promote, together). Consumer c
-    // waits on named barrier kTurnBarrier + c and passes the turn by arriving on the other's;
-    // each barrier counts both warpgroups (PTX ISA "bar.arrive"). 1-2 are the epilogue's, 3 the
-    // threads path's.
-    auto wait_turn = [&] {
-      if constexpr (Cfg::ordered_issue) {
-        if (!first_turn) ptx::named_barrier_sync(kTurnBarrier + consumer, G::kConsumerThreads);
-        first_turn = false;
-      }
-    };
-    auto pass_turn = [&] {
-      if constexpr (Cfg::ordered_issue)
-        ptx::named_barrier_arrive(kTurnBarrier + 1 - consumer, G::kConsumerThreads);
-    };
-    // Waits for every wgmma of the tile so far and frees the stage still held.
-    auto drain = [&](int last_k_block) {
-      if constexpr (Cfg::tma_load && kGroupsInFlight > 0) {
-        ptx::wgmma_wait_group<0>();
-        fence_fragments();
-        if (pending_stage >= 0) release(pending_stage, last_k_block + Cfg::num_stages);
-        pending_stage = -1;
-      }
-    };
-    // One k-block. `buffer` (compile-time 0 or 1) picks the FP8 promotion temporary its wgmmas
-    // write; with two, `promote_previous` says whether the other one holds k_block - 1's sums.
-    auto consume_k_block = [&](int k_block, auto buffer, auto promote_previous) {
-      constexpr int kBuffer = decltype(buffer)::value;
-      const int stage = read.stage;
-      if constexpr (Cfg::tma_load) {
-        ptx::mbarrier_wait(smem.full(stage), read.phase);
-        if constexpr (kTileTrace) trace.data_ready(trace_recorder);
-      } else {
-        load_tile_threads<Cfg>(smem.a(stage), params.a, params.lda, params.m, m_tile * Cfg::block_m,
-                               k_block * Cfg::block_k, Cfg::block_m, consumer_thread,
-                               G::kConsumerThreads);
-        load_tile_threads<Cfg>(smem.b(stage), params.b, params.ldb, Cfg::n, n_tile * Cfg::block_n,
-                               k_block * Cfg::block_k, Cfg::block_n, consumer_thread,
-                               G::kConsumerThreads);
-        ptx::fence_proxy_async_shared();   // generic-proxy writes -> wgmma (async proxy) reads
-        ptx::named_barrier_sync(3, G::kConsumerThreads);
-      }
-      const unsigned a_stage_lo = descriptors.a_stage(stage), b_stage_lo = descriptors.b_stage(stage);
-      if constexpr (Promotion<Cfg>::kSlabWaves) {
-        // One temporary, one slab at a time: issue, pass the turn, wait, promote. The stage is
-        // released after its last slab's wgmmas (and the scales were read before).
-        promotion.template read_stage_scales<0>(smem, stage);
-#pragma unroll
-        for (int s = 0; s < G::kSlabs; ++s) {
-          wait_turn();
-          fence_fragments();
-          ptx::wgmma_fence();
-#pragma unroll
-          for (int k_step = 0; k_step < G::kKSteps; ++k_step)
-            promotion.template mma<0>(acc[s], s, k_step, D::a(a_stage_lo, s, k_step),
-                                      D::b(b_stage_lo, k_step));
-          ptx::wgmma_commit_group();
-          pass_turn();
-          ptx::wgmma_wait_group<0>();
-          fence_fragments();
-          if (s == G::kSlabs - 1) release(stage, k_block + Cfg::num_stages);
-          promotion.template promote_slab<0>(acc, s);
-        }
-        read.template advance<Cfg::num_stages>();
-        return;
-      }
+    for (int s = 0; s < G::kSlabs; ++s) {
       wait_turn();
       fence_fragments();
       ptx::wgmma_fence();
 #pragma unroll
       for (int k_step = 0; k_step < G::kKSteps; ++k_step)
-#pragma unroll
-        for (int s = 0; s < G::kSlabs; ++s)
-          promotion.template mma<kBuffer>(acc[s], s, k_step, D::a(a_stage_lo, s, k_step),
-                                          D::b(b_stage_lo, k_step));
+        promotion.template mma<0>(acc[s], s, k_step, D::a(a_stage_lo, s, k_step),
+                                  D::b(b_stage_lo, k_step));
       ptx::wgmma_commit_group();
       pass_turn();
-      // One temporary: this stage is released below, before the promotion, so its scales are
-      // read now.
-      if constexpr (!kOverlapPromotion) promotion.template read_stage_scales<kBuffer>(smem, stage);
-      ptx::wgmma_wait_group<kGroupsInFlight>();
-      fence_fragments();
-
-      if constexpr (Cfg::tma_load && kGroupsInFlight == 0) {
-        release(stage, k_block + Cfg::num_stages);
-      } else if constexpr (Cfg::tma_load) {
-        if (pending_stage >= 0) release(pending_stage, k_block - 1 + Cfg::num_stages);
-        pending_stage = stage;
-      } else {
-        ptx::named_barrier_sync(3, G::kConsumerThreads);   // all reads done before the next fill
-      }
-      // After the release: the producer refills the stage meanwhile.
-      if constexpr (kOverlapPromotion) {
-        // The wait proved k_block - 1's wgmmas done; k_block's still write the other buffer.
-        if constexpr (decltype(promote_previous)::value) promotion.template promote<1 - kBuffer>(acc);
-        // This stage stays held until the next k-block's wait (pending_stage): its scales are
-        // read after the promotion, when the previous temporary's registers are free again.
-        promotion.template read_stage_scales<kBuffer>(smem, stage);
-      } else {
-        promotion.template promote<0>(acc);
-      }
-      read.template advance<Cfg::num_stages>();
-    };
-    using Buffer0 = IntConstant<0>;
-    using Buffer1 = IntConstant<1>;
-    using Yes = IntConstant<1>;
-    using No = IntConstant<0>;
-    if constexpr (kOverlapPromotion) {
-      // `count` (compile-time 1..kChunk) k-blocks from k_first, then the drain.
-      auto consume_chunk = [&](int k_first, auto count) {
-        constexpr int kCount = decltype(count)::value;
-        consume_k_block(k_first, Buffer0{}, No{});
-        if constexpr (kCount > 1) consume_k_block(k_first + 1, Buffer1{}, Yes{});
-        if constexpr (kCount > 2) consume_k_block(k_first + 2, Buffer0{}, Yes{});
-        if constexpr (kCount > 3) consume_k_block(k_first + 3, Buffer1{}, Yes{});
-        if constexpr (kCount > 4) consume_k_block(k_first + 4, Buffer0{}, Yes{});
-        if constexpr (kCount > 5) consume_k_block(k_first + 5, Buffer1{}, Yes{});
-        if constexpr (kCount > 6) consume_k_block(k_first + 6, Buffer0{}, Yes{});
-        if constexpr (kCount > 7) consume_k_block(k_first + 7, Buffer1{}, Yes{});
-        static_assert(kCount <= kChunk && kChunk == 8, "the chunk is spelled out for 8");
-        drain(k_first + kCount - 1);
-        promotion.template promote<(kCount - 1) % 2>(acc);
-      };
-      int k_block = k_begin;
-      for (; k_block + kChunk <= k_end; k_block += kChunk) consume_chunk(k_block, IntConstant<kChunk>{});
-      if (k_end - k_block >= 4) {
-        consume_chunk(k_block, IntConstant<4>{});
-        k_block += 4;
-      }
-      switch (k_end - k_block) {
-        case 3: consume_chunk(k_block, IntConstant<3>{}); break;
-        case 2: consume_chunk(k_block, IntConstant<2>{}); break;
-        case 1: consume_chunk(k_block, IntConstant<1>{}); break;
-        default: break;
-      }
-    } else {
-      for (int k_block = k_begin; k_block < k_end; ++k_block)
-        consume_k_block(k_block, Buffer0{}, No{});
-      drain(k_end - 1);
+      wait_for_wgmmas<0>();
+      if (s == G::kSlabs - 1) release_stage(stage, k_block + Cfg::num_stages);
+      promotion.template promote_slab<0>(acc, s);
     }
-
-    if constexpr (kTileTrace) trace.main_loop_done(trace_recorder);
-    if constexpr (Cfg::split_k > 1) {
-      // Split-K: only the split that completes the tile's sum stores it.
-      if (!SplitKReduce<Cfg>::sum_if_last(acc, params, consumer, m_tile, n_tile, scheduler.split)) {
-        if constexpr (kTileTrace)
-          trace.end(trace_recorder, params, m_tile, n_tile, k_begin, k_end, true);
-        continue;
-      }
-    }
-    if constexpr (Cfg::tma_store)
-      Epilogue<Cfg>::store_tma(acc, smem, tmap_c, tmap_d, params, consumer, m_tile, n_tile,
-                               c_phase);
-    else
-      Epilogue<Cfg>::store_threads(acc, params, consumer, m_tile, n_tile);
-    if constexpr (kTileTrace)
-      trace.end(trace_recorder, params, m_tile, n_tile, k_begin, k_end, false);
   }
-  // Consumer 1's last turn hand-off is still pending on consumer 0's barrier: take it, so no
-  // named barrier is left half-arrived when the CTA exits.
-  if constexpr (Cfg::ordered_issue)
-    if (consumer == 0 && !first_turn) ptx::named_barrier_sync(kTurnBarrier, G::kConsumerThreads);
-  // Bulk stores read shared memory asynchronously; it must stay valid until they finish.
-  if constexpr (Cfg::tma_store)
-    if (threadIdx.x % 128 == 0) ptx::tma_store_wait_all<0>();
+
+  // --- the ring -------------------------------------------------------------------------------
+
+  // Frees `stage` for the producer: one arrival per consumer warp, on every CTA the stage's
+  // multicast wrote into. Without warp specialisation thread 0 then refills it with
+  // `refill_k_block`, if the tile has one.
+  __device__ __forceinline__ void release_stage(int stage, int refill_k_block) {
+    if constexpr (G::kMulticastCtas == 1) {
+      if (lane == 0) ptx::mbarrier_arrive(smem.empty(stage));
+    } else {
+      // The leader's multicast writes into every CTA's copy of the stage.
+      if (lane < G::kMulticastCtas) ptx::mbarrier_arrive_cluster(smem.empty(stage), lane);
+    }
+    if (inline_producer && refill_k_block < work.k_end) produce_k_block(refill_k_block);
+    __syncwarp();
+  }
+
+  // The inline producer (thread 0, non-specialised TMA path): waits for the next free stage and
+  // issues its loads.
+  __device__ __forceinline__ void produce_k_block(int k_block) {
+    ptx::mbarrier_wait(smem.empty(write.stage), write.phase ^ 1);
+    issue_stage_loads(smem, write.stage, tmap_a, tmap_b, work.m_tile, work.n_tile, k_block,
+                      cta_rank);
+    write.template advance<Cfg::num_stages>();
+  }
+
+  // Waits for every wgmma of the tile so far and frees the stage still held.
+  __device__ __forceinline__ void drain(int last_k_block) {
+    if constexpr (Cfg::tma_load && kGroupsInFlight > 0) {
+      wait_for_wgmmas<0>();
+      if (work.pending_stage >= 0)
+        release_stage(work.pending_stage, last_k_block + Cfg::num_stages);
+      work.pending_stage = -1;
+    }
+  }
+
+  // --- warpgroup ------------------------------------------------------------------------------
+
+  // Waits until at most kPending of this warpgroup's wgmma groups are still running; the
+  // fragments the others wrote can then be read.
+  template <int kPending>
+  __device__ __forceinline__ void wait_for_wgmmas() {
+    ptx::wgmma_wait_group<kPending>();
+    fence_fragments();
+  }
+
+  // Keeps the compiler from moving fragment accesses across the asynchronous wgmmas that read
+  // and write them (wgmma.fence covers the hardware side).
+  __device__ __forceinline__ void fence_fragments() {
+#pragma unroll
+    for (int s = 0; s < G::kSlabs; ++s)
+#pragma unroll
+      for (int r = 0; r < G::kAccum; ++r) ptx::fence_operand(acc[s][r]);
+    promotion.fence_operands();
+  }
+
+  // Ordered issue (Cfg::ordered_issue, FP8 with two consumers): the consumers take turns
+  // issuing wgmma groups, consumer 0 first. The matrix units run a consumer's group while the
+  // other consumer promotes its last one, so they never both promote while the units idle
+  // (the two would otherwise issue together and finish, and promote, together). Consumer c
+  // waits on named barrier kTurnBarrier + c and passes the turn by arriving on the other's;
+  // each barrier counts both warpgroups (PTX ISA "bar.arrive").
+  __device__ __forceinline__ void wait_turn() {
+    if constexpr (Cfg::ordered_issue) {
+      if (!first_turn) ptx::named_barrier_sync(kTurnBarrier + consumer, G::kConsumerThreads);
+      first_turn = false;
+    }
+  }
+  __device__ __forceinline__ void pass_turn() {
+    if constexpr (Cfg::ordered_issue)
+      ptx::named_barrier_arrive(kTurnBarrier + 1 - consumer, G::kConsumerThreads);
+  }
+};
+
+template <class Cfg>
+__device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorMap* tmap_a,
+                              const ptx::TensorMap* tmap_b, const ptx::TensorMap* tmap_c,
+                              const ptx::TensorMap* tmap_d, const GemmParams& params,
+                              int consumer, unsigned cta_rank) {
+  using G = Geometry<Cfg>;
+  // The consumer's mutable state, one object each, as the lambdas this loop was written with
+  // captured it; Consumer refers to them. As members of Consumer they were one object to LLVM's
+  // SROA, which then promoted them to registers later and in another order. With the fragment
+  // and the promotion temporaries inside (indexed with variables until the loops are unrolled,
+  // so SROA cannot split the object before), the scalars stayed in memory through the loop
+  // passes, which saw a k-loop of unknown trip count: 128x256 bf16 lost its unroll by two (1632
+  // SASS instructions instead of 1672), 128x128 FP8 pb2 the pruning of its remainder chunks
+  // (3336 instead of 2176). With only the scalars inside, the PTX's instructions were the same
+  // but not their order, and 256x128 FP8 oi in 2x1 clusters spilled 4 B. As it is, the PTX of
+  // every configuration checked is the earlier one up to register names.
+  float acc[G::kSlabs][G::kAccum];
+  Promotion<Cfg> promotion(params, consumer);
+  PipelineState read, write;
+  unsigned c_phase = 0;
+  bool first_turn = consumer == 0;
+  TileTraceRecorder trace;
+  typename Consumer<Cfg>::WorkItem work;
+  Consumer<Cfg>(smem, tmap_a, tmap_b, tmap_c, tmap_d, params, consumer, cta_rank, acc, promotion,
+                read, write, c_phase, first_turn, trace, work)
+      .run();
 }
 
 template <class Cfg>

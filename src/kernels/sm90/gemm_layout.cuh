@@ -1,6 +1,6 @@
 #pragma once
 // Shared-memory layout of the sm90 GEMM family. This one header is compiled by the host
-// compiler (the planner's gemm_smem_bytes) and by NVRTC (the kernel), so the planner's
+// compiler (the rules' gemm_smem_bytes) and by NVRTC (the kernel), so the rules'
 // legality check and the kernel's carve-up can never disagree.
 //
 // Layout, from the 1024-B-aligned base (the runtime base of dynamic smem is only 16-B aligned,

@@ -2,8 +2,9 @@
 // Block-scaled FP8, large M: the caller's A scales (M x ceil(K/128), row-major, the natural
 // per-token layout) transposed to k-block-major, so the GEMM's scale warp copies each k-block's
 // BLOCK_M scales from one contiguous run instead of gathering one word from each of BLOCK_M
-// rows through L1 (notes.md section 14). A 32 x 32 tile per block through shared memory: reads
-// and writes both coalesced; the padding column keeps the transposed read free of bank
+// rows through L1 (128 sectors for 512 B; with the transposition 4096 x 7168 x 16384 went from
+// 0.90 to 1.01 of cuBLASLt's speed). A 32 x 32 tile per block through shared memory: reads and
+// writes both coalesced; the padding column keeps the transposed read free of bank
 // conflicts. Memory-bound and small: 8 bytes per scale moved, 1.8 MB at M = 4096, K = 7168.
 #include "sm90/scale_transpose_params.cuh"
 

@@ -1,5 +1,5 @@
 #pragma once
-// Parameters of the A-scale transposition, shared by the host (src/runtime/launch.cpp, g++)
+// Parameters of the A-scale transposition, shared by the host (src/runtime/scale_layout.cpp, g++)
 // and the device (scale_transpose.cuh, NVRTC): plain C types only.
 
 // src: M x k_blocks row-major (the caller's 1x128 A scales); dst: k_blocks x dst_ld, row kb

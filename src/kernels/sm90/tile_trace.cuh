@@ -1,5 +1,5 @@
 #pragma once
-// Tile trace (AUTOGEMM_TRACE_TILES, runtime/tile_trace.hpp): when the generated source defines
+// Tile trace (AUTOGEMM_TRACE_TILES, src/trace/tile_trace.hpp): when the generated source defines
 // AUTOGEMM_TILE_TRACE 1, consumer 0's first thread of every CTA records each work item it
 // computed: start and end (%globaltimer, ns) and what the item was. The launcher reads the
 // records back after the kernel; untraced kernels compile none of this.
