@@ -172,8 +172,14 @@ SpecPtr forced_spec(int device, const GemmProblem& p, const GemmConfig& config) 
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = specs.find(key); it != specs.end()) return it->second;
   }
-  auto spec = std::make_shared<const KernelSpec>(
-      plan::make_spec(p, config, device_info(device), "configuration given by the caller"));
+  std::shared_ptr<const KernelSpec> spec;
+  try {
+    spec = std::make_shared<const KernelSpec>(
+        plan::make_spec(p, config, device_info(device), "configuration given by the caller"));
+  } catch (const InvalidArgument& e) {
+    if (e.argument() != "config") throw;
+    throw InvalidArgument("options.config", e.value(), e.rule());   // the caller's name for it
+  }
   std::lock_guard<std::mutex> lock(mutex);
   return specs.emplace(key, std::move(spec)).first->second;
 }
