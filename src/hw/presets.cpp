@@ -97,7 +97,7 @@ GpuInfo h200() {
       .smem_per_sm_bytes = 233472,            // [CG] CC 9.0
       .smem_per_block_bytes = kDefaultSmemPerBlock,
       .smem_per_block_optin_bytes = 232448,   // [CG] CC 9.0
-      .l2_bytes = 62914560,                   // measured: cudaDevAttrL2CacheSize on an H200, 2026-11-22 (docs/perf/2026-11-22-h200/profile.json.txt); hopper-facts 7 says 50 MB
+      .l2_bytes = 62914560,                   // measured: cudaDevAttrL2CacheSize on an H200, 2026-11-22 (autogemm profile); hopper-facts 7 says 50 MB
       .regs_per_sm = 65536,
       .regs_per_block = 65536,
       .max_threads_per_sm = 2048,

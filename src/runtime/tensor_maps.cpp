@@ -42,8 +42,8 @@ struct MapKey {
 };
 
 // The maps this thread encoded last, direct-mapped by key. Encoding the four maps of a call
-// cost 1.8-1.9 us of its ~7 us of host time on the H100 machine (GemmGpu.HostCostPerCall,
-// session 12), and a decode loop encodes the same ones every call. Per thread, like the
+// cost 1.8-1.9 us of its ~7 us of host time on the H100 machine (GemmGpu.HostCostPerCall),
+// and a decode loop encodes the same ones every call. Per thread, like the
 // launcher's kernel memo, so the hot path takes no lock. 512 slots (~96 KB per calling thread)
 // hold the weights of a few hundred distinct GEMMs before they start to evict each other.
 class MapCache {

@@ -35,7 +35,7 @@ __device__ __forceinline__ int warp_index_uniform() {
 __device__ __forceinline__ u32 lane_index() { return threadIdx.x % 32; }
 
 // The global nanosecond timer (PTX ISA "%globaltimer"; its update interval is up to the
-// driver: 32 ns in the H100 traces of docs/perf/2026-11-23-h100-s6) and the SM this thread runs
+// driver: 32 ns in the H100 tile traces) and the SM this thread runs
 // on ("%smid"). The tile trace, and the bench's hold kernel (bench/gpu_hold.cuh).
 __device__ __forceinline__ u64 global_timer_ns() {
   u64 t;
