@@ -11,7 +11,7 @@ source "$(dirname "$0")/gpu-env.sh"
 b=$bin
 [[ -x $b ]] || { cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release > "$OUT/build.log" 2>&1 &&
                  cmake --build build-gpu -j "$(nproc)" >> "$OUT/build.log" 2>&1; } || { tail -40 "$OUT/build.log"; exit 1; }
-cfg="${CONFIG:-128x128x128 s5 c2 ws p g8 cl2x1/b tma/tma pb2}"
+cfg="${CONFIG:-128x128x128 s5 c2 p g8 cl2x1/b pb2}"
 shape=(--m "${M:-4096}" --n "${N:-4096}" --k "${K:-7168}")
 $b bench --dtype fp8 "${shape[@]}" --config "$cfg" --iters 3 --warmup 1 > /dev/null 2>&1
 rep=/tmp/ncu-fp8

@@ -35,7 +35,7 @@ for step in "${steps[@]}"; do
       rm -rf /tmp/autogemm-warmup-cache
       AUTOGEMM_CACHE_DIR=/tmp/autogemm-warmup-cache $bin warmup --suite bench/suites/gemm-public.csv > "$OUT/warmup-cold.log" 2>&1
       AUTOGEMM_CACHE_DIR=/tmp/autogemm-warmup-cache $bin warmup --suite bench/suites/gemm-public.csv > "$OUT/warmup-warm.log" 2>&1
-      tail -3 "$OUT/warmup-cold.log" "$OUT/warmup-warm.log" ;;
+      tail -n 3 "$OUT/warmup-cold.log" "$OUT/warmup-warm.log" ;;
     ladder)
       AUTOGEMM_LOG=${LADDER_LOG:-2} timeout ${LADDER_TIMEOUT:-150} $bin ladder --csv "$OUT/ladder.csv" 2>&1 | tee "$OUT/ladder.log" ;;
     bench)
