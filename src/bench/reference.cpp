@@ -32,7 +32,7 @@ int element_code(DType t, const char* argument) {
 }  // namespace
 
 void reference_gemm(const GemmProblem& problem, const GemmOperands& operands, double* d_ref,
-                    cudaStream_t stream) {
+                    cudaStream_t stream, double* magnitude) {
   validate(problem);
   if (operands.a == nullptr) throw InvalidArgument("operands.a", "null", "A must be given");
   if (operands.b == nullptr) throw InvalidArgument("operands.b", "null", "B must be given");
@@ -60,6 +60,7 @@ void reference_gemm(const GemmProblem& problem, const GemmOperands& operands, do
   params.b = operands.b;
   params.c = operands.c;
   params.d = d_ref;
+  params.magnitude = magnitude;
   params.scale_a = operands.scale_a;
   params.scale_b = operands.scale_b;
   params.alpha = operands.alpha;

@@ -10,8 +10,10 @@
 
 namespace autogemm::bench {
 
-// Writes D_ref (M x N, row-major, ld = N, float64) for the problem's operands.
+// Writes D_ref (M x N, row-major, ld = N, float64) for the problem's operands, and, when
+// `magnitude` is given, the sum of the absolute terms of each output (M x N, float64): what a
+// correct result's rounding scales with.
 void reference_gemm(const GemmProblem& problem, const GemmOperands& operands, double* d_ref,
-                    cudaStream_t stream);
+                    cudaStream_t stream, double* magnitude = nullptr);
 
 }  // namespace autogemm::bench

@@ -12,5 +12,6 @@ void add_bench_command(CLI::App& app);     // cmd_bench.cpp
 void add_ladder_command(CLI::App& app);    // cmd_ladder.cpp
 void add_warmup_command(CLI::App& app);    // cmd_warmup.cpp
 void add_compile_command(CLI::App& app);   // cmd_compile.cpp
+void add_fuzz_command(CLI::App& app);      // cmd_fuzz.cpp
 
 }  // namespace autogemm::cli

@@ -91,18 +91,26 @@ autogemm_reference_gemm(const ReferenceGemmParams p) {
   const long long tile_col = (long long)blockIdx.x * kTile;
   const long long row = tile_row + ty, col = tile_col + tx;
 
-  double acc = 0.0;
+  double acc = 0.0, acc_abs = 0.0;
   for (long long k0 = 0; k0 < p.k; k0 += kTile) {
     const long long a_k = k0 + tx, b_k = k0 + ty;
     a_tile[ty][tx] = (row < p.m && a_k < p.k) ? load_a(p, row, a_k) : 0.0;
     b_tile[ty][tx] = (b_k < p.k && col < p.n) ? load_b(p, b_k, col) : 0.0;
     __syncthreads();
 #pragma unroll
-    for (int kk = 0; kk < kTile; ++kk) acc = fma(a_tile[ty][kk], b_tile[kk][tx], acc);
+    for (int kk = 0; kk < kTile; ++kk) {
+      acc = fma(a_tile[ty][kk], b_tile[kk][tx], acc);
+      acc_abs += fabs(a_tile[ty][kk] * b_tile[kk][tx]);
+    }
     __syncthreads();
   }
   if (row >= p.m || col >= p.n) return;
-  double out = p.alpha * acc;
-  if (p.beta != 0.0) out += p.beta * load_element(p.c, row * p.ldc + col, p.c_type);
+  double out = p.alpha * acc, magnitude = fabs(p.alpha) * acc_abs;
+  if (p.beta != 0.0) {
+    const double beta_c = p.beta * load_element(p.c, row * p.ldc + col, p.c_type);
+    out += beta_c;
+    magnitude += fabs(beta_c);
+  }
   p.d[row * p.n + col] = out;
+  if (p.magnitude != nullptr) p.magnitude[row * p.n + col] = magnitude;
 }

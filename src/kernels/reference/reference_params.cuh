@@ -33,4 +33,7 @@ struct ReferenceGemmParams {
   int a_k_major;                  // 1: A stored M x K; 0: K x M
   int b_k_major;                  // 1: B stored N x K; 0: K x N
   int scaling;                    // ReferenceScaling
+  // Optional (null: not written): sum over k of |alpha * a * b|, plus |beta * c|, per output,
+  // M x N, ld = N: the scale of the rounding a correct lower-precision result may carry.
+  double* magnitude;
 };
