@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# compute-sanitizer over the kernel family on the GPU machine: memcheck, racecheck, synccheck
+# and initcheck (or the tools named) on the ladder, the planner's choice on a few shapes,
+# split-K, block-scaled and per-tensor FP8 (two temporaries, ordered issue, the n-tail kernel),
+# a multicast cluster, and a short fuzz run. Each run is small: the tools slow kernels down
+# 10-100x. The summary (one line per tool and case: clean, N errors, or why the tool could not
+# run it) goes to stdout and $OUT/sanitize-summary.txt, the logs to /tmp/sanitize.
+#   scripts/gpu-sanitize.sh [memcheck racecheck synccheck initcheck]
+set -uo pipefail
+source "$(dirname "$0")/gpu-env.sh"
+build=build-gpu
+{ cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DAUTOGEMM_BUILD_TESTS=OFF &&
+  cmake --build $build -j "$(nproc)"; } > /tmp/sanitize-build.log 2>&1 ||
+  { tail -40 /tmp/sanitize-build.log; exit 1; }
+bin=$build/src/cli/autogemm
+tools=("$@")
+((${#tools[@]})) || tools=(memcheck racecheck synccheck initcheck)
+one="--iters 1 --warmup 0 --no-baseline"
+cases=(
+  "ladder|ladder --m 256 --n 384 --k 320 --iters 1 --warmup 0 --budget-ms 1"
+  "bf16-decode|bench --m 64 --n 2112 --k 1024 $one"
+  "bf16-prefill-cluster|bench --m 512 --n 1024 --k 512 $one --config \"128x256x64 s3 c2 p g8 cl2x1/b\""
+  "bf16-tails-nn|bench --m 300 --n 520 --k 264 --layout nn $one"
+  "bf16-split-k|bench --m 77 --n 1000 --k 2000 $one --config \"64x64x64 s8 c1 p g8 sk4\""
+  "fp8-block-pb2|bench --dtype fp8 --m 300 --n 1000 --k 1040 $one --config \"128x128x128 s5 c2 p g8 pb2\""
+  "fp8-block-oi|bench --dtype fp8 --m 300 --n 1000 --k 1040 $one --config \"256x128x128 s3 c2 p g8 oi\""
+  "fp8-n-tail|bench --dtype fp8 --m 256 --n 2112 --k 1024 $one --config \"128x128x128 s5 c2 p g8 pb2 ntk\""
+  "fp8-decode-split|bench --dtype fp8 --m 64 --n 2112 --k 2048 $one --config \"64x64x128 s8 c1 p g8 sk2 pb2\""
+  "fuzz|fuzz --cases 24 --seed 9 --families 24"
+)
+mkdir -p /tmp/sanitize
+summary="$OUT/sanitize-summary.txt"
+: > "$summary"
+for tool in "${tools[@]}"; do
+  for entry in "${cases[@]}"; do
+    name=${entry%%|*}
+    args=${entry#*|}
+    log=/tmp/sanitize/$tool-$name.log
+    eval "timeout 900 compute-sanitizer --tool $tool --error-exitcode 97 \
+      --target-processes all $bin $args" > "$log" 2>&1
+    rc=$?
+    errors=$(grep -oE "ERROR SUMMARY: [0-9]+ error" "$log" | tail -1 | grep -oE "[0-9]+")
+    unsupported=$(grep -iE "not supported|unsupported|cannot be|is not available" "$log" | head -1)
+    if [[ $rc -eq 0 && "${errors:-0}" == 0 ]]; then
+      line="$tool $name: clean"
+    elif [[ -n "$unsupported" ]]; then
+      line="$tool $name: could not run: $unsupported"
+    elif [[ $rc -eq 124 ]]; then
+      line="$tool $name: timed out after 900 s"
+    else
+      line="$tool $name: ${errors:-?} errors (exit $rc); first: $(grep -m1 -E '^=+ +(Invalid|Race|Barrier|Uninitialized|Error|Program hit)' "$log")"
+    fi
+    echo "$line" | tee -a "$summary"
+  done
+done
