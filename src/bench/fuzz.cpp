@@ -376,6 +376,11 @@ FuzzRunner::~FuzzRunner() {
   delete buffers_;
 }
 
+bool FuzzRunner::context_usable() {
+  (void)cudaGetLastError();                        // clears an error that is not sticky
+  return cudaDeviceSynchronize() == cudaSuccess;   // a sticky one is returned again
+}
+
 FuzzOutcome FuzzRunner::run(const FuzzCase& fc) {
   Buffers& b = *buffers_;
   const GemmProblem& p = fc.problem;
@@ -409,12 +414,17 @@ FuzzOutcome FuzzRunner::run(const FuzzCase& fc) {
     (void)cudaStreamSynchronize(b.stream);
     return out;
   }
-  const std::vector<double> got = download_as_double(b.d.get(), d_count, p.d_type);
-  std::vector<double> want(size_t(p.m * p.n)), magnitude(want.size());
-  cuda_check(cudaMemcpy(want.data(), b.ref.get(), want.size() * sizeof(double),
-                        cudaMemcpyDeviceToHost), "cudaMemcpy(reference)");
-  cuda_check(cudaMemcpy(magnitude.data(), b.magnitude.get(), want.size() * sizeof(double),
-                        cudaMemcpyDeviceToHost), "cudaMemcpy(magnitude)");
+  std::vector<double> got, want(size_t(p.m * p.n)), magnitude(want.size());
+  try {
+    got = download_as_double(b.d.get(), d_count, p.d_type);
+    cuda_check(cudaMemcpy(want.data(), b.ref.get(), want.size() * sizeof(double),
+                          cudaMemcpyDeviceToHost), "cudaMemcpy(reference)");
+    cuda_check(cudaMemcpy(magnitude.data(), b.magnitude.get(), want.size() * sizeof(double),
+                          cudaMemcpyDeviceToHost), "cudaMemcpy(magnitude)");
+  } catch (const std::exception& e) {
+    out.error = e.what();
+    return out;
+  }
   // A correct result is the reference rounded to D's type, plus the accumulation's rounding:
   // fp32 sums of 16-bit products (2^-12 of the sum of |terms| is a wide margin), or FP8's
   // ~14-bit accumulation inside a k-block (2^-10, as the FP8 GPU tests allow).

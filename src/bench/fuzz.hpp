@@ -73,6 +73,9 @@ class FuzzRunner {
   FuzzRunner(const FuzzRunner&) = delete;
   FuzzRunner& operator=(const FuzzRunner&) = delete;
   FuzzOutcome run(const FuzzCase& c);
+  // After a failed case: false when the failure left the CUDA context unusable (a sticky error
+  // such as a misaligned address), so no later case can run in this process.
+  static bool context_usable();
 
  private:
   struct Buffers;

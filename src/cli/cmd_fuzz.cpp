@@ -140,6 +140,12 @@ int run_fuzz(const FuzzCliOptions& o) {
                                                 r.diff, r.bad, r.guard, r.first_bad),
                  bench::fuzz_reproducer(c, options));
       std::fflush(stdout);
+      if (!bench::FuzzRunner::context_usable()) {
+        fmt::print("the CUDA context is lost after case {}: stopping (rerun with --only to "
+                   "see the next failure)\n",
+                   c.index);
+        break;
+      }
     }
     if (done % 1000 == 0)
       std::fprintf(stderr, "fuzz: %lld of %zu cases, %lld failed, %.0f s\n", (long long)done,
