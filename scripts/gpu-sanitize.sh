@@ -5,7 +5,7 @@
 # a multicast cluster, and a short fuzz run. Each run is small: the tools slow kernels down
 # 10-100x. The summary (one line per tool and case: clean, N errors, or why the tool could not
 # run it) goes to stdout and $OUT/sanitize-summary.txt, the logs to /tmp/sanitize.
-#   scripts/gpu-sanitize.sh [memcheck racecheck synccheck initcheck]
+#   [SAN_TIMEOUT=600] scripts/gpu-sanitize.sh [memcheck racecheck synccheck initcheck]
 set -uo pipefail
 source "$(dirname "$0")/gpu-env.sh"
 build=build-gpu
@@ -36,7 +36,7 @@ for tool in "${tools[@]}"; do
     name=${entry%%|*}
     args=${entry#*|}
     log=/tmp/sanitize/$tool-$name.log
-    eval "timeout 900 compute-sanitizer --tool $tool --error-exitcode 97 \
+    eval "timeout ${SAN_TIMEOUT:-600} compute-sanitizer --tool $tool --error-exitcode 97 \
       --target-processes all $bin $args" > "$log" 2>&1
     rc=$?
     errors=$(grep -oE "ERROR SUMMARY: [0-9]+ error" "$log" | tail -1 | grep -oE "[0-9]+")
@@ -46,7 +46,7 @@ for tool in "${tools[@]}"; do
     elif [[ -n "$unsupported" ]]; then
       line="$tool $name: could not run: $unsupported"
     elif [[ $rc -eq 124 ]]; then
-      line="$tool $name: timed out after 900 s"
+      line="$tool $name: timed out after ${SAN_TIMEOUT:-600} s"
     else
       line="$tool $name: ${errors:-?} errors (exit $rc); first: $(grep -m1 -E '^=+ +(Invalid|Race|Barrier|Uninitialized|Error|Program hit)' "$log")"
     fi
