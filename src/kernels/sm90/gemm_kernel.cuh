@@ -411,6 +411,12 @@ struct Consumer {
   // multicast wrote into. Without warp specialisation thread 0 then refills it with
   // `refill_k_block`, if the tile has one.
   __device__ __forceinline__ void release_stage(int stage, int refill_k_block) {
+    // Block-scaled FP8: every lane read the stage's scales with plain shared loads, and only
+    // lane 0 arrives. __syncwarp orders all lanes' reads before that release-arrive (CUDA C++
+    // Programming Guide, "__syncwarp": memory ordering among the participating threads), so
+    // the scale warp's next cp.async into the slot cannot overtake them. compute-sanitizer
+    // racecheck reported that hazard on every block-scaled kernel whose ring wraps.
+    if constexpr (G::kStagedScales) __syncwarp();
     if constexpr (G::kMulticastCtas == 1) {
       if (lane == 0) ptx::mbarrier_arrive(smem.empty(stage));
     } else {
