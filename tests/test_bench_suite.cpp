@@ -93,3 +93,36 @@ TEST(BenchSuite, LoadSuiteReadsAFileAndRejectsEmptyOnes) {
     EXPECT_EQ(e.value(), path);
   }
 }
+
+// A size the problem rules refuse (here past 2^31 - 1) names the file and line it came from,
+// not only "k": the user must find it in the suite.
+TEST(BenchSuite, SizePastTheProblemRuleNamesFileAndLine) {
+  try {
+    parse("m,n,k\n128,128,128\n128,128,3000000000\n");
+    FAIL() << "no error";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument(), "suite.csv line 3 column k");
+    EXPECT_EQ(e.value(), "3000000000");
+    EXPECT_NE(e.rule().find("2^31"), std::string::npos) << e.what();
+  }
+}
+
+// A file that cannot be read says why, as the OS reports it.
+TEST(BenchSuite, MissingFileGivesTheOsReason) {
+  const std::string path = ::testing::TempDir() + "autogemm_no_such_suite.csv";
+  std::remove(path.c_str());
+  try {
+    load_suite(path);
+    FAIL() << "no error";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument(), "--suite");
+    EXPECT_EQ(e.value(), path);
+    EXPECT_NE(e.rule().find("No such file or directory"), std::string::npos) << e.what();
+  }
+  try {
+    load_suite(::testing::TempDir());  // a folder
+    FAIL() << "no error";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(e.rule().find("directory"), std::string::npos) << e.what();
+  }
+}

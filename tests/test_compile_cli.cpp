@@ -88,3 +88,19 @@ TEST(CompileCli, IllegalConfigAndListsAreErrorsNamingTheRule) {
   EXPECT_NE(run.out.find("exactly one problem"), std::string::npos) << run.out;
   EXPECT_FALSE(std::filesystem::exists(dir / "kernel.cubin"));
 }
+
+// An --out that cannot be created is the user's error (exit 2), named with the path and the
+// OS's reason, not an internal error.
+TEST(CompileCli, UnwritableOutIsAUserErrorWithTheOsReason) {
+  const auto dir = fresh_dir("autogemm-compile-unwritable");
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "a_file") << "not a directory";
+  const std::string out = (dir / "a_file" / "kernel").string();
+  const CliRun run =
+      run_cli("compile --m 64 --n 2112 --k 7168 --device h100-sxm --out " + out);
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+  EXPECT_NE(run.out.find("--out = " + out), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("Not a directory"), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find("internal error"), std::string::npos) << run.out;
+  std::filesystem::remove_all(dir);
+}

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
 #include <thread>
 #include <vector>
@@ -302,4 +303,56 @@ TEST(DiskCache, RootFollowsTheEnvironment) {
   const auto none = jit::disk_cache_root_from_env();
   EXPECT_FALSE(none.root.has_value());
   EXPECT_FALSE(none.disabled_by_user);
+}
+
+// One entry that cannot be written (its path is taken by a directory) is skipped with a
+// warning; the cache stays on for every other entry and the kernel is still returned.
+TEST(DiskCache, OneFailedEntryWriteLeavesTheCacheOn) {
+  ScratchDir dir;
+  const jit::KernelSource blocked_src = autogemm::testing::fence_kernel_source("blocked");
+  const jit::KernelSource other_src = autogemm::testing::fence_kernel_source("unblocked");
+  auto cache = cache_in(dir.path());
+  const auto blocked_path = cache->disk()->entry_path(jit::cache_key(blocked_src));
+  std::filesystem::create_directories(blocked_path / "in-the-way");
+
+  ::testing::internal::CaptureStderr();
+  const auto blocked = cache->get_or_compile(blocked_src);
+  const auto other = cache->get_or_compile(other_src);
+  const std::string warnings = ::testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(blocked->cubin.empty());
+  EXPECT_TRUE(cache->disk()->writable());
+  EXPECT_EQ(cache->disk()->failed_writes(), 1);
+  EXPECT_EQ(cache->directory(), (dir.path() / "v1").string());
+  EXPECT_TRUE(std::filesystem::exists(cache->disk()->entry_path(other->cache_key)));
+  if (log_level() >= 2)
+    EXPECT_NE(warnings.find(blocked_path.string()), std::string::npos) << warnings;
+  // A later process (a fresh instance) still writes the other entries.
+  auto later = cache_in(dir.path());
+  EXPECT_TRUE(later->disk()->writable());
+  const auto third = later->get_or_compile(autogemm::testing::fence_kernel_source("third"));
+  EXPECT_TRUE(std::filesystem::exists(later->disk()->entry_path(third->cache_key)));
+  // No temporary is left behind by the failed write.
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path() / "v1"))
+    EXPECT_EQ(entry.path().string().find(".tmp-"), std::string::npos) << entry.path();
+}
+
+// A killed writer's temporary older than an hour is removed when the cache opens; a fresh
+// one (a writer at work in another process) is left alone.
+TEST(DiskCache, StaleTemporariesAreRemovedWhenTheCacheOpens) {
+  ScratchDir dir;
+  jit::DiskCache first(dir.path());  // creates v1
+  const auto stale = dir.path() / "v1" / (std::string(32, 'a') + ".cubin.tmp-1-2-3");
+  const auto fresh = dir.path() / "v1" / (std::string(32, 'b') + ".cubin.tmp-4-5-6");
+  const auto entry_like = dir.path() / "v1" / (std::string(32, 'c') + ".cubin");
+  for (const auto& path : {stale, fresh, entry_like}) std::ofstream(path) << "AGMJ";
+  const auto two_hours_ago = std::filesystem::file_time_type::clock::now() -
+                             std::chrono::hours(2);
+  std::filesystem::last_write_time(stale, two_hours_ago);
+  std::filesystem::last_write_time(entry_like, two_hours_ago);
+
+  jit::DiskCache reopened(dir.path());
+  EXPECT_FALSE(std::filesystem::exists(stale));
+  EXPECT_TRUE(std::filesystem::exists(fresh));
+  EXPECT_TRUE(std::filesystem::exists(entry_like));  // entries are not temporaries
+  EXPECT_TRUE(reopened.writable());
 }

@@ -4,7 +4,11 @@
 #include <set>
 #include <string>
 
+#include <cuda.h>
+
+#include "autogemm/version.hpp"
 #include "jit/jit.hpp"
+#include "jit/nvrtc_options.hpp"
 #include "test_jit_util.hpp"
 
 using namespace autogemm;
@@ -59,4 +63,18 @@ TEST(JitCacheKey, ReadableNameIsNotPartOfTheKey) {
   jit::KernelSource a = autogemm::testing::fence_kernel_source(), b = a;
   b.name = "another_label";
   EXPECT_EQ(jit::cache_key(a), jit::cache_key(b));
+}
+
+TEST(JitCacheKey, ChangesWithTheToolchain) {
+  // The toolchain: the NVRTC library loaded (its version and the file, so a patch release
+  // differs), the CUDA toolkit built against and autogemm's version.
+  const jit::KernelSource src = autogemm::testing::fence_kernel_source();
+  const std::string toolchain = jit::toolchain_identity();
+  EXPECT_EQ(jit::cache_key(src), jit::cache_key(src, toolchain));
+  EXPECT_NE(jit::cache_key(src, toolchain), jit::cache_key(src, toolchain + " patched"));
+  EXPECT_NE(toolchain.find("nvrtc " + jit::nvrtc_version()), std::string::npos) << toolchain;
+  EXPECT_NE(toolchain.find("libnvrtc"), std::string::npos) << toolchain;
+  EXPECT_NE(toolchain.find("CUDA_VERSION " + std::to_string(CUDA_VERSION)), std::string::npos)
+      << toolchain;
+  EXPECT_NE(toolchain.find("autogemm " + autogemm::version()), std::string::npos) << toolchain;
 }

@@ -41,10 +41,20 @@ CliResult run_cli(const std::string& args) {
   return r;
 }
 
+// `plan --json` prints a list: one element per problem, also for one problem.
 nlohmann::json run_json(const std::string& args) {
   const CliResult r = run_cli(args + " --json");
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  return nlohmann::json::parse(r.out);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j.is_array()) << r.out;
+  return j;
+}
+
+// The plan of a single problem: the list's one element.
+nlohmann::json run_json_one(const std::string& args) {
+  const nlohmann::json j = run_json(args);
+  EXPECT_EQ(j.size(), 1u) << j.dump();
+  return j.is_array() && j.size() == 1 ? j[0] : nlohmann::json::object();
 }
 
 bool contains(const std::string& text, const std::string& part) {
@@ -54,7 +64,7 @@ bool contains(const std::string& text, const std::string& part) {
 }  // namespace
 
 TEST(PlanCli, JsonHasTheContractKeys) {
-  const auto j = run_json("plan --m 256 --n 7168 --k 7168 --device h100-sxm --top 5");
+  const auto j = run_json_one("plan --m 256 --n 7168 --k 7168 --device h100-sxm --top 5");
   for (const char* key : {"m", "n", "k", "dtype", "layout"}) EXPECT_TRUE(j["problem"].contains(key)) << key;
   EXPECT_EQ(j["problem"]["m"], 256);
   EXPECT_EQ(j["problem"]["dtype"], "bf16");
@@ -100,20 +110,20 @@ TEST(PlanCli, TextShowsTheChoiceAndWhy) {
 }
 
 TEST(PlanCli, TopZeroListsEverything) {
-  const auto j = run_json("plan --m 512 --n 512 --k 512 --device h100-sxm --top 0");
+  const auto j = run_json_one("plan --m 512 --n 512 --k 512 --device h100-sxm --top 0");
   EXPECT_GT(j["candidates"].size(), 100u);
   EXPECT_GT(j["rejected"].size(), 10u);
 }
 
 TEST(PlanCli, BlackwellNeverGetsWgmma) {
-  const auto j = run_json("plan --m 4096 --n 4096 --k 4096 --device b200 --top 0");
+  const auto j = run_json_one("plan --m 4096 --n 4096 --k 4096 --device b200 --top 0");
   EXPECT_EQ(j["config"]["instruction"], "vendor");
   for (const auto& c : j["candidates"]) EXPECT_NE(c["config"]["instruction"], "wgmma");
   EXPECT_TRUE(contains(j["path_reason"].get<std::string>(), "sm_100"));
 }
 
 TEST(PlanCli, AmpereGetsNoTma) {
-  const auto j = run_json("plan --m 4096 --n 4096 --k 4096 --device a100 --top 0");
+  const auto j = run_json_one("plan --m 4096 --n 4096 --k 4096 --device a100 --top 0");
   EXPECT_EQ(j["config"]["instruction"], "vendor");
   EXPECT_NE(j["config"]["load_path"], "tma");
   EXPECT_NE(j["config"]["store_path"], "tma");
@@ -160,7 +170,7 @@ TEST(PlanCli, BadInputsNameTheArgument) {
 }
 
 TEST(PlanCli, TmaStrideRuleFallsBackToVendorWithTheReason) {
-  const auto j = run_json("plan --m 1024 --n 1024 --k 1000 --lda 1001 --device h100-sxm");
+  const auto j = run_json_one("plan --m 1024 --n 1024 --k 1000 --lda 1001 --device h100-sxm");
   EXPECT_EQ(j["config"]["instruction"], "vendor");
   const std::string why = j["path_reason"];
   EXPECT_TRUE(contains(why, "lda = 1001")) << why;
@@ -168,7 +178,7 @@ TEST(PlanCli, TmaStrideRuleFallsBackToVendorWithTheReason) {
 }
 
 TEST(PlanCli, Fp8PlansTheFp8Tile) {
-  const auto j = run_json("plan --m 4096 --n 4096 --k 4096 --dtype fp8 --device h100-sxm");
+  const auto j = run_json_one("plan --m 4096 --n 4096 --k 4096 --dtype fp8 --device h100-sxm");
   EXPECT_EQ(j["problem"]["dtype"], "fp8");
   EXPECT_EQ(j["config"]["instruction"], "wgmma");
   EXPECT_EQ(j["config"]["block_k"], 128);
@@ -179,7 +189,31 @@ TEST(PlanCli, DefaultDeviceWithoutGpuIsH100WithANote) {
   const CliResult r = run_cli("plan --m 128 --n 128 --k 128 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(contains(r.err, "h100-sxm")) << r.err;
-  EXPECT_EQ(nlohmann::json::parse(r.out)["device"]["sm_count"], 132);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.is_array() && j.size() == 1u) << r.out;
+  EXPECT_EQ(j[0]["device"]["sm_count"], 132);
+}
+
+TEST(PlanCli, JsonIsAListForOneProblemToo) {
+  const CliResult r = run_cli("plan --m 128 --n 128 --k 128 --device h100-sxm --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.is_array()) << r.out;
+  ASSERT_EQ(j.size(), 1u);
+  EXPECT_EQ(j[0]["problem"]["m"], 128);
+}
+
+// Sizes each below 2^31 whose operands cannot fit any device are refused with the bytes
+// needed and the bytes available; the TMA padding hint never suggests a size past 2^31 - 1.
+TEST(PlanCli, OperandsPastTheDevicesMemoryAreRefused) {
+  CliResult r = run_cli("plan --m 1073741824 --n 1073741824 --k 1073741824 --device h100-sxm");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_TRUE(contains(r.err, "problem = 1073741824 x 1073741824 x 1073741824")) << r.err;
+  EXPECT_TRUE(contains(r.err, "6917529027641081856 bytes")) << r.err;
+  r = run_cli("plan --m 2147483647 --n 2147483647 --k 2147483647 --device h100-sxm");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_FALSE(contains(r.out + r.err, "2147483648")) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, "bytes")) << r.err;
 }
 
 // Size lists (src/cli/size_list.cpp), through the command that parses them: the test binary

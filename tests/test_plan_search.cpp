@@ -322,3 +322,44 @@ TEST(PlanSearch, BadInputNamesTheArgument) {
   p.lda = 10;  // below the row length K = 64
   EXPECT_THROW(plan_gemm(p, hopper()), InvalidArgument);
 }
+
+// Operands that cannot fit the device's memory are refused by planning and by a forced
+// configuration alike, with the bytes needed and available: a preset against its memory, a
+// present GPU against what its profile says it has.
+TEST(PlanSearch, OperandsPastTheDevicesMemoryAreRefused) {
+  GemmProblem p;
+  p.m = p.n = p.k = int64_t(1) << 30;  // A, B and D: 2 EiB each in bf16
+  const GpuInfo h100 = device_preset("h100-sxm");
+  const std::string available = std::to_string(h100.memory_total_bytes);
+  for (int forced = 0; forced < 2; ++forced) {
+    try {
+      if (forced)
+        make_kernel_spec(p, GemmConfig::parse("128x256x64 s3 c2 p g8"), h100);
+      else
+        plan_gemm(p, h100);
+      FAIL() << "no error (forced: " << forced << ")";
+    } catch (const InvalidArgument& e) {
+      EXPECT_EQ(e.argument(), "problem");
+      EXPECT_NE(e.value().find("1073741824 x 1073741824 x 1073741824"), std::string::npos)
+          << e.what();
+      EXPECT_NE(e.rule().find("6917529027641081856 bytes"), std::string::npos) << e.what();
+      EXPECT_NE(e.rule().find(available + " bytes"), std::string::npos) << e.what();
+      EXPECT_NE(e.rule().find("h100-sxm"), std::string::npos) << e.what();
+    }
+  }
+  // Just past a preset's memory, counting C when it is read; just inside is planned.
+  const GpuInfo h200 = device_preset("h200");
+  p.m = 1;
+  p.n = 1024;
+  // bf16 A (m x k), B (n x k) and D (m x n): 2 (m + n) k + 2 m n bytes. The largest k that
+  // fits leaves 886 bytes, less than C's 2048.
+  p.k = (h200.memory_total_bytes - 2 * p.m * p.n) / (2 * (p.m + p.n));
+  EXPECT_NO_THROW(plan_gemm(p, h200));
+  p.reads_c = true;
+  EXPECT_THROW(plan_gemm(p, h200), InvalidArgument);
+  p.reads_c = false;
+  p.k += 1;
+  EXPECT_THROW(plan_gemm(p, h200), InvalidArgument);
+  // A device whose memory is unknown (0: a hand-built description) is not checked.
+  EXPECT_NO_THROW(plan_gemm(p, hopper()));
+}

@@ -84,6 +84,34 @@ TEST(Problem, TmaIncompatibilityNamesStrideRule) {
   EXPECT_NE(tma_incompatibility(p), "");
 }
 
+// The padding the message suggests keeps the size rule (< 2^31 elements): where the next
+// 16-byte multiple is past it, the message says so instead of suggesting it.
+TEST(Problem, PaddingSuggestionKeepsTheSizeRule) {
+  GemmProblem p = square(16);
+  p.k = (int64_t(1) << 31) - 1;  // rows of 2^31 - 1 bf16: the next multiple is 2^31
+  const std::string why = tma_incompatibility(p);
+  EXPECT_NE(why.find("lda = 2147483647"), std::string::npos) << why;
+  EXPECT_EQ(why.find("pad rows to 2147483648"), std::string::npos) << why;
+  EXPECT_NE(why.find("2^31"), std::string::npos) << why;
+  p.k = (int64_t(1) << 31) - 9;  // 2^31 - 8 is a multiple of 8 elements and below 2^31
+  EXPECT_NE(tma_incompatibility(p).find("pad rows to 2147483640 elements"), std::string::npos)
+      << tma_incompatibility(p);
+}
+
+// An output type validate refuses is named with the spellings users write ("int8" is s8).
+TEST(Problem, RefusedOutputTypeNamesTheUsersSpelling) {
+  GemmProblem p = square(64);
+  p.d_type = *parse_dtype("int8");
+  try {
+    validate(p);
+    FAIL() << "no error";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument(), "d_type");
+    EXPECT_NE(e.value().find("int8"), std::string::npos) << e.what();
+    EXPECT_NE(e.rule().find("bfloat16"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Problem, ParseNames) {
   EXPECT_EQ(parse_dtype("BF16"), DType::bf16);
   EXPECT_EQ(parse_dtype("fp8"), DType::e4m3);

@@ -4,11 +4,15 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 
 #include "autogemm/errors.hpp"
+#include "autogemm/problem.hpp"
 
 namespace autogemm::bench {
 
@@ -89,6 +93,18 @@ std::vector<BenchCase> parse_suite(std::istream& in, const std::string& source) 
     c.m = parse_size(*m_col, "m");
     c.n = parse_size(*n_col, "n");
     c.k = parse_size(*k_col, "k");
+    // The problem's own size rule (validate: < 2^31), reported here where the file and line
+    // are known rather than later by the command as a bare "k".
+    GemmProblem sizes;
+    sizes.m = c.m;
+    sizes.n = c.n;
+    sizes.k = c.k;
+    try {
+      validate(sizes);
+    } catch (const InvalidArgument& e) {
+      throw InvalidArgument(fmt::format("{} column {}", where, e.argument()), e.value(),
+                            e.rule());
+    }
     if (tag_col) c.tag = fields[*tag_col];
     cases.push_back(std::move(c));
   }
@@ -96,8 +112,16 @@ std::vector<BenchCase> parse_suite(std::istream& in, const std::string& source) 
 }
 
 std::vector<BenchCase> load_suite(const std::string& path) {
+  // A folder opens as a stream but reads nothing: say so rather than "holds no cases".
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error))
+    throw InvalidArgument("--suite", path, "is a directory, not a suite file");
+  errno = 0;
   std::ifstream file(path);
-  if (!file) throw InvalidArgument("--suite", path, "cannot be opened for reading");
+  if (!file)
+    throw InvalidArgument("--suite", path,
+                          fmt::format("cannot be opened for reading: {}",
+                                      errno != 0 ? std::strerror(errno) : "unknown reason"));
   std::vector<BenchCase> cases = parse_suite(file, path);
   if (cases.empty())
     throw InvalidArgument("--suite", path, "holds no cases (only a header, comments or nothing)");

@@ -4,8 +4,12 @@
 // compiles the planner's choice for the device (a preset when there is no GPU).
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <system_error>
+#include <vector>
 
 #include "autogemm/errors.hpp"
 #include "autogemm/plan.hpp"
@@ -28,10 +32,26 @@ struct CompileOptions {
   std::string out;
 };
 
+// --out is the user's path: a failure to use it is their error (exit 2), named with the
+// path and the OS's reason, not an internal one.
 void write_file(const std::filesystem::path& path, const void* data, std::size_t size) {
+  errno = 0;
   std::ofstream f(path, std::ios::binary);
   f.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
-  if (!f) throw InvalidArgument("--out", path.string(), "the file could not be written");
+  if (!f.flush())
+    throw InvalidArgument("--out", path.string(),
+                          fmt::format("the file could not be written: {}",
+                                      errno != 0 ? std::strerror(errno) : "unknown reason"));
+}
+
+void create_out_directory(const std::filesystem::path& dir) {
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (!error && !std::filesystem::is_directory(dir, error))
+    error = std::make_error_code(std::errc::not_a_directory);
+  if (error)
+    throw InvalidArgument("--out", dir.string(),
+                          fmt::format("the folder could not be created: {}", error.message()));
 }
 
 void compile_one(const KernelLaunch& kernel, const std::string& out);
@@ -57,10 +77,14 @@ void run_compile(const CompileOptions& o) {
     throw InvalidArgument("--config", o.config.empty() ? "(planner's choice)" : o.config,
                           "this runs cuBLASLt: there is no kernel of ours to compile");
   // With the n-tail kernel the call launches two kernels: the main one goes to --out, the
-  // tail kernel to --out/tail.
-  for (size_t i = 0; i < spec.kernels.size(); ++i)
-    compile_one(spec.kernels[i],
-                i == 0 ? o.out : (std::filesystem::path(o.out) / "tail").string());
+  // tail kernel to --out/tail. The folders are made before compiling: a bad --out is
+  // reported at once, not after NVRTC has run.
+  std::vector<std::string> outs;
+  for (size_t i = 0; i < spec.kernels.size(); ++i) {
+    outs.push_back(i == 0 ? o.out : (std::filesystem::path(o.out) / "tail").string());
+    create_out_directory(outs.back());
+  }
+  for (size_t i = 0; i < spec.kernels.size(); ++i) compile_one(spec.kernels[i], outs[i]);
 }
 
 void compile_one(const KernelLaunch& kernel, const std::string& out) {
@@ -69,7 +93,6 @@ void compile_one(const KernelLaunch& kernel, const std::string& out) {
   const jit::CompiledKernel compiled = jit::compile_to_cubin(source);
 
   const std::filesystem::path dir(out);
-  std::filesystem::create_directories(dir);
   write_file(dir / "kernel.cu", source.source.data(), source.source.size());
   write_file(dir / "kernel.ptx", compiled.ptx.data(), compiled.ptx.size());
   write_file(dir / "kernel.cubin", compiled.cubin.data(), compiled.cubin.size());
@@ -84,7 +107,8 @@ void compile_one(const KernelLaunch& kernel, const std::string& out) {
                             usage.spill_load_bytes);
   }
   fmt::print("{}  {}\n  compiled in {:.0f} ms; {}\n"
-             "  {}/kernel.cu, kernel.ptx, kernel.cubin, nvrtc.log (SASS: cuobjdump -sass {}/kernel.cubin)\n",
+             "  {}/kernel.cu, kernel.ptx, kernel.cubin, nvrtc.log "
+             "(SASS: cuobjdump -sass {}/kernel.cubin)\n",
              source.name, kernel.text, compiled.compile_ms, resources, out, out);
 }
 
@@ -93,7 +117,8 @@ void compile_one(const KernelLaunch& kernel, const std::string& out) {
 void add_compile_command(CLI::App& app) {
   auto o = std::make_shared<CompileOptions>();
   auto* cmd = app.add_subcommand(
-      "compile", "Write one problem's generated kernel source, PTX, cubin and NVRTC log (no GPU needed)");
+      "compile",
+      "Write one problem's generated kernel source, PTX, cubin and NVRTC log (no GPU needed)");
   o->problem.add_to(*cmd);
   cmd->add_option("--config", o->config,
                   "configuration as `autogemm plan` prints it; default: the planner's choice");

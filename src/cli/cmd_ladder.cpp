@@ -33,12 +33,18 @@ struct LadderOptions {
 };
 
 void run_ladder(const LadderOptions& opt) {
+  // Arguments first: a bad size is the user's to fix whether or not there is a GPU.
+  const GemmProblem p = make_problem(opt.m, opt.n, opt.k, opt.dtype, "nt", 0, 0, 0);
+  if (opt.iters < 1) throw InvalidArgument("--iters", std::to_string(opt.iters), "must be >= 1");
+  if (opt.warmup < 0)
+    throw InvalidArgument("--warmup", std::to_string(opt.warmup), "must be >= 0");
+  if (!(opt.budget_ms > 0))
+    throw InvalidArgument("--budget-ms", fmt::format("{}", opt.budget_ms), "must be > 0");
   GpuProfile profile = profile_gpus();
   if (profile.gpus.empty())
     throw NoDevice(fmt::format("autogemm ladder runs kernels: {}", profile.unavailable_reason));
-  GemmProblem p = make_problem(opt.m, opt.n, opt.k, opt.dtype, "nt", 0, 0, 0);
-  validate(p);
-  const size_t a_elems = size_t(p.m) * p.k, b_elems = size_t(p.n) * p.k, d_elems = size_t(p.m) * p.n;
+  const size_t a_elems = size_t(p.m) * p.k, b_elems = size_t(p.n) * p.k;
+  const size_t d_elems = size_t(p.m) * p.n;
   bench::DeviceBuffer a(a_elems * dtype_bytes(p.a_type)), b(b_elems * dtype_bytes(p.b_type));
   bench::DeviceBuffer d(d_elems * dtype_bytes(p.d_type)), ref(d_elems * sizeof(double));
   bench::fill_random(a.get(), a_elems, p.a_type, 1);

@@ -137,13 +137,9 @@ void run_plan(const PlanOptions& options) {
   for (const GemmProblem& problem : problems) plans.push_back(plan_gemm(problem, device));
 
   if (options.json) {
-    nlohmann::json out;
-    if (plans.size() == 1) {
-      out = plan_json(plans.front(), options.top);
-    } else {
-      out = nlohmann::json::array();
-      for (const Plan& plan : plans) out.push_back(plan_json(plan, options.top));
-    }
+    // Always a list, one element per problem (also for one): one shape for every caller.
+    nlohmann::json out = nlohmann::json::array();
+    for (const Plan& plan : plans) out.push_back(plan_json(plan, options.top));
     std::cout << out.dump(2) << "\n";
     return;
   }
@@ -170,7 +166,8 @@ void add_plan_command(CLI::App& app) {
         return !value.empty() && value[0] == '-' ? value + " must be >= 0 (0 = all)"
                                                  : std::string();
       });
-  cmd->add_flag("--json", options->json, "print JSON instead of text");
+  cmd->add_flag("--json", options->json,
+                "print JSON instead of text: a list with one plan per problem");
   cmd->callback([options] { run_plan(*options); });
 }
 

@@ -23,8 +23,13 @@ int main(int argc, char** argv) {
   autogemm::cli::add_fuzz_command(app);
   try {
     app.parse(argc, argv);
+  } catch (const CLI::RuntimeError& e) {
+    return e.get_exit_code();   // a command's own exit code (fuzz: 1 when a case failed)
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // CLI11 prints the option, its value and the check; a bad command line is a user error
+    // like any other (exit 2), help and version are not (0).
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
   } catch (const autogemm::Error& e) {
     fmt::print(stderr, "autogemm: error: {}\n", e.what());
     return 2;

@@ -96,12 +96,26 @@ double GemmProblem::min_bytes() const {
 
 static bool is_fp8(DType t) { return t == DType::e4m3 || t == DType::e5m2; }
 
+// The size rule: tensor-map dimensions and kernel coordinates are 32-bit signed, so sizes are
+// < 2^31. The TMA padding hint below keeps it too.
+static constexpr int64_t kMaxSize = (int64_t(1) << 31) - 1;
+
+// A type as users spell it: the PTX name, and the other spelling parse_dtype takes for it
+// when that is what a user more likely typed ("s8 (int8)").
+static std::string spelled(DType t) {
+  switch (t) {
+    case DType::s8: return "s8 (int8)";
+    case DType::u8: return "u8 (uint8)";
+    case DType::s32: return "s32 (int32)";
+    case DType::e4m3: return "e4m3 (fp8)";
+    default: return std::string(to_string(t));
+  }
+}
+
 void validate(const GemmProblem& p) {
   auto positive = [](const char* name, int64_t v) {
     if (v < 1) throw InvalidArgument(name, std::to_string(v), "must be >= 1");
-    // Tensor-map dimensions and kernel coordinates are 32-bit signed.
-    if (v > (int64_t(1) << 31) - 1)
-      throw InvalidArgument(name, std::to_string(v), "must be < 2^31");
+    if (v > kMaxSize) throw InvalidArgument(name, std::to_string(v), "must be < 2^31");
   };
   positive("m", p.m);
   positive("n", p.n);
@@ -132,8 +146,9 @@ void validate(const GemmProblem& p) {
                           "supported input types are bf16, fp16 and e4m3/e5m2");
   }
   if (p.d_type != DType::bf16 && p.d_type != DType::fp16 && p.d_type != DType::fp32)
-    throw InvalidArgument("d_type", std::string(to_string(p.d_type)),
-                          "output must be bf16, fp16 or fp32");
+    throw InvalidArgument("d_type", spelled(p.d_type),
+                          "output must be bf16, fp16 or fp32 (also spelled bfloat16, f16 or "
+                          "half, f32 or float)");
   if (p.accumulator != DType::fp32)
     throw InvalidArgument("accumulator", std::string(to_string(p.accumulator)),
                           "autogemm accumulates in fp32");
@@ -158,11 +173,19 @@ std::string tma_incompatibility(const GemmProblem& p) {
   // (CUDA 13.0 cuda.h). One row of each stored matrix is one stride.
   auto check = [](const char* name, int64_t ld, DType t) -> std::string {
     const int64_t bytes = ld * dtype_bytes(t);
-    if (bytes % 16 != 0)
+    if (bytes % 16 != 0) {
+      const int64_t padded = (bytes + 15) / 16 * 16 / dtype_bytes(t);
+      // Never suggest a length the size rule refuses.
+      const std::string hint =
+          padded <= kMaxSize
+              ? fmt::format("pad rows to {} elements", padded)
+              : fmt::format("padding cannot help: no row length from {} up to the size limit "
+                            "2^31 - 1 is a multiple of 16 bytes", ld);
       return fmt::format(
           "{} = {} elements ({} bytes): TMA needs row strides that are a multiple of 16 bytes; "
-          "pad rows to {} elements",
-          name, ld, bytes, (bytes + 15) / 16 * 16 / dtype_bytes(t));
+          "{}",
+          name, ld, bytes, hint);
+    }
     if (bytes >= (int64_t(1) << 40))
       return fmt::format("{} = {} elements ({} bytes): TMA needs row strides below 2^40 bytes",
                          name, ld, bytes);

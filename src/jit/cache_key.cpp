@@ -14,7 +14,8 @@ namespace autogemm::jit {
 namespace {
 
 // Bump when the set or order of hashed fields changes, so old keys can never collide with new.
-constexpr std::string_view kKeySchema = "autogemm-jit-key-v1";
+// v2: the toolchain identity replaced NVRTC's major.minor.
+constexpr std::string_view kKeySchema = "autogemm-jit-key-v2";
 
 // Streams length-prefixed fields into XXH3-128: the prefix makes ("ab","c") and ("a","bc")
 // hash differently.
@@ -66,12 +67,14 @@ const std::string& embedded_headers_digest() {
 
 }  // namespace
 
-std::string cache_key(const KernelSource& src) {
+std::string cache_key(const KernelSource& src) { return cache_key(src, toolchain_identity()); }
+
+std::string cache_key(const KernelSource& src, std::string_view toolchain) {
   KeyHasher hasher;
   hasher.add(kKeySchema);
   hasher.add(src.source);
   hasher.add(embedded_headers_digest());
-  hasher.add(nvrtc_version());
+  hasher.add(toolchain);
   // The full option list (arch, standard, include dirs, extra options), in order.
   const std::vector<std::string> options = nvrtc_options(src);
   hasher.add(std::to_string(options.size()));

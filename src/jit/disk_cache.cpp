@@ -155,16 +155,20 @@ std::string encode_entry(const CompiledKernel& kernel) {
 DiskCacheRoot disk_cache_root_from_env() {
   if (const char* off = std::getenv("AUTOGEMM_DISABLE_DISK_CACHE");
       off != nullptr && std::string_view(off) == "1")
-    return {std::nullopt, "AUTOGEMM_DISABLE_DISK_CACHE=1", true};
+    return {std::nullopt, "AUTOGEMM_DISABLE_DISK_CACHE=1", true, "AUTOGEMM_DISABLE_DISK_CACHE",
+            "1"};
   if (const char* dir = std::getenv("AUTOGEMM_CACHE_DIR"); dir != nullptr) {
-    if (*dir == '\0') return {std::nullopt, "AUTOGEMM_CACHE_DIR is set and empty", true};
-    return {std::filesystem::path(dir), "", false};
+    if (*dir == '\0')
+      return {std::nullopt, "AUTOGEMM_CACHE_DIR is set and empty", true, "AUTOGEMM_CACHE_DIR",
+              "\"\""};
+    return {std::filesystem::path(dir), "", false, "AUTOGEMM_CACHE_DIR", dir};
   }
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0')
-    return {std::filesystem::path(xdg) / "autogemm", "", false};
+    return {std::filesystem::path(xdg) / "autogemm", "", false, "XDG_CACHE_HOME", xdg};
   if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0')
-    return {std::filesystem::path(home) / ".cache" / "autogemm", "", false};
-  return {std::nullopt, "neither AUTOGEMM_CACHE_DIR, XDG_CACHE_HOME nor HOME is set", false};
+    return {std::filesystem::path(home) / ".cache" / "autogemm", "", false, "HOME", home};
+  return {std::nullopt, "neither AUTOGEMM_CACHE_DIR, XDG_CACHE_HOME nor HOME is set", false,
+          "HOME", "(unset)"};
 }
 
 DiskCache::DiskCache(const std::filesystem::path& root)
@@ -178,10 +182,33 @@ DiskCache::DiskCache(const std::filesystem::path& root)
     return;
   }
   // access() answers for the real user, as open() will (root passes regardless of mode).
-  if (::access(directory_.c_str(), W_OK | X_OK) != 0)
+  if (::access(directory_.c_str(), W_OK | X_OK) != 0) {
     fall_back(fmt::format("cache directory {} is not writable ({}); its existing entries are "
                           "still used", directory_.string(), errno_text(errno)),
               /*keep_reading=*/true);
+    return;
+  }
+  remove_stale_temporaries();
+}
+
+// Temporaries are named "<key>.cubin.tmp-<pid>-<thread>-<random>" (temporary_name). A young
+// one may be another process's write in progress, so only old ones go. Best effort: another
+// process may remove the same file first.
+void DiskCache::remove_stale_temporaries() {
+  const auto now = std::filesystem::file_time_type::clock::now();
+  std::error_code error;
+  int removed = 0;
+  for (auto it = std::filesystem::directory_iterator(directory_, error);
+       !error && it != std::filesystem::directory_iterator(); it.increment(error)) {
+    if (it->path().filename().string().find(".cubin.tmp-") == std::string::npos) continue;
+    std::error_code ignored;
+    const auto written = std::filesystem::last_write_time(it->path(), ignored);
+    if (ignored || now - written < kStaleTemporaryAge) continue;
+    if (std::filesystem::remove(it->path(), ignored)) ++removed;
+  }
+  if (removed > 0)
+    log(4, "kernel disk cache: removed {} temporary file(s) of writers that did not finish",
+        removed);
 }
 
 std::string DiskCache::directory() const { return readable_ ? directory_.string() : ""; }
@@ -193,11 +220,18 @@ std::filesystem::path DiskCache::entry_path(const std::string& key) const {
 void DiskCache::fall_back(const std::string& reason, bool keep_reading) {
   writable_ = false;
   if (!keep_reading) readable_ = false;
+  fallback_reason_ = reason;
   std::call_once(warn_once_, [&] {
     ++fallback_warnings_;
     log(2, "kernel disk cache: {}; newly compiled kernels are cached in memory only",
         reason);
   });
+}
+
+void DiskCache::skip_entry(const std::string& reason) {
+  ++failed_writes_;
+  log(2, "kernel disk cache: {}; this kernel is kept in memory only, other entries are still "
+      "written", reason);
 }
 
 std::optional<CompiledKernel> DiskCache::load(const std::string& key) const {
@@ -230,8 +264,7 @@ void DiskCache::store(const CompiledKernel& kernel) {
 
   const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) {
-    fall_back(fmt::format("cannot create {}: {}", temporary.string(), errno_text(errno)),
-              /*keep_reading=*/true);
+    skip_entry(fmt::format("cannot create {}: {}", temporary.string(), errno_text(errno)));
     return;
   }
   // fsync before rename: otherwise a crash can leave the new name pointing at a file whose
@@ -243,8 +276,7 @@ void DiskCache::store(const CompiledKernel& kernel) {
   if (ok && ::rename(temporary.c_str(), final_path.c_str()) != 0) ok = false, error = errno;
   if (!ok) {
     ::unlink(temporary.c_str());
-    fall_back(fmt::format("cannot write {}: {}", final_path.string(), errno_text(error)),
-              /*keep_reading=*/true);
+    skip_entry(fmt::format("cannot write {}: {}", final_path.string(), errno_text(error)));
     return;
   }
   // Persist the new directory entry too (best effort: some file systems refuse directory fsync).

@@ -3,11 +3,12 @@
 //
 //   KernelSource (a translation unit + its name expression)
 //     -> compile_to_cubin (NVRTC, exact arch, embedded headers)      [jit/nvrtc_compiler.cpp]
-//     -> disk cache keyed by hash(source, headers, NVRTC version, options, arch) [jit/disk_cache.cpp]
+//     -> disk cache keyed by hash(source, headers, toolchain, options, arch) [jit/disk_cache.cpp]
 //     -> in-process cache (second call is free, thread-safe)         [jit/kernel_cache.cpp]
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace autogemm::jit {
@@ -34,9 +35,11 @@ struct CompiledKernel {
 // Compiles with NVRTC; throws CudaError with the log on failure. Needs no GPU.
 CompiledKernel compile_to_cubin(const KernelSource& src);
 
-// Hash of everything that determines the binary: source, every embedded header, NVRTC
-// version, options and arch.
+// Hash of everything that determines the binary: source, every embedded header, the
+// toolchain (toolchain_identity() in jit/nvrtc_options.hpp), options and arch.
 std::string cache_key(const KernelSource& src);
+// The same with another toolchain description (tests: a different NVRTC gives another key).
+std::string cache_key(const KernelSource& src, std::string_view toolchain);
 
 // Process-wide cache: memory, then disk ($AUTOGEMM_CACHE_DIR, else $XDG_CACHE_HOME/autogemm,
 // else ~/.cache/autogemm), then NVRTC. Thread-safe; concurrent callers of one key compile once.
@@ -44,5 +47,19 @@ std::shared_ptr<const CompiledKernel> get_or_compile(const KernelSource& src);
 
 // The directory in use (empty when the disk cache fell back to memory).
 std::string cache_directory();
+
+// Whether the process-wide disk cache can store new kernels, and when it cannot, the
+// environment variable that chose its root or turned it off (docs/env-vars.md), that
+// variable's value and why, for a command whose job is filling the cache (warmup).
+struct DiskCacheStatus {
+  bool writable = false;
+  std::string directory;  // the entry folder; empty when there is none
+  std::string variable;   // "AUTOGEMM_CACHE_DIR", "AUTOGEMM_DISABLE_DISK_CACHE", "XDG_CACHE_HOME"
+                          // or "HOME"
+  std::string value;      // its value ("(unset)" when no variable is set)
+  std::string why;        // empty when writable
+  int failed_writes = 0;  // entries this process could not write (each logged and skipped)
+};
+DiskCacheStatus disk_cache_status();
 
 }  // namespace autogemm::jit

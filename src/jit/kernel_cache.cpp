@@ -62,11 +62,21 @@ KernelCache::Stats KernelCache::stats() const {
 
 std::string KernelCache::directory() const { return disk_ ? disk_->directory() : ""; }
 
+namespace {
+
+// The environment's choice, read once: process_kernel_cache() and disk_cache_status() agree.
+const DiskCacheRoot& process_disk_cache_root() {
+  static const DiskCacheRoot root = disk_cache_root_from_env();
+  return root;
+}
+
+}  // namespace
+
 KernelCache& process_kernel_cache() {
   // Never destroyed: kernels may be requested from other static destructors and threads.
   static KernelCache* const cache = [] {
     std::unique_ptr<DiskCache> disk;
-    const DiskCacheRoot setting = disk_cache_root_from_env();
+    const DiskCacheRoot& setting = process_disk_cache_root();
     if (setting.root) {
       disk = std::make_unique<DiskCache>(*setting.root);
       if (!disk->directory().empty()) log(4, "kernel disk cache: {}", disk->directory());
@@ -85,5 +95,23 @@ std::shared_ptr<const CompiledKernel> get_or_compile(const KernelSource& src) {
 }
 
 std::string cache_directory() { return process_kernel_cache().directory(); }
+
+DiskCacheStatus disk_cache_status() {
+  const DiskCache* disk = process_kernel_cache().disk();
+  const DiskCacheRoot& root = process_disk_cache_root();
+  DiskCacheStatus status;
+  status.variable = root.variable;
+  status.value = root.value;
+  if (disk == nullptr) {
+    status.why = root.disabled_by_user ? "disables the kernel disk cache"
+                                       : root.why_disabled + ": there is no kernel disk cache";
+    return status;
+  }
+  status.directory = disk->directory();
+  status.failed_writes = disk->failed_writes();
+  status.writable = disk->writable();
+  if (!status.writable) status.why = disk->fallback_reason();
+  return status;
+}
 
 }  // namespace autogemm::jit

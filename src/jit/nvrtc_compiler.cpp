@@ -1,4 +1,7 @@
 // compile_to_cubin: one NVRTC compilation for an exact architecture (jit/jit.hpp).
+#include <cuda.h>
+#include <dlfcn.h>
+#include <fmt/format.h>
 #include <nvrtc.h>
 #include <sys/stat.h>
 
@@ -8,6 +11,7 @@
 #include <string_view>
 
 #include "autogemm/errors.hpp"
+#include "autogemm/version.hpp"
 #include "jit/embedded.hpp"
 #include "jit/jit.hpp"
 #include "jit/log.hpp"
@@ -106,6 +110,34 @@ std::string nvrtc_version() {
     return std::to_string(major) + "." + std::to_string(minor);
   }();
   return version;
+}
+
+namespace {
+
+// The file the dynamic loader mapped nvrtcVersion from (the executable itself when NVRTC is
+// linked statically), with its size and modification time.
+std::string nvrtc_library_identity() {
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&nvrtcVersion), &info) == 0 || info.dli_fname == nullptr)
+    return "library file unknown";
+  std::string path = info.dli_fname;
+  if (char* real = ::realpath(info.dli_fname, nullptr)) {
+    path = real;
+    std::free(real);
+  }
+  struct stat file {};
+  if (::stat(path.c_str(), &file) != 0) return path;
+  return fmt::format("{}, {} bytes, mtime {}", path, static_cast<long long>(file.st_size),
+                     static_cast<long long>(file.st_mtime));
+}
+
+}  // namespace
+
+std::string toolchain_identity() {
+  static const std::string identity =
+      fmt::format("nvrtc {} ({}); CUDA_VERSION {}; autogemm {}", nvrtc_version(),
+                  nvrtc_library_identity(), CUDA_VERSION, version());
+  return identity;
 }
 
 std::vector<std::string> nvrtc_options(const KernelSource& src) {

@@ -285,6 +285,7 @@ void rank_candidates(std::vector<Candidate>& candidates) {
 
 Plan plan_gemm(const GemmProblem& problem, const GpuInfo& device) {
   validate(problem);
+  plan::check_memory(problem, device);  // the vendor library cannot run it either
   if (auto why = plan::vendor_reason(problem, device); !why.empty())
     return plan::vendor_plan(problem, device, std::move(why));
 

@@ -94,6 +94,7 @@ std::string describe(const KernelFields& f) {
 KernelSpec make_spec(const GemmProblem& problem, const GemmConfig& config, const GpuInfo& device,
                      std::string reason, const LadderSwitches& switches) {
   validate(problem);
+  check_memory(problem, device);
   KernelSpec spec;
   spec.problem = problem;
   spec.config = config;

@@ -323,6 +323,35 @@ std::string device_label(const GpuInfo& device) {
   return fmt::format("device {}", device.ordinal);
 }
 
+std::string memory_violation(const GemmProblem& problem, const GpuInfo& device) {
+  if (device.memory_total_bytes <= 0) return {};
+  // One matrix's extent: every row but the last at the leading dimension, then one row. In
+  // double: the product of three sizes below 2^31 overflows 64 bits.
+  auto extent = [](int64_t rows, int64_t ld, int64_t row_length, DType type) {
+    return (double(rows - 1) * double(ld) + double(row_length)) * dtype_bytes(type);
+  };
+  const GemmProblem& p = problem;
+  const bool a_k_major = a_is_k_major(p.layout), b_k_major = b_is_k_major(p.layout);
+  double needed = extent(a_k_major ? p.m : p.k, p.lda_or_packed(), a_k_major ? p.k : p.m,
+                         p.a_type) +
+                  extent(b_k_major ? p.n : p.k, p.ldb_or_packed(), b_k_major ? p.k : p.n,
+                         p.b_type) +
+                  extent(p.m, p.ldd_or_packed(), p.n, p.d_type);
+  if (p.reads_c) needed += extent(p.m, p.ldc_or_packed(), p.n, p.d_type);
+  const double available = double(device.memory_total_bytes);
+  if (needed <= available) return {};
+  return fmt::format("A, B{} and D need {:.0f} bytes ({:.1f} GiB); {} has {:.0f} bytes "
+                     "({:.1f} GiB) of memory",
+                     p.reads_c ? ", C" : "", needed, needed / double(1 << 30),
+                     device_label(device), available, available / double(1 << 30));
+}
+
+void check_memory(const GemmProblem& problem, const GpuInfo& device) {
+  if (auto why = memory_violation(problem, device); !why.empty())
+    throw InvalidArgument("problem", fmt::format("{} x {} x {}", problem.m, problem.n, problem.k),
+                          why);
+}
+
 std::string arch_label(const GpuInfo& device) {
   if (!device.caps.arch_name.empty()) return device.caps.arch_name;
   return fmt::format("sm_{}{}", device.cc.major, device.cc.minor);

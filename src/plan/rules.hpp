@@ -61,6 +61,18 @@ struct NamedTmaBox {
 };
 std::vector<NamedTmaBox> gemm_tma_boxes(const GemmProblem& problem, const KernelFields& fields);
 
+// Empty when A, B, C (when the problem reads it) and D, at their leading dimensions, fit in
+// the device's memory, else the bytes they need and the bytes the device has. Sizes each
+// below 2^31 can still need exabytes; such a problem can never run, so planning refuses it
+// rather than planning and compiling it. The capacity is memory_total_bytes: a preset's
+// published size, or what cudaMemGetInfo reported for a present GPU. Not its free memory:
+// in a gemm() call the operands are already allocated, so free memory no longer counts them.
+// A device whose memory is unknown (0) is not checked.
+std::string memory_violation(const GemmProblem& problem, const GpuInfo& device);
+// Throws InvalidArgument("problem", "<m> x <n> x <k>", memory_violation) when it is not
+// empty. Called by plan_gemm and make_spec, so planned and forced configurations alike.
+void check_memory(const GemmProblem& problem, const GpuInfo& device);
+
 // Device name for messages: the preset key when there is one, else the product name.
 std::string device_label(const GpuInfo& device);
 // "sm_90a", from the capability row when known, else from the compute capability.

@@ -1,0 +1,140 @@
+// Error paths of the `autogemm` sub-commands that have no test file of their own (warmup,
+// ladder) and of bench's problem options, through the built binary: a user error exits 2 with
+// a message naming the argument, its value and the rule.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+
+#include "cli_test_util.hpp"
+#include "test_jit_util.hpp"
+
+namespace {
+
+using autogemm::testing::CliRun;
+using autogemm::testing::run_cli;
+using autogemm::testing::ScratchDir;
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// Sets (or, with nullptr, unsets) an environment variable for one scope; the command run by
+// run_cli inherits it.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    value ? ::setenv(name, value, 1) : ::unsetenv(name);
+  }
+  ~ScopedEnv() { old_ ? ::setenv(name_, old_->c_str(), 1) : ::unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+// A one-shape suite in `dir`.
+std::string small_suite(const ScratchDir& dir) {
+  const auto path = dir.path() / "suite.csv";
+  std::ofstream(path) << "m,n,k\n128,256,512\n";
+  return path.string();
+}
+
+}  // namespace
+
+// warmup's only job is to fill the disk cache: when there is none it must say so and fail,
+// naming the variable that chose (or disabled) it, its value and why.
+TEST(WarmupCli, UnusableCacheDirIsAnErrorNamingTheVariable) {
+  ScratchDir dir;
+  const std::string suite = small_suite(dir);
+  std::ofstream(dir.path() / "a_file") << "not a directory";
+  const std::string below_a_file = (dir.path() / "a_file" / "cache").string();
+  ScopedEnv off("AUTOGEMM_DISABLE_DISK_CACHE", nullptr);
+  ScopedEnv cache_dir("AUTOGEMM_CACHE_DIR", below_a_file.c_str());
+  const CliRun run = run_cli("warmup --device h100-sxm --suite " + suite);
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+  EXPECT_TRUE(contains(run.out, "AUTOGEMM_CACHE_DIR = " + below_a_file)) << run.out;
+  EXPECT_TRUE(contains(run.out, "Not a directory")) << run.out;
+}
+
+TEST(WarmupCli, DisabledDiskCacheIsAnError) {
+  ScratchDir dir;
+  const std::string suite = small_suite(dir);
+  {
+    ScopedEnv off("AUTOGEMM_DISABLE_DISK_CACHE", "1");
+    const CliRun run = run_cli("warmup --device h100-sxm --suite " + suite);
+    EXPECT_EQ(run.exit_code, 2) << run.out;
+    EXPECT_TRUE(contains(run.out, "AUTOGEMM_DISABLE_DISK_CACHE = 1")) << run.out;
+    EXPECT_TRUE(contains(run.out, "disables the kernel disk cache")) << run.out;
+  }
+  ScopedEnv off("AUTOGEMM_DISABLE_DISK_CACHE", nullptr);
+  ScopedEnv empty("AUTOGEMM_CACHE_DIR", "");
+  const CliRun run = run_cli("warmup --device h100-sxm --suite " + suite);
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+  EXPECT_TRUE(contains(run.out, "AUTOGEMM_CACHE_DIR = \"\"")) << run.out;
+}
+
+TEST(WarmupCli, WritableCacheIsFilled) {
+  ScratchDir dir;
+  const std::string suite = small_suite(dir);
+  const std::string root = (dir.path() / "cache").string();
+  ScopedEnv off("AUTOGEMM_DISABLE_DISK_CACHE", nullptr);
+  ScopedEnv cache_dir("AUTOGEMM_CACHE_DIR", root.c_str());
+  const CliRun run = run_cli("warmup --device h100-sxm --suite " + suite);
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_TRUE(contains(run.out, root)) << run.out;
+  int entries = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(root + "/v1"))
+    entries += entry.path().extension() == ".cubin";
+  EXPECT_GE(entries, 1) << run.out;
+}
+
+TEST(WarmupCli, HelpNamesEveryDtype) {
+  const CliRun run = run_cli("warmup --help");
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_TRUE(contains(run.out, "fp8")) << run.out;
+}
+
+// Arguments are checked before the GPU is looked for: a user without a GPU learns about the
+// bad size first, and a user with one is not sent looking for a device problem.
+TEST(LadderCli, BadSizeIsReportedBeforeTheDevice) {
+  const CliRun run = run_cli("ladder --m -1");
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+  EXPECT_TRUE(contains(run.out, "m = -1")) << run.out;
+  EXPECT_FALSE(contains(run.out, "no CUDA device")) << run.out;
+}
+
+// "int8" parses to s8, which D cannot be: the message must use a name the user recognises.
+TEST(BenchProblemCli, RefusedOutDtypeNamesTheUsersSpelling) {
+  const CliRun run = run_cli("bench --m 128 --n 128 --k 128 --device h100-sxm --out-dtype int8");
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+  EXPECT_TRUE(contains(run.out, "int8")) << run.out;
+}
+
+// A suite value past the problem rules names the file and line through the command too.
+TEST(WarmupCli, SuiteValueErrorNamesFileAndLine) {
+  ScratchDir dir;
+  const auto path = dir.path() / "big.csv";
+  std::ofstream(path) << "m,n,k\n128,128,3000000000\n";
+  const CliRun run = run_cli("warmup --device h100-sxm --suite " + path.string());
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+  EXPECT_TRUE(contains(run.out, path.string() + " line 2 column k = 3000000000")) << run.out;
+}
+
+// A value an option's check refuses is a user error: exit 2, naming the option and the rule.
+TEST(CliErrors, RefusedOptionValuesExitTwo) {
+  for (const char* args : {"bench --m 64 --n 64 --k 64 --autotune -5",
+                           "bench --m 64 --n 64 --k 64 --autotune 65",
+                           "plan --m 64 --n 64 --k 64 --top -1"}) {
+    const auto run = autogemm::testing::run_cli(args);
+    EXPECT_EQ(run.exit_code, 2) << args << "\n" << run.out;
+  }
+  const auto run = autogemm::testing::run_cli("bench --m 64 --n 64 --k 64 --autotune -5");
+  EXPECT_NE(run.out.find("0..64"), std::string::npos) << run.out;
+}
