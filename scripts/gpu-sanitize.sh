@@ -5,7 +5,7 @@
 # a multicast cluster, and a short fuzz run. Each run is small: the tools slow kernels down
 # 10-100x. The summary (one line per tool and case: clean, N errors, or why the tool could not
 # run it) goes to stdout and $OUT/sanitize-summary.txt, the logs to /tmp/sanitize.
-#   [SAN_TIMEOUT=600] scripts/gpu-sanitize.sh [memcheck racecheck synccheck initcheck]
+#   [SAN_TIMEOUT=600] [SAN_CASES=regex] scripts/gpu-sanitize.sh [memcheck racecheck ...]
 set -uo pipefail
 source "$(dirname "$0")/gpu-env.sh"
 build=build-gpu
@@ -35,6 +35,7 @@ for tool in "${tools[@]}"; do
   for entry in "${cases[@]}"; do
     name=${entry%%|*}
     args=${entry#*|}
+    [[ -n "${SAN_CASES:-}" && ! "$name" =~ $SAN_CASES ]] && continue
     log=/tmp/sanitize/$tool-$name.log
     eval "timeout ${SAN_TIMEOUT:-600} compute-sanitizer --tool $tool --error-exitcode 97 \
       --target-processes all $bin $args" > "$log" 2>&1

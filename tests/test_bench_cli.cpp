@@ -4,6 +4,7 @@
 
 #include "cli_test_util.hpp"
 
+#include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -73,4 +74,45 @@ TEST(BenchCli, ArgumentErrorsNameTheOption) {
   run = run_cli("bench --m 64 --n 64 --k 64 --device no-such-gpu");
   EXPECT_EQ(run.exit_code, 2) << run.out;
   EXPECT_NE(run.out.find("no-such-gpu"), std::string::npos) << run.out;
+}
+
+// Output files are checked before anything runs (issue 22: a whole suite measured, then lost
+// to a CSV path that could not be written). Without a GPU this must fail the same way, before
+// the "no GPU" plan: the check comes before the device query.
+TEST(BenchCli, UnwritableOutputFailsBeforeRunning) {
+  CliRun run = run_cli("bench --m 64 --n 64 --k 64 --csv /no/such/dir/x.csv");
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+  EXPECT_NE(run.out.find("--csv = /no/such/dir/x.csv: cannot be written: No such file or "
+                         "directory"),
+            std::string::npos)
+      << run.out;
+  EXPECT_EQ(run.out.find("no GPU"), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find("predicted_us"), std::string::npos) << run.out;
+
+  run = run_cli("bench --m 64 --n 64 --k 64 --plot /no/such/dir/x.svg --device h100-sxm");
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+  EXPECT_NE(run.out.find("--plot = /no/such/dir/x.svg: cannot be written"), std::string::npos)
+      << run.out;
+
+  // A directory is not a file.
+  const std::string dir = ::testing::TempDir();
+  run = run_cli("bench --m 64 --n 64 --k 64 --csv " + dir);
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+  EXPECT_NE(run.out.find("--csv = " + dir + ": cannot be written"), std::string::npos)
+      << run.out;
+}
+
+TEST(BenchCli, WritableOutputIsNotLeftBehindWhenNothingIsMeasured) {
+  const std::string csv = ::testing::TempDir() + "autogemm_bench_cli_out.csv";
+  const std::string svg = ::testing::TempDir() + "autogemm_bench_cli_out.svg";
+  std::remove(csv.c_str());
+  std::remove(svg.c_str());
+  const CliRun run = run_cli("bench --m 64 --n 64 --k 64 --device h100-sxm --csv " + csv +
+                             " --plot " + svg);
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_NE(run.out.find("--csv " + csv + " not written"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("--plot " + svg + " not written"), std::string::npos) << run.out;
+  // The check created neither file for good.
+  EXPECT_EQ(std::fopen(csv.c_str(), "r"), nullptr);
+  EXPECT_EQ(std::fopen(svg.c_str(), "r"), nullptr);
 }

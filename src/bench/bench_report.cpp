@@ -1,12 +1,17 @@
 #include "bench/bench_report.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <stdexcept>
 #include <nlohmann/json.hpp>
 
+#include "autogemm/errors.hpp"
 #include "bench/copy_bandwidth.hpp"
 
 namespace autogemm::bench {
@@ -34,7 +39,152 @@ std::string number_or_dash(bool exists, double v, int decimals) {
   return exists ? fmt::format("{:.{}f}", v, decimals) : std::string("-");
 }
 
+// One CSV line's fields (RFC 4180: a quoted field may hold commas and doubled quotes). Returns
+// false for an unterminated quote.
+bool split_csv_line(const std::string& line, std::vector<std::string>& fields) {
+  fields.assign(1, std::string());
+  bool quoted_field = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted_field) {
+      if (c != '"') {
+        fields.back() += c;
+      } else if (i + 1 < line.size() && line[i + 1] == '"') {
+        fields.back() += '"';
+        ++i;
+      } else {
+        quoted_field = false;
+      }
+    } else if (c == '"') {
+      quoted_field = true;
+    } else if (c == ',') {
+      fields.emplace_back();
+    } else {
+      fields.back() += c;
+    }
+  }
+  return !quoted_field;
+}
+
+// Reads one data line of a bench CSV into a row; throws a message for the caller to place.
+class CsvRowReader {
+ public:
+  explicit CsvRowReader(const std::vector<std::string>& header) {
+    for (std::size_t i = 0; i < header.size(); ++i) columns_[header[i]] = i;
+    for (const char* name : {"m", "n", "k", "dtype", "time_us"})
+      if (!columns_.count(name))
+        throw std::runtime_error(fmt::format("the header has no \"{}\" column (expected {})",
+                                             name, csv_header()));
+  }
+
+  BenchRow read(const std::vector<std::string>& fields) {
+    fields_ = &fields;
+    BenchRow r;
+    GemmProblem& p = r.problem;
+    p.m = size("m");
+    p.n = size("n");
+    p.k = size("k");
+    const std::string dtype = field("dtype");
+    if (dtype == "fp8") {
+      p.a_type = p.b_type = DType::e4m3;
+      p.d_type = DType::bf16;
+      p.scaling = Scaling::block_1x128_128x128;
+    } else if (dtype == "bf16" || dtype == "fp16") {
+      p.a_type = p.b_type = p.d_type = *parse_dtype(dtype);
+    } else {
+      throw std::runtime_error(fmt::format("dtype \"{}\": expected bf16, fp16 or fp8", dtype));
+    }
+    if (const std::string layout = field("layout"); !layout.empty()) {
+      const auto parsed = parse_layout(layout);
+      if (!parsed)
+        throw std::runtime_error(fmt::format("layout \"{}\": expected nt, nn, tn or tt", layout));
+      p.layout = *parsed;
+    }
+    r.tag = field("tag");
+    r.config = field("config");
+    r.used_vendor = r.config == "cuBLASLt";
+    r.ours = one_sample(number("time_us"));
+    r.tflops = optional_number("tflops").value_or(0);
+    r.gbps = optional_number("gbps").value_or(0);
+    if (const auto base = optional_number("baseline_time_us")) {
+      r.baseline = one_sample(*base);
+      r.baseline_tflops = optional_number("baseline_tflops").value_or(0);
+      r.ratio = optional_number("ratio").value_or(r.ours.median_us > 0
+                                                      ? *base / r.ours.median_us : 0);
+      r.diff = optional_number("diff").value_or(std::nan(""));
+    } else {
+      r.diff = std::nan("");
+    }
+    return r;
+  }
+
+ private:
+  static TimingStats one_sample(double us) { return TimingStats{1, us, us, us, us}; }
+
+  // The named column's text; empty when the file has no such column.
+  std::string field(const char* name) const {
+    const auto it = columns_.find(name);
+    if (it == columns_.end()) return {};
+    if (it->second >= fields_->size())
+      throw std::runtime_error(fmt::format("{} fields, the header names {}", fields_->size(),
+                                           columns_.size()));
+    return (*fields_)[it->second];
+  }
+
+  int64_t size(const char* name) const {
+    const std::string text = field(name);
+    int64_t v = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || end != text.data() + text.size() || v < 1)
+      throw std::runtime_error(fmt::format("{} \"{}\": expected a size >= 1", name, text));
+    return v;
+  }
+
+  std::optional<double> optional_number(const char* name) const {
+    const std::string text = field(name);
+    if (text.empty()) return std::nullopt;
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    if (end != text.c_str() + text.size())
+      throw std::runtime_error(fmt::format("{} \"{}\": expected a number", name, text));
+    return v;
+  }
+
+  double number(const char* name) const {
+    const auto v = optional_number(name);
+    if (!v) throw std::runtime_error(fmt::format("{} is empty", name));
+    return *v;
+  }
+
+  std::map<std::string, std::size_t> columns_;
+  const std::vector<std::string>* fields_ = nullptr;
+};
+
 }  // namespace
+
+std::vector<BenchRow> rows_from_csv(std::istream& in, const std::string& argument,
+                                    const std::string& path) {
+  std::vector<BenchRow> rows;
+  std::optional<CsvRowReader> reader;
+  std::string line;
+  std::vector<std::string> fields;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();  // CRLF files
+    if (line.find_first_not_of(" \t") == std::string::npos || line.front() == '#') continue;
+    try {
+      if (!split_csv_line(line, fields)) throw std::runtime_error("a quote is not closed");
+      if (!reader)
+        reader.emplace(fields);
+      else
+        rows.push_back(reader->read(fields));
+    } catch (const std::runtime_error& e) {
+      throw InvalidArgument(argument, path, fmt::format("line {}: {}", number, e.what()));
+    }
+  }
+  if (in.bad()) throw InvalidArgument(argument, path, "could not be read");
+  if (!reader) throw InvalidArgument(argument, path, "is empty (no CSV header)");
+  return rows;
+}
 
 std::string csv_header() {
   return "m,n,k,dtype,layout,config,time_us,tflops,gbps,baseline_time_us,baseline_tflops,ratio,"
@@ -177,17 +327,6 @@ std::string progress_text(std::size_t done, std::size_t total, const BenchItem* 
   std::string text = fmt::format("[{}] {}/{}", bar, done, total);
   if (current) text += fmt::format(" {}", shape_text(current->problem));
   return text;
-}
-
-ProgressBar::ProgressBar(std::FILE* out) : out_(out), enabled_(out && isatty(fileno(out)) != 0) {}
-
-void ProgressBar::update(std::size_t done, std::size_t total, const BenchItem* current) {
-  if (!enabled_) return;
-  // \r returns to the line start, \x1b[K (ANSI "erase in line") clears what a longer previous
-  // text left behind.
-  std::fprintf(out_, "\r%s\x1b[K", progress_text(done, total, current).c_str());
-  if (done == total) std::fputc('\n', out_);
-  std::fflush(out_);
 }
 
 }  // namespace autogemm::bench

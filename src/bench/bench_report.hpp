@@ -1,6 +1,6 @@
 #pragma once
 // How bench results are written: CSV (fixed header), JSON, and the terminal table.
-#include <cstdio>
+#include <istream>
 #include <string>
 #include <vector>
 
@@ -13,6 +13,14 @@ std::string csv_header();
 // One line (no newline) in csv_header()'s order; config is always quoted; the baseline fields
 // are empty without a baseline.
 std::string csv_line(const BenchRow& row);
+// The rows of a file csv_header()/csv_line() wrote (`autogemm bench --replot`): columns are
+// found by their header names, so the order may differ; m, n, k, dtype (bf16, fp16, fp8) and
+// time_us are required; config, tflops, gbps, the baseline fields (empty: no baseline) and a
+// "tag" column are read when present. Blank lines and lines starting with '#' are skipped.
+// A timing becomes one-sample TimingStats. Throws InvalidArgument(argument, path, "line N: ...")
+// for what it cannot read.
+std::vector<BenchRow> rows_from_csv(std::istream& in, const std::string& argument,
+                                    const std::string& path);
 
 struct CopyBandwidth;  // copy_bandwidth.hpp
 
@@ -29,20 +37,8 @@ std::string plan_rows_to_json(const std::vector<PlanRow>& rows, const std::strin
 std::string format_table(const std::vector<BenchRow>& rows);
 std::string format_plan_table(const std::vector<PlanRow>& rows);
 
-// "[=====>      ] 3/20 4096x7168x16384" on one terminal line (\r, no newline), written only
-// when `out` is a terminal.
-class ProgressBar {
- public:
-  explicit ProgressBar(std::FILE* out);
-  void update(std::size_t done, std::size_t total, const BenchItem* current);
-  bool enabled() const { return enabled_; }
-
- private:
-  std::FILE* out_;
-  bool enabled_;
-};
-
-// The text of one progress update (no terminal check; testable).
+// The text of one progress update: "[=====>      ] 3/20 4096x7168x16384" (rows done of total,
+// the row being measured); progress.hpp writes it to the terminal.
 std::string progress_text(std::size_t done, std::size_t total, const BenchItem* current,
                           int width = 30);
 

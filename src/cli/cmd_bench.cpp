@@ -1,9 +1,15 @@
 // `autogemm bench`: our gemm() against cuBLASLt on the same inputs, per shape, with the
-// geometric-mean speed ratio; without a GPU, the plan for a preset instead. The measuring and
-// formatting live in src/bench (bench_runner.hpp, bench_report.hpp); this file reads options.
+// geometric-mean speed ratio; without a GPU, the plan for a preset instead; with --replot, the
+// picture of an earlier run's CSV. The measuring and formatting live in src/bench
+// (bench_runner.hpp, bench_report.hpp, plot_svg.hpp, progress.hpp); this file reads options.
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -15,6 +21,8 @@
 #include "bench/bench_report.hpp"
 #include "bench/bench_runner.hpp"
 #include "bench/copy_bandwidth.hpp"
+#include "bench/plot_svg.hpp"
+#include "bench/progress.hpp"
 #include "bench/suite.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
@@ -33,6 +41,9 @@ struct BenchCliOptions {
   int warmup = 5;
   int iters = 30;
   std::string csv;
+  std::string plot;     // --plot FILE.svg
+  std::string replot;   // --replot CSV: draw that file instead of measuring
+  double copy_gbps = 0; // --copy-gbps, with --replot
   bool json = false;
   bool no_baseline = false;
   bool l2_warm = false;
@@ -116,57 +127,80 @@ Target choose_target(const std::string& spec) {
   return t;
 }
 
-void write_csv(const std::string& path, const std::vector<bench::BenchRow>& rows) {
-  std::ofstream file(path);
-  if (!file) throw InvalidArgument("--csv", path, "cannot be opened for writing");
-  file << bench::csv_header() << "\n";
-  for (const bench::BenchRow& row : rows) file << bench::csv_line(row) << "\n";
-  if (!file.flush()) throw InvalidArgument("--csv", path, "could not be written completely");
+// Throws unless `path` can be written, before anything is measured, so a bad directory or a
+// missing permission does not cost a whole suite's run: an existing file is opened for writing
+// without truncating it, a missing one is created and removed again.
+void check_writable(const char* option, const std::string& path) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  bool created = false;
+  if (fd < 0 && errno == ENOENT) {
+    fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    created = fd >= 0;
+  }
+  if (fd < 0)
+    throw InvalidArgument(option, path, fmt::format("cannot be written: {}", std::strerror(errno)));
+  ::close(fd);
+  if (created) ::unlink(path.c_str());
 }
 
-void run(const BenchCliOptions& o) {
-  if (o.warmup < 0) throw InvalidArgument("--warmup", std::to_string(o.warmup), "must be >= 0");
-  if (o.iters < 1) throw InvalidArgument("--iters", std::to_string(o.iters), "must be >= 1");
-  // Problems first: a bad size or dtype is reported before any device query.
-  const std::vector<bench::BenchItem> items = items_from(o);
-  const Target target = choose_target(o.device);
+void write_file(const char* option, const std::string& path, const std::string& text) {
+  std::ofstream file(path, std::ios::binary);
+  if (!file)
+    throw InvalidArgument(option, path, fmt::format("cannot be written: {}", std::strerror(errno)));
+  file << text;
+  if (!file.flush()) throw InvalidArgument(option, path, "could not be written completely");
+}
 
-  if (!target.measure) {
-    const auto rows = bench::plan_items(items, target.device);
-    if (o.json) {
-      fmt::print(stderr, "{}\n", target.plan_note);
-      std::cout << bench::plan_rows_to_json(rows, target.device.preset, target.plan_note) << "\n";
-    } else {
-      fmt::print("{}\n\n{}", target.plan_note, bench::format_plan_table(rows));
-    }
-    if (!o.csv.empty())
-      fmt::print(stderr, "autogemm: note: --csv {} not written: nothing was measured\n", o.csv);
-    return;
+std::string csv_text(const std::vector<bench::BenchRow>& rows) {
+  std::string text = bench::csv_header() + "\n";
+  for (const bench::BenchRow& row : rows) text += bench::csv_line(row) + "\n";
+  return text;
+}
+
+std::string plot_subtitle(const std::vector<bench::BenchRow>& rows) {
+  std::size_t with_baseline = 0;
+  for (const bench::BenchRow& r : rows) with_baseline += r.baseline ? 1 : 0;
+  if (with_baseline == 0) return fmt::format("{} rows, none with a cuBLASLt baseline", rows.size());
+  return fmt::format("{} rows; geometric-mean ratio {:.3f} over the {} with a cuBLASLt baseline",
+                     rows.size(), bench::geomean_ratio(rows), with_baseline);
+}
+
+// --replot CSV --plot FILE.svg: an earlier run's rows drawn again, without a GPU.
+void replot(const BenchCliOptions& o) {
+  if (!o.m.empty() || !o.n.empty() || !o.k.empty())
+    throw InvalidArgument("--replot", o.replot,
+                          "draws the rows of that CSV; give no --m/--n/--k with it");
+  if (o.plot.empty())
+    throw InvalidArgument("--plot", "missing", "--replot CSV draws into --plot FILE.svg");
+  if (o.copy_gbps < 0)
+    throw InvalidArgument("--copy-gbps", fmt::format("{}", o.copy_gbps), "must be > 0");
+  check_writable("--plot", o.plot);
+  std::ifstream in(o.replot);
+  if (!in)
+    throw InvalidArgument("--replot", o.replot,
+                          fmt::format("cannot be read: {}", std::strerror(errno)));
+  std::vector<bench::BenchRow> rows = bench::rows_from_csv(in, "--replot", o.replot);
+  // The CSV has no tags: --suite gives them, matched by shape.
+  if (!o.suite.empty()) {
+    const std::vector<bench::BenchCase> cases = bench::load_suite(o.suite);
+    for (bench::BenchRow& row : rows)
+      for (const bench::BenchCase& c : cases)
+        if (row.tag.empty() && c.m == row.problem.m && c.n == row.problem.n &&
+            c.k == row.problem.k)
+          row.tag = c.tag;
   }
+  bench::PlotOptions options;
+  options.title = fmt::format("autogemm against cuBLASLt: {}",
+                              std::filesystem::path(o.replot).filename().string());
+  options.subtitle = plot_subtitle(rows);
+  options.copy_gbps = o.copy_gbps;
+  write_file("--plot", o.plot, bench::plot_svg(bench::plot_rows(rows, o.copy_gbps), options));
+  fmt::print("{} rows of {} drawn into {}\n", rows.size(), o.replot, o.plot);
+}
 
-  bench::BenchOptions options;
-  options.device = target.device.ordinal;
-  options.warmup = o.warmup;
-  options.iters = o.iters;
-  options.baseline = !o.no_baseline;
-  options.flush_l2 = !o.l2_warm;
-  options.seed = o.seed;
-  if (!o.config.empty()) options.config = GemmConfig::parse(o.config);
-  options.autotune = o.autotune;
-  // The copy bandwidth is what the memory-bound rows (M <= 128) are judged against. It is
-  // measured on every GPU run, not only when such a row exists: it costs tens of milliseconds,
-  // gives --json a stable copy_gbps field and puts every row's GB/s in context. Measured first,
-  // so a failure stops the run before the cases are timed (on the legacy default stream:
-  // nothing else runs yet).
-  const bench::CopyBandwidth copy = bench::measure_copy_bandwidth(options.device, nullptr);
-  bench::ProgressBar bar(stderr);
-  const auto rows = bench::run_bench(
-      items, options, target.device,
-      [&bar](std::size_t done, std::size_t total, const bench::BenchItem* item) {
-        bar.update(done, total, item);
-      });
-
-  if (!o.csv.empty()) write_csv(o.csv, rows);
+void print_results(const BenchCliOptions& o, const Target& target,
+                   const bench::BenchOptions& options, const bench::CopyBandwidth& copy,
+                   const std::vector<bench::BenchRow>& rows) {
   if (o.json) {
     std::cout << bench::rows_to_json(rows, &copy) << "\n";
     return;
@@ -185,6 +219,79 @@ void run(const BenchCliOptions& o) {
                bench::geomean_ratio(rows), rows.size(), rows.size() == 1 ? "" : "s");
 }
 
+void run(const BenchCliOptions& o) {
+  if (o.warmup < 0) throw InvalidArgument("--warmup", std::to_string(o.warmup), "must be >= 0");
+  if (o.iters < 1) throw InvalidArgument("--iters", std::to_string(o.iters), "must be >= 1");
+  if (!o.replot.empty()) return replot(o);
+  if (o.copy_gbps != 0)
+    throw InvalidArgument("--copy-gbps", fmt::format("{}", o.copy_gbps),
+                          "goes with --replot (a measuring run measures the copy bandwidth)");
+  // Problems first: a bad size or dtype is reported before any device query.
+  const std::vector<bench::BenchItem> items = items_from(o);
+  // Then the output files (--json prints to stdout): before the device query and the run, so
+  // that a path that cannot be written costs nothing.
+  if (!o.csv.empty()) check_writable("--csv", o.csv);
+  if (!o.plot.empty()) {
+    if (o.plot == o.csv)
+      throw InvalidArgument("--plot", o.plot, "is the --csv file too; give two files");
+    check_writable("--plot", o.plot);
+  }
+  const Target target = choose_target(o.device);
+
+  if (!target.measure) {
+    const auto rows = bench::plan_items(items, target.device);
+    if (o.json) {
+      fmt::print(stderr, "{}\n", target.plan_note);
+      std::cout << bench::plan_rows_to_json(rows, target.device.preset, target.plan_note) << "\n";
+    } else {
+      fmt::print("{}\n\n{}", target.plan_note, bench::format_plan_table(rows));
+    }
+    for (const auto& [option, path] : {std::pair{"--csv", &o.csv}, {"--plot", &o.plot}})
+      if (!path->empty())
+        fmt::print(stderr, "autogemm: note: {} {} not written: nothing was measured\n", option,
+                   *path);
+    return;
+  }
+
+  bench::BenchOptions options;
+  options.device = target.device.ordinal;
+  options.warmup = o.warmup;
+  options.iters = o.iters;
+  options.baseline = !o.no_baseline;
+  options.flush_l2 = !o.l2_warm;
+  options.seed = o.seed;
+  if (!o.config.empty()) options.config = GemmConfig::parse(o.config);
+  options.autotune = o.autotune;
+  // The copy bandwidth is what the memory-bound rows (M <= 128) are judged against. It is
+  // measured on every GPU run, not only when such a row exists: it costs tens of milliseconds,
+  // gives --json a stable copy_gbps field and puts every row's GB/s in context. Measured first,
+  // so a failure stops the run before the cases are timed (on the legacy default stream:
+  // nothing else runs yet).
+  const bench::CopyBandwidth copy = bench::measure_copy_bandwidth(options.device, nullptr);
+  std::vector<bench::BenchRow> rows;
+  {
+    // A line on stderr once the run takes longer than 2 s, when stderr is a terminal.
+    bench::ProgressReporter progress(std::cerr, bench::stderr_is_terminal());
+    rows = bench::run_bench(
+        items, options, target.device,
+        [&progress](std::size_t done, std::size_t total, const bench::BenchItem* item) {
+          progress.update(done, total, item);
+        });
+  }
+  // The results are printed before the files are written: a file that fails now (a full disk)
+  // does not lose them.
+  print_results(o, target, options, copy, rows);
+  if (!o.csv.empty()) write_file("--csv", o.csv, csv_text(rows));
+  if (!o.plot.empty()) {
+    bench::PlotOptions plot;
+    plot.title = fmt::format("autogemm against cuBLASLt on {}, {} {}", target.device.name,
+                             o.dtype, o.layout);
+    plot.subtitle = plot_subtitle(rows);
+    plot.copy_gbps = copy.gbps;
+    write_file("--plot", o.plot, bench::plot_svg(bench::plot_rows(rows, copy.gbps), plot));
+  }
+}
+
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
@@ -195,7 +302,8 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--n", o->n, "columns of B and D (list/range like --m)");
   cmd->add_option("--k", o->k, "inner dimension (list/range like --m)");
   cmd->add_option("--suite", o->suite,
-                  "shape suite file: '#' comments, header m,n,k[,tag] (e.g. suites/gemm-public.csv)");
+                  "shape suite file: '#' comments, header m,n,k[,tag] "
+                  "(e.g. bench/suites/gemm-public.csv)");
   cmd->add_option("--dtype", o->dtype, "input type: bf16, fp16 or fp8 (e4m3, block-scaled)")
       ->capture_default_str();
   cmd->add_option("--layout", o->layout,
@@ -210,6 +318,15 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--iters", o->iters, "timed calls (the median is reported)")
       ->capture_default_str();
   cmd->add_option("--csv", o->csv, "also write the rows to this CSV file");
+  cmd->add_option("--plot", o->plot,
+                  "also draw the rows into this SVG file: the ratio to cuBLASLt per row and, "
+                  "for memory-bound rows (M <= 128), the share of the copy bandwidth");
+  cmd->add_option("--replot", o->replot,
+                  "draw the rows of a CSV written by --csv into --plot FILE.svg instead of "
+                  "measuring (no GPU needed; --suite adds the suite's tags by shape)");
+  cmd->add_option("--copy-gbps", o->copy_gbps,
+                  "with --replot: the run's device copy bandwidth in GB/s, for the memory-bound "
+                  "panel (the CSV does not record it)");
   cmd->add_flag("--json", o->json,
                 "print JSON (rows, geometric-mean ratio, copy bandwidth) instead of a table");
   cmd->add_flag("--no-baseline", o->no_baseline, "time autogemm only (no cuBLASLt, no diff)");
@@ -218,9 +335,19 @@ void add_bench_command(CLI::App& app) {
                 "limited by DRAM; reported figures use the default flush)");
   cmd->add_option("--seed", o->seed, "random input seed")->capture_default_str();
   cmd->add_option("--autotune", o->autotune,
-                  "time this many of the planner's best distinct configurations on the first "
-                  "call of each case and keep the fastest (warm-up calls absorb it; default: "
-                  "$AUTOGEMM_AUTOTUNE, else 0)");
+                  "time this many (0..64) of the planner's best distinct configurations on the "
+                  "first call of each case and keep the fastest (warm-up calls absorb it; "
+                  "default: $AUTOGEMM_AUTOTUNE, else 0)")
+      ->check([](const std::string& v) -> std::string {
+        // The same range as AUTOGEMM_AUTOTUNE (runtime/gemm.cpp); -1 stays the "unset" default.
+        int n = 0;
+        try {
+          n = std::stoi(v);
+        } catch (...) {
+          return "--autotune = " + v + ": not a count";
+        }
+        return n < 0 || n > 64 ? "--autotune = " + v + ": a count of candidates in 0..64" : "";
+      });
   cmd->add_option("--config", o->config,
                   "force our configuration for every case, as `autogemm plan` prints it "
                   "(e.g. \"128x256x64 s3 c2 p g8\"), or cuBLASLt to time the vendor "
