@@ -432,6 +432,11 @@ FuzzOutcome FuzzRunner::run(const FuzzCase& fc) {
                           : p.d_type == DType::fp16 ? std::ldexp(1.0, -11)
                                                     : std::ldexp(1.0, -22);
   const double accumulation = dtype_bytes(p.a_type) == 1 ? std::ldexp(1.0, -10) : std::ldexp(1.0, -12);
+  // Below the smallest normal the spacing is absolute: fp16 subnormals are 2^-24 apart (a
+  // K = 1 product of ~1e-5 rounds by up to 3e-8), bf16's 2^-133 and fp32's 2^-149.
+  const double subnormal_spacing = p.d_type == DType::fp16   ? std::ldexp(1.0, -24)
+                                   : p.d_type == DType::bf16 ? std::ldexp(1.0, -133)
+                                                             : std::ldexp(1.0, -149);
   std::vector<double> inside(want.size());
   for (int64_t row = 0; row < p.m + 2 * kGuardRows; ++row)
     for (int64_t col = 0; col < ldd; ++col) {
@@ -443,7 +448,8 @@ FuzzOutcome FuzzRunner::run(const FuzzCase& fc) {
       }
       const size_t i = size_t(r * p.n + col);
       inside[i] = g;
-      const double bound = rounding * std::fabs(want[i]) + accumulation * magnitude[i] + 1e-30;
+      const double bound =
+          rounding * std::fabs(want[i]) + accumulation * magnitude[i] + subnormal_spacing;
       if (!(std::fabs(g - want[i]) <= bound)) {   // false for NaN: unwritten
         if (out.bad++ == 0)
           out.first_bad = fmt::format("({}, {}): got {}, want {} (bound {})", r, col, g, want[i],
