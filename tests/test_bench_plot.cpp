@@ -15,6 +15,7 @@
 #include "bench/plot_svg.hpp"
 #include "bench/timing.hpp"
 #include "cli_test_util.hpp"
+#include "plan_test_util.hpp"
 
 using namespace autogemm;
 using namespace autogemm::bench;
@@ -81,18 +82,11 @@ PlotRow row(const std::string& label, std::optional<double> ratio, bool memory_b
   return PlotRow{label, ratio, memory_bound, share};
 }
 
-GemmProblem bf16_problem(int64_t m, int64_t n, int64_t k) {
-  GemmProblem p;
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  return p;
-}
 
 BenchRow bench_row(int64_t m, const std::string& tag, double ours_us, double base_us,
                    double gbps) {
   BenchRow r;
-  r.problem = bf16_problem(m, 7168, 2048);
+  r.problem = autogemm::testing::problem(m, 7168, 2048);
   r.tag = tag;
   r.config = "64x64x64 s8 c1 ws p g8";
   r.ours = summarize({ours_us});

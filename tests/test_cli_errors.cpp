@@ -17,27 +17,12 @@ namespace {
 using autogemm::testing::CliRun;
 using autogemm::testing::run_cli;
 using autogemm::testing::ScratchDir;
+using autogemm::testing::ScopedEnv;
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-// Sets (or, with nullptr, unsets) an environment variable for one scope; the command run by
-// run_cli inherits it.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    value ? ::setenv(name, value, 1) : ::unsetenv(name);
-  }
-  ~ScopedEnv() { old_ ? ::setenv(name_, old_->c_str(), 1) : ::unsetenv(name_); }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 // A one-shape suite in `dir`.
 std::string small_suite(const ScratchDir& dir) {

@@ -17,6 +17,7 @@
 
 using namespace autogemm;
 using autogemm::testing::ScratchDir;
+using autogemm::testing::ScopedEnv;
 
 namespace {
 
@@ -262,19 +263,6 @@ TEST(DiskCache, ReadOnlyEntryFolderIsStillReadButNotWritten) {
   if (log_level() >= 2) EXPECT_EQ(count(warnings, "kernel disk cache:"), 1) << warnings;
 }
 
-// Sets (or, with nullptr, unsets) an environment variable for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    value ? ::setenv(name, value, 1) : ::unsetenv(name);
-  }
-  ~ScopedEnv() { old_ ? ::setenv(name_, old_->c_str(), 1) : ::unsetenv(name_); }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 TEST(DiskCache, RootFollowsTheEnvironment) {
   ScopedEnv off("AUTOGEMM_DISABLE_DISK_CACHE", nullptr);

@@ -3,12 +3,31 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "jit/jit.hpp"
 
 namespace autogemm::testing {
+
+// Sets (or, with nullptr, unsets) an environment variable for one scope; a command run by
+// run_cli inherits it.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    value ? ::setenv(name, value, 1) : ::unsetenv(name);
+  }
+  ~ScopedEnv() { old_ ? ::setenv(name_, old_->c_str(), 1) : ::unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
 
 // An sm_90a-only kernel: wgmma.fence exists only with the "a" architecture suffix.
 // `tag` changes the source (and so the cache key) without changing what is compiled.
