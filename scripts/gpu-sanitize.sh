@@ -57,7 +57,9 @@ for tool in "${tools[@]}"; do
     eval "timeout ${SAN_TIMEOUT:-600} compute-sanitizer --tool $tool --error-exitcode 97 \
       --target-processes all $bin $args" > "$log" 2>&1
     rc=$?
-    errors=$(grep -oE "ERROR SUMMARY: [0-9]+ error" "$log" | tail -1 | grep -oE "[0-9]+")
+    # memcheck, synccheck, initcheck: "ERROR SUMMARY: N errors"; racecheck: "(N errors, ...".
+    errors=$(grep -oE "ERROR SUMMARY: [0-9]+ error|\([0-9]+ errors" "$log" | tail -1 |
+             grep -oE "[0-9]+")
     unsupported=$(grep -iE "not supported|unsupported|cannot be|is not available" "$log" | head -1)
     if [[ $rc -eq 0 && "${errors:-0}" == 0 ]]; then
       line="$tool $name: clean"
