@@ -13,5 +13,6 @@ void add_ladder_command(CLI::App& app);    // cmd_ladder.cpp
 void add_warmup_command(CLI::App& app);    // cmd_warmup.cpp
 void add_compile_command(CLI::App& app);   // cmd_compile.cpp
 void add_fuzz_command(CLI::App& app);      // cmd_fuzz.cpp
+void add_advise_command(CLI::App& app);    // cmd_advise.cpp
 
 }  // namespace autogemm::cli

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   autogemm::cli::add_warmup_command(app);
   autogemm::cli::add_compile_command(app);
   autogemm::cli::add_fuzz_command(app);
+  autogemm::cli::add_advise_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& e) {
