@@ -111,3 +111,28 @@ TEST(FuzzGpu, ShortRunPasses) {
                           << bench::fuzz_reproducer(c, o);
   }
 }
+
+// The case the first 10,000-case run failed (seed 2026, case 6196): BF16 tn through cuBLASLt
+// with D's rows 2-byte aligned (ldd 12163) and C read. cuBLASLt was told the pointer's
+// alignment, not the rows', and faulted with a misaligned address.
+TEST(FuzzGpu, CuBLASLtWithRowsTwoByteAligned) {
+  AUTOGEMM_REQUIRE_GPU();
+  bench::FuzzCase c;
+  c.index = 6196;
+  c.input = bench::FuzzInput::bf16;
+  c.problem.m = 152;
+  c.problem.n = 12162;
+  c.problem.k = 1024;
+  c.problem.layout = Layout::tn;
+  c.problem.lda = 152;
+  c.problem.ldb = 12232;
+  c.problem.ldc = 12192;
+  c.problem.ldd = 12163;
+  c.alpha = 1.0f;
+  c.beta = -1.03f;
+  c.problem.reads_c = true;
+  bench::FuzzRunner runner({c});
+  const bench::FuzzOutcome r = runner.run(c);
+  EXPECT_EQ(r.config, "cuBLASLt");
+  EXPECT_TRUE(r.passed) << r.error << " diff " << r.diff << " bad " << r.bad << " " << r.first_bad;
+}

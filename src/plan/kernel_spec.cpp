@@ -8,6 +8,7 @@
 
 #include "autogemm/errors.hpp"
 #include "kernels/sm90/fp8_scales.cuh"
+#include "kernels/sm90/scale_transpose_params.cuh"
 #include "plan/n_tail.hpp"
 #include "plan/rules.hpp"
 
@@ -124,7 +125,8 @@ KernelSpec make_spec(const GemmProblem& problem, const GemmConfig& config, const
   spec.split_k = split_k_layout(problem, config);
   spec.a_scales_k_block_major = a_scales_k_block_major(problem, config);
   if (spec.a_scales_k_block_major)
-    spec.a_scale_copy_bytes = a_scale_k_blocks(problem) * ceil_div(problem.m, 4) * 4 * 4;
+    spec.a_scale_copy_bytes =
+        a_scale_k_blocks(problem) * scale_transpose_ld(problem.m) * int64_t(sizeof(float));
   return spec;
 }
 

@@ -27,7 +27,7 @@ float* transpose_a_scales(const GemmProblem& p, const float* scale_a, cudaStream
   params.src = scale_a;
   params.m = p.m;
   params.k_blocks = a_scale_k_blocks(p);
-  params.dst_ld = (p.m + 3) / 4 * 4;
+  params.dst_ld = scale_transpose_ld(p.m);
   float* dst = nullptr;
   cuda_check(cudaMallocAsync(reinterpret_cast<void**>(&dst),
                              size_t(params.k_blocks) * size_t(params.dst_ld) * sizeof(float), stream),
