@@ -8,9 +8,11 @@
 
 namespace autogemm {
 
-// wgmma: autogemm's sm_90a kernel family; vendor: cuBLASLt (the planner's answer where our
-// kernel cannot serve a problem, or a caller's choice: the configuration text "cuBLASLt").
-enum class Instruction { wgmma, vendor };
+// wgmma: autogemm's sm_90a tile family (TMA + wgmma, warp-specialised); mma: its decode family
+// (sm90/decode_kernel.cuh: B streamed from global memory into mma.sync, for few rows of A; the
+// configuration text starts with "mma"); vendor: cuBLASLt (the planner's answer where our
+// kernels cannot serve a problem, or a caller's choice: the configuration text "cuBLASLt").
+enum class Instruction { wgmma, mma, vendor };
 enum class Multicast { none, a, b };     // which operand a 2-CTA cluster shares through TMA multicast
 enum class RasterOrder { along_m, along_n };  // which tile index moves fastest inside a group
 
@@ -18,7 +20,11 @@ std::string_view to_string(Instruction i);
 std::string_view to_string(Multicast m);
 std::string_view to_string(RasterOrder r);
 
-// The fields the planner searches, and the only ones a caller may force. What follows from
+// The fields the planner searches, and the only ones a caller may force. The decode family
+// (instruction = mma) uses block_m (rows of A per CTA: 8, 16 or 32), block_n (rows of B per
+// CTA: 16, 32 or 64), block_k (K elements per warp step) and split_k; its other fields keep
+// the values parse() gives them (1 stage, 1 consumer, not persistent, raster group 1, no
+// cluster). What follows from
 // them (shared memory, grid, the store path, the n-tail kernel's own configuration) is in the
 // KernelSpec (kernel_spec.hpp); the technique ladder's teaching switches are its own.
 struct GemmConfig {
@@ -52,7 +58,7 @@ struct GemmConfig {
   Instruction instruction = Instruction::wgmma;
 
   // The configuration text: "128x256x64 s3 c2 p g8 cl2x1/b" (+ " sk2", " pb2", " oi", " ntk"),
-  // or "cuBLASLt".
+  // "mma 16x64x256 sk4" for the decode family, or "cuBLASLt".
   std::string describe() const;
   // The inverse of describe() (fields it omits keep their defaults, except: not persistent,
   // raster group 1, no cluster). Throws InvalidArgument naming the bad token.

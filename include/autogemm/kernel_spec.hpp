@@ -42,6 +42,10 @@ struct KernelFields {
   // (hopper-facts.md 5, CUTLASS's split).
   int producer_registers = 40;
   int consumer_registers = 232;
+  // The decode family (instruction = mma): CTAs of 128 threads one SM must hold at once, so
+  // the registers per thread are capped at 65536 / (128 x this) (__launch_bounds__); the cost
+  // model's occupancy (plan/decode_cost.hpp). 0 for the tile family.
+  int decode_ctas_per_sm = 0;
   bool launch_dependents = false;        // runs griddepcontrol.launch_dependents once resident
   bool waits_for_primary = false;        // launched as a programmatic dependent of the kernel
                                          // before it; waits for that kernel before it exits

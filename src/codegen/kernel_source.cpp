@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 
+#include "codegen/decode_source.hpp"
 #include "codegen/fp8_source.hpp"
 
 namespace autogemm::codegen {
@@ -25,6 +26,8 @@ int out_kind(DType t) {
 }  // namespace
 
 jit::KernelSource gemm_kernel_source(const KernelLaunch& kernel, bool traced) {
+  // The decode family has no tile trace (no tiles in the scheduler's sense).
+  if (kernel.fields.config.instruction == Instruction::mma) return decode_kernel_source(kernel);
   const GemmProblem& p = kernel.problem;
   const KernelFields& f = kernel.fields;
   const GemmConfig& c = f.config;

@@ -1,7 +1,8 @@
 #pragma once
 // One kernel of a KernelSpec -> the CUDA source NVRTC compiles: a generated Config struct (the
-// kernel's fields, N and K baked in, the wgmma wrapper) and an instantiation of the one kernel
-// template in src/kernels/sm90/gemm_kernel.cuh. The spec was checked by the rules
+// kernel's fields, N and K baked in, the wgmma wrapper) and an instantiation of the tile
+// family's kernel template in src/kernels/sm90/gemm_kernel.cuh, or of the decode family's
+// (decode_source.hpp). The spec was checked by the rules
 // (plan/rules.hpp) when it was made, so nothing here decides or refuses anything.
 #include "autogemm/kernel_spec.hpp"
 #include "jit/jit.hpp"

@@ -9,7 +9,14 @@
 
 namespace autogemm {
 
-std::string_view to_string(Instruction i) { return i == Instruction::wgmma ? "wgmma" : "vendor"; }
+std::string_view to_string(Instruction i) {
+  switch (i) {
+    case Instruction::wgmma: return "wgmma";
+    case Instruction::mma: return "mma";
+    case Instruction::vendor: return "vendor";
+  }
+  return "?";
+}
 std::string_view to_string(Multicast m) {
   switch (m) {
     case Multicast::none: return "none";
@@ -24,6 +31,12 @@ std::string_view to_string(RasterOrder r) {
 
 std::string GemmConfig::describe() const {
   if (instruction == Instruction::vendor) return "cuBLASLt";
+  if (instruction == Instruction::mma) {
+    // The decode family's own fields only; a forced text with others is refused by the rules.
+    std::string s = fmt::format("mma {}x{}x{}", block_m, block_n, block_k);
+    if (split_k > 1) s += fmt::format(" sk{}", split_k);
+    return s;
+  }
   std::string s = fmt::format("{}x{}x{} s{} c{}{}", block_m, block_n, block_k, num_stages,
                               num_consumers, persistent ? " p" : "");
   if (raster_group > 1)
@@ -59,6 +72,9 @@ GemmConfig GemmConfig::parse(std::string_view text) {
   while (in >> token) {
     if (token == "cuBLASLt") {
       c.instruction = Instruction::vendor;
+    } else if (token == "mma" && !have_tile) {
+      c.instruction = Instruction::mma;
+      c.num_stages = 1;
     } else if (!have_tile) {
       const auto x1 = token.find('x'), x2 = token.rfind('x');
       if (x1 == std::string::npos || x1 == x2) bad("the first token is BLOCK_MxBLOCK_NxBLOCK_K");

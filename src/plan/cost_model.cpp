@@ -21,6 +21,7 @@
 
 #include "autogemm/errors.hpp"
 #include "autogemm/plan.hpp"
+#include "plan/decode_cost.hpp"
 #include "plan/n_tail.hpp"
 #include "plan/rules.hpp"
 
@@ -352,6 +353,7 @@ Prediction predict(const GemmProblem& problem, const GemmConfig& config, const G
     if (value < 1) throw InvalidArgument(name, std::to_string(value), "must be >= 1");
   if (device.sm_count < 1)
     throw InvalidArgument("device.sm_count", std::to_string(device.sm_count), "must be >= 1");
+  if (config.instruction == Instruction::mma) return plan::predict_decode(problem, config, device);
 
   Prediction p;
   const Waves w = count_waves(problem, config, device);

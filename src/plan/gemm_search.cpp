@@ -66,6 +66,15 @@ bool is_fp8(DType t) { return t == DType::e4m3 || t == DType::e5m2; }
 
 std::string kernel_path_reason(const GemmProblem& problem, const GemmConfig& best,
                                const GpuInfo& device) {
+  if (best.instruction == Instruction::mma)
+    return fmt::format(
+        "{} on {}: decode family: B streamed once from DRAM into mma.sync m16n8k{} ({}) with "
+        "A's rows as the 8-wide side, {} rows of B per CTA{}",
+        arch_label(device), device_label(device), is_fp8(problem.a_type) ? 32 : 16,
+        to_string(problem.a_type), best.block_n,
+        best.split_k > 1
+            ? fmt::format(", K split over {} CTAs summed in a fixed order", best.split_k)
+            : std::string());
   return fmt::format(
       "{} on {}: TMA loads + wgmma m64n{}k{} ({}) + TMA store, {} consumer warpgroup{} and a "
       "producer, {}",
@@ -170,6 +179,32 @@ std::string vendor_reason(const GemmProblem& problem, const GpuInfo& device) {
   if (auto why = tma_incompatibility(problem); !why.empty())
     return fmt::format("{}; cuBLASLt", why);
   return {};
+}
+
+std::vector<GemmConfig> decode_configs(const GemmProblem& problem, const GpuInfo& device) {
+  std::vector<GemmConfig> configs;
+  if (problem.m > kDecodeMaxM) return configs;
+  const int chunk = 64 / dtype_bytes(problem.a_type);
+  const int step_multiple =
+      problem.scaling == Scaling::block_1x128_128x128 ? sm90::kScaleBlock : chunk;
+  for (int block_m : {8, 16, 32}) {
+    // Wider than M only where M itself needs it: the extra 8-row groups load nothing but cost
+    // registers.
+    if (block_m > 8 && block_m / 2 >= problem.m) continue;
+    for (int block_n : {64, 32, 16})
+      for (int block_k = step_multiple;; block_k += step_multiple) {
+        GemmConfig c = GemmConfig::parse(fmt::format("mma {}x{}x{}", block_m, block_n, block_k));
+        if (decode_step_vectors(problem, c) > kDecodeMaxStepVectors) break;
+        const int64_t steps = (problem.k + block_k - 1) / block_k;
+        for (int split : {1, 2, 3, 4, 6, 8, 12, 16, 24, 32}) {
+          if (split > steps) break;
+          c.split_k = split;
+          configs.push_back(c);
+        }
+      }
+  }
+  (void)device;
+  return configs;
 }
 
 GemmConfig vendor_config() {
@@ -298,6 +333,16 @@ Plan plan_gemm(const GemmProblem& problem, const GpuInfo& device) {
       plan.rejected.push_back({tile, std::move(why)});
     else
       plan::add_schedules(plan, tile);
+  }
+  for (const GemmConfig& config : plan::decode_configs(problem, device)) {
+    if (auto why = plan::tile_violation(problem, plan::kernel_fields(problem, config), device);
+        !why.empty()) {
+      // The family's rules fail alike for every shape when the problem is the reason (types,
+      // layout, alignment): list it once.
+      plan.rejected.push_back({config, std::move(why)});
+      break;
+    }
+    plan.candidates.push_back({config, predict(problem, config, device)});
   }
   if (plan.candidates.empty())
     return plan::vendor_plan(

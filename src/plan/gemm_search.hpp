@@ -47,6 +47,14 @@ std::vector<int> tail_split_choices(const GemmProblem& problem, const GemmConfig
 // K = 2048-7168). An explicit "clMxN/{a,b}" configuration runs either way.
 bool multicast_offered(const GemmProblem& problem);
 
+// The decode family's configurations (instruction = mma) the planner predicts for `problem`:
+// rows of A per CTA (8, 16, 32; wider only where M needs it), rows of B per CTA (16, 32, 64),
+// every block_k whose step fits the register rule, split_k up to one step per split. Only for
+// M <= kDecodeMaxM: above it the tile family reuses each B tile across 64+ rows, while this
+// kernel would read B again for every block_m rows. A forced "mma ..." runs at any M.
+inline constexpr int64_t kDecodeMaxM = 64;
+std::vector<GemmConfig> decode_configs(const GemmProblem& problem, const GpuInfo& device);
+
 // The single configuration of the vendor path (instruction = vendor, tile fields zero: the
 // library picks its own).
 GemmConfig vendor_config();

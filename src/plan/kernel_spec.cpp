@@ -38,10 +38,17 @@ KernelLaunch make_launch(const GemmProblem& problem, int64_t first_column,
                            to_string(problem.b_type), to_string(problem.d_type),
                            to_string(problem.layout), to_string(problem.scaling), problem.n,
                            problem.k, k.text);
-  k.threads_per_cta = 128 * (c.num_consumers + (fields.warp_specialized ? 1 : 0));
-  k.smem_bytes = gemm_smem_bytes(problem, fields);
   k.cluster_size = c.cluster_m * c.cluster_n;
   k.work_items = cluster_work_items(problem, c);
+  if (c.instruction == Instruction::mma) {
+    // The decode family: four warps, static shared memory only, plain loads (no tensor maps),
+    // one CTA per work item (sm90/decode_kernel.cuh).
+    k.threads_per_cta = 128;
+    k.grid_ctas = k.work_items;
+    return k;
+  }
+  k.threads_per_cta = 128 * (c.num_consumers + (fields.warp_specialized ? 1 : 0));
+  k.smem_bytes = gemm_smem_bytes(problem, fields);
   for (const NamedTmaBox& box : gemm_tma_boxes(problem, fields)) {
     const TmaDescription& d = box.description;
     k.tensor_maps.push_back({box.operand.front(), int64_t(d.global_dims[0]),
@@ -67,7 +74,7 @@ int64_t cluster_work_items(const GemmProblem& p, const GemmConfig& c) {
 }
 
 bool a_scales_k_block_major(const GemmProblem& p, const GemmConfig& c) {
-  return p.scaling == Scaling::block_1x128_128x128 && p.m >= kTransposedAScalesMinM &&
+  return c.instruction == Instruction::wgmma && p.scaling == Scaling::block_1x128_128x128 && p.m >= kTransposedAScalesMinM &&
          int64_t(c.block_m) * a_scale_k_blocks(p) * int64_t(sizeof(float)) >= kL1ScaleRowsBytes;
 }
 
@@ -76,6 +83,14 @@ SplitKWorkspaceLayout split_k_layout(const GemmProblem& p, const GemmConfig& c) 
   // tile grid, each a (tile, split) pair; one counter per tile and consumer.
   SplitKWorkspaceLayout w;
   if (c.split_k <= 1) return w;
+  if (c.instruction == Instruction::mma) {
+    // The decode family: one counter per CTA tile, split_k slots of block_m x block_n
+    // (sm90/decode_kernel.cuh decode_sum_splits).
+    w.counters = cluster_work_items(p, c) / c.split_k;
+    w.flags = w.counters * c.split_k;
+    w.partial_floats = w.flags * int64_t(c.block_m) * c.block_n;
+    return w;
+  }
   w.flags = cluster_work_items(p, c) * c.cluster_m * c.cluster_n * c.num_consumers;
   w.counters = w.flags / c.split_k;
   w.partial_floats = w.flags * int64_t(c.block_m / c.num_consumers) * c.block_n;

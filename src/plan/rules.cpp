@@ -9,6 +9,7 @@
 #include "autogemm/plan.hpp"
 #include "kernels/sm90/fp8_scales.cuh"
 #include "kernels/sm90/gemm_layout.cuh"
+#include "plan/decode_cost.hpp"
 #include "plan/n_tail.hpp"
 #include "plan/rules.hpp"
 #include "plan/tma_rules.hpp"
@@ -37,6 +38,8 @@ KernelFields kernel_fields(const GemmProblem& problem, const GemmConfig& config,
                            const LadderSwitches& switches) {
   KernelFields f;
   f.config = config;
+  if (config.instruction == Instruction::mma)
+    f.decode_ctas_per_sm = decode_ctas_per_sm(problem, config);
   f.warp_specialized = switches.warp_specialized;
   f.load_path = switches.load_path;
   // A ragged right edge of D: TMA would write past N up to the next 16-byte boundary.
@@ -399,6 +402,7 @@ std::string tile_violation(const GemmProblem& problem, const KernelFields& field
                            const GpuInfo& device) {
   const GemmConfig& config = fields.config;
   if (config.instruction == Instruction::vendor) return {};  // cuBLASLt takes any valid problem
+  if (config.instruction == Instruction::mma) return decode_violation(problem, fields, device);
   // In order; each check may assume the ones before it passed (later ones divide by the sizes).
   if (auto why = instruction_violation(problem, config, device); !why.empty()) return why;
   if (auto why = path_violation(problem, fields, device); !why.empty()) return why;
@@ -413,7 +417,8 @@ std::string tile_violation(const GemmProblem& problem, const KernelFields& field
 std::string schedule_violation(const GemmProblem& problem, const KernelFields& fields,
                                const GpuInfo& device) {
   const GemmConfig& config = fields.config;
-  if (config.instruction == Instruction::vendor) return {};
+  // The decode family's split and grid are among its tile rules (decode_violation).
+  if (config.instruction != Instruction::wgmma) return {};
   if (config.raster_group < 1)
     return fmt::format("raster_group = {}: must be >= 1 (1 = plain order)", config.raster_group);
   if (config.split_k < 1 || config.split_k > kMaxSplitK)
@@ -507,6 +512,15 @@ std::string preference_violation(const GemmProblem& problem, const GemmConfig& c
 
 std::string operand_violation(const KernelSpec& spec, const GemmOperands& operands) {
   if (spec.vendor) return {};
+  if (spec.config.instruction == Instruction::mma) {
+    // The decode family reads A and B in 16-byte vectors and writes D element by element.
+    for (const auto& [name, pointer] : {std::pair{"a", operands.a}, std::pair{"b", operands.b}})
+      if (const auto address = reinterpret_cast<uintptr_t>(pointer); address % 16 != 0)
+        return fmt::format("{} = {:#x}: the decode family's 16-byte loads need a 16-byte aligned "
+                           "address",
+                           name, address);
+    return {};
+  }
   for (const KernelLaunch& kernel : spec.kernels)
     for (const TensorMapSpec& map : kernel.tensor_maps) {
       const void* pointer = map.operand == 'A'   ? operands.a

@@ -11,6 +11,8 @@
 //   preference_violation:  the planner's own preferences, which a forced configuration need
 //                          not meet (the kernel is correct without them)
 // legality_violation (plan.hpp) = kernel_violation, then preference_violation.
+// The decode family (instruction = mma) has its own rules (decode_rules.cpp): tile_violation
+// hands its configurations to decode_violation.
 #include <string>
 #include <vector>
 
@@ -90,6 +92,14 @@ KernelFields kernel_fields(const GemmProblem& problem, const GemmConfig& config,
 
 std::string tile_violation(const GemmProblem& problem, const KernelFields& fields,
                            const GpuInfo& device);
+// The decode family: each lane keeps a step's loads in registers, 4 per 16-byte vector: two
+// rows of B and block_m / 8 rows of A per 64-byte chunk of K. 24 vectors (96 registers) leave
+// room for the accumulators and addresses under 168 registers, so three 128-thread CTAs fit an
+// SM (65536 / (128 x 168)).
+inline constexpr int kDecodeMaxStepVectors = 24;
+int decode_step_vectors(const GemmProblem& problem, const GemmConfig& config);
+std::string decode_violation(const GemmProblem& problem, const KernelFields& fields,
+                             const GpuInfo& device);
 std::string schedule_violation(const GemmProblem& problem, const KernelFields& fields,
                                const GpuInfo& device);
 std::string kernel_violation(const GemmProblem& problem, const KernelFields& fields,

@@ -161,7 +161,6 @@ void launch_one(const KernelSpec& spec, const KernelLaunch& k, const GemmOperand
   const PreparedKernel& prep = prepared(k);
   const GemmOperands o = column_operands(k.problem, call_operands, k.first_column);
   const GemmProblem& p = k.problem;
-  const GemmTensorMaps maps = make_gemm_tensor_maps(k, o);
   sm90::GemmParams params{};
   params.m = static_cast<int>(p.m);
   params.alpha = o.alpha;
@@ -179,13 +178,27 @@ void launch_one(const KernelSpec& spec, const KernelLaunch& k, const GemmOperand
   params.scale_a_row_stride = a_scales.strides.row;
   params.scale_a_k_stride = a_scales.strides.k_block;
   // Split-K: the splits meet in a workspace and the last one of each tile stores it
-  // (kernels/sm90/split_k_reduce.cuh).
+  // (kernels/sm90/split_k_reduce.cuh, decode_kernel.cuh).
   if (k.fields.config.split_k > 1) {
     const SplitKWorkspace w = split_k_workspace(spec.split_k, stream);
     params.split_k_partials = w.partials;
     params.split_k_counters = w.counters;
     params.split_k_flags = w.flags;
   }
+  if (k.fields.config.instruction == Instruction::mma) {
+    // The decode family: one CTA per work item, no tensor maps, no clusters.
+    CUlaunchConfig config{};
+    config.gridDimX = static_cast<unsigned>(k.grid_ctas);
+    config.gridDimY = config.gridDimZ = 1;
+    config.blockDimX = k.threads_per_cta;
+    config.blockDimY = config.blockDimZ = 1;
+    config.hStream = reinterpret_cast<CUstream>(stream);
+    void* args[] = {&params};
+    driver::check(driver::api().cuLaunchKernelEx(&config, prep.kernel->function, args, nullptr),
+                  "cuLaunchKernelEx(decode)");
+    return;
+  }
+  const GemmTensorMaps maps = make_gemm_tensor_maps(k, o);
   int64_t grid = k.grid_ctas;
   if (k.fields.config.persistent && k.cluster_size > 1)
     grid = std::min(grid, prep.max_resident_clusters * k.cluster_size);

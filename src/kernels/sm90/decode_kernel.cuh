@@ -1,0 +1,328 @@
+#pragma once
+// The decode family: D = A * B^T when A has few rows (M <= 32 in practice: tokens in flight).
+// There the time is B's bytes crossing from DRAM once, and a 64-row wgmma tile would waste
+// 75-98% of its work and pace itself by the per-SM delivery of a tile ring. So this kernel
+// streams B straight from global memory into registers, 16 bytes per lane, and multiplies with
+// warp-level mma.sync, computing D^T = B * A^T: B's rows are the instruction's 16-row side and
+// A's rows its 8-wide side, so M = 1 wastes 7/8 of an instruction that costs almost nothing
+// beside the bytes.
+//
+// Work split:
+//   CTA    128 threads, one (block_m rows of A) x (block_n rows of B) tile and one of split_k
+//          K ranges: work item = (m_tile fastest, n_tile, split), one CTA each.
+//   warp   16 rows of B; the CTA's block_n / 16 warps along N, and the rest (4 / that) split
+//          the CTA's K range, step by step interleaved, so the CTA reads one contiguous span
+//          at a time.
+//   step   block_k elements of K per warp: for each 64 bytes of K ("chunk") every lane loads
+//          16 bytes of its two B rows and of each of its A rows, then issues two mma.sync per
+//          8-row group of A.
+// K order inside a chunk: lane (group, pair) loads elements [pair * V, pair * V + V) of the
+// chunk (V = 16 bytes of elements). mma's fragments want k = 2 * pair (+8) for 16-bit inputs
+// and k = 4 * pair (+16) for e4m3 (ptx/mma.cuh); feeding both operands the same loaded words
+// reorders K identically on both sides, which a dot product does not notice.
+// Sums are fixed-order: the K-splitting warps meet in shared memory (warp 0's share first),
+// the CTAs of a split-K tile in a global workspace (split 0 first), as in split_k_reduce.cuh,
+// so D is the same bits whichever CTA finishes last.
+#include "ptx/barrier.cuh"
+#include "ptx/convert.cuh"
+#include "ptx/mma.cuh"
+#include "sm90/fp8_scales.cuh"
+#include "sm90/gemm_params.cuh"
+
+namespace autogemm::sm90 {
+
+template <class Cfg>
+struct DecodeGeometry {
+  static constexpr int kThreads = 128;
+  static constexpr int kWarps = kThreads / 32;
+  static constexpr int kRowsPerWarp = 16;               // the mma's M side: rows of B
+  static constexpr int kWarpsN = Cfg::block_n / kRowsPerWarp;
+  static constexpr int kWarpsK = kWarps / kWarpsN;
+  static constexpr int kGroupsM = Cfg::block_m / 8;     // the mma's 8-wide side: rows of A
+  static constexpr int kAccum = kGroupsM * 4;           // fp32 accumulators per lane
+  static constexpr int kVectorElems = 16 / Cfg::in_bytes;   // one 16-byte load
+  static constexpr int kChunkElems = 4 * kVectorElems;      // 64 bytes of K per row
+  static constexpr int kChunks = Cfg::block_k / kChunkElems;  // chunks per step
+  static constexpr int kSteps = (Cfg::k + Cfg::block_k - 1) / Cfg::block_k;
+  static constexpr int kNTiles = (Cfg::n + Cfg::block_n - 1) / Cfg::block_n;
+  static constexpr int kScaleBlocksK = (Cfg::k + kScaleBlock - 1) / kScaleBlock;
+  static constexpr int kChunksPerScaleBlock = kScaleBlock / kChunkElems;   // e4m3: 2
+
+  static_assert(Cfg::block_n == 16 || Cfg::block_n == 32 || Cfg::block_n == 64,
+                "block_n: 1, 2 or 4 warps of 16 rows along N");
+  static_assert(Cfg::block_m % 8 == 0 && Cfg::block_m >= 8 && Cfg::block_m <= 32,
+                "block_m: whole 8-row groups of A, at most 4");
+  static_assert(Cfg::block_k % kChunkElems == 0, "block_k: whole 64-byte chunks");
+  static_assert(Cfg::k % kVectorElems == 0, "K: whole 16-byte vectors per row");
+  static_assert(!Cfg::block_scaled || Cfg::block_k % kScaleBlock == 0,
+                "block-scaled FP8: a step holds whole 128-element scale blocks");
+  static_assert(Cfg::split_k >= 1 && Cfg::split_k <= 32, "one polling lane per split");
+  static_assert(Cfg::ctas_per_sm >= 1 && Cfg::ctas_per_sm <= 16, "CTAs one SM holds");
+};
+
+// The chunk's two mma.sync: the first takes words x, y of every loaded vector, the second z, w
+// (ptx/mma.cuh fragments: A-operand registers rows g, g+8, g, g+8; B-operand k low then high).
+template <class Cfg>
+__device__ __forceinline__ void decode_mma_chunk(float (&d)[4], const uint4& b_row, const uint4& b_row8,
+                                                 const uint4& a_row) {
+  if constexpr (Cfg::in_kind == 2) {
+    ptx::mma_m16n8k32_e4m3(d, b_row.x, b_row8.x, b_row.y, b_row8.y, a_row.x, a_row.y);
+    ptx::mma_m16n8k32_e4m3(d, b_row.z, b_row8.z, b_row.w, b_row8.w, a_row.z, a_row.w);
+  } else if constexpr (Cfg::in_kind == 1) {
+    ptx::mma_m16n8k16_f16(d, b_row.x, b_row8.x, b_row.y, b_row8.y, a_row.x, a_row.y);
+    ptx::mma_m16n8k16_f16(d, b_row.z, b_row8.z, b_row.w, b_row8.w, a_row.z, a_row.w);
+  } else {
+    ptx::mma_m16n8k16_bf16(d, b_row.x, b_row8.x, b_row.y, b_row8.y, a_row.x, a_row.y);
+    ptx::mma_m16n8k16_bf16(d, b_row.z, b_row8.z, b_row.w, b_row8.w, a_row.z, a_row.w);
+  }
+}
+
+// Where one lane works: its tile, its two rows of B and its rows of A.
+template <class Cfg>
+struct DecodeLane {
+  using G = DecodeGeometry<Cfg>;
+  int lane, group, pair, warp_n, warp_k;
+  int m_tile, n_tile, split;
+  int n_first;                          // B row of the warp's first of 16 rows
+  const unsigned char* b_rows[2];       // rows n_first + group and + group + 8 (clamped)
+  bool b_valid[2];
+  const unsigned char* a_rows[G::kGroupsM];   // rows m_tile * block_m + 8 j + group (clamped)
+  bool a_valid[G::kGroupsM];
+
+  __device__ DecodeLane(const GemmParams& params) {
+    lane = threadIdx.x % 32;
+    group = lane / 4;
+    pair = lane % 4;
+    const int warp = threadIdx.x / 32;
+    warp_n = warp % G::kWarpsN;
+    warp_k = warp / G::kWarpsN;
+    const int m_tiles = (params.m + Cfg::block_m - 1) / Cfg::block_m;
+    int item = blockIdx.x;
+    m_tile = item % m_tiles;   // fastest: the CTAs that read the same B rows run together
+    item /= m_tiles;
+    n_tile = item % G::kNTiles;
+    split = item / G::kNTiles;
+    n_first = n_tile * Cfg::block_n + warp_n * G::kRowsPerWarp;
+    const int vector_offset = pair * 16;   // bytes into each 64-byte chunk
+    for (int r = 0; r < 2; ++r) {
+      const int n = n_first + group + 8 * r;
+      b_valid[r] = n < Cfg::n;
+      b_rows[r] = static_cast<const unsigned char*>(params.b) +
+                  (static_cast<long long>(b_valid[r] ? n : 0) * params.ldb) * Cfg::in_bytes +
+                  vector_offset;
+    }
+    for (int j = 0; j < G::kGroupsM; ++j) {
+      const int m = m_tile * Cfg::block_m + 8 * j + group;
+      a_valid[j] = m < params.m;
+      a_rows[j] = static_cast<const unsigned char*>(params.a) +
+                  (static_cast<long long>(a_valid[j] ? m : 0) * params.lda) * Cfg::in_bytes +
+                  vector_offset;
+    }
+  }
+};
+
+// One step: block_k elements of K from element k0, all loads first (2 + kGroupsM 16-byte
+// vectors per chunk in flight per lane), then the multiplies. Block-scaled FP8 multiplies each
+// 128-element scale block into `block_sums` and adds it to `acc` times its two scales.
+template <class Cfg>
+__device__ __forceinline__ void decode_step(float (&acc)[DecodeGeometry<Cfg>::kGroupsM][4],
+                                            const DecodeLane<Cfg>& at, const GemmParams& params,
+                                            int k0) {
+  using G = DecodeGeometry<Cfg>;
+  uint4 b_vec[G::kChunks][2];              // (chunk, row g / g + 8) 16 bytes of B
+  uint4 a_vec[G::kChunks][G::kGroupsM];    // (chunk, 8-row group) 16 bytes of A
+#pragma unroll
+  for (int c = 0; c < G::kChunks; ++c) {
+    const int k = k0 + c * G::kChunkElems + at.pair * G::kVectorElems;
+    const bool k_valid = k < Cfg::k;   // K is whole vectors: a vector is all in or all out
+    const long long byte = static_cast<long long>(k0 + c * G::kChunkElems) * Cfg::in_bytes;
+#pragma unroll
+    for (int r = 0; r < 2; ++r)
+      b_vec[c][r] = ptx::ld_global_stream_v4(at.b_rows[r] + byte, k_valid && at.b_valid[r]);
+#pragma unroll
+    for (int j = 0; j < G::kGroupsM; ++j)
+      a_vec[c][j] = ptx::ld_global_shared_v4(at.a_rows[j] + byte, k_valid && at.a_valid[j]);
+  }
+  if constexpr (!Cfg::block_scaled) {
+#pragma unroll
+    for (int c = 0; c < G::kChunks; ++c)
+#pragma unroll
+      for (int j = 0; j < G::kGroupsM; ++j)
+        decode_mma_chunk<Cfg>(acc[j], b_vec[c][0], b_vec[c][1], a_vec[c][j]);
+  } else {
+    // B's scale: the warp's 16 rows lie in one 128-row scale block (16 divides 128); a warp
+    // past N reads the last block (its rows are zero). A's: rows 2 * pair, 2 * pair + 1 of
+    // each group, the columns of d0/d2 and d1/d3.
+    const int n_block = min(at.n_first, Cfg::n - 1) / kScaleBlock;
+#pragma unroll
+    for (int s = 0; s < G::kChunks / G::kChunksPerScaleBlock; ++s) {
+      const int k_block = k0 / kScaleBlock + s;
+      if (k_block >= G::kScaleBlocksK) break;
+      const float scale_b = params.scale_b[n_block * G::kScaleBlocksK + k_block];
+      float block_sums[G::kGroupsM][4];
+#pragma unroll
+      for (int j = 0; j < G::kGroupsM; ++j) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) block_sums[j][e] = 0.f;
+#pragma unroll
+        for (int c = s * G::kChunksPerScaleBlock; c < (s + 1) * G::kChunksPerScaleBlock; ++c)
+          decode_mma_chunk<Cfg>(block_sums[j], b_vec[c][0], b_vec[c][1], a_vec[c][j]);
+#pragma unroll
+        for (int col = 0; col < 2; ++col) {
+          const int m = at.m_tile * Cfg::block_m + 8 * j + 2 * at.pair + col;
+          const float scale_a =
+              m < params.m ? params.scale_a[m * params.scale_a_row_stride +
+                                            k_block * params.scale_a_k_stride]
+                           : 0.f;
+          acc[j][col] += block_sums[j][col] * scale_a * scale_b;
+          acc[j][col + 2] += block_sums[j][col + 2] * scale_a * scale_b;
+        }
+      }
+    }
+  }
+}
+
+// The K-splitting warps' sums meet in shared memory: warp_k = 0 adds the others' in order.
+template <class Cfg>
+__device__ __forceinline__ void decode_sum_warps(float (&acc)[DecodeGeometry<Cfg>::kGroupsM][4],
+                                                 const DecodeLane<Cfg>& at) {
+  using G = DecodeGeometry<Cfg>;
+  if constexpr (G::kWarpsK > 1) {
+    __shared__ float4 others[G::kWarpsK - 1][G::kGroupsM][G::kWarpsN * 32];   // (warp_k - 1, group, lane of the N warps)
+    const int t = at.warp_n * 32 + at.lane;
+    if (at.warp_k > 0)
+      for (int j = 0; j < G::kGroupsM; ++j)
+        others[at.warp_k - 1][j][t] = make_float4(acc[j][0], acc[j][1], acc[j][2], acc[j][3]);
+    __syncthreads();
+    if (at.warp_k == 0)
+      for (int w = 0; w < G::kWarpsK - 1; ++w)
+        for (int j = 0; j < G::kGroupsM; ++j) {
+          const float4 x = others[w][j][t];
+          acc[j][0] += x.x;
+          acc[j][1] += x.y;
+          acc[j][2] += x.z;
+          acc[j][3] += x.w;
+        }
+  }
+}
+
+// Split-K: every split counts its arrival on the tile's counter; the others store their sums
+// in their slot and raise their flag; the last waits for the flags, adds the slots in split
+// order (its own from registers) and clears counter and flags for the next call. The protocol,
+// its memory-model reasoning and its cost are split_k_reduce.cuh's. Returns true in the CTA
+// that stores D. Workspace per tile (m_tile * kNTiles + n_tile): one counter, split_k flags,
+// split_k slots of block_m x block_n floats, float4 j of thread t at float (j * kSlotThreads + t) * 4:
+// coalesced.
+template <class Cfg>
+__device__ __forceinline__ bool decode_sum_splits(float (&acc)[DecodeGeometry<Cfg>::kGroupsM][4],
+                                                  const DecodeLane<Cfg>& at,
+                                                  const GemmParams& params) {
+  using G = DecodeGeometry<Cfg>;
+  if constexpr (Cfg::split_k == 1) {
+    return true;
+  } else {
+    constexpr int kSlotThreads = G::kWarpsN * 32;   // the warp_k = 0 lanes hold the sums
+    constexpr int kSlotFloats = Cfg::block_m * Cfg::block_n;
+    static_assert(kSlotFloats == G::kGroupsM * 4 * kSlotThreads, "a slot is one tile");
+    const long long tile = static_cast<long long>(at.m_tile) * G::kNTiles + at.n_tile;
+    unsigned* counter = params.split_k_counters + tile;
+    unsigned* flags = params.split_k_flags + tile * Cfg::split_k;
+    float* slots = params.split_k_partials + tile * Cfg::split_k * kSlotFloats;
+    const int t = at.warp_n * 32 + at.lane;
+    __shared__ int last;
+    if (threadIdx.x == 0) last = ptx::atomic_add_relaxed_gpu(counter, 1) == Cfg::split_k - 1;
+    __syncthreads();
+    if (!last) {
+      if (at.warp_k == 0)
+        for (int j = 0; j < G::kGroupsM; ++j)
+          ptx::st_global_v4(slots + at.split * kSlotFloats + (j * kSlotThreads + t) * 4,
+                            acc[j][0], acc[j][1], acc[j][2], acc[j][3]);
+      __syncthreads();   // every store before thread 0's release (cumulative fence)
+      if (threadIdx.x == 0) ptx::store_release_gpu(flags + at.split, 1);
+      return false;
+    }
+    if (threadIdx.x < Cfg::split_k && static_cast<int>(threadIdx.x) != at.split) {
+      while (ptx::load_acquire_gpu(flags + threadIdx.x) == 0) {
+      }
+      flags[threadIdx.x] = 0;
+    }
+    if (threadIdx.x == 0) *counter = 0;
+    __syncthreads();
+    if (at.warp_k != 0) return false;
+    for (int j = 0; j < G::kGroupsM; ++j) {
+      float4 total = make_float4(0.f, 0.f, 0.f, 0.f);
+      for (int s = 0; s < Cfg::split_k; ++s) {
+        const float4 x = s == at.split
+                             ? make_float4(acc[j][0], acc[j][1], acc[j][2], acc[j][3])
+                             : ptx::ld_global_cg_v4(slots + s * kSlotFloats + (j * kSlotThreads + t) * 4);
+        if (s == 0) {
+          total = x;
+        } else {
+          total.x += x.x;
+          total.y += x.y;
+          total.z += x.z;
+          total.w += x.w;
+        }
+      }
+      acc[j][0] = total.x;
+      acc[j][1] = total.y;
+      acc[j][2] = total.z;
+      acc[j][3] = total.w;
+    }
+    return true;
+  }
+}
+
+// D[m][n] = alpha * sum + beta * C[m][n] for the lane's d0..d3: D^T fragment row = n, column = m.
+template <class Cfg>
+__device__ __forceinline__ void decode_store(const float (&acc)[DecodeGeometry<Cfg>::kGroupsM][4],
+                                             const DecodeLane<Cfg>& at, const GemmParams& params) {
+  using G = DecodeGeometry<Cfg>;
+#pragma unroll
+  for (int j = 0; j < G::kGroupsM; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int n = at.n_first + at.group + 8 * (e / 2);
+      const int m = at.m_tile * Cfg::block_m + 8 * j + 2 * at.pair + e % 2;
+      if (n >= Cfg::n || m >= params.m) continue;
+      float v = params.alpha * acc[j][e];
+      const long long c_index = static_cast<long long>(m) * params.ldc + n;
+      const long long d_index = static_cast<long long>(m) * params.ldd + n;
+      if constexpr (Cfg::out_kind == 2) {
+        if (params.beta != 0.f) v += params.beta * static_cast<const float*>(params.c)[c_index];
+        static_cast<float*>(params.d)[d_index] = v;
+      } else {
+        using Half = unsigned short;
+        if (params.beta != 0.f) {
+          const Half c = static_cast<const Half*>(params.c)[c_index];
+          v += params.beta * (Cfg::out_kind == 0 ? ptx::bf16_to_float(c) : ptx::f16_to_float(c));
+        }
+        static_cast<Half*>(params.d)[d_index] =
+            Cfg::out_kind == 0 ? ptx::float_to_bf16(v) : ptx::float_to_f16(v);
+      }
+    }
+}
+
+// ctas_per_sm: the occupancy the cost model assumed (plan/decode_cost.cpp); ptxas keeps the
+// registers within 65536 / (128 x ctas_per_sm) so that it holds.
+template <class Cfg>
+__global__ void __launch_bounds__(DecodeGeometry<Cfg>::kThreads, Cfg::ctas_per_sm)
+    decode_kernel(const __grid_constant__ GemmParams params) {
+  using G = DecodeGeometry<Cfg>;
+  const DecodeLane<Cfg> at(params);
+  float acc[G::kGroupsM][4];   // (8-row group of A, d0..d3) fp32
+#pragma unroll
+  for (int j = 0; j < G::kGroupsM; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) acc[j][e] = 0.f;
+  // This split's steps, then this warp's share of them (interleaved across the K warps).
+  const int first_step = at.split * G::kSteps / Cfg::split_k;
+  const int end_step = (at.split + 1) * G::kSteps / Cfg::split_k;
+  for (int step = first_step + at.warp_k; step < end_step; step += G::kWarpsK)
+    decode_step<Cfg>(acc, at, params, step * Cfg::block_k);
+  decode_sum_warps<Cfg>(acc, at);
+  if (!decode_sum_splits<Cfg>(acc, at, params) || at.warp_k != 0) return;
+  decode_store<Cfg>(acc, at, params);
+}
+
+}  // namespace autogemm::sm90

@@ -1,0 +1,136 @@
+// The rules of the decode family (config.instruction = mma, kernels/sm90/decode_kernel.cuh),
+// declared in rules.hpp beside the tile family's. Every rule names the field, its value and the
+// limit; the first broken rule is the answer.
+#include <fmt/format.h>
+
+#include "kernels/sm90/fp8_scales.cuh"
+#include "plan/rules.hpp"
+
+namespace autogemm::plan {
+
+namespace {
+
+constexpr int kChunkBytes = 64;   // K bytes per row that one 4-lane group loads (16 B a lane)
+
+// Fields of the tile family that the decode kernel does not have: each must keep the value
+// GemmConfig::parse gives a "mma ..." text.
+std::string foreign_field_violation(const GemmConfig& c) {
+  auto no = [](const std::string& field, const std::string& why) {
+    return fmt::format("{} with instruction = mma: {}; leave the token out", field, why);
+  };
+  if (c.num_stages != 1)
+    return no(fmt::format("num_stages = {}", c.num_stages),
+              "the decode family loads straight into registers (no shared-memory ring)");
+  if (c.num_consumers != 1)
+    return no(fmt::format("num_consumers = {}", c.num_consumers),
+              "the decode family's CTA is four warps, not warpgroups");
+  if (c.persistent) return no("persistent", "the decode family runs one CTA per work item");
+  if (c.raster_group != 1 || c.raster_order != RasterOrder::along_m)
+    return no(fmt::format("raster group {}", c.raster_group),
+              "the decode family orders its CTAs itself (rows of A fastest)");
+  if (c.cluster_m != 1 || c.cluster_n != 1 || c.multicast != Multicast::none)
+    return no(fmt::format("cluster {}x{}", c.cluster_m, c.cluster_n),
+              "the decode family uses no clusters");
+  if (c.promotion_buffers != 1 || c.ordered_issue)
+    return no("pb/oi", "FP8 promotion schemes belong to the wgmma family");
+  if (c.n_tail_kernel) return no("ntk", "the decode family has no n-tail kernel");
+  return {};
+}
+
+std::string type_violation(const GemmProblem& p, const GpuInfo& device) {
+  if (device.cc != ComputeCapability{9, 0})
+    return fmt::format("instruction = mma: the decode kernel is built for sm_90a; {} is {}",
+                       device_label(device), arch_label(device));
+  const DType in = p.a_type;
+  if (in != DType::bf16 && in != DType::fp16 && in != DType::e4m3)
+    return fmt::format("a_type = {}: the decode family takes bf16, fp16 or e4m3 (mma.sync)",
+                       to_string(in));
+  if (p.b_type != in)
+    return fmt::format("b_type = {} with a_type = {}: the decode family multiplies equal types",
+                       to_string(p.b_type), to_string(in));
+  if (in == DType::e4m3 && p.scaling != Scaling::block_1x128_128x128)
+    return fmt::format("scaling = {}: the decode family's FP8 is block-scaled (1x128 A, "
+                       "128x128 B); per-tensor FP8 runs on the wgmma family",
+                       to_string(p.scaling));
+  if (p.d_type != DType::bf16 && p.d_type != DType::fp16 && p.d_type != DType::fp32)
+    return fmt::format("d_type = {}: the decode family writes bf16, fp16 or fp32",
+                       to_string(p.d_type));
+  if (p.layout != Layout::nt)
+    return fmt::format("layout = {}: the decode family reads A and B K-major (layout nt): each "
+                       "lane loads 16 contiguous bytes of K",
+                       to_string(p.layout));
+  if (p.n > (int64_t(1) << 30) || p.k > (int64_t(1) << 30))
+    return fmt::format("{} x {}: the decode kernel bakes N and K in as int", p.n, p.k);
+  return {};
+}
+
+// 16-byte loads: K, and the distance between rows, whole 16-byte vectors.
+std::string alignment_violation(const GemmProblem& p) {
+  const int vector = 16 / dtype_bytes(p.a_type);
+  if (p.k % vector != 0)
+    return fmt::format("k = {}: the decode family loads rows in 16-byte vectors, so K must be a "
+                       "multiple of {} {} elements",
+                       p.k, vector, to_string(p.a_type));
+  for (const auto& [name, ld] : {std::pair{"lda", p.lda_or_packed()}, std::pair{"ldb", p.ldb_or_packed()}})
+    if (ld % vector != 0)
+      return fmt::format("{} = {} elements: the decode family's 16-byte loads need rows that are "
+                         "16-byte aligned (a multiple of {} elements)",
+                         name, ld, vector);
+  return {};
+}
+
+std::string shape_violation(const GemmProblem& p, const GemmConfig& c) {
+  if (c.block_m != 8 && c.block_m != 16 && c.block_m != 32)
+    return fmt::format("block_m = {}: the decode family takes 8, 16 or 32 rows of A per CTA "
+                       "(whole 8-wide mma.sync columns, at most 4 groups)",
+                       c.block_m);
+  if (c.block_n != 16 && c.block_n != 32 && c.block_n != 64)
+    return fmt::format("block_n = {}: the decode family takes 16, 32 or 64 rows of B per CTA "
+                       "(1, 2 or 4 warps of 16 rows; the other warps split K)",
+                       c.block_n);
+  const int chunk = kChunkBytes / dtype_bytes(p.a_type);
+  const int step_multiple = p.scaling == Scaling::block_1x128_128x128 ? sm90::kScaleBlock : chunk;
+  if (c.block_k < step_multiple || c.block_k % step_multiple != 0)
+    return fmt::format("block_k = {}: the decode family's steps are whole {} {} ({}) of K",
+                       c.block_k, step_multiple, to_string(p.a_type),
+                       step_multiple == chunk ? "64-byte chunks" : "128-element scale blocks");
+  if (const int vectors = decode_step_vectors(p, c); vectors > kDecodeMaxStepVectors)
+    return fmt::format("{}x{}x{}: a step keeps {} 16-byte vectors per lane in registers "
+                       "((2 rows of B + {} of A) x {} chunks), more than {} (4 registers each)",
+                       c.block_m, c.block_n, c.block_k, vectors, c.block_m / 8,
+                       c.block_k / chunk, kDecodeMaxStepVectors);
+  const int64_t steps = (p.k + c.block_k - 1) / c.block_k;
+  if (c.split_k < 1 || c.split_k > kMaxSplitK)
+    return fmt::format("split_k = {}: must be 1..{} (the last split polls the others' flags with "
+                       "one lane each)",
+                       c.split_k, kMaxSplitK);
+  if (c.split_k > steps)
+    return fmt::format("split_k = {}: K = {} has only {} steps of {}; every split needs one",
+                       c.split_k, p.k, steps, c.block_k);
+  const int64_t work_items = (p.m + c.block_m - 1) / c.block_m *
+                             ((p.n + c.block_n - 1) / c.block_n) * c.split_k;
+  if (work_items > (int64_t(1) << 31) - 1)
+    return fmt::format("{} CTAs: more than a one-dimensional grid holds", work_items);
+  return {};
+}
+
+}  // namespace
+
+int decode_step_vectors(const GemmProblem& problem, const GemmConfig& config) {
+  const int chunk = kChunkBytes / dtype_bytes(problem.a_type);
+  return (2 + config.block_m / 8) * (config.block_k / chunk);
+}
+
+std::string decode_violation(const GemmProblem& problem, const KernelFields& fields,
+                             const GpuInfo& device) {
+  const GemmConfig& config = fields.config;
+  if (fields.warp_specialized != KernelFields{}.warp_specialized ||
+      fields.load_path != LoadPath::tma)
+    return "instruction = mma: the technique ladder's switches belong to the wgmma family";
+  if (auto why = foreign_field_violation(config); !why.empty()) return why;
+  if (auto why = type_violation(problem, device); !why.empty()) return why;
+  if (auto why = alignment_violation(problem); !why.empty()) return why;
+  return shape_violation(problem, config);
+}
+
+}  // namespace autogemm::plan

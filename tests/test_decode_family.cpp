@@ -1,0 +1,188 @@
+// The decode family (instruction = mma, kernels/sm90/decode_kernel.cuh) without a GPU: its
+// configuration text, every rule on both sides of its limit, the planner's choice across the
+// two families, and NVRTC compiling its kernels for sm_90a without spills.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "autogemm/errors.hpp"
+#include "autogemm/kernel_spec.hpp"
+#include "autogemm/plan.hpp"
+#include "codegen/kernel_source.hpp"
+#include "jit/jit.hpp"
+#include "jit/ptxas_usage.hpp"
+#include "plan/gemm_search.hpp"
+#include "plan/rules.hpp"
+#include "plan_test_util.hpp"
+
+using namespace autogemm;
+using autogemm::testing::block_fp8_problem;
+using autogemm::testing::hopper;
+using autogemm::testing::problem;
+
+namespace {
+
+std::string violation(const GemmProblem& p, const std::string& text) {
+  const GemmConfig c = GemmConfig::parse(text);
+  return plan::kernel_violation(p, plan::kernel_fields(p, c), hopper());
+}
+
+}  // namespace
+
+TEST(DecodeFamily, ConfigTextRoundTrips) {
+  for (const char* text : {"mma 8x64x256", "mma 16x32x128 sk4", "mma 32x16x64 sk32"}) {
+    const GemmConfig c = GemmConfig::parse(text);
+    EXPECT_EQ(c.instruction, Instruction::mma) << text;
+    EXPECT_EQ(c.describe(), text);
+    EXPECT_EQ(GemmConfig::parse(c.describe()), c);
+  }
+  const GemmConfig c = GemmConfig::parse("mma 16x64x128 sk3");
+  EXPECT_EQ(c.block_m, 16);
+  EXPECT_EQ(c.block_n, 64);
+  EXPECT_EQ(c.block_k, 128);
+  EXPECT_EQ(c.split_k, 3);
+  EXPECT_EQ(c.num_stages, 1);
+  EXPECT_FALSE(c.persistent);
+}
+
+TEST(DecodeFamily, LegalConfigurationsPass) {
+  EXPECT_EQ(violation(problem(1, 4096, 4096), "mma 8x64x256"), "");
+  EXPECT_EQ(violation(problem(32, 4096, 4096), "mma 32x64x128 sk8"), "");
+  EXPECT_EQ(violation(problem(100, 1000, 1000), "mma 32x16x64 sk4"), "");   // tails everywhere
+  EXPECT_EQ(violation(block_fp8_problem(16, 2112, 7168), "mma 16x64x256 sk4"), "");
+}
+
+TEST(DecodeFamily, EachRuleAtItsLimit) {
+  const GemmProblem p = problem(16, 4096, 4096);
+  struct Case {
+    const char* config;
+    const char* expected;   // a phrase of the reason
+  };
+  for (const Case& c : {
+           Case{"mma 16x64x128 s3", "num_stages = 3"},
+           Case{"mma 16x64x128 c2", "num_consumers = 2"},
+           Case{"mma 16x64x128 p", "persistent"},
+           Case{"mma 16x64x128 g8", "raster group 8"},
+           Case{"mma 16x64x128 cl2x1/b", "cluster 2x1"},
+           Case{"mma 16x64x128 pb2", "pb/oi"},
+           Case{"mma 16x64x128 ntk", "ntk"},
+           Case{"mma 24x64x128", "block_m = 24"},
+           Case{"mma 64x64x128", "block_m = 64"},
+           Case{"mma 16x48x128", "block_n = 48"},
+           Case{"mma 16x128x128", "block_n = 128"},
+           Case{"mma 16x64x48", "block_k = 48"},
+           Case{"mma 16x64x224", "more than 24"},       // 4 vectors x 7 chunks
+           Case{"mma 16x64x128 sk33", "split_k = 33"},
+       }) {
+    const std::string why = violation(p, c.config);
+    EXPECT_NE(why.find(c.expected), std::string::npos) << c.config << ": " << why;
+  }
+  // One step past each side of the register rule: 4 vectors per chunk at block_m = 16.
+  EXPECT_EQ(violation(p, "mma 16x64x192"), "");                 // 6 chunks, 24 vectors
+  EXPECT_NE(violation(p, "mma 16x64x224"), "");                 // 7 chunks, 28 vectors
+  // Each split needs a step: K = 4096 has 32 steps of 128.
+  EXPECT_EQ(violation(p, "mma 16x64x128 sk32"), "");
+  EXPECT_NE(violation(problem(16, 4096, 1024), "mma 16x64x128 sk16").find("only 8 steps"),
+            std::string::npos);
+}
+
+TEST(DecodeFamily, ProblemRules) {
+  const char* config = "mma 8x64x128";
+  EXPECT_NE(violation(problem(8, 4096, 4096, Layout::tn), config).find("layout = tn"),
+            std::string::npos);
+  EXPECT_NE(violation(problem(8, 4096, 4100), config).find("k = 4100"), std::string::npos);
+  GemmProblem padded = problem(8, 4096, 4096);
+  padded.lda = 4100;
+  EXPECT_NE(violation(padded, config).find("lda = 4100"), std::string::npos);
+  GemmProblem per_tensor = block_fp8_problem(8, 4096, 4096);
+  per_tensor.scaling = Scaling::per_tensor;
+  EXPECT_NE(violation(per_tensor, "mma 8x64x128").find("scaling = per_tensor"),
+            std::string::npos);
+  // Block-scaled steps are whole 128-element scale blocks (64 e4m3 is one chunk, not a block).
+  EXPECT_NE(violation(block_fp8_problem(8, 4096, 4096), "mma 8x64x64").find("block_k = 64"),
+            std::string::npos);
+  GpuInfo ampere = hopper();
+  ampere.cc = {8, 0};
+  const GemmConfig c = GemmConfig::parse(config);
+  const GemmProblem p = problem(8, 4096, 4096);
+  EXPECT_NE(plan::kernel_violation(p, plan::kernel_fields(p, c), ampere).find("sm_90a"),
+            std::string::npos);
+}
+
+TEST(DecodeFamily, ForcedConfigurationIsRefusedWithTheRule) {
+  try {
+    make_kernel_spec(problem(16, 4096, 4096), GemmConfig::parse("mma 16x64x128 s4"), hopper());
+    FAIL() << "a decode configuration with a stage count was accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument(), "config");
+    EXPECT_NE(e.rule().find("num_stages = 4"), std::string::npos) << e.rule();
+  }
+}
+
+TEST(DecodeFamily, SpecHasNoTensorMapsAndSizesItsWorkspace) {
+  const GemmProblem p = problem(20, 1000, 4096);
+  const KernelSpec spec = make_kernel_spec(p, GemmConfig::parse("mma 16x32x128 sk4"), hopper());
+  ASSERT_EQ(spec.kernels.size(), 1u);
+  const KernelLaunch& k = spec.kernels.front();
+  EXPECT_TRUE(k.tensor_maps.empty());
+  EXPECT_EQ(k.threads_per_cta, 128);
+  EXPECT_EQ(k.smem_bytes, 0);
+  // ceil(20 / 16) = 2 tiles of A rows, ceil(1000 / 32) = 32 of B rows, 4 splits.
+  EXPECT_EQ(k.work_items, 2 * 32 * 4);
+  EXPECT_EQ(k.grid_ctas, k.work_items);
+  EXPECT_EQ(spec.split_k.counters, 2 * 32);
+  EXPECT_EQ(spec.split_k.flags, 2 * 32 * 4);
+  EXPECT_EQ(spec.split_k.partial_floats, 2 * 32 * 4 * 16 * 32);
+  EXPECT_FALSE(spec.a_scales_k_block_major);
+}
+
+TEST(DecodeFamily, PlannerPicksItForDecodeAndNotForPrefill) {
+  const GpuInfo h200 = device_preset("h200");
+  for (int64_t m : {1, 4, 8, 16, 32}) {
+    const Plan plan = plan_gemm(problem(m, 7168, 2048), h200);
+    EXPECT_EQ(plan.best().config.instruction, Instruction::mma) << "M = " << m;
+    EXPECT_NE(plan.path_reason.find("decode family"), std::string::npos) << plan.path_reason;
+  }
+  for (int64_t m : {128, 4096}) {
+    const Plan plan = plan_gemm(problem(m, 7168, 2048), h200);
+    EXPECT_EQ(plan.best().config.instruction, Instruction::wgmma) << "M = " << m;
+  }
+  // A problem the family cannot take is planned on the tile family, with the reason listed.
+  const Plan tn = plan_gemm(problem(8, 4096, 4096, Layout::tn), h200);
+  EXPECT_EQ(tn.best().config.instruction, Instruction::wgmma);
+  bool listed = false;
+  for (const auto& r : tn.rejected)
+    listed |= r.config.instruction == Instruction::mma && r.reason.find("layout = tn") != std::string::npos;
+  EXPECT_TRUE(listed);
+}
+
+// NVRTC compiles the family for sm_90a: 16-bit and block-scaled FP8 inputs, each output type,
+// split-K, the widest steps the register rule allows; no spills, mma.sync in the PTX.
+TEST(DecodeFamily, KernelsCompileWithoutSpills) {
+  struct Case {
+    GemmProblem problem;
+    const char* config;
+  };
+  GemmProblem fp16 = problem(5, 4096, 4096);
+  fp16.a_type = fp16.b_type = DType::fp16;
+  fp16.d_type = DType::fp32;
+  GemmProblem with_c = problem(3, 1000, 1032);
+  with_c.reads_c = true;
+  for (const Case& c : {Case{problem(1, 4096, 4096), "mma 8x64x256"},
+                        Case{problem(32, 7168, 2048), "mma 32x64x128 sk4"},
+                        Case{with_c, "mma 16x16x192 sk3"},
+                        Case{fp16, "mma 8x32x64 sk2"},
+                        Case{block_fp8_problem(16, 2112, 7168), "mma 16x64x384 sk4"},
+                        Case{block_fp8_problem(32, 2112, 7168), "mma 32x64x256"}}) {
+    const KernelSpec spec = make_kernel_spec(c.problem, GemmConfig::parse(c.config), hopper());
+    const jit::KernelSource src = codegen::gemm_kernel_source(spec.kernels.front(), false);
+    const jit::CompiledKernel k = jit::compile_to_cubin(src);
+    EXPECT_FALSE(k.cubin.empty()) << src.name;
+    const jit::PtxasUsage usage = jit::parse_ptxas_usage(k.log);
+    EXPECT_FALSE(usage.has_spills()) << src.name << "\n" << k.log;
+    EXPECT_EQ(usage.stack_frame_bytes, 0) << src.name;
+    EXPECT_NE(k.ptx.find("mma.sync.aligned"), std::string::npos) << src.name;
+    EXPECT_NE(k.ptx.find("ld.global.nc.L1::no_allocate.v4"), std::string::npos) << src.name;
+    std::printf("%s: %d registers\n", src.name.c_str(), usage.registers);
+  }
+}
