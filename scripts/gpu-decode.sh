@@ -20,22 +20,35 @@ for run in "decode bf16" "decode fp8" "odd bf16"; do
   grep -iE "geomean|rows" "$log" | tail -2
 done
 [[ "${SWEEP:-1}" == 0 ]] && exit 0
-default_configs=""
-for bm in 8 16 32; do
-  for bn in 16 32 64; do
-    for bk in 128 256; do
-      [[ $bm != 8 && $bk == 256 ]] && continue   # the register rule: 16 and 32 rows fit 128
-      for sk in 1 2 4; do default_configs+="mma ${bm}x${bn}x${bk}$([[ $sk != 1 ]] && echo " sk$sk");"; done
+# The register rule (at most 16 vectors a step) leaves, for BF16, 64 or 128 elements at 8 rows
+# of A, 128 at 16 and 64 at 32; for block-scaled FP8, 128 or 256 at 8 and 16 rows, 128 at 32.
+configs_for() {
+  local list="" bm bn bk sk steps
+  for bm in 8 16 32; do
+    if [[ $1 == bf16 ]]; then case $bm in 8) steps="64 128";; 16) steps=128;; 32) steps=64;; esac
+    else case $bm in 32) steps=128;; *) steps="128 256";; esac; fi
+    for bn in 16 32 64; do
+      [[ $1 == fp8 && $bn == 32 ]] && continue
+      for bk in $steps; do
+        for sk in 1 2 4; do
+          [[ $1 == fp8 && $sk == 2 ]] && continue
+          list+="mma ${bm}x${bn}x${bk}$([[ $sk != 1 ]] && echo " sk$sk");"
+        done
+      done
     done
   done
-done
-IFS=';' read -ra configs <<< "${SWEEP_CONFIGS:-$default_configs}"
+  echo "$list"
+}
 rm -f "$OUT/sweep.csv"
-for c in "${configs[@]}"; do
-  [[ -z "$c" ]] && continue
-  timeout 120 $bin bench --suite bench/suites/gemm-decode.csv --config "$c" --no-baseline \
-    --warmup 3 --iters 10 --csv /tmp/sweep-one.csv >> "$log" 2>&1 || echo "sweep $c failed" >> "$log"
-  if [[ -f "$OUT/sweep.csv" ]]; then tail -n +2 /tmp/sweep-one.csv >> "$OUT/sweep.csv"
-  else cp /tmp/sweep-one.csv "$OUT/sweep.csv"; fi
+for dtype in ${SWEEP_DTYPES:-bf16 fp8}; do
+  IFS=';' read -ra configs <<< "${SWEEP_CONFIGS:-$(configs_for $dtype)}"
+  for c in "${configs[@]}"; do
+    [[ -z "$c" ]] && continue
+    timeout 120 $bin bench --suite bench/suites/gemm-decode.csv --dtype $dtype --config "$c" \
+      --no-baseline --warmup 3 --iters 10 --csv /tmp/sweep-one.csv >> "$log" 2>&1 ||
+      echo "sweep $dtype $c failed" >> "$log"
+    if [[ -f "$OUT/sweep.csv" ]]; then tail -n +2 /tmp/sweep-one.csv >> "$OUT/sweep.csv"
+    else cp /tmp/sweep-one.csv "$OUT/sweep.csv"; fi
+  done
 done
 wc -l "$OUT/sweep.csv"

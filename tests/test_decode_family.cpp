@@ -46,8 +46,8 @@ TEST(DecodeFamily, ConfigTextRoundTrips) {
 }
 
 TEST(DecodeFamily, LegalConfigurationsPass) {
-  EXPECT_EQ(violation(problem(1, 4096, 4096), "mma 8x64x256"), "");
-  EXPECT_EQ(violation(problem(32, 4096, 4096), "mma 32x64x128 sk8"), "");
+  EXPECT_EQ(violation(problem(1, 4096, 4096), "mma 8x64x128"), "");
+  EXPECT_EQ(violation(problem(32, 4096, 4096), "mma 32x64x64 sk8"), "");
   EXPECT_EQ(violation(problem(100, 1000, 1000), "mma 32x16x64 sk4"), "");   // tails everywhere
   EXPECT_EQ(violation(block_fp8_problem(16, 2112, 7168), "mma 16x64x256 sk4"), "");
 }
@@ -71,15 +71,15 @@ TEST(DecodeFamily, EachRuleAtItsLimit) {
            Case{"mma 16x48x128", "block_n = 48"},
            Case{"mma 16x128x128", "block_n = 128"},
            Case{"mma 16x64x48", "block_k = 48"},
-           Case{"mma 16x64x224", "more than 24"},       // 4 vectors x 7 chunks
+           Case{"mma 16x64x160", "more than 16"},       // 4 vectors x 5 chunks
            Case{"mma 16x64x128 sk33", "split_k = 33"},
        }) {
     const std::string why = violation(p, c.config);
     EXPECT_NE(why.find(c.expected), std::string::npos) << c.config << ": " << why;
   }
   // One step past each side of the register rule: 4 vectors per chunk at block_m = 16.
-  EXPECT_EQ(violation(p, "mma 16x64x192"), "");                 // 6 chunks, 24 vectors
-  EXPECT_NE(violation(p, "mma 16x64x224"), "");                 // 7 chunks, 28 vectors
+  EXPECT_EQ(violation(p, "mma 16x64x128"), "");                 // 4 chunks, 16 vectors
+  EXPECT_NE(violation(p, "mma 16x64x160"), "");                 // 5 chunks, 20 vectors
   // Each split needs a step: K = 4096 has 32 steps of 128.
   EXPECT_EQ(violation(p, "mma 16x64x128 sk32"), "");
   EXPECT_NE(violation(problem(16, 4096, 1024), "mma 16x64x128 sk16").find("only 8 steps"),
@@ -168,12 +168,12 @@ TEST(DecodeFamily, KernelsCompileWithoutSpills) {
   fp16.d_type = DType::fp32;
   GemmProblem with_c = problem(3, 1000, 1032);
   with_c.reads_c = true;
-  for (const Case& c : {Case{problem(1, 4096, 4096), "mma 8x64x256"},
-                        Case{problem(32, 7168, 2048), "mma 32x64x128 sk4"},
-                        Case{with_c, "mma 16x16x192 sk3"},
+  for (const Case& c : {Case{problem(1, 4096, 4096), "mma 8x64x128"},
+                        Case{problem(32, 7168, 2048), "mma 32x64x64 sk4"},
+                        Case{with_c, "mma 16x16x128 sk3"},
                         Case{fp16, "mma 8x32x64 sk2"},
-                        Case{block_fp8_problem(16, 2112, 7168), "mma 16x64x384 sk4"},
-                        Case{block_fp8_problem(32, 2112, 7168), "mma 32x64x256"}}) {
+                        Case{block_fp8_problem(16, 2112, 7168), "mma 16x64x256 sk4"},
+                        Case{block_fp8_problem(32, 2112, 7168), "mma 32x64x128"}}) {
     const KernelSpec spec = make_kernel_spec(c.problem, GemmConfig::parse(c.config), hopper());
     const jit::KernelSource src = codegen::gemm_kernel_source(spec.kernels.front(), false);
     const jit::CompiledKernel k = jit::compile_to_cubin(src);

@@ -51,7 +51,8 @@ double clock_ghz(const GpuInfo& device) {
 int decode_registers(const GemmProblem& problem, const GemmConfig& config) {
   const int accumulators = config.block_m / 8 * 4;
   const int block_sums = problem.scaling == Scaling::block_1x128_128x128 ? accumulators : 0;
-  return 4 * decode_step_vectors(problem, config) + accumulators + block_sums +
+  // Two steps' vectors: the one multiplied and the next one in flight.
+  return 8 * decode_step_vectors(problem, config) + accumulators + block_sums +
          (block_sums > 0 ? kBlockScaledRegisterOverhead : kRegisterOverhead);
 }
 

@@ -92,11 +92,11 @@ KernelFields kernel_fields(const GemmProblem& problem, const GemmConfig& config,
 
 std::string tile_violation(const GemmProblem& problem, const KernelFields& fields,
                            const GpuInfo& device);
-// The decode family: each lane keeps a step's loads in registers, 4 per 16-byte vector: two
-// rows of B and block_m / 8 rows of A per 64-byte chunk of K. 24 vectors (96 registers) leave
-// room for the accumulators and addresses under 168 registers, so three 128-thread CTAs fit an
-// SM (65536 / (128 x 168)).
-inline constexpr int kDecodeMaxStepVectors = 24;
+// The decode family: each lane keeps two steps' loads in registers (the next one in flight), 4
+// per 16-byte vector: two rows of B and block_m / 8 rows of A per 64-byte chunk of K. 16
+// vectors a step (128 registers for two) leave room for the accumulators and addresses under
+// 255 registers.
+inline constexpr int kDecodeMaxStepVectors = 16;
 int decode_step_vectors(const GemmProblem& problem, const GemmConfig& config);
 std::string decode_violation(const GemmProblem& problem, const KernelFields& fields,
                              const GpuInfo& device);
