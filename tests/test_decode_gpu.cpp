@@ -59,7 +59,7 @@ TEST(DecodeGpu, OutputTypesAlphaBetaAndPaddedRows) {
 TEST(DecodeGpu, PlannersChoiceAtDecodeSizes) {
   AUTOGEMM_REQUIRE_GPU();
   uint64_t seed = 990;
-  for (int64_t m : {1, 3, 8, 16, 31, 32})
+  for (int64_t m : {1, 3, 8, 13, 16})
     for (const auto& [n, k] : {std::pair<int64_t, int64_t>{7168, 2048}, {2112, 7168},
                                {24576, 1536}, {4096, 14336}}) {
       const auto check = run_and_check(make(m, n, k), 1.0f, 0.0f, seed++);

@@ -300,7 +300,7 @@ TEST(Fp8UnquantisedGpu, DecodeFamily) {
     cases.push_back({13, 1000, 1040, config});
     cases.push_back({32, 520, 7232, config});
   }
-  for (int64_t m : {1, 2, 4, 8, 16, 24, 32})
+  for (int64_t m : {1, 2, 4, 8, 12, 16})
     for (const auto& [n, k] : {std::pair<int64_t, int64_t>{7168, 2048}, {2112, 7168}})
       cases.push_back({m, n, k});
   run_cases(cases, 700);

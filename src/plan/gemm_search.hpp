@@ -50,11 +50,11 @@ bool multicast_offered(const GemmProblem& problem);
 // The decode family's configurations (instruction = mma) the planner predicts for `problem`:
 // rows of A per CTA (8, 16, 32; wider only where M needs it), rows of B per CTA (16, 32, 64),
 // every block_k whose step fits the register rule, split_k up to one step per split. Only for
-// M <= kDecodeMaxM: from 64 rows the tile family's m64 wgmma wastes nothing and reuses each B
-// tile across its rows (it ran 1.02-1.13x cuBLASLt BF16 and 1.22-1.55x FP8 on the public
-// suite's M = 64 rows), while this kernel reads B through L2 once per 32 rows. A forced
-// "mma ..." runs at any M.
-inline constexpr int64_t kDecodeMaxM = 32;
+// M <= kDecodeMaxM. Measured on the H200 at M = 32 (decode suite, same run): the tile family
+// took 14.2, 33.2 and 15.3-20.4 us where this family's best forced configuration took 19.8,
+// 54.5 and 26.6-35.9 (its A rows cost L1 and L2 traffic per CTA, and 32 rows leave fewer CTAs
+// resident); at M <= 16 this family was the faster. A forced "mma ..." runs at any M.
+inline constexpr int64_t kDecodeMaxM = 16;
 std::vector<GemmConfig> decode_configs(const GemmProblem& problem, const GpuInfo& device);
 
 // The single configuration of the vendor path (instruction = vendor, tile fields zero: the
