@@ -38,10 +38,13 @@ KernelFields kernel_fields(const GemmProblem& problem, const GemmConfig& config,
                            const LadderSwitches& switches) {
   KernelFields f;
   f.config = config;
-  if (config.instruction == Instruction::mma)
-    f.decode_ctas_per_sm = decode_ctas_per_sm(problem, config);
   f.warp_specialized = switches.warp_specialized;
   f.load_path = switches.load_path;
+  if (config.instruction == Instruction::mma) {
+    // The decode family stores D element by element: no store path to choose.
+    f.decode_ctas_per_sm = decode_ctas_per_sm(problem, config);
+    return f;
+  }
   // A ragged right edge of D: TMA would write past N up to the next 16-byte boundary.
   f.store_path = d_rows_end_mid_chunk(problem) ? StorePath::threads : switches.store_path;
   return f;
