@@ -51,32 +51,14 @@ constexpr double kLaunchUs = 4.0;
 
 double bytes_per_us(const GpuInfo& d) { return d.memory_bandwidth_gbps * 1e3 * kStreamingEfficiency; }
 
-// The planner's predicted time of one GEMM, in the format's types, or a roofline where
-// autogemm has no kernel: the weights streamed at the cost model's DRAM rate against the
-// flops at BF16 rate (weight-only formats dequantise to BF16), plus a launch.
+// predict_step_gemm's times, once per shape and format.
 class GemmTimer {
  public:
   GemmTimer(const GpuInfo& device) : device_(device) {}
   double time_us(const StepGemm& g, Format f, bool ours) {
     const auto key = std::make_tuple(g.m, g.n, g.k, int(f));
     if (auto it = cache_.find(key); it != cache_.end()) return it->second;
-    double t;
-    if (ours) {
-      GemmProblem p;
-      p.m = g.m, p.n = g.n, p.k = g.k;
-      if (f == Format::fp8_block || f == Format::fp8_tensor) {
-        p.a_type = p.b_type = DType::e4m3;
-        p.k = std::max<int64_t>(16, (p.k + 15) / 16 * 16);   // FP8 rows need 16 bytes
-        p.scaling = f == Format::fp8_block ? Scaling::block_1x128_128x128 : Scaling::per_tensor;
-      }
-      t = plan_gemm(p, device_).best().prediction.time_us;
-    } else {
-      const double weight_bytes = double(g.n) * g.k * bits_per_weight(f) / 8;
-      const double io_bytes = 2.0 * double(g.m) * (g.k + g.n);
-      const double memory_us = (weight_bytes + io_bytes) / bytes_per_us(device_);
-      const double compute_us = 2.0 * g.m * g.n * g.k / (device_.peak_bf16_tflops() * 1e6 * 0.75);
-      t = std::max(memory_us, compute_us) + kLaunchUs;
-    }
+    const double t = predict_step_gemm(g, f, ours, device_).time_us;
     cache_[key] = t;
     return t;
   }
@@ -171,6 +153,33 @@ std::vector<StepGemm> step_gemms(const ModelDescription& m, int64_t tokens, int6
   return out;
 }
 
+// The planner's predicted time of one GEMM, in the format's types, or a roofline where
+// autogemm has no kernel: the weights streamed at the cost model's DRAM rate against the
+// flops at BF16 rate (weight-only formats dequantise to BF16), plus a launch.
+PredictedGemm predict_step_gemm(const StepGemm& g, Format f, bool ours, const GpuInfo& device) {
+  PredictedGemm out;
+  if (ours) {
+    GemmProblem& p = out.problem;
+    p.m = g.m, p.n = g.n, p.k = g.k;
+    if (f == Format::fp8_block || f == Format::fp8_tensor) {
+      p.a_type = p.b_type = DType::e4m3;
+      p.k = std::max<int64_t>(16, (p.k + 15) / 16 * 16);   // FP8 rows need 16 bytes
+      p.scaling = f == Format::fp8_block ? Scaling::block_1x128_128x128 : Scaling::per_tensor;
+    }
+    const Plan plan = plan_gemm(p, device);
+    out.config = plan.best().config.describe();
+    out.time_us = plan.best().prediction.time_us;
+    return out;
+  }
+  const double weight_bytes = double(g.n) * g.k * bits_per_weight(f) / 8;
+  const double io_bytes = 2.0 * double(g.m) * (g.k + g.n);
+  const double memory_us = (weight_bytes + io_bytes) / bytes_per_us(device);
+  const double compute_us = 2.0 * g.m * g.n * g.k / (device.peak_bf16_tflops() * 1e6 * 0.75);
+  out.config = "roofline";
+  out.time_us = std::max(memory_us, compute_us) + kLaunchUs;
+  return out;
+}
+
 Advice advise(const ModelDescription& model, const GpuInfo& device, const AdviseOptions& o) {
   if (o.gpus < 1) throw InvalidArgument("--gpus", std::to_string(o.gpus), "must be >= 1");
   if (o.batch < 1) throw InvalidArgument("--batch", std::to_string(o.batch), "must be >= 1");
@@ -218,9 +227,11 @@ Advice advise(const ModelDescription& model, const GpuInfo& device, const Advise
       for (const StepGemm& g : gemms) t += double(g.count) * timer.time_us(g, f, s.ours);
       return t;
     };
-    s.decode_us = step_us(a.decode_gemms) +
+    s.decode_gemm_us = step_us(a.decode_gemms);
+    s.prefill_gemm_us = step_us(prefill_gemms);
+    s.decode_us = s.decode_gemm_us +
                   attention_us(model, device, s.kv_bytes, o.batch, o.batch, false, o.gpus);
-    s.prefill_us = step_us(prefill_gemms) +
+    s.prefill_us = s.prefill_gemm_us +
                    attention_us(model, device, s.kv_bytes, o.batch, o.context, true, o.gpus);
     s.time_basis = s.ours ? "autogemm's planner (its kernels on this device)"
                    : sm90a ? "roofline: no kernel of autogemm's for this format"

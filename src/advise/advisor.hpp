@@ -10,6 +10,7 @@
 
 #include "advise/model.hpp"
 #include "autogemm/device.hpp"
+#include "autogemm/problem.hpp"
 
 namespace autogemm::advise {
 
@@ -46,6 +47,9 @@ struct FormatAssessment {
   double capacity_bytes = 0;     // gpus x memory x (1 - headroom)
   bool fits = false;
   double decode_us = 0, prefill_us = 0;   // one decode step; a prefill of `context` tokens
+  // Their GEMM parts: the sums over the step's GEMMs of count x predict_step_gemm().time_us
+  // (the rest of decode_us and prefill_us is the attention estimate).
+  double decode_gemm_us = 0, prefill_gemm_us = 0;
   std::string time_basis;        // what the times come from
   std::string verdict;           // "recommended: ..." or why not
 };
@@ -63,6 +67,20 @@ struct Advice {
 // on each of `gpus` GPUs.
 std::vector<StepGemm> step_gemms(const ModelDescription& model, int64_t tokens, int64_t batch,
                                  int gpus);
+
+// One GEMM of a step as the advisor predicts it in a format. Where autogemm has a kernel for
+// the format on the device (`ours`): the problem it plans (the format's input types, FP8
+// block-scaled or per-tensor with K rounded up to 16, bf16 output, layout nt, packed), the
+// planner's best configuration and its predicted time per call (plan_gemm(problem,
+// device).best()). Otherwise a roofline: no problem planned, config "roofline". The advisor's
+// step times sum count x time_us of exactly these; `autogemm advise --measure` runs `problem`.
+struct PredictedGemm {
+  GemmProblem problem;
+  std::string config;            // GemmConfig::describe() of the planned one, or "roofline"
+  double time_us = 0;
+};
+PredictedGemm predict_step_gemm(const StepGemm& gemm, Format format, bool ours,
+                                const GpuInfo& device);
 
 Advice advise(const ModelDescription& model, const GpuInfo& device, const AdviseOptions& options);
 
