@@ -200,6 +200,7 @@ TEST(BenchPlot, CsvReadsBackWhatCsvLineWrote) {
   with.tflops = 148.28;
   with.baseline_tflops = 135.61;
   with.diff = 2.5e-8;
+  with.diff_ref = "cublaslt";
   BenchRow without = bench_row(4096, "prefill", 100, 0, 500);
   without.problem.a_type = without.problem.b_type = DType::e4m3;
   without.problem.layout = Layout::nt;
@@ -220,6 +221,7 @@ TEST(BenchPlot, CsvReadsBackWhatCsvLineWrote) {
   EXPECT_DOUBLE_EQ(rows[0].baseline->median_us, 13.75);
   EXPECT_NEAR(rows[0].ratio, 1.1, 1e-4);
   EXPECT_NEAR(rows[0].diff, 2.5e-8, 1e-10);
+  EXPECT_EQ(rows[0].diff_ref, "cublaslt");
   EXPECT_EQ(rows[0].tag, "");  // the CSV has no tag column
   EXPECT_EQ(dtype_label(rows[1].problem), "fp8");
   EXPECT_EQ(rows[1].problem.scaling, Scaling::block_1x128_128x128);
@@ -237,7 +239,7 @@ TEST(BenchPlot, CsvErrorsNameTheFileAndLine) {
     EXPECT_NE(std::string(e.what()).find("--replot = bad.csv: line 1"), std::string::npos)
         << e.what();
   }
-  std::stringstream bad_size(csv_header() + "\n64,x,64,bf16,nt,\"c\",1,1,1,,,,\n");
+  std::stringstream bad_size(csv_header() + "\n64,x,64,bf16,nt,\"c\",1,1,1,,,,,,\"\"\n");
   try {
     rows_from_csv(bad_size, "--replot", "bad.csv");
     FAIL() << "accepted n = x";

@@ -1,9 +1,14 @@
 // The bench runner on a GPU: one bf16 and one FP8 case end to end (ours and cuBLASLt on the
-// same inputs, timed, compared; FP8 inputs quantised from BF16 by quantize.hpp).
+// same inputs, timed, compared; FP8 inputs quantised from BF16 by quantize.hpp); a row
+// cuBLASLt cannot serve (n/a, checked against the float64 reference) and a row whose call
+// fails (FAILED, the suite goes on).
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "bench/bench_report.hpp"
 #include "bench/bench_runner.hpp"
+#include "cli_test_util.hpp"
 #include "gpu_test_util.hpp"
 #include "runtime/cublaslt.hpp"
 #include "cuda/cuda_check.hpp"
@@ -62,7 +67,11 @@ TEST(BenchRunnerGpu, OursAndCublasLtAgreeAndAreTimed) {
     EXPECT_NEAR(r.ratio, r.baseline->median_us / r.ours.median_us, 1e-12) << label;
     EXPECT_NEAR(r.tflops, r.problem.flops() / r.ours.median_us * 1e-6, 1e-9) << label;
     EXPECT_FALSE(r.config.empty());
+    EXPECT_EQ(r.diff_ref, "cublaslt") << label;
+    EXPECT_EQ(r.failure, "") << label;
   }
+  EXPECT_EQ(failed_rows(rows), 0u);
+  EXPECT_EQ(rows_without_baseline(rows), 0u);
   EXPECT_FALSE(rows[0].baseline_fp8_per_tensor.has_value());
   ASSERT_TRUE(rows[1].baseline_fp8_per_tensor.has_value())
       << rows[1].baseline_fp8_per_tensor_unavailable;
@@ -88,7 +97,67 @@ TEST(BenchRunnerGpu, NoBaseline) {
   EXPECT_FALSE(rows[0].baseline.has_value());
   EXPECT_EQ(rows[0].ratio, 0.0);
   EXPECT_EQ(rows[0].unwritten, 0);
-  EXPECT_EQ(csv_line(rows[0]).substr(csv_line(rows[0]).size() - 4), ",,,,");
+  EXPECT_EQ(rows[0].diff_ref, "");   // --no-baseline compares nothing
+  EXPECT_EQ(rows[0].failure, "");
+  EXPECT_EQ(csv_line(rows[0]).substr(csv_line(rows[0]).size() - 8), ",,,,,,\"\"");
+}
+
+// Block-scaled cuBLASLt refuses M not a multiple of 4 (cuBLAS docs; runtime/cublaslt.cpp): the
+// row's baseline is n/a with that reason, and the row is still timed and checked, against the
+// float64 GEMM of the unquantised BF16 inputs, at DeepGEMM's FP8 threshold. A row with a
+// baseline before and after it runs as usual (the suite goes on).
+TEST(BenchRunnerGpu, Fp8RowCublasLtRefusesIsCheckedAgainstFloat64) {
+  AUTOGEMM_REQUIRE_GPU();
+  std::string reason;
+  const GpuInfo& gpu = *autogemm::testing::sm90_gpu(&reason);
+  const auto rows = run_bench({item(256, 384, 512, DType::bf16), item(257, 2112, 1024, DType::e4m3),
+                               item(128, 256, 256, DType::bf16)},
+                              options_for(gpu, 1, 3), gpu);
+  ASSERT_EQ(rows.size(), 3u);
+  const BenchRow& r = rows[1];
+  EXPECT_FALSE(r.baseline.has_value());
+  EXPECT_NE(r.baseline_unavailable, "");
+  if (runtime::cublaslt_block_scaling_unavailable().empty())
+    EXPECT_NE(r.baseline_unavailable.find("m = 257"), std::string::npos) << r.baseline_unavailable;
+  EXPECT_EQ(r.ratio, 0.0);
+  EXPECT_EQ(r.diff_ref, "float64");
+  EXPECT_EQ(r.checked_rows, 257);
+  EXPECT_LT(r.diff, 1e-3) << r.config;
+  EXPECT_GT(r.diff, 0.0) << "quantised inputs cannot match the unquantised GEMM exactly";
+  EXPECT_EQ(r.unwritten, 0);
+  EXPECT_EQ(r.failure, "");
+  EXPECT_EQ(r.ours.samples, 3);
+  EXPECT_GT(r.ours.median_us, 0.0);
+  for (const BenchRow* other : {&rows[0], &rows[2]}) {
+    EXPECT_TRUE(other->baseline.has_value());
+    EXPECT_EQ(other->diff_ref, "cublaslt");
+    EXPECT_EQ(other->failure, "");
+  }
+  EXPECT_EQ(rows_without_baseline(rows), 1u);
+  EXPECT_NE(format_table(rows).find("n/a"), std::string::npos);
+  EXPECT_NE(format_summary(rows, true).find("1 of 3 rows had no cuBLASLt baseline (n/a)"),
+            std::string::npos);
+  EXPECT_NEAR(geomean_ratio(rows), std::sqrt(rows[0].ratio * rows[2].ratio), 1e-12);
+}
+
+// A forced configuration the rules refuse for one shape (TMA stores need D's rows 16-byte
+// aligned: N = 100) fails that row with the reason; the next row still runs.
+TEST(BenchRunnerGpu, AFailedRowDoesNotStopTheSuite) {
+  AUTOGEMM_REQUIRE_GPU();
+  std::string reason;
+  const GpuInfo& gpu = *autogemm::testing::sm90_gpu(&reason);
+  BenchOptions options = options_for(gpu, 1, 3);
+  options.config = GemmConfig::parse("128x128x64 s3 c2 p g8");
+  const auto rows =
+      run_bench({item(256, 100, 256, DType::bf16), item(256, 512, 320, DType::bf16)}, options, gpu);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_NE(rows[0].failure.find("options.config"), std::string::npos) << rows[0].failure;
+  EXPECT_EQ(rows[0].ours.samples, 0);
+  EXPECT_EQ(rows[1].failure, "");
+  EXPECT_EQ(rows[1].config, "128x128x64 s3 c2 p g8");
+  EXPECT_LT(rows[1].diff, 1e-5);
+  EXPECT_EQ(failed_rows(rows), 1u);
+  EXPECT_NE(format_table(rows).find("FAILED"), std::string::npos);
 }
 
 // --l2-warm (BenchOptions::flush_l2 = false): no flush between the timed calls. A memory-bound
@@ -113,4 +182,19 @@ TEST(BenchRunnerGpu, WarmL2SkipsTheFlush) {
   EXPECT_GT(warm.ours.median_us, 0.0);
   EXPECT_LT(warm.ours.median_us, flushed.ours.median_us * 1.15)
       << "warm " << warm.ours.median_us << " us, flushed " << flushed.ours.median_us << " us";
+}
+
+// The command: every row is shown (the failed one as FAILED, with the reason), the summary
+// counts it, and the exit code is 1.
+TEST(BenchRunnerGpu, CommandShowsFailedRowsAndExitsNonZero) {
+  AUTOGEMM_REQUIRE_GPU();
+  const autogemm::testing::CliRun run = autogemm::testing::run_cli(
+      "bench --m 256 --n 100,512 --k 256 --config \"128x128x64 s3 c2 p g8\" --warmup 1 "
+      "--iters 2");
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_NE(run.out.find("(FAILED: options.config = 128x128x64 s3 c2 p g8"), std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("   256    512    256"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("1 of 2 rows FAILED: 256x100x256"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("over 1 row with a cuBLASLt baseline"), std::string::npos) << run.out;
 }

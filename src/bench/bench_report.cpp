@@ -77,13 +77,16 @@ class CsvRowReader {
                                              name, csv_header()));
   }
 
-  BenchRow read(const std::vector<std::string>& fields) {
+  // nullopt for a row that failed without a time (nothing to draw).
+  std::optional<BenchRow> read(const std::vector<std::string>& fields) {
     fields_ = &fields;
     BenchRow r;
     GemmProblem& p = r.problem;
     p.m = size("m");
     p.n = size("n");
     p.k = size("k");
+    r.failure = field("failure");
+    if (!r.failure.empty() && field("time_us").empty()) return std::nullopt;
     const std::string dtype = field("dtype");
     if (dtype == "fp8") {
       p.a_type = p.b_type = DType::e4m3;
@@ -111,10 +114,10 @@ class CsvRowReader {
       r.baseline_tflops = optional_number("baseline_tflops").value_or(0);
       r.ratio = optional_number("ratio").value_or(r.ours.median_us > 0
                                                       ? *base / r.ours.median_us : 0);
-      r.diff = optional_number("diff").value_or(std::nan(""));
-    } else {
-      r.diff = std::nan("");
     }
+    const std::optional<double> diff = optional_number("diff");
+    r.diff = diff.value_or(std::nan(""));
+    r.diff_ref = columns_.count("diff_ref") ? field("diff_ref") : diff ? "cublaslt" : "";
     return r;
   }
 
@@ -175,8 +178,8 @@ std::vector<BenchRow> rows_from_csv(std::istream& in, const std::string& argumen
       if (!split_csv_line(line, fields)) throw std::runtime_error("a quote is not closed");
       if (!reader)
         reader.emplace(fields);
-      else
-        rows.push_back(reader->read(fields));
+      else if (std::optional<BenchRow> row = reader->read(fields))
+        rows.push_back(std::move(*row));
     } catch (const std::runtime_error& e) {
       throw InvalidArgument(argument, path, fmt::format("line {}: {}", number, e.what()));
     }
@@ -188,20 +191,27 @@ std::vector<BenchRow> rows_from_csv(std::istream& in, const std::string& argumen
 
 std::string csv_header() {
   return "m,n,k,dtype,layout,config,time_us,tflops,gbps,baseline_time_us,baseline_tflops,ratio,"
-         "diff";
+         "diff,diff_ref,failure";
 }
 
 std::string csv_line(const BenchRow& r) {
-  std::string line = fmt::format("{},{},{},{},{},{},{:.3f},{:.2f},{:.2f}", r.problem.m,
-                                 r.problem.n, r.problem.k, dtype_label(r.problem),
-                                 to_string(r.problem.layout), quoted(r.config),
-                                 r.ours.median_us, r.tflops, r.gbps);
-  if (r.baseline)
-    line += fmt::format(",{:.3f},{:.2f},{:.4f},{:.3e}", r.baseline->median_us, r.baseline_tflops,
-                        r.ratio, r.diff);
+  std::string line = fmt::format("{},{},{},{},{},{}", r.problem.m, r.problem.n, r.problem.k,
+                                 dtype_label(r.problem), to_string(r.problem.layout),
+                                 quoted(r.config));
+  if (r.ours.samples > 0)
+    line += fmt::format(",{:.3f},{:.2f},{:.2f}", r.ours.median_us, r.tflops, r.gbps);
   else
-    line += ",,,,";
-  return line;
+    line += ",,,";
+  if (r.baseline)
+    line += fmt::format(",{:.3f},{:.2f},{:.4f}", r.baseline->median_us, r.baseline_tflops,
+                        r.ratio);
+  else
+    line += ",,,";
+  if (!r.diff_ref.empty())
+    line += fmt::format(",{:.3e},{}", r.diff, r.diff_ref);
+  else
+    line += ",,";
+  return line + "," + quoted(r.failure);
 }
 
 std::string rows_to_json(const std::vector<BenchRow>& rows, const CopyBandwidth* copy) {
@@ -222,8 +232,14 @@ std::string rows_to_json(const std::vector<BenchRow>& rows, const CopyBandwidth*
       j["baseline_tflops"] = r.baseline_tflops;
       j["baseline"] = stats_json(*r.baseline);
       j["ratio"] = r.ratio;
-      j["diff"] = r.diff;
     }
+    if (!r.diff_ref.empty()) {
+      j["diff"] = r.diff;
+      j["diff_ref"] = r.diff_ref;
+      j["diff_limit"] = r.diff_limit;
+      j["checked_rows"] = r.checked_rows;
+    }
+    if (!r.failure.empty()) j["failure"] = r.failure;
     if (r.baseline_fp8_per_tensor) {
       j["baseline_fp8_per_tensor_time_us"] = r.baseline_fp8_per_tensor->median_us;
       j["baseline_fp8_per_tensor_tflops"] = r.baseline_fp8_per_tensor_tflops;
@@ -233,16 +249,20 @@ std::string rows_to_json(const std::vector<BenchRow>& rows, const CopyBandwidth*
     if (!r.baseline_fp8_per_tensor_unavailable.empty())
       j["baseline_fp8_per_tensor_unavailable"] = r.baseline_fp8_per_tensor_unavailable;
     if (r.quantize_us > 0) j["quantize_us"] = r.quantize_us;
-    if (copy != nullptr && is_memory_bound(r)) j["copy_share"] = copy_share(r, copy->gbps);
+    if (copy != nullptr && is_memory_bound(r) && r.ours.samples > 0)
+      j["copy_share"] = copy_share(r, copy->gbps);
     if (r.same_bytes_copy) {
       j["same_bytes_copy_us"] = r.same_bytes_copy->median_us;
       j["same_bytes_share"] = same_bytes_share(r);
     }
     list.push_back(std::move(j));
   }
-  nlohmann::json out = {{"rows", std::move(list)}, {"geomean_ratio", geomean_ratio(rows)}};
+  nlohmann::json out = {{"rows", std::move(list)},
+                         {"geomean_ratio", geomean_ratio(rows)},
+                         {"rows_without_baseline", rows_without_baseline(rows)},
+                         {"failed_rows", failed_rows(rows)}};
   if (copy != nullptr) {
-    const MemoryBoundSummary s = memory_bound_summary(rows, copy->gbps);
+    const MemoryBoundSummary s = memory_bound_summary(timed_rows(rows), copy->gbps);
     out["copy_gbps"] = copy->gbps;
     out["copy_bytes"] = copy->bytes;
     out["copy"] = stats_json(copy->stats);
@@ -278,29 +298,68 @@ std::string format_table(const std::vector<BenchRow>& rows) {
     config_width = std::max(config_width, r.config.size());
     per_tensor = per_tensor || r.baseline_fp8_per_tensor.has_value();
   }
-  std::string out = fmt::format("{:>6} {:>6} {:>6} {:<8} {:<{}} {:>10} {:>8} {:>8} {:>10} {:>8} {:>7} {:>9}",
+  std::string out = fmt::format("{:>6} {:>6} {:>6} {:<8} {:<{}} {:>10} {:>8} {:>8} {:>10} {:>8} {:>7} {:>9} {:<8}",
                                 "m", "n", "k", "tag", "config", config_width, "time_us",
-                                "TFLOP/s", "GB/s", "cuBLASLt", "TFLOP/s", "ratio", "diff");
+                                "TFLOP/s", "GB/s", "cuBLASLt", "TFLOP/s", "ratio", "diff", "ref");
   out += per_tensor ? fmt::format(" {:>12}\n", "per-tensor") : "\n";
   for (const BenchRow& r : rows) {
+    const bool timed = r.ours.samples > 0;
     const bool base = r.baseline.has_value();
-    out += fmt::format("{:>6} {:>6} {:>6} {:<8} {:<{}} {:>10.2f} {:>8.1f} {:>8.0f} {:>10} {:>8} {:>7} {:>9}",
-                       r.problem.m, r.problem.n, r.problem.k, r.tag, r.config, config_width,
-                       r.ours.median_us, r.tflops, r.gbps,
-                       number_or_dash(base, base ? r.baseline->median_us : 0, 2),
-                       number_or_dash(base, r.baseline_tflops, 1), number_or_dash(base, r.ratio, 3),
-                       base ? fmt::format("{:.2e}", r.diff) : std::string("-"));
+    // "n/a": a baseline was asked for and could not run; "-": none was asked for.
+    const auto baseline_field = [&](double v, int decimals) {
+      if (base) return fmt::format("{:.{}f}", v, decimals);
+      return std::string(r.baseline_unavailable.empty() ? "-" : "n/a");
+    };
+    out += fmt::format("{:>6} {:>6} {:>6} {:<8} {:<{}} {:>10} {:>8} {:>8} {:>10} {:>8} {:>7} {:>9} {:<8}",
+                       r.problem.m, r.problem.n, r.problem.k, r.tag,
+                       r.config.empty() && !r.failure.empty() ? "FAILED" : r.config, config_width,
+                       number_or_dash(timed, r.ours.median_us, 2),
+                       number_or_dash(timed, r.tflops, 1), number_or_dash(timed, r.gbps, 0),
+                       baseline_field(base ? r.baseline->median_us : 0, 2),
+                       baseline_field(r.baseline_tflops, 1), baseline_field(r.ratio, 3),
+                       r.diff_ref.empty() ? std::string("-") : fmt::format("{:.2e}", r.diff),
+                       r.diff_ref.empty() ? "-" : r.diff_ref == "cublaslt" ? "cuBLASLt"
+                                                                           : r.diff_ref);
     if (per_tensor) {
       const bool pt = r.baseline_fp8_per_tensor.has_value();
       out += fmt::format(" {:>12}", number_or_dash(pt, pt ? r.baseline_fp8_per_tensor->median_us : 0, 2));
     }
-    if (r.unwritten > 0) out += fmt::format("  ({} outputs not written)", r.unwritten);
+    if (!r.failure.empty()) out += fmt::format("  (FAILED: {})", r.failure);
+    if (r.unwritten > 0 && r.failure.empty())
+      out += fmt::format("  ({} outputs not written)", r.unwritten);
+    if (r.diff_ref == "float64" && r.checked_rows < r.problem.m)
+      out += fmt::format("  (diff over the first {} rows)", r.checked_rows);
     if (r.quantize_us > 0) out += fmt::format("  (quantise A, B: {:.2f} us)", r.quantize_us);
     if (!r.baseline_unavailable.empty())
       out += fmt::format("  (no cuBLASLt baseline: {})", r.baseline_unavailable);
     if (!r.baseline_fp8_per_tensor_unavailable.empty())
       out += fmt::format("  (no per-tensor baseline: {})", r.baseline_fp8_per_tensor_unavailable);
     out += '\n';
+  }
+  return out;
+}
+
+std::string format_summary(const std::vector<BenchRow>& rows, bool baseline) {
+  std::string out;
+  const std::size_t total = rows.size();
+  const std::size_t without = rows_without_baseline(rows);
+  const std::size_t failed = failed_rows(rows);
+  if (baseline) {
+    std::size_t counted = 0;
+    for (const BenchRow& r : rows) counted += r.baseline && r.failure.empty() ? 1 : 0;
+    out += fmt::format("geomean ratio (cuBLASLt time / ours; > 1: autogemm faster): {:.3f} over "
+                       "{} row{} with a cuBLASLt baseline\n",
+                       geomean_ratio(rows), counted, counted == 1 ? "" : "s");
+    if (without > 0)
+      out += fmt::format("{} of {} row{} had no cuBLASLt baseline (n/a); checked against the "
+                         "float64 reference instead\n",
+                         without, total, total == 1 ? "" : "s");
+  }
+  if (failed > 0) {
+    out += fmt::format("{} of {} row{} FAILED:", failed, total, total == 1 ? "" : "s");
+    for (const BenchRow& r : rows)
+      if (!r.failure.empty()) out += fmt::format(" {}", shape_text(r.problem));
+    out += "\n";
   }
   return out;
 }

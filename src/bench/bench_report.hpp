@@ -8,24 +8,29 @@
 
 namespace autogemm::bench {
 
-// Exactly: m,n,k,dtype,layout,config,time_us,tflops,gbps,baseline_time_us,baseline_tflops,ratio,diff
+// Exactly: m,n,k,dtype,layout,config,time_us,tflops,gbps,baseline_time_us,baseline_tflops,ratio,
+// diff,diff_ref,failure
 std::string csv_header();
-// One line (no newline) in csv_header()'s order; config is always quoted; the baseline fields
-// are empty without a baseline.
+// One line (no newline) in csv_header()'s order; config and failure are always quoted. The
+// baseline fields are empty without a baseline; diff and diff_ref ("cublaslt" or "float64")
+// are empty when nothing was compared; the timing fields are empty for a row whose call threw
+// (failure says why); failure is empty for a row that did not fail.
 std::string csv_line(const BenchRow& row);
 // The rows of a file csv_header()/csv_line() wrote (`autogemm bench --replot`): columns are
 // found by their header names, so the order may differ; m, n, k, dtype (bf16, fp16, fp8) and
-// time_us are required; config, tflops, gbps, the baseline fields (empty: no baseline) and a
-// "tag" column are read when present. Blank lines and lines starting with '#' are skipped.
-// A timing becomes one-sample TimingStats. Throws InvalidArgument(argument, path, "line N: ...")
-// for what it cannot read.
+// time_us are required; config, tflops, gbps, the baseline fields (empty: no baseline), diff,
+// diff_ref (absent in files written before it: the diff was against cuBLASLt), failure and a
+// "tag" column are read when present. Rows that failed without a time are skipped (nothing to
+// draw). Blank lines and lines starting with '#' are skipped. A timing becomes one-sample
+// TimingStats. Throws InvalidArgument(argument, path, "line N: ...") for what it cannot read.
 std::vector<BenchRow> rows_from_csv(std::istream& in, const std::string& argument,
                                     const std::string& path);
 
 struct CopyBandwidth;  // copy_bandwidth.hpp
 
-// {"rows": [...], "geomean_ratio": x} with every measured field of each row (times as
-// {median_us, min_us, max_us, mean_us, samples}), pretty-printed. With `copy` (measured on the
+// {"rows": [...], "geomean_ratio": x, "rows_without_baseline": n, "failed_rows": n} with every
+// measured field of each row (times as {median_us, min_us, max_us, mean_us, samples}; the check
+// as diff, diff_ref, diff_limit, checked_rows; "failure" on a row that failed), pretty-printed. With `copy` (measured on the
 // same GPU) also "copy_gbps", "copy_bytes", "copy" (its times), "memory_bound" (rows, min_share,
 // min_shape, geomean_share) and, on each row with M <= kMemoryBoundMaxM, "copy_share".
 std::string rows_to_json(const std::vector<BenchRow>& rows, const CopyBandwidth* copy = nullptr);
@@ -33,8 +38,14 @@ std::string rows_to_json(const std::vector<BenchRow>& rows, const CopyBandwidth*
 std::string plan_rows_to_json(const std::vector<PlanRow>& rows, const std::string& device,
                               const std::string& note);
 
-// Aligned human-readable tables, one line per row, with a header line.
+// Aligned human-readable tables, one line per row, with a header line. A baseline that was asked
+// for and could not run shows as "n/a" (the reason follows the row); "ref" says what the diff is
+// against; a row that failed says FAILED and why.
 std::string format_table(const std::vector<BenchRow>& rows);
+// The lines under the table: the geometric-mean ratio over the rows with a cuBLASLt baseline
+// (`baseline`: one was asked for), how many rows had none ("3 of 12 rows had no cuBLASLt
+// baseline (n/a)") and how many FAILED. Each line ends with a newline.
+std::string format_summary(const std::vector<BenchRow>& rows, bool baseline);
 std::string format_plan_table(const std::vector<PlanRow>& rows);
 
 // The text of one progress update: "[=====>      ] 3/20 4096x7168x16384" (rows done of total,

@@ -13,6 +13,7 @@
 #include "autogemm/quantize.hpp"
 #include "bench/compare.hpp"
 #include "bench/copy_bandwidth.hpp"
+#include "bench/reference.hpp"
 #include "bench/tensors.hpp"
 #include "jit/log.hpp"
 #include "runtime/cublaslt.hpp"
@@ -22,14 +23,9 @@ namespace autogemm::bench {
 
 namespace {
 
-// Rows (as stored) times leading dimension: the elements a packed operand occupies.
-std::size_t a_elements(const GemmProblem& p) {
-  return std::size_t((a_is_k_major(p.layout) ? p.m : p.k) * p.lda_or_packed());
-}
-std::size_t b_elements(const GemmProblem& p) {
-  return std::size_t((b_is_k_major(p.layout) ? p.n : p.k) * p.ldb_or_packed());
-}
-std::size_t d_elements(const GemmProblem& p) { return std::size_t(p.m * p.ldd_or_packed()); }
+std::size_t a_elements(const GemmProblem& p) { return operand_elements(p, 'A'); }
+std::size_t b_elements(const GemmProblem& p) { return operand_elements(p, 'B'); }
+std::size_t d_elements(const GemmProblem& p) { return operand_elements(p, 'D'); }
 
 double tflops_at(const GemmProblem& p, double us) { return us > 0 ? p.flops() / us * 1e-6 : 0; }
 
@@ -66,45 +62,22 @@ std::string dtype_label(const GemmProblem& problem) {
 
 namespace {
 
-// FP8 inputs the way a user makes them: BF16 A (M x K) and B (N x K), quantised to e4m3 with
-// 1 x 128 (A) and 128 x 128 (B) block scales by quantize.hpp. The quantisation is timed like the
-// GEMMs (L2 flushed before each call, median).
+// FP8 inputs the way a user makes them (tensors.hpp: BF16 data quantised to e4m3 with 1 x 128
+// and 128 x 128 block scales). The quantisation is timed like the GEMMs (L2 flushed before each
+// call, median).
 struct Fp8Inputs {
-  DeviceBuffer scale_a, scale_b;
+  Fp8Scales scales;
   double quantize_us = 0;
 };
-
-void check_fp8_problem(const GemmProblem& problem) {
-  if (problem.a_type != DType::e4m3 || problem.b_type != DType::e4m3)
-    throw InvalidArgument("a_type", std::string(to_string(problem.a_type)),
-                          "the bench makes FP8 inputs by quantising BF16 data to e4m3 "
-                          "(quantize.hpp); both inputs must be e4m3");
-  if (problem.layout != Layout::nt)
-    throw InvalidArgument("layout", std::string(to_string(problem.layout)),
-                          "FP8 inputs are quantised along K, which must be contiguous in both: nt");
-  if (problem.lda_or_packed() != problem.k || problem.ldb_or_packed() != problem.k)
-    throw InvalidArgument(problem.lda_or_packed() != problem.k ? "lda" : "ldb",
-                          std::to_string(problem.lda_or_packed() != problem.k
-                                             ? problem.lda_or_packed()
-                                             : problem.ldb_or_packed()),
-                          fmt::format("quantised FP8 operands are packed: must be K = {}",
-                                      problem.k));
-}
 
 Fp8Inputs make_fp8_inputs(const GemmProblem& problem, void* a, void* b,
                           const BenchOptions& options, cudaStream_t stream, L2Flusher& flusher) {
   const int64_t m = problem.m, n = problem.n, k = problem.k;
   Fp8Inputs out;
-  out.scale_a = DeviceBuffer(std::size_t(fp8_scale_count_1x128(m, k)) * sizeof(float));
-  out.scale_b = DeviceBuffer(std::size_t(fp8_scale_count_128x128(n, k)) * sizeof(float));
-  DeviceBuffer a_bf16(std::size_t(m * k) * 2), b_bf16(std::size_t(n * k) * 2);
-  fill_random(a_bf16.get(), std::size_t(m * k), DType::bf16, options.seed);
-  fill_random(b_bf16.get(), std::size_t(n * k), DType::bf16, options.seed + 1);
-  auto* scale_a = static_cast<float*>(out.scale_a.get());
-  auto* scale_b = static_cast<float*>(out.scale_b.get());
+  out.scales = make_fp8_scales(m, n, k);
+  const Fp8Sources sources = make_fp8_sources(m, n, k, options.seed);
   auto quantize_both = [&](cudaStream_t s) {
-    quantize_fp8_1x128(a_bf16.get(), DType::bf16, m, k, k, a, scale_a, s);
-    quantize_fp8_128x128(b_bf16.get(), DType::bf16, n, k, k, b, scale_b, s);
+    quantize_fp8_sources(sources, m, n, k, a, b, out.scales, s);
   };
   const auto times = time_calls(quantize_both, std::max(options.warmup, 1), std::max(options.iters, 1),
                                 stream, &flusher);
@@ -126,8 +99,30 @@ GemmProblem bench_problem(const BenchItem& item) {
     throw InvalidArgument("scaling", "per_tensor",
                           "the bench measures FP8 with block_1x128_128x128 scales (it times the "
                           "per-tensor cuBLASLt variant alongside)");
-  if (is_fp8_case(problem)) check_fp8_problem(problem);
+  if (is_fp8_case(problem)) check_quantised_fp8_problem(problem);
   return problem;
+}
+
+// Runs one step of a baseline (its first call, or preparing its scales). A step cuBLASLt
+// refuses leaves the baseline n/a with the reason in `why`: InvalidArgument (a documented limit,
+// such as block-scaled FP8's M and N multiples of 4) or a CudaError after which the context
+// still works (no algorithm for the shape, a library without block scaling). An error that
+// leaves the context unusable propagates: nothing after it could run.
+template <typename Step>
+bool try_baseline_step(const GemmProblem& problem, std::string& why, Step&& step) {
+  try {
+    step();
+    return true;
+  } catch (const InvalidArgument& e) {
+    why = e.what();
+  } catch (const CudaError& e) {
+    if (const std::string lost = cuda_context_lost(); !lost.empty())
+      throw CudaError(fmt::format("{} (the CUDA context is lost: {}; the bench stops)", e.what(),
+                                  lost));
+    why = e.what();
+  }
+  log(2, "bench {}x{}x{}: no cuBLASLt baseline: {}", problem.m, problem.n, problem.k, why);
+  return false;
 }
 
 // One case's device data and the operands of its three calls (ours, the baseline, FP8's
@@ -138,6 +133,7 @@ struct CaseData {
   DeviceBuffer d_ours, d_base;           // d_base: the baseline's D (and the per-tensor call's)
   DeviceBuffer lt_scale_a, lt_scale_b;   // FP8 block scales in cuBLASLt's layout
   std::optional<PerTensorScales> per_tensor;   // FP8 with a baseline
+  bool baseline_refused = false;         // preparing the baseline failed (see its reason)
   GemmOperands ours_ops, base_ops, per_tensor_ops;
 };
 
@@ -164,22 +160,26 @@ void fill_inputs(CaseData& data, const GemmProblem& problem, const BenchOptions&
 // our block scales, cuBLASLt's converted once here so that the timed baseline call is the matmul
 // alone, and per-tensor scales of 1.
 void set_operands(CaseData& data, const GemmProblem& problem, const BenchOptions& options,
-                  cudaStream_t stream) {
+                  cudaStream_t stream, BenchRow& row) {
   const bool fp8 = is_fp8_case(problem);
   GemmOperands& ours = data.ours_ops;
   ours.a = data.a.get();
   ours.b = data.b.get();
   ours.d = data.d_ours.get();
   if (fp8) {
-    ours.scale_a = static_cast<const float*>(data.fp8->scale_a.get());
-    ours.scale_b = static_cast<const float*>(data.fp8->scale_b.get());
+    ours.scale_a = static_cast<const float*>(data.fp8->scales.a.get());
+    ours.scale_b = static_cast<const float*>(data.fp8->scales.b.get());
     if (options.baseline) {
       const runtime::CublasLtBlockScaleSizes sizes = runtime::cublaslt_block_scale_sizes(problem);
       data.lt_scale_a = DeviceBuffer(sizes.a_floats * sizeof(float));
       data.lt_scale_b = DeviceBuffer(sizes.b_floats * sizeof(float));
-      runtime::to_cublaslt_block_scales(problem, ours.scale_a, ours.scale_b,
-                                        static_cast<float*>(data.lt_scale_a.get()),
-                                        static_cast<float*>(data.lt_scale_b.get()), stream);
+      // cuBLASLt's own transform: a refusal leaves the baseline n/a, as a refused call does.
+      const bool converted = try_baseline_step(problem, row.baseline_unavailable, [&] {
+        runtime::to_cublaslt_block_scales(problem, ours.scale_a, ours.scale_b,
+                                          static_cast<float*>(data.lt_scale_a.get()),
+                                          static_cast<float*>(data.lt_scale_b.get()), stream);
+      });
+      if (!converted) data.baseline_refused = true;
       data.per_tensor.emplace();
     }
   }
@@ -234,59 +234,107 @@ class CaseCalls {
   GemmReport report_;
 };
 
-// A baseline's first call. An FP8 baseline cuBLASLt cannot run (no block scaling in this
-// library, a shape outside its documented limits) leaves its column empty with the reason in
-// `why`; the others still run. A BF16/FP16 baseline that fails is a real error and propagates.
-bool try_first_call(const GemmProblem& problem, const Call& call, cudaStream_t stream,
-                    std::string* why) {
-  if (!is_fp8_case(problem)) {
-    call(stream);
-    return true;
-  }
-  try {
-    call(stream);
-    return true;
-  } catch (const Error& e) {
-    *why = e.what();
-    log(2, "bench {}x{}x{}: {}", problem.m, problem.n, problem.k, *why);
-    return false;
-  }
-}
-
 // Which baselines ran their first call, and so are compared and timed.
 struct BaselinesRun {
   bool baseline = false;
   bool per_tensor = false;
 };
 
-// First calls (JIT compile, cuBLASLt heuristic), before any timing. The per-tensor call writes
-// d_base too, so it goes before the baseline that is compared.
+// First calls (JIT compile, cuBLASLt heuristic), before any timing. Ours first: when it throws,
+// the row fails and nothing else runs. The per-tensor call writes d_base too, so it goes before
+// the baseline that is compared.
 BaselinesRun run_first_calls(CaseCalls& calls, const CaseData& data, const GemmProblem& problem,
                              const BenchOptions& options, cudaStream_t stream, BenchRow& row) {
   calls.ours()(stream);
+  cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize(our first call)");
   BaselinesRun run;
-  run.per_tensor = data.per_tensor && try_first_call(problem, calls.per_tensor(), stream,
-                                                     &row.baseline_fp8_per_tensor_unavailable);
-  run.baseline = options.baseline &&
-                 try_first_call(problem, calls.baseline(), stream, &row.baseline_unavailable);
+  run.per_tensor = data.per_tensor &&
+                   try_baseline_step(problem, row.baseline_fp8_per_tensor_unavailable,
+                                     [&] { calls.per_tensor()(stream); });
+  run.baseline = options.baseline && !data.baseline_refused &&
+                 try_baseline_step(problem, row.baseline_unavailable,
+                                   [&] { calls.baseline()(stream); });
   cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize(first run)");
   return run;
 }
 
-// What our first call ran, how many of D's entries it left unwritten, and its difference from
-// the baseline's D (NaN without a baseline).
+// Rows [0, rows) of D (ld = ldd) as a rows x N list.
+std::vector<double> first_rows(const std::vector<double>& d, const GemmProblem& p, int64_t rows) {
+  std::vector<double> out(std::size_t(rows * p.n));
+  const int64_t ld = p.ldd_or_packed();
+  for (int64_t r = 0; r < rows; ++r)
+    std::copy_n(d.begin() + r * ld, p.n, out.begin() + r * p.n);
+  return out;
+}
+
+// The float64 reference of the first `rows` rows of the case's D: the GEMM of its inputs, or
+// for FP8 of the unquantised BF16 data they were quantised from (made again from the seed).
+std::vector<double> float64_reference(const GemmProblem& problem, const CaseData& data,
+                                      const BenchOptions& options, int64_t rows,
+                                      cudaStream_t stream) {
+  GemmProblem ref = problem;
+  ref.lda = problem.lda_or_packed();   // kept: A stored K x M has rows of M elements
+  ref.ldb = problem.ldb_or_packed();
+  ref.ldc = problem.ldc_or_packed();
+  ref.m = rows;
+  GemmOperands ops = data.ours_ops;
+  std::optional<Fp8Sources> sources;
+  if (is_fp8_case(problem)) {
+    sources = make_fp8_sources(problem.m, problem.n, problem.k, options.seed);
+    ref.a_type = ref.b_type = DType::bf16;
+    ref.scaling = Scaling::none;
+    ops.a = sources->a.get();
+    ops.b = sources->b.get();
+    ops.scale_a = ops.scale_b = nullptr;
+  }
+  DeviceBuffer d_ref(std::size_t(rows * problem.n) * sizeof(double));
+  reference_gemm(ref, ops, static_cast<double*>(d_ref.get()), stream);
+  cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize(float64 reference)");
+  std::vector<double> want(std::size_t(rows * problem.n));
+  cuda_check(cudaMemcpy(want.data(), d_ref.get(), want.size() * sizeof(double),
+                        cudaMemcpyDeviceToHost),
+             "cudaMemcpy(float64 reference)");
+  return want;
+}
+
+// What our first call ran, how many of D's entries it left unwritten, and its diff against the
+// baseline's D, or, where the baseline was asked for and could not run, against the float64
+// reference. A D that is not right fails the row (it is still timed).
 void check_first_outputs(BenchRow& row, const GemmReport& report, const CaseData& data,
-                         const GemmProblem& problem, bool baseline_ran) {
+                         const BenchOptions& options, bool baseline_ran, cudaStream_t stream) {
+  const GemmProblem& problem = row.problem;
   row.config = report.config.describe();
   row.used_vendor = report.used_vendor;
   row.reason = report.reason;
+  row.diff_limit = diff_limit(problem);
   const std::vector<double> ours_d =
       download_as_double(data.d_ours.get(), d_elements(problem), problem.d_type);
-  for (double v : ours_d) row.unwritten += std::isfinite(v) ? 0 : 1;
+  const int64_t ld = problem.ldd_or_packed();
+  for (int64_t r = 0; r < problem.m; ++r)
+    for (int64_t c = 0; c < problem.n; ++c)
+      row.unwritten += std::isfinite(ours_d[std::size_t(r * ld + c)]) ? 0 : 1;
   row.diff = std::numeric_limits<double>::quiet_NaN();
-  if (baseline_ran)
+  if (baseline_ran) {
+    row.diff_ref = "cublaslt";
+    row.checked_rows = problem.m;
     row.diff = gemm_diff(
-        ours_d, download_as_double(data.d_base.get(), d_elements(problem), problem.d_type));
+        first_rows(ours_d, problem, problem.m),
+        first_rows(download_as_double(data.d_base.get(), d_elements(problem), problem.d_type),
+                   problem, problem.m));
+  } else if (options.baseline) {
+    row.diff_ref = "float64";
+    row.checked_rows = reference_check_rows(problem);
+    row.diff = gemm_diff(first_rows(ours_d, problem, row.checked_rows),
+                         float64_reference(problem, data, options, row.checked_rows, stream));
+  }
+  std::vector<std::string> wrong;
+  if (!row.diff_ref.empty() && !(row.diff < row.diff_limit))
+    wrong.push_back(fmt::format("diff {:.3e} against {} is not under {:.0e}", row.diff,
+                                row.diff_ref, row.diff_limit));
+  if (row.unwritten > 0)
+    wrong.push_back(fmt::format("{} outputs not written", row.unwritten));
+  for (const std::string& w : wrong)
+    row.failure += (row.failure.empty() ? "wrong result: " : "; ") + w;
 }
 
 // Each timed call's times: ours, then the baselines that ran, then the same-bytes copy if timed.
@@ -358,31 +406,66 @@ void fill_prediction(BenchRow& row, const GemmReport& report, const GpuInfo& gpu
 
 }  // namespace
 
+double diff_limit(const GemmProblem& problem) {
+  return problem.a_type == DType::e4m3 || problem.a_type == DType::e5m2 ? kDiffLimitFp8
+                                                                        : kDiffLimit16Bit;
+}
+
+int64_t reference_check_rows(const GemmProblem& p) {
+  const double per_row = double(p.n) * double(p.k);
+  if (double(p.m) * per_row <= kReferenceCheckMaxFmas) return p.m;
+  const int64_t rows = int64_t(kReferenceCheckMaxFmas / per_row) / 128 * 128;
+  return std::min(p.m, std::max<int64_t>(rows, 128));
+}
+
+void check_item(const BenchItem& item) { (void)bench_problem(item); }
+
+std::string cuda_context_lost() {
+  (void)cudaGetLastError();   // a launch error that is not sticky is reported once, then gone
+  cudaError_t e = cudaDeviceSynchronize();
+  if (e == cudaSuccess) return {};
+  (void)cudaGetLastError();
+  const cudaError_t again = cudaDeviceSynchronize();   // a sticky error comes back every time
+  if (again == cudaSuccess) return {};
+  e = again;
+  return fmt::format("{}: {}", cudaGetErrorName(e), cudaGetErrorString(e));
+}
+
 BenchRow run_case(const BenchItem& item, const BenchOptions& options, const GpuInfo& gpu,
                   L2Flusher& flusher) {
   const GemmProblem problem = bench_problem(item);
   BenchRow row;
   row.problem = problem;
   row.tag = item.tag;
+  row.diff = std::numeric_limits<double>::quiet_NaN();
+  row.diff_limit = diff_limit(problem);
+  try {
+    Stream stream;
+    CaseData data;
+    fill_inputs(data, problem, options, stream.get(), flusher);
+    if (data.fp8) row.quantize_us = data.fp8->quantize_us;
+    set_operands(data, problem, options, stream.get(), row);
 
-  Stream stream;
-  CaseData data;
-  fill_inputs(data, problem, options, stream.get(), flusher);
-  if (data.fp8) row.quantize_us = data.fp8->quantize_us;
-  set_operands(data, problem, options, stream.get());
-
-  CaseCalls calls(problem, data, options);
-  const BaselinesRun run = run_first_calls(calls, data, problem, options, stream.get(), row);
-  check_first_outputs(row, calls.report(), data, problem, run.baseline);
-  const CaseTimes times = time_calls_interleaved(calls, run, row, options, stream.get(), flusher);
-  fill_timings(row, times, run);
-  fill_prediction(row, calls.report(), gpu);
+    CaseCalls calls(problem, data, options);
+    const BaselinesRun run = run_first_calls(calls, data, problem, options, stream.get(), row);
+    check_first_outputs(row, calls.report(), data, options, run.baseline, stream.get());
+    const CaseTimes times = time_calls_interleaved(calls, run, row, options, stream.get(), flusher);
+    fill_timings(row, times, run);
+    fill_prediction(row, calls.report(), gpu);
+  } catch (const Error& e) {
+    if (const std::string lost = cuda_context_lost(); !lost.empty())
+      throw CudaError(fmt::format("bench {}x{}x{}: {} (the CUDA context is lost: {}; the bench "
+                                  "stops)", problem.m, problem.n, problem.k, e.what(), lost));
+    row.failure += (row.failure.empty() ? "" : "; ") + std::string(e.what());
+    log(2, "bench {}x{}x{}: FAILED: {}", problem.m, problem.n, problem.k, row.failure);
+  }
   return row;
 }
 
 std::vector<BenchRow> run_bench(
     const std::vector<BenchItem>& items, const BenchOptions& options, const GpuInfo& gpu,
     const std::function<void(std::size_t, std::size_t, const BenchItem*)>& progress) {
+  for (const BenchItem& item : items) check_item(item);   // bad input before any measuring
   cuda_check(cudaSetDevice(options.device), "cudaSetDevice");
   L2Flusher flusher;
   std::vector<BenchRow> rows;
@@ -398,8 +481,26 @@ std::vector<BenchRow> run_bench(
 double geomean_ratio(const std::vector<BenchRow>& rows) {
   std::vector<double> ratios;
   for (const BenchRow& r : rows)
-    if (r.baseline) ratios.push_back(r.ratio);
+    if (r.baseline && r.failure.empty()) ratios.push_back(r.ratio);
   return geometric_mean(ratios);
+}
+
+std::size_t rows_without_baseline(const std::vector<BenchRow>& rows) {
+  return std::size_t(std::count_if(rows.begin(), rows.end(), [](const BenchRow& r) {
+    return !r.baseline && !r.baseline_unavailable.empty();
+  }));
+}
+
+std::size_t failed_rows(const std::vector<BenchRow>& rows) {
+  return std::size_t(std::count_if(rows.begin(), rows.end(),
+                                   [](const BenchRow& r) { return !r.failure.empty(); }));
+}
+
+std::vector<BenchRow> timed_rows(const std::vector<BenchRow>& rows) {
+  std::vector<BenchRow> out;
+  for (const BenchRow& r : rows)
+    if (r.ours.samples > 0) out.push_back(r);
+  return out;
 }
 
 std::vector<PlanRow> plan_items(const std::vector<BenchItem>& items, const GpuInfo& device) {

@@ -52,8 +52,19 @@ struct BenchRow {
   std::optional<TimingStats> baseline;             // cuBLASLt (block-scaled for FP8)
   double baseline_tflops = 0;
   double ratio = 0;             // baseline median / our median (> 1: we are faster); 0 without
-  double diff = 0;              // gemm_diff(our D, baseline D); NaN without a baseline
+  // DeepGEMM's diff of our first call's D against diff_ref's: "cublaslt", the baseline's D on
+  // the same inputs, or, for a row the baseline could not serve, "float64", the float64
+  // reference (bench/reference.hpp; FP8: the GEMM of the unquantised BF16 inputs) of the first
+  // checked_rows rows. NaN and diff_ref "" when nothing was compared (--no-baseline, or our
+  // call failed).
+  double diff = 0;
+  std::string diff_ref;
+  double diff_limit = 0;        // diff_limit(problem): what a correct D stays under
+  int64_t checked_rows = 0;     // rows of D the diff covers
   int64_t unwritten = 0;        // non-finite entries of our D
+  // Why the row FAILED; empty when it did not. Our call threw (then nothing was timed:
+  // ours.samples == 0), or its D was wrong (diff not under diff_limit, or entries unwritten).
+  std::string failure;
   std::optional<TimingStats> baseline_fp8_per_tensor;  // FP8 only
   double baseline_fp8_per_tensor_tflops = 0;
   // FP8 only: why a cuBLASLt baseline that was asked for did not run (its error message, e.g.
@@ -68,19 +79,52 @@ struct BenchRow {
   std::optional<TimingStats> same_bytes_copy;
 };
 
+// What a correct D's diff stays under: DeepGEMM's thresholds, 1e-5 for 16-bit inputs and
+// 1e-3 for FP8 (against the unquantised inputs; Hopper's FP8 accumulation and e4m3 rounding).
+inline constexpr double kDiffLimit16Bit = 1e-5;
+inline constexpr double kDiffLimitFp8 = 1e-3;
+double diff_limit(const GemmProblem& problem);
+
+// The float64 reference (one thread per output) checks a row without a baseline on its first
+// rows only when the whole would take more than this many multiply-adds (2^36: about a second
+// on an H100); at least 128 rows, a whole number of 128-row tiles.
+inline constexpr double kReferenceCheckMaxFmas = 68719476736.0;
+int64_t reference_check_rows(const GemmProblem& problem);
+
+// The bench's input checks (the item's problem as it runs it: beta 0, FP8 only block-scaled and
+// quantisable); throws InvalidArgument. run_bench checks every item before running any.
+void check_item(const BenchItem& item);
+
 // Measures one item on the current device (cudaSetDevice done by the caller). Leading
-// dimensions of the problem are honoured; beta is 0.
+// dimensions of the problem are honoured; beta is 0. A row that fails is returned with
+// `failure` set, not thrown: our call throwing (nothing timed), or a wrong D (still timed).
+// A baseline cuBLASLt refuses (InvalidArgument, or a CudaError that leaves the CUDA context
+// working, such as no algorithm) is n/a with the reason in baseline_unavailable, and the row is
+// checked against the float64 reference instead. Throws for bad input (check_item) and for an
+// error after which the context cannot be used (cuda_context_lost): nothing later could run.
 BenchRow run_case(const BenchItem& item, const BenchOptions& options, const GpuInfo& gpu,
                   L2Flusher& flusher);
 
 // Measures every item; `progress(done, total, item)` is called before each item and once at
-// the end (done == total, item null). Sets the device from options.device.
+// the end (done == total, item null). Sets the device from options.device. Checks every item
+// (check_item) before measuring any.
 std::vector<BenchRow> run_bench(
     const std::vector<BenchItem>& items, const BenchOptions& options, const GpuInfo& gpu,
     const std::function<void(std::size_t, std::size_t, const BenchItem*)>& progress = {});
 
-// Geometric mean of the rows' ratios (rows without a baseline are skipped).
+// Empty while the current device's CUDA context still works after an error; else the error
+// every call now returns (an illegal address or a launch failure is sticky: the process cannot
+// use the device again). Clears an error that is not sticky.
+std::string cuda_context_lost();
+
+// Geometric mean of the rows' ratios over the rows with a baseline that did not fail.
 double geomean_ratio(const std::vector<BenchRow>& rows);
+// Rows that asked for a baseline and got none (baseline_unavailable set), and rows that FAILED.
+std::size_t rows_without_baseline(const std::vector<BenchRow>& rows);
+std::size_t failed_rows(const std::vector<BenchRow>& rows);
+// The rows whose call was timed (every row but those whose call threw), for the figures that
+// need a time (copy-bandwidth shares, plots).
+std::vector<BenchRow> timed_rows(const std::vector<BenchRow>& rows);
 
 // ---- planning without a GPU ----------------------------------------------------------------
 

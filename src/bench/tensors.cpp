@@ -1,6 +1,8 @@
 // Device buffers and test data: host-generated, uploaded; results downloaded as doubles.
 #include "bench/tensors.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 #include <random>
@@ -9,6 +11,7 @@
 #include <utility>
 
 #include "autogemm/errors.hpp"
+#include "autogemm/quantize.hpp"
 #include "bench/number_formats.hpp"
 #include "cuda/cuda_check.hpp"
 
@@ -188,6 +191,88 @@ std::vector<double> download_as_double(const void* device_ptr, std::size_t count
       values[i] = decode_to_double(load_bits(host.data(), i, width), t);
   });
   return values;
+}
+
+// ---- a problem's operands -------------------------------------------------------------------
+
+std::size_t operand_elements(const GemmProblem& p, char operand) {
+  switch (operand) {
+    case 'A': return std::size_t((a_is_k_major(p.layout) ? p.m : p.k) * p.lda_or_packed());
+    case 'B': return std::size_t((b_is_k_major(p.layout) ? p.n : p.k) * p.ldb_or_packed());
+    case 'C': return std::size_t(p.m * p.ldc_or_packed());
+    case 'D': return std::size_t(p.m * p.ldd_or_packed());
+    default: break;
+  }
+  throw InvalidArgument("operand", std::string(1, operand), "expected A, B, C or D");
+}
+
+void check_quantised_fp8_problem(const GemmProblem& problem) {
+  if (problem.a_type != DType::e4m3 || problem.b_type != DType::e4m3)
+    throw InvalidArgument("a_type", std::string(to_string(problem.a_type)),
+                          "the bench makes FP8 inputs by quantising BF16 data to e4m3 "
+                          "(quantize.hpp); both inputs must be e4m3");
+  if (problem.layout != Layout::nt)
+    throw InvalidArgument("layout", std::string(to_string(problem.layout)),
+                          "FP8 inputs are quantised along K, which must be contiguous in both: nt");
+  if (problem.lda_or_packed() != problem.k || problem.ldb_or_packed() != problem.k)
+    throw InvalidArgument(problem.lda_or_packed() != problem.k ? "lda" : "ldb",
+                          std::to_string(problem.lda_or_packed() != problem.k
+                                             ? problem.lda_or_packed()
+                                             : problem.ldb_or_packed()),
+                          fmt::format("quantised FP8 operands are packed: must be K = {}",
+                                      problem.k));
+}
+
+Fp8Sources make_fp8_sources(int64_t m, int64_t n, int64_t k, uint64_t seed) {
+  const int bytes = dtype_bytes(DType::bf16);
+  Fp8Sources s{DeviceBuffer(std::size_t(m * k) * bytes), DeviceBuffer(std::size_t(n * k) * bytes)};
+  fill_random(s.a.get(), std::size_t(m * k), DType::bf16, seed);
+  fill_random(s.b.get(), std::size_t(n * k), DType::bf16, seed + 1);
+  return s;
+}
+
+Fp8Scales make_fp8_scales(int64_t m, int64_t n, int64_t k) {
+  return {DeviceBuffer(std::size_t(fp8_scale_count_1x128(m, k)) * sizeof(float)),
+          DeviceBuffer(std::size_t(fp8_scale_count_128x128(n, k)) * sizeof(float))};
+}
+
+void quantize_fp8_sources(const Fp8Sources& sources, int64_t m, int64_t n, int64_t k, void* a,
+                          void* b, const Fp8Scales& scales, cudaStream_t stream) {
+  quantize_fp8_1x128(sources.a.get(), DType::bf16, m, k, k, a, static_cast<float*>(scales.a.get()),
+                     stream);
+  quantize_fp8_128x128(sources.b.get(), DType::bf16, n, k, k, b,
+                       static_cast<float*>(scales.b.get()), stream);
+}
+
+GemmOperands GemmInputs::operands() const {
+  GemmOperands o;
+  o.a = a.get();
+  o.b = b.get();
+  o.d = d.get();
+  o.scale_a = static_cast<const float*>(scales.a.get());
+  o.scale_b = static_cast<const float*>(scales.b.get());
+  return o;
+}
+
+GemmInputs make_gemm_inputs(const GemmProblem& problem, uint64_t seed) {
+  GemmInputs in;
+  const int in_bytes = dtype_bytes(problem.a_type);
+  in.a = DeviceBuffer(operand_elements(problem, 'A') * in_bytes);
+  in.b = DeviceBuffer(operand_elements(problem, 'B') * in_bytes);
+  in.d = DeviceBuffer(operand_elements(problem, 'D') * dtype_bytes(problem.d_type));
+  if (problem.scaling == Scaling::block_1x128_128x128) {
+    check_quantised_fp8_problem(problem);
+    const Fp8Sources sources = make_fp8_sources(problem.m, problem.n, problem.k, seed);
+    in.scales = make_fp8_scales(problem.m, problem.n, problem.k);
+    quantize_fp8_sources(sources, problem.m, problem.n, problem.k, in.a.get(), in.b.get(),
+                         in.scales, nullptr);
+    cuda_check(cudaStreamSynchronize(nullptr), "cudaStreamSynchronize(FP8 quantisation)");
+  } else {
+    fill_random(in.a.get(), operand_elements(problem, 'A'), problem.a_type, seed);
+    fill_random(in.b.get(), operand_elements(problem, 'B'), problem.b_type, seed + 1);
+  }
+  fill_poison(in.d.get(), operand_elements(problem, 'D'), problem.d_type);
+  return in;
 }
 
 }  // namespace autogemm::bench

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "autogemm/gemm.hpp"
 #include "autogemm/problem.hpp"
 
 namespace autogemm::bench {
@@ -42,5 +43,43 @@ void upload_from_double(void* device_ptr, const std::vector<double>& values, DTy
 void fill_poison(void* device_ptr, std::size_t count, DType t);
 // Copies `count` elements of type t back to the host as doubles.
 std::vector<double> download_as_double(const void* device_ptr, std::size_t count, DType t);
+
+// ---- a problem's operands -------------------------------------------------------------------
+
+// Elements operand 'A', 'B', 'C' or 'D' occupies as the problem stores it: rows (as stored)
+// times the leading dimension.
+std::size_t operand_elements(const GemmProblem& problem, char operand);
+
+// FP8 inputs the way a user makes them, as `autogemm bench` and `autogemm tune` do: random BF16
+// A (M x K) and B (N x K), K contiguous, quantised to e4m3 with 1 x 128 (A) and 128 x 128 (B)
+// block scales by quantize.hpp.
+//
+// Throws InvalidArgument unless the problem is such a case: e4m3 inputs, layout nt, packed
+// A and B (the quantiser writes packed rows).
+void check_quantised_fp8_problem(const GemmProblem& problem);
+// The BF16 data: fill_random from `seed` (A) and `seed + 1` (B), so the same seed gives the same
+// values again (the float64 reference of the unquantised inputs is computed from them).
+struct Fp8Sources {
+  DeviceBuffer a, b;
+};
+Fp8Sources make_fp8_sources(int64_t m, int64_t n, int64_t k, uint64_t seed);
+// The scales, sized by fp8_scale_count_1x128 (A) and fp8_scale_count_128x128 (B).
+struct Fp8Scales {
+  DeviceBuffer a, b;
+};
+Fp8Scales make_fp8_scales(int64_t m, int64_t n, int64_t k);
+// Quantises the sources into a (M x K e4m3, packed), b (N x K) and the scales, on `stream`.
+void quantize_fp8_sources(const Fp8Sources& sources, int64_t m, int64_t n, int64_t k, void* a,
+                          void* b, const Fp8Scales& scales, cudaStream_t stream);
+
+// One problem's operands on random inputs: A and B as the problem stores them (fill_random from
+// seed and seed + 1; block-scaled FP8: quantised BF16 sources, see above), D poisoned (NaN) so
+// unwritten entries show; beta = 0. Ready on the device when this returns.
+struct GemmInputs {
+  DeviceBuffer a, b, d;
+  Fp8Scales scales;           // block-scaled FP8 only
+  GemmOperands operands() const;
+};
+GemmInputs make_gemm_inputs(const GemmProblem& problem, uint64_t seed);
 
 }  // namespace autogemm::bench

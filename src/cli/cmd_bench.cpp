@@ -1,6 +1,7 @@
 // `autogemm bench`: our gemm() against cuBLASLt on the same inputs, per shape, with the
 // geometric-mean speed ratio; without a GPU, the plan for a preset instead; with --replot, the
-// picture of an earlier run's CSV. The measuring and formatting live in src/bench
+// picture of an earlier run's CSV. A row that fails (our call throws, or its D is wrong) is
+// shown as FAILED and the suite goes on; the exit code is then 1. The measuring and formatting live in src/bench
 // (bench_runner.hpp, bench_report.hpp, plot_svg.hpp, progress.hpp); this file reads options.
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -159,7 +160,7 @@ std::string csv_text(const std::vector<bench::BenchRow>& rows) {
 
 std::string plot_subtitle(const std::vector<bench::BenchRow>& rows) {
   std::size_t with_baseline = 0;
-  for (const bench::BenchRow& r : rows) with_baseline += r.baseline ? 1 : 0;
+  for (const bench::BenchRow& r : rows) with_baseline += r.baseline && r.failure.empty() ? 1 : 0;
   if (with_baseline == 0) return fmt::format("{} rows, none with a cuBLASLt baseline", rows.size());
   return fmt::format("{} rows; geometric-mean ratio {:.3f} over the {} with a cuBLASLt baseline",
                      rows.size(), bench::geomean_ratio(rows), with_baseline);
@@ -210,13 +211,12 @@ void print_results(const BenchCliOptions& o, const Target& target,
              o.l2_warm ? "L2 NOT flushed (--l2-warm: inputs that fit stay in L2; a diagnostic)"
                        : "L2 flushed before every timed call",
              bench::format_table(rows));
-  fmt::print("\n{}\n", bench::format_copy_bandwidth_line(copy, rows));
-  if (const std::string table = bench::format_same_bytes_table(rows); !table.empty())
+  const std::vector<bench::BenchRow> timed = bench::timed_rows(rows);
+  fmt::print("\n{}\n", bench::format_copy_bandwidth_line(copy, timed));
+  if (const std::string table = bench::format_same_bytes_table(timed); !table.empty())
     fmt::print("\n{}", table);
-  if (options.baseline)
-    fmt::print("\ngeomean ratio (cuBLASLt time / ours; > 1: autogemm faster): {:.3f} over {} "
-               "case{}\n",
-               bench::geomean_ratio(rows), rows.size(), rows.size() == 1 ? "" : "s");
+  if (const std::string summary = bench::format_summary(rows, options.baseline); !summary.empty())
+    fmt::print("\n{}", summary);
 }
 
 void run(const BenchCliOptions& o) {
@@ -288,7 +288,14 @@ void run(const BenchCliOptions& o) {
                              o.dtype, o.layout);
     plot.subtitle = plot_subtitle(rows);
     plot.copy_gbps = copy.gbps;
-    write_file("--plot", o.plot, bench::plot_svg(bench::plot_rows(rows, copy.gbps), plot));
+    write_file("--plot", o.plot,
+               bench::plot_svg(bench::plot_rows(bench::timed_rows(rows), copy.gbps), plot));
+  }
+  // Every row ran (a failed row does not stop the suite); the exit code says whether one failed.
+  if (const std::size_t failed = bench::failed_rows(rows); failed > 0) {
+    fmt::print(stderr, "autogemm: {} of {} row{} FAILED (the table says why)\n", failed,
+               rows.size(), rows.size() == 1 ? "" : "s");
+    throw CLI::RuntimeError(1);
   }
 }
 
@@ -329,7 +336,9 @@ void add_bench_command(CLI::App& app) {
                   "panel (the CSV does not record it)");
   cmd->add_flag("--json", o->json,
                 "print JSON (rows, geometric-mean ratio, copy bandwidth) instead of a table");
-  cmd->add_flag("--no-baseline", o->no_baseline, "time autogemm only (no cuBLASLt, no diff)");
+  cmd->add_flag("--no-baseline", o->no_baseline,
+                "time autogemm only (no cuBLASLt, no diff; rows whose baseline cuBLASLt refuses "
+                "are checked against the float64 reference without this)");
   cmd->add_flag("--l2-warm", o->l2_warm,
                 "do not flush the L2 before each timed call (diagnostic: shows whether a row is "
                 "limited by DRAM; reported figures use the default flush)");

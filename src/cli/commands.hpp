@@ -14,5 +14,6 @@ void add_warmup_command(CLI::App& app);    // cmd_warmup.cpp
 void add_compile_command(CLI::App& app);   // cmd_compile.cpp
 void add_fuzz_command(CLI::App& app);      // cmd_fuzz.cpp
 void add_advise_command(CLI::App& app);    // cmd_advise.cpp
+void add_tune_command(CLI::App& app);      // cmd_tune.cpp
 
 }  // namespace autogemm::cli

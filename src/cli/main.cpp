@@ -1,4 +1,5 @@
-// The `autogemm` command: profile, plan, kernels, bench, ladder, warmup.
+// The `autogemm` command: profile, plan, kernels, bench, ladder, warmup, compile, fuzz, advise,
+// tune.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -22,6 +23,7 @@ int main(int argc, char** argv) {
   autogemm::cli::add_compile_command(app);
   autogemm::cli::add_fuzz_command(app);
   autogemm::cli::add_advise_command(app);
+  autogemm::cli::add_tune_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& e) {

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <tuple>
 
 #include "autogemm/device.hpp"
@@ -22,6 +23,7 @@
 #include "runtime/cublaslt.hpp"
 #include "runtime/launch.hpp"
 #include "runtime/tensor_maps.hpp"
+#include "runtime/tuning_record.hpp"
 
 namespace autogemm {
 
@@ -95,9 +97,14 @@ std::vector<GemmConfig> distinct_candidates(const Plan& plan, int count) {
 
 using SpecPtr = std::shared_ptr<const KernelSpec>;
 
+struct Timed {
+  SpecPtr spec;
+  double us = 0;   // per launch
+};
+
 // Times each spec on the call's buffers (one warm-up, three timed launches between events on
 // `stream`) and returns the fastest. Blocks on the stream; first call only.
-SpecPtr fastest(const GemmOperands& o, cudaStream_t stream, const std::vector<SpecPtr>& specs) {
+Timed fastest(const GemmOperands& o, cudaStream_t stream, const std::vector<SpecPtr>& specs) {
   cudaEvent_t start, stop;
   cuda_check(cudaEventCreate(&start), "cudaEventCreate");
   cuda_check(cudaEventCreate(&stop), "cudaEventCreate");
@@ -121,7 +128,7 @@ SpecPtr fastest(const GemmOperands& o, cudaStream_t stream, const std::vector<Sp
   }
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
-  return best;
+  return {best, double(best_ms) * 1000 / 3};
 }
 
 PlanKey plan_key(int device, const GemmProblem& p) {
@@ -129,7 +136,30 @@ PlanKey plan_key(int device, const GemmProblem& p) {
           p.ldb_or_packed(), p.ldc_or_packed(), p.ldd_or_packed(), p.scaling, p.reads_c};
 }
 
-// Plans each distinct problem once per process (and autotunes it once when asked).
+// The tuning record's spec for a planned problem, or null when the record is off, has no
+// usable entry, or has one from fewer candidates than this call asks to time (then it is tuned
+// again and the entry replaced).
+SpecPtr recorded_spec(const Plan& plan, std::size_t candidates_wanted) {
+  const std::shared_ptr<runtime::TuningRecord> record = runtime::process_tuning_record();
+  if (!record || plan.spec.vendor) return nullptr;
+  const std::optional<runtime::TuningEntry> entry = record->lookup(plan.device, plan.problem);
+  if (!entry) return nullptr;
+  if (std::size_t(entry->candidates) < candidates_wanted) {
+    log(3, "tuning record: {}x{}x{} was tuned over {} candidates; this call asks for {}",
+        plan.problem.m, plan.problem.n, plan.problem.k, entry->candidates, candidates_wanted);
+    return nullptr;
+  }
+  std::optional<KernelSpec> spec =
+      runtime::spec_from_entry(*entry, plan.problem, plan.device, plan.path_reason);
+  if (!spec) return nullptr;
+  log(3, "tuning record {}x{}x{}: {} ({} candidates, {:.2f} us, {})", plan.problem.m,
+      plan.problem.n, plan.problem.k, spec->text, entry->candidates, entry->time_us, entry->date);
+  return std::make_shared<const KernelSpec>(std::move(*spec));
+}
+
+// Plans each distinct problem once per process: from the tuning record when it holds the
+// problem, else the planner's choice, autotuned when asked (the winner then goes into the
+// record).
 SpecPtr planned_spec(int device, const GemmProblem& p, const GemmOperands& o, cudaStream_t stream,
                      int autotune) {
   static std::mutex mutex;
@@ -145,17 +175,25 @@ SpecPtr planned_spec(int device, const GemmProblem& p, const GemmOperands& o, cu
   PlannedSpec planned{std::make_shared<const KernelSpec>(plan.spec), false};
   log(3, "plan {}x{}x{} {} {}: {} ({:.1f} us predicted; {})", p.m, p.n, p.k, to_string(p.a_type),
       to_string(p.layout), plan.spec.text, plan.best().prediction.time_us, plan.path_reason);
-  if (want_tuning && !plan.spec.vendor && plan::operand_violation(plan.spec, o).empty()) {
+  const bool tune =
+      want_tuning && !plan.spec.vendor && plan::operand_violation(plan.spec, o).empty();
+  const std::vector<GemmConfig> candidates =
+      tune ? distinct_candidates(plan, autotune) : std::vector<GemmConfig>{};
+  if (SpecPtr recorded = recorded_spec(plan, candidates.size())) {
+    planned = {std::move(recorded), true};
+  } else if (tune) {
     std::vector<SpecPtr> specs;
-    for (const GemmConfig& c : distinct_candidates(plan, autotune))
+    for (const GemmConfig& c : candidates)
       specs.push_back(std::make_shared<const KernelSpec>(
           plan::make_spec(p, c, plan.device, plan.path_reason)));
-    planned.spec = fastest(o, stream, specs);
+    const Timed winner = fastest(o, stream, specs);
     planned.tuned = true;
-    auto tuned = std::make_shared<KernelSpec>(*planned.spec);
+    auto tuned = std::make_shared<KernelSpec>(*winner.spec);
     tuned->reason += fmt::format("; autotuned over {} candidates", specs.size());
     planned.spec = std::move(tuned);
-    log(3, "autotuned {}x{}x{}: {}", p.m, p.n, p.k, planned.spec->text);
+    log(3, "autotuned {}x{}x{}: {} ({:.2f} us)", p.m, p.n, p.k, planned.spec->text, winner.us);
+    if (const auto record = runtime::process_tuning_record())
+      record->store(plan.device, p, winner.spec->config, winner.us, int(specs.size()));
   }
   std::lock_guard<std::mutex> lock(mutex);
   plans[key] = planned;

@@ -1,0 +1,270 @@
+// `autogemm tune --suite FILE`: autotunes every shape of a suite through autogemm::gemm() on
+// random inputs and so fills the tuning record (runtime/tuning_record.hpp), which later
+// processes' gemm() calls read instead of timing again. Per row: the planner's choice, the
+// winner, both timed like the bench times (L2 flushed, median), and where the winner came from
+// (tuned now, or already in the record). Without a GPU it shows the plan, as `autogemm bench`
+// does.
+#include <fmt/format.h>
+
+#include <cctype>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "autogemm/device.hpp"
+#include "autogemm/errors.hpp"
+#include "autogemm/gemm.hpp"
+#include "autogemm/plan.hpp"
+#include "bench/bench_report.hpp"
+#include "bench/bench_runner.hpp"
+#include "bench/progress.hpp"
+#include "bench/suite.hpp"
+#include "bench/tensors.hpp"
+#include "bench/timing.hpp"
+#include "cli/cli_common.hpp"
+#include "cli/commands.hpp"
+#include "cuda/cuda_check.hpp"
+#include "runtime/tuning_record.hpp"
+
+namespace autogemm::cli {
+
+namespace {
+
+struct TuneOptions {
+  std::string suite;
+  std::string dtype = "bf16";
+  std::string layout = "nt";
+  std::string device;
+  int candidates = 8;
+  int warmup = 3;
+  int iters = 10;
+  uint64_t seed = 2026;
+  bool retune = false;
+};
+
+struct TuneRow {
+  bench::BenchItem item;
+  std::string planned;          // the planner's choice
+  double planned_us = 0;
+  std::string winner;           // what gemm() runs with the record
+  double winner_us = 0;
+  std::string source;           // "tuned over N", "record (N, date)", or why not tuned
+  std::string failure;          // empty when the row worked
+};
+
+bool is_ordinal(const std::string& spec) {
+  if (spec.empty()) return false;
+  for (unsigned char c : spec)
+    if (!std::isdigit(c)) return false;
+  return true;
+}
+
+// Throws unless the process has a tuning record (tune's only job is filling it).
+void require_tuning_record() {
+  const runtime::TuningRecordStatus status = runtime::tuning_record_status();
+  if (!status.on)
+    throw InvalidArgument(status.variable, status.value,
+                          fmt::format("{}; tune fills the tuning record, so it needs one "
+                                      "(docs/env-vars.md)", status.why_off));
+}
+
+// The record tune writes into: the process's, checked writable (its folder is created here).
+std::shared_ptr<runtime::TuningRecord> writable_record(bool retune) {
+  require_tuning_record();
+  const runtime::TuningRecordStatus status = runtime::tuning_record_status();
+  std::shared_ptr<runtime::TuningRecord> record = runtime::process_tuning_record();
+  if (const std::string why = record->writable_problem(); !why.empty())
+    throw InvalidArgument(status.variable, status.value,
+                          fmt::format("the tuning record cannot be written: {}", why));
+  if (retune) {   // time every row again: gemm() reads nothing, still writes the winners
+    record = std::make_shared<runtime::TuningRecord>(record->folder(), /*read=*/false);
+    runtime::set_process_tuning_record(record);
+  }
+  return record;
+}
+
+std::string source_of(const GemmReport& report) {
+  if (report.used_vendor) return "not tuned: " + report.reason;
+  if (const auto at = report.reason.find("from the tuning record"); at != std::string::npos)
+    return "record " +
+           report.reason.substr(at + std::string_view("from the tuning record ").size());
+  if (const auto at = report.reason.find("autotuned over"); at != std::string::npos)
+    return "tuned now, " + report.reason.substr(at + std::string_view("autotuned ").size());
+  return "not tuned: " + report.reason;
+}
+
+// One row: autotune through gemm() (the record is written there), then time the planner's
+// choice and the winner alike.
+void tune_row(TuneRow& row, const GpuInfo& gpu, const TuneOptions& o, cudaStream_t stream,
+              bench::L2Flusher& flusher) {
+  const GemmProblem& p = row.item.problem;
+  const Plan plan = plan_gemm(p, gpu);
+  row.planned = plan.spec.vendor ? "cuBLASLt" : plan.spec.config.describe();
+  const bench::GemmInputs inputs = bench::make_gemm_inputs(p, o.seed);
+  const GemmOperands ops = inputs.operands();
+  GemmOptions tuned;
+  tuned.device = gpu.ordinal;
+  tuned.autotune = o.candidates;
+  const GemmReport report = gemm(p, ops, stream, tuned);
+  cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize(autotuned call)");
+  row.winner = report.used_vendor ? "cuBLASLt" : report.config.describe();
+  row.source = source_of(report);
+
+  std::vector<std::function<void(cudaStream_t)>> calls;
+  auto forced = [&](const std::string& text) {
+    GemmOptions options;
+    options.device = gpu.ordinal;
+    options.config = GemmConfig::parse(text);
+    return [p, ops, options](cudaStream_t s) { gemm(p, ops, s, options); };
+  };
+  const bool same = plan.spec.vendor || report.used_vendor || row.winner == row.planned;
+  if (plan.spec.vendor)
+    calls.push_back([p, ops, tuned](cudaStream_t s) { gemm(p, ops, s, tuned); });
+  else
+    calls.push_back(forced(row.planned));
+  if (!same) calls.push_back(forced(row.winner));
+  const auto times = bench::time_interleaved(calls, o.warmup, o.iters, stream, &flusher);
+  row.planned_us = bench::summarize(times[0]).median_us;
+  row.winner_us = same ? row.planned_us : bench::summarize(times[1]).median_us;
+}
+
+std::string format_rows(const std::vector<TuneRow>& rows) {
+  std::size_t width = 16;
+  for (const TuneRow& r : rows) width = std::max({width, r.planned.size(), r.winner.size()});
+  std::string out = fmt::format("{:>6} {:>6} {:>6} {:<8} {:<{}} {:>9}  {:<{}} {:>9} {:>7}  {}\n",
+                                "m", "n", "k", "tag", "planner's choice", width, "us", "winner",
+                                width, "us", "gain", "source");
+  for (const TuneRow& r : rows) {
+    const GemmProblem& p = r.item.problem;
+    if (!r.failure.empty()) {
+      out += fmt::format("{:>6} {:>6} {:>6} {:<8} FAILED: {}\n", p.m, p.n, p.k, r.item.tag,
+                         r.failure);
+      continue;
+    }
+    out += fmt::format("{:>6} {:>6} {:>6} {:<8} {:<{}} {:>9.2f}  {:<{}} {:>9.2f} {:>7.3f}  {}\n",
+                       p.m, p.n, p.k, r.item.tag, r.planned, width, r.planned_us, r.winner,
+                       width, r.winner_us, r.winner_us > 0 ? r.planned_us / r.winner_us : 0.0,
+                       r.source);
+  }
+  return out;
+}
+
+void run_tune(const TuneOptions& o) {
+  // Arguments first (the suite and its problems, the record), then the device.
+  std::vector<bench::BenchItem> items;
+  for (const bench::BenchCase& c : bench::load_suite(o.suite))
+    items.push_back({make_problem(c.m, c.n, c.k, o.dtype, o.layout, 0, 0, 0), c.tag});
+  for (const bench::BenchItem& item : items) bench::check_item(item);
+  require_tuning_record();
+
+  // Without a GPU (or for a preset), as `autogemm bench`: the plan instead, exit 0.
+  const GpuProfile profile = profile_gpus();
+  if (profile.gpus.empty() || (!o.device.empty() && !is_ordinal(o.device))) {
+    std::string note;
+    GpuInfo preset;
+    if (profile.gpus.empty()) {
+      const std::string name = o.device.empty() || is_ordinal(o.device) ? kFallbackPreset
+                                                                         : o.device;
+      preset = device_preset(name);
+      note = fmt::format("no GPU: {}; showing the plan for {} instead of measuring",
+                         profile.unavailable_reason.empty() ? "no CUDA device found"
+                                                            : profile.unavailable_reason,
+                         name);
+    } else {
+      preset = device_preset(o.device);
+      note = fmt::format("{} is a device preset, not a GPU; showing the plan for {} instead of "
+                         "measuring (--device 0 tunes GPU 0)", o.device, o.device);
+    }
+    fmt::print("{}; nothing is tuned or written to the tuning record\n\n{}", note,
+               bench::format_plan_table(bench::plan_items(items, preset)));
+    return;
+  }
+  const GpuInfo gpu = o.device.empty() ? profile.gpus.front() : resolve_device(o.device);
+  const std::shared_ptr<runtime::TuningRecord> record = writable_record(o.retune);
+  cuda_check(cudaSetDevice(gpu.ordinal), "cudaSetDevice");
+  fmt::print("tuning {} rows on {} (GPU {}), {} candidates each{}; record {}\n"
+             "times: {} warm-up + {} timed calls each, L2 flushed, median\n\n",
+             items.size(), gpu.name, gpu.ordinal, o.candidates,
+             o.retune ? " (--retune: entries already there are timed again)" : "",
+             record->folder().string(), o.warmup, o.iters);
+
+  const runtime::TuningRecord reader(record->folder());
+  bench::L2Flusher flusher;
+  cudaStream_t stream = nullptr;
+  cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  std::vector<TuneRow> rows;
+  // A line on stderr once the run takes longer than 2 s, when stderr is a terminal.
+  std::optional<bench::ProgressReporter> progress(std::in_place, std::cerr,
+                                                  bench::stderr_is_terminal());
+  for (const bench::BenchItem& item : items) {
+    progress->update(rows.size(), items.size(), &item);
+    TuneRow row;
+    row.item = item;
+    try {
+      tune_row(row, gpu, o, stream, flusher);
+      if (row.source.rfind("not tuned", 0) != 0 && !reader.lookup(gpu, item.problem))
+        row.failure = fmt::format("{} won, but the tuning record holds no entry for it (the "
+                                  "warning above says why)", row.winner);
+    } catch (const Error& e) {
+      if (const std::string lost = bench::cuda_context_lost(); !lost.empty()) {
+        (void)cudaStreamDestroy(stream);
+        throw CudaError(fmt::format("tune {}x{}x{}: {} (the CUDA context is lost: {})",
+                                    item.problem.m, item.problem.n, item.problem.k, e.what(),
+                                    lost));
+      }
+      row.failure = e.what();
+    }
+    rows.push_back(std::move(row));
+  }
+  (void)cudaStreamDestroy(stream);
+  progress->update(items.size(), items.size(), nullptr);
+  progress.reset();
+
+  fmt::print("{}", format_rows(rows));
+  std::size_t failed = 0, recorded = 0;
+  for (const TuneRow& r : rows) {
+    failed += r.failure.empty() ? 0 : 1;
+    recorded += r.failure.empty() && r.source.rfind("not tuned", 0) != 0 ? 1 : 0;
+  }
+  fmt::print("\n{} of {} rows in the tuning record {}\n", recorded, rows.size(),
+             record->folder().string());
+  if (failed > 0) {
+    fmt::print(stderr, "autogemm: {} of {} rows FAILED (the table says why)\n", failed,
+               rows.size());
+    throw CLI::RuntimeError(1);
+  }
+}
+
+}  // namespace
+
+void add_tune_command(CLI::App& app) {
+  auto o = std::make_shared<TuneOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "tune", "Autotune a suite's shapes and keep the winners in the tuning record, which later "
+              "gemm() calls use without timing again");
+  cmd->add_option("--suite", o->suite, "shape suite (CSV: m,n,k[,tag])")->required();
+  cmd->add_option("--dtype", o->dtype, "input type: bf16, fp16 or fp8 (e4m3, block-scaled)")
+      ->capture_default_str();
+  cmd->add_option("--layout", o->layout, "nt, nn, tn or tt")->capture_default_str();
+  cmd->add_option("--candidates", o->candidates,
+                  "configurations timed per shape: the planner's best distinct ones (2..64)")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 64));
+  cmd->add_option("--device", o->device,
+                  "GPU index to tune, or a preset name to show its plan; default: GPU 0, else "
+                  "the plan for h100-sxm");
+  cmd->add_option("--warmup", o->warmup, "untimed calls before timing the two configurations")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000));
+  cmd->add_option("--iters", o->iters, "timed calls of each (the median is shown)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10000));
+  cmd->add_option("--seed", o->seed, "random input seed")->capture_default_str();
+  cmd->add_flag("--retune", o->retune,
+                "time every shape again, replacing entries already in the record");
+  cmd->callback([o] { run_tune(*o); });
+}
+
+}  // namespace autogemm::cli

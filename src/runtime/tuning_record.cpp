@@ -1,0 +1,320 @@
+// The tuning record (runtime/tuning_record.hpp): one JSON file per autotuned problem.
+#include "runtime/tuning_record.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <functional>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <thread>
+
+#include "autogemm/errors.hpp"
+#include "autogemm/version.hpp"
+#include "jit/disk_cache.hpp"
+#include "jit/log.hpp"
+#include "plan/kernel_spec.hpp"
+
+namespace autogemm::runtime {
+
+namespace {
+
+constexpr std::string_view kTemporaryMarker = ".json.tmp-";
+// A temporary this old belongs to a writer that died (an entry is a few hundred bytes).
+constexpr std::chrono::hours kStaleTemporaryAge{1};
+
+std::string now_utc() {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+// Unique among writers: processes differ by pid, threads by id, and the random part covers
+// pid reuse and leftovers of killed writers.
+std::string temporary_name(const std::string& stem) {
+  thread_local std::mt19937_64 random(std::random_device{}() ^
+                                      std::hash<std::thread::id>{}(std::this_thread::get_id()));
+  return fmt::format("{}{}{}-{:x}-{:016x}", stem, kTemporaryMarker, static_cast<long>(::getpid()),
+                     std::hash<std::thread::id>{}(std::this_thread::get_id()), random());
+}
+
+bool write_all(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+// Removes temporaries of writers that died (best effort; another process may do it first).
+void remove_stale_temporaries(const std::filesystem::path& folder) {
+  const auto now = std::filesystem::file_time_type::clock::now();
+  std::error_code error;
+  for (auto it = std::filesystem::directory_iterator(folder, error);
+       !error && it != std::filesystem::directory_iterator(); it.increment(error)) {
+    if (it->path().filename().string().find(kTemporaryMarker) == std::string::npos) continue;
+    std::error_code ignored;
+    const auto written = std::filesystem::last_write_time(it->path(), ignored);
+    if (!ignored && now - written >= kStaleTemporaryAge)
+      std::filesystem::remove(it->path(), ignored);
+  }
+}
+
+struct ProcessRecord {
+  std::mutex mutex;
+  bool initialised = false;
+  std::shared_ptr<TuningRecord> record;
+  TuningRecordStatus status;
+};
+
+ProcessRecord& process_record() {
+  static ProcessRecord state;
+  return state;
+}
+
+// From the environment, once (mutex held).
+void initialise(ProcessRecord& state) {
+  if (state.initialised) return;
+  state.initialised = true;
+  TuningRecordStatus& s = state.status;
+  const char* switch_value = std::getenv("AUTOGEMM_TUNING_RECORD");
+  const std::string_view value = switch_value ? switch_value : "";
+  if (value == "0") {
+    s.variable = "AUTOGEMM_TUNING_RECORD";
+    s.value = "0";
+    s.why_off = "turns the tuning record off";
+    return;
+  }
+  if (!value.empty() && value != "1")
+    log(2, "AUTOGEMM_TUNING_RECORD = {}: expected 0 (off) or 1 (on); the record stays on",
+        value);
+  const jit::DiskCacheRoot root = jit::disk_cache_root_from_env();
+  if (!root.root) {
+    s.variable = root.variable;
+    s.value = root.value;
+    s.why_off = fmt::format("no cache folder ({}), where the tuning record lives",
+                            root.why_disabled);
+    return;
+  }
+  const std::filesystem::path folder =
+      *root.root / "tuning" / ("v" + std::to_string(kTuningRecordFormatVersion));
+  state.record = std::make_shared<TuningRecord>(folder);
+  s.on = true;
+  s.folder = folder.string();
+  s.variable = root.variable;
+  s.value = root.value;
+}
+
+}  // namespace
+
+std::string tuning_key(const GpuInfo& device, const GemmProblem& p,
+                       std::string_view library_version) {
+  return fmt::format(
+      "device={};sms={};cc={}.{}|m={};n={};k={};a={};b={};d={};acc={};layout={};lda={};ldb={};"
+      "ldc={};ldd={};scaling={};reads_c={}|version={}",
+      device.name, device.sm_count, device.cc.major, device.cc.minor, p.m, p.n, p.k,
+      to_string(p.a_type), to_string(p.b_type), to_string(p.d_type), to_string(p.accumulator),
+      to_string(p.layout), p.lda_or_packed(), p.ldb_or_packed(), p.ldc_or_packed(),
+      p.ldd_or_packed(), to_string(p.scaling), p.reads_c ? 1 : 0, library_version);
+}
+
+std::string tuning_key(const GpuInfo& device, const GemmProblem& problem) {
+  return tuning_key(device, problem, version());
+}
+
+TuningRecord::TuningRecord(std::filesystem::path folder, bool read)
+    : folder_(std::move(folder)), read_(read) {
+  remove_stale_temporaries(folder_);
+}
+
+std::filesystem::path TuningRecord::entry_path(const std::string& key) const {
+  return folder_ / fmt::format("{:016x}.json", XXH3_64bits(key.data(), key.size()));
+}
+
+void TuningRecord::reject(const std::filesystem::path& path, const std::string& why) const {
+  ++rejected_;
+  log(2, "tuning record: ignoring {}: {}", path.string(), why);
+}
+
+std::optional<TuningEntry> TuningRecord::lookup(const GpuInfo& device,
+                                                const GemmProblem& problem) const {
+  return lookup_key(tuning_key(device, problem));
+}
+
+std::optional<TuningEntry> TuningRecord::lookup_key(const std::string& key) const {
+  if (!read_) return std::nullopt;
+  const std::filesystem::path path = entry_path(key);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno != ENOENT) reject(path, fmt::format("cannot be read: {}", std::strerror(errno)));
+    return std::nullopt;
+  }
+  std::string bytes;
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int error = errno;
+      ::close(fd);
+      reject(path, fmt::format("cannot be read: {}", std::strerror(error)));
+      return std::nullopt;
+    }
+    if (n == 0) break;
+    bytes.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  TuningEntry entry;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(bytes);
+    if (j.at("format").get<int>() != kTuningRecordFormatVersion)
+      throw std::runtime_error(fmt::format("format {}, expected {}", j.at("format").dump(),
+                                           kTuningRecordFormatVersion));
+    entry.key = j.at("key").get<std::string>();
+    entry.config = j.at("config").get<std::string>();
+    entry.time_us = j.at("time_us").get<double>();
+    entry.candidates = j.at("candidates").get<int>();
+    entry.date = j.at("date").get<std::string>();
+  } catch (const std::exception& e) {   // nlohmann::json::exception and the format check
+    reject(path, fmt::format("not a tuning record entry ({})", e.what()));
+    return std::nullopt;
+  }
+  if (entry.key != key) {
+    reject(path, fmt::format("it holds the entry for \"{}\", not \"{}\"", entry.key, key));
+    return std::nullopt;
+  }
+  if (entry.config.empty() || entry.candidates < 1 || !(entry.time_us > 0)) {
+    reject(path, fmt::format("config \"{}\", {} candidates, {} us: not a tuned result",
+                             entry.config, entry.candidates, entry.time_us));
+    return std::nullopt;
+  }
+  return entry;
+}
+
+bool TuningRecord::store(const GpuInfo& device, const GemmProblem& problem,
+                         const GemmConfig& winner, double time_us, int candidates) {
+  TuningEntry entry;
+  entry.key = tuning_key(device, problem);
+  entry.config = winner.describe();
+  entry.time_us = time_us;
+  entry.candidates = candidates;
+  entry.date = now_utc();
+  return store_entry(entry);
+}
+
+bool TuningRecord::store_entry(const TuningEntry& entry) {
+  const std::filesystem::path final_path = entry_path(entry.key);
+  auto fail = [&](const std::string& why) {
+    log(2, "tuning record: cannot write {}: {}; the result is kept in this process only",
+        final_path.string(), why);
+    return false;
+  };
+  std::error_code error;
+  std::filesystem::create_directories(folder_, error);
+  if (error) return fail(fmt::format("cannot create {}: {}", folder_.string(), error.message()));
+  const nlohmann::json j = {{"format", kTuningRecordFormatVersion},
+                            {"key", entry.key},
+                            {"config", entry.config},
+                            {"time_us", entry.time_us},
+                            {"candidates", entry.candidates},
+                            {"date", entry.date}};
+  const std::string bytes = j.dump(2) + "\n";
+  const std::filesystem::path temporary =
+      folder_ / temporary_name(final_path.stem().string());
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return fail(fmt::format("cannot create {}: {}", temporary.string(),
+                                      std::strerror(errno)));
+  // fsync before rename: a crash must not leave the name pointing at unwritten data.
+  bool ok = write_all(fd, bytes);
+  int write_error = ok ? 0 : errno;
+  if (ok && ::fsync(fd) != 0) ok = false, write_error = errno;
+  if (::close(fd) != 0 && ok) ok = false, write_error = errno;
+  if (ok && ::rename(temporary.c_str(), final_path.c_str()) != 0) ok = false, write_error = errno;
+  if (!ok) {
+    ::unlink(temporary.c_str());
+    return fail(std::strerror(write_error));
+  }
+  log(4, "tuning record: wrote {} ({}: {})", final_path.string(), entry.key, entry.config);
+  return true;
+}
+
+std::string TuningRecord::writable_problem() const {
+  std::error_code error;
+  std::filesystem::create_directories(folder_, error);
+  if (error) return fmt::format("cannot create {}: {}", folder_.string(), error.message());
+  if (!std::filesystem::is_directory(folder_, error))
+    return fmt::format("{} is not a folder", folder_.string());
+  if (::access(folder_.c_str(), W_OK | X_OK) != 0)
+    return fmt::format("{} is not writable: {}", folder_.string(), std::strerror(errno));
+  return {};
+}
+
+std::shared_ptr<TuningRecord> process_tuning_record() {
+  ProcessRecord& state = process_record();
+  std::lock_guard<std::mutex> lock(state.mutex);
+  initialise(state);
+  return state.record;
+}
+
+TuningRecordStatus tuning_record_status() {
+  ProcessRecord& state = process_record();
+  std::lock_guard<std::mutex> lock(state.mutex);
+  initialise(state);
+  return state.status;
+}
+
+void set_process_tuning_record(std::shared_ptr<TuningRecord> record) {
+  ProcessRecord& state = process_record();
+  std::lock_guard<std::mutex> lock(state.mutex);
+  state.initialised = true;
+  state.record = std::move(record);
+  TuningRecordStatus& s = state.status;
+  s = TuningRecordStatus{};
+  s.on = state.record != nullptr;
+  if (s.on) s.folder = state.record->folder().string();
+  else s.why_off = "turned off in this process";
+}
+
+std::optional<KernelSpec> spec_from_entry(const TuningEntry& entry, const GemmProblem& problem,
+                                          const GpuInfo& device, const std::string& path_reason) {
+  GemmConfig config;
+  try {
+    config = GemmConfig::parse(entry.config);
+  } catch (const InvalidArgument& e) {
+    log(2, "tuning record: entry for {}x{}x{} holds \"{}\", which no longer parses ({}); "
+        "planning instead", problem.m, problem.n, problem.k, entry.config, e.what());
+    return std::nullopt;
+  }
+  if (config.instruction == Instruction::vendor) {
+    log(2, "tuning record: entry for {}x{}x{} names the vendor path, which autotuning never "
+        "picks; planning instead", problem.m, problem.n, problem.k);
+    return std::nullopt;
+  }
+  try {
+    return plan::make_spec(
+        problem, config, device,
+        fmt::format("{}; from the tuning record ({} candidates, {:.2f} us): autotuned over {} "
+                    "candidates on {}", path_reason, entry.candidates, entry.time_us,
+                    entry.candidates, entry.date));
+  } catch (const InvalidArgument& e) {
+    log(2, "tuning record: entry for {}x{}x{} holds \"{}\", which the rules of this build refuse "
+        "({}); planning instead", problem.m, problem.n, problem.k, entry.config, e.rule());
+    return std::nullopt;
+  }
+}
+
+}  // namespace autogemm::runtime

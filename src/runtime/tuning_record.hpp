@@ -1,0 +1,112 @@
+#pragma once
+// The tuning record: autotuning's winners kept on disk, so a problem is timed once per device
+// and library version instead of once per process (issue 21).
+//
+// Where: <cache root>/tuning/v<kTuningRecordFormatVersion>/, beside the kernel disk cache
+// (jit/disk_cache.hpp: $AUTOGEMM_CACHE_DIR, else $XDG_CACHE_HOME/autogemm, else
+// ~/.cache/autogemm). AUTOGEMM_TUNING_RECORD=0 turns it off (neither read nor written), and so
+// does turning the disk cache off (docs/env-vars.md).
+//
+// One JSON file per entry, named by a hash of its key: the device (name, SM count, compute
+// capability), the problem (M, N, K, types, layout, leading dimensions, scaling, whether C is
+// read) and the library version. The file holds the key in full (a file under the wrong name,
+// or a hash collision, is not used), the winning configuration (GemmConfig::describe()), its
+// measured time, how many candidates were timed, and the date. A file per entry means two
+// processes tuning different problems never rewrite each other's entries; writers write a
+// uniquely named temporary in the same folder and rename() it over the entry, so a reader sees
+// the old entry or the new one, never part of one. An entry that cannot be read or parsed is
+// ignored with a warning (level 2): the record is an optimisation, never a reason to fail.
+#include <atomic>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "autogemm/config.hpp"
+#include "autogemm/device.hpp"
+#include "autogemm/kernel_spec.hpp"
+#include "autogemm/problem.hpp"
+
+namespace autogemm::runtime {
+
+// Bump when the entry's JSON changes incompatibly; each version lives in its own folder.
+inline constexpr int kTuningRecordFormatVersion = 1;
+
+// The text an entry is keyed by: device, problem and library version, every field spelled out.
+std::string tuning_key(const GpuInfo& device, const GemmProblem& problem,
+                       std::string_view library_version);
+// The same with this library's version (autogemm::version()).
+std::string tuning_key(const GpuInfo& device, const GemmProblem& problem);
+
+struct TuningEntry {
+  std::string key;          // tuning_key() of the device, problem and version it was tuned for
+  std::string config;       // the winner, GemmConfig::describe()
+  double time_us = 0;       // the winner's time per call when it was tuned
+  int candidates = 0;       // how many configurations were timed
+  std::string date;         // when, UTC, "2026-11-24T10:31:05Z"
+};
+
+class TuningRecord {
+ public:
+  // Entries live directly in `folder` (created on the first write). `read` false: lookup()
+  // finds nothing, store() still writes (`autogemm tune --retune`).
+  explicit TuningRecord(std::filesystem::path folder, bool read = true);
+
+  const std::filesystem::path& folder() const { return folder_; }
+  std::filesystem::path entry_path(const std::string& key) const;
+
+  // The entry for the device and problem, or nullopt when there is none or it is unreadable,
+  // corrupt or keyed differently (each of those logged at level 2 and counted).
+  std::optional<TuningEntry> lookup(const GpuInfo& device, const GemmProblem& problem) const;
+  // The entry stored under `key` (lookup() computes the key), same rules.
+  std::optional<TuningEntry> lookup_key(const std::string& key) const;
+
+  // Writes (or replaces) the entry for the device and problem atomically; date = now. Returns
+  // false when it could not be written (logged at level 2; nothing else changes).
+  bool store(const GpuInfo& device, const GemmProblem& problem, const GemmConfig& winner,
+             double time_us, int candidates);
+  bool store_entry(const TuningEntry& entry);
+
+  // Empty when entries can be written here (the folder exists or was created, and is
+  // writable); else why not.
+  std::string writable_problem() const;
+
+  // How many entries lookup() ignored as unreadable or corrupt in this instance.
+  int rejected_entries() const { return rejected_.load(); }
+
+ private:
+  void reject(const std::filesystem::path& path, const std::string& why) const;
+
+  std::filesystem::path folder_;
+  bool read_ = true;
+  mutable std::atomic<int> rejected_{0};
+};
+
+// The record `autogemm::gemm()` reads and writes, from the environment on first use; nullptr
+// when it is off. Thread-safe.
+std::shared_ptr<TuningRecord> process_tuning_record();
+// Why process_tuning_record() is null ("" while it is on), and the variable that decided it
+// with its value, for a command that needs the record (`autogemm tune`).
+struct TuningRecordStatus {
+  bool on = false;
+  std::string folder;      // the entry folder when on
+  std::string variable;    // AUTOGEMM_TUNING_RECORD, AUTOGEMM_CACHE_DIR, ... when off
+  std::string value;
+  std::string why_off;
+};
+TuningRecordStatus tuning_record_status();
+// Replaces the process's record (tests; `autogemm tune --retune` writes without reading);
+// nullptr turns it off for the rest of the process.
+void set_process_tuning_record(std::shared_ptr<TuningRecord> record);
+
+// The spec an entry stands for: its configuration made into a spec by plan::make_spec with
+// the rules of this build. nullopt, with a log line (level 2), when the text no longer parses,
+// names the vendor path, or the rules refuse it (they changed since it was tuned): the caller
+// plans as if there were no entry. `path_reason` is the planner's reason for our kernel path;
+// the spec's reason adds "from the tuning record (N candidates, X us)".
+std::optional<KernelSpec> spec_from_entry(const TuningEntry& entry, const GemmProblem& problem,
+                                          const GpuInfo& device, const std::string& path_reason);
+
+}  // namespace autogemm::runtime
