@@ -13,8 +13,10 @@ struct CliRun {
   std::string out;  // stdout and stderr together
 };
 
-inline CliRun run_cli(const std::string& args) {
-  const std::string command = std::string(AUTOGEMM_CLI_PATH) + " " + args + " 2>&1";
+// `env`: `env(1)` arguments put before the command ("-u NAME", "NAME=value"); empty: none.
+inline CliRun run_cli(const std::string& args, const std::string& env = "") {
+  const std::string command = (env.empty() ? std::string() : "env " + env + " ") +
+                              std::string(AUTOGEMM_CLI_PATH) + " " + args + " 2>&1";
   CliRun run;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return run;

@@ -5,6 +5,8 @@
 // winner, and a later process (or a fresh problem in this one) runs the recorded winner without
 // timing again.
 #include <gtest/gtest.h>
+
+#include "cli_test_util.hpp"
 #include <unistd.h>
 
 #include <array>
@@ -93,22 +95,10 @@ std::string with(const std::string& json_text, const char* field, T value) {
   return j.dump();
 }
 
-struct CliResult {
-  int exit_code = -1;
-  std::string out;
-};
-
-// The `autogemm` command with `env` (VAR=value ...) in its environment; stdout and stderr.
-CliResult run_autogemm(const std::string& env, const std::string& args) {
-  const std::string command = "env " + env + " " + AUTOGEMM_CLI_PATH + " " + args + " 2>&1";
-  CliResult run;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return run;
-  std::array<char, 4096> buffer{};
-  while (std::fgets(buffer.data(), int(buffer.size()), pipe) != nullptr) run.out += buffer.data();
-  const int status = pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
+// The command with `env` set; the caller's AUTOGEMM_TUNING_RECORD is cleared first, so a
+// run under AUTOGEMM_TUNING_RECORD=0 (as the GPU scripts' benches use) tests the same thing.
+autogemm::testing::CliRun run_autogemm(const std::string& env, const std::string& args) {
+  return autogemm::testing::run_cli(args, "-u AUTOGEMM_TUNING_RECORD " + env);
 }
 
 fs::path write_suite(const fs::path& folder, const std::string& rows) {
@@ -381,7 +371,7 @@ TEST(TuningRecord, ProcessRecordCanBeReplacedAndTurnedOff) {
 TEST(TuningRecordCli, TuneNeedsTheRecord) {
   TempFolder folder("tuning_cli_off");
   const fs::path suite = write_suite(folder.path(), "64,2112,7168,decode\n");
-  CliResult run =
+  autogemm::testing::CliRun run =
       run_autogemm("AUTOGEMM_TUNING_RECORD=0 AUTOGEMM_CACHE_DIR=" + folder.path().string(),
                    "tune --suite " + suite.string());
   EXPECT_EQ(run.exit_code, 2) << run.out;
@@ -402,7 +392,7 @@ TEST(TuningRecordCli, TuneForAPresetShowsThePlan) {
   TempFolder folder("tuning_cli_preset");
   const fs::path suite = write_suite(folder.path() / "in", "64,2112,7168,decode\n");
   const fs::path cache = folder.path() / "cache";
-  const CliResult run = run_autogemm("AUTOGEMM_CACHE_DIR=" + cache.string(),
+  const autogemm::testing::CliRun run = run_autogemm("AUTOGEMM_CACHE_DIR=" + cache.string(),
                                "tune --suite " + suite.string() + " --device h200");
   EXPECT_EQ(run.exit_code, 0) << run.out;
   EXPECT_NE(run.out.find("showing the plan for h200 instead of measuring"), std::string::npos)
@@ -419,8 +409,8 @@ TEST(TuningRecordCli, TuneWithoutGpuSaysSoLikeBench) {
   TempFolder folder("tuning_cli_nogpu");
   const fs::path suite = write_suite(folder.path() / "in", "64,2112,7168,decode\n");
   const std::string env = "AUTOGEMM_CACHE_DIR=" + (folder.path() / "cache").string();
-  const CliResult tune = run_autogemm(env, "tune --suite " + suite.string());
-  const CliResult bench = run_autogemm(env, "bench --suite " + suite.string());
+  const autogemm::testing::CliRun tune = run_autogemm(env, "tune --suite " + suite.string());
+  const autogemm::testing::CliRun bench = run_autogemm(env, "bench --suite " + suite.string());
   EXPECT_EQ(tune.exit_code, bench.exit_code) << tune.out << bench.out;
   const std::string note = bench.out.substr(0, bench.out.find('\n'));
   EXPECT_EQ(note.rfind("no GPU: ", 0), 0u) << bench.out;
@@ -441,7 +431,7 @@ TEST(TuningRecordGpu, SecondProcessUsesTheRecordWithoutTiming) {
                           (folder.path() / "cache").string();
   const std::string args =
       "tune --suite " + suite.string() + " --candidates 3 --warmup 1 --iters 3";
-  const CliResult first = run_autogemm(env, args);
+  const autogemm::testing::CliRun first = run_autogemm(env, args);
   ASSERT_EQ(first.exit_code, 0) << first.out;
   EXPECT_EQ(count(first.out, "tuned now, over"), 2u) << first.out;
   EXPECT_NE(first.out.find("2 of 2 rows in the tuning record"), std::string::npos) << first.out;
@@ -450,12 +440,12 @@ TEST(TuningRecordGpu, SecondProcessUsesTheRecordWithoutTiming) {
   for (const std::string& name : files_in(entries)) json += name.ends_with(".json") ? 1 : 0;
   EXPECT_EQ(json, 2u);
 
-  const CliResult second = run_autogemm(env, args);
+  const autogemm::testing::CliRun second = run_autogemm(env, args);
   ASSERT_EQ(second.exit_code, 0) << second.out;
   EXPECT_EQ(count(second.out, "tuned now"), 0u) << second.out;
   EXPECT_EQ(count(second.out, "record ("), 2u) << second.out;
   // --retune times them again.
-  const CliResult third = run_autogemm(env, args + " --retune");
+  const autogemm::testing::CliRun third = run_autogemm(env, args + " --retune");
   ASSERT_EQ(third.exit_code, 0) << third.out;
   EXPECT_EQ(count(third.out, "tuned now, over"), 2u) << third.out;
 }

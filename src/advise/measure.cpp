@@ -26,21 +26,6 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// A non-blocking stream for the run (no implicit sync with the legacy default stream).
-class Stream {
- public:
-  Stream() {
-    cuda_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
-  }
-  ~Stream() { (void)cudaStreamDestroy(stream_); }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  cudaStream_t get() const { return stream_; }
-
- private:
-  cudaStream_t stream_ = nullptr;
-};
-
 // One distinct GEMM's device data: A (M x K) and B (N x K), K contiguous, packed; D (M x N).
 // FP8: the BF16 originals are kept for the check against the unquantised inputs.
 struct GemmData {
@@ -209,7 +194,7 @@ void measure_step(StepMeasurement& step, const MeasureOptions& o,
     const GemmProblem& p = step.gemms[i].predicted.problem;
     if (first.emplace(Key{p.m, p.n, p.k}, i).second) distinct.push_back(i);
   }
-  Stream stream;
+  bench::Stream stream;
   bench::L2Flusher flusher;
   for (std::size_t j = 0; j < distinct.size(); ++j) {
     MeasuredGemm& r = step.gemms[distinct[j]];

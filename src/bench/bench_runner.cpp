@@ -29,21 +29,6 @@ std::size_t d_elements(const GemmProblem& p) { return operand_elements(p, 'D'); 
 
 double tflops_at(const GemmProblem& p, double us) { return us > 0 ? p.flops() / us * 1e-6 : 0; }
 
-// A non-blocking stream for one bench run (no implicit sync with the legacy default stream).
-class Stream {
- public:
-  Stream() {
-    cuda_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
-  }
-  ~Stream() { (void)cudaStreamDestroy(stream_); }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  cudaStream_t get() const { return stream_; }
-
- private:
-  cudaStream_t stream_ = nullptr;
-};
-
 // The FP8 per-tensor variant's scales: two device floats of 1.0.
 struct PerTensorScales {
   DeviceBuffer scale_a{sizeof(float)}, scale_b{sizeof(float)};

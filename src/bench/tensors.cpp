@@ -17,6 +17,11 @@
 
 namespace autogemm::bench {
 
+Stream::Stream() {
+  cuda_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+}
+Stream::~Stream() { (void)cudaStreamDestroy(stream_); }
+
 // ---- DeviceBuffer -------------------------------------------------------------------------
 
 DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {

@@ -10,6 +10,19 @@
 
 namespace autogemm::bench {
 
+// A non-blocking stream (no implicit sync with the legacy default stream), destroyed with it.
+class Stream {
+ public:
+  Stream();
+  ~Stream();
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  cudaStream_t get() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
 // cudaMalloc'd bytes, freed on destruction. Move-only.
 class DeviceBuffer {
  public:

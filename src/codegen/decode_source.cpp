@@ -1,5 +1,7 @@
 #include "codegen/decode_source.hpp"
 
+#include "codegen/kernel_source.hpp"
+
 #include <fmt/format.h>
 
 #include <stdexcept>
@@ -18,17 +20,6 @@ int in_kind(DType t) {
   }
   // The rules (plan/decode_rules.cpp) refuse other inputs before a spec exists.
   throw std::logic_error(fmt::format("codegen: a_type {} reached the decode family", to_string(t)));
-}
-
-// Cfg::out_kind: 0 bf16, 1 fp16, 2 fp32 (as the sm90 epilogue numbers them).
-int out_kind(DType t) {
-  switch (t) {
-    case DType::bf16: return 0;
-    case DType::fp16: return 1;
-    case DType::fp32: return 2;
-    default: break;
-  }
-  throw std::logic_error(fmt::format("codegen: d_type {} reached the decode family", to_string(t)));
 }
 
 }  // namespace

@@ -9,8 +9,6 @@
 
 namespace autogemm::codegen {
 
-namespace {
-
 // The epilogue's output element (kernels/sm90/epilogue.cuh): 0 bf16, 1 fp16, 2 fp32.
 int out_kind(DType t) {
   switch (t) {
@@ -22,8 +20,6 @@ int out_kind(DType t) {
   // The rules (plan/rules.cpp instruction_violation) refuse other outputs before a spec exists.
   throw std::logic_error(fmt::format("codegen: d_type {} reached code generation", to_string(t)));
 }
-
-}  // namespace
 
 jit::KernelSource gemm_kernel_source(const KernelLaunch& kernel, bool traced) {
   // The decode family has no tile trace (no tiles in the scheduler's sense).

@@ -9,6 +9,10 @@
 
 namespace autogemm::codegen {
 
+// The epilogue's output element as both families' Config spells it (out_kind): 0 bf16,
+// 1 fp16, 2 fp32.
+int out_kind(DType t);
+
 // `traced`: compiled with the tile trace's per-tile timing (AUTOGEMM_TRACE_TILES, src/trace/).
 jit::KernelSource gemm_kernel_source(const KernelLaunch& kernel, bool traced);
 

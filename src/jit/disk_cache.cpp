@@ -16,11 +16,15 @@
 #include <thread>
 #include <vector>
 
+#include "jit/atomic_file.hpp"
 #include "jit/log.hpp"
 
 namespace autogemm::jit {
 
 namespace {
+
+// Temporaries are named "<key>.cubin.tmp-<pid>-<thread>-<random>" (atomic_file.hpp).
+constexpr std::string_view kTemporaryMarker = ".cubin.tmp-";
 
 constexpr char kMagic[8] = {'A', 'G', 'M', 'J', 'I', 'T', 'C', '1'};
 
@@ -75,26 +79,6 @@ std::optional<std::string> read_file(const std::filesystem::path& path, int* err
   return bytes;
 }
 
-bool write_all(int fd, std::string_view bytes) {
-  while (!bytes.empty()) {
-    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    bytes.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
-}
-
-// A name no other writer uses: processes differ by pid, threads by id, and the random part
-// covers pid reuse (a writer killed mid-write leaves its temporary behind).
-std::string temporary_name(const std::string& key) {
-  thread_local std::mt19937_64 random(std::random_device{}() ^
-                                      std::hash<std::thread::id>{}(std::this_thread::get_id()));
-  return fmt::format("{}.cubin.tmp-{}-{:x}-{:016x}", key, static_cast<long>(::getpid()),
-                     std::hash<std::thread::id>{}(std::this_thread::get_id()), random());
-}
-
-// Why bytes are not a valid entry for key (empty string when they are); fills kernel.
 std::string decode_entry(std::string_view bytes, const std::string& key, CompiledKernel* kernel) {
   EntryHeader header;
   if (bytes.size() < sizeof header)
@@ -195,18 +179,9 @@ DiskCache::DiskCache(const std::filesystem::path& root)
 // one may be another process's write in progress, so only old ones go. Best effort: another
 // process may remove the same file first.
 void DiskCache::remove_stale_temporaries() {
-  const auto now = std::filesystem::file_time_type::clock::now();
-  std::error_code error;
-  int removed = 0;
-  for (auto it = std::filesystem::directory_iterator(directory_, error);
-       !error && it != std::filesystem::directory_iterator(); it.increment(error)) {
-    if (it->path().filename().string().find(".cubin.tmp-") == std::string::npos) continue;
-    std::error_code ignored;
-    const auto written = std::filesystem::last_write_time(it->path(), ignored);
-    if (ignored || now - written < kStaleTemporaryAge) continue;
-    if (std::filesystem::remove(it->path(), ignored)) ++removed;
-  }
-  if (removed > 0)
+  if (const int removed = jit::remove_stale_temporaries(directory_, kTemporaryMarker,
+                                                        kStaleTemporaryAge);
+      removed > 0)
     log(4, "kernel disk cache: removed {} temporary file(s) of writers that did not finish",
         removed);
 }
@@ -259,30 +234,11 @@ std::optional<CompiledKernel> DiskCache::load(const std::string& key) const {
 void DiskCache::store(const CompiledKernel& kernel) {
   if (!writable_ || kernel.cache_key.empty()) return;
   const std::string bytes = encode_entry(kernel);
-  const std::filesystem::path temporary = directory_ / temporary_name(kernel.cache_key);
   const std::filesystem::path final_path = entry_path(kernel.cache_key);
-
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    skip_entry(fmt::format("cannot create {}: {}", temporary.string(), errno_text(errno)));
+  if (auto why = write_file_atomically(final_path, bytes, kernel.cache_key, kTemporaryMarker);
+      !why.empty()) {
+    skip_entry(why);
     return;
-  }
-  // fsync before rename: otherwise a crash can leave the new name pointing at a file whose
-  // data never reached the disk (rename is atomic for the name, not for the contents).
-  bool ok = write_all(fd, bytes);
-  int error = ok ? 0 : errno;
-  if (ok && ::fsync(fd) != 0) ok = false, error = errno;
-  if (::close(fd) != 0 && ok) ok = false, error = errno;
-  if (ok && ::rename(temporary.c_str(), final_path.c_str()) != 0) ok = false, error = errno;
-  if (!ok) {
-    ::unlink(temporary.c_str());
-    skip_entry(fmt::format("cannot write {}: {}", final_path.string(), errno_text(error)));
-    return;
-  }
-  // Persist the new directory entry too (best effort: some file systems refuse directory fsync).
-  if (const int dir = ::open(directory_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dir >= 0) {
-    ::fsync(dir);
-    ::close(dir);
   }
   log(5, "kernel disk cache: wrote {} ({} bytes)", final_path.string(), bytes.size());
 }

@@ -20,6 +20,7 @@
 
 #include "autogemm/errors.hpp"
 #include "autogemm/version.hpp"
+#include "jit/atomic_file.hpp"
 #include "jit/disk_cache.hpp"
 #include "jit/log.hpp"
 #include "plan/kernel_spec.hpp"
@@ -30,7 +31,7 @@ namespace {
 
 constexpr std::string_view kTemporaryMarker = ".json.tmp-";
 // A temporary this old belongs to a writer that died (an entry is a few hundred bytes).
-constexpr std::chrono::hours kStaleTemporaryAge{1};
+constexpr std::chrono::hours kTemporaryAge{1};
 
 std::string now_utc() {
   const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
@@ -39,39 +40,6 @@ std::string now_utc() {
   char text[32];
   std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return text;
-}
-
-// Unique among writers: processes differ by pid, threads by id, and the random part covers
-// pid reuse and leftovers of killed writers.
-std::string temporary_name(const std::string& stem) {
-  thread_local std::mt19937_64 random(std::random_device{}() ^
-                                      std::hash<std::thread::id>{}(std::this_thread::get_id()));
-  return fmt::format("{}{}{}-{:x}-{:016x}", stem, kTemporaryMarker, static_cast<long>(::getpid()),
-                     std::hash<std::thread::id>{}(std::this_thread::get_id()), random());
-}
-
-bool write_all(int fd, std::string_view bytes) {
-  while (!bytes.empty()) {
-    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    bytes.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
-}
-
-// Removes temporaries of writers that died (best effort; another process may do it first).
-void remove_stale_temporaries(const std::filesystem::path& folder) {
-  const auto now = std::filesystem::file_time_type::clock::now();
-  std::error_code error;
-  for (auto it = std::filesystem::directory_iterator(folder, error);
-       !error && it != std::filesystem::directory_iterator(); it.increment(error)) {
-    if (it->path().filename().string().find(kTemporaryMarker) == std::string::npos) continue;
-    std::error_code ignored;
-    const auto written = std::filesystem::last_write_time(it->path(), ignored);
-    if (!ignored && now - written >= kStaleTemporaryAge)
-      std::filesystem::remove(it->path(), ignored);
-  }
 }
 
 struct ProcessRecord {
@@ -138,7 +106,7 @@ std::string tuning_key(const GpuInfo& device, const GemmProblem& problem) {
 
 TuningRecord::TuningRecord(std::filesystem::path folder, bool read)
     : folder_(std::move(folder)), read_(read) {
-  remove_stale_temporaries(folder_);
+  jit::remove_stale_temporaries(folder_, kTemporaryMarker, kTemporaryAge);
 }
 
 std::filesystem::path TuningRecord::entry_path(const std::string& key) const {
@@ -219,8 +187,7 @@ bool TuningRecord::store(const GpuInfo& device, const GemmProblem& problem,
 bool TuningRecord::store_entry(const TuningEntry& entry) {
   const std::filesystem::path final_path = entry_path(entry.key);
   auto fail = [&](const std::string& why) {
-    log(2, "tuning record: cannot write {}: {}; the result is kept in this process only",
-        final_path.string(), why);
+    log(2, "tuning record: {}; the result is kept in this process only", why);
     return false;
   };
   std::error_code error;
@@ -233,21 +200,10 @@ bool TuningRecord::store_entry(const TuningEntry& entry) {
                             {"candidates", entry.candidates},
                             {"date", entry.date}};
   const std::string bytes = j.dump(2) + "\n";
-  const std::filesystem::path temporary =
-      folder_ / temporary_name(final_path.stem().string());
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return fail(fmt::format("cannot create {}: {}", temporary.string(),
-                                      std::strerror(errno)));
-  // fsync before rename: a crash must not leave the name pointing at unwritten data.
-  bool ok = write_all(fd, bytes);
-  int write_error = ok ? 0 : errno;
-  if (ok && ::fsync(fd) != 0) ok = false, write_error = errno;
-  if (::close(fd) != 0 && ok) ok = false, write_error = errno;
-  if (ok && ::rename(temporary.c_str(), final_path.c_str()) != 0) ok = false, write_error = errno;
-  if (!ok) {
-    ::unlink(temporary.c_str());
-    return fail(std::strerror(write_error));
-  }
+  if (auto why = jit::write_file_atomically(final_path, bytes, final_path.stem().string(),
+                                            kTemporaryMarker);
+      !why.empty())
+    return fail(why);
   log(4, "tuning record: wrote {} ({}: {})", final_path.string(), entry.key, entry.config);
   return true;
 }
