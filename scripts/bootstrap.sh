@@ -9,6 +9,13 @@ cd "$(dirname "$0")/.."
 
 packages=(cmake ninja-build g++ pkg-config libcpuinfo-dev libcli11-dev libfmt-dev
           nlohmann-json3-dev libgtest-dev libgmock-dev libxxhash-dev)
+# scripts/test.sh builds the Python package in a virtual environment: python3 with venv and
+# its headers (Debian's python3 lacks both until python3-venv and python3-dev are installed).
+if ! python3 -c 'import ensurepip, os, sysconfig, sys
+sys.exit(not os.path.isfile(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \
+    2>/dev/null; then
+  packages+=(python3 python3-venv python3-dev)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,7 +1,28 @@
 #!/usr/bin/env bash
 # The README's test command: installs what is missing, builds, runs every test. Without a GPU
 # the GPU tests are reported as skipped with the reason.
+#   AUTOGEMM_PYTHON=python3.x  the interpreter the Python package is tested with (default python3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
-ctest --test-dir "${AUTOGEMM_BUILD_DIR:-build}" --output-on-failure -j "$(nproc)"
+build="${AUTOGEMM_BUILD_DIR:-build}"
+ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
+
+# The Python package (pyproject.toml, python/): `pip install .` into a fresh virtual
+# environment (scikit-build-core builds the wheel from this CMake project), then pytest on
+# tests/python. pytest's exit code 5 (no tests collected) fails this script like any other.
+python="${AUTOGEMM_PYTHON:-python3}"
+venv="$build/python-venv"
+rm -rf "$venv"
+"$python" -m venv "$venv"
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "pytest>=8,<10" "numpy>=1.24"
+start=$SECONDS
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check .
+echo "python: pip install . (the wheel built from source) took $((SECONDS - start)) s"
+status=0
+AUTOGEMM_CLI="$build/src/cli/autogemm" "$venv/bin/python" -m pytest tests/python -rs -q \
+  -p no:cacheprovider || status=$?
+if ((status == 5)); then
+  echo "python: pytest collected no tests (exit 5)" >&2
+fi
+exit "$status"

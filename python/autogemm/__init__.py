@@ -1,0 +1,380 @@
+"""autogemm: planned, JIT-compiled GEMMs for NVIDIA GPUs, from Python.
+
+Arrays cross by DLPack without copies: torch tensors, CuPy and JAX arrays (anything with
+``__dlpack__``; NumPy too, which is useful only for the errors: autogemm computes on the GPU).
+
+    import torch, autogemm
+    a = torch.randn(64, 7168, device="cuda", dtype=torch.bfloat16)     # M x K
+    w = torch.randn(2112, 7168, device="cuda", dtype=torch.bfloat16)   # N x K
+    d = autogemm.gemm(a, w)                  # layout "nt": d = a @ w.T, on torch's stream
+    print(autogemm.plan(64, 2112, 7168))     # what it chose, and why
+
+Streams: for torch inputs the call runs on ``torch.cuda.current_stream()`` of the input's
+device, for CuPy inputs on CuPy's current stream; otherwise on ``stream=`` (default 0, the
+legacy default stream). ``stream=`` takes an int (a ``cudaStream_t``; 1 and 2 are the runtime's
+``cudaStreamLegacy`` and ``cudaStreamPerThread``), or a stream object with
+``__cuda_stream__``, ``.cuda_stream`` (torch) or ``.ptr`` (CuPy). torch tensors are exported
+with that stream (``__dlpack__(stream=...)``), so torch orders its pending work before the
+call; JAX arrays should be ready (``jax.block_until_ready``) before they are passed.
+
+Planning (``plan``), profiling (``profile``) and every argument check work without a GPU.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from typing import Any, Callable, Optional, Tuple, Union
+
+from . import _core
+from ._errors import CudaError, Error, InvalidArgument, NoDevice
+from ._plan import Candidate, GemmReport, KernelLaunch, Plan, Rejected
+
+__all__ = [
+    "gemm", "fp8_gemm", "quantize_fp8", "dequantize_fp8", "plan", "profile", "device_presets",
+    "cpp_enqueue_us", "Plan", "KernelLaunch", "Candidate", "Rejected", "GemmReport", "Error",
+    "InvalidArgument", "CudaError", "NoDevice", "__version__",
+]
+
+_core.set_error_types(Error, InvalidArgument, CudaError, NoDevice)
+
+__version__: str = _core.version()
+
+Array = Any
+"""Any array with ``__dlpack__`` (torch.Tensor, cupy.ndarray, jax.Array, numpy.ndarray)."""
+Stream = Union[int, Any, None]
+DTypeLike = Union[str, Any, None]
+
+
+def _framework(x: Any) -> str:
+    module = type(x).__module__
+    if module.startswith("torch"):
+        return "torch"
+    if module.startswith("cupy"):
+        return "cupy"
+    if module.startswith(("jax", "jaxlib")):
+        return "jax"
+    return module.partition(".")[0]
+
+
+def _identity(x: Any) -> Any:
+    return x
+
+
+def _explicit_stream(stream: Any) -> int:
+    """An int cudaStream_t from what a caller passed as stream=."""
+    if isinstance(stream, bool):
+        raise InvalidArgument("stream", repr(stream), "must be an int (a cudaStream_t) or a stream")
+    if isinstance(stream, int):
+        return stream
+    if hasattr(stream, "__cuda_stream__"):
+        return int(stream.__cuda_stream__()[1])
+    for attribute in ("cuda_stream", "ptr"):
+        handle = getattr(stream, attribute, None)
+        if isinstance(handle, int):
+            return handle
+    raise InvalidArgument("stream", repr(stream),
+                          "must be an int (a cudaStream_t), or an object with __cuda_stream__, "
+                          ".cuda_stream (torch) or .ptr (CuPy)")
+
+
+def _prepare(framework: str, like: Any, stream: Stream) -> Tuple[int, Callable[[Any], Any]]:
+    """The stream a call runs on, and how its arrays are handed to _core.
+
+    torch tensors go as the DLPack capsules of ``__dlpack__(stream=...)``, told the stream the
+    call runs on (DLPack's consumer stream): -1 when that is torch's current stream (nothing to
+    order), else the handle, so that torch orders its pending work before ours. Tensors that
+    require grad are detached (DLPack refuses them). Everything else goes as is: nanobind calls
+    ``__dlpack__()`` itself.
+    """
+    if framework == "torch":
+        torch = sys.modules["torch"]
+        if like.is_cuda:
+            current = int(torch.cuda.current_stream(like.device).cuda_stream)
+            handle = current if stream is None else _explicit_stream(stream)
+            # 0 is not a DLPack stream value (1 is the legacy default stream); torch refuses
+            # 2 (per-thread default): there the caller orders the work.
+            dl_stream: Optional[int] = (-1 if handle in (current, 2)
+                                        else 1 if handle == 0 else handle)
+        else:
+            handle, dl_stream = (0 if stream is None else _explicit_stream(stream)), None
+        tensor = torch.Tensor
+
+        def export(x: Any) -> Any:
+            if isinstance(x, tensor):
+                if x.requires_grad:
+                    x = x.detach()
+                if dl_stream is not None and x.is_cuda:
+                    return x.__dlpack__(stream=dl_stream)
+            return x
+
+        return handle, export
+    if stream is not None:
+        return _explicit_stream(stream), _identity
+    if framework == "cupy":
+        return int(sys.modules["cupy"].cuda.get_current_stream().ptr), _identity
+    return 0, _identity
+
+
+def _fp8_bytes(x: Any) -> Tuple[Any, Optional[str]]:
+    """A torch float8 tensor as its uint8 view and what the bytes are; else (x, None)."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(x, torch.Tensor):
+        if x.dtype == torch.float8_e4m3fn:
+            return x.view(torch.uint8), "e4m3"
+        if x.dtype == torch.float8_e5m2:
+            return x.view(torch.uint8), "e5m2"
+    return x, None
+
+
+def _allocator(framework: str, like: Any, export: Callable[[Any], Any],
+               made: dict[str, Any]) -> Optional[Callable[[int, int, str], Any]]:
+    """How outputs are made for inputs of `framework` (torch and CuPy only). Each new array is
+    kept in `made` under its dtype name; what _core receives is its export."""
+    if framework == "torch":
+        torch = sys.modules["torch"]
+        device = like.device
+
+        def alloc_torch(rows: int, cols: int, dtype: str) -> Any:
+            t = torch.empty((rows, cols), dtype=getattr(torch, dtype), device=device)
+            made[dtype] = t
+            return export(t.view(torch.uint8) if dtype == "float8_e4m3fn" else t)
+
+        return alloc_torch
+    if framework == "cupy":
+        cupy = sys.modules["cupy"]
+        device_id = like.device.id
+
+        def alloc_cupy(rows: int, cols: int, dtype: str) -> Any:
+            if dtype == "bfloat16":
+                raise InvalidArgument("out", "None",
+                                      "CuPy has no bfloat16 arrays: pass out= (e.g. a torch "
+                                      "tensor) or out_dtype='fp16' / 'fp32'")
+            with cupy.cuda.Device(device_id):
+                t = cupy.empty((rows, cols), dtype="uint8" if dtype == "float8_e4m3fn" else dtype)
+            made[dtype] = t
+            return t
+
+        return alloc_cupy
+    return None
+
+
+def _dtype_text(dtype: DTypeLike) -> Optional[str]:
+    """'bf16', torch.bfloat16, numpy.float16, jnp.bfloat16, numpy.dtype('float32') -> a name."""
+    if dtype is None or isinstance(dtype, str):
+        return dtype
+    name = getattr(dtype, "name", None)   # numpy.dtype
+    if isinstance(name, str):
+        return name
+    name = getattr(dtype, "__name__", None)   # numpy.float16, ml_dtypes.bfloat16
+    if isinstance(name, str):
+        return name
+    text = str(dtype)   # torch.bfloat16
+    return text[len("torch."):] if text.startswith("torch.") else text
+
+
+def _autotune(autotune: Optional[int]) -> int:
+    if autotune is None:
+        return -1
+    if isinstance(autotune, bool) or not isinstance(autotune, int) or autotune < 0:
+        raise InvalidArgument("autotune", repr(autotune),
+                              "must be None ($AUTOGEMM_AUTOTUNE) or a count >= 0 (0 = off)")
+    return autotune
+
+
+def _config_text(config: Union[str, Plan, None]) -> Optional[str]:
+    if config is None or isinstance(config, str):
+        return config
+    if isinstance(config, Plan):
+        return config.config
+    raise InvalidArgument("config", repr(config),
+                          "must be a configuration text (as plan() gives it) or a Plan")
+
+
+def gemm(a: Array, b: Array, *, out: Optional[Array] = None, c: Optional[Array] = None,
+         alpha: float = 1.0, beta: float = 0.0, layout: str = "nt",
+         out_dtype: DTypeLike = None, config: Union[str, Plan, None] = None,
+         autotune: Optional[int] = None, stream: Stream = None, vendor_fallback: bool = True,
+         return_report: bool = False) -> Any:
+    """D = alpha * op(a) @ op(b) + beta * C, on the GPU; returns D (``out`` when given).
+
+    Args:
+        a, b: 2-D bfloat16 or float16 CUDA arrays (both the same type), as stored. ``layout``
+            names how: its first letter is a, the second b; ``n`` = stored in its natural
+            row-major shape (a: M x K, b: K x N), ``t`` = stored transposed (a: K x M,
+            b: N x K). The default ``"nt"`` is a (M, K) and b (N, K), both K-contiguous:
+            ``D = a @ b.T`` (a weight stored N x K, as torch.nn.Linear stores it).
+            ``"auto"``: a and b are the operands of ``a @ b`` ((M, K) and (K, N)), each
+            row-major or a transposed view (``w.T``); the layout follows from their strides.
+            Rows may be padded (stride[0] >= shape[1]); the last dimension must have unit
+            stride. A row stride that is not a multiple of 16 bytes runs through cuBLASLt.
+        out: where D goes: (M, N), bfloat16 / float16 / float32, rows may be padded. When
+            None, a new array of a's framework (torch: on a's device; CuPy); other frameworks
+            (JAX: immutable) must pass ``out``.
+        c: C (M x N, D's type), read when ``beta != 0``; without it, ``out`` is C
+            (accumulate: D = alpha * A B + beta * D).
+        out_dtype: D's type when ``out`` is None: "bf16", "fp16", "fp32" (or a torch / NumPy
+            dtype); default a's type.
+        config: force a configuration (the text ``plan()`` prints, or a Plan; "cuBLASLt" forces
+            the vendor path); it goes through the same rules as the planner's choices.
+        autotune: time this many of the planner's best configurations on the first call of a
+            problem and keep the fastest; None: $AUTOGEMM_AUTOTUNE (default 0, off).
+        stream: see the module's docstring (torch inputs: torch's current stream).
+        vendor_fallback: allow cuBLASLt where our kernel cannot serve the call (False raises
+            InvalidArgument instead).
+        return_report: return ``(D, GemmReport)``: the configuration that ran and why.
+
+    Raises:
+        InvalidArgument: a wrong dtype, shape, stride, device, layout or configuration;
+            ``.argument``, ``.value`` and ``.rule`` say which and why.
+        CudaError: CUDA, NVRTC or cuBLASLt failed. NoDevice: no usable GPU.
+    """
+    framework = _framework(a)
+    handle, export = _prepare(framework, a, stream)
+    made: dict[str, Any] = {}
+    alloc = None if out is not None else _allocator(framework, a, export, made)
+    _, report = _core.gemm(
+        export(a), export(b), export(out), export(c), layout, _dtype_text(out_dtype),
+        float(alpha), float(beta), _config_text(config), _autotune(autotune),
+        bool(vendor_fallback), handle, alloc)
+    result = out if out is not None else next(iter(made.values()))
+    if return_report:
+        return result, GemmReport(*report)
+    return result
+
+
+def fp8_gemm(a_fp8: Array, a_scales: Array, b_fp8: Array, b_scales: Array, *,
+             out: Optional[Array] = None, out_dtype: DTypeLike = "bf16",
+             c: Optional[Array] = None, alpha: float = 1.0, beta: float = 0.0,
+             scaling: str = "block", config: Union[str, Plan, None] = None,
+             autotune: Optional[int] = None, stream: Stream = None,
+             vendor_fallback: bool = True, return_report: bool = False) -> Any:
+    """Block-scaled FP8 GEMM: D = alpha * (a * sa) @ (b * sb).T + beta * C (layout nt).
+
+    Args:
+        a_fp8: (M, K) e4m3 values: torch.float8_e4m3fn (or e5m2), or uint8 bytes read as e4m3
+            (CuPy has no FP8 dtype); rows may be padded, K contiguous.
+        a_scales: float32 (M, ceil(K/128)), packed: one scale per row per 128 of K ("1x128").
+        b_fp8: (N, K) e4m3 values, K contiguous.
+        b_scales: float32 (ceil(N/128), ceil(K/128)), packed: one per 128 x 128 block.
+            ``quantize_fp8(x, (1, 128))`` and ``quantize_fp8(w, (128, 128))`` make both.
+            With ``scaling="per_tensor"`` each is a single float32.
+        out, out_dtype: D (M, N): bf16 (default), fp16 or fp32.
+        c, alpha, beta, config, autotune, stream, vendor_fallback, return_report: as gemm().
+    """
+    framework = _framework(a_fp8)
+    handle, export = _prepare(framework, a_fp8, stream)
+    a_fp8, a_kind = _fp8_bytes(a_fp8)
+    b_fp8, b_kind = _fp8_bytes(b_fp8)
+    made: dict[str, Any] = {}
+    alloc = None if out is not None else _allocator(framework, a_fp8, export, made)
+    _, report = _core.fp8_gemm(
+        export(a_fp8), export(a_scales), export(b_fp8), export(b_scales), export(out),
+        export(c), a_kind, b_kind, scaling,
+        # Given an out, its dtype decides unless out_dtype is named (then both must agree).
+        _dtype_text(out_dtype) if out is None or out_dtype != "bf16" else None,
+        float(alpha), float(beta), _config_text(config), _autotune(autotune),
+        bool(vendor_fallback), handle, alloc)
+    result = out if out is not None else next(iter(made.values()))
+    if return_report:
+        return result, GemmReport(*report)
+    return result
+
+
+def _block_rows(block: Tuple[int, int]) -> int:
+    try:
+        rows, cols = block
+    except (TypeError, ValueError):
+        rows, cols = -1, -1
+    if (rows, cols) not in ((1, 128), (128, 128)):
+        raise InvalidArgument("block", repr(block), "must be (1, 128) or (128, 128)")
+    return int(rows)
+
+
+def quantize_fp8(x: Array, block: Tuple[int, int] = (1, 128), *,
+                 out: Optional[Tuple[Array, Array]] = None,
+                 stream: Stream = None) -> Tuple[Array, Array]:
+    """FP8 e4m3 values and float32 scales of x (bfloat16 or float32, 2-D, rows may be padded).
+
+    ``block=(1, 128)``: one scale per row per 128 columns (activations, fp8_gemm's A);
+    ``block=(128, 128)``: one per 128 x 128 block (weights, fp8_gemm's B). The rule is
+    include/autogemm/quantize.hpp's: scale = max(amax / 448, 2^-126), q = e4m3(x / scale).
+    Returns ``(values, scales)``: torch float8_e4m3fn and float32 tensors for torch inputs,
+    uint8 and float32 CuPy arrays for CuPy inputs; other frameworks pass ``out=(values,
+    scales)`` (uint8 or float8_e4m3fn, float32).
+    """
+    rows = _block_rows(block)
+    framework = _framework(x)
+    handle, export = _prepare(framework, x, stream)
+    values = scales = None
+    if out is not None:
+        values, scales = out
+        values = _fp8_bytes(values)[0]
+    made: dict[str, Any] = {}
+    alloc = _allocator(framework, x, export, made) if out is None else None
+    _core.quantize_fp8(export(x), export(values), export(scales), rows, handle, alloc)
+    if out is not None:
+        return out
+    return made["float8_e4m3fn"], made["float32"]
+
+
+def dequantize_fp8(values: Array, scales: Array, block: Tuple[int, int] = (1, 128), *,
+                   out: Optional[Array] = None, out_dtype: DTypeLike = "bf16",
+                   stream: Stream = None) -> Array:
+    """The inverse of quantize_fp8: float(q) * scale, as bfloat16 (default) or float32."""
+    rows = _block_rows(block)
+    framework = _framework(values)
+    handle, export = _prepare(framework, values, stream)
+    made: dict[str, Any] = {}
+    alloc = _allocator(framework, values, export, made) if out is None else None
+    _core.dequantize_fp8(export(_fp8_bytes(values)[0]), export(scales), rows, export(out),
+                         _dtype_text(out_dtype) or "bf16", handle, alloc)
+    return out if out is not None else next(iter(made.values()))
+
+
+def plan(m: int, n: int, k: int, dtype: str = "bf16", device: Union[int, str, None] = None,
+         layout: str = "nt", *, out_dtype: Optional[str] = None, lda: int = 0, ldb: int = 0,
+         ldd: int = 0) -> Plan:
+    """The planner's choice for an M x N x K GEMM, and why (``autogemm plan``). No GPU needed.
+
+    Args:
+        dtype: "bf16", "fp16" or "fp8" (e4m3 with 1x128 / 128x128 block scales, bf16 out).
+        device: a GPU ordinal (0, 1, ...) or a preset name (``device_presets()``: "h100-sxm",
+            "h200", ...). None: GPU 0, or the h100-sxm preset with a RuntimeWarning when this
+            machine has no GPU.
+        layout: "nt", "nn", "tn" or "tt" (see gemm()).
+        out_dtype, lda, ldb, ldd: the output type and leading dimensions (0 = packed).
+
+    Raises:
+        InvalidArgument: a bad size, type, layout or preset. NoDevice: an ordinal without a GPU.
+    """
+    spec = None if device is None else str(device)
+    d = _core.plan(int(m), int(n), int(k), str(dtype), str(layout), spec,
+                   _dtype_text(out_dtype), int(lda), int(ldb), int(ldd))
+    if d["note"]:
+        warnings.warn(d["note"], RuntimeWarning, stacklevel=2)
+    return Plan._from_dict(d)
+
+
+def profile(device: Union[int, str, None] = None) -> dict[str, Any]:
+    """This machine as ``autogemm profile --json`` describes it: {"cpu", "gpus",
+    "gpu_unavailable_reason" (no GPU), "peer_access" (several)}; with ``device`` (an ordinal
+    or a preset name) that one GPU's description instead. Raises NoDevice for an ordinal on a
+    machine without a GPU."""
+    return _core.profile(None if device is None else str(device))
+
+
+def device_presets() -> list[str]:
+    """The preset names plan() and profile() take ("h100-sxm", "h200", ...)."""
+    return list(_core.device_presets())
+
+
+def cpp_enqueue_us(a: Array, b: Array, out: Array, *, calls: int = 200, layout: str = "nt",
+                   config: Optional[str] = None, stream: Stream = None) -> float:
+    """Host microseconds per C++ ``autogemm::gemm()`` call on these arrays: one call first
+    (plan, compile or load), then ``calls`` enqueued back to back and timed in C++, as the C++
+    test GemmGpu.HostCostPerCall does. Compare with timing ``gemm(a, b, out=out)`` from Python
+    to see what the Python layer costs."""
+    handle, export = _prepare(_framework(a), a, stream)
+    return _core.time_gemm_enqueues(export(a), export(b), export(out), int(calls), layout,
+                                    _config_text(config), handle)

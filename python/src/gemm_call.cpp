@@ -1,0 +1,375 @@
+// gemm() and fp8_gemm() from Python arrays: every argument is checked and turned into the
+// GemmProblem / GemmOperands a C++ caller would write (types from the DLPack dtypes, layout
+// and leading dimensions from the strides) before anything is allocated or launched.
+#include "gemm_call.hpp"
+
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+
+#include "autogemm/errors.hpp"
+#include "autogemm/quantize.hpp"
+
+namespace autogemm::python {
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+// The Python spelling of an output type, for the allocator and for errors.
+const char* python_dtype(DType t) {
+  switch (t) {
+    case DType::bf16: return "bfloat16";
+    case DType::fp16: return "float16";
+    case DType::fp32: return "float32";
+    default: return "?";
+  }
+}
+
+DType parse_out_dtype(const std::string& text) {
+  std::string v = lower(text);
+  if (v == "float16") v = "fp16";
+  if (v == "float32") v = "fp32";
+  const std::optional<DType> t = parse_dtype(v);
+  if (!t || !(*t == DType::bf16 || *t == DType::fp16 || *t == DType::fp32))
+    throw InvalidArgument("out_dtype", text,
+                          "must be bf16, fp16 or fp32 (also spelled bfloat16, float16, float32)");
+  return *t;
+}
+
+std::optional<DType> parse_bytes_as(const std::optional<std::string>& kind, const char* name) {
+  if (!kind) return DType::e4m3;
+  const std::string v = lower(*kind);
+  if (v == "e4m3" || v == "fp8" || v == "float8_e4m3fn") return DType::e4m3;
+  if (v == "e5m2" || v == "float8_e5m2") return DType::e5m2;
+  throw InvalidArgument(name, *kind, "FP8 bytes are read as e4m3 or e5m2");
+}
+
+std::string shape2(int64_t rows, int64_t cols) { return fmt::format("({}, {})", rows, cols); }
+
+// The output: `out` as given, else a new array from the Python allocator (torch or CuPy,
+// chosen by autogemm/__init__.py), only after every other argument passed.
+ArrayView output_array(nb::handle out, nb::handle alloc, int64_t rows, int64_t cols,
+                       const char* dtype_name, const char* name = "out") {
+  if (!out.is_none()) return import_array(name, out, /*writable=*/true);
+  if (alloc.is_none())
+    throw InvalidArgument(name, "None",
+                          "autogemm allocates outputs for torch and CuPy inputs only: pass "
+                          "out= (a writable CUDA array, e.g. a torch tensor or CuPy array)");
+  nb::object made = alloc(rows, cols, dtype_name);
+  return import_array(name, made, /*writable=*/true);
+}
+
+void check_output(const Matrix& m, int64_t rows, int64_t cols, DType want,
+                  std::optional<DType> bytes_as = {}) {
+  if (m.rows != rows || m.cols != cols)
+    throw InvalidArgument(m.label, fmt::format("an array of shape {}", m.array->shape_text()),
+                          fmt::format("must have shape {}", shape2(rows, cols)));
+  const std::optional<DType> t = element_type(*m.array, bytes_as);
+  if (t != want)
+    throw InvalidArgument(m.label, m.array->dtype_text(),
+                          fmt::format("must have dtype {}", python_dtype(want)));
+}
+
+}  // namespace
+
+void prepare_gemm(const GemmRequest& r, PreparedGemm& p) {
+  // Static checks first (configuration, layout, types, shapes, strides), then devices, then
+  // the output allocation: a wrong argument never costs an allocation or a launch.
+  if (r.config) p.options.config = GemmConfig::parse(*r.config);
+  p.options.autotune = r.autotune;
+  p.options.allow_vendor_fallback = r.vendor_fallback;
+  if (r.autotune < -1)
+    throw InvalidArgument("autotune", std::to_string(r.autotune),
+                          "must be None (AUTOGEMM_AUTOTUNE) or a count >= 0");
+
+  const bool fp8 = !r.scaling.empty();
+  GemmProblem& problem = p.problem;
+  p.a = import_array(r.a_name, r.a, false);
+  p.b = import_array(r.b_name, r.b, false);
+  Matrix a = matrix_of(*p.a), b = matrix_of(*p.b);
+
+  // Element types.
+  std::optional<DType> a_type, b_type;
+  if (fp8) {
+    a_type = element_type(*p.a, parse_bytes_as(r.a_bytes, "a_bytes"));
+    b_type = element_type(*p.b, parse_bytes_as(r.b_bytes, "b_bytes"));
+    for (auto [view, type] : {std::pair{&*p.a, a_type}, std::pair{&*p.b, b_type}})
+      if (!type || !(*type == DType::e4m3 || *type == DType::e5m2))
+        throw InvalidArgument(view->name, view->dtype_text(),
+                              "must hold FP8 values: float8_e4m3fn or float8_e5m2, or uint8 "
+                              "bytes read as e4m3 (quantize_fp8 makes them)");
+  } else {
+    a_type = element_type(*p.a);
+    b_type = element_type(*p.b);
+    if (!a_type || !(*a_type == DType::bf16 || *a_type == DType::fp16))
+      throw InvalidArgument(p.a->name, p.a->dtype_text(),
+                            "gemm takes bfloat16 or float16 arrays (FP8: fp8_gemm)");
+    if (b_type != a_type)
+      throw InvalidArgument(p.b->name, p.b->dtype_text(),
+                            fmt::format("must have a's dtype, {}", p.a->dtype_text()));
+  }
+  problem.a_type = *a_type;
+  problem.b_type = *b_type;
+
+  // Layout: which stored matrix is which operand.
+  const std::string layout_text = lower(r.layout);
+  if (layout_text == "auto") {
+    // a is the M x K operand and b the K x N one, each row-major or a transposed view.
+    const bool a_rows = rows_are_contiguous(a);
+    const bool b_cols = rows_are_contiguous(transposed(b));
+    if (!a_rows && !rows_are_contiguous(transposed(a))) leading_dimension(a);   // throws
+    if (!b_cols && !rows_are_contiguous(b)) leading_dimension(b);              // throws
+    if (b.rows != a.cols)
+      throw InvalidArgument(p.b->name, fmt::format("an array of shape {}", p.b->shape_text()),
+                            fmt::format("must have K = {} rows: a is {} (M x K) and b is K x N "
+                                        "for layout \"auto\"",
+                                        a.cols, p.a->shape_text()));
+    const bool a_k_major = a_rows, b_k_major = b_cols;
+    problem.layout = a_k_major ? (b_k_major ? Layout::nt : Layout::nn)
+                               : (b_k_major ? Layout::tt : Layout::tn);
+    if (!a_k_major) a = transposed(a);   // stored K x M
+    if (b_k_major) b = transposed(b);    // stored N x K
+  } else {
+    const std::optional<Layout> layout = parse_layout(layout_text);
+    if (!layout)
+      throw InvalidArgument("layout", r.layout,
+                            "expected nt, nn, tn, tt (how a and b are stored; first letter a) "
+                            "or auto (read from the strides)");
+    problem.layout = *layout;
+  }
+  const bool a_km = a_is_k_major(problem.layout), b_km = b_is_k_major(problem.layout);
+  problem.m = a_km ? a.rows : a.cols;
+  problem.k = a_km ? a.cols : a.rows;
+  problem.n = b_km ? b.rows : b.cols;
+  const int64_t b_k = b_km ? b.cols : b.rows;
+  if (b_k != problem.k) {
+    const std::string want = b_km ? shape2(problem.n, problem.k) : shape2(problem.k, problem.n);
+    throw InvalidArgument(
+        p.b->name, fmt::format("an array of shape {}", p.b->shape_text()),
+        fmt::format("must be {} = {} for layout {}: a is {} so K = {}", b_km ? "(N, K)" : "(K, N)",
+                    want, to_string(problem.layout), p.a->shape_text(), problem.k));
+  }
+  problem.lda = leading_dimension(a);
+  problem.ldb = leading_dimension(b);
+
+  // Output type: out's dtype, else out_dtype, else a's (bf16 for FP8).
+  std::optional<DType> wanted_d;
+  if (r.out_dtype) wanted_d = parse_out_dtype(*r.out_dtype);
+  Matrix d_matrix;
+  if (!r.out.is_none()) {
+    p.out = import_array("out", r.out, /*writable=*/true);
+    d_matrix = matrix_of(*p.out);
+    const std::optional<DType> d = element_type(*p.out);
+    if (!d || !(*d == DType::bf16 || *d == DType::fp16 || *d == DType::fp32))
+      throw InvalidArgument("out", p.out->dtype_text(), "must be bfloat16, float16 or float32");
+    if (wanted_d && *wanted_d != *d)
+      throw InvalidArgument("out_dtype", *r.out_dtype,
+                            fmt::format("must match out's dtype, {}", p.out->dtype_text()));
+    check_output(d_matrix, problem.m, problem.n, *d);
+    problem.d_type = *d;
+    problem.ldd = leading_dimension(d_matrix);
+  } else {
+    problem.d_type = wanted_d ? *wanted_d : fp8 ? DType::bf16 : problem.a_type;
+  }
+
+  // C: read when beta != 0; c, or out itself (accumulate), is its storage.
+  problem.reads_c = r.beta != 0.0f;
+  if (problem.reads_c) {
+    if (!r.c.is_none()) {
+      p.c = import_array("c", r.c, false);
+      const Matrix c = matrix_of(*p.c);
+      if (c.rows != problem.m || c.cols != problem.n)
+        throw InvalidArgument("c", fmt::format("an array of shape {}", p.c->shape_text()),
+                              fmt::format("must have shape {} (M, N)",
+                                          shape2(problem.m, problem.n)));
+      if (element_type(*p.c) != problem.d_type)
+        throw InvalidArgument("c", p.c->dtype_text(),
+                              fmt::format("must have the output's dtype, {}",
+                                          python_dtype(problem.d_type)));
+      problem.ldc = leading_dimension(c);
+    } else if (p.out) {
+      problem.ldc = problem.ldd;   // D = alpha * A B + beta * D
+    } else {
+      throw InvalidArgument("c", "None",
+                            fmt::format("beta = {} reads C: pass c, or out to accumulate into it",
+                                        r.beta));
+    }
+  }
+
+  // FP8 scales.
+  if (fp8) {
+    const std::string scaling = lower(r.scaling);
+    if (scaling == "block") {
+      problem.scaling = Scaling::block_1x128_128x128;
+    } else if (scaling == "per_tensor") {
+      problem.scaling = Scaling::per_tensor;
+    } else {
+      throw InvalidArgument("scaling", r.scaling, "must be \"block\" (1x128 A, 128x128 B) or "
+                                                  "\"per_tensor\"");
+    }
+    p.a_scales = import_array("a_scales", r.a_scales, false);
+    p.b_scales = import_array("b_scales", r.b_scales, false);
+    const int64_t kb = ceil_div(problem.k, kFp8ScaleGroup);
+    const std::pair<const ArrayView*, std::pair<int64_t, int64_t>> scales[] = {
+        {&*p.a_scales, {problem.m, kb}},
+        {&*p.b_scales, {ceil_div(problem.n, kFp8ScaleGroup), kb}}};
+    for (const auto& [view, shape] : scales) {
+      if (element_type(*view) != DType::fp32)
+        throw InvalidArgument(view->name, view->dtype_text(), "scales must be float32");
+      if (problem.scaling == Scaling::per_tensor) {
+        if (view->size() != 1)
+          throw InvalidArgument(view->name, fmt::format("an array of shape {}", view->shape_text()),
+                                "per-tensor scaling takes one float32 scale per operand");
+        continue;
+      }
+      const Matrix s = matrix_of(*view);
+      if (s.rows != shape.first || s.cols != shape.second)
+        throw InvalidArgument(
+            view->name, fmt::format("an array of shape {}", view->shape_text()),
+            fmt::format("must have shape {} = {} (M = {}, N = {}, K = {})",
+                        shape2(shape.first, shape.second),
+                        view == &*p.a_scales
+                            ? "(M, ceil(K/128)): one scale per row per 128 of K (1x128 blocks)"
+                            : "(ceil(N/128), ceil(K/128)): one scale per 128x128 block",
+                        problem.m, problem.n, problem.k));
+      require_packed(s);
+    }
+    p.operands.scale_a = static_cast<const float*>(p.a_scales->data);
+    p.operands.scale_b = static_cast<const float*>(p.b_scales->data);
+  }
+
+  validate(problem);   // sizes and the rest of the library's own rules
+
+  p.device = common_cuda_device({&*p.a, &*p.b, p.out ? &*p.out : nullptr,
+                                 p.c ? &*p.c : nullptr, p.a_scales ? &*p.a_scales : nullptr,
+                                 p.b_scales ? &*p.b_scales : nullptr});
+  if (!p.out) {
+    p.out = output_array(nb::none(), r.alloc, problem.m, problem.n, python_dtype(problem.d_type));
+    d_matrix = matrix_of(*p.out);
+    check_output(d_matrix, problem.m, problem.n, problem.d_type);
+    problem.ldd = leading_dimension(d_matrix);
+    if (problem.reads_c && !p.c) problem.ldc = problem.ldd;
+    common_cuda_device({&*p.a, &*p.out});
+  }
+  p.options.device = p.device;
+  p.operands.a = p.a->data;
+  p.operands.b = p.b->data;
+  p.operands.d = p.out->data;
+  p.operands.c = !problem.reads_c ? nullptr : p.c ? p.c->data : p.out->data;
+  p.operands.alpha = r.alpha;
+  p.operands.beta = r.beta;
+  validate(problem);
+}
+
+GemmReport run_gemm(const PreparedGemm& p, uintptr_t stream) {
+  DeviceGuard guard(p.device);
+  nb::gil_scoped_release release;
+  return gemm(p.problem, p.operands, reinterpret_cast<cudaStream_t>(stream), p.options);
+}
+
+double time_enqueues(const PreparedGemm& p, uintptr_t stream_handle, int calls) {
+  if (calls < 1) throw InvalidArgument("calls", std::to_string(calls), "must be >= 1");
+  const auto stream = reinterpret_cast<cudaStream_t>(stream_handle);
+  DeviceGuard guard(p.device);
+  nb::gil_scoped_release release;
+  // As GemmGpu.HostCostPerCall: one call plans, compiles or loads; then `calls` enqueues.
+  gemm(p.problem, p.operands, stream, p.options);
+  cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < calls; ++i) gemm(p.problem, p.operands, stream, p.options);
+  const auto end = std::chrono::steady_clock::now();
+  cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  return std::chrono::duration<double, std::micro>(end - start).count() / calls;
+}
+
+void quantize(nb::handle x_obj, nb::handle values_obj, nb::handle scales_obj, int block_rows,
+              uintptr_t stream, nb::handle alloc) {
+  if (block_rows != 1 && block_rows != 128)
+    throw InvalidArgument("block", std::to_string(block_rows) + "x128",
+                          "must be (1, 128) or (128, 128)");
+  const ArrayView x = import_array("x", x_obj, false);
+  const Matrix xm = matrix_of(x);
+  const std::optional<DType> x_type = element_type(x);
+  if (x_type != DType::bf16 && x_type != DType::fp32)
+    throw InvalidArgument("x", x.dtype_text(), "must be bfloat16 or float32");
+  const int64_t ld = leading_dimension(xm);
+  const int64_t rows = xm.rows, cols = xm.cols;
+  if (rows < 1 || cols < 1)
+    throw InvalidArgument("x", fmt::format("an array of shape {}", x.shape_text()),
+                          "must have at least one row and one column");
+  const int64_t s_rows = block_rows == 1 ? rows : ceil_div(rows, kFp8ScaleGroup);
+  const int64_t s_cols = ceil_div(cols, kFp8ScaleGroup);
+  std::optional<ArrayView> values, scales;
+  if (!values_obj.is_none()) values = import_array("values", values_obj, true);
+  if (!scales_obj.is_none()) scales = import_array("scales", scales_obj, true);
+  common_cuda_device({&x, values ? &*values : nullptr, scales ? &*scales : nullptr});
+  if (!values) values = output_array(nb::none(), alloc, rows, cols, "float8_e4m3fn", "values");
+  if (!scales) scales = output_array(nb::none(), alloc, s_rows, s_cols, "float32", "scales");
+  const int device = common_cuda_device({&x, &*values, &*scales});
+  const Matrix vm = matrix_of(*values), sm = matrix_of(*scales);
+  if (vm.rows != rows || vm.cols != cols || element_type(*values, DType::e4m3) != DType::e4m3)
+    throw InvalidArgument("values", fmt::format("{} of shape {}", values->dtype_text(),
+                                                values->shape_text()),
+                          fmt::format("must be float8_e4m3fn (or uint8) of shape {}",
+                                      shape2(rows, cols)));
+  require_packed(vm);
+  check_output(sm, s_rows, s_cols, DType::fp32);
+  require_packed(sm);
+  DeviceGuard guard(device);
+  nb::gil_scoped_release release;
+  auto* scale_data = static_cast<float*>(scales->data);
+  if (block_rows == 1)
+    quantize_fp8_1x128(x.data, *x_type, rows, cols, ld ? ld : cols, values->data, scale_data,
+                       reinterpret_cast<cudaStream_t>(stream));
+  else
+    quantize_fp8_128x128(x.data, *x_type, rows, cols, ld ? ld : cols, values->data, scale_data,
+                         reinterpret_cast<cudaStream_t>(stream));
+}
+
+void dequantize(nb::handle values_obj, nb::handle scales_obj, int block_rows, nb::handle out_obj,
+                const std::string& out_dtype, uintptr_t stream, nb::handle alloc) {
+  if (block_rows != 1 && block_rows != 128)
+    throw InvalidArgument("block", std::to_string(block_rows) + "x128",
+                          "must be (1, 128) or (128, 128)");
+  const ArrayView values = import_array("values", values_obj, false);
+  const ArrayView scales = import_array("scales", scales_obj, false);
+  const Matrix vm = matrix_of(values), sm = matrix_of(scales);
+  if (element_type(values, DType::e4m3) != DType::e4m3)
+    throw InvalidArgument("values", values.dtype_text(), "must be float8_e4m3fn (or uint8)");
+  require_packed(vm);
+  const int64_t rows = vm.rows, cols = vm.cols;
+  const int64_t s_rows = block_rows == 1 ? rows : ceil_div(rows, kFp8ScaleGroup);
+  check_output(sm, s_rows, ceil_div(cols, kFp8ScaleGroup), DType::fp32);
+  require_packed(sm);
+  const DType y_type = parse_out_dtype(out_dtype);
+  if (y_type != DType::bf16 && y_type != DType::fp32)
+    throw InvalidArgument("out_dtype", out_dtype, "must be bfloat16 or float32");
+  std::optional<ArrayView> out;
+  if (!out_obj.is_none()) out = import_array("out", out_obj, true);
+  common_cuda_device({&values, &scales, out ? &*out : nullptr});
+  if (!out) out = output_array(nb::none(), alloc, rows, cols, python_dtype(y_type));
+  const int device = common_cuda_device({&values, &scales, &*out});
+  const Matrix om = matrix_of(*out);
+  check_output(om, rows, cols, y_type);
+  const int64_t ld = leading_dimension(om);
+  DeviceGuard guard(device);
+  nb::gil_scoped_release release;
+  const auto* scale_data = static_cast<const float*>(scales.data);
+  if (block_rows == 1)
+    dequantize_fp8_1x128(values.data, scale_data, rows, cols, out->data, y_type,
+                         ld ? ld : cols, reinterpret_cast<cudaStream_t>(stream));
+  else
+    dequantize_fp8_128x128(values.data, scale_data, rows, cols, out->data, y_type,
+                           ld ? ld : cols, reinterpret_cast<cudaStream_t>(stream));
+}
+
+}  // namespace autogemm::python

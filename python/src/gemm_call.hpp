@@ -1,0 +1,49 @@
+#pragma once
+// The calls that take arrays: gemm / fp8_gemm (checked into a GemmProblem and GemmOperands
+// first), the host-cost timing over the same prepared call, and FP8 (de)quantisation.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "autogemm/gemm.hpp"
+#include "binding.hpp"
+
+namespace autogemm::python {
+
+// What Python passed (autogemm/__init__.py has resolved the stream and picked the allocator).
+struct GemmRequest {
+  const char* a_name = "a";
+  const char* b_name = "b";
+  nb::handle a, b, out, c, a_scales, b_scales;   // None where absent
+  std::string layout = "nt";                     // nt, nn, tn, tt or auto
+  std::optional<std::string> a_bytes, b_bytes;   // FP8: how uint8 arrays are read (e4m3/e5m2)
+  std::optional<std::string> out_dtype;
+  float alpha = 1.0f, beta = 0.0f;
+  std::string scaling;                           // "" for 16-bit; "block" or "per_tensor"
+  std::optional<std::string> config;
+  int autotune = -1;
+  bool vendor_fallback = true;
+  nb::handle alloc;                              // callable(rows, cols, dtype) or None
+};
+
+// The checked call: exactly the problem, operands and options a C++ caller would pass.
+struct PreparedGemm {
+  std::optional<ArrayView> a, b, out, c, a_scales, b_scales;
+  GemmProblem problem;
+  GemmOperands operands;
+  GemmOptions options;
+  int device = 0;
+};
+
+void prepare_gemm(const GemmRequest& request, PreparedGemm& prepared);
+GemmReport run_gemm(const PreparedGemm& prepared, uintptr_t stream);
+// Host microseconds per autogemm::gemm() call, as GemmGpu.HostCostPerCall measures them: one
+// call first (plan, compile or load), then `calls` enqueues timed back to back.
+double time_enqueues(const PreparedGemm& prepared, uintptr_t stream, int calls);
+
+void quantize(nb::handle x, nb::handle values, nb::handle scales, int block_rows, uintptr_t stream,
+              nb::handle alloc);
+void dequantize(nb::handle values, nb::handle scales, int block_rows, nb::handle out,
+                const std::string& out_dtype, uintptr_t stream, nb::handle alloc);
+
+}  // namespace autogemm::python

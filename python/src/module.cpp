@@ -1,0 +1,314 @@
+// autogemm._core: the nanobind module under the Python package (python/autogemm/). Thin: the
+// Pythonic surface, defaults, framework detection (torch, CuPy), streams and allocation live in
+// autogemm/__init__.py; this file turns its arguments into the library's C++ calls.
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cctype>
+#include <optional>
+#include <string>
+
+#include "autogemm/autogemm.hpp"
+#include "binding.hpp"
+#include "gemm_call.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace autogemm::python {
+namespace {
+
+// The GPUs of this machine, measured once per process for plan()'s default and ordinals
+// (profile() measures afresh: free memory changes).
+const GpuProfile& machine_gpus() {
+  static const GpuProfile profile = profile_gpus();
+  return profile;
+}
+
+bool is_ordinal(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
+// "0", "1", ...: a GPU of this machine; anything else a preset (resolve_device's errors).
+GpuInfo resolve(const std::string& spec) {
+  if (is_ordinal(spec)) {
+    const GpuProfile& gpus = machine_gpus();
+    const size_t ordinal = std::stoul(spec);
+    if (spec.size() < 6 && ordinal < gpus.gpus.size()) return gpus.gpus[ordinal];
+  }
+  return resolve_device(spec);
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+// The problem `autogemm plan --dtype` means: bf16/fp16 in and out; fp8 = e4m3 with 1x128 /
+// 128x128 block scales and bf16 out.
+GemmProblem plan_problem(int64_t m, int64_t n, int64_t k, const std::string& dtype,
+                         const std::string& layout, const std::optional<std::string>& out_dtype,
+                         int64_t lda, int64_t ldb, int64_t ldd) {
+  GemmProblem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  std::string d = lower(dtype);
+  if (d == "float16") d = "fp16";
+  const std::optional<DType> input = parse_dtype(d);
+  if (!input || !(*input == DType::bf16 || *input == DType::fp16 || *input == DType::e4m3 ||
+                  *input == DType::e5m2))
+    throw InvalidArgument("dtype", dtype, "expected bf16, fp16 or fp8 (e4m3, block-scaled)");
+  p.a_type = p.b_type = *input;
+  const bool fp8 = *input == DType::e4m3 || *input == DType::e5m2;
+  if (fp8) p.scaling = Scaling::block_1x128_128x128;
+  p.d_type = fp8 ? DType::bf16 : *input;
+  if (out_dtype) {
+    std::string o = lower(*out_dtype);
+    if (o == "float16") o = "fp16";
+    if (o == "float32") o = "fp32";
+    const std::optional<DType> t = parse_dtype(o);
+    if (!t || !(*t == DType::bf16 || *t == DType::fp16 || *t == DType::fp32))
+      throw InvalidArgument("out_dtype", *out_dtype, "must be bf16, fp16 or fp32");
+    p.d_type = *t;
+  }
+  const std::optional<Layout> l = parse_layout(layout);
+  if (!l) throw InvalidArgument("layout", layout, "expected nt, nn, tn or tt");
+  p.layout = *l;
+  p.lda = lda;
+  p.ldb = ldb;
+  p.ldd = ldd;
+  validate(p);
+  return p;
+}
+
+nb::dict plan_dict(int64_t m, int64_t n, int64_t k, const std::string& dtype,
+                   const std::string& layout, const std::optional<std::string>& device,
+                   const std::optional<std::string>& out_dtype, int64_t lda, int64_t ldb,
+                   int64_t ldd) {
+  // The problem first: a bad size is reported before any device query.
+  const GemmProblem problem = plan_problem(m, n, k, dtype, layout, out_dtype, lda, ldb, ldd);
+  std::string note;
+  GpuInfo gpu;
+  if (device) {
+    gpu = resolve(*device);
+  } else if (!machine_gpus().gpus.empty()) {
+    gpu = machine_gpus().gpus.front();
+  } else {
+    const std::string why = machine_gpus().unavailable_reason;
+    note = fmt::format("{}; planned for preset h100-sxm (choose with device=)",
+                       why.empty() ? "no GPU found" : why);
+    gpu = device_preset("h100-sxm");
+  }
+  Plan plan;
+  {
+    nb::gil_scoped_release release;
+    plan = plan_gemm(problem, gpu);
+  }
+  nb::list candidates, rejected;
+  // Thousands of each for a large problem: (text, time_us, tflops) and (text, rule) only.
+  for (const Candidate& c : plan.candidates)
+    candidates.append(nb::make_tuple(c.config.describe(), c.prediction.time_us,
+                                     c.prediction.tflops));
+  for (const RejectedConfig& r : plan.rejected)
+    rejected.append(nb::make_tuple(r.config.describe(), r.reason));
+  nb::dict out;
+  out["problem"] = problem_dict(plan.problem);
+  out["device"] = gpu_dict(plan.device);
+  out["config"] = config_dict(plan.best().config);
+  out["spec"] = spec_dict(plan.spec);
+  out["prediction"] = prediction_dict(plan.best().prediction);
+  out["path_reason"] = plan.path_reason;
+  out["candidates"] = candidates;
+  out["rejected"] = rejected;
+  out["note"] = note;
+  return out;
+}
+
+nb::dict profile_dict(const std::optional<std::string>& device) {
+  if (device) return gpu_dict(resolve_device(*device));
+  CpuInfo cpu;
+  GpuProfile gpus;
+  {
+    nb::gil_scoped_release release;
+    cpu = profile_cpu();
+    gpus = profile_gpus();
+  }
+  nb::dict out;
+  out["cpu"] = cpu_dict(cpu);
+  nb::list list;
+  for (const GpuInfo& g : gpus.gpus) list.append(gpu_dict(g));
+  out["gpus"] = list;
+  if (gpus.gpus.empty()) out["gpu_unavailable_reason"] = gpus.unavailable_reason;
+  if (gpus.gpus.size() > 1) {
+    nb::list rows;
+    for (const auto& row : gpus.peer_access) {
+      nb::list r;
+      for (bool can : row) r.append(can);
+      rows.append(r);
+    }
+    out["peer_access"] = rows;
+  }
+  return out;
+}
+
+nb::tuple report_tuple(const GemmReport& r) {
+  return nb::make_tuple(r.config.describe(), r.used_vendor, r.reason);
+}
+
+}  // namespace
+}  // namespace autogemm::python
+
+NB_MODULE(_core, m) {
+  using namespace autogemm;
+  using namespace autogemm::python;
+  m.doc() = "autogemm's C++ library, bound with nanobind. Use the autogemm package, not this.";
+  register_exception_translator();
+
+  m.def("set_error_types", &set_error_types, "error"_a, "invalid_argument"_a, "cuda_error"_a,
+        "no_device"_a, "Registers the Python classes the C++ exceptions become.");
+  m.def("version", &autogemm::version, "The library's version, \"0.1.0\".");
+  m.def("device_presets", &device_preset_names, "Names of the GPU presets plan() takes.");
+  m.def(
+      "parse_config", [](const std::string& text) { return GemmConfig::parse(text).describe(); },
+      "text"_a, "Parses a configuration text; returns it as describe() writes it.");
+  m.def("profile", &profile_dict, "device"_a = nb::none(),
+        "The machine (CPU and every GPU) as `autogemm profile --json`, or one GPU or preset.");
+  m.def("plan", &plan_dict, "m"_a, "n"_a, "k"_a, "dtype"_a, "layout"_a, "device"_a.none(),
+        "out_dtype"_a.none(), "lda"_a = 0, "ldb"_a = 0, "ldd"_a = 0,
+        "The plan as `autogemm plan --json` gives it, plus 'note', and 'candidates' as "
+        "(config, time_us, tflops) and 'rejected' as (config, rule) tuples.");
+
+  m.def(
+      "gemm",
+      [](nb::handle a, nb::handle b, nb::handle out, nb::handle c, const std::string& layout,
+         std::optional<std::string> out_dtype, float alpha, float beta,
+         std::optional<std::string> config, int autotune, bool vendor_fallback, uintptr_t stream,
+         nb::handle alloc) {
+        GemmRequest r;
+        r.a = a;
+        r.b = b;
+        r.out = out;
+        r.c = c;
+        r.a_scales = r.b_scales = nb::none();
+        r.layout = layout;
+        r.out_dtype = std::move(out_dtype);
+        r.alpha = alpha;
+        r.beta = beta;
+        r.config = std::move(config);
+        r.autotune = autotune;
+        r.vendor_fallback = vendor_fallback;
+        r.alloc = alloc;
+        PreparedGemm p;
+        prepare_gemm(r, p);
+        const GemmReport report = run_gemm(p, stream);
+        return nb::make_tuple(p.out->source, report_tuple(report));
+      },
+      "a"_a.none(), "b"_a.none(), "out"_a.none(), "c"_a.none(), "layout"_a, "out_dtype"_a.none(),
+      "alpha"_a, "beta"_a, "config"_a.none(), "autotune"_a, "vendor_fallback"_a, "stream"_a,
+      "alloc"_a.none(), "D = alpha * op(a) op(b) + beta * C; returns (out, (config, vendor, reason)).");
+
+  m.def(
+      "fp8_gemm",
+      [](nb::handle a, nb::handle a_scales, nb::handle b, nb::handle b_scales, nb::handle out,
+         nb::handle c, std::optional<std::string> a_bytes, std::optional<std::string> b_bytes,
+         const std::string& scaling, std::optional<std::string> out_dtype, float alpha,
+         float beta, std::optional<std::string> config, int autotune, bool vendor_fallback,
+         uintptr_t stream, nb::handle alloc) {
+        GemmRequest r;
+        r.a_name = "a_fp8";
+        r.b_name = "b_fp8";
+        r.a = a;
+        r.b = b;
+        r.a_scales = a_scales;
+        r.b_scales = b_scales;
+        r.out = out;
+        r.c = c;
+        r.a_bytes = std::move(a_bytes);
+        r.b_bytes = std::move(b_bytes);
+        r.scaling = scaling.empty() ? std::string("?") : scaling;
+        r.out_dtype = std::move(out_dtype);
+        r.alpha = alpha;
+        r.beta = beta;
+        r.config = std::move(config);
+        r.autotune = autotune;
+        r.vendor_fallback = vendor_fallback;
+        r.alloc = alloc;
+        PreparedGemm p;
+        prepare_gemm(r, p);
+        const GemmReport report = run_gemm(p, stream);
+        return nb::make_tuple(p.out->source, report_tuple(report));
+      },
+      "a"_a.none(), "a_scales"_a.none(), "b"_a.none(), "b_scales"_a.none(), "out"_a.none(),
+      "c"_a.none(), "a_bytes"_a.none(), "b_bytes"_a.none(), "scaling"_a, "out_dtype"_a.none(),
+      "alpha"_a, "beta"_a, "config"_a.none(), "autotune"_a, "vendor_fallback"_a, "stream"_a,
+      "alloc"_a.none(), "Block-scaled (or per-tensor) FP8 GEMM, layout nt.");
+
+  m.def(
+      "time_gemm_enqueues",
+      [](nb::handle a, nb::handle b, nb::handle out, int calls, const std::string& layout,
+         std::optional<std::string> config, uintptr_t stream) {
+        GemmRequest r;
+        r.a = a;
+        r.b = b;
+        r.out = out;
+        r.c = r.a_scales = r.b_scales = r.alloc = nb::none();
+        r.layout = layout;
+        r.config = std::move(config);
+        PreparedGemm p;
+        prepare_gemm(r, p);
+        return time_enqueues(p, stream, calls);
+      },
+      "a"_a, "b"_a, "out"_a, "calls"_a, "layout"_a, "config"_a.none(), "stream"_a,
+      "Host microseconds per C++ autogemm::gemm() call on these arrays, `calls` enqueued back "
+      "to back after one untimed call (GemmGpu.HostCostPerCall's measure).");
+
+  m.def(
+      "gemm_from_pointers",
+      [](int64_t m, int64_t n, int64_t k, const std::string& dtype, const std::string& layout,
+         uintptr_t a, uintptr_t b, uintptr_t d, int64_t lda, int64_t ldb, int64_t ldd,
+         std::optional<std::string> config, bool vendor_fallback, uintptr_t stream, int device) {
+        // The C++ API as a C++ caller writes it, from raw pointers and leading dimensions:
+        // the reference the array path is compared with (tests/python/test_gpu.py).
+        GemmProblem p;
+        p.m = m;
+        p.n = n;
+        p.k = k;
+        const std::optional<DType> t = parse_dtype(dtype);
+        if (!t) throw InvalidArgument("dtype", dtype, "expected bf16 or fp16");
+        p.a_type = p.b_type = p.d_type = *t;
+        const std::optional<Layout> l = parse_layout(layout);
+        if (!l) throw InvalidArgument("layout", layout, "expected nt, nn, tn or tt");
+        p.layout = *l;
+        p.lda = lda;
+        p.ldb = ldb;
+        p.ldd = ldd;
+        GemmOperands ops;
+        ops.a = reinterpret_cast<const void*>(a);
+        ops.b = reinterpret_cast<const void*>(b);
+        ops.d = reinterpret_cast<void*>(d);
+        GemmOptions options;
+        if (config) options.config = GemmConfig::parse(*config);
+        options.allow_vendor_fallback = vendor_fallback;
+        options.device = device;
+        GemmReport r;
+        {
+          DeviceGuard guard(device);
+          nb::gil_scoped_release release;
+          r = gemm(p, ops, reinterpret_cast<cudaStream_t>(stream), options);
+        }
+        return report_tuple(r);
+      },
+      "m"_a, "n"_a, "k"_a, "dtype"_a, "layout"_a, "a"_a, "b"_a, "d"_a, "lda"_a, "ldb"_a, "ldd"_a,
+      "config"_a.none(), "vendor_fallback"_a, "stream"_a, "device"_a,
+      "autogemm::gemm() on raw device pointers (16-bit inputs, output of the input type).");
+
+  m.def("quantize_fp8", &quantize, "x"_a.none(), "values"_a.none(), "scales"_a.none(),
+        "block_rows"_a, "stream"_a, "alloc"_a.none(),
+        "x (bf16/fp32) -> e4m3 values and float32 scales, 1x128 or 128x128 groups.");
+  m.def("dequantize_fp8", &dequantize, "values"_a.none(), "scales"_a.none(), "block_rows"_a,
+        "out"_a.none(), "out_dtype"_a, "stream"_a, "alloc"_a.none(),
+        "e4m3 values and their scales -> bf16/fp32.");
+}

@@ -1,0 +1,416 @@
+"""The Python package without a GPU (CI): import, planning and profiling with presets, the
+command, and every argument check (dtypes, shapes, strides, devices, layouts, options). The
+arrays are NumPy's (through DLPack / the buffer protocol); torch is optional and never needed."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import pickle
+import re
+import subprocess
+import sys
+import warnings
+
+import autogemm
+import pytest
+from autogemm import _core
+
+from conftest import gpu_unavailable_reason
+
+np = pytest.importorskip("numpy", reason="numpy is needed for the argument checks' arrays")
+
+NO_GPU = gpu_unavailable_reason() is not None
+SM90_PRESETS = ("h100-sxm", "h100-pcie", "h200")
+
+
+def cli_path(root: pathlib.Path) -> pathlib.Path | None:
+    path = pathlib.Path(os.environ.get("AUTOGEMM_CLI", root / "build" / "src" / "cli" / "autogemm"))
+    return path if path.is_file() and os.access(path, os.X_OK) else None
+
+
+def raises_invalid(argument: str, match: str | None = None):
+    """pytest.raises for InvalidArgument naming `argument` (and a rule matching `match`)."""
+
+    class Checker:
+        def __enter__(self):
+            self.ctx = pytest.raises(autogemm.InvalidArgument)
+            self.info = self.ctx.__enter__()
+            return self.info
+
+        def __exit__(self, *exc):
+            handled = self.ctx.__exit__(*exc)
+            error = self.info.value
+            assert error.argument == argument, f"argument {error.argument!r}: {error}"
+            if match is not None:
+                assert re.search(match, error.rule), f"rule {error.rule!r} !~ {match!r}"
+            assert str(error) == f"{error.argument} = {error.value}: {error.rule}"
+            return handled
+
+    return Checker()
+
+
+# --- the package ------------------------------------------------------------------------------
+
+
+def test_version_is_the_projects(repo_root):
+    cmake = (repo_root / "CMakeLists.txt").read_text()
+    version = re.search(r"project\(autogemm VERSION ([0-9.]+)", cmake).group(1)
+    assert autogemm.__version__ == version
+
+
+def test_installed_not_source_tree(repo_root):
+    # The tests exercise the wheel: the module comes from site-packages (or a build dir).
+    package = pathlib.Path(autogemm.__file__).resolve().parent
+    assert package != (repo_root / "python" / "autogemm").resolve()
+    assert (package / "py.typed").is_file()
+    assert (package / "_core.pyi").is_file()
+
+
+def test_public_names_exist():
+    for name in autogemm.__all__:
+        assert hasattr(autogemm, name), name
+        if callable(getattr(autogemm, name)) and not isinstance(getattr(autogemm, name), type):
+            assert getattr(autogemm, name).__doc__, f"{name} has no docstring"
+
+
+def test_core_stub_matches_module():
+    stub = (pathlib.Path(autogemm.__file__).parent / "_core.pyi").read_text()
+    in_stub = set(re.findall(r"^def (\w+)\(", stub, flags=re.M))
+    in_module = {n for n in dir(_core) if not n.startswith("_") and callable(getattr(_core, n))}
+    assert in_stub == in_module
+
+
+def test_error_classes():
+    assert issubclass(autogemm.InvalidArgument, ValueError)
+    assert issubclass(autogemm.InvalidArgument, autogemm.Error)
+    assert issubclass(autogemm.CudaError, RuntimeError)
+    assert issubclass(autogemm.NoDevice, RuntimeError)
+    assert issubclass(autogemm.NoDevice, autogemm.Error)
+    e = autogemm.InvalidArgument("lda", "1001", "a rule")
+    assert str(e) == "lda = 1001: a rule"
+    again = pickle.loads(pickle.dumps(e))
+    assert (again.argument, again.value, again.rule) == ("lda", "1001", "a rule")
+
+
+# --- planning (presets: no GPU needed) --------------------------------------------------------
+
+
+@pytest.mark.parametrize("preset", autogemm.device_presets())
+@pytest.mark.parametrize("dtype", ["bf16", "fp16", "fp8"])
+def test_plan_every_preset(preset, dtype):
+    p = autogemm.plan(64, 2112, 7168, dtype=dtype, device=preset)
+    assert isinstance(p, autogemm.Plan)
+    assert (p.m, p.n, p.k, p.dtype, p.layout) == (64, 2112, 7168, dtype, "nt")
+    assert p.predicted_us > 0 and p.predicted_tflops > 0
+    assert p.path_reason and p.spec_reason
+    assert p.candidates and p.candidates[0].config == p.config
+    if p.vendor:
+        assert p.config == "cuBLASLt" and p.kernels == ()
+    else:
+        assert p.kernels and all(k.grid_ctas > 0 and k.threads_per_cta > 0 for k in p.kernels)
+        assert _core.parse_config(p.config) == p.config   # can be given back as config=
+    if preset in SM90_PRESETS:
+        assert not p.vendor, p.path_reason
+    assert p.device_info["preset"] == preset
+    assert p.config in str(p)
+
+
+@pytest.mark.parametrize("layout", ["nt", "nn", "tn", "tt"])
+def test_plan_layouts_and_leading_dimensions(layout):
+    p = autogemm.plan(256, 512, 1024, device="h200", layout=layout, lda=1032, ldb=1032, ldd=520)
+    assert p.layout == layout
+    assert p.problem["lda"] == 1032 and p.problem["ldd"] == 520
+
+
+def test_plan_rejected_configurations_name_their_rule():
+    p = autogemm.plan(4096, 4096, 4096, device="h100-sxm")
+    assert p.rejected and all(r.reason for r in p.rejected)
+    assert all(c.time_us > 0 for c in p.candidates)
+
+
+def test_plan_matches_cli(repo_root):
+    cli = cli_path(repo_root)
+    if cli is None:
+        pytest.skip("no autogemm command built (build/src/cli/autogemm; set AUTOGEMM_CLI)")
+    text = subprocess.run([str(cli), "plan", "--m", "128", "--n", "7168", "--k", "2048",
+                           "--device", "h200", "--json"], check=True, capture_output=True,
+                          text=True).stdout
+    want = json.loads(text)[0]
+    got = autogemm.plan(128, 7168, 2048, device="h200")
+    assert got.config == want["config"]["describe"]
+    assert got.predicted_us == pytest.approx(want["prediction"]["time_us"], rel=1e-12)
+    assert got.path_reason == want["path_reason"]
+    assert got.problem == want["problem"]
+    assert got.device_info == want["device"]
+
+
+def test_plan_errors():
+    with raises_invalid("m", ">= 1"):
+        autogemm.plan(0, 64, 64, device="h200")
+    with raises_invalid("dtype"):
+        autogemm.plan(64, 64, 64, dtype="int8", device="h200")
+    with raises_invalid("layout"):
+        autogemm.plan(64, 64, 64, layout="xy", device="h200")
+    with raises_invalid("device preset", "known presets"):
+        autogemm.plan(64, 64, 64, device="no-such-gpu")
+    with raises_invalid("lda"):
+        autogemm.plan(64, 64, 128, device="h200", lda=100)
+
+
+@pytest.mark.skipif(not NO_GPU, reason="this machine has a GPU")
+def test_plan_without_gpu_default_device_warns():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        p = autogemm.plan(64, 2112, 7168)
+    assert p.device == "h100-sxm"
+    assert any("h100-sxm" in str(w.message) and w.category is RuntimeWarning for w in caught)
+
+
+@pytest.mark.skipif(not NO_GPU, reason="this machine has a GPU")
+def test_ordinal_without_gpu_is_no_device():
+    with pytest.raises(autogemm.NoDevice, match="no CUDA device"):
+        autogemm.plan(64, 64, 64, device=0)
+    with pytest.raises(autogemm.NoDevice):
+        autogemm.profile(0)
+
+
+# --- profiling --------------------------------------------------------------------------------
+
+
+def test_profile_machine():
+    machine = autogemm.profile()
+    assert machine["cpu"]["logical_cores"] >= 1
+    assert machine["cpu"]["architecture"]
+    if NO_GPU:
+        assert machine["gpus"] == [] and machine["gpu_unavailable_reason"]
+    else:
+        assert machine["gpus"][0]["ordinal"] == 0
+
+
+def test_profile_preset():
+    h200 = autogemm.profile("h200")
+    assert "H200" in h200["name"]
+    assert h200["compute_capability"] == {"major": 9, "minor": 0}
+    assert h200["capabilities"]["wgmma"] and h200["peak_bf16_tflops"] > 900
+    with raises_invalid("device preset"):
+        autogemm.profile("no-such-gpu")
+
+
+def test_profile_matches_cli(repo_root):
+    cli = cli_path(repo_root)
+    if cli is None:
+        pytest.skip("no autogemm command built (build/src/cli/autogemm; set AUTOGEMM_CLI)")
+    for preset in ("h200", "b200"):
+        text = subprocess.run([str(cli), "profile", "--json", "--device", preset], check=True,
+                              capture_output=True, text=True).stdout
+        assert autogemm.profile(preset) == json.loads(text)
+
+
+# --- python -m autogemm -----------------------------------------------------------------------
+
+
+def run_module(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "autogemm", *args], capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_module_plan_and_profile():
+    r = run_module("plan", "--m", "64", "--n", "2112", "--k", "7168", "--device", "h200",
+                   "--top", "3")
+    assert r.returncode == 0, r.stderr
+    assert "config" in r.stdout and "candidates (3 of" in r.stdout
+    r = run_module("profile", "--device", "h100-sxm")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["sm_count"] == 132
+    r = run_module("plan", "--m", "0", "--n", "1", "--k", "1", "--device", "h200")
+    assert r.returncode == 2 and "m = 0" in r.stderr
+
+
+@pytest.mark.skipif(not NO_GPU, reason="this machine has a GPU")
+def test_module_bench_without_gpu_says_why():
+    r = run_module("bench", "--m", "64", "--n", "64", "--k", "64")
+    assert r.returncode != 0
+    assert "autogemm bench:" in r.stderr
+
+
+# --- argument checks (NumPy arrays: host memory, so every call stops at a check) --------------
+
+
+def f16(rows: int, cols: int):
+    return np.zeros((rows, cols), np.float16)
+
+
+def test_host_arrays_are_refused_with_the_reason():
+    with raises_invalid("a", "CUDA device memory"):
+        autogemm.gemm(f16(64, 128), f16(32, 128))
+    with raises_invalid("a", "CUDA device memory"):
+        autogemm.gemm(f16(64, 128), f16(32, 128), out=f16(64, 32))
+
+
+def test_torch_cpu_tensors_are_refused():
+    torch = pytest.importorskip("torch", reason="torch is not installed (optional)")
+    a = torch.zeros(64, 128, dtype=torch.bfloat16)
+    b = torch.zeros(32, 128, dtype=torch.bfloat16, requires_grad=True)
+    with raises_invalid("a", "CUDA device memory"):
+        autogemm.gemm(a, b)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8, np.uint8, np.int32])
+def test_wrong_input_dtype(dtype):
+    with raises_invalid("a", "bfloat16 or float16"):
+        autogemm.gemm(np.zeros((64, 128), dtype), f16(32, 128))
+
+
+def test_mismatched_input_dtypes():
+    with raises_invalid("b", "a's dtype"):
+        autogemm.gemm(f16(64, 128), np.zeros((32, 128), np.float32))
+
+
+def test_wrong_output_dtype():
+    with raises_invalid("out", "bfloat16, float16 or float32"):
+        autogemm.gemm(f16(64, 128), f16(32, 128), out=np.zeros((64, 32), np.float64))
+    with raises_invalid("out_dtype", "bf16, fp16 or fp32"):
+        autogemm.gemm(f16(64, 128), f16(32, 128), out_dtype="int8")
+    with raises_invalid("out_dtype", "must match out's dtype"):
+        autogemm.gemm(f16(64, 128), f16(32, 128), out=f16(64, 32), out_dtype=np.float32)
+
+
+def test_shapes():
+    with raises_invalid("b", r"\(N, K\) = \(32, 128\)"):
+        autogemm.gemm(f16(64, 128), f16(32, 64))
+    with raises_invalid("b", r"\(K, N\)"):
+        autogemm.gemm(f16(64, 128), f16(64, 32), layout="nn")
+    with raises_invalid("out", r"must have shape \(64, 32\)"):
+        autogemm.gemm(f16(64, 128), f16(32, 128), out=f16(64, 33))
+    with raises_invalid("a", "2-D"):
+        autogemm.gemm(np.zeros((2, 64, 128), np.float16), f16(32, 128))
+    with raises_invalid("a", "2-D"):
+        autogemm.gemm(np.zeros(128, np.float16), f16(32, 128))
+    with raises_invalid("m", ">= 1"):
+        autogemm.gemm(f16(0, 128), f16(32, 128))
+
+
+def test_layouts_read_shapes_as_stored():
+    # Each layout passes the static checks with its own stored shapes (then stops at the
+    # device check: the arrays are in host memory).
+    m, n, k = 64, 32, 128
+    stored = {"nt": ((m, k), (n, k)), "nn": ((m, k), (k, n)), "tn": ((k, m), (k, n)),
+              "tt": ((k, m), (n, k))}
+    for layout, (a_shape, b_shape) in stored.items():
+        with raises_invalid("a", "CUDA device memory"):
+            autogemm.gemm(f16(*a_shape), f16(*b_shape), layout=layout, out=f16(m, n))
+    with raises_invalid("layout", "nt, nn, tn, tt"):
+        autogemm.gemm(f16(m, k), f16(n, k), layout="xx")
+
+
+def test_layout_auto_reads_strides():
+    a, w = f16(64, 128), f16(32, 128)
+    for b in (w.T, np.ascontiguousarray(w.T)):   # column-major (nt) and row-major (nn) K x N
+        with raises_invalid("a", "CUDA device memory"):
+            autogemm.gemm(a, b, layout="auto", out=f16(64, 32))
+    with raises_invalid("b", "K = 128 rows"):
+        autogemm.gemm(a, w, layout="auto", out=f16(64, 32))
+
+
+def test_non_contiguous_arrays():
+    a = f16(64, 256)
+    with raises_invalid("a", "unit stride"):
+        autogemm.gemm(a[:, ::2], f16(32, 128))
+    with raises_invalid("b", "unit stride"):
+        autogemm.gemm(f16(64, 128), f16(128, 32).T)          # nt wants b (N, K) row-major
+    with raises_invalid("a", "overlap or run backwards"):
+        autogemm.gemm(f16(64, 128)[::-1], f16(32, 128))
+    with raises_invalid("out", "unit stride"):
+        autogemm.gemm(f16(64, 128), f16(32, 128), out=f16(32, 64).T)
+    with raises_invalid("a", "overlap"):         # a broadcast row: stride 0 between rows
+        autogemm.gemm(np.broadcast_to(np.zeros(128, np.float16), (64, 128)), f16(32, 128))
+
+
+def test_padded_rows_pass_the_stride_check():
+    padded = f16(64, 136)[:, :128]      # lda 136
+    with raises_invalid("a", "CUDA device memory"):
+        autogemm.gemm(padded, f16(32, 128), out=f16(64, 40)[:, :32])
+
+
+def test_not_an_array():
+    with raises_invalid("a", "__dlpack__"):
+        autogemm.gemm([[1.0, 2.0]], f16(32, 128))
+    with raises_invalid("b", "must be an array"):
+        autogemm.gemm(f16(64, 128), None)
+
+
+def test_read_only_out():
+    out = f16(64, 32)
+    out.flags.writeable = False
+    with raises_invalid("out", "writable"):
+        autogemm.gemm(f16(64, 128), f16(32, 128), out=out)
+
+
+def test_options():
+    a, b = f16(64, 128), f16(32, 128)
+    with raises_invalid("config", "token"):
+        autogemm.gemm(a, b, config="bogus")
+    with raises_invalid("config"):
+        autogemm.gemm(a, b, config=42)
+    with raises_invalid("autotune"):
+        autogemm.gemm(a, b, autotune=-2)
+    with raises_invalid("stream"):
+        autogemm.gemm(a, b, stream="default")
+    with raises_invalid("c", "beta"):
+        autogemm.gemm(a, b, beta=0.5)
+    with raises_invalid("c", r"shape \(64, 32\)"):
+        autogemm.gemm(a, b, beta=0.5, c=f16(32, 64))
+    with raises_invalid("c", "output's dtype"):
+        autogemm.gemm(a, b, beta=0.5, c=np.zeros((64, 32), np.float32))
+
+
+# --- FP8 ----------------------------------------------------------------------------------------
+
+
+def fp8_args(m=64, n=256, k=384):
+    kb = -(-k // 128)
+    return (np.zeros((m, k), np.uint8), np.ones((m, kb), np.float32),
+            np.zeros((n, k), np.uint8), np.ones((-(-n // 128), kb), np.float32))
+
+
+def test_fp8_gemm_checks():
+    a, sa, b, sb = fp8_args()
+    out = np.zeros((64, 256), np.float32)
+    with raises_invalid("a_fp8", "CUDA device memory"):   # every static check passed
+        autogemm.fp8_gemm(a, sa, b, sb, out=out)
+    with raises_invalid("a_fp8", "FP8 values"):
+        autogemm.fp8_gemm(a.astype(np.float16), sa, b, sb, out=out)
+    with raises_invalid("a_scales", r"\(M, ceil\(K/128\)\)"):
+        autogemm.fp8_gemm(a, sa[:, :2], b, sb, out=out)
+    with raises_invalid("b_scales", "128x128 block"):
+        autogemm.fp8_gemm(a, sa, b, sb[:1], out=out)
+    with raises_invalid("a_scales", "float32"):
+        autogemm.fp8_gemm(a, sa.astype(np.float64), b, sb, out=out)
+    with raises_invalid("b_scales", "packed"):
+        autogemm.fp8_gemm(a, sa, b, np.ones((2, 6), np.float32)[:, :3], out=out)
+    with raises_invalid("scaling"):
+        autogemm.fp8_gemm(a, sa, b, sb, out=out, scaling="per_row")
+    with raises_invalid("a_scales", "one float32 scale"):
+        autogemm.fp8_gemm(a, sa, b, np.ones(1, np.float32), out=out, scaling="per_tensor")
+    with raises_invalid("a_fp8", "CUDA device memory"):
+        autogemm.fp8_gemm(a, np.ones(1, np.float32), b, np.ones((), np.float32), out=out,
+                          scaling="per_tensor")
+
+
+def test_quantize_checks():
+    x = np.zeros((64, 256), np.float32)
+    with raises_invalid("x", "CUDA device memory"):
+        autogemm.quantize_fp8(x)
+    with raises_invalid("x", "bfloat16 or float32"):
+        autogemm.quantize_fp8(x.astype(np.float16))
+    with raises_invalid("block", r"\(1, 128\) or \(128, 128\)"):
+        autogemm.quantize_fp8(x, block=(64, 64))
+    with raises_invalid("x", "unit stride"):
+        autogemm.quantize_fp8(x[:, ::2])
+    with raises_invalid("values", "CUDA device memory"):
+        autogemm.dequantize_fp8(np.zeros((64, 256), np.uint8), np.ones((64, 2), np.float32))
+    with raises_invalid("scales", r"shape \(1, 2\)"):
+        autogemm.dequantize_fp8(np.zeros((64, 256), np.uint8), np.ones((64, 2), np.float32),
+                                block=(128, 128))
