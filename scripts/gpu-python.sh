@@ -13,8 +13,8 @@
 #   carry [".gpu-deps", ".gpu-pywheels"]; command: bash scripts/gpu-python.sh
 #
 #   PYTHON=python3         the interpreter to build for and test with
-#   PY_BUILD=pip|cmake     pip: `pip install --no-build-isolation --no-deps .` into a venv that
-#                          sees the system's packages (the packaging path; falls back to cmake
+#   PY_BUILD=pip|cmake     pip: `pip install --no-build-isolation --no-deps --target DIR .` with
+#                          the interpreter's own pip (the packaging path; falls back to cmake
 #                          when it fails); cmake: configure with -DAUTOGEMM_BUILD_PYTHON=ON and
 #                          import from the build folder. Default pip.
 #   PYTEST_ARGS="-k ..."   more pytest arguments
@@ -36,7 +36,7 @@ source "$(dirname "$0")/gpu-env.sh"   # repository root, $OUT, .gpu-deps, AUTOGE
 py="${PYTHON:-python3}"
 py_path="$("$py" -c 'import sys; print(sys.executable)')"   # the interpreter, not a shim
 mode="${PY_BUILD:-pip}"
-venv=/tmp/autogemm-py-venv
+target=/tmp/autogemm-py-site   # pip install --target: the built package
 pip_build=build-gpu-py          # scikit-build-core's build folder (kept on a warm machine)
 cmake_build=build-gpu-pycmake
 export XLA_PYTHON_CLIENT_PREALLOCATE=false   # JAX would take 75% of the GPU at its first array
@@ -91,20 +91,19 @@ fi
 
 runner=""   # the interpreter that imports the built package: always $py itself, so the tests
             # see exactly its torch, CuPy and JAX (a user site a venv would hide included)
-use_venv_package() {
-  local site
-  site="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" || return 1
-  export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
+use_target_package() {
+  export PYTHONPATH="$target${PYTHONPATH:+:$PYTHONPATH}"
   runner="$py"
 }
 build_with_pip() {
-  rm -rf "$venv"
-  # --without-pip + --system-site-packages: the venv runs the system's pip and sees nanobind
-  # and scikit-build-core; what pip installs lands in the venv's site-packages.
-  "$py" -m venv --system-site-packages --without-pip "$venv" || return 1
-  timeout "${BUILD_TIMEOUT:-240}" "$venv/bin/python" -m pip install --no-build-isolation \
-    --no-deps --no-index -v -C "build-dir=$pip_build" . || return 1
-  use_venv_package
+  # The interpreter's own pip, installing into a folder of ours (--target): its python is
+  # itself a virtual environment (/opt/torch/.venv), and a venv made from it would see the base
+  # interpreter's packages, not its nanobind and scikit-build-core (the build backend then
+  # fails to import). --no-build-isolation: nothing can be fetched there.
+  rm -rf "$target"
+  timeout "${BUILD_TIMEOUT:-240}" "$py" -m pip install --no-build-isolation --no-deps --no-index \
+    -v --target "$target" -C "build-dir=$pip_build" . || return 1
+  use_target_package
 }
 build_with_cmake() {
   timeout "${BUILD_TIMEOUT:-240}" bash -c "
@@ -134,9 +133,9 @@ build() {
 }
 ensure_built() {
   [[ -n "$runner" ]] && return 0
-  if [[ "$mode" == pip && -x "$venv/bin/python" && "$(cat /tmp/autogemm-py.stamp 2>/dev/null)" == "$stamp" ]] \
-     && compgen -G "$venv/lib/python*/site-packages/autogemm/_core*.so" > /dev/null; then
-    use_venv_package
+  if [[ "$mode" == pip && "$(cat /tmp/autogemm-py.stamp 2>/dev/null)" == "$stamp" ]] \
+     && compgen -G "$target/autogemm/_core*.so" > /dev/null; then
+    use_target_package
   else
     build
   fi

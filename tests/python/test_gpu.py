@@ -310,7 +310,9 @@ def torch_quantize(torch, x, block_rows):
     padded = torch.nn.functional.pad(xf.abs(), (0, pad_c, 0, pad_r))
     groups = padded.reshape(padded.shape[0] // block_rows, block_rows, -1, 128)
     amax = groups.amax(dim=(1, 3))
-    scales = torch.clamp(amax / 448.0, min=2.0 ** -126)
+    # Divided by a tensor: torch divides by a Python scalar as a multiply by its reciprocal,
+    # which is not the rule's IEEE division (it differs in the last bit for some amax).
+    scales = torch.clamp(amax / torch.full_like(amax, 448.0), min=2.0 ** -126)
     expand = scales.repeat_interleave(block_rows, 0).repeat_interleave(128, 1)[:rows, :cols]
     values = (xf * (1.0 / expand)).to(torch.float8_e4m3fn)
     return values, scales
@@ -383,6 +385,13 @@ def test_python_call_overhead_against_cpp(torch):
                 ("torch_matmul_us", lambda: python_us(lambda: torch.matmul(a, w.T)))):
             results[name] = min(results.get(name, float("inf")), value())
     results["python_overhead_us"] = results["python_torch_us"] - results["cpp_us"]
+    # Where a Python call's host time goes (each the best of three, per call): torch's stream
+    # query and DLPack exports, as autogemm/__init__.py makes them, and the public forms.
+    for name, call in (
+            ("torch_current_stream_us", lambda: torch.cuda.current_stream(a.device).cuda_stream),
+            ("torch_dunder_dlpack_us", lambda: a.__dlpack__(stream=-1)),
+            ("torch_c_to_dlpack_us", lambda: torch.utils.dlpack.to_dlpack(a))):
+        results[name] = min(python_us(call) for _ in range(3))
     line = ", ".join(f"{key} {value:.2f}" if isinstance(value, float) else f"{key} {value}"
                      for key, value in results.items())
     print(f"\nhost cost per call: {line}")
