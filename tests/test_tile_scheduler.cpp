@@ -20,6 +20,7 @@ struct Dim3Shim {
 };
 Dim3Shim blockIdx, gridDim;
 }  // namespace
+using std::max;
 using std::min;
 #define __device__
 #include "kernels/sm90/tile_scheduler.cuh"
@@ -31,8 +32,9 @@ using autogemm::sm90::GemmParams;
 using autogemm::sm90::TileScheduler;
 
 template <int BM, int BN, int BK, int CM, int CN, int N, int K, int SPLIT_K, bool ALONG_N,
-          int GROUP>
+          int GROUP, int GROUPING = 0>
 struct TestConfig {
+  static constexpr int grouping = GROUPING;
   static constexpr int block_m = BM, block_n = BN, block_k = BK;
   static constexpr int cluster_m = CM, cluster_n = CN;
   static constexpr int n = N, k = K, split_k = SPLIT_K;
@@ -161,5 +163,69 @@ TEST(TileScheduler, NonPersistentGridRunsEachTileOnce) {
     SCOPED_TRACE(::testing::Message() << "M " << m);
     check_schedule<Tile>(m, ((m + 255) / 256) * 32);
     check_schedule<SplitK>(m, ((m + 63) / 64) * 33 * 4);
+  }
+}
+
+// Grouped GEMM: every tile holding valid rows is visited exactly once over the grid, with its
+// group and the row its stores stop at; tiles of padding rows (contiguous) or past a group's
+// masked_m (masked) are never returned.
+TEST(TileScheduler, GroupedSkipsTilesWithoutValidRows) {
+  using Contiguous = TestConfig<128, 128, 64, 1, 2, 1000, 512, 1, false, 8, 1>;
+  using Masked = TestConfig<64, 128, 64, 1, 1, 1000, 512, 1, true, 8, 2>;
+  constexpr int n_tiles = (1000 + 127) / 128;
+  // Contiguous: groups of 1, 0, 200 and 128 rows in runs padded to 128 rows, and a spare run
+  // of padding rows (tile 3) before group 3.
+  std::vector<int> group_index(128 * 5, -1);
+  group_index[0] = 0;
+  for (int r = 0; r < 200; ++r) group_index[128 + r] = 2;
+  for (int r = 0; r < 128; ++r) group_index[512 + r] = 3;
+  // Masked: max_m = 192 rows per group, masked_m of 0, 1, 65, 192 and 500 (past max_m).
+  const std::vector<int> masked_m{0, 1, 65, 192, 500};
+  for (int64_t slots : {132, 7, 3}) {
+    {
+      GemmParams params{};
+      params.m = 128 * 5;
+      params.group_index = group_index.data();
+      std::map<std::pair<int, int>, int> seen;
+      gridDim.x = static_cast<unsigned>(std::min<int64_t>(slots, 5 * 4) * 2);
+      for (int cta = 0; cta < static_cast<int>(gridDim.x); ++cta) {
+        blockIdx.x = static_cast<unsigned>(cta);
+        TileScheduler<Contiguous> scheduler(params, static_cast<unsigned>(cta % 2));
+        int m_tile = 0, n_tile = 0;
+        while (scheduler.next_tile(m_tile, n_tile)) {
+          EXPECT_EQ(scheduler.group, group_index[m_tile * 128]);
+          if (n_tile < n_tiles) ++seen[{m_tile, n_tile}];
+        }
+      }
+      // m tiles 0 (group 0), 1, 2 (group 2), 4 (group 3); tile 3 starts with padding rows.
+      EXPECT_EQ(seen.size(), size_t(4 * n_tiles));
+      for (const auto& [tile, count] : seen) {
+        EXPECT_EQ(count, 1) << tile.first << "," << tile.second;
+        EXPECT_NE(tile.first, 3);
+      }
+    }
+    {
+      GemmParams params{};
+      params.group_rows = 192;
+      params.m = 192 * 5;
+      params.masked_m = masked_m.data();
+      std::map<std::pair<int, int>, int> seen;
+      gridDim.x = static_cast<unsigned>(std::min<int64_t>(slots, 15 * n_tiles));
+      for (int cta = 0; cta < static_cast<int>(gridDim.x); ++cta) {
+        blockIdx.x = static_cast<unsigned>(cta);
+        TileScheduler<Masked> scheduler(params, 0);
+        int m_tile = 0, n_tile = 0;
+        while (scheduler.next_tile(m_tile, n_tile)) {
+          const int group = m_tile * 64 / 192;
+          EXPECT_EQ(scheduler.group, group);
+          EXPECT_EQ(scheduler.row_limit, group * 192 + std::min(masked_m[group], 192));
+          EXPECT_LT(m_tile * 64, scheduler.row_limit);
+          ++seen[{m_tile, n_tile}];
+        }
+      }
+      // Valid tiles: group 1: 1, group 2: 2, group 3: 3, group 4: 3 (clamped to max_m).
+      EXPECT_EQ(seen.size(), size_t(9 * n_tiles));
+      for (const auto& [tile, count] : seen) EXPECT_EQ(count, 1);
+    }
   }
 }

@@ -4,6 +4,7 @@
 #include "autogemm/device.hpp"
 #include "autogemm/errors.hpp"
 #include "autogemm/gemm.hpp"
+#include "autogemm/grouped.hpp"
 #include "autogemm/plan.hpp"
 #include "autogemm/problem.hpp"
 #include "autogemm/quantize.hpp"

@@ -33,6 +33,14 @@ enum class Scaling {
 };
 std::string_view to_string(Scaling s);
 
+// Grouped GEMM (autogemm/grouped.hpp): num_groups GEMMs sharing N and K in one call.
+enum class Grouping {
+  none,        // one GEMM
+  contiguous,  // A and D: the groups' rows concatenated along M; a per-row group index
+  masked,      // A and D: [num_groups, m (= max_m), *]; masked_m[g] valid rows per group
+};
+std::string_view to_string(Grouping g);
+
 struct GemmProblem {
   int64_t m = 0, n = 0, k = 0;
   DType a_type = DType::bf16;
@@ -45,12 +53,29 @@ struct GemmProblem {
   int64_t lda = 0, ldb = 0, ldc = 0, ldd = 0;
   Scaling scaling = Scaling::none;
   bool reads_c = false;              // beta != 0: the epilogue reads C
+  // Grouped problems only (grouped_gemm; gemm() refuses them). B is [num_groups, N, K]; m is
+  // the rows of A and D (contiguous) or max_m, the rows of each group (masked). expected_m:
+  // the valid rows a group is expected to have, for planning (0: m / num_groups contiguous,
+  // m masked).
+  Grouping grouping = Grouping::none;
+  int64_t num_groups = 1;
+  int64_t expected_m = 0;
 
   int64_t lda_or_packed() const;     // lda, or the stored row length when lda == 0
   int64_t ldb_or_packed() const;
   int64_t ldc_or_packed() const;     // N when 0
   int64_t ldd_or_packed() const;     // N when 0
-  double flops() const { return 2.0 * double(m) * double(n) * double(k); }
+  // Rows of A and D as stored: m, or num_groups x max_m for the masked layout.
+  int64_t stored_rows() const { return grouping == Grouping::masked ? num_groups * m : m; }
+  // Valid rows a group is expected to have (expected_m, or its default above); m when not
+  // grouped.
+  int64_t expected_group_rows() const;
+  // Useful flops: of the expected valid rows for grouped problems.
+  double flops() const {
+    const double rows = grouping == Grouping::none ? double(m)
+                                                   : double(expected_group_rows()) * num_groups;
+    return 2.0 * rows * double(n) * double(k);
+  }
   // Fewest bytes any kernel must move through DRAM: read A, B (and C) once, write D once.
   double min_bytes() const;
 };

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "autogemm/errors.hpp"
+#include "autogemm/grouped.hpp"
 
 namespace autogemm {
 
@@ -87,10 +88,28 @@ int64_t GemmProblem::ldb_or_packed() const { return ldb ? ldb : b_row_length(*th
 int64_t GemmProblem::ldc_or_packed() const { return ldc ? ldc : n; }
 int64_t GemmProblem::ldd_or_packed() const { return ldd ? ldd : n; }
 
+std::string_view to_string(Grouping g) {
+  switch (g) {
+    case Grouping::none: return "none";
+    case Grouping::contiguous: return "contiguous";
+    case Grouping::masked: return "masked";
+  }
+  return "?";
+}
+
+int64_t GemmProblem::expected_group_rows() const {
+  if (grouping == Grouping::none) return m;
+  if (expected_m > 0) return expected_m;
+  return grouping == Grouping::masked ? m : std::max<int64_t>(1, m / std::max<int64_t>(num_groups, 1));
+}
+
 double GemmProblem::min_bytes() const {
-  double bytes = double(m) * k * dtype_bytes(a_type) + double(n) * k * dtype_bytes(b_type) +
-                 double(m) * n * dtype_bytes(d_type);
-  if (reads_c) bytes += double(m) * n * dtype_bytes(d_type);
+  // Grouped: the expected valid rows of A and D, and every group's B.
+  const double rows = grouping == Grouping::none ? double(m)
+                                                 : double(expected_group_rows()) * num_groups;
+  double bytes = rows * k * dtype_bytes(a_type) + double(num_groups) * n * k * dtype_bytes(b_type) +
+                 rows * n * dtype_bytes(d_type);
+  if (reads_c) bytes += rows * n * dtype_bytes(d_type);
   return bytes;
 }
 
@@ -110,6 +129,47 @@ static std::string spelled(DType t) {
     case DType::e4m3: return "e4m3 (fp8)";
     default: return std::string(to_string(t));
   }
+}
+
+// The grouped layouts' own rules (include/autogemm/grouped.hpp).
+static void validate_grouping(const GemmProblem& p) {
+  const std::string what(to_string(p.grouping));
+  if (p.num_groups < 1 || p.num_groups > kMaxSize)
+    throw InvalidArgument("num_groups", std::to_string(p.num_groups), "must be in 1 .. 2^31 - 1");
+  if (p.expected_m < 0)
+    throw InvalidArgument("expected_m", std::to_string(p.expected_m), "must be >= 0 (0 = default)");
+  if (p.layout != Layout::nt)
+    throw InvalidArgument("layout", std::string(to_string(p.layout)),
+                          fmt::format("grouped GEMM ({}) takes layout nt: A rows K-contiguous, "
+                                      "B [groups, N, K]",
+                                      what));
+  if (p.a_type != DType::bf16 && p.a_type != DType::fp16)
+    throw InvalidArgument("a_type", spelled(p.a_type),
+                          fmt::format("grouped GEMM ({}) takes bf16 or fp16 inputs", what));
+  if (p.reads_c)
+    throw InvalidArgument("reads_c", "true", "grouped GEMM has no C input (beta = 0)");
+  for (auto [name, ld] : {std::pair{"lda", p.lda}, {"ldb", p.ldb}, {"ldc", p.ldc}, {"ldd", p.ldd}})
+    if (ld != 0)
+      throw InvalidArgument(name, std::to_string(ld),
+                            "grouped operands are packed: leave the leading dimension 0");
+  if (p.grouping == Grouping::masked) {
+    if (p.m % kMaskedMaxMAlignment != 0)
+      throw InvalidArgument("m (max_m)", std::to_string(p.m),
+                            fmt::format("the masked layout needs max_m a multiple of {} rows, "
+                                        "so no tile crosses into the next group",
+                                        kMaskedMaxMAlignment));
+    if (p.num_groups * p.m > kMaxSize)
+      throw InvalidArgument("num_groups x max_m", std::to_string(p.num_groups * p.m),
+                            "must be < 2^31 rows");
+  } else if (p.m % kGroupedRowAlignment != 0) {
+    throw InvalidArgument("m", std::to_string(p.m),
+                          fmt::format("the contiguous layout's rows are whole runs of {}-row "
+                                      "aligned groups: m must be a multiple of {}",
+                                      kGroupedRowAlignment, kGroupedRowAlignment));
+  }
+  if (p.num_groups * p.n > kMaxSize)
+    throw InvalidArgument("num_groups x n", std::to_string(p.num_groups * p.n),
+                          "B's rows (groups x N) must be < 2^31");
 }
 
 void validate(const GemmProblem& p) {
@@ -160,6 +220,10 @@ void validate(const GemmProblem& p) {
                                         what));
     if (ld < 0) throw InvalidArgument(name, std::to_string(ld), "must be >= 0 (0 = packed)");
   };
+  if (p.grouping != Grouping::none) validate_grouping(p);
+  else if (p.num_groups != 1)
+    throw InvalidArgument("num_groups", std::to_string(p.num_groups),
+                          "must be 1 unless the problem is grouped (grouping contiguous or masked)");
   leading("lda", p.lda, a_row_length(p), a_is_k_major(p.layout) ? "K, A is M x K" : "M, A is K x M");
   leading("ldb", p.ldb, b_row_length(p), b_is_k_major(p.layout) ? "K, B is N x K" : "N, B is K x N");
   leading("ldc", p.ldc, p.n, "N, C is M x N");

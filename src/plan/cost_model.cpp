@@ -338,10 +338,36 @@ double fixed_costs(const GemmProblem& problem, const GemmConfig& config, const G
   return fixed_us;
 }
 
+// Grouped GEMM (grouped.hpp): every group's expected rows padded to whole tiles, and all
+// groups' tiles in one wave plan, so the dense problem of those rows gives the tiles, waves,
+// matrix-unit and L2 times. DRAM differs: each group reads its own B (N x K), where the dense
+// problem reads one. The tiles of a group run close together (consecutive items of the
+// scheduler), so each group's B is counted once; the call then takes at least its DRAM bytes'
+// time plus the fixed costs (masked decode rows are B-bound).
+Prediction predict_grouped(const GemmProblem& problem, const GemmConfig& config,
+                           const GpuInfo& device) {
+  GemmProblem dense = problem;
+  dense.grouping = Grouping::none;
+  dense.num_groups = 1;
+  dense.expected_m = 0;
+  dense.m = ceil_div(problem.expected_group_rows(), config.block_m) * config.block_m *
+            problem.num_groups;
+  Prediction p = predict(dense, config, device);
+  p.dram_bytes += double(problem.num_groups - 1) * double(problem.n) * double(problem.k) *
+                  dtype_bytes(problem.b_type);
+  const double rate = dram_rate(device);
+  p.memory_us = rate > 0 ? p.dram_bytes / rate : 0;
+  p.time_us = std::max(p.time_us, p.memory_us + p.fixed_us);
+  p.tflops = problem.flops() / p.time_us / 1e6;
+  return p;
+}
+
 }  // namespace
 
 Prediction predict(const GemmProblem& problem, const GemmConfig& config, const GpuInfo& device) {
   validate(problem);
+  if (problem.grouping != Grouping::none && config.instruction == Instruction::wgmma)
+    return predict_grouped(problem, config, device);
   if (config.instruction == Instruction::vendor) return vendor_prediction(problem, device);
   for (auto [name, value] : {std::pair{"config.block_m", config.block_m},
                              {"config.block_n", config.block_n},

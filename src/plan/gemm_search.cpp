@@ -102,6 +102,7 @@ std::vector<int> split_k_choices(const GemmProblem& problem, int block_m, int bl
   // Split-K only where the output tiles alone leave SMs idle (decode shapes with small N), and
   // only while each split keeps at least 4 k-blocks to pipeline.
   std::vector<int> choices{1};
+  if (problem.grouping != Grouping::none) return choices;   // grouped_violation: no split-K
   const int64_t tiles = ((problem.m + block_m - 1) / block_m) * ((problem.n + block_n - 1) / block_n);
   const int64_t k_blocks = (problem.k + block_k - 1) / block_k;
   for (int split : {2, 3, 4, 6, 8})
@@ -183,7 +184,7 @@ std::string vendor_reason(const GemmProblem& problem, const GpuInfo& device) {
 
 std::vector<GemmConfig> decode_configs(const GemmProblem& problem, const GpuInfo& device) {
   std::vector<GemmConfig> configs;
-  if (problem.m > kDecodeMaxM) return configs;
+  if (problem.m > kDecodeMaxM || problem.grouping != Grouping::none) return configs;
   const int chunk = 64 / dtype_bytes(problem.a_type);
   const int step_multiple =
       problem.scaling == Scaling::block_1x128_128x128 ? sm90::kScaleBlock : chunk;
@@ -271,7 +272,8 @@ void add_schedules(Plan& plan, const GemmConfig& tile) {
     clustered.cluster_m = cluster.cluster_m;
     clustered.cluster_n = cluster.cluster_n;
     clustered.multicast = cluster.multicast;
-    std::string why = schedule_violation(problem, kernel_fields(problem, clustered), device);
+    std::string why = grouped_violation(problem, kernel_fields(problem, clustered));
+    if (why.empty()) why = schedule_violation(problem, kernel_fields(problem, clustered), device);
     if (why.empty()) why = preference_violation(problem, clustered, device);
     if (!why.empty()) {
       plan.rejected.push_back({clustered, std::move(why)});
@@ -332,8 +334,10 @@ Plan plan_gemm(const GemmProblem& problem, const GpuInfo& device) {
   plan.problem = problem;
   plan.device = device;
   for (const GemmConfig& tile : plan::tile_configs(problem, device)) {
-    if (auto why = plan::tile_violation(problem, plan::kernel_fields(problem, tile), device);
-        !why.empty())
+    const KernelFields fields = plan::kernel_fields(problem, tile);
+    std::string why = plan::grouped_violation(problem, fields);
+    if (why.empty()) why = plan::tile_violation(problem, fields, device);
+    if (!why.empty())
       plan.rejected.push_back({tile, std::move(why)});
     else
       plan::add_schedules(plan, tile);

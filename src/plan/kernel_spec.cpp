@@ -34,10 +34,10 @@ KernelLaunch make_launch(const GemmProblem& problem, int64_t first_column,
   k.first_column = first_column;
   k.fields = fields;
   k.text = describe(fields);
-  k.identity = fmt::format("{}|{}|{}|{}|{}|n{}|k{}|{}", to_string(problem.a_type),
+  k.identity = fmt::format("{}|{}|{}|{}|{}|n{}|k{}|{}|{}", to_string(problem.a_type),
                            to_string(problem.b_type), to_string(problem.d_type),
                            to_string(problem.layout), to_string(problem.scaling), problem.n,
-                           problem.k, k.text);
+                           problem.k, k.text, to_string(problem.grouping));
   k.cluster_size = c.cluster_m * c.cluster_n;
   k.work_items = cluster_work_items(problem, c);
   if (c.instruction == Instruction::mma) {
@@ -69,7 +69,8 @@ KernelLaunch make_launch(const GemmProblem& problem, int64_t first_column,
 }  // namespace
 
 int64_t cluster_work_items(const GemmProblem& p, const GemmConfig& c) {
-  return ceil_div(ceil_div(p.m, c.block_m), c.cluster_m) *
+  // Grouped: the tiles over all stored rows; the kernel skips those without valid rows.
+  return ceil_div(ceil_div(p.stored_rows(), c.block_m), c.cluster_m) *
          ceil_div(ceil_div(p.n, c.block_n), c.cluster_n) * c.split_k;
 }
 

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "autogemm/errors.hpp"
+#include "autogemm/grouped.hpp"
 #include "autogemm/plan.hpp"
 #include "kernels/sm90/fp8_scales.cuh"
 #include "kernels/sm90/gemm_layout.cuh"
@@ -338,11 +339,13 @@ std::string memory_violation(const GemmProblem& problem, const GpuInfo& device) 
   };
   const GemmProblem& p = problem;
   const bool a_k_major = a_is_k_major(p.layout), b_k_major = b_is_k_major(p.layout);
-  double needed = extent(a_k_major ? p.m : p.k, p.lda_or_packed(), a_k_major ? p.k : p.m,
+  // Grouped problems are packed, layout nt: A and D have stored_rows() rows, B groups x N.
+  const int64_t rows = p.stored_rows();
+  double needed = extent(a_k_major ? rows : p.k, p.lda_or_packed(), a_k_major ? p.k : p.m,
                          p.a_type) +
-                  extent(b_k_major ? p.n : p.k, p.ldb_or_packed(), b_k_major ? p.k : p.n,
-                         p.b_type) +
-                  extent(p.m, p.ldd_or_packed(), p.n, p.d_type);
+                  extent(b_k_major ? p.num_groups * p.n : p.k, p.ldb_or_packed(),
+                         b_k_major ? p.k : p.n, p.b_type) +
+                  extent(rows, p.ldd_or_packed(), p.n, p.d_type);
   if (p.reads_c) needed += extent(p.m, p.ldc_or_packed(), p.n, p.d_type);
   const double available = double(device.memory_total_bytes);
   if (needed <= available) return {};
@@ -371,16 +374,19 @@ std::vector<NamedTmaBox> gemm_tma_boxes(const GemmProblem& problem, const Kernel
   std::vector<NamedTmaBox> boxes;
   if (fields.load_path == LoadPath::tma) {
     // K-major A (M x K): box {atom, block_m}; M-major A (K x M): box {atom, block_k} per slab.
+    // Grouped problems (layout nt): A's stored rows (masked: groups x max_m) and B as one
+    // (groups x N, K) matrix.
     if (a_is_k_major(problem.layout))
-      boxes.push_back({"A", matrix_box(problem.m, problem.k, problem.lda_or_packed(), in_bytes,
-                                       atom_elems, config.block_m, Swizzle::b128)});
+      boxes.push_back({"A", matrix_box(problem.stored_rows(), problem.k, problem.lda_or_packed(),
+                                       in_bytes, atom_elems, config.block_m, Swizzle::b128)});
     else
       boxes.push_back({"A", matrix_box(problem.k, problem.m, problem.lda_or_packed(), in_bytes,
                                        atom_elems, config.block_k, Swizzle::b128)});
     // K-major B (N x K): box {atom, block_n}; N-major B (K x N): box {atom, block_k} per slab.
     if (b_is_k_major(problem.layout))
-      boxes.push_back({"B", matrix_box(problem.n, problem.k, problem.ldb_or_packed(), in_bytes,
-                                       atom_elems, config.block_n, Swizzle::b128)});
+      boxes.push_back({"B", matrix_box(problem.num_groups * problem.n, problem.k,
+                                       problem.ldb_or_packed(), in_bytes, atom_elems,
+                                       config.block_n, Swizzle::b128)});
     else
       boxes.push_back({"B", matrix_box(problem.k, problem.n, problem.ldb_or_packed(), in_bytes,
                                        atom_elems, config.block_k, Swizzle::b128)});
@@ -395,8 +401,8 @@ std::vector<NamedTmaBox> gemm_tma_boxes(const GemmProblem& problem, const Kernel
     if (problem.reads_c)
       boxes.push_back({"C", matrix_box(problem.m, problem.n, problem.ldc_or_packed(), out_bytes,
                                        cols, rows, swizzle)});
-    boxes.push_back({"D", matrix_box(problem.m, problem.n, problem.ldd_or_packed(), out_bytes,
-                                     cols, rows, swizzle)});
+    boxes.push_back({"D", matrix_box(problem.stored_rows(), problem.n, problem.ldd_or_packed(),
+                                     out_bytes, cols, rows, swizzle)});
   }
   return boxes;
 }
@@ -461,8 +467,37 @@ std::string schedule_violation(const GemmProblem& problem, const KernelFields& f
   return {};
 }
 
+std::string grouped_violation(const GemmProblem& problem, const KernelFields& fields) {
+  if (problem.grouping == Grouping::none) return {};
+  const GemmConfig& c = fields.config;
+  const std::string what = fmt::format("grouped GEMM ({})", to_string(problem.grouping));
+  if (c.instruction != Instruction::wgmma)
+    return fmt::format("{} runs on the tile family (wgmma), not {}", what,
+                       to_string(c.instruction));
+  // A tile takes one group: its rows must not cross a group boundary (grouped.hpp).
+  const int64_t group_step =
+      problem.grouping == Grouping::masked ? problem.m : kGroupedRowAlignment;
+  if (c.block_m > 128 || group_step % c.block_m != 0)
+    return fmt::format("block_m = {} with {}: a tile must not cross a group boundary (groups "
+                       "start every {} rows), so block_m is 64 or 128 and divides {}",
+                       c.block_m, what, group_step, group_step);
+  // Both CTAs of a cluster must make the same skip decisions: they share the tile's rows
+  // only when side by side along N (sm90/tile_scheduler.cuh next_tile).
+  if (c.cluster_m != 1)
+    return fmt::format("cluster {}x{} with {}: CTAs stacked along M would take different groups",
+                       c.cluster_m, c.cluster_n, what);
+  if (c.split_k != 1)
+    return fmt::format("split_k = {} with {}: not supported (the groups' tiles fill the GPU)",
+                       c.split_k, what);
+  if (c.n_tail_kernel) return fmt::format("n_tail_kernel with {}: not supported", what);
+  if (fields.load_path != LoadPath::tma)
+    return fmt::format("load_path = threads with {}: B's group offset is a TMA coordinate", what);
+  return {};
+}
+
 std::string kernel_violation(const GemmProblem& problem, const KernelFields& fields,
                              const GpuInfo& device) {
+  if (auto why = grouped_violation(problem, fields); !why.empty()) return why;
   if (auto why = tile_violation(problem, fields, device); !why.empty()) return why;
   if (auto why = schedule_violation(problem, fields, device); !why.empty()) return why;
   if (!fields.config.n_tail_kernel) return {};

@@ -102,6 +102,9 @@ std::string decode_violation(const GemmProblem& problem, const KernelFields& fie
                              const GpuInfo& device);
 std::string schedule_violation(const GemmProblem& problem, const KernelFields& fields,
                                const GpuInfo& device);
+// Grouped problems (grouped.hpp): the tile family, tiles inside one group (block_m 64 or 128
+// dividing the group step), no clusters along M, no split-K or n-tail kernel.
+std::string grouped_violation(const GemmProblem& problem, const KernelFields& fields);
 std::string kernel_violation(const GemmProblem& problem, const KernelFields& fields,
                              const GpuInfo& device);
 std::string preference_violation(const GemmProblem& problem, const GemmConfig& config,

@@ -20,6 +20,7 @@
 #include "cuda/cuda_check.hpp"
 #include "plan/kernel_spec.hpp"
 #include "plan/rules.hpp"
+#include "runtime/call_spec.hpp"
 #include "runtime/cublaslt.hpp"
 #include "runtime/launch.hpp"
 #include "runtime/tensor_maps.hpp"
@@ -43,7 +44,7 @@ const GpuInfo& device_info(int device) {
 }
 
 using PlanKey = std::tuple<int, int64_t, int64_t, int64_t, DType, DType, DType, Layout, int64_t,
-                           int64_t, int64_t, int64_t, Scaling, bool>;
+                           int64_t, int64_t, int64_t, Scaling, bool, Grouping, int64_t, int64_t>;
 
 struct PlannedSpec {
   std::shared_ptr<const KernelSpec> spec;
@@ -132,8 +133,10 @@ Timed fastest(const GemmOperands& o, cudaStream_t stream, const std::vector<Spec
 }
 
 PlanKey plan_key(int device, const GemmProblem& p) {
-  return {device, p.m, p.n, p.k, p.a_type, p.b_type, p.d_type, p.layout, p.lda_or_packed(),
-          p.ldb_or_packed(), p.ldc_or_packed(), p.ldd_or_packed(), p.scaling, p.reads_c};
+  return {device,          p.m,           p.n,      p.k,       p.a_type,      p.b_type,
+          p.d_type,        p.layout,      p.lda_or_packed(),   p.ldb_or_packed(),
+          p.ldc_or_packed(), p.ldd_or_packed(), p.scaling, p.reads_c, p.grouping, p.num_groups,
+          p.expected_m};
 }
 
 // The tuning record's spec for a planned problem, or null when the record is off, has no
@@ -141,7 +144,8 @@ PlanKey plan_key(int device, const GemmProblem& p) {
 // again and the entry replaced).
 SpecPtr recorded_spec(const Plan& plan, std::size_t candidates_wanted) {
   const std::shared_ptr<runtime::TuningRecord> record = runtime::process_tuning_record();
-  if (!record || plan.spec.vendor) return nullptr;
+  // The record's key has no grouping: grouped problems are planned, never recorded.
+  if (!record || plan.spec.vendor || plan.problem.grouping != Grouping::none) return nullptr;
   const std::optional<runtime::TuningEntry> entry = record->lookup(plan.device, plan.problem);
   if (!entry) return nullptr;
   if (std::size_t(entry->candidates) < candidates_wanted) {
@@ -238,28 +242,44 @@ void check_operands(const GemmProblem& p, const GemmOperands& o) {
 
 }  // namespace
 
-GemmReport gemm(const GemmProblem& problem_in, const GemmOperands& operands, cudaStream_t stream,
-                const GemmOptions& options) {
-  GemmProblem problem = problem_in;
-  problem.reads_c = operands.beta != 0.0f;
-  validate(problem);
-  check_operands(problem, operands);
+namespace runtime {
 
+int call_device(const GemmOptions& options) {
   int device = options.device;
   if (device < 0) cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+  return device;
+}
 
-  std::shared_ptr<const KernelSpec> spec;
+std::shared_ptr<const KernelSpec> call_spec(int device, const GemmProblem& problem,
+                                            const GemmOperands& operands, cudaStream_t stream,
+                                            const GemmOptions& options) {
   if (options.config) {
     // What `autogemm plan` prints for a vendor plan ("cuBLASLt") can be given back.
     if (options.config->instruction == Instruction::vendor && !options.allow_vendor_fallback)
       throw InvalidArgument("options.config", "cuBLASLt",
                             "forces the vendor path, which options.allow_vendor_fallback = "
                             "false forbids");
-    spec = forced_spec(device, problem, *options.config);
-  } else {
-    const int autotune = options.autotune >= 0 ? options.autotune : autotune_default();
-    spec = planned_spec(device, problem, operands, stream, autotune);
+    return forced_spec(device, problem, *options.config);
   }
+  const int autotune = options.autotune >= 0 ? options.autotune : autotune_default();
+  return planned_spec(device, problem, operands, stream, autotune);
+}
+
+}  // namespace runtime
+
+GemmReport gemm(const GemmProblem& problem_in, const GemmOperands& operands, cudaStream_t stream,
+                const GemmOptions& options) {
+  GemmProblem problem = problem_in;
+  problem.reads_c = operands.beta != 0.0f;
+  if (problem.grouping != Grouping::none)
+    throw InvalidArgument("problem.grouping", std::string(to_string(problem.grouping)),
+                          "gemm() computes one GEMM: call grouped_gemm() (autogemm/grouped.hpp)");
+  validate(problem);
+  check_operands(problem, operands);
+
+  const int device = runtime::call_device(options);
+  const std::shared_ptr<const KernelSpec> spec =
+      runtime::call_spec(device, problem, operands, stream, options);
   GemmReport report;
   report.config = spec->config;
   report.reason = spec->reason;

@@ -157,12 +157,17 @@ GemmOperands column_operands(const GemmProblem& p, const GemmOperands& o, int64_
 // One kernel of the spec. A kernel that waits for a primary is launched as a programmatic
 // dependent of the kernel before it on the stream.
 void launch_one(const KernelSpec& spec, const KernelLaunch& k, const GemmOperands& call_operands,
-                const AScales& a_scales, cudaStream_t stream) {
+                const AScales& a_scales, const GroupArrays& groups, cudaStream_t stream) {
   const PreparedKernel& prep = prepared(k);
   const GemmOperands o = column_operands(k.problem, call_operands, k.first_column);
   const GemmProblem& p = k.problem;
   sm90::GemmParams params{};
-  params.m = static_cast<int>(p.m);
+  // Grouped: the scheduler's rows are all stored rows (masked: groups x max_m, group_rows
+  // apart); the kernel reads the group arrays.
+  params.m = static_cast<int>(p.stored_rows());
+  params.group_index = groups.group_index;
+  params.masked_m = groups.masked_m;
+  params.group_rows = p.grouping == Grouping::masked ? static_cast<int>(p.m) : 0;
   params.alpha = o.alpha;
   params.beta = o.beta;
   params.a = o.a;
@@ -250,12 +255,14 @@ double prepare(const KernelSpec& spec) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
-void launch(const KernelSpec& spec, const GemmOperands& operands, cudaStream_t stream) {
+void launch(const KernelSpec& spec, const GemmOperands& operands, cudaStream_t stream,
+            const GroupArrays& groups) {
   const AScales a_scales = a_scales_for(spec, operands, stream);
   // With the n-tail kernel the main kernel runs on the whole tiles, then the narrow tail tiles
   // on the SMs it frees (plan/n_tail.hpp). Nothing may be enqueued between the two, or the tail
   // kernel would depend on that instead.
-  for (const KernelLaunch& k : spec.kernels) launch_one(spec, k, operands, a_scales, stream);
+  for (const KernelLaunch& k : spec.kernels)
+    launch_one(spec, k, operands, a_scales, groups, stream);
   if (a_scales.transposed != nullptr)
     cuda_check(cudaFreeAsync(a_scales.transposed, stream), "cudaFreeAsync(transposed A scales)");
 }

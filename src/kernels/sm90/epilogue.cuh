@@ -110,9 +110,11 @@ struct Epilogue {
     }
   }
 
-  // Straight from registers to global memory with bounds checks (teaching steps; no TMA).
+  // Straight from registers to global memory with bounds checks: the teaching steps (no TMA),
+  // rows of D that end inside a 16-byte chunk, and masked grouped tiles past their group's
+  // valid rows. No row at or beyond `row_limit` (params.m, or the group's limit) is written.
   __device__ static void store_threads(float (&acc)[G::kSlabs][G::kAccum], const GemmParams& params,
-                                       int consumer, int m_tile, int n_tile) {
+                                       int consumer, int m_tile, int n_tile, int row_limit) {
     const int m0 = m_tile * Cfg::block_m + consumer * G::kRowsPerConsumer;
     const int n0 = n_tile * Cfg::block_n;
     unsigned char* d = static_cast<unsigned char*>(params.d);
@@ -121,7 +123,7 @@ struct Epilogue {
     for_each_pair([&](int slab, int r, int row, int col) {
       const long long grow = m0 + row;
       const int gcol = n0 + col;
-      if (grow >= params.m) return;
+      if (grow >= row_limit) return;
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         if (gcol + e >= Cfg::n) continue;

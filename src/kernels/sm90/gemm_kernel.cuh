@@ -101,7 +101,8 @@ __device__ void produce_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
     for (int k_block = k_begin; k_block < k_end; ++k_block) {
       // A fresh barrier's "preceding phase" counts as complete, so the first lap never waits.
       ptx::mbarrier_wait(smem.empty(write.stage), write.phase ^ 1);
-      issue_stage_loads(smem, write.stage, tmap_a, tmap_b, m_tile, n_tile, k_block, cta_rank);
+      issue_stage_loads(smem, write.stage, tmap_a, tmap_b, m_tile, n_tile, scheduler.group,
+                        k_block, cta_rank);
       write.template advance<Cfg::num_stages>();
     }
   }
@@ -147,10 +148,11 @@ struct Consumer {
 
   // The work item in progress: an output tile, its k-blocks [k_begin, k_end) (all of K, or one
   // split-K split), and, with one wgmma group in flight, the stage whose release waits for the
-  // next wgmma wait (-1: none).
+  // next wgmma wait (-1: none). Grouped GEMM: the tile's group and the row its stores stop at.
   struct WorkItem {
     int m_tile, n_tile, k_begin, k_end;
     int pending_stage;
+    int group, row_limit;
   };
 
   // Values: constants of the kernel and of the thread. References: the warpgroup's state, which
@@ -200,7 +202,8 @@ struct Consumer {
     TileScheduler<Cfg> scheduler(params, cta_rank);
     int m_tile, n_tile;
     while (scheduler.next_tile(m_tile, n_tile)) {
-      work = WorkItem{m_tile, n_tile, scheduler.k_begin(), scheduler.k_end(), -1};
+      work = WorkItem{m_tile,         n_tile, scheduler.k_begin(), scheduler.k_end(), -1,
+                      scheduler.group, scheduler.row_limit};
       begin_tile();
       main_loop();
       if constexpr (kTileTrace) trace.main_loop_done(trace_recorder);
@@ -258,11 +261,19 @@ struct Consumer {
     if constexpr (Cfg::split_k > 1)
       if (!SplitKReduce<Cfg>::sum_if_last(acc, params, consumer, work.m_tile, work.n_tile, split))
         return false;
-    if constexpr (Cfg::tma_store)
-      Epilogue<Cfg>::store_tma(acc, smem, tmap_c, tmap_d, params, consumer, work.m_tile,
-                               work.n_tile, c_phase);
-    else
-      Epilogue<Cfg>::store_threads(acc, params, consumer, work.m_tile, work.n_tile);
+    // Masked grouped GEMM: a tile that runs past its group's valid rows is stored by the
+    // threads, which stop at the limit (TMA would clip only at the matrix's edge, and the rows
+    // past masked_m must keep what they hold). Consumers whose rows are all valid use TMA.
+    if constexpr (Cfg::tma_store) {
+      if (Cfg::grouping != 2 ||
+          work.m_tile * Cfg::block_m + (consumer + 1) * G::kRowsPerConsumer <= work.row_limit) {
+        Epilogue<Cfg>::store_tma(acc, smem, tmap_c, tmap_d, params, consumer, work.m_tile,
+                                 work.n_tile, c_phase);
+        return true;
+      }
+    }
+    Epilogue<Cfg>::store_threads(acc, params, consumer, work.m_tile, work.n_tile,
+                                 Cfg::grouping == 2 ? work.row_limit : params.m);
     return true;
   }
 
@@ -431,8 +442,8 @@ struct Consumer {
   // issues its loads.
   __device__ __forceinline__ void produce_k_block(int k_block) {
     ptx::mbarrier_wait(smem.empty(write.stage), write.phase ^ 1);
-    issue_stage_loads(smem, write.stage, tmap_a, tmap_b, work.m_tile, work.n_tile, k_block,
-                      cta_rank);
+    issue_stage_loads(smem, write.stage, tmap_a, tmap_b, work.m_tile, work.n_tile, work.group,
+                      k_block, cta_rank);
     write.template advance<Cfg::num_stages>();
   }
 

@@ -34,6 +34,12 @@ struct GemmParams {
   float* split_k_partials;
   unsigned* split_k_counters;
   unsigned* split_k_flags;
+  // Grouped GEMM (Cfg::grouping, include/autogemm/grouped.hpp); null / 0 otherwise.
+  // Contiguous: the group of each row of A and D (-1: a padding row). Masked: the valid rows of
+  // each group, whose rows are group_rows (= max_m) apart in A and D.
+  const int* group_index;
+  const int* masked_m;
+  int group_rows;
 };
 
 }  // namespace autogemm::sm90

@@ -8,14 +8,17 @@
 namespace autogemm::sm90 {
 
 // Issues the TMA loads of k-block `k_block` of tile (m_tile, n_tile) into `stage`; completes
-// on full(stage). K-major operands are one box {64 (K), rows}; MN-major ones are
+// on full(stage). Grouped GEMM: B is [groups, N, K] seen as one (groups x N, K) matrix, and the
+// tile's rows of B start at group x N (a tile that runs past N reads the next group's first
+// rows; the epilogue drops those columns). K-major operands are one box {64 (K), rows}; MN-major ones are
 // rows/64 boxes {64 (M or N), BLOCK_K}, stored [rows/64][BLOCK_K][64] (hopper-facts.md 3.2).
 // With multicast the cluster's rank-0 CTA loads the shared operand for both CTAs.
 template <class Cfg>
 __device__ __forceinline__ void issue_stage_loads(const SharedStorage<Cfg>& smem, int stage,
                                                   const ptx::TensorMap* tmap_a,
                                                   const ptx::TensorMap* tmap_b, int m_tile,
-                                                  int n_tile, int k_block, unsigned cta_rank) {
+                                                  int n_tile, int group, int k_block,
+                                                  unsigned cta_rank) {
   using G = Geometry<Cfg>;
   ptx::u64* bar = smem.full(stage);
   ptx::mbarrier_arrive_expect_tx(bar, G::kStageTxBytes);
@@ -45,8 +48,8 @@ __device__ __forceinline__ void issue_stage_loads(const SharedStorage<Cfg>& smem
   };
   load_operand(smem.a(stage), tmap_a, m_tile * Cfg::block_m, Cfg::block_m, Cfg::a_k_major,
                Cfg::multicast == 1);
-  load_operand(smem.b(stage), tmap_b, n_tile * Cfg::block_n, Cfg::block_n, Cfg::b_k_major,
-               Cfg::multicast == 2);
+  load_operand(smem.b(stage), tmap_b, group * Cfg::n + n_tile * Cfg::block_n, Cfg::block_n,
+               Cfg::b_k_major, Cfg::multicast == 2);
 }
 
 // Plain-load path (K-major A and B only): every consumer thread copies 16-byte chunks of the

@@ -26,6 +26,11 @@ struct TileScheduler {
   // What the last next_tile() returned:
   int split = 0;        // split-K: which K range of the tile
   int k_first = 0, k_last = kNumKBlocks;
+  // Grouped GEMM: the tile's group (its B is rows group x N of the [groups, N, K] B) and the
+  // first row of D past the group's valid rows (masked layout: the epilogue stores no row at or
+  // beyond it). Ungrouped: group 0, params.m.
+  int group = 0;
+  int row_limit = 0;
 
   // Only the position is kept; the counts are recomputed from the kernel parameters (constant
   // memory) at each tile. The producer warps run with 40 registers, and the scale warp's eight
@@ -46,10 +51,39 @@ struct TileScheduler {
   __device__ int k_begin() const { return k_first; }
   __device__ int k_end() const { return k_last; }
 
+  // Grouped GEMM: the next work item with rows to compute. Tiles whose rows are all padding
+  // (contiguous: the first row's group index is -1) or past the group's valid rows (masked:
+  // masked_m[g], clamped to 0..group_rows) are skipped by every warp alike, since each walks
+  // the same sequence. The rules keep clusters along M at 1 for grouped problems, so both CTAs
+  // of a cluster (side by side along N) skip together.
+  __device__ bool next_tile(int& m_tile, int& n_tile) {
+    while (next_item(m_tile, n_tile)) {
+      if constexpr (Cfg::grouping == 0) {
+        row_limit = params.m;
+        return true;
+      } else if constexpr (Cfg::grouping == 1) {
+        row_limit = params.m;
+        const long long row0 = (long long)m_tile * Cfg::block_m;
+        // A CTA tile past the last row: no group (cluster padding cannot happen along M here).
+        if (row0 >= params.m) continue;
+        group = params.group_index[row0];
+        if (group >= 0) return true;
+      } else {
+        const long long row0 = (long long)m_tile * Cfg::block_m;
+        group = static_cast<int>(row0 / params.group_rows);
+        const int first = static_cast<int>(row0 - (long long)group * params.group_rows);
+        const int valid = min(max(params.masked_m[group], 0), params.group_rows);
+        row_limit = group * params.group_rows + valid;
+        if (first < valid) return true;
+      }
+    }
+    return false;
+  }
+
   // Both CTAs of a cluster get the same cluster tile, so they iterate equally often; a CTA tile
   // past the edge (odd tile counts) still runs, with TMA zero-filling its loads and dropping
   // its stores, so multicast partners stay in step.
-  __device__ bool next_tile(int& m_tile, int& n_tile) {
+  __device__ bool next_item(int& m_tile, int& n_tile) {
     const int num_m_cluster_tiles = this->num_m_cluster_tiles();
     const int num_n_cluster_tiles = kNumNClusterTiles;
     const int total = num_m_cluster_tiles * num_n_cluster_tiles * Cfg::split_k;

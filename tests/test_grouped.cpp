@@ -1,0 +1,155 @@
+// Grouped GEMM without a GPU (include/autogemm/grouped.hpp): the problem's rules and their
+// errors, the contiguous layout's host helpers, the planner's choices for the MoE suite's
+// shapes (legal for a grouped launch: tiles inside one group, no clusters along M, no split-K),
+// what the spec describes (tensor maps over every group's rows and B), the cost model's B
+// bytes per group, and NVRTC compiles of both layouts' kernels without spills.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "autogemm/errors.hpp"
+#include "autogemm/grouped.hpp"
+#include "autogemm/plan.hpp"
+#include "codegen/kernel_source.hpp"
+#include "jit/jit.hpp"
+#include "jit/ptxas_usage.hpp"
+#include "plan/rules.hpp"
+
+using namespace autogemm;
+
+namespace {
+
+GemmProblem grouped(Grouping grouping, int64_t groups, int64_t m, int64_t n, int64_t k,
+                    int64_t expected_m = 0) {
+  GemmProblem p;
+  p.grouping = grouping;
+  p.num_groups = groups;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.expected_m = expected_m;
+  return p;
+}
+
+std::string rule_of(const GemmProblem& p) {
+  try {
+    validate(p);
+  } catch (const InvalidArgument& e) {
+    return e.argument() + ": " + e.rule();
+  }
+  return {};
+}
+
+}  // namespace
+
+TEST(Grouped, ProblemRules) {
+  EXPECT_EQ(rule_of(grouped(Grouping::contiguous, 8, 4096, 4096, 7168)), "");
+  EXPECT_EQ(rule_of(grouped(Grouping::masked, 16, 64, 4096, 7168)), "");
+  EXPECT_NE(rule_of(grouped(Grouping::contiguous, 8, 4100, 4096, 7168)).find("multiple of 128"),
+            std::string::npos);
+  EXPECT_NE(rule_of(grouped(Grouping::masked, 8, 100, 4096, 7168)).find("multiple of 64"),
+            std::string::npos);
+  EXPECT_NE(rule_of(grouped(Grouping::masked, 0, 64, 4096, 7168)).find("num_groups"),
+            std::string::npos);
+  GemmProblem fp8 = grouped(Grouping::masked, 4, 64, 4096, 7168);
+  fp8.a_type = fp8.b_type = DType::e4m3;
+  fp8.scaling = Scaling::block_1x128_128x128;
+  EXPECT_NE(rule_of(fp8).find("bf16 or fp16"), std::string::npos);
+  GemmProblem nn = grouped(Grouping::contiguous, 4, 128, 256, 256);
+  nn.layout = Layout::nn;
+  EXPECT_NE(rule_of(nn).find("layout nt"), std::string::npos);
+  GemmProblem padded = grouped(Grouping::contiguous, 4, 128, 256, 256);
+  padded.lda = 512;
+  EXPECT_NE(rule_of(padded).find("packed"), std::string::npos);
+  GemmProblem several;   // an ordinary problem with groups
+  several.m = several.n = several.k = 64;
+  several.num_groups = 3;
+  EXPECT_NE(rule_of(several).find("num_groups"), std::string::npos);
+}
+
+TEST(Grouped, ContiguousGroupsArePaddedRuns) {
+  const GemmProblem p = grouped(Grouping::contiguous, 4, 512, 256, 256);
+  const std::vector<int64_t> rows{1, 0, 129, 100};
+  EXPECT_EQ(check_contiguous_groups(p, rows), (std::vector<int64_t>{0, 128, 128, 384}));
+  const std::vector<int32_t> index = contiguous_group_index(p, rows);
+  ASSERT_EQ(index.size(), 512u);
+  EXPECT_EQ(index[0], 0);
+  EXPECT_EQ(index[1], -1);      // padding of group 0's run
+  EXPECT_EQ(index[128], 2);
+  EXPECT_EQ(index[256], 2);     // row 128 of group 2
+  EXPECT_EQ(index[257], -1);
+  EXPECT_EQ(index[384 + 99], 3);
+  EXPECT_EQ(index[384 + 100], -1);
+  try {
+    check_contiguous_groups(p, std::vector<int64_t>{1, 0, 129, 200});
+    FAIL() << "groups past m accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument(), "group_rows[3]");
+    EXPECT_NE(e.rule().find("m = 512"), std::string::npos) << e.rule();
+  }
+  EXPECT_THROW(check_contiguous_groups(p, std::vector<int64_t>{1, 2}), InvalidArgument);
+  EXPECT_THROW(check_contiguous_groups(p, std::vector<int64_t>{1, -2, 3, 4}), InvalidArgument);
+}
+
+// The planner's choice for every row shape of the MoE suite is a legal grouped launch.
+TEST(Grouped, PlannerChoicesAreLegalForGroupedLaunches) {
+  const GpuInfo h200 = device_preset("h200");
+  const struct {
+    Grouping grouping;
+    int64_t groups, m_per_group, n, k;
+  } rows[] = {{Grouping::contiguous, 4, 8192, 4096, 7168}, {Grouping::contiguous, 8, 4096, 7168, 2048},
+              {Grouping::contiguous, 32, 512, 4096, 7168}, {Grouping::masked, 1, 1024, 4096, 7168},
+              {Grouping::masked, 16, 64, 4096, 7168},     {Grouping::masked, 32, 32, 4096, 7168}};
+  for (const auto& r : rows) {
+    const int64_t m = r.grouping == Grouping::masked
+                          ? (r.m_per_group * 13 / 10 + 63) / 64 * 64
+                          : r.groups * ((r.m_per_group * 13 / 10 + 127) / 128 * 128);
+    const GemmProblem p = grouped(r.grouping, r.groups, m, r.n, r.k, r.m_per_group);
+    const Plan plan = plan_gemm(p, h200);
+    SCOPED_TRACE(plan.spec.text);
+    ASSERT_FALSE(plan.spec.vendor) << plan.path_reason;
+    const GemmConfig& c = plan.best().config;
+    EXPECT_LE(c.block_m, 128);
+    EXPECT_EQ(c.cluster_m, 1);
+    EXPECT_EQ(c.split_k, 1);
+    EXPECT_FALSE(c.n_tail_kernel);
+    for (const Candidate& candidate : plan.candidates)
+      EXPECT_EQ(legality_violation(p, candidate.config, h200), "") << candidate.config.describe();
+    // Tensor maps over every stored row of A and D, and B as groups x N rows.
+    const KernelLaunch& k = plan.spec.kernels.front();
+    for (const TensorMapSpec& map : k.tensor_maps) {
+      if (map.operand == 'A' || map.operand == 'D') EXPECT_EQ(map.rows, p.stored_rows());
+      if (map.operand == 'B') EXPECT_EQ(map.rows, p.num_groups * p.n);
+    }
+    // Each group reads its own B: at least that many DRAM bytes.
+    EXPECT_GE(plan.best().prediction.dram_bytes, double(p.num_groups) * p.n * p.k * 2);
+  }
+}
+
+TEST(Grouped, RulesRefuseTilesThatCrossGroups) {
+  const GemmProblem masked = grouped(Grouping::masked, 8, 64, 4096, 7168);
+  for (const char* text : {"128x128x64 s4 c2 p g8", "256x128x64 s3 c2 p g8",
+                           "128x128x64 s4 c2 p g8 cl2x1/b", "64x64x64 s6 c1 p g8 sk2"})
+    EXPECT_NE(legality_violation(masked, GemmConfig::parse(text), device_preset("h200")), "")
+        << text;
+  EXPECT_EQ(legality_violation(masked, GemmConfig::parse("64x128x64 s6 c1 p g8"),
+                               device_preset("h200")),
+            "");
+}
+
+TEST(Grouped, KernelsCompileWithoutSpills) {
+  for (Grouping grouping : {Grouping::contiguous, Grouping::masked})
+    for (const char* text : {"128x256x64 s3 c2 p g8 cl1x2/a", "64x128x64 s6 c1 p g8"}) {
+      const GemmProblem p = grouped(grouping, 8, grouping == Grouping::masked ? 128 : 4096,
+                                    4096, 7168);
+      const KernelSpec spec = make_kernel_spec(p, GemmConfig::parse(text), device_preset("h200"));
+      const jit::CompiledKernel k =
+          jit::compile_to_cubin(codegen::gemm_kernel_source(spec.kernels.front(), false));
+      EXPECT_FALSE(k.cubin.empty()) << text;
+      const jit::PtxasUsage usage = jit::parse_ptxas_usage(k.log);
+      EXPECT_FALSE(usage.has_spills()) << text << "\n" << k.log;
+      EXPECT_EQ(usage.stack_frame_bytes, 0) << text << "\n" << k.log;
+      EXPECT_NE(k.ptx.find("cp.async.bulk.tensor"), std::string::npos);
+    }
+}
