@@ -31,7 +31,7 @@ from ._errors import CudaError, Error, InvalidArgument, NoDevice
 from ._plan import Candidate, GemmReport, KernelLaunch, Plan, Rejected
 
 __all__ = [
-    "gemm", "fp8_gemm", "quantize_fp8", "dequantize_fp8", "plan", "profile", "device_presets",
+    "gemm", "fp8_gemm", "grouped_gemm", "quantize_fp8", "dequantize_fp8", "plan", "profile", "device_presets",
     "cpp_enqueue_us", "Plan", "KernelLaunch", "Candidate", "Rejected", "GemmReport", "Error",
     "InvalidArgument", "CudaError", "NoDevice", "__version__",
 ]
@@ -311,6 +311,51 @@ def fp8_gemm(a_fp8: Array, a_scales: Array, b_fp8: Array, b_scales: Array, *,
         float(alpha), float(beta), _config_text(config), _autotune(autotune),
         bool(vendor_fallback), handle, alloc, bool(return_report))
     result = out if out is not None else next(iter(made.values()))
+    if return_report:
+        return result, GemmReport(*report)
+    return result
+
+
+def grouped_gemm(a: Array, b: Array, *, group_index: Optional[Array] = None,
+                 masked_m: Optional[Array] = None, out: Optional[Array] = None,
+                 expected_m: Optional[int] = None, out_dtype: DTypeLike = None,
+                 alpha: float = 1.0, config: Union[str, Plan, None] = None,
+                 stream: Stream = None, return_report: bool = False) -> Any:
+    """Grouped (mixture-of-experts) GEMM: D_g = alpha * A_g @ b[g].T for every group g, in one
+    launch, with no host synchronisation (CUDA-graph capturable).
+
+    Give exactly one of ``group_index`` and ``masked_m`` (int32 CUDA arrays); it picks the layout:
+
+    * contiguous (``group_index``): a is (M, K), the groups' rows concatenated, each group's run
+      starting at a multiple of 128 rows; ``group_index[row]`` is the row's group or -1 for a
+      padding row. Returns (M, N); padding rows of D are unspecified.
+    * masked (``masked_m``): a is (groups, max_m, K), max_m a multiple of 64; only the first
+      ``masked_m[g]`` rows of group g are computed. Returns (groups, max_m, N); rows past
+      ``masked_m[g]`` are not written (``out`` keeps what it held; a new output holds garbage
+      there). Values above max_m count as max_m.
+
+    b is (groups, N, K) (a weight per expert, stored as torch.nn.Linear stores it); a, b and out
+    are packed (contiguous). bfloat16 or float16 inputs; out_dtype bf16 (default: a's type),
+    fp16 or fp32. ``expected_m``: the valid rows a group typically has, for planning (default:
+    M / groups, or max_m). ``config``, ``stream``, ``return_report``: as gemm().
+    """
+    framework = _framework(a)
+    handle, export = _prepare(framework, a, stream)
+    made: dict[str, Any] = {}
+    alloc = None if out is not None else _allocator(framework, a, export, made)
+    if expected_m is not None and (isinstance(expected_m, bool) or not isinstance(expected_m, int)
+                                   or expected_m < 0):
+        raise InvalidArgument("expected_m", repr(expected_m), "must be None or an int >= 0")
+    _, report = _core.grouped_gemm(
+        export(a), export(b), export(group_index), export(masked_m), export(out),
+        _dtype_text(out_dtype), float(alpha), int(expected_m or 0), _config_text(config),
+        handle, alloc)
+    if out is not None:
+        result = out
+    else:
+        result = next(iter(made.values()))
+        if masked_m is not None:   # allocated as (groups * max_m, N)
+            result = result.reshape(a.shape[0], a.shape[1], -1)
     if return_report:
         return result, GemmReport(*report)
     return result

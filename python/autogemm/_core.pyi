@@ -23,6 +23,9 @@ def fp8_gemm(a: Any, a_scales: Any, b: Any, b_scales: Any, out: Any, c: Any,
              out_dtype: Optional[str], alpha: float, beta: float, config: Optional[str],
              autotune: int, vendor_fallback: bool, stream: int,
              alloc: Optional[Alloc], want_report: bool) -> tuple[Any, Optional[Report]]: ...
+def grouped_gemm(a: Any, b: Any, group_index: Any, masked_m: Any, out: Any,
+                 out_dtype: Optional[str], alpha: float, expected_m: int, config: Optional[str],
+                 stream: int, alloc: Optional[Alloc]) -> tuple[Any, Report]: ...
 def time_gemm_enqueues(a: Any, b: Any, out: Any, calls: int, layout: str,
                        config: Optional[str], stream: int) -> float: ...
 def gemm_from_pointers(m: int, n: int, k: int, dtype: str, layout: str, a: int, b: int, d: int,

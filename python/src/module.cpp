@@ -13,6 +13,7 @@
 #include "autogemm/autogemm.hpp"
 #include "binding.hpp"
 #include "gemm_call.hpp"
+#include "grouped_call.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -307,6 +308,30 @@ NB_MODULE(_core, m) {
       "m"_a, "n"_a, "k"_a, "dtype"_a, "layout"_a, "a"_a, "b"_a, "d"_a, "lda"_a, "ldb"_a, "ldd"_a,
       "config"_a.none(), "vendor_fallback"_a, "stream"_a, "device"_a,
       "autogemm::gemm() on raw device pointers (16-bit inputs, output of the input type).");
+
+  m.def(
+      "grouped_gemm",
+      [](nb::handle a, nb::handle b, nb::handle group_index, nb::handle masked_m, nb::handle out,
+         std::optional<std::string> out_dtype, float alpha, int64_t expected_m,
+         std::optional<std::string> config, uintptr_t stream, nb::handle alloc) {
+        GroupedRequest r;
+        r.a = a;
+        r.b = b;
+        r.group_index = group_index;
+        r.masked_m = masked_m;
+        r.out = out;
+        r.out_dtype = std::move(out_dtype);
+        r.alpha = alpha;
+        r.expected_m = expected_m;
+        r.config = std::move(config);
+        r.stream = stream;
+        r.alloc = alloc;
+        const GroupedResult result = grouped_gemm_call(r);
+        return nb::make_tuple(result.out, report_or_none(result.report, true));
+      },
+      "a"_a.none(), "b"_a.none(), "group_index"_a.none(), "masked_m"_a.none(), "out"_a.none(),
+      "out_dtype"_a.none(), "alpha"_a, "expected_m"_a, "config"_a.none(), "stream"_a,
+      "alloc"_a.none(), "Grouped (mixture-of-experts) GEMM; returns (out, report).");
 
   m.def("quantize_fp8", &quantize, "x"_a.none(), "values"_a.none(), "scales"_a.none(),
         "block_rows"_a, "stream"_a, "alloc"_a.none(),

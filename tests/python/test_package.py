@@ -414,3 +414,37 @@ def test_quantize_checks():
     with raises_invalid("scales", r"shape \(1, 2\)"):
         autogemm.dequantize_fp8(np.zeros((64, 256), np.uint8), np.ones((64, 2), np.float32),
                                 block=(128, 128))
+
+
+# --- grouped_gemm: the checks before anything runs (NumPy arrays: no GPU needed) ---------------
+
+
+def test_grouped_gemm_argument_checks():
+    a = np.zeros((256, 128), np.float16)
+    b = np.zeros((4, 64, 128), np.float16)
+    index = np.zeros(256, np.int32)
+    with raises_invalid("group_index / masked_m", "exactly one"):
+        autogemm.grouped_gemm(a, b)
+    with raises_invalid("group_index", "exactly one"):
+        autogemm.grouped_gemm(a, b, group_index=index, masked_m=np.zeros(4, np.int32))
+    with raises_invalid("b", "3-D"):
+        autogemm.grouped_gemm(a, np.zeros((64, 128), np.float16), group_index=index)
+    with raises_invalid("a", "last dimension"):
+        autogemm.grouped_gemm(np.zeros((256, 96), np.float16), b, group_index=index)
+    with raises_invalid("group_index", "int32"):
+        autogemm.grouped_gemm(a, b, group_index=index.astype(np.int64))
+    with raises_invalid("group_index", "256 entries"):
+        autogemm.grouped_gemm(a, b, group_index=index[:100])
+    with raises_invalid("m", "multiple of 128"):
+        autogemm.grouped_gemm(a[:200], b, group_index=index[:200])
+    with raises_invalid("a", "groups first"):
+        autogemm.grouped_gemm(np.zeros((3, 64, 128), np.float16), b,
+                              masked_m=np.zeros(4, np.int32))
+    with raises_invalid("m (max_m)", "multiple of 64"):
+        autogemm.grouped_gemm(np.zeros((4, 100, 128), np.float16), b,
+                              masked_m=np.zeros(4, np.int32))
+    with raises_invalid("a", "packed"):
+        autogemm.grouped_gemm(np.zeros((256, 256), np.float16)[:, :128], b, group_index=index)
+    # All checks passed: the arrays are on the host, which the device check names.
+    with raises_invalid("a", "CUDA device memory"):
+        autogemm.grouped_gemm(a, b, group_index=index, out=np.zeros((256, 64), np.float16))
