@@ -116,6 +116,9 @@ nb::dict problem_dict(const GemmProblem& p) {
   d["ldb"] = p.ldb_or_packed();
   d["ldd"] = p.ldd_or_packed();
   d["flops"] = p.flops();
+  d["grouping"] = std::string(to_string(p.grouping));
+  d["num_groups"] = p.num_groups;
+  d["expected_m"] = p.expected_group_rows();
   return d;
 }
 
