@@ -110,7 +110,8 @@ TEST(Grouped, PlannerChoicesAreLegalForGroupedLaunches) {
     SCOPED_TRACE(plan.spec.text);
     ASSERT_FALSE(plan.spec.vendor) << plan.path_reason;
     const GemmConfig& c = plan.best().config;
-    EXPECT_LE(c.block_m, 128);
+    // Contiguous tiles stay inside the 128-row runs; masked tiles start at their group.
+    if (p.grouping == Grouping::contiguous) EXPECT_LE(c.block_m, 128);
     EXPECT_EQ(c.cluster_m, 1);
     EXPECT_EQ(c.split_k, 1);
     EXPECT_FALSE(c.n_tail_kernel);
@@ -129,8 +130,15 @@ TEST(Grouped, PlannerChoicesAreLegalForGroupedLaunches) {
 
 TEST(Grouped, RulesRefuseTilesThatCrossGroups) {
   const GemmProblem masked = grouped(Grouping::masked, 8, 64, 4096, 7168);
-  for (const char* text : {"128x128x64 s4 c2 p g8", "256x128x64 s3 c2 p g8",
-                           "128x128x64 s4 c2 p g8 cl2x1/b", "64x64x64 s6 c1 p g8 sk2"})
+  const GemmProblem contiguous = grouped(Grouping::contiguous, 8, 1024, 4096, 7168);
+  EXPECT_NE(legality_violation(contiguous, GemmConfig::parse("256x128x64 s3 c2 p g8"),
+                               device_preset("h200")),
+            "");
+  // Masked tiles start at their group's first row: any tile height.
+  EXPECT_EQ(legality_violation(masked, GemmConfig::parse("128x128x64 s4 c2 p g8"),
+                               device_preset("h200")),
+            "");
+  for (const char* text : {"128x128x64 s4 c2 p g8 cl2x1/b", "64x64x64 s6 c1 p g8 sk2"})
     EXPECT_NE(legality_violation(masked, GemmConfig::parse(text), device_preset("h200")), "")
         << text;
   EXPECT_EQ(legality_violation(masked, GemmConfig::parse("64x128x64 s6 c1 p g8"),

@@ -179,8 +179,31 @@ TEST(TileScheduler, GroupedSkipsTilesWithoutValidRows) {
   group_index[0] = 0;
   for (int r = 0; r < 200; ++r) group_index[128 + r] = 2;
   for (int r = 0; r < 128; ++r) group_index[512 + r] = 3;
-  // Masked: max_m = 192 rows per group, masked_m of 0, 1, 65, 192 and 500 (past max_m).
+  // Masked: max_m = 192 rows per group, masked_m of 0, 1, 65, 192 and 500 (past max_m); and
+  // max_m = 100 (two 64-row tiles per group, the second ending past the group).
   const std::vector<int> masked_m{0, 1, 65, 192, 500};
+  {
+    GemmParams params{};
+    params.group_rows = 100;
+    params.m = 100 * 5;
+    params.masked_m = masked_m.data();
+    std::map<std::pair<int, int>, int> seen;
+    gridDim.x = 7;
+    for (int cta = 0; cta < 7; ++cta) {
+      blockIdx.x = static_cast<unsigned>(cta);
+      TileScheduler<Masked> scheduler(params, 0);
+      int m_tile = 0, n_tile = 0;
+      while (scheduler.next_tile(m_tile, n_tile)) {
+        const int group = m_tile / 2;
+        EXPECT_EQ(scheduler.group, group);
+        EXPECT_EQ(scheduler.row0, group * 100 + (m_tile % 2) * 64);
+        EXPECT_EQ(scheduler.row_limit, group * 100 + std::min(masked_m[group], 100));
+        ++seen[{m_tile, n_tile}];
+      }
+    }
+    // Valid tiles: group 1: 1, group 2: 2, groups 3 and 4: 2 each (clamped to max_m).
+    EXPECT_EQ(seen.size(), size_t(7 * n_tiles));
+  }
   for (int64_t slots : {132, 7, 3}) {
     {
       GemmParams params{};

@@ -338,26 +338,54 @@ double fixed_costs(const GemmProblem& problem, const GemmConfig& config, const G
   return fixed_us;
 }
 
-// Grouped GEMM (grouped.hpp): every group's expected rows padded to whole tiles, and all
-// groups' tiles in one wave plan, so the dense problem of those rows gives the tiles, waves,
-// matrix-unit and L2 times. DRAM differs: each group reads its own B (N x K), where the dense
+// Grouped GEMM (grouped.hpp): all groups' tiles form one wave plan, so a dense problem of the
+// groups' rows gives the tiles, waves, matrix-unit and L2 times:
+//   contiguous: the rows of A (every group's run, padded to 128, is whole tiles);
+//   masked: each group's valid rows padded to tiles. They are not known on the host: a group
+//     has between expected_m and max_m rows (the problem's m) more or less evenly, so the
+//     prediction is the mean of the two ends. A tile height that keeps a group's tile count
+//     from jumping between them wins (planned for expected_m alone, 64-row tiles were chosen
+//     for 64 expected rows, and the groups drawn with 65-83 rows took two tiles each: 65% of
+//     a copy of the bytes, H200).
+// DRAM differs from the dense problem: each group reads its own B (N x K), where the dense
 // problem reads one. The tiles of a group run close together (consecutive items of the
 // scheduler), so each group's B is counted once; the call then takes at least its DRAM bytes'
 // time plus the fixed costs (masked decode rows are B-bound).
-Prediction predict_grouped(const GemmProblem& problem, const GemmConfig& config,
-                           const GpuInfo& device) {
+Prediction predict_grouped_rows(const GemmProblem& problem, const GemmConfig& config,
+                                const GpuInfo& device, int64_t dense_rows,
+                                double b_reads_per_group) {
   GemmProblem dense = problem;
   dense.grouping = Grouping::none;
   dense.num_groups = 1;
   dense.expected_m = 0;
-  dense.m = ceil_div(problem.expected_group_rows(), config.block_m) * config.block_m *
-            problem.num_groups;
+  dense.m = dense_rows;
   Prediction p = predict(dense, config, device);
-  p.dram_bytes += double(problem.num_groups - 1) * double(problem.n) * double(problem.k) *
-                  dtype_bytes(problem.b_type);
+  p.dram_bytes += (double(problem.num_groups) * b_reads_per_group - 1) * double(problem.n) *
+                  double(problem.k) * dtype_bytes(problem.b_type);
   const double rate = dram_rate(device);
   p.memory_us = rate > 0 ? p.dram_bytes / rate : 0;
   p.time_us = std::max(p.time_us, p.memory_us + p.fixed_us);
+  return p;
+}
+
+Prediction predict_grouped(const GemmProblem& problem, const GemmConfig& config,
+                           const GpuInfo& device) {
+  Prediction p;
+  if (problem.grouping == Grouping::contiguous) {
+    p = predict_grouped_rows(problem, config, device, problem.m, 1.0);
+  } else {
+    // Masked decode groups have one or two tiles of rows; each reads the group's B from DRAM
+    // (measured on the H200, 16 groups of 45-83 rows, N = 4096, K = 7168: 64-row tiles, two
+    // for most groups, 364 us; 128-row tiles, one per group, 259 us: the second tile's B did
+    // not come from L2).
+    auto at_rows = [&](int64_t rows_per_group) {
+      const int64_t tiles = ceil_div(rows_per_group, config.block_m);
+      return predict_grouped_rows(problem, config, device,
+                                  tiles * config.block_m * problem.num_groups, double(tiles));
+    };
+    p = at_rows(problem.expected_group_rows());
+    p.time_us = (p.time_us + at_rows(problem.m).time_us) / 2;
+  }
   p.tflops = problem.flops() / p.time_us / 1e6;
   return p;
 }

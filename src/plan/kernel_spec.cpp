@@ -69,8 +69,11 @@ KernelLaunch make_launch(const GemmProblem& problem, int64_t first_column,
 }  // namespace
 
 int64_t cluster_work_items(const GemmProblem& p, const GemmConfig& c) {
-  // Grouped: the tiles over all stored rows; the kernel skips those without valid rows.
-  return ceil_div(ceil_div(p.stored_rows(), c.block_m), c.cluster_m) *
+  // Grouped: the tiles over all stored rows (masked: each group's rows start a tile); the kernel
+  // skips those without valid rows.
+  const int64_t m_tiles = p.grouping == Grouping::masked ? p.num_groups * ceil_div(p.m, c.block_m)
+                                                         : ceil_div(p.stored_rows(), c.block_m);
+  return ceil_div(m_tiles, c.cluster_m) *
          ceil_div(ceil_div(p.n, c.block_n), c.cluster_n) * c.split_k;
 }
 

@@ -474,13 +474,13 @@ std::string grouped_violation(const GemmProblem& problem, const KernelFields& fi
   if (c.instruction != Instruction::wgmma)
     return fmt::format("{} runs on the tile family (wgmma), not {}", what,
                        to_string(c.instruction));
-  // A tile takes one group: its rows must not cross a group boundary (grouped.hpp).
-  const int64_t group_step =
-      problem.grouping == Grouping::masked ? problem.m : kGroupedRowAlignment;
-  if (c.block_m > 128 || group_step % c.block_m != 0)
-    return fmt::format("block_m = {} with {}: a tile must not cross a group boundary (groups "
-                       "start every {} rows), so block_m is 64 or 128 and divides {}",
-                       c.block_m, what, group_step, group_step);
+  // A tile takes one group. Masked: each group's tiles start at its first row (the scheduler's
+  // row0), any block_m. Contiguous: tiles start every block_m rows, so block_m must divide the
+  // runs' alignment (grouped.hpp).
+  if (problem.grouping == Grouping::contiguous && kGroupedRowAlignment % c.block_m != 0)
+    return fmt::format("block_m = {} with {}: a tile must not cross a group boundary (runs "
+                       "start every {} rows), so block_m is 64 or 128",
+                       c.block_m, what, kGroupedRowAlignment);
   // Both CTAs of a cluster must make the same skip decisions: they share the tile's rows
   // only when side by side along N (sm90/tile_scheduler.cuh next_tile).
   if (c.cluster_m != 1)

@@ -51,17 +51,19 @@ struct Epilogue {
     return slab * Cfg::block_m * G::kDSpan + swizzle_offset(linear, G::kDSpan);
   }
 
+  // `row0` is the tile's first row of D (the scheduler's; m_tile x block_m but in the masked
+  // grouped layout).
   // Through shared memory and TMA: the tile's rows of this consumer are staged (optionally
   // pre-loaded with C by TMA), then one thread stores them with TMA, which also clips the tile
   // at the matrix edges. `c_phase` flips each time C is loaded.
   __device__ static void store_tma(float (&acc)[G::kSlabs][G::kAccum], const SharedStorage<Cfg>& smem,
                                    const ptx::TensorMap* tmap_c, const ptx::TensorMap* tmap_d,
-                                   const GemmParams& params, int consumer, int m_tile, int n_tile,
+                                   const GemmParams& params, int consumer, int row0, int n_tile,
                                    unsigned& c_phase) {
     const bool leader = threadIdx.x % 128 == 0;
     const unsigned barrier_id = 1 + consumer;   // 0 is __syncthreads
     const int row_base = consumer * G::kRowsPerConsumer;
-    const int m0 = m_tile * Cfg::block_m + row_base, n0 = n_tile * Cfg::block_n;
+    const int m0 = row0 + row_base, n0 = n_tile * Cfg::block_n;
     unsigned char* staging = smem.d();
 
     // The previous tile's store must have read the staging buffer before it is rewritten.
@@ -114,8 +116,8 @@ struct Epilogue {
   // rows of D that end inside a 16-byte chunk, and masked grouped tiles past their group's
   // valid rows. No row at or beyond `row_limit` (params.m, or the group's limit) is written.
   __device__ static void store_threads(float (&acc)[G::kSlabs][G::kAccum], const GemmParams& params,
-                                       int consumer, int m_tile, int n_tile, int row_limit) {
-    const int m0 = m_tile * Cfg::block_m + consumer * G::kRowsPerConsumer;
+                                       int consumer, int row0, int n_tile, int row_limit) {
+    const int m0 = row0 + consumer * G::kRowsPerConsumer;
     const int n0 = n_tile * Cfg::block_n;
     unsigned char* d = static_cast<unsigned char*>(params.d);
     const unsigned char* c = static_cast<const unsigned char*>(params.c);

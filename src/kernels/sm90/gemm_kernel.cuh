@@ -101,8 +101,9 @@ __device__ void produce_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
     for (int k_block = k_begin; k_block < k_end; ++k_block) {
       // A fresh barrier's "preceding phase" counts as complete, so the first lap never waits.
       ptx::mbarrier_wait(smem.empty(write.stage), write.phase ^ 1);
-      issue_stage_loads(smem, write.stage, tmap_a, tmap_b, m_tile, n_tile, scheduler.group,
-                        k_block, cta_rank);
+      issue_stage_loads(smem, write.stage, tmap_a, tmap_b,
+                        Cfg::grouping == 0 ? m_tile * Cfg::block_m : scheduler.row0, n_tile,
+                        scheduler.group, k_block, cta_rank);
       write.template advance<Cfg::num_stages>();
     }
   }
@@ -152,7 +153,7 @@ struct Consumer {
   struct WorkItem {
     int m_tile, n_tile, k_begin, k_end;
     int pending_stage;
-    int group, row_limit;
+    int group, row0, row_limit;
   };
 
   // Values: constants of the kernel and of the thread. References: the warpgroup's state, which
@@ -202,8 +203,9 @@ struct Consumer {
     TileScheduler<Cfg> scheduler(params, cta_rank);
     int m_tile, n_tile;
     while (scheduler.next_tile(m_tile, n_tile)) {
-      work = WorkItem{m_tile,         n_tile, scheduler.k_begin(), scheduler.k_end(), -1,
-                      scheduler.group, scheduler.row_limit};
+      work = WorkItem{m_tile,          n_tile,           scheduler.k_begin(),
+                      scheduler.k_end(), -1,              scheduler.group,
+                      scheduler.row0,  scheduler.row_limit};
       begin_tile();
       main_loop();
       if constexpr (kTileTrace) trace.main_loop_done(trace_recorder);
@@ -215,6 +217,14 @@ struct Consumer {
   }
 
   // --- one tile -------------------------------------------------------------------------------
+
+  // The tile's first row of A and D. Recomputed from m_tile when ungrouped: with
+  // the stored row0 read back instead, the threads path's ladder steps kept the work item in a
+  // 512-byte stack frame (KernelCompile.EveryLadderStep).
+  __device__ __forceinline__ int tile_row0() const {
+    if constexpr (Cfg::grouping == 0) return work.m_tile * Cfg::block_m;
+    else return work.row0;
+  }
 
   // Without warp specialisation thread 0 fills the first num_stages stages; the fragment and
   // the promotion start from zero.
@@ -266,13 +276,13 @@ struct Consumer {
     // past masked_m must keep what they hold). Consumers whose rows are all valid use TMA.
     if constexpr (Cfg::tma_store) {
       if (Cfg::grouping != 2 ||
-          work.m_tile * Cfg::block_m + (consumer + 1) * G::kRowsPerConsumer <= work.row_limit) {
-        Epilogue<Cfg>::store_tma(acc, smem, tmap_c, tmap_d, params, consumer, work.m_tile,
+          tile_row0() + (consumer + 1) * G::kRowsPerConsumer <= work.row_limit) {
+        Epilogue<Cfg>::store_tma(acc, smem, tmap_c, tmap_d, params, consumer, tile_row0(),
                                  work.n_tile, c_phase);
         return true;
       }
     }
-    Epilogue<Cfg>::store_threads(acc, params, consumer, work.m_tile, work.n_tile,
+    Epilogue<Cfg>::store_threads(acc, params, consumer, tile_row0(), work.n_tile,
                                  Cfg::grouping == 2 ? work.row_limit : params.m);
     return true;
   }
@@ -338,7 +348,7 @@ struct Consumer {
       if constexpr (kTileTrace) trace.data_ready(trace_recorder);
     } else {
       load_tile_threads<Cfg>(smem.a(stage), params.a, params.lda, params.m,
-                             work.m_tile * Cfg::block_m, k_block * Cfg::block_k, Cfg::block_m,
+                             tile_row0(), k_block * Cfg::block_k, Cfg::block_m,
                              consumer_thread, G::kConsumerThreads);
       load_tile_threads<Cfg>(smem.b(stage), params.b, params.ldb, Cfg::n,
                              work.n_tile * Cfg::block_n, k_block * Cfg::block_k, Cfg::block_n,
@@ -442,7 +452,7 @@ struct Consumer {
   // issues its loads.
   __device__ __forceinline__ void produce_k_block(int k_block) {
     ptx::mbarrier_wait(smem.empty(write.stage), write.phase ^ 1);
-    issue_stage_loads(smem, write.stage, tmap_a, tmap_b, work.m_tile, work.n_tile, work.group,
+    issue_stage_loads(smem, write.stage, tmap_a, tmap_b, tile_row0(), work.n_tile, work.group,
                       k_block, cta_rank);
     write.template advance<Cfg::num_stages>();
   }

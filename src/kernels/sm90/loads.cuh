@@ -7,7 +7,8 @@
 
 namespace autogemm::sm90 {
 
-// Issues the TMA loads of k-block `k_block` of tile (m_tile, n_tile) into `stage`; completes
+// Issues the TMA loads of k-block `k_block` of the tile whose rows of A start at `a_row0` and
+// columns at n_tile x block_n into `stage`; completes
 // on full(stage). Grouped GEMM: B is [groups, N, K] seen as one (groups x N, K) matrix, and the
 // tile's rows of B start at group x N (a tile that runs past N reads the next group's first
 // rows; the epilogue drops those columns). K-major operands are one box {64 (K), rows}; MN-major ones are
@@ -16,7 +17,7 @@ namespace autogemm::sm90 {
 template <class Cfg>
 __device__ __forceinline__ void issue_stage_loads(const SharedStorage<Cfg>& smem, int stage,
                                                   const ptx::TensorMap* tmap_a,
-                                                  const ptx::TensorMap* tmap_b, int m_tile,
+                                                  const ptx::TensorMap* tmap_b, int a_row0,
                                                   int n_tile, int group, int k_block,
                                                   unsigned cta_rank) {
   using G = Geometry<Cfg>;
@@ -46,7 +47,7 @@ __device__ __forceinline__ void issue_stage_loads(const SharedStorage<Cfg>& smem
       }
     }
   };
-  load_operand(smem.a(stage), tmap_a, m_tile * Cfg::block_m, Cfg::block_m, Cfg::a_k_major,
+  load_operand(smem.a(stage), tmap_a, a_row0, Cfg::block_m, Cfg::a_k_major,
                Cfg::multicast == 1);
   load_operand(smem.b(stage), tmap_b, group * Cfg::n + n_tile * Cfg::block_n, Cfg::block_n,
                Cfg::b_k_major, Cfg::multicast == 2);

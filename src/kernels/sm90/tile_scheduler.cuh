@@ -28,9 +28,14 @@ struct TileScheduler {
   int k_first = 0, k_last = kNumKBlocks;
   // Grouped GEMM: the tile's group (its B is rows group x N of the [groups, N, K] B) and the
   // first row of D past the group's valid rows (masked layout: the epilogue stores no row at or
-  // beyond it). Ungrouped: group 0, params.m.
+  // beyond it). Ungrouped: not set.
   int group = 0;
   int row_limit = 0;
+  // The tile's first row of A and D (grouped; ungrouped it is m_tile x block_m, not set). In the
+  // masked layout each group's tiles start at its first row (group x group_rows), so a tile
+  // never holds two groups whatever block_m and max_m are; m_tile then numbers the tiles group
+  // by group.
+  int row0 = 0;
 
   // Only the position is kept; the counts are recomputed from the kernel parameters (constant
   // memory) at each tile. The producer warps run with 40 registers, and the scale warp's eight
@@ -42,7 +47,9 @@ struct TileScheduler {
   }
 
   __device__ int num_m_cluster_tiles() const {
-    const int num_m_tiles = (params.m + Cfg::block_m - 1) / Cfg::block_m;
+    const int num_m_tiles = Cfg::grouping == 2
+                                ? params.m / params.group_rows * masked_tiles_per_group()
+                                : (params.m + Cfg::block_m - 1) / Cfg::block_m;
     return (num_m_tiles + Cfg::cluster_m - 1) / Cfg::cluster_m;
   }
   static constexpr int kNumNClusterTiles = (kNumNTiles + Cfg::cluster_n - 1) / Cfg::cluster_n;
@@ -58,26 +65,33 @@ struct TileScheduler {
   // of a cluster (side by side along N) skip together.
   __device__ bool next_tile(int& m_tile, int& n_tile) {
     while (next_item(m_tile, n_tile)) {
+      // Ungrouped: group, row0 and row_limit are not kept (the producer warps run with 40
+      // registers, and three more live values made the FP8 64-row tiles spill); the kernel
+      // uses m_tile x block_m and params.m.
       if constexpr (Cfg::grouping == 0) {
-        row_limit = params.m;
         return true;
       } else if constexpr (Cfg::grouping == 1) {
+        row0 = m_tile * Cfg::block_m;
         row_limit = params.m;
-        const long long row0 = (long long)m_tile * Cfg::block_m;
         // A CTA tile past the last row: no group (cluster padding cannot happen along M here).
         if (row0 >= params.m) continue;
         group = params.group_index[row0];
         if (group >= 0) return true;
       } else {
-        const long long row0 = (long long)m_tile * Cfg::block_m;
-        group = static_cast<int>(row0 / params.group_rows);
-        const int first = static_cast<int>(row0 - (long long)group * params.group_rows);
+        group = m_tile / masked_tiles_per_group();
+        const int first = (m_tile - group * masked_tiles_per_group()) * Cfg::block_m;
         const int valid = min(max(params.masked_m[group], 0), params.group_rows);
+        row0 = group * params.group_rows + first;
         row_limit = group * params.group_rows + valid;
         if (first < valid) return true;
       }
     }
     return false;
+  }
+
+  // Masked layout: tiles per group, each group's rows starting a tile.
+  __device__ int masked_tiles_per_group() const {
+    return (params.group_rows + Cfg::block_m - 1) / Cfg::block_m;
   }
 
   // Both CTAs of a cluster get the same cluster tile, so they iterate equally often; a CTA tile
