@@ -10,7 +10,14 @@ source "$(dirname "$0")/gpu-env.sh"
 while read -r m n k config; do
   [[ -z "$m" || "$m" == \#* ]] && continue
   printf '%s x %s x %s  %-44s ' "$m" "$n" "$k" "$config"
-  "$bin" bench --dtype "${DTYPE:-bf16}" --m "$m" --n "$n" --k "$k" --config "$config" --iters "${ITERS:-20}" ${BENCH_EXTRA:-} --csv /tmp/one.csv >/dev/null 2>/tmp/one.err \
-    && tail -1 /tmp/one.csv | awk -F, '{printf "%9.1f us %7.1f TFLOP/s  cuBLASLt %9.1f us  ratio %.3f  diff %s  ran %s\n", $(NF-6), $(NF-5), $(NF-3), $(NF-1), $NF, $6}' \
-    || { echo "FAILED"; head -3 /tmp/one.err; }
+  rm -f /tmp/one.csv
+  "$bin" bench --dtype "${DTYPE:-bf16}" --m "$m" --n "$n" --k "$k" --config "$config" --iters "${ITERS:-20}" ${BENCH_EXTRA:-} --csv /tmp/one.csv >/dev/null 2>/tmp/one.err
+  # A row that FAILED (exit 1) still has its CSV line, which says why; without a CSV the command
+  # itself stopped (a refused --config: exit 2). The columns are read by header name
+  # (bench_csv_rows.awk), so columns added to the CSV cannot shift them.
+  if [[ -s /tmp/one.csv ]]; then
+    awk -f scripts/bench_csv_rows.awk /tmp/one.csv || head -3 /tmp/one.err
+  else
+    echo "FAILED"; head -3 /tmp/one.err
+  fi
 done < "$1"

@@ -1,7 +1,7 @@
 // The bench runner on a GPU: one bf16 and one FP8 case end to end (ours and cuBLASLt on the
 // same inputs, timed, compared; FP8 inputs quantised from BF16 by quantize.hpp); a row
-// cuBLASLt cannot serve (n/a, checked against the float64 reference) and a row whose call
-// fails (FAILED, the suite goes on).
+// cuBLASLt cannot serve (n/a, checked against the float64 reference), rows whose own call
+// cuBLASLt declines (not served, n/a) and a row whose call fails (FAILED, the suite goes on).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -138,6 +138,53 @@ TEST(BenchRunnerGpu, Fp8RowCublasLtRefusesIsCheckedAgainstFloat64) {
   EXPECT_NE(format_summary(rows, true).find("1 of 3 rows had no cuBLASLt baseline (n/a)"),
             std::string::npos);
   EXPECT_NEAR(geomean_ratio(rows), std::sqrt(rows[0].ratio * rows[2].ratio), 1e-12);
+}
+
+// FP8 rows of the odd suite that no kernel of ours takes (K = 1000 and K = 2049: rows TMA cannot
+// describe), so gemm() sends them to block-scaled cuBLASLt, which declines them (no algorithm
+// for 1000^3 on cuBLASLt 13.1; M = 2049 not a multiple of 4): each is not served (n/a, with
+// cuBLASLt's reason), never FAILED, and the suite goes on. A row cuBLASLt does serve is timed.
+// The command exits 0: nothing failed.
+TEST(BenchRunnerGpu, Fp8RowsCublasLtDeclinesAreNotServedNotFailed) {
+  AUTOGEMM_REQUIRE_GPU();
+  std::string reason;
+  const GpuInfo& gpu = *autogemm::testing::sm90_gpu(&reason);
+  const auto rows = run_bench({item(1000, 1000, 1000, DType::e4m3),
+                               item(2049, 2049, 2049, DType::e4m3),
+                               item(256, 384, 512, DType::bf16)},
+                              options_for(gpu, 1, 3), gpu);
+  ASSERT_EQ(rows.size(), 3u);
+  for (const BenchRow& r : rows) {
+    EXPECT_EQ(r.failure, "") << r.problem.m;
+    if (r.ours_unavailable.empty()) {
+      EXPECT_GT(r.ours.samples, 0) << r.problem.m;
+      EXPECT_FALSE(r.diff_ref.empty()) << r.problem.m;
+      EXPECT_LT(r.diff, r.diff_limit) << r.problem.m;
+    } else {
+      EXPECT_EQ(r.ours.samples, 0) << r.problem.m;
+      EXPECT_EQ(r.diff_ref, "") << r.problem.m;
+      EXPECT_FALSE(r.baseline.has_value()) << r.problem.m;
+    }
+  }
+  // Served by cuBLASLt only while no kernel of ours takes K = 2049 (the planner decides).
+  const bool unaligned_not_served = !rows[1].ours_unavailable.empty();
+  if (unaligned_not_served)
+    EXPECT_NE(rows[1].ours_unavailable.find("m = 2049"), std::string::npos)
+        << rows[1].ours_unavailable;
+  EXPECT_TRUE(rows[2].ours_unavailable.empty());
+  EXPECT_TRUE(rows[2].baseline.has_value());
+  EXPECT_EQ(failed_rows(rows), 0u);
+  if (rows_not_served(rows) > 0)
+    EXPECT_NE(format_summary(rows, true).find("not served (n/a)"), std::string::npos);
+
+  const autogemm::testing::CliRun run = autogemm::testing::run_cli(
+      "bench --m 2049 --n 2049 --k 2049 --dtype fp8 --warmup 1 --iters 2");
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_EQ(run.out.find("FAILED"), std::string::npos) << run.out;
+  if (unaligned_not_served)
+    EXPECT_NE(run.out.find("(not served: gemm() runs this shape through cuBLASLt"),
+              std::string::npos)
+        << run.out;
 }
 
 // A forced configuration the rules refuse for one shape (TMA stores need D's rows 16-byte

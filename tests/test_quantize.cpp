@@ -6,6 +6,7 @@
 
 #include "autogemm/errors.hpp"
 #include "autogemm/quantize.hpp"
+#include "error_test_util.hpp"
 #include "jit/jit.hpp"
 #include "jit/ptxas_usage.hpp"
 
@@ -17,21 +18,7 @@ namespace {
 void* fake_device(std::uintptr_t address) { return reinterpret_cast<void*>(address); }
 float* fake_scales() { return static_cast<float*>(fake_device(0x20000)); }
 
-// Runs `call`, expects InvalidArgument naming `argument`, returns its message.
-template <typename Call>
-std::string expect_invalid(Call call, const std::string& argument) {
-  try {
-    call();
-  } catch (const InvalidArgument& e) {
-    EXPECT_EQ(e.argument(), argument) << e.what();
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected InvalidArgument(" << argument << "), got: " << e.what();
-    return {};
-  }
-  ADD_FAILURE() << "expected InvalidArgument(" << argument << "), nothing thrown";
-  return {};
-}
+using autogemm::testing::expect_invalid;
 
 }  // namespace
 

@@ -1,5 +1,6 @@
 // The tuning record (runtime/tuning_record.hpp): autotuning's winners on disk, keyed by device,
-// problem and library version. CPU: round trip, what the key distinguishes, atomic writes from
+// problem, library version and kernel fingerprint. CPU: round trip, what the key distinguishes
+// (an entry of other kernels is not used and stays on disk), atomic writes from
 // several threads and beside other writers' temporaries, corrupt entries ignored, entries the
 // rules refuse ignored, `autogemm tune` without a GPU. GPU: an autotuned gemm() writes its
 // winner, and a later process (or a fresh problem in this one) runs the recorded winner without
@@ -15,6 +16,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -30,6 +32,7 @@
 #include "autogemm/version.hpp"
 #include "gpu_gemm_util.hpp"
 #include "gpu_test_util.hpp"
+#include "jit/jit.hpp"
 #include "runtime/tuning_record.hpp"
 
 using namespace autogemm;
@@ -151,11 +154,11 @@ TEST(TuningRecord, RoundTrip) {
   EXPECT_EQ(record.lookup(h100, p)->config, winner.describe());
 }
 
-TEST(TuningRecord, KeyDistinguishesDeviceProblemAndVersion) {
+TEST(TuningRecord, KeyDistinguishesDeviceProblemVersionAndKernels) {
   const GpuInfo h100 = device_preset("h100-sxm");
   const GemmProblem p = problem(64, 2112, 7168);
   const std::string key = runtime::tuning_key(h100, p);
-  EXPECT_EQ(key, runtime::tuning_key(h100, p, version()));
+  EXPECT_EQ(key, runtime::tuning_key(h100, p, version(), runtime::kernel_fingerprint()));
   EXPECT_NE(key.find(h100.name), std::string::npos) << key;
 
   std::vector<std::string> keys{key};
@@ -191,7 +194,8 @@ TEST(TuningRecord, KeyDistinguishesDeviceProblemAndVersion) {
     q.a_type = q.b_type = DType::e4m3;
     q.scaling = Scaling::per_tensor;
   });
-  keys.push_back(runtime::tuning_key(h100, p, "0.0.0-other"));
+  keys.push_back(runtime::tuning_key(h100, p, "0.0.0-other", runtime::kernel_fingerprint()));
+  keys.push_back(runtime::tuning_key(h100, p, version(), "sources 0123; other toolchain"));
   for (std::size_t i = 0; i < keys.size(); ++i)
     for (std::size_t j = i + 1; j < keys.size(); ++j)
       EXPECT_NE(keys[i], keys[j]) << i << " and " << j << ": " << keys[i];
@@ -209,11 +213,55 @@ TEST(TuningRecord, KeyDistinguishesDeviceProblemAndVersion) {
   EXPECT_TRUE(record.lookup(h100, p).has_value());
   EXPECT_FALSE(record.lookup(device_preset("h200"), p).has_value());
   EXPECT_FALSE(record.lookup(h100, problem(64, 2112, 7040)).has_value());
-  TuningEntry old_version{runtime::tuning_key(h100, problem(128, 2112, 7168), "0.0.0-other"),
+  TuningEntry old_version{runtime::tuning_key(h100, problem(128, 2112, 7168), "0.0.0-other",
+                                             runtime::kernel_fingerprint()),
                           "64x32x128 s8 c1 p g8", 10, 4, "2026-01-01T00:00:00Z"};
   ASSERT_TRUE(record.store_entry(old_version));
   EXPECT_FALSE(record.lookup(h100, problem(128, 2112, 7168)).has_value());
   EXPECT_EQ(record.rejected_entries(), 0);
+}
+
+// The library version is the same for every commit ("0.1.0"), so an entry also says which
+// kernels it timed: the fingerprint of the embedded kernel sources (the hash the kernel cache
+// keys hold) and the toolchain. An entry written under one fingerprint is not used under another,
+// and stays on disk untouched (another build sharing the folder keeps its winners).
+TEST(TuningRecord, EntryOfOtherKernelsIsNotUsedAndStaysOnDisk) {
+  const std::string fingerprint = runtime::kernel_fingerprint();
+  EXPECT_EQ(fingerprint, runtime::kernel_fingerprint());   // constant within a process
+  EXPECT_NE(fingerprint.find(jit::embedded_sources_digest()), std::string::npos) << fingerprint;
+  EXPECT_EQ(jit::embedded_sources_digest().size(), 32u);
+  const GpuInfo h100 = device_preset("h100-sxm");
+  const GemmProblem p = problem(64, 2112, 7168);
+  EXPECT_NE(runtime::tuning_key(h100, p).find(fingerprint), std::string::npos);
+  EXPECT_EQ(TuningRecord(fs::path("unused")).fingerprint(), fingerprint);
+
+  TempFolder folder("tuning_fingerprint");
+  TuningRecord older_build(folder.path(), true, "sources 00112233; older kernels");
+  TuningRecord this_build(folder.path());
+  ASSERT_TRUE(older_build.store(h100, p, GemmConfig::parse("64x32x128 s8 c1 p g8 sk2"), 12.5, 8));
+  const fs::path older_entry = older_build.entry_path(older_build.lookup(h100, p)->key);
+  const std::vector<std::string> before = files_in(folder.path());
+  ASSERT_EQ(before.size(), 1u);
+  std::string older_bytes;
+  {
+    std::ifstream in(older_entry, std::ios::binary);
+    older_bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+
+  // Not found under this build's fingerprint, and not counted as a corrupt entry either.
+  EXPECT_FALSE(this_build.lookup(h100, p).has_value());
+  EXPECT_EQ(this_build.rejected_entries(), 0);
+  // This build's winner goes beside it; the older build's entry is neither read nor rewritten.
+  ASSERT_TRUE(this_build.store(h100, p, GemmConfig::parse("64x16x128 s8 c1 p g8"), 11.0, 8));
+  EXPECT_EQ(this_build.lookup(h100, p)->config, "64x16x128 s8 c1 p g8");
+  EXPECT_EQ(files_in(folder.path()).size(), 2u);
+  std::string older_bytes_after;
+  {
+    std::ifstream in(older_entry, std::ios::binary);
+    older_bytes_after.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  EXPECT_EQ(older_bytes_after, older_bytes);
+  EXPECT_EQ(older_build.lookup(h100, p)->config, "64x32x128 s8 c1 p g8 sk2");
 }
 
 // Writers race on one entry while a reader reads it: every read sees a whole entry (the old or

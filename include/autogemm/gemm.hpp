@@ -30,8 +30,14 @@ struct GemmOptions {
   int device = -1;                    // -1: the current device
   // Autotuning: on the first call for a problem, time this many of the planner's best distinct
   // configurations on the call's own buffers (D is overwritten, then written for real) and
-  // keep the fastest for every later call in the process. -1: $AUTOGEMM_AUTOTUNE (default 0:
-  // the planner's choice). Skipped when C and D are the same buffer.
+  // keep the fastest for every later call in the process. The winner is also written to the
+  // tuning record on disk (beside the kernel cache; not with AUTOGEMM_TUNING_RECORD=0 or with the
+  // disk cache off: docs/env-vars.md), keyed by device, problem and this build's kernels, where
+  // later processes find it: their calls of the problem run it without timing, autotuning or
+  // not, unless they ask to time more candidates than it was tuned over. The same holds in this
+  // process for a problem the record already has: its entry runs and nothing is timed.
+  // -1: $AUTOGEMM_AUTOTUNE (default 0: the planner's choice, or the record's entry). Skipped when
+  // C and D are the same buffer.
   int autotune = -1;
 };
 

@@ -77,7 +77,8 @@ class CsvRowReader {
                                              name, csv_header()));
   }
 
-  // nullopt for a row that failed without a time (nothing to draw).
+  // nullopt for a row without a time: it failed before anything was timed, or autogemm did not
+  // serve it (nothing to draw).
   std::optional<BenchRow> read(const std::vector<std::string>& fields) {
     fields_ = &fields;
     BenchRow r;
@@ -86,7 +87,7 @@ class CsvRowReader {
     p.n = size("n");
     p.k = size("k");
     r.failure = field("failure");
-    if (!r.failure.empty() && field("time_us").empty()) return std::nullopt;
+    if (field("time_us").empty()) return std::nullopt;
     const std::string dtype = field("dtype");
     if (dtype == "fp8") {
       p.a_type = p.b_type = DType::e4m3;
@@ -240,6 +241,7 @@ std::string rows_to_json(const std::vector<BenchRow>& rows, const CopyBandwidth*
       j["checked_rows"] = r.checked_rows;
     }
     if (!r.failure.empty()) j["failure"] = r.failure;
+    if (!r.ours_unavailable.empty()) j["ours_unavailable"] = r.ours_unavailable;
     if (r.baseline_fp8_per_tensor) {
       j["baseline_fp8_per_tensor_time_us"] = r.baseline_fp8_per_tensor->median_us;
       j["baseline_fp8_per_tensor_tflops"] = r.baseline_fp8_per_tensor_tflops;
@@ -260,6 +262,7 @@ std::string rows_to_json(const std::vector<BenchRow>& rows, const CopyBandwidth*
   nlohmann::json out = {{"rows", std::move(list)},
                          {"geomean_ratio", geomean_ratio(rows)},
                          {"rows_without_baseline", rows_without_baseline(rows)},
+                         {"rows_not_served", rows_not_served(rows)},
                          {"failed_rows", failed_rows(rows)}};
   if (copy != nullptr) {
     const MemoryBoundSummary s = memory_bound_summary(timed_rows(rows), copy->gbps);
@@ -305,14 +308,18 @@ std::string format_table(const std::vector<BenchRow>& rows) {
   for (const BenchRow& r : rows) {
     const bool timed = r.ours.samples > 0;
     const bool base = r.baseline.has_value();
-    // "n/a": a baseline was asked for and could not run; "-": none was asked for.
+    const bool served = r.ours_unavailable.empty();
+    // "n/a": cuBLASLt could not serve the baseline (or, on a row autogemm did not serve, the
+    // row: the baseline is the same library); "-": none was asked for.
     const auto baseline_field = [&](double v, int decimals) {
       if (base) return fmt::format("{:.{}f}", v, decimals);
-      return std::string(r.baseline_unavailable.empty() ? "-" : "n/a");
+      return std::string(r.baseline_unavailable.empty() && served ? "-" : "n/a");
     };
+    const std::string config = !served                                ? std::string("n/a")
+                               : r.config.empty() && !r.failure.empty() ? std::string("FAILED")
+                                                                        : r.config;
     out += fmt::format("{:>6} {:>6} {:>6} {:<8} {:<{}} {:>10} {:>8} {:>8} {:>10} {:>8} {:>7} {:>9} {:<8}",
-                       r.problem.m, r.problem.n, r.problem.k, r.tag,
-                       r.config.empty() && !r.failure.empty() ? "FAILED" : r.config, config_width,
+                       r.problem.m, r.problem.n, r.problem.k, r.tag, config, config_width,
                        number_or_dash(timed, r.ours.median_us, 2),
                        number_or_dash(timed, r.tflops, 1), number_or_dash(timed, r.gbps, 0),
                        baseline_field(base ? r.baseline->median_us : 0, 2),
@@ -325,12 +332,15 @@ std::string format_table(const std::vector<BenchRow>& rows) {
       out += fmt::format(" {:>12}", number_or_dash(pt, pt ? r.baseline_fp8_per_tensor->median_us : 0, 2));
     }
     if (!r.failure.empty()) out += fmt::format("  (FAILED: {})", r.failure);
+    if (!served)
+      out += fmt::format("  (not served: gemm() runs this shape through cuBLASLt, which declined "
+                         "it: {})", r.ours_unavailable);
     if (r.unwritten > 0 && r.failure.empty())
       out += fmt::format("  ({} outputs not written)", r.unwritten);
     if (r.diff_ref == "float64" && r.checked_rows < r.problem.m)
       out += fmt::format("  (diff over the first {} rows)", r.checked_rows);
     if (r.quantize_us > 0) out += fmt::format("  (quantise A, B: {:.2f} us)", r.quantize_us);
-    if (!r.baseline_unavailable.empty())
+    if (!r.baseline_unavailable.empty() && r.baseline_unavailable != r.ours_unavailable)
       out += fmt::format("  (no cuBLASLt baseline: {})", r.baseline_unavailable);
     if (!r.baseline_fp8_per_tensor_unavailable.empty())
       out += fmt::format("  (no per-tensor baseline: {})", r.baseline_fp8_per_tensor_unavailable);
@@ -343,6 +353,7 @@ std::string format_summary(const std::vector<BenchRow>& rows, bool baseline) {
   std::string out;
   const std::size_t total = rows.size();
   const std::size_t without = rows_without_baseline(rows);
+  const std::size_t not_served = rows_not_served(rows);
   const std::size_t failed = failed_rows(rows);
   if (baseline) {
     std::size_t counted = 0;
@@ -354,6 +365,15 @@ std::string format_summary(const std::vector<BenchRow>& rows, bool baseline) {
       out += fmt::format("{} of {} row{} had no cuBLASLt baseline (n/a); checked against the "
                          "float64 reference instead\n",
                          without, total, total == 1 ? "" : "s");
+  }
+  if (not_served > 0) {
+    out += fmt::format("{} of {} row{} not served (n/a): gemm() runs {} through cuBLASLt, which "
+                       "declined {}:",
+                       not_served, total, total == 1 ? "" : "s",
+                       not_served == 1 ? "it" : "them", not_served == 1 ? "it" : "them");
+    for (const BenchRow& r : rows)
+      if (!r.ours_unavailable.empty()) out += fmt::format(" {}", shape_text(r.problem));
+    out += "\n";
   }
   if (failed > 0) {
     out += fmt::format("{} of {} row{} FAILED:", failed, total, total == 1 ? "" : "s");
@@ -387,5 +407,9 @@ std::string progress_text(std::size_t done, std::size_t total, const BenchItem* 
   if (current) text += fmt::format(" {}", shape_text(current->problem));
   return text;
 }
+
+std::string csv_quoted(const std::string& field) { return quoted(field); }
+
+nlohmann::json timing_json(const TimingStats& stats) { return stats_json(stats); }
 
 }  // namespace autogemm::bench

@@ -89,22 +89,19 @@ GemmProblem bench_problem(const BenchItem& item) {
 }
 
 // Runs one step of a baseline (its first call, or preparing its scales). A step cuBLASLt
-// refuses leaves the baseline n/a with the reason in `why`: InvalidArgument (a documented limit,
-// such as block-scaled FP8's M and N multiples of 4) or a CudaError after which the context
-// still works (no algorithm for the shape, a library without block scaling). An error that
-// leaves the context unusable propagates: nothing after it could run.
+// declines (cublaslt_refusal: a documented limit such as block-scaled FP8's M and N multiples
+// of 4, no algorithm for the shape, a library without block scaling) leaves the baseline n/a with
+// the reason in `why`. Any other error propagates and fails the row (run_case), or stops the
+// bench when the CUDA context is lost.
 template <typename Step>
 bool try_baseline_step(const GemmProblem& problem, std::string& why, Step&& step) {
   try {
     step();
     return true;
-  } catch (const InvalidArgument& e) {
-    why = e.what();
-  } catch (const CudaError& e) {
-    if (const std::string lost = cuda_context_lost(); !lost.empty())
-      throw CudaError(fmt::format("{} (the CUDA context is lost: {}; the bench stops)", e.what(),
-                                  lost));
-    why = e.what();
+  } catch (const Error& e) {
+    std::optional<std::string> refused = cublaslt_refusal(e);
+    if (!refused) throw;
+    why = std::move(*refused);
   }
   log(2, "bench {}x{}x{}: no cuBLASLt baseline: {}", problem.m, problem.n, problem.k, why);
   return false;
@@ -219,20 +216,33 @@ class CaseCalls {
   GemmReport report_;
 };
 
-// Which baselines ran their first call, and so are compared and timed.
+// Which calls ran their first call, and so are compared and timed.
 struct BaselinesRun {
+  bool ours = false;
   bool baseline = false;
   bool per_tensor = false;
 };
 
 // First calls (JIT compile, cuBLASLt heuristic), before any timing. Ours first: when it throws,
-// the row fails and nothing else runs. The per-tensor call writes d_base too, so it goes before
-// the baseline that is compared.
+// the row fails and nothing else runs; when cuBLASLt declines it (gemm() sent it there: no kernel
+// of ours takes the shape), the row is not served (ours_unavailable) and nothing else runs
+// either: the baseline is the same library on the same problem. The per-tensor call writes
+// d_base too, so it goes before the baseline that is compared.
 BaselinesRun run_first_calls(CaseCalls& calls, const CaseData& data, const GemmProblem& problem,
                              const BenchOptions& options, cudaStream_t stream, BenchRow& row) {
-  calls.ours()(stream);
-  cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize(our first call)");
   BaselinesRun run;
+  try {
+    calls.ours()(stream);
+  } catch (const Error& e) {
+    std::optional<std::string> refused = cublaslt_refusal(e);
+    if (!refused) throw;
+    row.ours_unavailable = std::move(*refused);
+    log(2, "bench {}x{}x{}: not served: gemm() runs it through cuBLASLt, which declined: {}",
+        problem.m, problem.n, problem.k, row.ours_unavailable);
+    return run;
+  }
+  cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize(our first call)");
+  run.ours = true;
   run.per_tensor = data.per_tensor &&
                    try_baseline_step(problem, row.baseline_fp8_per_tensor_unavailable,
                                      [&] { calls.per_tensor()(stream); });
@@ -405,6 +415,12 @@ int64_t reference_check_rows(const GemmProblem& p) {
 
 void check_item(const BenchItem& item) { (void)bench_problem(item); }
 
+std::optional<std::string> cublaslt_refusal(const std::exception& error) {
+  if (const auto* refusal = dynamic_cast<const runtime::CublasLtRefusal*>(&error))
+    return std::string(refusal->reason());
+  return std::nullopt;
+}
+
 std::string cuda_context_lost() {
   (void)cudaGetLastError();   // a launch error that is not sticky is reported once, then gone
   cudaError_t e = cudaDeviceSynchronize();
@@ -433,6 +449,7 @@ BenchRow run_case(const BenchItem& item, const BenchOptions& options, const GpuI
 
     CaseCalls calls(problem, data, options);
     const BaselinesRun run = run_first_calls(calls, data, problem, options, stream.get(), row);
+    if (!run.ours) return row;   // not served: nothing to check or time
     check_first_outputs(row, calls.report(), data, options, run.baseline, stream.get());
     const CaseTimes times = time_calls_interleaved(calls, run, row, options, stream.get(), flusher);
     fill_timings(row, times, run);
@@ -472,8 +489,13 @@ double geomean_ratio(const std::vector<BenchRow>& rows) {
 
 std::size_t rows_without_baseline(const std::vector<BenchRow>& rows) {
   return std::size_t(std::count_if(rows.begin(), rows.end(), [](const BenchRow& r) {
-    return !r.baseline && !r.baseline_unavailable.empty();
+    return !r.baseline && !r.baseline_unavailable.empty() && r.ours_unavailable.empty();
   }));
+}
+
+std::size_t rows_not_served(const std::vector<BenchRow>& rows) {
+  return std::size_t(std::count_if(rows.begin(), rows.end(),
+                                   [](const BenchRow& r) { return !r.ours_unavailable.empty(); }));
 }
 
 std::size_t failed_rows(const std::vector<BenchRow>& rows) {

@@ -3,6 +3,7 @@
 // process, timed alike (bench/timing.hpp), their outputs compared (bench/compare.hpp). Without
 // a GPU, the planner's choice and predicted time for a device preset instead.
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <optional>
 #include <string>
@@ -65,10 +66,17 @@ struct BenchRow {
   // Why the row FAILED; empty when it did not. Our call threw (then nothing was timed:
   // ours.samples == 0), or its D was wrong (diff not under diff_limit, or entries unwritten).
   std::string failure;
+  // Why autogemm could not serve the row; empty when it could. gemm() sends a shape no kernel of
+  // ours takes (rows TMA cannot describe, such as FP8 with K = 1000) to cuBLASLt, and cuBLASLt
+  // declined it (runtime::CublasLtRefusal: block-scaled FP8 with M or N not a multiple of 4, no
+  // algorithm). Nothing was run, compared or timed, the baseline (the same library on the same
+  // problem) was not tried, and the row is not FAILED: it is shown as n/a with this reason.
+  std::string ours_unavailable;
   std::optional<TimingStats> baseline_fp8_per_tensor;  // FP8 only
   double baseline_fp8_per_tensor_tflops = 0;
-  // FP8 only: why a cuBLASLt baseline that was asked for did not run (its error message, e.g.
-  // an old cuBLASLt without block scaling); empty when it ran. Such a row has no ratio.
+  // FP8 only: why a cuBLASLt baseline that was asked for did not run: cuBLASLt declined it
+  // (cublaslt_refusal's reason, e.g. an old cuBLASLt without block scaling, or M not a multiple
+  // of 4); empty when it ran. Such a row has no ratio.
   std::string baseline_unavailable;
   std::string baseline_fp8_per_tensor_unavailable;
   double quantize_us = 0;       // FP8 only: median time to quantise A (1x128) and B (128x128)
@@ -95,13 +103,20 @@ int64_t reference_check_rows(const GemmProblem& problem);
 // quantisable); throws InvalidArgument. run_bench checks every item before running any.
 void check_item(const BenchItem& item);
 
+// The reason when `error` is cuBLASLt declining a problem (runtime::CublasLtRefusal: a
+// documented limit, no algorithm, a library without the feature), which leaves that call n/a;
+// nullopt for every other error (a CUDA error, a failed launch, our kernel's), which fails the row.
+std::optional<std::string> cublaslt_refusal(const std::exception& error);
+
 // Measures one item on the current device (cudaSetDevice done by the caller). Leading
 // dimensions of the problem are honoured; beta is 0. A row that fails is returned with
-// `failure` set, not thrown: our call throwing (nothing timed), or a wrong D (still timed).
-// A baseline cuBLASLt refuses (InvalidArgument, or a CudaError that leaves the CUDA context
-// working, such as no algorithm) is n/a with the reason in baseline_unavailable, and the row is
-// checked against the float64 reference instead. Throws for bad input (check_item) and for an
-// error after which the context cannot be used (cuda_context_lost): nothing later could run.
+// `failure` set, not thrown: our call throwing (nothing timed), a baseline step failing other
+// than by a refusal, or a wrong D (still timed). A baseline cuBLASLt declines at any step (the
+// scale conversion, the heuristic query, the call: cublaslt_refusal) is n/a with the reason in
+// baseline_unavailable, and the row is checked against the float64 reference instead. A row whose
+// own call cuBLASLt declines is not served (ours_unavailable). Throws for bad input (check_item)
+// and for an error after which the context cannot be used (cuda_context_lost): nothing later could
+// run.
 BenchRow run_case(const BenchItem& item, const BenchOptions& options, const GpuInfo& gpu,
                   L2Flusher& flusher);
 
@@ -119,8 +134,11 @@ std::string cuda_context_lost();
 
 // Geometric mean of the rows' ratios over the rows with a baseline that did not fail.
 double geomean_ratio(const std::vector<BenchRow>& rows);
-// Rows that asked for a baseline and got none (baseline_unavailable set), and rows that FAILED.
+// Rows of ours that asked for a baseline and got none (baseline_unavailable set; they were
+// checked against the float64 reference), rows autogemm did not serve (ours_unavailable set),
+// and rows that FAILED.
 std::size_t rows_without_baseline(const std::vector<BenchRow>& rows);
+std::size_t rows_not_served(const std::vector<BenchRow>& rows);
 std::size_t failed_rows(const std::vector<BenchRow>& rows);
 // The rows whose call was timed (every row but those whose call threw), for the figures that
 // need a time (copy-bandwidth shares, plots).

@@ -8,8 +8,6 @@
 #include <charconv>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <optional>
 
 #include "autogemm/errors.hpp"
 #include "autogemm/problem.hpp"
@@ -45,54 +43,83 @@ std::string lower(std::string s) {
 
 }  // namespace
 
-std::vector<BenchCase> parse_suite(std::istream& in, const std::string& source) {
-  std::optional<std::size_t> m_col, n_col, k_col, tag_col;
-  std::size_t num_columns = 0;
+std::optional<std::size_t> SuiteTable::column(std::string_view name) const {
+  const auto it = std::find(columns.begin(), columns.end(), name);
+  if (it == columns.end()) return std::nullopt;
+  return std::size_t(it - columns.begin());
+}
+
+SuiteTable read_suite_table(std::istream& in, const std::string& source,
+                            const std::vector<std::string>& required,
+                            const std::string& header_rule) {
+  SuiteTable table;
   bool have_header = false;
-  std::vector<BenchCase> cases;
   std::string raw;
   int line_number = 0;
   while (std::getline(in, raw)) {
     ++line_number;
     const std::string line = trim(std::string_view(raw).substr(0, raw.find('#')));
     if (line.empty()) continue;
-    const std::vector<std::string> fields = split_fields(line);
+    std::vector<std::string> fields = split_fields(line);
     const std::string where = fmt::format("{} line {}", source, line_number);
-
     if (!have_header) {
-      for (std::size_t i = 0; i < fields.size(); ++i) {
-        const std::string name = lower(fields[i]);
-        if (name == "m") m_col = i;
-        else if (name == "n") n_col = i;
-        else if (name == "k") k_col = i;
-        else if (name == "tag") tag_col = i;
-      }
-      if (!m_col || !n_col || !k_col)
-        throw InvalidArgument(where, line,
-                              "the first non-comment line is the header and must name the "
-                              "columns m, n and k (tag optional), e.g. \"m,n,k,tag\"");
-      num_columns = fields.size();
+      for (const std::string& name : fields) table.columns.push_back(lower(name));
+      for (const std::string& name : required)
+        if (!table.column(name)) throw InvalidArgument(where, line, header_rule);
       have_header = true;
       continue;
     }
-
-    if (fields.size() != num_columns)
+    if (fields.size() != table.columns.size())
       throw InvalidArgument(where, line,
                             fmt::format("has {} fields; the header has {}", fields.size(),
-                                        num_columns));
+                                        table.columns.size()));
+    table.lines.push_back(SuiteLine{line_number, line, std::move(fields)});
+  }
+  return table;
+}
+
+std::string suite_field_place(const std::string& source, const SuiteLine& line,
+                              std::string_view column) {
+  return fmt::format("{} line {} column {}", source, line.number, column);
+}
+
+int64_t suite_positive_integer(const std::string& source, const SuiteLine& line,
+                               const SuiteTable& table, std::string_view column) {
+  const std::string& text = line.fields[*table.column(column)];
+  int64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || value < 1)
+    throw InvalidArgument(suite_field_place(source, line, column), text,
+                          "must be a positive integer");
+  return value;
+}
+
+std::ifstream open_suite_file(const std::string& option, const std::string& path) {
+  // A folder opens as a stream but reads nothing: say so rather than "holds no cases".
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error))
+    throw InvalidArgument(option, path, "is a directory, not a suite file");
+  errno = 0;
+  std::ifstream file(path);
+  if (!file)
+    throw InvalidArgument(option, path,
+                          fmt::format("cannot be opened for reading: {}",
+                                      errno != 0 ? std::strerror(errno) : "unknown reason"));
+  return file;
+}
+
+std::vector<BenchCase> parse_suite(std::istream& in, const std::string& source) {
+  const SuiteTable table =
+      read_suite_table(in, source, {"m", "n", "k"},
+                       "the first non-comment line is the header and must name the columns m, n "
+                       "and k (tag optional), e.g. \"m,n,k,tag\"");
+  const std::optional<std::size_t> tag_col = table.column("tag");
+  std::vector<BenchCase> cases;
+  for (const SuiteLine& line : table.lines) {
     BenchCase c;
-    auto parse_size = [&](std::size_t column, const char* name) {
-      const std::string& text = fields[column];
-      int64_t value = 0;
-      const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-      if (error != std::errc() || end != text.data() + text.size() || value < 1)
-        throw InvalidArgument(fmt::format("{} column {}", where, name), text,
-                              "must be a positive integer");
-      return value;
-    };
-    c.m = parse_size(*m_col, "m");
-    c.n = parse_size(*n_col, "n");
-    c.k = parse_size(*k_col, "k");
+    c.m = suite_positive_integer(source, line, table, "m");
+    c.n = suite_positive_integer(source, line, table, "n");
+    c.k = suite_positive_integer(source, line, table, "k");
     // The problem's own size rule (validate: < 2^31), reported here where the file and line
     // are known rather than later by the command as a bare "k".
     GemmProblem sizes;
@@ -102,26 +129,16 @@ std::vector<BenchCase> parse_suite(std::istream& in, const std::string& source) 
     try {
       validate(sizes);
     } catch (const InvalidArgument& e) {
-      throw InvalidArgument(fmt::format("{} column {}", where, e.argument()), e.value(),
-                            e.rule());
+      throw InvalidArgument(suite_field_place(source, line, e.argument()), e.value(), e.rule());
     }
-    if (tag_col) c.tag = fields[*tag_col];
+    if (tag_col) c.tag = line.fields[*tag_col];
     cases.push_back(std::move(c));
   }
   return cases;
 }
 
 std::vector<BenchCase> load_suite(const std::string& path) {
-  // A folder opens as a stream but reads nothing: say so rather than "holds no cases".
-  std::error_code error;
-  if (std::filesystem::is_directory(path, error))
-    throw InvalidArgument("--suite", path, "is a directory, not a suite file");
-  errno = 0;
-  std::ifstream file(path);
-  if (!file)
-    throw InvalidArgument("--suite", path,
-                          fmt::format("cannot be opened for reading: {}",
-                                      errno != 0 ? std::strerror(errno) : "unknown reason"));
+  std::ifstream file = open_suite_file("--suite", path);
   std::vector<BenchCase> cases = parse_suite(file, path);
   if (cases.empty())
     throw InvalidArgument("--suite", path, "holds no cases (only a header, comments or nothing)");

@@ -89,7 +89,10 @@ nlohmann::json problem_json(const GemmProblem& p) {
           {"lda", p.lda_or_packed()},
           {"ldb", p.ldb_or_packed()},
           {"ldd", p.ldd_or_packed()},
-          {"flops", p.flops()}};
+          {"flops", p.flops()},
+          {"grouping", to_string(p.grouping)},
+          {"num_groups", p.num_groups},
+          {"expected_m", p.expected_group_rows()}};
 }
 
 nlohmann::json config_json(const GemmConfig& c) {

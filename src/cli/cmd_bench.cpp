@@ -1,7 +1,9 @@
 // `autogemm bench`: our gemm() against cuBLASLt on the same inputs, per shape, with the
 // geometric-mean speed ratio; without a GPU, the plan for a preset instead; with --replot, the
 // picture of an earlier run's CSV. A row that fails (our call throws, or its D is wrong) is
-// shown as FAILED and the suite goes on; the exit code is then 1. The measuring and formatting live in src/bench
+// shown as FAILED and the suite goes on; the exit code is then 1. cuBLASLt declining a call
+// (runtime::CublasLtRefusal) is no failure: the baseline, or a row whose own call gemm() sends
+// to cuBLASLt, is shown as n/a with the reason. The measuring and formatting live in src/bench
 // (bench_runner.hpp, bench_report.hpp, plot_svg.hpp, progress.hpp); this file reads options.
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -26,6 +28,8 @@
 #include "bench/progress.hpp"
 #include "bench/suite.hpp"
 #include "cli/cli_common.hpp"
+#include "cli/cmd_bench_multi.hpp"
+#include "cli/cmd_bench.hpp"
 #include "cli/commands.hpp"
 #include "cli/size_list.hpp"
 
@@ -51,6 +55,7 @@ struct BenchCliOptions {
   uint64_t seed = 2026;
   std::string config;
   int autotune = -1;
+  std::string grouped;  // --grouped FILE: the grouped suite instead (cmd_bench_grouped.cpp)
 };
 
 std::vector<bench::BenchItem> items_from(const BenchCliOptions& o) {
@@ -98,13 +103,9 @@ bool is_ordinal(const std::string& spec) {
   return true;
 }
 
-// Either a GPU to measure, or a preset to plan for and the line that says why.
-struct Target {
-  bool measure = false;
-  GpuInfo device;
-  std::string plan_note;
-};
+}  // namespace
 
+// choose_target, check_writable and write_file serve cmd_bench_grouped.cpp too (cmd_bench.hpp).
 Target choose_target(const std::string& spec) {
   const GpuProfile profile = profile_gpus();
   Target t;
@@ -151,6 +152,8 @@ void write_file(const char* option, const std::string& path, const std::string& 
   file << text;
   if (!file.flush()) throw InvalidArgument(option, path, "could not be written completely");
 }
+
+namespace {
 
 std::string csv_text(const std::vector<bench::BenchRow>& rows) {
   std::string text = bench::csv_header() + "\n";
@@ -219,7 +222,22 @@ void print_results(const BenchCliOptions& o, const Target& target,
     fmt::print("\n{}", summary);
 }
 
+// --grouped FILE: the options the grouped suite shares with `bench`, and those it refuses.
+GroupedBenchCliOptions grouped_options(const BenchCliOptions& o) {
+  GroupedBenchCliOptions g{o.grouped, o.dtype, o.out_dtype, o.device, o.warmup, o.iters, o.seed,
+                           o.csv, o.json, o.no_baseline, o.l2_warm, o.config, {}};
+  for (const auto& [name, value] : {std::pair<const char*, std::string>{"--suite", o.suite},
+                                    {"--m", o.m}, {"--n", o.n}, {"--k", o.k},
+                                    {"--plot", o.plot}, {"--replot", o.replot}})
+    if (!value.empty()) g.not_taken.emplace_back(name, value);
+  if (o.layout != "nt") g.not_taken.emplace_back("--layout", o.layout);
+  if (o.autotune != -1) g.not_taken.emplace_back("--autotune", std::to_string(o.autotune));
+  if (o.copy_gbps != 0) g.not_taken.emplace_back("--copy-gbps", fmt::format("{}", o.copy_gbps));
+  return g;
+}
+
 void run(const BenchCliOptions& o) {
+  if (!o.grouped.empty()) return run_grouped_bench(grouped_options(o));
   if (o.warmup < 0) throw InvalidArgument("--warmup", std::to_string(o.warmup), "must be >= 0");
   if (o.iters < 1) throw InvalidArgument("--iters", std::to_string(o.iters), "must be >= 1");
   if (!o.replot.empty()) return replot(o);
@@ -311,6 +329,10 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--suite", o->suite,
                   "shape suite file: '#' comments, header m,n,k[,tag] "
                   "(e.g. bench/suites/gemm-public.csv)");
+  cmd->add_option("--grouped", o->grouped,
+                  "grouped (MoE) suite file instead: header kind,groups,m_per_group,n,k[,tag] "
+                  "(bench/suites/grouped-moe.csv); grouped_gemm() against a per-group cuBLASLt "
+                  "loop and cublasGemmGroupedBatchedEx");
   cmd->add_option("--dtype", o->dtype, "input type: bf16, fp16 or fp8 (e4m3, block-scaled)")
       ->capture_default_str();
   cmd->add_option("--layout", o->layout,
@@ -361,7 +383,12 @@ void add_bench_command(CLI::App& app) {
                   "force our configuration for every case, as `autogemm plan` prints it "
                   "(e.g. \"128x256x64 s3 c2 p g8\"), or cuBLASLt to time the vendor "
                   "path of gemm() (with --no-baseline: cuBLASLt alone)");
-  cmd->callback([o] { run(*o); });
+  // --gpus N: the suite scheduled over several GPUs instead (cmd_bench_multi.cpp).
+  auto multi = add_multi_bench_options(*cmd);
+  cmd->callback([o, multi, cmd] {
+    if (wants_multi_bench(*cmd)) return run_multi_bench(*cmd, *multi);
+    run(*o);
+  });
 }
 
 }  // namespace autogemm::cli

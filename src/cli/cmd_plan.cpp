@@ -6,8 +6,10 @@
 #include <memory>
 
 #include "autogemm/errors.hpp"
+#include "autogemm/grouped.hpp"
 #include "autogemm/plan.hpp"
 #include "cli/cli_common.hpp"
+#include "cli/cmd_plan_split.hpp"
 #include "cli/commands.hpp"
 #include "hw/device_json.hpp"
 #include "plan/gemm_search.hpp"
@@ -18,6 +20,11 @@ namespace {
 
 struct PlanOptions {
   ProblemOptions problem;
+  // Grouped GEMM (autogemm/grouped.hpp): --grouped contiguous|masked --groups G
+  // --m-per-group E; --m is then the rows of A and D (contiguous) or max_m (masked), by
+  // default what G groups of E rows take (runs padded to 128; max_m E rounded up to 64).
+  std::string grouping;
+  int64_t groups = 0, m_per_group = 0;
   std::string device;
   int top = -1;  // -1: not given; 0: all
   bool json = false;
@@ -79,6 +86,12 @@ void print_plan(const Plan& plan, int top) {
   fmt::print("problem    M={} N={} K={} {} -> {}, layout {}, lda {} ldb {} ldd {}\n", p.m, p.n,
              p.k, dtype_name(p), to_string(p.d_type), to_string(p.layout), p.lda_or_packed(),
              p.ldb_or_packed(), p.ldd_or_packed());
+  if (p.grouping != Grouping::none)
+    fmt::print("grouped    {}: {} groups, {} rows expected per group; M is {}; B is [{}, {}, {}]\n",
+               to_string(p.grouping), p.num_groups, p.expected_group_rows(),
+               p.grouping == Grouping::masked ? "max_m, the rows of each group"
+                                              : "all groups' rows, runs padded to 128",
+               p.num_groups, p.n, p.k);
   print_device(plan.device);
   fmt::print("path       {}\n", plan.path_reason);
   if (vendor)
@@ -128,9 +141,40 @@ nlohmann::json plan_json(const Plan& plan, int top) {
   return j;
 }
 
+// The options' problems, made grouped when --grouped is given.
+std::vector<GemmProblem> planned_problems(PlanOptions options) {
+  if (options.grouping.empty()) {
+    if (options.problem.m.empty())
+      throw InvalidArgument("--m", "(not given)",
+                            "is required (or --grouped with --groups and --m-per-group)");
+    return options.problem.problems();
+  }
+  const Grouping grouping = options.grouping == "masked" ? Grouping::masked : Grouping::contiguous;
+  if (options.groups < 1)
+    throw InvalidArgument("--groups", std::to_string(options.groups), "must be >= 1 with --grouped");
+  if (options.m_per_group < 1)
+    throw InvalidArgument("--m-per-group", std::to_string(options.m_per_group),
+                          "must be >= 1 with --grouped (the rows a group is expected to have)");
+  auto round_up = [](int64_t x, int64_t a) { return (x + a - 1) / a * a; };
+  if (options.problem.m.empty())
+    options.problem.m = std::to_string(
+        grouping == Grouping::masked ? round_up(options.m_per_group, kMaskedMaxMAlignment)
+                                     : options.groups * round_up(options.m_per_group,
+                                                                 kGroupedRowAlignment));
+  std::vector<GemmProblem> problems;
+  for (GemmProblem p : options.problem.problems()) {
+    p.grouping = grouping;
+    p.num_groups = options.groups;
+    p.expected_m = options.m_per_group;
+    validate(p);
+    problems.push_back(p);
+  }
+  return problems;
+}
+
 void run_plan(const PlanOptions& options) {
   // Problems first: a bad size is reported before any device query.
-  const std::vector<GemmProblem> problems = options.problem.problems();
+  const std::vector<GemmProblem> problems = planned_problems(options);
   const GpuInfo device = resolve_cli_device(options.device);
   std::vector<Plan> plans;
   plans.reserve(problems.size());
@@ -156,6 +200,8 @@ void add_plan_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "plan", "Choose a GEMM configuration for a problem and device, and explain why");
   options->problem.add_to(*cmd);
+  // A grouped plan computes M from the groups when --m is not given (planned_problems).
+  cmd->get_option("--m")->required(false);
   cmd->add_option("--device", options->device,
                   "GPU index (0, 1, ...) or preset name (h100-sxm, h200, a100-80g, b200, ...); "
                   "default: GPU 0, else h100-sxm");
@@ -168,7 +214,21 @@ void add_plan_command(CLI::App& app) {
       });
   cmd->add_flag("--json", options->json,
                 "print JSON instead of text: a list with one plan per problem");
-  cmd->callback([options] { run_plan(*options); });
+  cmd->add_option("--grouped", options->grouping,
+                  "plan a grouped (MoE) GEMM: contiguous (the groups' rows concatenated, runs "
+                  "padded to 128) or masked ([groups, max_m, K] with masked_m rows valid); "
+                  "needs --groups and --m-per-group; --m is then the rows of A (contiguous) or "
+                  "max_m (masked), by default what the groups take")
+      ->check(CLI::IsMember({"contiguous", "masked"}));
+  cmd->add_option("--groups", options->groups, "grouped: the number of groups (experts)");
+  cmd->add_option("--m-per-group", options->m_per_group,
+                  "grouped: the rows a group is expected to have (tokens per expert)");
+  // --gpus G: the GEMM split over G GPUs instead (cmd_plan_split.cpp).
+  auto split = add_split_plan_options(*cmd);
+  cmd->callback([options, split, cmd] {
+    if (wants_split_plan(*cmd)) return run_split_plan(*cmd, *split, options->problem.problems());
+    run_plan(*options);
+  });
 }
 
 }  // namespace autogemm::cli

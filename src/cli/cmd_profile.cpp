@@ -10,6 +10,7 @@
 
 #include "autogemm/device.hpp"
 #include "cli/commands.hpp"
+#include "cli/topology_report.hpp"
 #include "hw/device_json.hpp"
 
 namespace autogemm::cli {
@@ -102,13 +103,15 @@ void print_peer_access(const GpuProfile& profile) {
   }
 }
 
-nlohmann::json machine_json(const CpuInfo& cpu, const GpuProfile& profile) {
+nlohmann::json machine_json(const CpuInfo& cpu, const GpuProfile& profile,
+                            const MachineLinks& links) {
   nlohmann::json out;
   out["cpu"] = hw::to_json(cpu);
   out["gpus"] = nlohmann::json::array();
   for (const GpuInfo& g : profile.gpus) out["gpus"].push_back(hw::to_json(g));
   if (profile.gpus.empty()) out["gpu_unavailable_reason"] = profile.unavailable_reason;
   if (profile.gpus.size() > 1) out["peer_access"] = profile.peer_access;
+  out["topology"] = machine_links_json(links);  // measured peer bandwidth and latency
   return out;
 }
 
@@ -123,14 +126,15 @@ void run_profile(const ProfileOptions& options) {
   }
   const CpuInfo cpu = profile_cpu();
   const GpuProfile profile = profile_gpus();
+  const MachineLinks links = measure_machine_links(profile);
   if (options.json) {
-    fmt::print("{}\n", machine_json(cpu, profile).dump(2));
+    fmt::print("{}\n", machine_json(cpu, profile, links).dump(2));
     return;
   }
   print_cpu(cpu);
   fmt::print("\n");
   if (profile.gpus.empty()) {
-    fmt::print("GPUs: none ({})\n", profile.unavailable_reason);
+    fmt::print("GPUs: none ({})\n{}", profile.unavailable_reason, format_machine_links(links));
     return;
   }
   for (const GpuInfo& g : profile.gpus) {
@@ -138,6 +142,7 @@ void run_profile(const ProfileOptions& options) {
     fmt::print("\n");
   }
   if (profile.gpus.size() > 1) print_peer_access(profile);
+  fmt::print("{}", format_machine_links(links));
 }
 
 }  // namespace

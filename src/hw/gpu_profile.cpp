@@ -10,6 +10,7 @@
 #include "hw/cluster_probe.hpp"
 #include "hw/gpu_math.hpp"
 #include "cuda/cuda_check.hpp"
+#include "cuda/current_device_guard.hpp"
 
 namespace autogemm {
 namespace {
@@ -73,17 +74,6 @@ GpuInfo profile_device(int ordinal) {
   g.max_cluster_size_source = cluster.source;
   return g;
 }
-
-// Restores the caller's current device however profiling ends.
-struct CurrentDeviceGuard {
-  int saved = -1;
-  CurrentDeviceGuard() {
-    if (cudaGetDevice(&saved) != cudaSuccess) saved = -1;
-  }
-  ~CurrentDeviceGuard() {
-    if (saved >= 0) cudaSetDevice(saved);
-  }
-};
 
 }  // namespace
 

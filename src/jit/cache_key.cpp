@@ -52,8 +52,10 @@ class KeyHasher {
   XXH3_state_t* state_ = XXH3_createState();
 };
 
-// The embedded headers never change within a process: hash them once.
-const std::string& embedded_headers_digest() {
+}  // namespace
+
+// The embedded sources never change within a process: hash them once.
+const std::string& embedded_sources_digest() {
   static const std::string digest = [] {
     KeyHasher hasher;
     for (std::size_t i = 0; i < kNumEmbeddedFiles; ++i) {
@@ -65,15 +67,13 @@ const std::string& embedded_headers_digest() {
   return digest;
 }
 
-}  // namespace
-
 std::string cache_key(const KernelSource& src) { return cache_key(src, toolchain_identity()); }
 
 std::string cache_key(const KernelSource& src, std::string_view toolchain) {
   KeyHasher hasher;
   hasher.add(kKeySchema);
   hasher.add(src.source);
-  hasher.add(embedded_headers_digest());
+  hasher.add(embedded_sources_digest());
   hasher.add(toolchain);
   // The full option list (arch, standard, include dirs, extra options), in order.
   const std::vector<std::string> options = nvrtc_options(src);

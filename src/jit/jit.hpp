@@ -41,6 +41,11 @@ std::string cache_key(const KernelSource& src);
 // The same with another toolchain description (tests: a different NVRTC gives another key).
 std::string cache_key(const KernelSource& src, std::string_view toolchain);
 
+// XXH3-128 (32 hex digits) of every embedded device source (jit/embedded.hpp: each file's name
+// and text, in order): part of every cache key, and of the tuning record's key
+// (runtime/tuning_record.hpp), so that a change to any kernel source invalidates both.
+const std::string& embedded_sources_digest();
+
 // Process-wide cache: memory, then disk ($AUTOGEMM_CACHE_DIR, else $XDG_CACHE_HOME/autogemm,
 // else ~/.cache/autogemm), then NVRTC. Thread-safe; concurrent callers of one key compile once.
 std::shared_ptr<const CompiledKernel> get_or_compile(const KernelSource& src);

@@ -36,13 +36,16 @@ constexpr int kScaleAlignmentBytes = 16;
 constexpr int64_t kBlockScaledDimMultiple = 4;
 constexpr std::size_t kFirstBlockScalingVersion = 120900;  // CUBLAS_VERSION of cuBLAS 12.9.0
 
-// Throws CudaError("<call>(<detail>): <status name>: <status string>"). The message is built
-// only on failure: these checks sit on the per-call path.
+// Throws "<call>(<detail>): <status name>: <status string>": CublasLtUnsupported for a status
+// that declines the request, else CudaError. The message is built only on failure: these checks
+// sit on the per-call path.
 void check_lt(cublasStatus_t status, std::string_view call, std::string_view detail = {}) {
   if (status == CUBLAS_STATUS_SUCCESS) return;
-  throw CudaError(fmt::format("{}{}{}{}: {}: {}", call, detail.empty() ? "" : "(", detail,
-                              detail.empty() ? "" : ")", cublasLtGetStatusName(status),
-                              cublasLtGetStatusString(status)));
+  std::string message = fmt::format("{}{}{}{}: {}: {}", call, detail.empty() ? "" : "(", detail,
+                                    detail.empty() ? "" : ")", cublasLtGetStatusName(status),
+                                    cublasLtGetStatusString(status));
+  if (cublaslt_status_is_refusal(status)) throw CublasLtUnsupported(message);
+  throw CudaError(message);
 }
 
 bool is_fp8(DType t) { return t == DType::e4m3 || t == DType::e5m2; }
@@ -339,12 +342,16 @@ std::unique_ptr<CachedMatmul> build_plan(const PlanKey& key, cublasLtHandle_t ha
   const cublasStatus_t status = query();
   if (status != CUBLAS_STATUS_SUCCESS || returned == 0) {
     const std::string why = cublaslt_error_log(query);
-    throw CudaError(fmt::format(
+    std::string message = fmt::format(
         "cublasLtMatmulAlgoGetHeuristic: cuBLASLt has no algorithm for {} ({}{}; {}){}",
         describe(key),
         status == CUBLAS_STATUS_SUCCESS ? "0 results" : cublasLtGetStatusName(status),
         status == CUBLAS_STATUS_SUCCESS ? "" : std::string(": ") + cublasLtGetStatusString(status),
-        library_version_text(), why.empty() ? "" : ": cuBLASLt says: " + why));
+        library_version_text(), why.empty() ? "" : ": cuBLASLt says: " + why);
+    // NOT_SUPPORTED or no result: the library declines the problem. Another status (an invalid
+    // value in our descriptors, no memory) is a failure of the call.
+    if (cublaslt_heuristic_declined(status, returned)) throw CublasLtUnsupported(message);
+    throw CudaError(message);
   }
   plan->algo = result.algo;
   if (log_level() >= 4)
@@ -359,19 +366,19 @@ const float* require(const float* p, const char* name, const char* why) {
 }
 
 // The documented limits of cuBLASLt's FP8 path on Hopper, checked before the heuristic so the
-// error names the rule instead of a bare CUBLAS_STATUS_*.
+// refusal names the rule instead of a bare CUBLAS_STATUS_*.
 // cuBLAS docs, cublasLtMatmul(): FP8 also needs "TN" (A transposed, B not) on sm_89/sm_90/sm_12x;
 // after our swap (file comment) that is our nt, which validate() already demands of FP8.
 void check_fp8_support(const GemmProblem& problem, ScaleMode mode) {
   if (mode != ScaleMode::block) return;
   if (const std::string why = cublaslt_block_scaling_unavailable(); !why.empty())
-    throw CudaError(why);
+    throw CublasLtUnsupported(why);
   for (auto [name, value] : {std::pair{"m", problem.m}, std::pair{"n", problem.n}})
     if (value % kBlockScaledDimMultiple != 0)
-      throw InvalidArgument(name, std::to_string(value),
-                            "cuBLASLt block-scaled FP8 needs M and N multiples of 4 (cuBLAS docs, "
-                            "\"128-element 1D and 128x128 2D block scaling\", scaling factors "
-                            "layouts)");
+      throw CublasLtLimit(name, std::to_string(value),
+                          "cuBLASLt block-scaled FP8 needs M and N multiples of 4 (cuBLAS docs, "
+                          "\"128-element 1D and 128x128 2D block scaling\", scaling factors "
+                          "layouts)");
 }
 
 void check_operands(const GemmProblem& problem, const GemmOperands& operands, ScaleMode mode) {
@@ -455,6 +462,15 @@ bool is_capturing(cudaStream_t stream) {
 
 }  // namespace
 
+bool cublaslt_status_is_refusal(cublasStatus_t status) {
+  return status == CUBLAS_STATUS_NOT_SUPPORTED || status == CUBLAS_STATUS_ARCH_MISMATCH;
+}
+
+bool cublaslt_heuristic_declined(cublasStatus_t status, int algorithms_found) {
+  return cublaslt_status_is_refusal(status) ||
+         (status == CUBLAS_STATUS_SUCCESS && algorithms_found == 0);
+}
+
 std::string cublaslt_block_scaling_unavailable() {
   if (cublasLtGetVersion() >= kFirstBlockScalingVersion) return {};
   return fmt::format("{} has no 128-element / 128x128 block scaling (it arrived in cuBLAS 12.9, "
@@ -478,6 +494,7 @@ void to_cublaslt_block_scales(const GemmProblem& problem, const float* scale_a,
   require(scale_b, "scale_b", why);
   require(cublaslt_scale_a, "cublaslt_scale_a", why);
   require(cublaslt_scale_b, "cublaslt_scale_b", why);
+  check_fp8_support(problem, ScaleMode::block);   // declined here as the matmul would decline it
   DeviceState& state = device_state();
   std::lock_guard lock(state.mutex);
   convert_block_scales(state, problem, scale_a, scale_b, cublaslt_scale_a, cublaslt_scale_b,

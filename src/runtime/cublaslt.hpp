@@ -1,22 +1,67 @@
 #pragma once
 // cuBLASLt: the vendor path for GPUs or problems our kernel does not serve, and the baseline
 // the bench compares against in the same process on the same inputs.
+#include <cublasLt.h>
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
 #include <string>
 
+#include "autogemm/errors.hpp"
 #include "autogemm/gemm.hpp"
 #include "autogemm/problem.hpp"
 
 namespace autogemm::runtime {
 
+// ---- cuBLASLt declining a problem ----------------------------------------------------------
+//
+// cuBLASLt serves most problems, not all: a documented limit of a path (block-scaled FP8 needs M
+// and N multiples of 4), a library without the feature (block scaling before cuBLAS 12.9), or a
+// heuristic that finds no algorithm (CUBLAS_STATUS_NOT_SUPPORTED, or no result) means "cuBLASLt
+// cannot serve this problem", not "something broke": D is not written and the CUDA context is
+// untouched, so a caller with another way to get the result may take it (the bench shows such a
+// baseline as n/a and checks ours against the float64 reference). Those refusals are thrown as
+// one of the two classes below, both a CublasLtRefusal, each also the Error subclass callers
+// already catch (InvalidArgument for a documented limit, naming the argument; CudaError for the
+// library's own refusal). Every other error of the path (a CUDA error, a failed launch, an invalid
+// value, a null pointer) is not a CublasLtRefusal.
+class CublasLtRefusal {
+ public:
+  virtual ~CublasLtRefusal() = default;
+  // The whole message, as what() gives it: what was declined and why.
+  virtual const char* reason() const noexcept = 0;
+};
+
+// A documented limit of cuBLASLt's path: "m = 1531: cuBLASLt block-scaled FP8 needs M and N
+// multiples of 4 (...)".
+class CublasLtLimit final : public InvalidArgument, public CublasLtRefusal {
+ public:
+  using InvalidArgument::InvalidArgument;
+  const char* reason() const noexcept override { return what(); }
+};
+
+// cuBLASLt itself has no algorithm, or no such feature, for the problem.
+class CublasLtUnsupported final : public CudaError, public CublasLtRefusal {
+ public:
+  using CudaError::CudaError;
+  const char* reason() const noexcept override { return what(); }
+};
+
+// Whether a cuBLASLt status declines the request (CUBLAS_STATUS_NOT_SUPPORTED; ARCH_MISMATCH,
+// a feature this GPU lacks) rather than reporting a failure.
+bool cublaslt_status_is_refusal(cublasStatus_t status);
+// Whether a heuristic query that returned `status` and `algorithms_found` results declines the
+// problem: a refusing status, or success with no algorithm.
+bool cublaslt_heuristic_declined(cublasStatus_t status, int algorithms_found);
+
 // D = alpha * op(A) op(B) + beta * C with our row-major conventions (problem.hpp), mapped onto
 // column-major cuBLASLt by computing D^T = op(B)^T op(A)^T. FP8 block scaling maps to
-// VEC128_32F (A) / BLK128x128_32F (B). Throws CudaError when cuBLASLt has no algorithm (with
-// cuBLASLt's own error log and version in the message), InvalidArgument for the documented limits
-// of its FP8 path on Hopper: layout nt only (validate() holds FP8 to it); block scaling needs M
-// and N multiples of 4 and scale tensors on 16-byte boundaries. FP8 runs with fast accumulation off (cublaslt.cpp says why).
+// VEC128_32F (A) / BLK128x128_32F (B). Throws CublasLtUnsupported when cuBLASLt has no
+// algorithm (with cuBLASLt's own error log and version in the message), CublasLtLimit for the
+// documented limits of its block-scaled FP8 path on Hopper (M and N multiples of 4), and plain
+// InvalidArgument for arguments no cuBLASLt call could take: FP8 in another layout than nt
+// (validate() holds FP8 to it), null pointers, scale tensors in cuBLASLt's layout off 16-byte
+// boundaries. FP8 runs with fast accumulation off (cublaslt.cpp says why).
 // When `per_tensor_fp8` is set for an FP8 problem, runs the per-tensor-scaled variant instead.
 void cublaslt_gemm(const GemmProblem& problem, const GemmOperands& operands, cudaStream_t stream,
                    bool per_tensor_fp8 = false);
@@ -54,7 +99,9 @@ struct CublasLtBlockScaleSizes {
 CublasLtBlockScaleSizes cublaslt_block_scale_sizes(const GemmProblem& problem);
 
 // Converts block scales from our layout into cuBLASLt's (buffers of cublaslt_block_scale_sizes),
-// asynchronously on `stream`.
+// asynchronously on `stream`. The layout exists only for the block-scaled matmul, so a problem
+// that matmul declines up front (M or N not a multiple of 4, a library without block scaling) is
+// declined here too, as the matmul would (CublasLtLimit, CublasLtUnsupported), before any work.
 void to_cublaslt_block_scales(const GemmProblem& problem, const float* scale_a,
                               const float* scale_b, float* cublaslt_scale_a,
                               float* cublaslt_scale_b, cudaStream_t stream);

@@ -22,7 +22,9 @@
 #include "autogemm/version.hpp"
 #include "jit/atomic_file.hpp"
 #include "jit/disk_cache.hpp"
+#include "jit/jit.hpp"
 #include "jit/log.hpp"
+#include "jit/nvrtc_options.hpp"
 #include "plan/kernel_spec.hpp"
 
 namespace autogemm::runtime {
@@ -89,23 +91,30 @@ void initialise(ProcessRecord& state) {
 
 }  // namespace
 
+std::string kernel_fingerprint() {
+  static const std::string fingerprint = fmt::format(
+      "sources {}; {}", jit::embedded_sources_digest(), jit::toolchain_identity());
+  return fingerprint;
+}
+
 std::string tuning_key(const GpuInfo& device, const GemmProblem& p,
-                       std::string_view library_version) {
+                       std::string_view library_version, std::string_view kernel_fingerprint) {
   return fmt::format(
       "device={};sms={};cc={}.{}|m={};n={};k={};a={};b={};d={};acc={};layout={};lda={};ldb={};"
-      "ldc={};ldd={};scaling={};reads_c={}|version={}",
+      "ldc={};ldd={};scaling={};reads_c={}|version={}|kernels={}",
       device.name, device.sm_count, device.cc.major, device.cc.minor, p.m, p.n, p.k,
       to_string(p.a_type), to_string(p.b_type), to_string(p.d_type), to_string(p.accumulator),
       to_string(p.layout), p.lda_or_packed(), p.ldb_or_packed(), p.ldc_or_packed(),
-      p.ldd_or_packed(), to_string(p.scaling), p.reads_c ? 1 : 0, library_version);
+      p.ldd_or_packed(), to_string(p.scaling), p.reads_c ? 1 : 0, library_version,
+      kernel_fingerprint);
 }
 
 std::string tuning_key(const GpuInfo& device, const GemmProblem& problem) {
-  return tuning_key(device, problem, version());
+  return tuning_key(device, problem, version(), kernel_fingerprint());
 }
 
-TuningRecord::TuningRecord(std::filesystem::path folder, bool read)
-    : folder_(std::move(folder)), read_(read) {
+TuningRecord::TuningRecord(std::filesystem::path folder, bool read, std::string fingerprint)
+    : folder_(std::move(folder)), read_(read), fingerprint_(std::move(fingerprint)) {
   jit::remove_stale_temporaries(folder_, kTemporaryMarker, kTemporaryAge);
 }
 
@@ -120,7 +129,7 @@ void TuningRecord::reject(const std::filesystem::path& path, const std::string& 
 
 std::optional<TuningEntry> TuningRecord::lookup(const GpuInfo& device,
                                                 const GemmProblem& problem) const {
-  return lookup_key(tuning_key(device, problem));
+  return lookup_key(tuning_key(device, problem, version(), fingerprint_));
 }
 
 std::optional<TuningEntry> TuningRecord::lookup_key(const std::string& key) const {
@@ -176,7 +185,7 @@ std::optional<TuningEntry> TuningRecord::lookup_key(const std::string& key) cons
 bool TuningRecord::store(const GpuInfo& device, const GemmProblem& problem,
                          const GemmConfig& winner, double time_us, int candidates) {
   TuningEntry entry;
-  entry.key = tuning_key(device, problem);
+  entry.key = tuning_key(device, problem, version(), fingerprint_);
   entry.config = winner.describe();
   entry.time_us = time_us;
   entry.candidates = candidates;

@@ -1,6 +1,6 @@
 #pragma once
 // The tuning record: autotuning's winners kept on disk, so a problem is timed once per device
-// and library version instead of once per process (issue 21).
+// and build of the kernels instead of once per process (issue 21).
 //
 // Where: <cache root>/tuning/v<kTuningRecordFormatVersion>/, beside the kernel disk cache
 // (jit/disk_cache.hpp: $AUTOGEMM_CACHE_DIR, else $XDG_CACHE_HOME/autogemm, else
@@ -9,13 +9,18 @@
 //
 // One JSON file per entry, named by a hash of its key: the device (name, SM count, compute
 // capability), the problem (M, N, K, types, layout, leading dimensions, scaling, whether C is
-// read) and the library version. The file holds the key in full (a file under the wrong name,
-// or a hash collision, is not used), the winning configuration (GemmConfig::describe()), its
+// read), the library version and the kernel fingerprint (kernel_fingerprint(): the library
+// version stays "0.1.0" across commits, while what a configuration means and how fast it runs
+// changes with the kernel sources and the compiler). The file holds the key in full (a file under
+// the wrong name, or a hash collision, is not used), the winning configuration (GemmConfig::describe()), its
 // measured time, how many candidates were timed, and the date. A file per entry means two
 // processes tuning different problems never rewrite each other's entries; writers write a
 // uniquely named temporary in the same folder and rename() it over the entry, so a reader sees
 // the old entry or the new one, never part of one. An entry that cannot be read or parsed is
 // ignored with a warning (level 2): the record is an optimisation, never a reason to fail.
+// Entries of another fingerprint (an older or newer build, another CUDA toolkit) live under other
+// names in the same folder: they are never read, rewritten or removed by this build, so builds
+// that share a cache folder keep their own winners.
 #include <atomic>
 #include <filesystem>
 #include <memory>
@@ -34,14 +39,22 @@ namespace autogemm::runtime {
 // Bump when the entry's JSON changes incompatibly; each version lives in its own folder.
 inline constexpr int kTuningRecordFormatVersion = 1;
 
-// The text an entry is keyed by: device, problem and library version, every field spelled out.
+// What decides what a configuration means and how fast it runs, beyond its text: the hash of
+// every embedded kernel source (jit::embedded_sources_digest(), the one the kernel cache's keys
+// hold) and the compiler (jit's toolchain identity: NVRTC version and library, CUDA_VERSION).
+// Any change to a kernel source or the toolchain gives another fingerprint. Constant within a
+// process; needs no GPU.
+std::string kernel_fingerprint();
+
+// The text an entry is keyed by: device, problem, library version and kernel fingerprint, every
+// field spelled out.
 std::string tuning_key(const GpuInfo& device, const GemmProblem& problem,
-                       std::string_view library_version);
-// The same with this library's version (autogemm::version()).
+                       std::string_view library_version, std::string_view kernel_fingerprint);
+// The same with this build's version (autogemm::version()) and kernel_fingerprint().
 std::string tuning_key(const GpuInfo& device, const GemmProblem& problem);
 
 struct TuningEntry {
-  std::string key;          // tuning_key() of the device, problem and version it was tuned for
+  std::string key;          // tuning_key() of the device, problem and build it was tuned for
   std::string config;       // the winner, GemmConfig::describe()
   double time_us = 0;       // the winner's time per call when it was tuned
   int candidates = 0;       // how many configurations were timed
@@ -51,13 +64,17 @@ struct TuningEntry {
 class TuningRecord {
  public:
   // Entries live directly in `folder` (created on the first write). `read` false: lookup()
-  // finds nothing, store() still writes (`autogemm tune --retune`).
-  explicit TuningRecord(std::filesystem::path folder, bool read = true);
+  // finds nothing, store() still writes (`autogemm tune --retune`). lookup() and store() key
+  // entries with `fingerprint` (this build's by default; tests pass others).
+  explicit TuningRecord(std::filesystem::path folder, bool read = true,
+                        std::string fingerprint = runtime::kernel_fingerprint());
 
   const std::filesystem::path& folder() const { return folder_; }
+  const std::string& fingerprint() const { return fingerprint_; }
   std::filesystem::path entry_path(const std::string& key) const;
 
-  // The entry for the device and problem, or nullopt when there is none or it is unreadable,
+  // The entry for the device and problem under this record's fingerprint, or nullopt when there
+  // is none (an entry of another fingerprint is none: it has another name) or it is unreadable,
   // corrupt or keyed differently (each of those logged at level 2 and counted).
   std::optional<TuningEntry> lookup(const GpuInfo& device, const GemmProblem& problem) const;
   // The entry stored under `key` (lookup() computes the key), same rules.
@@ -81,6 +98,7 @@ class TuningRecord {
 
   std::filesystem::path folder_;
   bool read_ = true;
+  std::string fingerprint_;
   mutable std::atomic<int> rejected_{0};
 };
 

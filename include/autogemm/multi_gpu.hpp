@@ -1,0 +1,285 @@
+#pragma once
+// Several GPUs (issue 26): the links between them, one large GEMM split over G GPUs with its
+// communication on NCCL, and many independent GEMMs scheduled over the GPUs of this process.
+//
+//   Topology links = topology_preset("nvlink", 4);             // or measure_topology({0,1,2,3})
+//   SplitPlan plan = plan_split(problem, device_preset("h200"), links);   // no GPU needed
+//   MultiGpuComm comm = MultiGpuComm::local({0, 1, 2, 3});      // ncclCommInitAll
+//   split_gemm(problem, per_device_operands, plan, comm);       // one GemmOperands per GPU
+//
+// A multi-process job (torch.distributed, MPI) gives each process's ncclComm_t to
+// MultiGpuComm::wrap and calls split_gemm in every process with that rank's operands.
+// Planning and scheduling decisions are plain functions that run without a GPU; what needs NCCL
+// throws autogemm::Error when the library was built without it (nccl_version() says which).
+#include <cuda_runtime_api.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "autogemm/config.hpp"
+#include "autogemm/device.hpp"
+#include "autogemm/gemm.hpp"
+#include "autogemm/problem.hpp"
+
+// NCCL's communicator: nccl.h has `typedef struct ncclComm* ncclComm_t;`. Declared here so that
+// this header needs no nccl.h; pass an ncclComm_t where a `ncclComm*` is asked for.
+struct ncclComm;
+
+namespace autogemm {
+
+// ---- links between GPUs ----------------------------------------------------------------------
+
+enum class LinkKind { self, nvlink, pcie };
+std::string_view to_string(LinkKind kind);
+
+struct Link {
+  LinkKind kind = LinkKind::pcie;
+  double bandwidth_gbps = 0;    // one direction, 1e9 bytes/s, what one GPU can send to the other
+  double latency_us = 0;        // one small (8-byte) transfer, start to end
+  bool peer_access = false;     // cudaDeviceCanAccessPeer and cudaDevP2PAttrAccessSupported
+                                // (presets: true)
+  int performance_rank = -1;    // cudaDevP2PAttrPerformanceRank (lower is better); -1: preset
+  std::string source;           // where the figures come from (a preset's citation, "measured")
+};
+
+struct Topology {
+  std::vector<int> devices;               // CUDA ordinals (measured) or 0..G-1 (preset)
+  std::vector<std::vector<Link>> links;   // [i][j] from devices[i] to devices[j]; [i][i]: self
+  std::string description;                // one line: the preset and its source, or "measured"
+  bool measured = false;
+  int gpus() const { return int(devices.size()); }
+  // A ring over all GPUs in order (NCCL's ring collectives): its slowest link's bandwidth and
+  // its largest latency. One GPU: infinite bandwidth, zero latency (nothing travels).
+  double ring_bandwidth_gbps() const;
+  double ring_latency_us() const;
+  // The slowest link into or out of GPU `root` (a gather or scatter funnels through it).
+  double root_bandwidth_gbps(int root) const;
+  double root_latency_us(int root) const;
+};
+
+// "nvlink" (H100/H200 SXM, NVLink 4 through NVSwitch), "pcie" (= "pcie5", Gen5 x16), "pcie4".
+std::vector<std::string> link_preset_names();
+// Every pair of `gpus` GPUs linked as the preset says. InvalidArgument for an unknown name
+// (listing the known ones) or gpus < 1.
+Topology topology_preset(const std::string& link, int gpus);
+// The preset a device's board uses when nothing is measured: "nvlink" for the SXM presets
+// (h100-sxm, h200, b200; a measured GPU whose name says SXM or is an H200), "pcie4" for
+// Gen4 boards (a100-80g's PCIe variant, l40s), else "pcie". The reason goes to *why.
+std::string default_link_preset(const GpuInfo& device, std::string* why = nullptr);
+// Measures every ordered pair of `devices` (cudaMemcpyPeerAsync of 256 MiB timed with CUDA
+// events for bandwidth, of 8 bytes for latency; median of several), with peer access enabled
+// where cudaDeviceCanAccessPeer allows (and disabled again after). NVLink or PCIe is inferred
+// from the bandwidth (> 100 GB/s: more than a PCIe Gen5 x16 link carries), since the CUDA
+// runtime does not say which link joins two GPUs (NVML would; autogemm does not link it).
+// Throws NoDevice without GPUs, InvalidArgument for an ordinal out of range or repeated.
+Topology measure_topology(const std::vector<int>& devices);
+
+// ---- one GEMM over G GPUs ---------------------------------------------------------------------
+
+enum class SplitKind {
+  none,  // one GPU (GPU 0) computes everything: the baseline every split must beat
+  m,     // rows of A and D: GPU r computes D[rows_r, :] from A[rows_r, :] and all of B
+  n,     // columns of B and D: GPU r computes D[:, cols_r] from all of A and B[cols_r]
+  k,     // the inner dimension: GPU r computes A[:, k_r] B[k_r, :]; the partial sums are
+         // added by NCCL (reduce to GPU 0, or one reduce per row shard)
+};
+std::string_view to_string(SplitKind kind);
+std::optional<SplitKind> parse_split_kind(std::string_view text);  // none, m, n, k
+
+// Where the operands are before the call and where D must be after it.
+enum class InputPlacement {
+  replicated,  // A, B (and C, scales) on every GPU already: nothing moves before the GEMMs
+  root,        // only on GPU 0 (rank 0): each GPU's slices are sent first (broadcast/scatter)
+};
+enum class OutputPlacement {
+  root,     // all of D on GPU 0 (rank 0)
+  sharded,  // each GPU keeps its part of D, at its place in its own full-size D buffer
+            // (split K: rank r gets the reduced rows of part r of an M split)
+};
+std::string_view to_string(InputPlacement placement);
+std::string_view to_string(OutputPlacement placement);
+
+struct SplitOptions {
+  InputPlacement inputs = InputPlacement::replicated;
+  OutputPlacement output = OutputPlacement::root;
+  std::optional<SplitKind> kind;  // use this kind (one GPU is still priced beside it); empty:
+                                  // the fastest of all kinds
+  int max_chunks = 8;             // output pieces per GPU that may overlap its communication
+                                  // with the next piece's GEMM (1, 2, 4 or 8; 1: never overlap)
+};
+
+// One GEMM a rank runs: D[rows, cols] (+)= A[rows, ks] B[ks, cols].
+struct SplitPiece {
+  int64_t row_begin = 0, row_end = 0;   // M
+  int64_t col_begin = 0, col_end = 0;   // N
+  int64_t k_begin = 0, k_end = 0;       // K
+  // Forced configuration: set when the plan overlaps communication with the GEMMs (the best
+  // non-persistent one, so NCCL's kernels find SMs between the GEMM's CTAs).
+  std::optional<GemmConfig> config;
+  double predicted_us = 0;
+  int64_t rows() const { return row_end - row_begin; }
+  int64_t cols() const { return col_end - col_begin; }
+  int64_t depth() const { return k_end - k_begin; }
+  bool empty() const { return rows() <= 0 || cols() <= 0 || depth() <= 0; }
+};
+
+struct SplitCandidate {
+  SplitKind kind = SplitKind::none;
+  int chunks = 1;                               // pieces per rank (> 1: overlapped)
+  std::vector<std::vector<SplitPiece>> pieces;  // [rank][chunk]; empty for a rejected one
+  DType partial_type = DType::fp32;             // split K: the type partial sums travel in
+  double compute_us = 0;     // the slowest rank's GEMMs, one after the other
+  double input_us = 0;       // slices sent before the GEMMs (InputPlacement::root)
+  double output_us = 0;      // gather / reduce / finishing copies after (or beside) the GEMMs
+  double exposed_comm_us = 0;  // the part of input_us + output_us not hidden behind GEMMs
+  double total_us = 0;       // the prediction
+  std::string rejected;      // non-empty: the rule this candidate breaks (it is not priced)
+  std::string explanation;   // how total_us is made, in one or two sentences
+};
+
+struct SplitPlan {
+  GemmProblem problem;
+  GpuInfo device;               // every GPU is planned as this one
+  Topology topology;
+  SplitOptions options;
+  double single_gpu_us = 0;     // plan_gemm(problem, device) on one GPU
+  SplitCandidate chosen;        // the fastest legal candidate
+  std::vector<SplitCandidate> candidates;  // every kind: legal ones fastest first, then rejected
+  int gpus() const { return topology.gpus(); }
+  double speedup() const { return chosen.total_us > 0 ? single_gpu_us / chosen.total_us : 0; }
+};
+
+// Prices split M, N and K (each with its best chunk count) and one GPU on `device` with the
+// links of `topology` (its size is G), and picks the fastest. Pure host code. Throws
+// InvalidArgument for a bad problem (validate()), G < 1, or a forced kind on G GPUs that the
+// problem cannot be split into (the reason names the rule).
+SplitPlan plan_split(const GemmProblem& problem, const GpuInfo& device, const Topology& topology,
+                     const SplitOptions& options = {});
+
+// ---- NCCL communicators and split execution ------------------------------------------------
+
+// NCCL's version code (e.g. 22809) when autogemm was built with NCCL, else nullopt.
+std::optional<int> nccl_version();
+
+class MultiGpuComm;
+
+struct SplitReport {
+  SplitKind kind = SplitKind::none;
+  int chunks = 1;
+  std::vector<std::vector<GemmReport>> gemms;  // [local rank][chunk]: what each GEMM ran
+};
+
+// Runs `plan` (made by plan_split for this problem and comm.size() GPUs). operands[i] and
+// streams[i] belong to comm.local_ranks()[i] (streams empty: each device's legacy default
+// stream). Inputs replicated: every rank's A, B (scales, C) hold the whole operands; inputs on
+// the root: only rank 0's (others may be null). Output on the root: rank 0's D gets all of D;
+// sharded: each rank's D (full size, ldd) gets its part. Asynchronous on the streams; scratch
+// buffers are stream-ordered allocations (cudaMallocAsync) freed on them. Everything is checked
+// before anything is launched (InvalidArgument names the argument, its value and the rule): the
+// plan against the problem and the communicator's size, each operand pointer against its
+// rank's device (cudaPointerGetAttributes).
+SplitReport split_gemm(const GemmProblem& problem, const std::vector<GemmOperands>& operands,
+                       const SplitPlan& plan, MultiGpuComm& comm,
+                       const std::vector<cudaStream_t>& streams = {});
+
+// The ranks this process drives. Move-only; destroys the communicators it created.
+class MultiGpuComm {
+ public:
+  struct LocalRank {
+    int rank = 0;     // in the communicator
+    int device = 0;   // CUDA ordinal
+  };
+  // One communicator over `devices` in this process (ncclCommInitAll): rank i is devices[i].
+  // Sets NCCL_NVLS_ENABLE=0 first, overwriting any other value: NVLink multicast is forbidden
+  // on the machines this runs on. Throws InvalidArgument (empty list, an ordinal out of range or
+  // repeated), NoDevice (no GPU), Error (built without NCCL) before creating anything.
+  static MultiGpuComm local(const std::vector<int>& devices);
+  // A caller's communicator (one rank per process, e.g. from torch.distributed or MPI); it stays
+  // the caller's. Create it with NCCL_NVLS_ENABLE=0 in the environment.
+  static MultiGpuComm wrap(::ncclComm* comm);
+
+  MultiGpuComm(MultiGpuComm&&) noexcept;
+  MultiGpuComm& operator=(MultiGpuComm&&) noexcept;
+  ~MultiGpuComm();
+
+  int size() const;                                 // ranks in the communicator
+  const std::vector<LocalRank>& local_ranks() const;
+  ::ncclComm* comm(std::size_t local_index) const;  // the local rank's communicator
+
+  struct State;
+
+ private:
+  friend SplitReport split_gemm(const GemmProblem&, const std::vector<GemmOperands>&,
+                                const SplitPlan&, MultiGpuComm&, const std::vector<cudaStream_t>&);
+  explicit MultiGpuComm(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+// ---- many independent GEMMs over the GPUs of this process -----------------------------------
+
+enum class ScheduleStrategy {
+  round_robin,    // GEMM i to GPU i mod G, in list order; never migrated (the baseline)
+  load_balanced,  // longest predicted first, each to the GPU that frees first; migrated
+  priority,       // higher priority first, each to the GPU that frees first; migrated
+};
+std::string_view to_string(ScheduleStrategy strategy);
+std::optional<ScheduleStrategy> parse_schedule_strategy(std::string_view text);  // rr, load, priority
+
+struct GemmAssignment {
+  std::vector<std::vector<int>> queues;   // [gpu]: GEMM indices in the order they run
+  std::vector<double> predicted_busy_us;  // [gpu]: sum of its GEMMs' predicted times
+  double predicted_makespan_us = 0;       // the largest of those
+  double ideal_us = 0;                    // total predicted time / G
+  double lower_bound_us = 0;              // no schedule ends sooner: the ideal, or the longest
+                                          // GEMM on the fastest GPU when that is longer
+};
+
+// The static assignment of a strategy: pure. speed[g] scales GPU g's predicted times (1 when
+// empty; 1.2 = 20% slower than predicted, as measured). Throws InvalidArgument for gpus < 1,
+// a negative or non-finite time, or lists of different lengths.
+GemmAssignment assign_gemms(const std::vector<double>& predicted_us,
+                            const std::vector<int>& priorities, int gpus,
+                            ScheduleStrategy strategy, const std::vector<double>& speed = {});
+
+struct ScheduledGemm {
+  GemmProblem problem;
+  std::vector<GemmOperands> operands;  // one per device of ScheduleOptions::devices: the GEMM
+                                       // may run (or be migrated) to any of them
+  int priority = 0;                    // ScheduleStrategy::priority: higher runs first
+  double predicted_us = 0;             // 0: plan_gemm on the first device
+};
+
+struct ScheduleOptions {
+  ScheduleStrategy strategy = ScheduleStrategy::load_balanced;
+  std::vector<int> devices;            // CUDA ordinals, each once
+  std::optional<bool> migrate;         // default: on for load_balanced and priority
+  int in_flight = 2;                   // GEMMs enqueued ahead per GPU; the rest can migrate
+};
+
+struct ScheduledRun {
+  int gpu = -1;               // index into ScheduleOptions::devices where it ran
+  bool migrated = false;      // it ran elsewhere than assigned
+  double predicted_us = 0;
+  double measured_us = 0;     // CUDA events around its gemm()
+  GemmReport report;
+};
+
+struct ScheduleResult {
+  GemmAssignment assignment;          // the static plan before migration
+  std::vector<ScheduledRun> runs;     // per GEMM
+  std::vector<double> busy_us;        // [gpu]: measured time of its GEMMs
+  std::vector<double> span_us;        // [gpu]: the run's start (an event recorded on each
+                                      // device before anything is launched) to its last end
+  double makespan_us = 0;             // the largest span
+  int migrations = 0;
+};
+
+// Runs every GEMM once on one stream per device and returns when all are done. Checks every
+// GEMM's operands against its devices first (nothing launched on bad input).
+ScheduleResult run_gemm_schedule(const std::vector<ScheduledGemm>& gemms,
+                                 const ScheduleOptions& options);
+
+}  // namespace autogemm

@@ -1,0 +1,219 @@
+// `autogemm bench --gpus N --m M --n N --k K`: one GEMM split over GPUs 0..N-1 by split_gemm,
+// timed against the same GEMM on GPU 0 alone, with the cost model's predicted speedup beside
+// the measured one and the result checked against the single-GPU result (cmd_bench_multi.hpp).
+//
+// Timing: CUDA events on GPU 0's stream. The other GPUs' streams wait for the start event and
+// GPU 0's stream waits for each of theirs before the end event, so the span covers every GPU's
+// work (the host's enqueueing overlaps it: the GEMMs start as they are enqueued). The one-GPU
+// time is taken the same way, so both include the same host latency to the first launch.
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "autogemm/errors.hpp"
+#include "autogemm/gemm.hpp"
+#include "autogemm/plan.hpp"
+#include "bench/tensors.hpp"
+#include "bench/timing.hpp"
+#include "cli/cli_common.hpp"
+#include "cli/cmd_bench_multi.hpp"
+#include "cli/cmd_plan_split.hpp"
+#include "cli/multi_gpu_cli.hpp"
+#include "cli/topology_report.hpp"
+#include "cuda/cuda_check.hpp"
+#include "multi/result_match.hpp"
+
+namespace autogemm::cli {
+
+namespace {
+
+GemmProblem one_problem(const CLI::App& bench) {
+  ProblemOptions sizes;
+  sizes.m = option_text(bench, "--m");
+  sizes.n = option_text(bench, "--n");
+  sizes.k = option_text(bench, "--k");
+  sizes.dtype = option_text(bench, "--dtype", "bf16");
+  for (const auto& [name, value] : {std::pair{"--m", &sizes.m}, {"--n", &sizes.n}, {"--k", &sizes.k}})
+    if (value->empty()) throw InvalidArgument(name, "missing", "--m, --n and --k go together");
+  const std::vector<GemmProblem> problems = sizes.problems();
+  if (problems.size() != 1)
+    throw InvalidArgument("--m/--n/--k", fmt::format("{} problems", problems.size()),
+                          "bench --gpus splits one GEMM: give one size each");
+  return problems.front();
+}
+
+// Events and per-device streams for timing one multi-GPU call; destroyed with it.
+class SpanTimer {
+ public:
+  explicit SpanTimer(int gpus) {
+    for (int g = 0; g < gpus; ++g) {
+      cuda_check(cudaSetDevice(g), "cudaSetDevice(bench split)");
+      cudaStream_t s = nullptr;
+      cuda_check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate(bench split)");
+      streams_.push_back(s);
+      cudaEvent_t e = nullptr;
+      cuda_check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate(bench split)");
+      done_.push_back(e);
+    }
+    cuda_check(cudaSetDevice(0), "cudaSetDevice(bench split)");
+    cuda_check(cudaEventCreate(&start_), "cudaEventCreate(bench split)");
+    cuda_check(cudaEventCreate(&end_), "cudaEventCreate(bench split)");
+  }
+  ~SpanTimer() {
+    (void)cudaEventDestroy(start_);
+    (void)cudaEventDestroy(end_);
+    for (cudaEvent_t e : done_) (void)cudaEventDestroy(e);
+    for (cudaStream_t s : streams_) (void)cudaStreamDestroy(s);
+  }
+  const std::vector<cudaStream_t>& streams() const { return streams_; }
+
+  // Microseconds from before `call` (enqueued on every stream) to when all of it is done.
+  double time(const std::function<void()>& call) {
+    cuda_check(cudaSetDevice(0), "cudaSetDevice(bench split)");
+    cuda_check(cudaEventRecord(start_, streams_[0]), "cudaEventRecord(split start)");
+    for (std::size_t g = 1; g < streams_.size(); ++g)
+      cuda_check(cudaStreamWaitEvent(streams_[g], start_, 0), "cudaStreamWaitEvent(split start)");
+    call();
+    for (std::size_t g = 1; g < streams_.size(); ++g) {
+      cuda_check(cudaSetDevice(int(g)), "cudaSetDevice(bench split)");
+      cuda_check(cudaEventRecord(done_[g], streams_[g]), "cudaEventRecord(split done)");
+      cuda_check(cudaSetDevice(0), "cudaSetDevice(bench split)");
+      cuda_check(cudaStreamWaitEvent(streams_[0], done_[g], 0), "cudaStreamWaitEvent(split done)");
+    }
+    cuda_check(cudaEventRecord(end_, streams_[0]), "cudaEventRecord(split end)");
+    cuda_check(cudaEventSynchronize(end_), "cudaEventSynchronize(split end)");
+    float ms = 0;
+    cuda_check(cudaEventElapsedTime(&ms, start_, end_), "cudaEventElapsedTime(split)");
+    return double(ms) * 1000.0;
+  }
+
+ private:
+  std::vector<cudaStream_t> streams_;
+  std::vector<cudaEvent_t> done_;
+  cudaEvent_t start_ = nullptr, end_ = nullptr;
+};
+
+double median_of(const std::function<double()>& once, int warmup, int iters) {
+  for (int i = 0; i < warmup; ++i) once();
+  std::vector<double> times;
+  for (int i = 0; i < iters; ++i) times.push_back(once());
+  return bench::summarize(times).median_us;
+}
+
+std::size_t d_bytes(const GemmProblem& p) {
+  return bench::operand_elements(p, 'D') * std::size_t(dtype_bytes(p.d_type));
+}
+
+}  // namespace
+
+void run_split_bench(const CLI::App& bench, const MultiBenchOptions& o) {
+  refuse_options_except(bench,
+                        {"--gpus", "--split", "--inputs", "--output", "--m", "--n", "--k", "--dtype",
+                         "--device", "--json", "--seed", "--warmup", "--iters"},
+                        "--gpus and --m/--n/--k");
+  if (o.gpus < 1) throw InvalidArgument("--gpus", std::to_string(o.gpus), "must be >= 1");
+  const GemmProblem problem = one_problem(bench);
+  const SplitOptions split = parse_split_options(o.inputs, o.output, o.split, 8);
+  const bool json = bench.get_option("--json")->count() > 0;
+  const int warmup = std::stoi(option_text(bench, "--warmup", "3"));
+  const int iters = std::stoi(option_text(bench, "--iters", "10"));
+  if (warmup < 0) throw InvalidArgument("--warmup", std::to_string(warmup), "must be >= 0");
+  if (iters < 1) throw InvalidArgument("--iters", std::to_string(iters), "must be >= 1");
+  const std::string device_spec = option_text(bench, "--device");
+  const GpuProfile profile = profile_gpus();
+  const bool preset_asked = !device_spec.empty() && device_spec.find_first_not_of("0123456789") != std::string::npos;
+
+  if (profile.gpus.empty() || preset_asked) {
+    // Nothing to measure: the plan, as `plan --gpus` shows it.
+    const GpuInfo device = device_preset(preset_asked ? device_spec : kFallbackPreset);
+    std::string note;
+    const Topology topology = split_topology("", o.gpus, device, &note);
+    const SplitPlan plan = plan_split(problem, device, topology, split);
+    const std::string why = profile.gpus.empty()
+                                ? fmt::format("no GPU ({})", profile.unavailable_reason)
+                                : fmt::format("{} is a preset", device_spec);
+    if (json) {
+      nlohmann::json out = split_plan_json(plan);
+      out["measured"] = false;
+      out["note"] = fmt::format("{}: showing the plan instead of measuring", why);
+      std::cout << out.dump(2) << "\n";
+    } else {
+      fmt::print("{}: showing the plan instead of measuring\n\n", why);
+      print_split_plan(plan, note);
+    }
+    return;
+  }
+  if (int(profile.gpus.size()) < o.gpus)
+    throw InvalidArgument("--gpus", std::to_string(o.gpus),
+                          fmt::format("this machine has {} CUDA device(s)", profile.gpus.size()));
+
+  std::vector<int> devices;
+  for (int g = 0; g < o.gpus; ++g) devices.push_back(g);
+  const Topology topology =
+      o.gpus >= 2 ? measure_topology(devices) : topology_preset(default_link_preset(profile.gpus[0]), 1);
+  const SplitPlan plan = plan_split(problem, profile.gpus[0], topology, split);
+  const uint64_t seed = std::stoull(option_text(bench, "--seed", "2026"));
+
+  // The same inputs on every GPU (the same seed); with inputs on the root the others' are unused.
+  std::vector<bench::GemmInputs> inputs;
+  for (int g = 0; g < o.gpus; ++g) {
+    cuda_check(cudaSetDevice(g), "cudaSetDevice(bench split)");
+    inputs.push_back(bench::make_gemm_inputs(problem, seed));
+  }
+  cuda_check(cudaSetDevice(0), "cudaSetDevice(bench split)");
+  bench::DeviceBuffer single_d(d_bytes(problem));
+  SpanTimer timer(o.gpus);
+  GemmOperands single_ops = inputs[0].operands();
+  single_ops.d = single_d.get();
+  GemmOptions on_gpu0;
+  on_gpu0.device = 0;
+  const double single_us = median_of(
+      [&] { return timer.time([&] { gemm(problem, single_ops, timer.streams()[0], on_gpu0); }); }, warmup, iters);
+  const auto want = multi::download_bytes(single_d.get(), d_bytes(problem));
+
+  MultiGpuComm comm = MultiGpuComm::local(devices);
+  std::vector<GemmOperands> ops;
+  for (int g = 0; g < o.gpus; ++g) {
+    ops.push_back(inputs[g].operands());
+    if (split.inputs == InputPlacement::root && g > 0) ops.back().a = ops.back().b = nullptr;
+  }
+  const double split_us = median_of(
+      [&] { return timer.time([&] { split_gemm(problem, ops, plan, comm, timer.streams()); }); }, warmup, iters);
+  // The check: all of D on GPU 0, or (sharded) GPU 0's D holds at least its own part; the
+  // whole comparison then needs the root output.
+  const multi::ResultMatch match =
+      multi::match_results(multi::download_bytes(inputs[0].d.get(), d_bytes(problem)), want, problem.d_type);
+  const bool checked = split.output == OutputPlacement::root || plan.chosen.kind == SplitKind::none;
+  const double measured = single_us / split_us, predicted = plan.speedup();
+  if (json) {
+    nlohmann::json out = split_plan_json(plan);
+    out.update({{"measured", true},
+                {"single_gpu_measured_us", single_us},
+                {"split_measured_us", split_us},
+                {"measured_speedup", measured},
+                {"predicted_speedup", predicted},
+                {"prediction_error", predicted / measured - 1},
+                {"checked_against_single_gpu", checked},
+                {"bitwise", match.bitwise},
+                {"diff", match.diff}});
+    std::cout << out.dump(2) << "\n";
+  } else {
+    print_split_plan(plan, "measured on this machine");
+    fmt::print("\nmeasured   one GPU {:.1f} us, {} split over {} GPUs {:.1f} us (median of {}): speedup "
+               "{:.2f}x measured, {:.2f}x predicted ({:+.1f}%)\n",
+               single_us, to_string(plan.chosen.kind), o.gpus, split_us, iters, measured, predicted,
+               100 * (predicted / measured - 1));
+    if (checked)
+      fmt::print("result     against the one-GPU result: {}\n",
+                 match.bitwise ? "bitwise equal" : fmt::format("diff {:.3g} ({})", match.diff, match.ok() ? "within 1e-5" : "FAILED"));
+    else
+      fmt::print("result     sharded output: not compared here (tests/test_multi_gpu.cpp checks each part)\n");
+  }
+  if (checked && !match.ok()) {
+    fmt::print(stderr, "autogemm: the split result differs from the one-GPU result (diff {:.3g})\n", match.diff);
+    throw CLI::RuntimeError(1);
+  }
+}
+
+}  // namespace autogemm::cli

@@ -1,0 +1,55 @@
+#pragma once
+// The `autogemm bench` command lives in two files: cmd_bench.cpp (the command, its options, the
+// GEMM suite) and cmd_bench_grouped.cpp (--grouped FILE: the grouped suite). What they share.
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "autogemm/device.hpp"
+
+namespace autogemm::cli {
+
+// ---- defined in cmd_bench.cpp -------------------------------------------------------------------
+
+// Either a GPU to measure, or a preset to plan for and the line that says why.
+struct Target {
+  bool measure = false;
+  GpuInfo device;
+  std::string plan_note;
+};
+
+// --device: "" (GPU 0, or the fallback preset without a GPU), an ordinal, or a preset name.
+Target choose_target(const std::string& spec);
+
+// Throws InvalidArgument(option, path, why) unless `path` can be written, before anything is
+// measured; leaves no file behind.
+void check_writable(const char* option, const std::string& path);
+void write_file(const char* option, const std::string& path, const std::string& text);
+
+// ---- defined in cmd_bench_grouped.cpp ----------------------------------------------------------
+
+// `bench --grouped FILE` and the options of `bench` it takes.
+struct GroupedBenchCliOptions {
+  std::string suite;       // --grouped FILE
+  std::string dtype = "bf16";
+  std::string out_dtype;   // empty: the input type
+  std::string device;
+  int warmup = 5;
+  int iters = 30;
+  uint64_t seed = 2026;
+  std::string csv;
+  bool json = false;
+  bool no_baseline = false;
+  bool l2_warm = false;
+  std::string config;
+  // Options of `bench` given on the command line that --grouped does not take: name and value.
+  // Each is refused (InvalidArgument naming it) before anything runs.
+  std::vector<std::pair<std::string, std::string>> not_taken;
+};
+
+// Measures the grouped suite (or, without a GPU, shows each row's drawn groups); throws
+// CLI::RuntimeError(1) when a row FAILED, InvalidArgument for bad options or a bad suite file.
+void run_grouped_bench(const GroupedBenchCliOptions& options);
+
+}  // namespace autogemm::cli

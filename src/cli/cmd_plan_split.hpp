@@ -1,0 +1,51 @@
+#pragma once
+// `autogemm plan --gpus G ...`: one GEMM split over G GPUs (plan_split, multi_gpu.hpp),
+// registered on the plan command by cmd_plan.cpp and run instead of the one-GPU plan.
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "autogemm/multi_gpu.hpp"
+#include "autogemm/problem.hpp"
+
+namespace autogemm::cli {
+
+struct SplitPlanCliOptions {
+  int gpus = 0;              // 0: not given (the one-GPU plan)
+  std::string link;          // a preset; empty: measured when G GPUs are present, else the
+                             // device's default preset
+  std::string inputs = "replicated";
+  std::string output = "root";
+  std::string split;         // force a kind: none, m, n, k
+  int max_chunks = 8;
+};
+
+// Adds --gpus, --link, --inputs, --output, --split, --max-chunks to `plan`.
+std::shared_ptr<SplitPlanCliOptions> add_split_plan_options(CLI::App& plan);
+
+// True when --gpus or one of the options that go with it was given.
+bool wants_split_plan(const CLI::App& plan);
+
+// Plans each problem over the GPUs and prints it (text, or with --json a list of plans). Reads
+// --device and --json from `plan`; refuses --top (every candidate is always shown).
+void run_split_plan(const CLI::App& plan, const SplitPlanCliOptions& options,
+                    const std::vector<GemmProblem>& problems);
+
+// SplitOptions from the command line's words (--inputs, --output, --split, --max-chunks);
+// InvalidArgument naming the option for a bad word.
+SplitOptions parse_split_options(const std::string& inputs, const std::string& output,
+                                 const std::string& split, int max_chunks);
+
+// The plan as `plan --gpus` prints it (note: where the links come from), and its JSON.
+void print_split_plan(const SplitPlan& plan, const std::string& topology_note);
+nlohmann::json split_plan_json(const SplitPlan& plan);
+
+// The topology `plan --gpus` uses: --link's preset; else, for a GPU of this machine with at
+// least G GPUs present, the measured links of GPUs 0..G-1; else the device's default preset.
+// *note says which and why.
+Topology split_topology(const std::string& link, int gpus, const GpuInfo& device,
+                        std::string* note);
+
+}  // namespace autogemm::cli

@@ -1,0 +1,126 @@
+// `autogemm plan --gpus`, `autogemm bench --gpus` and `autogemm profile`'s links through the
+// built binary, on presets (the same answers with or without a GPU).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cmd_bench_multi.hpp"
+#include "cli_test_util.hpp"
+#include "multi_test_util.hpp"
+
+using autogemm::testing::contains;
+using autogemm::testing::run_cli;
+
+namespace {
+
+const std::string kSuites = std::string(AUTOGEMM_SOURCE_DIR) + "/bench/suites/gemm-public.csv," +
+                            AUTOGEMM_SOURCE_DIR + "/bench/suites/gemm-decode.csv";
+
+// `autogemm <args>` exits 2 (a bad argument) saying `message`.
+void expect_cli_error(const std::string& args, const std::string& message) {
+  const auto r = run_cli(args);
+  EXPECT_EQ(r.exit_code, 2) << args;
+  EXPECT_TRUE(contains(r.out, message)) << args << "\n" << r.out;
+}
+
+}  // namespace
+
+TEST(MultiCli, PlanExplainsTheSplitAndItsSpeedup) {
+  const auto r = run_cli("plan --gpus 4 --device h200 --m 16384 --n 16384 --k 16384");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "4 x h200")) << r.out;
+  EXPECT_TRUE(contains(r.out, "--link nvlink assumed")) << r.out;
+  EXPECT_TRUE(contains(r.out, "chosen     split M")) << r.out;
+  EXPECT_TRUE(contains(r.out, "x one GPU")) << r.out;
+  EXPECT_TRUE(contains(r.out, "split K")) << r.out;
+  EXPECT_TRUE(contains(r.out, "one GPU")) << r.out;
+}
+
+TEST(MultiCli, PlanJsonAndLinks) {
+  const auto nvlink = run_cli("plan --gpus 4 --device h200 --m 8192 --n 28672 --k 8192 --link nvlink --json");
+  ASSERT_EQ(nvlink.exit_code, 0) << nvlink.out;
+  const auto j = nlohmann::json::parse(nvlink.out);
+  ASSERT_TRUE(j.is_array());
+  ASSERT_EQ(j.size(), 1u);
+  EXPECT_EQ(j[0]["gpus"], 4);
+  EXPECT_GT(j[0]["speedup"].get<double>(), 3.0);
+  EXPECT_EQ(j[0]["candidates"].size(), 4u);
+  EXPECT_EQ(j[0]["topology"]["links"].size(), 12u);
+  const auto pcie = nlohmann::json::parse(
+      run_cli("plan --gpus 4 --device h200 --m 8192 --n 28672 --k 8192 --link pcie --json 2>/dev/null").out);
+  EXPECT_LT(pcie[0]["speedup"].get<double>(), j[0]["speedup"].get<double>());
+}
+
+TEST(MultiCli, PlanOptionsAndErrors) {
+  const auto sharded = run_cli("plan --gpus 2 --device h200 --m 4096 --n 4096 --k 4096 --output sharded --split n");
+  ASSERT_EQ(sharded.exit_code, 0) << sharded.out;
+  EXPECT_TRUE(contains(sharded.out, "chosen     split N")) << sharded.out;
+  const std::string sizes = " --device h200 --m 64 --n 64 --k 64";
+  expect_cli_error("plan --gpus 0" + sizes, "--gpus = 0: must be >= 1");
+  expect_cli_error("plan --gpus 2 --link infiniband" + sizes, "link = infiniband: unknown link preset");
+  expect_cli_error("plan --link nvlink" + sizes, "--gpus = missing");
+  expect_cli_error("plan --gpus 2 --top 3" + sizes, "--top = 3: is not taken with --gpus");
+  expect_cli_error("plan --gpus 2 --split x" + sizes, "--split = x: expected none, m, n or k");
+  expect_cli_error("plan --gpus 2 --inputs nowhere" + sizes, "--inputs = nowhere");
+}
+
+TEST(MultiCli, BenchShowsEachStrategysAssignmentOnAPreset) {
+  const auto r = run_cli("bench --gpus 4 --schedule load,rr,priority --count 64 --device h200 --suite " + kSuites);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "64 GEMMs over 4 x h200")) << r.out;
+  for (const char* s : {"load:", "rr:", "priority:"}) EXPECT_TRUE(contains(r.out, s)) << s << r.out;
+  EXPECT_TRUE(contains(r.out, "GPU 3:")) << r.out;
+  const auto j = nlohmann::json::parse(
+      run_cli("bench --gpus 2 --schedule load --repeat 2 --device h200 --json --suite " + kSuites + " 2>/dev/null").out);
+  EXPECT_EQ(j["gemms"], 90);
+  EXPECT_FALSE(j["measured"].get<bool>());
+}
+
+TEST(MultiCli, BenchErrors) {
+  const std::string suites = " --device h200 --suite " + kSuites;
+  expect_cli_error("bench --gpus 2 --repeat 2 --count 10" + suites, "give --repeat or --count, not both");
+  expect_cli_error("bench --gpus 2 --schedule fifo" + suites, "--schedule = fifo");
+  expect_cli_error("bench --gpus 2 --m 64 --n 64 --k 64 --schedule rr --device h200",
+                   "--schedule = rr: is not taken with --gpus and --m/--n/--k");
+  expect_cli_error("bench --gpus 2 --csv x.csv" + suites, "--csv = x.csv: is not taken with --gpus");
+  expect_cli_error("bench --gpus 2 --device h200", "--suite = missing");
+  expect_cli_error("bench --schedule rr" + suites, "--gpus = missing");
+  expect_cli_error("bench --gpus 2 --m 64,128 --n 64 --k 64 --device h200", "splits one GEMM");
+}
+
+TEST(MultiCli, BenchSplitShowsThePlanOnAPreset) {
+  const auto r = run_cli("bench --gpus 4 --m 16384 --n 16384 --k 16384 --device h200");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, ": showing the plan instead of measuring")) << r.out;
+  EXPECT_TRUE(contains(r.out, "chosen     split")) << r.out;
+}
+
+TEST(MultiCli, BenchListHelpers) {
+  using autogemm::bench::BenchCase;
+  const std::vector<BenchCase> rows = {{1, 2, 3, "decode"}, {4, 5, 6, "prefill"}};
+  EXPECT_EQ(autogemm::cli::multi_bench_list(rows, 2, 0).size(), 4u);
+  const auto cycled = autogemm::cli::multi_bench_list(rows, 1, 5);
+  ASSERT_EQ(cycled.size(), 5u);
+  EXPECT_EQ(cycled[4], rows[0]);
+  EXPECT_EQ(autogemm::cli::multi_bench_priority(rows[0]), 1);
+  EXPECT_EQ(autogemm::cli::multi_bench_priority(rows[1]), 0);
+  EXPECT_EQ(autogemm::cli::parse_strategies("load,rr").size(), 2u);
+  autogemm::testing::expect_invalid([&] { autogemm::cli::multi_bench_list({}, 1, 0); }, "--suite");
+  autogemm::testing::expect_invalid([&] { autogemm::cli::multi_bench_list(rows, 0, 0); }, "--repeat");
+}
+
+TEST(MultiCli, ProfileReportsTheLinksOrWhyThereAreNone) {
+  const auto text = run_cli("profile");
+  ASSERT_EQ(text.exit_code, 0) << text.out;
+  EXPECT_TRUE(contains(text.out, "Peer links")) << text.out;
+  const auto r = run_cli("profile --json 2>/dev/null");
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.contains("topology"));
+  if (j["gpus"].size() < 2) {
+    EXPECT_FALSE(j["topology"]["measured"].get<bool>());
+    EXPECT_FALSE(j["topology"]["reason"].get<std::string>().empty());
+  } else {
+    EXPECT_TRUE(j["topology"]["measured"].get<bool>());
+    EXPECT_EQ(j["topology"]["links"].size(), j["gpus"].size() * (j["gpus"].size() - 1));
+  }
+}
