@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "autogemm/grouped.hpp"
+#include "autogemm/quantize.hpp"
 #include "bench/compare.hpp"
 #include "bench/reference.hpp"
 #include "bench/tensors.hpp"
@@ -34,7 +35,8 @@ struct GroupedCheck {
 // 128 rows) or masked (max_m = the largest rounded up to 64, or `max_m` when given).
 GroupedCheck run_grouped(Grouping grouping, const std::vector<int64_t>& rows, int64_t n,
                          int64_t k, DType in, DType out_type, uint64_t seed,
-                         std::optional<GemmConfig> config = std::nullopt, int64_t max_m = 0) {
+                         std::optional<GemmConfig> config = std::nullopt, int64_t max_m = 0,
+                         bool fp8 = false) {
   GemmProblem p;
   p.grouping = grouping;
   p.num_groups = int64_t(rows.size());
@@ -61,11 +63,32 @@ GroupedCheck run_grouped(Grouping grouping, const std::vector<int64_t>& rows, in
   bench::fill_random(a.get(), size_t(stored) * k, in, seed);
   bench::fill_random(b.get(), size_t(p.num_groups) * n * k, in, seed + 1);
   bench::fill_poison(d.get(), size_t(stored) * n, out_type);
+  // Block-scaled FP8: a and b above are the BF16 sources the reference multiplies; the call
+  // gets their e4m3 quantisation (A as one matrix, 1x128; each group's B 128x128).
+  const int64_t k_blocks = (k + 127) / 128, n_blocks = (n + 127) / 128;
+  bench::DeviceBuffer qa, qb, sa, sb;
+  if (fp8) {
+    qa = bench::DeviceBuffer(size_t(stored) * k);
+    qb = bench::DeviceBuffer(size_t(p.num_groups) * n * k);
+    sa = bench::DeviceBuffer(size_t(stored) * k_blocks * sizeof(float));
+    sb = bench::DeviceBuffer(size_t(p.num_groups) * n_blocks * k_blocks * sizeof(float));
+    quantize_fp8_1x128(a.get(), in, stored, k, k, qa.get(), static_cast<float*>(sa.get()));
+    for (int64_t g = 0; g < p.num_groups; ++g)
+      quantize_fp8_128x128(static_cast<const char*>(b.get()) + size_t(g) * n * k * in_bytes, in,
+                           n, k, k, static_cast<char*>(qb.get()) + size_t(g) * n * k,
+                           static_cast<float*>(sb.get()) + size_t(g) * n_blocks * k_blocks);
+    p.a_type = p.b_type = DType::e4m3;
+    p.scaling = Scaling::block_1x128_128x128;
+  }
   bench::DeviceBuffer groups_on_device;
   GroupedOperands ops;
-  ops.a = a.get();
-  ops.b = b.get();
+  ops.a = fp8 ? qa.get() : a.get();
+  ops.b = fp8 ? qb.get() : b.get();
   ops.d = d.get();
+  if (fp8) {
+    ops.scale_a = static_cast<const float*>(sa.get());
+    ops.scale_b = static_cast<const float*>(sb.get());
+  }
   std::vector<int32_t> host_groups;
   if (grouping == Grouping::masked) {
     for (int64_t r : rows) host_groups.push_back(int32_t(r));
@@ -108,9 +131,11 @@ GroupedCheck run_grouped(Grouping grouping, const std::vector<int64_t>& rows, in
                  "cudaMemcpy(reference)");
       const std::vector<double> mine(got.begin() + starts[g] * n,
                                      got.begin() + (starts[g] + valid) * n);
+      // FP8 against the unquantised inputs: the diff (< 1e-3) and every row written; sampled
+      // entries differ by the quantisation, which the diff bounds.
       const bench::CheckReport r = bench::check_result(mine, n, want, valid, n, rtol + 1e-6 * k,
-                                                       rtol, 64, seed + 7 + g);
-      out.worst_diff = std::max(out.worst_diff, r.diff);
+                                                       rtol, fp8 ? 0 : 64, seed + 7 + g);
+      out.worst_diff = std::max(out.worst_diff, fp8 ? r.diff / 100 : r.diff);   // < 1e-3 FP8
       out.unwritten += r.unwritten;
       out.spot_failures += r.spot_failures;
       if (out.first_failure.empty() && !r.first_failure.empty())
@@ -185,4 +210,18 @@ TEST(GroupedGpu, ManyExpertsFewTokens) {
   const auto contiguous =
       run_grouped(Grouping::contiguous, rows, 7168, 2048, DType::bf16, DType::bf16, 2601);
   EXPECT_GROUPED_OK(contiguous, "32 experts contiguous");
+}
+
+// Block-scaled FP8 (1x128 A scales per stored row, 128x128 B scales per group) in both
+// layouts, against the unquantised BF16 inputs (diff < 1e-3; the check divides it by 100 to
+// share the BF16 threshold).
+TEST(GroupedGpu, BlockScaledFp8BothLayouts) {
+  AUTOGEMM_REQUIRE_GPU();
+  const std::vector<int64_t> rows{0, 1, 70, 128, 33};
+  for (Grouping grouping : {Grouping::contiguous, Grouping::masked})
+    for (const auto& [n, k] : {std::pair<int64_t, int64_t>{4096, 7168}, {384, 1024}}) {
+      const auto check = run_grouped(grouping, rows, n, k, DType::bf16, DType::bf16, 2700,
+                                     std::nullopt, grouping == Grouping::masked ? 128 : 0, true);
+      EXPECT_GROUPED_OK(check, "fp8 " << to_string(grouping) << " n " << n << " k " << k);
+    }
 }

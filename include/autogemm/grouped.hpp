@@ -20,7 +20,8 @@
 //               nor written: D keeps whatever they held. Device-side rule: masked_m[g] > max_m
 //               is treated as max_m (rows beyond max_m are ignored); negative as 0.
 //
-// Types: BF16 or FP16 inputs with BF16, FP16 or FP32 output.
+// Types: BF16 or FP16 inputs, or block-scaled FP8 (e4m3, scales below), with BF16, FP16 or
+// FP32 output.
 // Checked on the host before anything runs (InvalidArgument naming the argument, its value and
 // the rule): sizes, types, layout nt, max_m alignment, null pointers, 16-byte aligned rows and
 // bases. Group indices and masked_m live on the device and are not checked there; the rules
@@ -50,6 +51,12 @@ struct GroupedOperands {
   const int32_t* group_index = nullptr;   // contiguous: m entries (device memory)
   const int32_t* masked_m = nullptr;      // masked: num_groups entries (device memory)
   float alpha = 1.0f;
+  // Block-scaled FP8 (e4m3 inputs, problem.scaling = block_1x128_128x128), row-major floats:
+  // scale_a one per stored row of A per 128 of K ([stored rows, ceil(K/128)]: the layout
+  // quantize_fp8_1x128 writes for A as one matrix), scale_b one per 128 x 128 block of each
+  // group's B ([groups, ceil(N/128), ceil(K/128)]: quantize_fp8_128x128 of each group).
+  const float* scale_a = nullptr;
+  const float* scale_b = nullptr;
 };
 
 // problem.grouping must be contiguous or masked; problem.num_groups >= 1; problem.m is the

@@ -143,9 +143,13 @@ static void validate_grouping(const GemmProblem& p) {
                           fmt::format("grouped GEMM ({}) takes layout nt: A rows K-contiguous, "
                                       "B [groups, N, K]",
                                       what));
-  if (p.a_type != DType::bf16 && p.a_type != DType::fp16)
-    throw InvalidArgument("a_type", spelled(p.a_type),
-                          fmt::format("grouped GEMM ({}) takes bf16 or fp16 inputs", what));
+  const bool block_fp8 = is_fp8(p.a_type) && p.scaling == Scaling::block_1x128_128x128;
+  if (p.a_type != DType::bf16 && p.a_type != DType::fp16 && !block_fp8)
+    throw InvalidArgument(is_fp8(p.a_type) ? "scaling" : "a_type",
+                          is_fp8(p.a_type) ? std::string(to_string(p.scaling)) : spelled(p.a_type),
+                          fmt::format("grouped GEMM ({}) takes bf16 or fp16 inputs, or FP8 with "
+                                      "block scales (1x128 for A's rows, 128x128 per group of B)",
+                                      what));
   if (p.reads_c)
     throw InvalidArgument("reads_c", "true", "grouped GEMM has no C input (beta = 0)");
   for (auto [name, ld] : {std::pair{"lda", p.lda}, {"ldb", p.ldb}, {"ldc", p.ldc}, {"ldd", p.ldd}})

@@ -481,6 +481,13 @@ std::string grouped_violation(const GemmProblem& problem, const KernelFields& fi
     return fmt::format("block_m = {} with {}: a tile must not cross a group boundary (runs "
                        "start every {} rows), so block_m is 64 or 128",
                        c.block_m, what, kGroupedRowAlignment);
+  // Masked block-scaled FP8: with 128 or more rows per tile ptxas spills 64 B (the scale warp's
+  // row pointers beside the per-group tile arithmetic, in its 40 registers).
+  if (problem.grouping == Grouping::masked && problem.scaling == Scaling::block_1x128_128x128 &&
+      c.block_m > 64)
+    return fmt::format("block_m = {} with masked block-scaled FP8: 64-row tiles only (ptxas "
+                       "spills with more rows per tile)",
+                       c.block_m);
   // Both CTAs of a cluster must make the same skip decisions: they share the tile's rows
   // only when side by side along N (sm90/tile_scheduler.cuh next_tile).
   if (c.cluster_m != 1)

@@ -24,6 +24,9 @@ void check_grouped_operands(const GemmProblem& p, const GroupedOperands& o) {
   if (!o.d) null("d", "must point to D in device memory");
   if (p.grouping == Grouping::contiguous && !o.group_index)
     null("group_index", "the contiguous layout needs each row's group (m int32 in device memory)");
+  if (p.scaling != Scaling::none && (!o.scale_a || !o.scale_b))
+    null(!o.scale_a ? "scale_a" : "scale_b",
+         "block-scaled FP8 needs A's 1x128 and every group's 128x128 scales");
   if (p.grouping == Grouping::masked && !o.masked_m)
     null("masked_m", "the masked layout needs each group's valid rows (num_groups int32 in "
                      "device memory)");
@@ -51,6 +54,8 @@ GemmReport grouped_gemm(const GemmProblem& problem, const GroupedOperands& opera
   dense.b = operands.b;
   dense.d = operands.d;
   dense.alpha = operands.alpha;
+  dense.scale_a = operands.scale_a;
+  dense.scale_b = operands.scale_b;
   const int device = runtime::call_device(options);
   const std::shared_ptr<const KernelSpec> spec =
       runtime::call_spec(device, problem, dense, stream, planning);

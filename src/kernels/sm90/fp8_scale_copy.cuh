@@ -38,17 +38,21 @@ __device__ void produce_scales(const SharedStorage<Cfg>& smem, const GemmParams&
     // past the edge) copy row M - 1's scales: TMA zero-fills their A rows, so their sums are 0
     // whatever the scale, and no store reaches D for them. (No per-row valid flags: this warp
     // runs with 40 registers, and eight flags beside eight row pointers made ptxas spill.)
+    // Grouped GEMM: A's scales are per stored row (the scheduler's row0), B's per group:
+    // [groups, ceil(N/128), ceil(K/128)].
+    const int row0 = Cfg::grouping == 0 ? m_tile * Cfg::block_m : scheduler.row0;
     const float* a_rows[kRowsPerLane];
 #pragma unroll
     for (int i = 0; i < kRowsPerLane; ++i) {
-      const int row = m_tile * Cfg::block_m + lane + i * static_cast<int>(G::kScaleCopyThreads);
+      const int row = row0 + lane + i * static_cast<int>(G::kScaleCopyThreads);
       a_rows[i] = params.scale_a + min(row, params.m - 1) * params.scale_a_row_stride;
     }
     // Lane 0: the 128-column block the tile starts in; lane 1: the next one (clamped to the
     // last block, as a tile that does not straddle never reads it).
     const int first_block = min(n_tile * Cfg::block_n / kScaleBlock, kNBlocks - 1);
     const int b_block = min(first_block + (lane == 1 ? 1 : 0), kNBlocks - 1);
-    const float* b_row = params.scale_b + static_cast<long long>(b_block) * kKBlocks;
+    const float* b_row =
+        params.scale_b + (static_cast<long long>(scheduler.group) * kNBlocks + b_block) * kKBlocks;
 #pragma unroll 1
     for (int k_block = k_begin; k_block < k_end; ++k_block) {
       ptx::mbarrier_wait(smem.empty(write.stage), write.phase ^ 1);
