@@ -155,6 +155,33 @@ nb::dict profile_dict(const std::optional<std::string>& device) {
   return out;
 }
 
+// What gemm() and fp8_gemm() take alike: the output, C, the epilogue and the options.
+GemmRequest epilogue_request(nb::handle out, nb::handle c, std::optional<std::string> out_dtype,
+                             float alpha, float beta, std::optional<std::string> config,
+                             int autotune, bool vendor_fallback, nb::handle alloc) {
+  GemmRequest r;
+  r.out = out;
+  r.c = c;
+  r.out_dtype = std::move(out_dtype);
+  r.alpha = alpha;
+  r.beta = beta;
+  r.config = std::move(config);
+  r.autotune = autotune;
+  r.vendor_fallback = vendor_fallback;
+  r.alloc = alloc;
+  return r;
+}
+
+nb::object report_or_none(const GemmReport& r, bool want_report);
+
+// Checks the request, runs it on `stream`, returns (out, report or None).
+nb::tuple run_request(const GemmRequest& r, uintptr_t stream, bool want_report) {
+  PreparedGemm p;
+  prepare_gemm(r, p);
+  const GemmReport report = run_gemm(p, stream);
+  return nb::make_tuple(p.out->source, report_or_none(report, want_report));
+}
+
 // (config text, used vendor, reason), or None when the caller did not ask: the texts cost
 // about a microsecond a call to build, a fifth of the Python call's budget over C++.
 nb::object report_or_none(const GemmReport& r, bool want_report) {
@@ -191,24 +218,13 @@ NB_MODULE(_core, m) {
          std::optional<std::string> out_dtype, float alpha, float beta,
          std::optional<std::string> config, int autotune, bool vendor_fallback, uintptr_t stream,
          nb::handle alloc, bool want_report) {
-        GemmRequest r;
+        GemmRequest r = epilogue_request(out, c, std::move(out_dtype), alpha, beta,
+                                         std::move(config), autotune, vendor_fallback, alloc);
         r.a = a;
         r.b = b;
-        r.out = out;
-        r.c = c;
         r.a_scales = r.b_scales = nb::none();
         r.layout = layout;
-        r.out_dtype = std::move(out_dtype);
-        r.alpha = alpha;
-        r.beta = beta;
-        r.config = std::move(config);
-        r.autotune = autotune;
-        r.vendor_fallback = vendor_fallback;
-        r.alloc = alloc;
-        PreparedGemm p;
-        prepare_gemm(r, p);
-        const GemmReport report = run_gemm(p, stream);
-        return nb::make_tuple(p.out->source, report_or_none(report, want_report));
+        return run_request(r, stream, want_report);
       },
       "a"_a.none(), "b"_a.none(), "out"_a.none(), "c"_a.none(), "layout"_a, "out_dtype"_a.none(),
       "alpha"_a, "beta"_a, "config"_a.none(), "autotune"_a, "vendor_fallback"_a, "stream"_a,
@@ -221,29 +237,18 @@ NB_MODULE(_core, m) {
          const std::string& scaling, std::optional<std::string> out_dtype, float alpha,
          float beta, std::optional<std::string> config, int autotune, bool vendor_fallback,
          uintptr_t stream, nb::handle alloc, bool want_report) {
-        GemmRequest r;
+        GemmRequest r = epilogue_request(out, c, std::move(out_dtype), alpha, beta,
+                                         std::move(config), autotune, vendor_fallback, alloc);
         r.a_name = "a_fp8";
         r.b_name = "b_fp8";
         r.a = a;
         r.b = b;
         r.a_scales = a_scales;
         r.b_scales = b_scales;
-        r.out = out;
-        r.c = c;
         r.a_bytes = std::move(a_bytes);
         r.b_bytes = std::move(b_bytes);
         r.scaling = scaling.empty() ? std::string("?") : scaling;
-        r.out_dtype = std::move(out_dtype);
-        r.alpha = alpha;
-        r.beta = beta;
-        r.config = std::move(config);
-        r.autotune = autotune;
-        r.vendor_fallback = vendor_fallback;
-        r.alloc = alloc;
-        PreparedGemm p;
-        prepare_gemm(r, p);
-        const GemmReport report = run_gemm(p, stream);
-        return nb::make_tuple(p.out->source, report_or_none(report, want_report));
+        return run_request(r, stream, want_report);
       },
       "a"_a.none(), "a_scales"_a.none(), "b"_a.none(), "b_scales"_a.none(), "out"_a.none(),
       "c"_a.none(), "a_bytes"_a.none(), "b_bytes"_a.none(), "scaling"_a, "out_dtype"_a.none(),
