@@ -185,12 +185,18 @@ TEST(BenchGrouped, DrawsAreReproduciblePerRowAndInRange) {
 
 TEST(BenchGrouped, ContiguousRunsArePaddedTo128Rows) {
   const std::vector<int64_t> rows = {100, 128, 129, 1};
-  EXPECT_EQ(contiguous_padded_rows(rows), 128 + 128 + 256 + 128);
-  EXPECT_EQ(contiguous_run_starts(rows), (std::vector<int64_t>{0, 128, 256, 512}));
+  auto starts = [](const std::vector<int64_t>& group_rows) {
+    GemmProblem p;
+    p.grouping = Grouping::contiguous;
+    p.num_groups = int64_t(group_rows.size());
+    p.m = contiguous_rows(group_rows);
+    return check_contiguous_groups(p, group_rows);
+  };
+  EXPECT_EQ(contiguous_rows(rows), 128 + 128 + 256 + 128);
+  EXPECT_EQ(starts(rows), (std::vector<int64_t>{0, 128, 256, 512}));
   // An empty group has an empty run; the next starts where it would have.
-  EXPECT_EQ(contiguous_run_starts(std::vector<int64_t>{0, 5, 0}),
-            (std::vector<int64_t>{0, 0, 128}));
-  EXPECT_EQ(contiguous_padded_rows(std::vector<int64_t>{0, 5, 0}), 128);
+  EXPECT_EQ(starts(std::vector<int64_t>{0, 5, 0}), (std::vector<int64_t>{0, 0, 128}));
+  EXPECT_EQ(contiguous_rows(std::vector<int64_t>{0, 5, 0}), 128);
   EXPECT_EQ(kGroupedRowAlignment, 128);
 }
 
@@ -209,10 +215,10 @@ TEST(BenchGrouped, AnItemIsTheGroupedProblemOfItsDraws) {
   EXPECT_EQ(c.group_rows, draw_group_rows(8, 4096, 2026, 2));
   EXPECT_EQ(c.problem.grouping, Grouping::contiguous);
   EXPECT_EQ(c.problem.num_groups, 8);
-  EXPECT_EQ(c.problem.m, contiguous_padded_rows(c.group_rows));
+  EXPECT_EQ(c.problem.m, contiguous_rows(c.group_rows));
   EXPECT_EQ(c.problem.m % 128, 0);
   EXPECT_EQ(c.problem.expected_m, 4096);
-  EXPECT_EQ(c.row_starts, contiguous_run_starts(c.group_rows));
+  EXPECT_EQ(c.row_starts, check_contiguous_groups(c.problem, c.group_rows));
   const int64_t valid = std::accumulate(c.group_rows.begin(), c.group_rows.end(), int64_t(0));
   EXPECT_EQ(c.valid_rows(), valid);
   EXPECT_DOUBLE_EQ(c.useful_flops(), 2.0 * double(valid) * 4096 * 7168);

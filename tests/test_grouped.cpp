@@ -74,6 +74,8 @@ TEST(Grouped, ContiguousGroupsArePaddedRuns) {
   const GemmProblem p = grouped(Grouping::contiguous, 4, 512, 256, 256);
   const std::vector<int64_t> rows{1, 0, 129, 100};
   EXPECT_EQ(check_contiguous_groups(p, rows), (std::vector<int64_t>{0, 128, 128, 384}));
+  EXPECT_EQ(contiguous_rows(rows), 512);
+  EXPECT_THROW(contiguous_rows(std::vector<int64_t>{4, -1}), InvalidArgument);
   const std::vector<int32_t> index = contiguous_group_index(p, rows);
   ASSERT_EQ(index.size(), 512u);
   EXPECT_EQ(index[0], 0);

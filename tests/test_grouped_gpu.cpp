@@ -50,9 +50,7 @@ GroupedCheck run_grouped(Grouping grouping, const std::vector<int64_t>& rows, in
     p.m = max_m > 0 ? max_m : std::max<int64_t>(64, (largest + 63) / 64 * 64);
     for (size_t g = 0; g < rows.size(); ++g) starts.push_back(int64_t(g) * p.m);
   } else {
-    int64_t total = 0;
-    for (int64_t r : rows) total += (r + 127) / 128 * 128;
-    p.m = std::max<int64_t>(total, 128);
+    p.m = std::max<int64_t>(contiguous_rows(rows), kGroupedRowAlignment);
     starts = check_contiguous_groups(p, rows);
   }
   p.expected_m = std::max<int64_t>(1, largest);

@@ -67,6 +67,11 @@ struct GroupedOperands {
 GemmReport grouped_gemm(const GemmProblem& problem, const GroupedOperands& operands,
                         cudaStream_t stream, const GemmOptions& options = {});
 
+// The rows of A and D the contiguous layout takes for groups of these sizes: every group's run
+// padded to kGroupedRowAlignment (an empty group takes none), summed. Throws InvalidArgument
+// naming the group for a negative size.
+int64_t contiguous_rows(std::span<const int64_t> group_rows);
+
 // Host-side check of a contiguous layout the caller knows: group_rows[g] = rows of group g
 // (before padding). Throws InvalidArgument naming the group and the rule when the padded runs
 // do not add up to problem.m, and returns the row where each group's run starts.

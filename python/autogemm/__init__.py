@@ -371,7 +371,7 @@ def grouped_gemm(a: Array, b: Array, *, group_index: Optional[Array] = None,
     _, report = _core.grouped_gemm(
         export(a), export(b), export(group_index), export(masked_m), export(out),
         _dtype_text(out_dtype), float(alpha), int(expected_m or 0), _config_text(config),
-        handle, alloc)
+        handle, alloc, bool(return_report))
     if out is not None:
         result = out
     else:

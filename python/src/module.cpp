@@ -318,7 +318,8 @@ NB_MODULE(_core, m) {
       "grouped_gemm",
       [](nb::handle a, nb::handle b, nb::handle group_index, nb::handle masked_m, nb::handle out,
          std::optional<std::string> out_dtype, float alpha, int64_t expected_m,
-         std::optional<std::string> config, uintptr_t stream, nb::handle alloc) {
+         std::optional<std::string> config, uintptr_t stream, nb::handle alloc,
+         bool want_report) {
         GroupedRequest r;
         r.a = a;
         r.b = b;
@@ -332,11 +333,12 @@ NB_MODULE(_core, m) {
         r.stream = stream;
         r.alloc = alloc;
         const GroupedResult result = grouped_gemm_call(r);
-        return nb::make_tuple(result.out, report_or_none(result.report, true));
+        return nb::make_tuple(result.out, report_or_none(result.report, want_report));
       },
       "a"_a.none(), "b"_a.none(), "group_index"_a.none(), "masked_m"_a.none(), "out"_a.none(),
       "out_dtype"_a.none(), "alpha"_a, "expected_m"_a, "config"_a.none(), "stream"_a,
-      "alloc"_a.none(), "Grouped (mixture-of-experts) GEMM; returns (out, report).");
+      "alloc"_a.none(), "want_report"_a,
+      "Grouped (mixture-of-experts) GEMM; returns (out, report or None).");
 
   m.def("quantize_fp8", &quantize, "x"_a.none(), "values"_a.none(), "scales"_a.none(),
         "block_rows"_a, "stream"_a, "alloc"_a.none(),

@@ -34,10 +34,6 @@ namespace autogemm::bench {
 std::vector<int64_t> draw_group_rows(int64_t groups, int64_t m_per_group, uint64_t seed,
                                      uint64_t row_index);
 
-// The contiguous layout's rows: each group's run rounded up to kGroupedRowAlignment, summed.
-int64_t contiguous_padded_rows(std::span<const int64_t> group_rows);
-// Where each group's run starts in that layout (the prefix sums of the padded runs).
-std::vector<int64_t> contiguous_run_starts(std::span<const int64_t> group_rows);
 // The masked layout's max_m: the largest group rounded up to kMaskedMaxMAlignment.
 int64_t masked_max_m(std::span<const int64_t> group_rows);
 

@@ -32,6 +32,14 @@ void check_grouped_operands(const GemmProblem& p, const GroupedOperands& o) {
                      "device memory)");
 }
 
+// One group's run in the contiguous layout: its rows padded so no tile holds two groups.
+int64_t padded_run(std::span<const int64_t> group_rows, size_t g) {
+  if (group_rows[g] < 0)
+    throw InvalidArgument(fmt::format("group_rows[{}]", g), std::to_string(group_rows[g]),
+                          "must be >= 0");
+  return (group_rows[g] + kGroupedRowAlignment - 1) / kGroupedRowAlignment * kGroupedRowAlignment;
+}
+
 }  // namespace
 
 GemmReport grouped_gemm(const GemmProblem& problem, const GroupedOperands& operands,
@@ -74,6 +82,12 @@ GemmReport grouped_gemm(const GemmProblem& problem, const GroupedOperands& opera
   return report;
 }
 
+int64_t contiguous_rows(std::span<const int64_t> group_rows) {
+  int64_t rows = 0;
+  for (size_t g = 0; g < group_rows.size(); ++g) rows += padded_run(group_rows, g);
+  return rows;
+}
+
 std::vector<int64_t> check_contiguous_groups(const GemmProblem& problem,
                                              std::span<const int64_t> group_rows) {
   if (problem.grouping != Grouping::contiguous)
@@ -86,13 +100,8 @@ std::vector<int64_t> check_contiguous_groups(const GemmProblem& problem,
   starts.reserve(group_rows.size());
   int64_t row = 0;
   for (size_t g = 0; g < group_rows.size(); ++g) {
-    if (group_rows[g] < 0)
-      throw InvalidArgument(fmt::format("group_rows[{}]", g), std::to_string(group_rows[g]),
-                            "must be >= 0");
     starts.push_back(row);
-    // Each group's run is padded to the alignment so no tile holds two groups.
-    row += (group_rows[g] + kGroupedRowAlignment - 1) / kGroupedRowAlignment *
-           kGroupedRowAlignment;
+    row += padded_run(group_rows, g);
     if (row > problem.m)
       throw InvalidArgument(fmt::format("group_rows[{}]", g), std::to_string(group_rows[g]),
                             fmt::format("groups 0..{} padded to {} rows each take {} rows; A and "
