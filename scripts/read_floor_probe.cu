@@ -1,0 +1,286 @@
+// The floor of a memory-bound GEMM row: the fastest this GPU reads the row's bytes once, with
+// nothing else to do (issue 21: is "1.15x cuBLASLt on M <= 32" reachable at all?). For each
+// "m n k bytes_per_element" line on stdin it reads (M + N) x K inputs plus M x N outputs' worth
+// of bytes with several read strategies and prints the best median, timed like `autogemm bench`:
+// an L2 flush (a read of 256 MiB) before every call, outside the CUDA event pair; 5 warm-up and
+// 30 timed calls; median.
+// Strategies: 16-byte loads (ld.global.nc.L1::no_allocate) grid-stride or a contiguous span per
+// CTA, 4/8/16 loads in flight per thread, 1-8 CTAs per SM; and TMA bulk copies
+// (cp.async.bulk, PTX ISA 8.0) of 16-32 KB into a shared-memory ring per CTA.
+// Build: nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -o read_floor_probe read_floor_probe.cu
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#define CHECK(x)                                                                          \
+  do {                                                                                    \
+    cudaError_t e = (x);                                                                  \
+    if (e != cudaSuccess) {                                                               \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e)); \
+      std::exit(1);                                                                       \
+    }                                                                                     \
+  } while (0)
+
+__device__ __forceinline__ uint4 load_stream(const uint4* p) {
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+
+// Grid-stride: iteration i of thread t reads vectors t + (i * kInFlight + j) * stride.
+template <int kInFlight>
+__global__ void read_grid_stride(const uint4* data, long long vectors, unsigned* sink) {
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  unsigned acc = 0;
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  for (; i + (kInFlight - 1) * stride < vectors; i += kInFlight * stride) {
+    uint4 v[kInFlight];
+#pragma unroll
+    for (int j = 0; j < kInFlight; ++j) v[j] = load_stream(data + i + j * stride);
+#pragma unroll
+    for (int j = 0; j < kInFlight; ++j) acc ^= v[j].x ^ v[j].y ^ v[j].z ^ v[j].w;
+  }
+  for (; i < vectors; i += stride) {
+    const uint4 v = load_stream(data + i);
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == 0x9e3779b9u) *sink = acc;
+}
+
+// A contiguous span per CTA, read block-wide kInFlight vectors per thread at a time.
+template <int kInFlight>
+__global__ void read_spans(const uint4* data, long long vectors, unsigned* sink) {
+  const long long per_cta = (vectors + gridDim.x - 1) / gridDim.x;
+  const long long begin = blockIdx.x * per_cta;
+  const long long end = min(vectors, begin + per_cta);
+  unsigned acc = 0;
+  long long i = begin + threadIdx.x;
+  for (; i + (kInFlight - 1) * (long long)blockDim.x < end; i += kInFlight * blockDim.x) {
+    uint4 v[kInFlight];
+#pragma unroll
+    for (int j = 0; j < kInFlight; ++j) v[j] = load_stream(data + i + j * blockDim.x);
+#pragma unroll
+    for (int j = 0; j < kInFlight; ++j) acc ^= v[j].x ^ v[j].y ^ v[j].z ^ v[j].w;
+  }
+  for (; i < end; i += blockDim.x) {
+    const uint4 v = load_stream(data + i);
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == 0x9e3779b9u) *sink = acc;
+}
+
+__device__ __forceinline__ unsigned smem_addr(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+// TMA bulk copies of `chunk` bytes into a ring of kStages slots; thread 0 issues, every warp's
+// lane reads one word of each landed slot (so the copy is consumed), then the slot is refilled.
+template <int kStages>
+__global__ void read_bulk(const unsigned char* data, long long bytes, int chunk, unsigned* sink) {
+  extern __shared__ __align__(128) unsigned char ring[];
+  __shared__ __align__(8) unsigned long long full[kStages];
+  const long long chunks = (bytes + chunk - 1) / chunk;
+  const long long per_cta = (chunks + gridDim.x - 1) / gridDim.x;
+  const long long first = blockIdx.x * per_cta;
+  const long long last = min(chunks, first + per_cta);
+  if (threadIdx.x == 0)
+    for (int s = 0; s < kStages; ++s)
+      asm volatile("mbarrier.init.shared.b64 [%0], 1;" ::"r"(smem_addr(&full[s])));
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  __syncthreads();
+  auto issue = [&](long long c) {
+    const int s = int((c - first) % kStages);
+    const long long offset = c * chunk;
+    const unsigned size = unsigned(min((long long)chunk, bytes - offset));
+    asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;" ::"r"(smem_addr(&full[s])),
+                 "r"(size)
+                 : "memory");
+    asm volatile(
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+            smem_addr(ring + s * chunk)),
+        "l"(data + offset), "r"(size), "r"(smem_addr(&full[s]))
+        : "memory");
+  };
+  if (threadIdx.x == 0)
+    for (long long c = first; c < min(last, first + kStages); ++c) issue(c);
+  unsigned acc = 0;
+  for (long long c = first; c < last; ++c) {
+    const int s = int((c - first) % kStages);
+    const unsigned parity = unsigned(((c - first) / kStages) & 1);
+    unsigned done = 0;
+    while (!done)
+      asm volatile(
+          "{ .reg .pred p; mbarrier.try_wait.parity.shared.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+          : "=r"(done)
+          : "r"(smem_addr(&full[s])), "r"(parity)
+          : "memory");
+    acc ^= reinterpret_cast<const unsigned*>(ring + s * chunk)[threadIdx.x];
+    __syncthreads();   // every thread read the slot before it is refilled
+    if (threadIdx.x == 0 && c + kStages < last) issue(c + kStages);
+  }
+  if (acc == 0x9e3779b9u) *sink = acc;
+}
+
+
+// The decode kernel's own access pattern, without its arithmetic: B as rows of `row_bytes`,
+// tiles of 16 rows, units of kRun bytes of each of a tile's rows; lane (g = lane / 4, p = lane %
+// 4) reads rows g and g + 8, 16 bytes at p * 16 of every 64 (mma.sync's fragment rows). Two
+// units in flight per warp. kCtaInterleave: a CTA's range of units is walked by its four warps
+// in turn (a CTA reads 4 x kRun contiguous bytes of each row at a time); otherwise every warp
+// takes its own range.
+template <int kRun, bool kCtaInterleave>
+__global__ void read_tiles(const unsigned char* data, long long rows, long long row_bytes,
+                           unsigned* sink) {
+  constexpr int kChunks = kRun / 64;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const long long steps = row_bytes / kRun, units = rows / 16 * steps;
+  long long begin, end, stride;
+  if (kCtaInterleave) {
+    begin = blockIdx.x * units / gridDim.x + warp;
+    end = (blockIdx.x + 1) * units / gridDim.x;
+    stride = 4;
+  } else {
+    const long long w = blockIdx.x * 4ll + warp, warps = gridDim.x * 4ll;
+    begin = w * units / warps;
+    end = (w + 1) * units / warps;
+    stride = 1;
+  }
+  auto load = [&](long long u, uint4 (&v)[2][kChunks]) {
+    const long long tile = u / steps, step = u % steps;
+#pragma unroll
+    for (int r = 0; r < 2; ++r)
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c)
+        v[r][c] = load_stream(reinterpret_cast<const uint4*>(
+            data + (tile * 16 + lane / 4 + 8 * r) * row_bytes + step * kRun + c * 64 + (lane % 4) * 16));
+  };
+  unsigned acc = 0;
+  uint4 cur[2][kChunks], nxt[2][kChunks];
+  if (begin < end) load(begin, cur);
+  for (long long u = begin; u < end; u += stride) {
+    if (u + stride < end) load(u + stride, nxt);
+#pragma unroll
+    for (int r = 0; r < 2; ++r)
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c) acc ^= cur[r][c].x ^ cur[r][c].y ^ cur[r][c].z ^ cur[r][c].w;
+#pragma unroll
+    for (int r = 0; r < 2; ++r)
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c) cur[r][c] = nxt[r][c];
+  }
+  if (acc == 0x9e3779b9u) *sink = acc;
+}
+
+struct Variant {
+  std::string name;
+  std::function<void(cudaStream_t)> launch;
+};
+
+int main() {
+  int sms = 0;
+  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  cudaDeviceProp prop;
+  CHECK(cudaGetDeviceProperties(&prop, 0));
+  const long long max_bytes = 512ll << 20;
+  unsigned char* data = nullptr;
+  unsigned char* flush = nullptr;
+  unsigned* sink = nullptr;
+  const long long flush_bytes = 256ll << 20;
+  CHECK(cudaMalloc(&data, max_bytes));
+  CHECK(cudaMalloc(&flush, flush_bytes));
+  CHECK(cudaMalloc(&sink, 4));
+  CHECK(cudaMemset(data, 0x5a, max_bytes));
+  CHECK(cudaMemset(flush, 0x3c, flush_bytes));
+  cudaStream_t stream;
+  CHECK(cudaStreamCreate(&stream));
+  cudaEvent_t start, stop;
+  CHECK(cudaEventCreate(&start));
+  CHECK(cudaEventCreate(&stop));
+  for (int stages : {4, 8})
+    for (int chunk : {16384, 32768}) {
+      const int smem = stages * chunk;
+      if (smem > 227 * 1024) continue;
+      if (stages == 4)
+        CHECK(cudaFuncSetAttribute(read_bulk<4>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+      else
+        CHECK(cudaFuncSetAttribute(read_bulk<8>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    }
+  std::printf("# %s, %d SMs\n", prop.name, sms);
+  std::printf("m,n,k,elem_bytes,bytes,floor_us,floor_gbps,variant,second_us,second_variant\n");
+  long long m, n, k;
+  int elem;
+  while (std::scanf("%lld %lld %lld %d", &m, &n, &k, &elem) == 4) {
+    const long long bytes = std::min(max_bytes, ((m + n) * k * elem + m * n * 2) / 16 * 16);
+    const long long vectors = bytes / 16;
+    const uint4* v = reinterpret_cast<const uint4*>(data);
+    std::vector<Variant> variants;
+    for (int per_sm : {1, 2, 4, 8})
+      for (int threads : {256, 512}) {
+        const int grid = sms * per_sm;
+        if (threads * per_sm > 2048) continue;
+        const std::string tag = "x" + std::to_string(per_sm) + " t" + std::to_string(threads);
+        variants.push_back({"stride4 " + tag, [=](cudaStream_t s) { read_grid_stride<4><<<grid, threads, 0, s>>>(v, vectors, sink); }});
+        variants.push_back({"stride8 " + tag, [=](cudaStream_t s) { read_grid_stride<8><<<grid, threads, 0, s>>>(v, vectors, sink); }});
+        variants.push_back({"stride16 " + tag, [=](cudaStream_t s) { read_grid_stride<16><<<grid, threads, 0, s>>>(v, vectors, sink); }});
+        variants.push_back({"span8 " + tag, [=](cudaStream_t s) { read_spans<8><<<grid, threads, 0, s>>>(v, vectors, sink); }});
+      }
+    for (int per_sm : {1, 2})
+      for (int chunk : {16384, 32768}) {
+        const int grid = sms * per_sm;
+        const std::string tag = " x" + std::to_string(per_sm) + " " + std::to_string(chunk / 1024) + "K";
+        if (4 * chunk * per_sm <= 227 * 1024)
+          variants.push_back({"bulk4" + tag, [=](cudaStream_t s) { read_bulk<4><<<grid, 256, 4 * chunk, s>>>(data, bytes, chunk, sink); }});
+        if (8 * chunk * per_sm <= 227 * 1024)
+          variants.push_back({"bulk8" + tag, [=](cudaStream_t s) { read_bulk<8><<<grid, 256, 8 * chunk, s>>>(data, bytes, chunk, sink); }});
+      }
+    // The decode kernel's pattern on B alone (N rows of K elements), when a row holds whole
+    // 512-byte runs.
+    const long long row_bytes = k * elem;
+    if (n % 16 == 0 && row_bytes % 512 == 0 && n * row_bytes <= max_bytes) {
+      const unsigned char* d = data;
+      for (int per_sm : {2, 3, 4, 6}) {
+        const int grid = sms * per_sm;
+        const std::string tag = " x" + std::to_string(per_sm);
+        variants.push_back({"tiles128 warp" + tag, [=](cudaStream_t s) { read_tiles<128, false><<<grid, 128, 0, s>>>(d, n, row_bytes, sink); }});
+        variants.push_back({"tiles256 warp" + tag, [=](cudaStream_t s) { read_tiles<256, false><<<grid, 128, 0, s>>>(d, n, row_bytes, sink); }});
+        variants.push_back({"tiles512 warp" + tag, [=](cudaStream_t s) { read_tiles<512, false><<<grid, 128, 0, s>>>(d, n, row_bytes, sink); }});
+        variants.push_back({"tiles128 cta" + tag, [=](cudaStream_t s) { read_tiles<128, true><<<grid, 128, 0, s>>>(d, n, row_bytes, sink); }});
+        variants.push_back({"tiles256 cta" + tag, [=](cudaStream_t s) { read_tiles<256, true><<<grid, 128, 0, s>>>(d, n, row_bytes, sink); }});
+        variants.push_back({"tiles512 cta" + tag, [=](cudaStream_t s) { read_tiles<512, true><<<grid, 128, 0, s>>>(d, n, row_bytes, sink); }});
+      }
+    }
+    std::vector<std::pair<float, std::string>> results;
+    for (const Variant& var : variants) {
+      std::vector<float> times;
+      for (int it = 0; it < 35; ++it) {
+        read_grid_stride<8><<<sms * 4, 512, 0, stream>>>(reinterpret_cast<const uint4*>(flush),
+                                                         flush_bytes / 16, sink);
+        CHECK(cudaEventRecord(start, stream));
+        var.launch(stream);
+        CHECK(cudaEventRecord(stop, stream));
+        CHECK(cudaEventSynchronize(stop));
+        float ms = 0;
+        CHECK(cudaEventElapsedTime(&ms, start, stop));
+        if (it >= 5) times.push_back(ms * 1000.f);
+      }
+      CHECK(cudaGetLastError());
+      std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+      results.push_back({times[times.size() / 2], var.name});
+    }
+    std::sort(results.begin(), results.end());
+    if (std::getenv("PROBE_ALL"))
+      for (const auto& [us, name] : results) std::printf("#  %lld %lld %lld %d %-22s %.2f\n", m, n, k, elem, name.c_str(), us);
+    std::printf("%lld,%lld,%lld,%d,%lld,%.2f,%.0f,%s,%.2f,%s\n", m, n, k, elem, bytes,
+                results[0].first, bytes / results[0].first * 1e-3, results[0].second.c_str(),
+                results[1].first, results[1].second.c_str());
+    std::fflush(stdout);
+  }
+  return 0;
+}
