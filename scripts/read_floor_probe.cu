@@ -135,10 +135,15 @@ __global__ void read_bulk(const unsigned char* data, long long bytes, int chunk,
 // units in flight per warp. kCtaInterleave: a CTA's range of units is walked by its four warps
 // in turn (a CTA reads 4 x kRun contiguous bytes of each row at a time); otherwise every warp
 // takes its own range.
-template <int kRun, bool kCtaInterleave>
+template <int kRun, bool kCtaInterleave, int kLanesPerRow = 4>
 __global__ void read_tiles(const unsigned char* data, long long rows, long long row_bytes,
                            unsigned* sink) {
+  // kLanesPerRow 4: mma.sync's fragment rows (8 rows x 64 B an instruction); 8, 16, 32: each
+  // instruction reads 32 / kLanesPerRow rows x kLanesPerRow x 16 contiguous bytes (a transpose
+  // through shared memory would then make the fragments).
+  static_assert(kRun % (kLanesPerRow * 16) == 0, "whole instructions per row");
   constexpr int kChunks = kRun / 64;
+  constexpr int kRowsPerLoad = 32 / kLanesPerRow;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const long long steps = row_bytes / kRun, units = rows / 16 * steps;
   long long begin, end, stride;
@@ -157,9 +162,19 @@ __global__ void read_tiles(const unsigned char* data, long long rows, long long 
 #pragma unroll
     for (int r = 0; r < 2; ++r)
 #pragma unroll
-      for (int c = 0; c < kChunks; ++c)
-        v[r][c] = load_stream(reinterpret_cast<const uint4*>(
-            data + (tile * 16 + lane / 4 + 8 * r) * row_bytes + step * kRun + c * 64 + (lane % 4) * 16));
+      for (int c = 0; c < kChunks; ++c) {
+        // Load i = r * kChunks + c of the lane's 2 x kChunks: rows 16 over kRowsPerLoad each.
+        const int i = r * kChunks + c;
+        const int per_row = kRun / (kLanesPerRow * 16);   // loads per row
+        const int row = (i / per_row) * kRowsPerLoad + lane / kLanesPerRow;
+        const int col = (i % per_row) * kLanesPerRow * 16 + (lane % kLanesPerRow) * 16;
+        v[r][c] = kLanesPerRow == 4
+                      ? load_stream(reinterpret_cast<const uint4*>(
+                            data + (tile * 16 + lane / 4 + 8 * r) * row_bytes + step * kRun +
+                            c * 64 + (lane % 4) * 16))
+                      : load_stream(reinterpret_cast<const uint4*>(
+                            data + (tile * 16 + row) * row_bytes + step * kRun + col));
+      }
   };
   unsigned acc = 0;
   uint4 cur[2][kChunks], nxt[2][kChunks];
@@ -174,6 +189,58 @@ __global__ void read_tiles(const unsigned char* data, long long rows, long long 
     for (int r = 0; r < 2; ++r)
 #pragma unroll
       for (int c = 0; c < kChunks; ++c) cur[r][c] = nxt[r][c];
+  }
+  if (acc == 0x9e3779b9u) *sink = acc;
+}
+
+// Per-row bulk copies into a shared-memory ring: a stage is 16 rows x `run` bytes of one tile,
+// lanes 0-15 of warp 0 each copy one row (cp.async.bulk, 1-D), counted on the stage's barrier.
+// The CTA's range of units (tile, step) is contiguous, as in read_tiles.
+template <int kStages>
+__global__ void read_bulk_rows(const unsigned char* data, long long rows, long long row_bytes,
+                               int run, unsigned* sink) {
+  extern __shared__ __align__(128) unsigned char ring[];
+  __shared__ __align__(8) unsigned long long full[kStages];
+  const long long steps = row_bytes / run, units = rows / 16 * steps;
+  const long long first = blockIdx.x * units / gridDim.x, last = (blockIdx.x + 1) * units / gridDim.x;
+  const int stage_bytes = 16 * run;
+  if (threadIdx.x == 0)
+    for (int s = 0; s < kStages; ++s)
+      asm volatile("mbarrier.init.shared.b64 [%0], 1;" ::"r"(smem_addr(&full[s])));
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  __syncthreads();
+  auto issue = [&](long long u) {
+    const int s = int((u - first) % kStages);
+    const long long tile = u / steps, step = u % steps;
+    if (threadIdx.x == 0)
+      asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;" ::"r"(smem_addr(&full[s])),
+                   "r"(stage_bytes)
+                   : "memory");
+    __syncwarp();
+    if (threadIdx.x < 16)
+      asm volatile(
+          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+              smem_addr(ring + s * stage_bytes + threadIdx.x * run)),
+          "l"(data + (tile * 16 + threadIdx.x) * row_bytes + step * run), "r"(run),
+          "r"(smem_addr(&full[s]))
+          : "memory");
+  };
+  if (threadIdx.x < 32)
+    for (long long u = first; u < min(last, first + kStages); ++u) issue(u);
+  unsigned acc = 0;
+  for (long long u = first; u < last; ++u) {
+    const int s = int((u - first) % kStages);
+    const unsigned parity = unsigned(((u - first) / kStages) & 1);
+    unsigned done = 0;
+    while (!done)
+      asm volatile(
+          "{ .reg .pred p; mbarrier.try_wait.parity.shared.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+          : "=r"(done)
+          : "r"(smem_addr(&full[s])), "r"(parity)
+          : "memory");
+    acc ^= reinterpret_cast<const unsigned*>(ring + s * stage_bytes)[threadIdx.x];
+    __syncthreads();
+    if (threadIdx.x < 32 && u + kStages < last) issue(u + kStages);
   }
   if (acc == 0x9e3779b9u) *sink = acc;
 }
@@ -212,6 +279,9 @@ int main() {
       else
         CHECK(cudaFuncSetAttribute(read_bulk<8>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     }
+  CHECK(cudaFuncSetAttribute(read_bulk_rows<8>, cudaFuncAttributeMaxDynamicSharedMemorySize, 96 * 1024));
+  CHECK(cudaFuncSetAttribute(read_bulk_rows<6>, cudaFuncAttributeMaxDynamicSharedMemorySize, 96 * 1024));
+  CHECK(cudaFuncSetAttribute(read_bulk_rows<3>, cudaFuncAttributeMaxDynamicSharedMemorySize, 96 * 1024));
   std::printf("# %s, %d SMs\n", prop.name, sms);
   std::printf("m,n,k,elem_bytes,bytes,floor_us,floor_gbps,variant,second_us,second_variant\n");
   long long m, n, k;
@@ -254,7 +324,24 @@ int main() {
         variants.push_back({"tiles128 cta" + tag, [=](cudaStream_t s) { read_tiles<128, true><<<grid, 128, 0, s>>>(d, n, row_bytes, sink); }});
         variants.push_back({"tiles256 cta" + tag, [=](cudaStream_t s) { read_tiles<256, true><<<grid, 128, 0, s>>>(d, n, row_bytes, sink); }});
         variants.push_back({"tiles512 cta" + tag, [=](cudaStream_t s) { read_tiles<512, true><<<grid, 128, 0, s>>>(d, n, row_bytes, sink); }});
+        variants.push_back({"rows256 l16" + tag, [=](cudaStream_t s) { read_tiles<256, false, 16><<<grid, 128, 0, s>>>(d, n, row_bytes, sink); }});
+        variants.push_back({"rows512 l32" + tag, [=](cudaStream_t s) { read_tiles<512, false, 32><<<grid, 128, 0, s>>>(d, n, row_bytes, sink); }});
+        variants.push_back({"rows512 l16" + tag, [=](cudaStream_t s) { read_tiles<512, false, 16><<<grid, 128, 0, s>>>(d, n, row_bytes, sink); }});
+        variants.push_back({"rows256 l8" + tag, [=](cudaStream_t s) { read_tiles<256, false, 8><<<grid, 128, 0, s>>>(d, n, row_bytes, sink); }});
       }
+      // Per-row bulk copies: 16 rows x kRun bytes a stage, one cp.async.bulk per row.
+      for (int per_sm : {1, 2})
+        for (int run : {512, 1024, 2048}) {
+          const int grid = sms * per_sm, stage = 16 * run;
+          const int stages = std::min(8, 96 * 1024 / stage);
+          const std::string tag = " x" + std::to_string(per_sm) + " s" + std::to_string(stages);
+          if (stages == 8)
+            variants.push_back({"bulkrows" + std::to_string(run) + tag, [=](cudaStream_t s) { read_bulk_rows<8><<<grid, 128, 8 * stage, s>>>(d, n, row_bytes, run, sink); }});
+          else if (stages == 6)
+            variants.push_back({"bulkrows" + std::to_string(run) + tag, [=](cudaStream_t s) { read_bulk_rows<6><<<grid, 128, 6 * stage, s>>>(d, n, row_bytes, run, sink); }});
+          else if (stages == 3)
+            variants.push_back({"bulkrows" + std::to_string(run) + tag, [=](cudaStream_t s) { read_bulk_rows<3><<<grid, 128, 3 * stage, s>>>(d, n, row_bytes, run, sink); }});
+        }
     }
     std::vector<std::pair<float, std::string>> results;
     for (const Variant& var : variants) {
