@@ -1,7 +1,9 @@
 // `autogemm bench --grouped` on the host: the grouped suite's format and its bad lines, the drawn
 // groups (reproducible per row, in range), the contiguous padding and masked max_m arithmetic,
-// which rows the float64 reference checks, the bitwise poison count, the report (table, CSV,
-// JSON, summary), and the command without a GPU.
+// FP8 rows (their problem, the cuBLASLt loop's rows, the grouped-batched baseline's n/a), the
+// dense twin's problem, which rows the float64 reference checks, the bitwise poison count, the
+// report (table, CSV, JSON, summary; the dense column), and the command without a GPU.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,8 +15,11 @@
 
 #include "autogemm/errors.hpp"
 #include "autogemm/grouped.hpp"
+#include "autogemm/quantize.hpp"
 #include "bench/bench_runner.hpp"
+#include "bench/grouped_baselines.hpp"
 #include "bench/grouped_bench.hpp"
+#include "bench/grouped_dense.hpp"
 #include "bench/grouped_checks.hpp"
 #include "bench/grouped_report.hpp"
 #include "bench/grouped_suite.hpp"
@@ -251,7 +256,89 @@ TEST(BenchGrouped, ARowTheProblemRulesRefuseNamesItsLine) {
   } catch (const InvalidArgument& e) {
     EXPECT_EQ(e.argument().rfind("g.csv line 8 (", 0), 0u) << e.what();
   }
-  EXPECT_THROW(make_grouped_item(cases[0], 0, DType::e4m3, DType::bf16, 1), InvalidArgument);
+  // The bench makes FP8 inputs by quantising to e4m3 only.
+  try {
+    make_grouped_item(cases[0], 0, DType::e5m2, DType::bf16, 1);
+    FAIL() << "no error";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument(), "dtype");
+    EXPECT_EQ(e.value(), "e5m2");
+    EXPECT_NE(e.rule().find("e4m3"), std::string::npos) << e.what();
+  }
+}
+
+// ---- FP8 rows and the dense twin ---------------------------------------------------------------
+
+TEST(BenchGrouped, AnFp8ItemIsBlockScaledE4m3WithItsScalesInItsBytes) {
+  for (DType out : {DType::bf16, DType::fp16, DType::fp32}) {   // every D grouped_gemm takes
+    const GroupedItem m = make_grouped_item(make_case(Grouping::masked, 16, 64, 7168, 2048, 9), 3,
+                                            DType::e4m3, out, 2026);
+    EXPECT_TRUE(block_scaled_fp8(m.problem));
+    EXPECT_EQ(m.problem.a_type, DType::e4m3);
+    EXPECT_EQ(m.problem.b_type, DType::e4m3);
+    EXPECT_EQ(m.problem.scaling, Scaling::block_1x128_128x128);
+    EXPECT_EQ(m.problem.d_type, out);
+    // The same draws as the 16-bit row of the same index and seed.
+    EXPECT_EQ(m.group_rows, draw_group_rows(16, 64, 2026, 3));
+    const double valid = double(m.valid_rows());
+    // A, B, D, then the scales: 16 k-blocks per row of A, 56 x 16 blocks per group of B.
+    EXPECT_DOUBLE_EQ(m.bytes(), valid * 2048 + 16.0 * 7168 * 2048 +
+                                    valid * 7168 * dtype_bytes(out) +
+                                    4.0 * (valid * 16 + 16.0 * 56 * 16));
+  }
+  const GroupedItem bf16 = make_grouped_item(make_case(Grouping::masked, 16, 64, 7168, 2048, 9),
+                                             3, DType::bf16, DType::bf16, 2026);
+  EXPECT_FALSE(block_scaled_fp8(bf16.problem));
+}
+
+TEST(BenchGrouped, TheDenseTwinIsOneGemmOfTheValidRows) {
+  for (DType in : {DType::bf16, DType::e4m3}) {
+    const GroupedItem item = make_grouped_item(
+        make_case(Grouping::contiguous, 8, 4096, 4096, 7168, 9), 2, in, DType::bf16, 2026);
+    const GemmProblem twin = dense_twin_problem(item);
+    EXPECT_EQ(twin.grouping, Grouping::none);
+    EXPECT_EQ(twin.num_groups, 1);
+    EXPECT_EQ(twin.m, item.valid_rows());
+    EXPECT_LT(twin.m, item.problem.m);   // the padding is not computed
+    EXPECT_EQ(twin.n, 4096);
+    EXPECT_EQ(twin.k, 7168);
+    EXPECT_EQ(twin.a_type, in);
+    EXPECT_EQ(twin.d_type, DType::bf16);
+    EXPECT_EQ(twin.scaling, item.problem.scaling);
+    EXPECT_EQ(twin.layout, Layout::nt);
+    EXPECT_DOUBLE_EQ(twin.flops(), item.useful_flops());
+  }
+  // Masked: every group's valid rows, not max_m of each.
+  const GroupedItem masked = make_grouped_item(make_case(Grouping::masked, 32, 32, 4096, 7168, 4),
+                                               1, DType::e4m3, DType::bf16, 2026);
+  EXPECT_EQ(dense_twin_problem(masked).m, masked.valid_rows());
+}
+
+TEST(BenchGrouped, TheFp8LoopRoundsEachGroupsMUpToAMultipleOf4WithinItsStoredRows) {
+  GroupedItem item = make_grouped_item(make_case(Grouping::contiguous, 4, 100, 256, 256, 3), 0,
+                                       DType::e4m3, DType::bf16, 1);
+  item.group_rows = {0, 1, 127, 128};   // the loop reads only the rows (and the layout's rule)
+  EXPECT_EQ(cublaslt_loop_rows(item), (std::vector<int64_t>{0, 4, 128, 128}));
+  GroupedItem masked = make_grouped_item(make_case(Grouping::masked, 4, 40, 256, 256, 3), 0,
+                                         DType::e4m3, DType::bf16, 1);
+  ASSERT_EQ(masked.problem.m % 64, 0);
+  masked.group_rows = {masked.problem.m - 1, 5, 8, 0};
+  EXPECT_EQ(cublaslt_loop_rows(masked), (std::vector<int64_t>{masked.problem.m, 8, 8, 0}));
+  // 16-bit rows: each group's own M.
+  GroupedItem bf16 = make_grouped_item(make_case(Grouping::contiguous, 4, 100, 256, 256, 3), 0,
+                                       DType::bf16, DType::bf16, 1);
+  EXPECT_EQ(cublaslt_loop_rows(bf16), bf16.group_rows);
+}
+
+TEST(BenchGrouped, GroupedBatchedIsNaForFp8Only) {
+  const GroupedCase c = make_case(Grouping::masked, 4, 40, 256, 256, 3);
+  EXPECT_EQ(
+      grouped_batched_unavailable(make_grouped_item(c, 0, DType::bf16, DType::fp32, 1).problem),
+      "");
+  const std::string why =
+      grouped_batched_unavailable(make_grouped_item(c, 0, DType::e4m3, DType::bf16, 1).problem);
+  EXPECT_NE(why.find("cublasGemmGroupedBatchedEx takes no block-scaled FP8"), std::string::npos)
+      << why;
 }
 
 // ---- what the checks cover ----------------------------------------------------------------------
@@ -322,6 +409,10 @@ std::vector<GroupedRow> report_rows() {
   a.worst_group = 3;
   a.diff_limit = 1e-5;
   a.checked_rows = 1000;
+  a.dense.time = one_time(110.0);
+  a.dense.tflops = a.item.useful_flops() / 110.0 * 1e-6;
+  a.dense.ratio = 1.1;
+  a.dense.config = "128x256x64 s4 c2 p g8";
 
   GroupedRow b = a;
   b.item = make_grouped_item(make_case(Grouping::masked, 2, 64, 512, 256, 8), 1, DType::bf16,
@@ -333,6 +424,8 @@ std::vector<GroupedRow> report_rows() {
   b.batched.unavailable = "cublasGemmGroupedBatchedEx(...): CUBLAS_STATUS_NOT_SUPPORTED";
   b.same_bytes_copy = one_time(85.0);
   b.worst_group = 0;
+  b.dense = GroupedDense{};
+  b.dense.unavailable = "gemm() of 100 x 512 x 256: no kernel";
 
   GroupedRow c;
   c.item = make_grouped_item(make_case(Grouping::masked, 16, 64, 512, 256, 9), 2, DType::bf16,
@@ -375,17 +468,22 @@ TEST(BenchGrouped, TheTableShowsBaselinesNaFailuresAndCopyShare) {
   std::getline(lines, second);
   std::getline(lines, third);
   for (const char* column : {"kind", "groups", "valid_m", "ours_us", "TFLOP/s", "GB/s", "loop_us",
-                             "batched_us", "diff", "copy", "config"})
+                             "batched_us", "dense_us", "g/dense", "diff", "copy", "config"})
     EXPECT_NE(header.find(column), std::string::npos) << column;
   EXPECT_NE(first.find("contiguous"), std::string::npos) << first;
   EXPECT_NE(first.find("100.00"), std::string::npos) << first;
   EXPECT_NE(first.find("1.500"), std::string::npos) << first;
   EXPECT_NE(first.find("1.200"), std::string::npos) << first;
   EXPECT_NE(first.find("2.00e-06"), std::string::npos) << first;
+  EXPECT_NE(first.find("110.00"), std::string::npos) << first;   // the dense twin
+  EXPECT_NE(first.find("1.100"), std::string::npos) << first;
   EXPECT_NE(first.find(std::to_string(rows[0].item.valid_rows())), std::string::npos) << first;
   EXPECT_NE(second.find("n/a"), std::string::npos) << second;
   EXPECT_NE(second.find("85%"), std::string::npos) << second;
   EXPECT_NE(second.find("no cublasGemmGroupedBatchedEx baseline: "), std::string::npos) << second;
+  EXPECT_NE(second.find("(no dense twin: gemm() of 100 x 512 x 256: no kernel)"),
+            std::string::npos)
+      << second;
   EXPECT_NE(third.find("FAILED"), std::string::npos) << third;
   EXPECT_NE(third.find("no autogemm kernel serves it"), std::string::npos) << third;
 }
@@ -411,16 +509,72 @@ TEST(BenchGrouped, TheSummaryHasBothGeomeansTheMissingBaselinesAndFailures) {
   EXPECT_NE(summary.find("given every group's M on the host"), std::string::npos) << summary;
   EXPECT_NE(summary.find("min 85% (line 8)"), std::string::npos) << summary;
   EXPECT_NE(summary.find("1 of 3 rows FAILED: line 9"), std::string::npos) << summary;
-  // Without baselines (--no-baseline) no ratio is claimed.
+  // The dense twin: contiguous rows only (the masked one had none anyway), and its n/a.
+  EXPECT_NEAR(geomean_dense_ratio_contiguous(rows), 1.1, 1e-12);
+  ASSERT_NE(lowest_dense_ratio_contiguous(rows), nullptr);
+  EXPECT_EQ(lowest_dense_ratio_contiguous(rows)->item.source.line, 7);
+  EXPECT_NE(summary.find("contiguous rows: geomean 1.100 over 1 row, lowest 1.100 (line 7)"),
+            std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("1 of 3 rows had no dense twin (n/a)"), std::string::npos) << summary;
+  EXPECT_EQ(summary.find("FP8 rows"), std::string::npos) << summary;   // none here
+  // Without baselines (--no-baseline) no ratio is claimed; the dense twin still runs.
   EXPECT_EQ(format_grouped_summary(rows, false).find("geomean ratio"), std::string::npos);
+  EXPECT_NE(format_grouped_summary(rows, false).find("geomean 1.100"), std::string::npos);
+}
+
+// An FP8 contiguous row: the grouped-batched baseline n/a (the summary says why), the loop timed,
+// the dense twin's ratio in the contiguous geomean and the lowest.
+TEST(BenchGrouped, Fp8RowsSayTheBatchedBaselineIsNaAndJoinTheDenseFigures) {
+  std::vector<GroupedRow> rows = report_rows();
+  GroupedRow d = rows[0];
+  d.item = make_grouped_item(make_case(Grouping::contiguous, 4, 256, 512, 256, 10), 3,
+                             DType::e4m3, DType::bf16, 1);
+  d.diff = 3e-4;
+  d.diff_limit = 1e-3;
+  d.batched = GroupedBaseline{};
+  d.batched.diff_to_ours = std::nan("");
+  d.batched.unavailable = grouped_batched_unavailable(d.item.problem);
+  d.dense.time = one_time(90.0);
+  d.dense.ratio = 0.9;
+  rows.push_back(d);
+  EXPECT_NEAR(geomean_dense_ratio_contiguous(rows), std::sqrt(1.1 * 0.9), 1e-12);
+  EXPECT_EQ(lowest_dense_ratio_contiguous(rows)->item.source.line, 10);
+  EXPECT_EQ(grouped_rows_without_baseline(rows), 2u);
+  const std::string summary = format_grouped_summary(rows, true);
+  EXPECT_NE(summary.find("2 of 4 rows had no cublasGemmGroupedBatchedEx baseline (n/a)"),
+            std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("cublasGemmGroupedBatchedEx takes no block-scaled FP8, so it is n/a on "
+                         "every FP8 row"),
+            std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("rounded up to a multiple of 4"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("over 2 rows, lowest 0.900 (line 10)"), std::string::npos) << summary;
+
+  const std::string table = format_grouped_table(rows);
+  const std::string fp8_line = table.substr(table.find("\ncontiguous", table.find("FAILED")) + 1);
+  EXPECT_NE(fp8_line.find("n/a"), std::string::npos) << fp8_line;
+  EXPECT_NE(fp8_line.find("0.900"), std::string::npos) << fp8_line;
+  EXPECT_NE(fp8_line.find("takes no block-scaled FP8"), std::string::npos) << fp8_line;
+  const auto fields = csv_fields(grouped_csv_line(d));
+  EXPECT_EQ(fields[8], "fp8");    // dtype, as --dtype spells it
+  EXPECT_EQ(fields[9], "bf16");
+  EXPECT_EQ(fields[17], "");      // batched: n/a
+  EXPECT_EQ(fields[21], "0.9000");
+  const nlohmann::json j = nlohmann::json::parse(grouped_rows_to_json(rows));
+  EXPECT_EQ(j["rows"][3]["dtype"], "fp8");
+  EXPECT_EQ(j["rows"][3]["diff_limit"], 1e-3);
+  EXPECT_EQ(j["lowest_dense_ratio_contiguous"]["line"], 10);
+  EXPECT_NEAR(j["geomean_dense_ratio_contiguous"].get<double>(), std::sqrt(1.1 * 0.9), 1e-12);
 }
 
 TEST(BenchGrouped, CsvHasAFixedHeaderAndOneFieldPerColumn) {
   EXPECT_EQ(grouped_csv_header(),
             "line,kind,groups,m_per_group,valid_m,m,n,k,dtype,out_dtype,tag,config,time_us,"
-            "tflops,gbps,loop_time_us,loop_ratio,batched_time_us,batched_ratio,diff,worst_group,"
-            "checked_rows,same_bytes_share,group_rows,loop_unavailable,batched_unavailable,"
-            "failure");
+            "tflops,gbps,loop_time_us,loop_ratio,batched_time_us,batched_ratio,dense_time_us,"
+            "dense_tflops,dense_ratio,diff,worst_group,checked_rows,same_bytes_share,group_rows,"
+            "loop_unavailable,batched_unavailable,dense_config,dense_unavailable,failure");
   const std::size_t columns = csv_fields(grouped_csv_header()).size();
   const std::vector<GroupedRow> rows = report_rows();
   const auto a = csv_fields(grouped_csv_line(rows[0]));
@@ -433,20 +587,30 @@ TEST(BenchGrouped, CsvHasAFixedHeaderAndOneFieldPerColumn) {
   EXPECT_EQ(a[1], "contiguous");
   EXPECT_EQ(a[11], "128x128x64 s4 c2 p g8");
   EXPECT_EQ(a[12], "100.000");
+  EXPECT_EQ(a[8], "bf16");
   EXPECT_EQ(a[16], "1.5000");
-  EXPECT_EQ(a[20], "3");
-  EXPECT_EQ(a[22], "");   // contiguous: no copy share
+  EXPECT_EQ(a[19], "110.000");   // the dense twin
+  EXPECT_EQ(a[20], fmt::format("{:.2f}", rows[0].dense.tflops));
+  EXPECT_EQ(a[21], "1.1000");
+  EXPECT_EQ(a[23], "3");
+  EXPECT_EQ(a[25], "");   // contiguous: no copy share
   std::string group_rows;
   for (int64_t r : rows[0].item.group_rows)
     group_rows += (group_rows.empty() ? "" : ";") + std::to_string(r);
-  EXPECT_EQ(a[23], group_rows);
+  EXPECT_EQ(a[26], group_rows);
+  EXPECT_EQ(a[29], "128x256x64 s4 c2 p g8");
+  EXPECT_EQ(a[30], "");
   EXPECT_EQ(b[17], "");   // batched n/a: no time, no ratio
   EXPECT_EQ(b[18], "");
-  EXPECT_EQ(b[22], "0.8500");
-  EXPECT_NE(b[25].find("NOT_SUPPORTED"), std::string::npos);
+  EXPECT_EQ(b[19], "");   // no dense twin: no time, no rate, no ratio
+  EXPECT_EQ(b[20], "");
+  EXPECT_EQ(b[21], "");
+  EXPECT_EQ(b[25], "0.8500");
+  EXPECT_NE(b[28].find("NOT_SUPPORTED"), std::string::npos);
+  EXPECT_EQ(b[30], rows[1].dense.unavailable);
   EXPECT_EQ(c[12], "");   // our call threw: nothing timed
-  EXPECT_EQ(c[19], "");   // nothing compared
-  EXPECT_EQ(c[26], rows[2].failure);   // quotes inside survive
+  EXPECT_EQ(c[22], "");   // nothing compared
+  EXPECT_EQ(c[31], rows[2].failure);   // quotes inside survive
 }
 
 TEST(BenchGrouped, JsonHoldsEveryRowAndTheSummary) {
@@ -461,6 +625,9 @@ TEST(BenchGrouped, JsonHoldsEveryRowAndTheSummary) {
   EXPECT_EQ(a["group_rows"].get<std::vector<int64_t>>(), rows[0].item.group_rows);
   EXPECT_EQ(a["loop"]["ratio"], 1.5);
   EXPECT_EQ(a["ours"]["median_us"], 100.0);
+  EXPECT_EQ(a["dense"]["time_us"], 110.0);
+  EXPECT_EQ(a["dense"]["ratio"], 1.1);
+  EXPECT_EQ(a["dense"]["config"], "128x256x64 s4 c2 p g8");
   EXPECT_FALSE(a.contains("poison_changed"));   // contiguous rows have no masked rows
   const nlohmann::json& b = j["rows"][1];
   EXPECT_EQ(b["poison_changed"], 0);
@@ -468,6 +635,10 @@ TEST(BenchGrouped, JsonHoldsEveryRowAndTheSummary) {
   EXPECT_NE(b["batched"]["unavailable"].get<std::string>().find("NOT_SUPPORTED"),
             std::string::npos);
   EXPECT_NEAR(b["same_bytes_share"].get<double>(), 0.85, 1e-12);
+  EXPECT_FALSE(b["dense"].contains("time_us"));
+  EXPECT_EQ(b["dense"]["unavailable"], rows[1].dense.unavailable);
+  EXPECT_NEAR(j["geomean_dense_ratio_contiguous"].get<double>(), 1.1, 1e-12);
+  EXPECT_EQ(j["lowest_dense_ratio_contiguous"]["line"], 7);
   EXPECT_FALSE(j["rows"][2].contains("time_us"));
   EXPECT_FALSE(j["rows"][2].contains("diff"));
   EXPECT_EQ(j["rows"][2]["failure"], rows[2].failure);
@@ -511,12 +682,37 @@ TEST(BenchGroupedCli, OptionsItDoesNotTakeAreRefused) {
   run = autogemm::testing::run_cli(base + "--layout tn");
   EXPECT_EQ(run.exit_code, 2) << run.out;
   EXPECT_NE(run.out.find("--layout = tn"), std::string::npos) << run.out;
-  run = autogemm::testing::run_cli(base + "--dtype fp8");
+  run = autogemm::testing::run_cli(base + "--dtype e5m2");
   EXPECT_EQ(run.exit_code, 2) << run.out;
-  EXPECT_NE(run.out.find("--dtype = fp8"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("--dtype = e5m2: --grouped measures bf16, fp16 or fp8 inputs"),
+            std::string::npos)
+      << run.out;
   run = autogemm::testing::run_cli(base + "--out-dtype e4m3");
   EXPECT_EQ(run.exit_code, 2) << run.out;
   EXPECT_NE(run.out.find("--out-dtype = e4m3"), std::string::npos) << run.out;
+}
+
+// --dtype fp8: bf16 D by default, fp16 and fp32 as grouped_gemm() takes them; without a GPU the
+// drawn groups (the same draws as bf16), with the types named.
+TEST(BenchGroupedCli, Fp8IsAcceptedWithEveryOutputTypeTheLibraryTakes) {
+  const std::string base = "bench --grouped " + suite_path() + " --device h100-sxm --dtype fp8";
+  auto run = autogemm::testing::run_cli(base);
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_NE(run.out.find("fp8 (block-scaled e4m3) inputs, bf16 D"), std::string::npos) << run.out;
+  const auto first = make_grouped_items(load_grouped_suite(suite_path()), suite_path(),
+                                        DType::e4m3, DType::bf16, 2026)
+                         .front();
+  std::string groups;
+  for (int64_t r : first.group_rows) groups += (groups.empty() ? "" : " ") + std::to_string(r);
+  EXPECT_NE(run.out.find(groups), std::string::npos) << run.out;
+  for (const char* out : {"fp16", "fp32", "bf16"}) {
+    run = autogemm::testing::run_cli(base + " --out-dtype " + out);
+    EXPECT_EQ(run.exit_code, 0) << out << ": " << run.out;
+    EXPECT_NE(run.out.find(std::string("inputs, ") + out + " D"), std::string::npos) << run.out;
+  }
+  run = autogemm::testing::run_cli("bench --grouped " + suite_path() +
+                                   " --device h100-sxm --dtype e4m3 --json");
+  EXPECT_EQ(run.exit_code, 0) << run.out;
 }
 
 TEST(BenchGroupedCli, ABadLineStopsTheRunNamingLineAndColumn) {

@@ -1,8 +1,10 @@
 // `autogemm bench --grouped` on a GPU (skipped without a Hopper GPU): two small rows end to end
 // (a contiguous and a masked one: ours checked against the float64 reference and untouched rows
 // past masked_m, both baselines run, compared with ours and timed, the masked row's own-bytes
-// copy), an FP32 D that cuBLAS's grouped-batched call may decline (n/a, the row goes on), a
-// suite whose calls all fail (each row FAILED, none stops the run), and the command itself.
+// copy, the dense twin timed), the same two rows in block-scaled FP8 (checked against the
+// unquantised inputs, the block-scaled cuBLASLt loop, grouped-batched n/a), an FP32 D that
+// cuBLAS's grouped-batched call may decline (n/a, the row goes on), a suite whose calls all fail
+// (each row FAILED, none stops the run), and the command itself.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -32,10 +34,10 @@ GroupedCase make_case(Grouping kind, int64_t groups, int64_t m, int64_t n, int64
 
 // Two rows small enough for the reference to check every row of every group: a contiguous row
 // whose groups straddle the 128-row padding, and a masked row with 40-ish of 64 rows valid.
-std::vector<GroupedItem> two_rows(DType out) {
+std::vector<GroupedItem> two_rows(DType out, DType in = DType::bf16) {
   return make_grouped_items({make_case(Grouping::contiguous, 3, 100, 256, 256, 1),
                              make_case(Grouping::masked, 4, 40, 128, 256, 2)},
-                            "test", DType::bf16, out, 2026);
+                            "test", in, out, 2026);
 }
 
 BenchOptions options_for(const GpuInfo& gpu, int warmup, int iters) {
@@ -78,6 +80,10 @@ TEST(GroupedBenchGpu, TwoRowsEndToEnd) {
     // cuBLAS 12.5+ has the grouped-batched call and its documented types include bf16 -> bf16.
     ASSERT_TRUE(r.batched.time.has_value()) << label << " " << r.batched.unavailable;
     EXPECT_LT(r.batched.diff_to_ours, 1e-5) << label;
+    // Our dense kernel on the same valid rows, timed in the same loop.
+    ASSERT_TRUE(r.dense.time.has_value()) << label << " " << r.dense.unavailable;
+    EXPECT_FALSE(r.dense.config.empty()) << label;
+    EXPECT_NEAR(r.dense.ratio, r.dense.time->median_us / r.ours.median_us, 1e-12) << label;
   }
   EXPECT_FALSE(rows[0].same_bytes_copy.has_value());   // contiguous: no copy share
   ASSERT_TRUE(rows[1].same_bytes_copy.has_value());
@@ -85,6 +91,50 @@ TEST(GroupedBenchGpu, TwoRowsEndToEnd) {
   EXPECT_EQ(rows[1].poison_changed, 0);
   EXPECT_EQ(grouped_failed_rows(rows), 0u);
   EXPECT_GT(geomean_loop_ratio(rows), 0.0);
+}
+
+// Block-scaled FP8 in both layouts (groups of ragged M, most not multiples of 4), D bf16 and
+// fp32: each group judged against the float64 product of the unquantised BF16 data (DeepGEMM's
+// diff < 1e-3, and above 1e-6: the quantisation shows, so the reference did not multiply the
+// e4m3 values), every valid entry written, masked rows past masked_m keep their poison; the
+// block-scaled cuBLASLt loop agrees with ours (or, on a cuBLAS without block scaling, is n/a),
+// cublasGemmGroupedBatchedEx is n/a, the dense twin is timed.
+TEST(GroupedBenchGpu, Fp8RowsAgainstTheUnquantisedInputs) {
+  AUTOGEMM_REQUIRE_GPU();
+  std::string reason;
+  const GpuInfo& gpu = *autogemm::testing::sm90_gpu(&reason);
+  for (DType out : {DType::bf16, DType::fp32}) {
+    const std::vector<GroupedRow> rows =
+        run_grouped_bench(two_rows(out, DType::e4m3), options_for(gpu, 1, 3));
+    ASSERT_EQ(rows.size(), 2u);
+    for (const GroupedRow& r : rows) {
+      const std::string label = grouped_label(r.item) + " -> " + std::string(to_string(out)) +
+                                " " + r.config;
+      EXPECT_TRUE(block_scaled_fp8(r.item.problem)) << label;
+      EXPECT_EQ(r.failure, "") << label;
+      EXPECT_EQ(r.diff_limit, 1e-3) << label;
+      EXPECT_LT(r.diff, 1e-3) << label;
+      EXPECT_GT(r.diff, 1e-6) << label;
+      EXPECT_EQ(r.unwritten, 0) << label;
+      EXPECT_EQ(r.checked_rows, r.item.valid_rows()) << label;
+      EXPECT_EQ(r.poison_changed, 0) << label;
+      EXPECT_EQ(r.ours.samples, 3) << label;
+      if (r.loop.time) {
+        EXPECT_LT(r.loop.diff_to_ours, 1e-4) << label;
+      } else {
+        EXPECT_NE(r.loop.unavailable.find("block scaling"), std::string::npos)
+            << label << " " << r.loop.unavailable;
+      }
+      EXPECT_FALSE(r.batched.time.has_value()) << label;
+      EXPECT_NE(r.batched.unavailable.find("takes no block-scaled FP8"), std::string::npos)
+          << label << " " << r.batched.unavailable;
+      ASSERT_TRUE(r.dense.time.has_value()) << label << " " << r.dense.unavailable;
+      EXPECT_GT(r.dense.ratio, 0.0) << label;
+    }
+    EXPECT_EQ(rows[1].item.problem.grouping, Grouping::masked);
+    EXPECT_EQ(grouped_failed_rows(rows), 0u);
+    EXPECT_NE(format_grouped_summary(rows, true).find("n/a on every FP8 row"), std::string::npos);
+  }
 }
 
 // An FP32 D from bf16 inputs is not among cublasGemmGroupedBatchedEx's documented types: when
@@ -143,6 +193,7 @@ TEST(GroupedBenchGpu, TheCommandMeasuresASuiteAndWritesItsCsv) {
   EXPECT_EQ(run.exit_code, 0) << run.out;
   EXPECT_NE(run.out.find("geomean ratio against the per-group cuBLASLt loop"), std::string::npos)
       << run.out;
+  EXPECT_NE(run.out.find("grouped TFLOP/s / our dense kernel's"), std::string::npos) << run.out;
   std::ifstream in(csv);
   std::string header, line;
   std::getline(in, header);

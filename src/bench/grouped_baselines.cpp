@@ -5,8 +5,10 @@
 #include <cublas_v2.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 
+#include "autogemm/quantize.hpp"
 #include "cuda/cuda_check.hpp"
 #include "runtime/cublaslt.hpp"
 
@@ -22,35 +24,79 @@ void* at_row(void* base, int64_t row, int64_t row_elements, DType t) {
   return static_cast<char*>(base) + row * row_elements * dtype_bytes(t);
 }
 
+int64_t round_up(int64_t value, int64_t multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
+
+// cuBLASLt's block-scaled FP8 needs M and N multiples of this (runtime/cublaslt.hpp).
+constexpr int64_t kCublasLtBlockScaledMultiple = 4;
+
 }  // namespace
 
 // ---- (a) the cuBLASLt loop --------------------------------------------------------------------
 
-CublasLtGroupLoop::CublasLtGroupLoop(const GroupedItem& item, const void* a, const void* b,
-                                     void* d) {
+std::vector<int64_t> cublaslt_loop_rows(const GroupedItem& item) {
   const GemmProblem& p = item.problem;
-  for (std::size_t g = 0; g < item.group_rows.size(); ++g) {
-    if (item.group_rows[g] == 0) continue;   // nothing to compute (cuBLASLt refuses m = 0)
+  std::vector<int64_t> rows;
+  rows.reserve(item.group_rows.size());
+  for (int64_t valid : item.group_rows) {
+    if (!block_scaled_fp8(p) || valid == 0) {
+      rows.push_back(valid);
+      continue;
+    }
+    // The rows the layout stores for the group: its padded run, or max_m.
+    const int64_t stored = p.grouping == Grouping::masked
+                               ? p.m
+                               : round_up(valid, kGroupedRowAlignment);
+    rows.push_back(std::min(round_up(valid, kCublasLtBlockScaledMultiple), stored));
+  }
+  return rows;
+}
+
+CublasLtGroupLoop::CublasLtGroupLoop(const GroupedItem& item, const GroupedOperands& operands,
+                                     cudaStream_t stream)
+    : scales_in_cublaslt_layout_(block_scaled_fp8(item.problem)) {
+  const GemmProblem& p = item.problem;
+  const std::vector<int64_t> rows = cublaslt_loop_rows(item);
+  const int64_t k_blocks = (p.k + kFp8ScaleGroup - 1) / kFp8ScaleGroup;
+  const int64_t b_group_scales = fp8_scale_count_128x128(p.n, p.k);
+  for (std::size_t g = 0; g < rows.size(); ++g) {
+    if (rows[g] == 0) continue;   // nothing to compute (cuBLASLt refuses m = 0)
     GemmProblem one;
-    one.m = item.group_rows[g];
+    one.m = rows[g];
     one.n = p.n;
     one.k = p.k;
     one.a_type = p.a_type;
     one.b_type = p.b_type;
     one.d_type = p.d_type;
+    one.scaling = p.scaling;
     one.layout = Layout::nt;
     GemmOperands ops;
-    ops.a = at_row(a, item.row_starts[g], p.k, p.a_type);
-    ops.b = at_row(b, int64_t(g) * p.n, p.k, p.b_type);
-    ops.d = at_row(d, item.row_starts[g], p.n, p.d_type);
+    ops.a = at_row(operands.a, item.row_starts[g], p.k, p.a_type);
+    ops.b = at_row(operands.b, int64_t(g) * p.n, p.k, p.b_type);
+    ops.d = at_row(operands.d, item.row_starts[g], p.n, p.d_type);
+    if (scales_in_cublaslt_layout_) {
+      const runtime::CublasLtBlockScaleSizes sizes = runtime::cublaslt_block_scale_sizes(one);
+      DeviceBuffer scale_a(sizes.a_floats * sizeof(float)), scale_b(sizes.b_floats * sizeof(float));
+      runtime::to_cublaslt_block_scales(one, operands.scale_a + item.row_starts[g] * k_blocks,
+                                        operands.scale_b + int64_t(g) * b_group_scales,
+                                        static_cast<float*>(scale_a.get()),
+                                        static_cast<float*>(scale_b.get()), stream);
+      ops.scale_a = static_cast<const float*>(scale_a.get());
+      ops.scale_b = static_cast<const float*>(scale_b.get());
+      cublaslt_scales_.push_back(std::move(scale_a));
+      cublaslt_scales_.push_back(std::move(scale_b));
+    }
     problems_.push_back(one);
     operands_.push_back(ops);
   }
 }
 
 void CublasLtGroupLoop::operator()(cudaStream_t stream) const {
+  runtime::CublasLtOptions options;
+  options.scales_in_cublaslt_layout = scales_in_cublaslt_layout_;
   for (std::size_t i = 0; i < problems_.size(); ++i)
-    runtime::cublaslt_gemm(problems_[i], operands_[i], stream);
+    runtime::cublaslt_gemm(problems_[i], operands_[i], stream, options);
 }
 
 // ---- the loop's CUDA graph ----------------------------------------------------------------------
@@ -114,6 +160,13 @@ std::string cublas_version_text() {
 }
 
 }  // namespace
+
+std::string grouped_batched_unavailable(const GemmProblem& problem) {
+  if (!block_scaled_fp8(problem)) return {};
+  return "cublasGemmGroupedBatchedEx takes no block-scaled FP8 (it has no scale arguments; its "
+         "documented types with CUBLAS_COMPUTE_32F are bf16 -> bf16, fp16 -> fp16 and fp32 -> "
+         "fp32)";
+}
 
 struct CublasGroupedBatched::Arrays {
   cublasHandle_t handle = nullptr;

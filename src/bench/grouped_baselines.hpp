@@ -15,16 +15,28 @@
 
 #include "autogemm/errors.hpp"
 #include "autogemm/gemm.hpp"
+#include "autogemm/grouped.hpp"
 #include "bench/grouped_bench.hpp"
 #include "bench/tensors.hpp"
 
 namespace autogemm::bench {
 
 // (a) The per-group cuBLASLt loop (runtime/cublaslt.hpp), row-major NT mapped as cublaslt.cpp
-// maps it. `a`, `b`, `d`: the item's A, B ([groups, N, K]) and a D laid out as ours.
+// maps it, on the row's inputs into the baselines' D (GroupedOperands: a, b, d; FP8 also
+// scale_a and scale_b in grouped_gemm's layouts).
+//
+// Block-scaled FP8 runs cuBLASLt's block-scaled path (VEC128 A scales, BLK128x128 B scales),
+// each group's scales converted into cuBLASLt's layout once, by the constructor, so that a timed
+// call is the matmuls alone (as `bench --dtype fp8` times it). That path needs M and N multiples
+// of 4, so each group's call computes its M rounded up to a multiple of 4 (cublaslt_loop_rows):
+// the extra rows exist (a contiguous run is padded to 128 rows, a masked group has max_m, a
+// multiple of 64), they are rows of the baselines' own D, and they are not compared.
 class CublasLtGroupLoop {
  public:
-  CublasLtGroupLoop(const GroupedItem& item, const void* a, const void* b, void* d);
+  // Throws what cuBLASLt's scale conversion throws (a runtime::CublasLtRefusal when cuBLASLt
+  // declines block-scaled FP8: no block scaling before cuBLAS 12.9, N not a multiple of 4).
+  CublasLtGroupLoop(const GroupedItem& item, const GroupedOperands& operands,
+                    cudaStream_t stream);
   // One cublaslt_gemm per group with valid rows, in group order. Throws what cublaslt_gemm
   // throws (a runtime::CublasLtRefusal when cuBLASLt declines a group).
   void operator()(cudaStream_t stream) const;
@@ -32,7 +44,14 @@ class CublasLtGroupLoop {
  private:
   std::vector<GemmProblem> problems_;
   std::vector<GemmOperands> operands_;
+  std::vector<DeviceBuffer> cublaslt_scales_;   // FP8: two per group, in cuBLASLt's layout
+  bool scales_in_cublaslt_layout_ = false;
 };
+
+// The M of each group's call in the cuBLASLt loop: its valid rows; for block-scaled FP8 rounded
+// up to a multiple of 4 (cuBLASLt's rule; no more than the rows the layout stores for the
+// group). 0: the group has no rows and gets no call.
+std::vector<int64_t> cublaslt_loop_rows(const GroupedItem& item);
 
 // A sequence of stream work captured once into a CUDA graph and replayed with one
 // cudaGraphLaunch, so that timing it measures the GPU's work rather than the host's cost of
@@ -61,6 +80,11 @@ class CublasGroupedDeclined : public CudaError {
  public:
   using CudaError::CudaError;
 };
+
+// Why cublasGemmGroupedBatchedEx cannot take the row at all, "" when it may: it has no scale
+// arguments, so no block-scaled FP8 (its documented types with CUBLAS_COMPUTE_32F are bf16 ->
+// bf16, fp16 -> fp16 and fp32 -> fp32). Such a row's batched baseline is n/a with this reason.
+std::string grouped_batched_unavailable(const GemmProblem& problem);
 
 // (b) cublasGemmGroupedBatchedEx over the item's groups (cuBLAS docs, "cublasGemmGroupedBatchedEx":
 // the sizes, leading dimensions, transposes and scalars are host arrays of one entry per

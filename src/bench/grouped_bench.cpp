@@ -1,5 +1,6 @@
-// `autogemm bench --grouped`: drawing each row's groups, its operands, the checks of our D and
-// the timing against the two baselines (grouped_bench.hpp).
+// `autogemm bench --grouped`: drawing each row's groups, the checks of our D and the timing
+// against the two baselines and the dense twin (grouped_bench.hpp). The row's device data is
+// grouped_inputs.hpp's.
 #include "bench/grouped_bench.hpp"
 
 #include <fmt/format.h>
@@ -12,9 +13,12 @@
 
 #include "autogemm/errors.hpp"
 #include "autogemm/grouped.hpp"
+#include "autogemm/quantize.hpp"
 #include "bench/compare.hpp"
 #include "bench/grouped_baselines.hpp"
 #include "bench/grouped_checks.hpp"
+#include "bench/grouped_dense.hpp"
+#include "bench/grouped_inputs.hpp"
 #include "bench/reference.hpp"
 #include "bench/tensors.hpp"
 #include "cuda/cuda_check.hpp"
@@ -31,6 +35,10 @@ int64_t round_up(int64_t value, int64_t multiple) {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 }  // namespace
+
+bool block_scaled_fp8(const GemmProblem& problem) {
+  return problem.a_type == DType::e4m3 && problem.scaling == Scaling::block_1x128_128x128;
+}
 
 // ---- the drawn layout ------------------------------------------------------------------------
 
@@ -71,13 +79,23 @@ double GroupedItem::useful_flops() const {
 
 double GroupedItem::bytes() const {
   const double valid = double(valid_rows()), n = double(problem.n), k = double(problem.k);
-  return valid * k * dtype_bytes(problem.a_type) +
-         double(problem.num_groups) * n * k * dtype_bytes(problem.b_type) +
-         valid * n * dtype_bytes(problem.d_type);
+  const double groups = double(problem.num_groups);
+  double total = valid * k * dtype_bytes(problem.a_type) +
+                 groups * n * k * dtype_bytes(problem.b_type) +
+                 valid * n * dtype_bytes(problem.d_type);
+  if (block_scaled_fp8(problem))
+    total += double(sizeof(float)) *
+             (double(fp8_scale_count_1x128(valid_rows(), problem.k)) +
+              groups * double(fp8_scale_count_128x128(problem.n, problem.k)));
+  return total;
 }
 
 GroupedItem make_grouped_item(const GroupedCase& source, std::size_t index, DType in, DType out,
                               uint64_t seed) {
+  if (in != DType::bf16 && in != DType::fp16 && in != DType::e4m3)
+    throw InvalidArgument("dtype", std::string(to_string(in)),
+                          "the grouped bench takes bf16 or fp16 inputs, or e4m3 (block-scaled "
+                          "FP8 quantised from BF16 data by quantize.hpp)");
   GroupedItem item;
   item.source = source;
   item.index = index;
@@ -90,6 +108,7 @@ GroupedItem make_grouped_item(const GroupedCase& source, std::size_t index, DTyp
   p.expected_m = source.m_per_group;
   p.a_type = p.b_type = in;
   p.d_type = out;
+  if (in == DType::e4m3) p.scaling = Scaling::block_1x128_128x128;
   p.layout = Layout::nt;
   if (source.kind == Grouping::masked) {
     p.m = masked_max_m(item.group_rows);
@@ -130,82 +149,25 @@ double same_bytes_share(const GroupedRow& row) {
 
 namespace {
 
-std::size_t row_bytes(const GemmProblem& p, char operand) {
-  const DType t = operand == 'A' ? p.a_type : p.d_type;
-  return std::size_t(operand == 'A' ? p.k : p.n) * std::size_t(dtype_bytes(t));
+std::size_t d_row_bytes(const GemmProblem& p) {
+  return std::size_t(p.n) * std::size_t(dtype_bytes(p.d_type));
 }
 
-const char* row_of(const void* base, const GemmProblem& p, char operand, int64_t row) {
-  return static_cast<const char*>(base) + std::size_t(row) * row_bytes(p, operand);
-}
-
-std::vector<unsigned char> download_bytes(const void* device, std::size_t bytes) {
-  std::vector<unsigned char> host(bytes);
-  if (bytes > 0)
-    cuda_check(cudaMemcpy(host.data(), device, bytes, cudaMemcpyDeviceToHost),
-               "cudaMemcpy(grouped bench download)");
-  return host;
-}
-
-void upload_int32(DeviceBuffer& buffer, const std::vector<int32_t>& values, const char* what) {
-  buffer = DeviceBuffer(values.size() * sizeof(int32_t));
-  cuda_check(cudaMemcpy(buffer.get(), values.data(), buffer.bytes(), cudaMemcpyHostToDevice), what);
-  // A pageable copy may return before its DMA lands; the row's stream does not wait for the
-  // legacy default stream (tensors.cpp says the same).
-  cuda_check(cudaStreamSynchronize(nullptr), what);
+const char* d_row(const void* d, const GemmProblem& p, int64_t row) {
+  return static_cast<const char*>(d) + std::size_t(row) * d_row_bytes(p);
 }
 
 // Group g's valid rows of a D as doubles.
 std::vector<double> group_rows_of(const void* d, const GroupedItem& item, std::size_t g) {
   const GemmProblem& p = item.problem;
-  return download_as_double(row_of(d, p, 'D', item.row_starts[g]),
+  return download_as_double(d_row(d, p, item.row_starts[g]),
                             std::size_t(item.group_rows[g] * p.n), p.d_type);
 }
-
-// The row's device data: random A and B, our D and the baselines' D poisoned, and the groups'
-// sizes as our kernel reads them.
-struct GroupedData {
-  DeviceBuffer a, b, d_ours, d_base, group_index, masked_m;
-  std::vector<unsigned char> poison;   // one element of D as fill_poison leaves it
-
-  GroupedData(const GroupedItem& item, bool baseline) {
-    const GemmProblem& p = item.problem;
-    const std::size_t rows = std::size_t(p.stored_rows());
-    const std::size_t a_count = rows * std::size_t(p.k);
-    const std::size_t b_count = std::size_t(p.num_groups * p.n * p.k);
-    const std::size_t d_count = rows * std::size_t(p.n);
-    // Random everywhere, padding and rows past masked_m included: never zeros (the matrix units
-    // run faster on them, baselines.md), and an A row read in place of another changes D rather
-    // than adding zeros that hide it.
-    a = DeviceBuffer(a_count * dtype_bytes(p.a_type));
-    b = DeviceBuffer(b_count * dtype_bytes(p.b_type));
-    fill_random(a.get(), a_count, p.a_type, item.input_seed);
-    fill_random(b.get(), b_count, p.b_type, item.input_seed + 1);
-    d_ours = DeviceBuffer(d_count * dtype_bytes(p.d_type));
-    fill_poison(d_ours.get(), d_count, p.d_type);
-    poison = download_bytes(d_ours.get(), std::size_t(dtype_bytes(p.d_type)));
-    if (baseline) {
-      d_base = DeviceBuffer(d_count * dtype_bytes(p.d_type));
-      fill_poison(d_base.get(), d_count, p.d_type);
-    }
-    if (p.grouping == Grouping::contiguous) {
-      upload_int32(group_index, contiguous_group_index(p, item.group_rows),
-                   "cudaMemcpy(group_index)");
-    } else {
-      upload_int32(masked_m, std::vector<int32_t>(item.group_rows.begin(), item.group_rows.end()),
-                   "cudaMemcpy(masked_m)");
-    }
-  }
-
-  void repoison_base(const GemmProblem& p) {
-    fill_poison(d_base.get(), std::size_t(p.stored_rows() * p.n), p.d_type);
-  }
-};
 
 // Masked rows: every row of our D at or past masked_m[g] must still be the poison, bit for bit
 // (grouped.hpp: D keeps whatever they held). Sets row.poison_changed; returns what is wrong, ""
 // when nothing. `when` starts the message ("after the timed calls: ").
-std::string check_untouched_rows(GroupedRow& row, const GroupedData& data, const char* when) {
+std::string check_untouched_rows(GroupedRow& row, const GroupedInputs& data, const char* when) {
   const GroupedItem& item = row.item;
   const GemmProblem& p = item.problem;
   if (p.grouping != Grouping::masked) return {};
@@ -214,8 +176,8 @@ std::string check_untouched_rows(GroupedRow& row, const GroupedData& data, const
   for (std::size_t g = 0; g < item.group_rows.size(); ++g) {
     const int64_t valid = item.group_rows[g];
     const std::vector<unsigned char> rest =
-        download_bytes(row_of(data.d_ours.get(), p, 'D', item.row_starts[g] + valid),
-                       std::size_t(p.m - valid) * row_bytes(p, 'D'));
+        download_bytes(d_row(data.d_ours.get(), p, item.row_starts[g] + valid),
+                       std::size_t(p.m - valid) * d_row_bytes(p));
     const PoisonCount count = count_not_poison(rest, data.poison);
     if (count.changed > 0 && first.empty())
       first = fmt::format("group {} row {} column {}", g, valid + count.first / p.n,
@@ -231,16 +193,16 @@ std::string check_untouched_rows(GroupedRow& row, const GroupedData& data, const
 // Our D's valid rows: every entry written, and each group's diff against the float64 reference
 // on reference_ranges of its rows (the worst group is the row's diff). Fills the row's fields;
 // returns what is wrong, "" when nothing.
-std::string check_valid_rows(GroupedRow& row, const GroupedData& data, cudaStream_t stream) {
+std::string check_valid_rows(GroupedRow& row, const GroupedInputs& data, cudaStream_t stream) {
   const GroupedItem& item = row.item;
   const GemmProblem& p = item.problem;
   const int64_t budget = reference_rows_per_group(p.num_groups, p.n, p.k);
-  GemmProblem ref;   // one range of one group as a plain GEMM
+  GemmProblem ref;   // one range of one group as a plain GEMM (FP8: of the unquantised data)
   ref.n = p.n;
   ref.k = p.k;
-  ref.a_type = p.a_type;
-  ref.b_type = p.b_type;
+  ref.a_type = ref.b_type = data.reference_type();
   ref.d_type = p.d_type;
+  const std::size_t ref_element = std::size_t(dtype_bytes(ref.a_type));
   DeviceBuffer d_ref(std::size_t(std::min(budget, p.m) * p.n) * sizeof(double));
   WorstGroup worst;
   std::string first_unwritten;
@@ -261,9 +223,10 @@ std::string check_valid_rows(GroupedRow& row, const GroupedData& data, cudaStrea
     for (const RowRange& range : reference_ranges(item.group_rows[g], budget)) {
       ref.m = range.count;
       GemmOperands ops;
-      ops.a = row_of(data.a.get(), p, 'A', item.row_starts[g] + range.first);
-      ops.b = static_cast<const char*>(data.b.get()) +
-              std::size_t(g) * std::size_t(p.n * p.k) * dtype_bytes(p.b_type);
+      ops.a = static_cast<const char*>(data.reference_a()) +
+              std::size_t(item.row_starts[g] + range.first) * std::size_t(p.k) * ref_element;
+      ops.b = static_cast<const char*>(data.reference_b()) +
+              std::size_t(g) * std::size_t(p.n * p.k) * ref_element;
       reference_gemm(ref, ops, static_cast<double*>(d_ref.get()), stream);
       cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize(float64 reference)");
       const std::size_t count = std::size_t(range.count * p.n), at = want.size();
@@ -296,7 +259,7 @@ void add_wrong(GroupedRow& row, const std::string& what) {
 }
 
 // A baseline's D against ours over every valid row: the worst group's diff.
-WorstGroup compare_to_ours(const GroupedItem& item, const GroupedData& data) {
+WorstGroup compare_to_ours(const GroupedItem& item, const GroupedInputs& data) {
   WorstGroup worst;
   for (std::size_t g = 0; g < item.group_rows.size(); ++g)
     take_worse(worst,
@@ -322,7 +285,7 @@ std::string declined_reason(const std::function<void()>& first_call) {
 
 // The baseline's first call, and its D compared with ours (which is already checked).
 void first_baseline_call(GroupedBaseline& baseline, const char* name, GroupedRow& row,
-                         const GroupedData& data, cudaStream_t stream,
+                         const GroupedInputs& data, cudaStream_t stream,
                          const std::function<void()>& call) {
   baseline.unavailable = declined_reason([&] {
     call();
@@ -343,10 +306,121 @@ void first_baseline_call(GroupedBaseline& baseline, const char* name, GroupedRow
 
 using Call = std::function<void(cudaStream_t)>;
 
+// The row's calls other than ours that ran their first call, so are timed: the baselines (with
+// the loop's CUDA graph when it could be captured) and the dense twin.
+struct OtherCalls {
+  std::optional<CublasLtGroupLoop> loop;
+  std::optional<CapturedWork> loop_graph;
+  std::optional<CublasGroupedBatched> batched;
+  std::optional<DenseTwin> dense;
+};
+
+// The baselines' first calls (cuBLASLt heuristics and FP8 scale conversion, cuBLAS set-up), each
+// compared with ours; a baseline that cannot take the row is n/a (batched: every FP8 row).
+void start_baselines(OtherCalls& calls, GroupedRow& row, GroupedInputs& data,
+                     cudaStream_t stream) {
+  const GroupedItem& item = row.item;
+  const GroupedOperands base_ops = data.baseline_operands();
+  first_baseline_call(row.loop, "cuBLASLt loop", row, data, stream, [&] {
+    calls.loop.emplace(item, base_ops, stream);
+    (*calls.loop)(stream);
+  });
+  if (!row.loop.unavailable.empty()) {
+    calls.loop.reset();
+  } else {
+    try {
+      calls.loop_graph.emplace([&](cudaStream_t s) { (*calls.loop)(s); }, stream);
+    } catch (const Error& e) {
+      if (const std::string lost = cuda_context_lost(); !lost.empty()) throw;
+      row.loop.note = fmt::format("timed call by call: the loop could not be captured in a "
+                                  "CUDA graph ({})",
+                                  e.what());
+    }
+  }
+  data.repoison_base();
+  if (std::string why = grouped_batched_unavailable(item.problem); !why.empty()) {
+    row.batched.unavailable = std::move(why);
+    return;
+  }
+  first_baseline_call(row.batched, "cublasGemmGroupedBatchedEx", row, data, stream, [&] {
+    calls.batched.emplace(item, data.a.get(), data.b.get(), data.d_base.get());
+    (*calls.batched)(stream);
+  });
+  if (!row.batched.unavailable.empty()) calls.batched.reset();
+}
+
+// The dense twin's first call (JIT compile). When gemm() does not run it (or its D cannot be
+// allocated) its column is n/a with the reason and the row goes on.
+void start_dense(OtherCalls& calls, GroupedRow& row, const GroupedInputs& data,
+                 const BenchOptions& options, cudaStream_t stream) {
+  GemmOptions gemm_options;
+  gemm_options.device = options.device;
+  gemm_options.autotune = options.autotune;   // not --config: that names a grouped configuration
+  try {
+    calls.dense.emplace(row.item, data, gemm_options);
+    (*calls.dense)(stream);
+    cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize(dense twin first call)");
+    row.dense.config = calls.dense->report().config.describe();
+  } catch (const Error& e) {
+    if (const std::string lost = cuda_context_lost(); !lost.empty()) throw;
+    calls.dense.reset();
+    const GemmProblem twin = dense_twin_problem(row.item);
+    row.dense.unavailable = fmt::format("gemm() of {} x {} x {}: {}", twin.m, twin.n, twin.k,
+                                        e.what());
+    log(2, "grouped bench line {}: no dense twin: {}", row.item.source.line,
+        row.dense.unavailable);
+  }
+}
+
 void fill_baseline_time(GroupedBaseline& baseline, const std::vector<double>& times,
                         const TimingStats& ours) {
   baseline.time = summarize(times);
   baseline.ratio = ours.median_us > 0 ? baseline.time->median_us / ours.median_us : 0;
+}
+
+void fill_dense_time(GroupedRow& row, const std::vector<double>& times) {
+  GroupedDense& dense = row.dense;
+  dense.time = summarize(times);
+  dense.tflops = dense.time->median_us > 0
+                     ? row.item.useful_flops() / dense.time->median_us * 1e-6
+                     : 0;
+  dense.ratio = row.ours.median_us > 0 ? dense.time->median_us / row.ours.median_us : 0;
+}
+
+// Times ours and the other calls that ran in one interleaved loop, with for a masked row a copy
+// of its own bytes (read half, write half: the bytes a grouped GEMM must move), and fills the
+// row's times.
+void time_row(GroupedRow& row, const Call& ours, OtherCalls& other, const BenchOptions& options,
+              cudaStream_t stream, L2Flusher& flusher) {
+  const GroupedItem& item = row.item;
+  std::vector<Call> calls = {ours};
+  if (other.loop)
+    calls.push_back(other.loop_graph ? Call([&](cudaStream_t s) { other.loop_graph->launch(s); })
+                                     : Call([&](cudaStream_t s) { (*other.loop)(s); }));
+  if (other.batched) calls.push_back([&](cudaStream_t s) { (*other.batched)(s); });
+  if (other.dense) calls.push_back([&](cudaStream_t s) { (*other.dense)(s); });
+  const std::size_t copy_bytes = std::size_t(item.bytes() / 2) / 16 * 16;
+  const bool time_copy = item.problem.grouping == Grouping::masked && copy_bytes > 0;
+  DeviceBuffer copy_src(time_copy ? copy_bytes : 0), copy_dst(time_copy ? copy_bytes : 0);
+  if (time_copy) {
+    cuda_check(cudaMemsetAsync(copy_src.get(), 0x5a, copy_bytes, stream),
+               "cudaMemsetAsync(same-bytes copy source)");
+    calls.push_back([&](cudaStream_t s) {
+      cuda_check(cudaMemcpyAsync(copy_dst.get(), copy_src.get(), copy_bytes,
+                                 cudaMemcpyDeviceToDevice, s),
+                 "cudaMemcpyAsync(same-bytes copy)");
+    });
+  }
+  const std::vector<std::vector<double>> times = time_interleaved(
+      calls, options.warmup, options.iters, stream, options.flush_l2 ? &flusher : nullptr);
+  std::size_t next = 0;
+  row.ours = summarize(times[next++]);
+  row.tflops = row.ours.median_us > 0 ? item.useful_flops() / row.ours.median_us * 1e-6 : 0;
+  row.gbps = row.ours.median_us > 0 ? item.bytes() / row.ours.median_us * 1e-3 : 0;
+  if (other.loop) fill_baseline_time(row.loop, times[next++], row.ours);
+  if (other.batched) fill_baseline_time(row.batched, times[next++], row.ours);
+  if (other.dense) fill_dense_time(row, times[next++]);
+  if (time_copy) row.same_bytes_copy = summarize(times[next++]);
 }
 
 }  // namespace
@@ -361,13 +435,8 @@ GroupedRow run_grouped_case(const GroupedItem& item, const BenchOptions& options
   row.loop.diff_to_ours = row.batched.diff_to_ours = kNaN;
   try {
     Stream stream;
-    GroupedData data(item, options.baseline);
-    GroupedOperands ops;
-    ops.a = data.a.get();
-    ops.b = data.b.get();
-    ops.d = data.d_ours.get();
-    ops.group_index = static_cast<const int32_t*>(data.group_index.get());
-    ops.masked_m = static_cast<const int32_t*>(data.masked_m.get());
+    GroupedInputs data(item, options.baseline);
+    const GroupedOperands ops = data.operands();
     GemmOptions gemm_options;
     gemm_options.device = options.device;
     gemm_options.config = options.config;   // --config (experiments)
@@ -380,63 +449,12 @@ GroupedRow run_grouped_case(const GroupedItem& item, const BenchOptions& options
     row.reason = report.reason;
     add_wrong(row, check_valid_rows(row, data, stream.get()));
     add_wrong(row, check_untouched_rows(row, data, ""));
+    data.release_sources();   // FP8: the reference was their only reader
 
-    // The baselines' first calls (cuBLASLt heuristics, cuBLAS set-up), each compared with ours.
-    std::optional<CublasLtGroupLoop> loop;
-    std::optional<CapturedWork> loop_graph;
-    std::optional<CublasGroupedBatched> batched;
-    if (options.baseline) {
-      loop.emplace(item, data.a.get(), data.b.get(), data.d_base.get());
-      first_baseline_call(row.loop, "cuBLASLt loop", row, data, stream.get(),
-                          [&] { (*loop)(stream.get()); });
-      if (row.loop.unavailable.empty()) {
-        try {
-          loop_graph.emplace([&](cudaStream_t s) { (*loop)(s); }, stream.get());
-        } catch (const Error& e) {
-          if (const std::string lost = cuda_context_lost(); !lost.empty()) throw;
-          row.loop.note = fmt::format("timed call by call: the loop could not be captured in a "
-                                      "CUDA graph ({})",
-                                      e.what());
-        }
-      }
-      data.repoison_base(p);
-      first_baseline_call(row.batched, "cublasGemmGroupedBatchedEx", row, data, stream.get(), [&] {
-        batched.emplace(item, data.a.get(), data.b.get(), data.d_base.get());
-        (*batched)(stream.get());
-      });
-      if (!row.batched.unavailable.empty()) batched.reset();
-    }
-
-    // Timed in one interleaved loop: ours, the baselines that ran, and for a masked row a copy
-    // of its own bytes (read half, write half: the bytes a grouped GEMM must move).
-    std::vector<Call> calls = {ours};
-    const bool loop_ran = loop && row.loop.unavailable.empty();
-    if (loop_ran)
-      calls.push_back(loop_graph ? Call([&](cudaStream_t s) { loop_graph->launch(s); })
-                                 : Call([&](cudaStream_t s) { (*loop)(s); }));
-    if (batched) calls.push_back([&](cudaStream_t s) { (*batched)(s); });
-    const std::size_t copy_bytes = std::size_t(item.bytes() / 2) / 16 * 16;
-    const bool time_copy = p.grouping == Grouping::masked && copy_bytes > 0;
-    DeviceBuffer copy_src(time_copy ? copy_bytes : 0), copy_dst(time_copy ? copy_bytes : 0);
-    if (time_copy) {
-      cuda_check(cudaMemsetAsync(copy_src.get(), 0x5a, copy_bytes, stream.get()),
-                 "cudaMemsetAsync(same-bytes copy source)");
-      calls.push_back([&](cudaStream_t s) {
-        cuda_check(cudaMemcpyAsync(copy_dst.get(), copy_src.get(), copy_bytes,
-                                   cudaMemcpyDeviceToDevice, s),
-                   "cudaMemcpyAsync(same-bytes copy)");
-      });
-    }
-    const std::vector<std::vector<double>> times =
-        time_interleaved(calls, options.warmup, options.iters, stream.get(),
-                         options.flush_l2 ? &flusher : nullptr);
-    std::size_t next = 0;
-    row.ours = summarize(times[next++]);
-    row.tflops = row.ours.median_us > 0 ? item.useful_flops() / row.ours.median_us * 1e-6 : 0;
-    row.gbps = row.ours.median_us > 0 ? item.bytes() / row.ours.median_us * 1e-3 : 0;
-    if (loop_ran) fill_baseline_time(row.loop, times[next++], row.ours);
-    if (batched) fill_baseline_time(row.batched, times[next++], row.ours);
-    if (time_copy) row.same_bytes_copy = summarize(times[next++]);
+    OtherCalls other;
+    if (options.baseline) start_baselines(other, row, data, stream.get());
+    start_dense(other, row, data, options, stream.get());
+    time_row(row, ours, other, options, stream.get(), flusher);
 
     // Every timed call wrote D again: the rows past masked_m must still be untouched.
     add_wrong(row, check_untouched_rows(row, data, "after the timed calls: "));
@@ -518,6 +536,29 @@ std::size_t grouped_rows_without_baseline(const std::vector<GroupedRow>& rows) {
 std::size_t grouped_failed_rows(const std::vector<GroupedRow>& rows) {
   return std::size_t(std::count_if(rows.begin(), rows.end(),
                                    [](const GroupedRow& r) { return !r.failure.empty(); }));
+}
+
+namespace {
+
+bool counts_for_dense_target(const GroupedRow& r) {
+  return r.item.problem.grouping == Grouping::contiguous && r.dense.time && r.failure.empty();
+}
+
+}  // namespace
+
+double geomean_dense_ratio_contiguous(const std::vector<GroupedRow>& rows) {
+  std::vector<double> ratios;
+  for (const GroupedRow& r : rows)
+    if (counts_for_dense_target(r)) ratios.push_back(r.dense.ratio);
+  return geometric_mean(ratios);
+}
+
+const GroupedRow* lowest_dense_ratio_contiguous(const std::vector<GroupedRow>& rows) {
+  const GroupedRow* lowest = nullptr;
+  for (const GroupedRow& r : rows)
+    if (counts_for_dense_target(r) && (lowest == nullptr || r.dense.ratio < lowest->dense.ratio))
+      lowest = &r;
+  return lowest;
 }
 
 }  // namespace autogemm::bench

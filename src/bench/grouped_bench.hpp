@@ -1,8 +1,11 @@
 #pragma once
 // `autogemm bench --grouped`: one grouped GEMM per suite row (grouped_suite.hpp), our
 // grouped_gemm() against (a) a loop of cuBLASLt calls, one per group, and (b) cuBLAS's
-// cublasGemmGroupedBatchedEx (grouped_baselines.hpp), on the same inputs in the same process,
-// timed alike (timing.hpp), each group checked against the float64 reference.
+// cublasGemmGroupedBatchedEx (grouped_baselines.hpp), and against our own dense kernel on one
+// GEMM of the same valid rows (grouped_dense.hpp), on the same inputs in the same process,
+// timed alike (timing.hpp), each group checked against the float64 reference. Inputs bf16, fp16
+// or block-scaled FP8 (e4m3 quantised from BF16 data, grouped_inputs.hpp; checked against the
+// float64 product of the unquantised data).
 //
 // A row's groups get M drawn around m_per_group (uniform in [ceil(0.7 m), floor(1.3 m)]) from
 // std::mt19937_64 seeded with (seed, row index), so each row is reproducible on its own:
@@ -24,6 +27,9 @@
 #include "bench/timing.hpp"
 
 namespace autogemm::bench {
+
+// Block-scaled FP8 (e4m3 inputs, Scaling::block_1x128_128x128): the bench's FP8 rows.
+bool block_scaled_fp8(const GemmProblem& problem);
 
 // ---- the drawn layout of one row (no GPU) ----------------------------------------------------
 
@@ -51,12 +57,13 @@ struct GroupedItem {
   // Useful work: 2 * valid rows * N * K (no padding, no rows beyond masked_m).
   double useful_flops() const;
   // The bytes a grouped GEMM must move: the valid rows of A, every group's B, and the valid
-  // rows of D written.
+  // rows of D written; for FP8 also the scales of those rows of A and of every group's B.
   double bytes() const;
 };
 
-// The item of suite row `index` with inputs of `in` (bf16 or fp16) and D of `out` (bf16, fp16
-// or fp32). Throws InvalidArgument for a problem grouped_gemm's rules refuse (validate()).
+// The item of suite row `index` with inputs of `in` (bf16, fp16, or e4m3: block-scaled FP8) and
+// D of `out` (bf16, fp16 or fp32). Throws InvalidArgument for another input type, and for a
+// problem grouped_gemm's rules refuse (validate()).
 GroupedItem make_grouped_item(const GroupedCase& source, std::size_t index, DType in, DType out,
                               uint64_t seed);
 // Every row of a suite, each checked before any is measured; an error names `source`, the line
@@ -78,6 +85,17 @@ struct GroupedBaseline {
   double diff_to_ours = 0;
 };
 
+// Our dense kernel on the row's dense twin (grouped_dense.hpp), timed in the same loop.
+struct GroupedDense {
+  std::optional<TimingStats> time;   // empty when it did not run
+  double tflops = 0;                 // the row's useful flops / its median
+  // Our grouped TFLOP/s over its TFLOP/s (= its median / ours: the same flops); 0 without a time.
+  // Issue 23's target: >= 0.9 on FP8 contiguous prefill rows.
+  double ratio = 0;
+  std::string config;                // GemmConfig::describe() of what gemm() ran
+  std::string unavailable;           // why it did not run (gemm() threw: the reason)
+};
+
 struct GroupedRow {
   GroupedItem item;
   std::string config;           // GemmConfig::describe() of what ran
@@ -86,9 +104,11 @@ struct GroupedRow {
   double tflops = 0;            // useful_flops / median
   double gbps = 0;              // bytes / median
   GroupedBaseline loop;         // the per-group cuBLASLt loop
-  GroupedBaseline batched;      // cublasGemmGroupedBatchedEx
+  GroupedBaseline batched;      // cublasGemmGroupedBatchedEx (n/a for FP8)
+  GroupedDense dense;           // our dense kernel on the same valid rows (every row)
   // The worst group's DeepGEMM diff of our D against the float64 reference (on checked_rows of
-  // the groups' rows: grouped_checks.hpp reference_ranges), NaN when nothing was compared.
+  // the groups' rows: grouped_checks.hpp reference_ranges; FP8: the product of the unquantised
+  // BF16 data), NaN when nothing was compared. diff_limit: diff_limit(problem), 1e-3 for FP8.
   double diff = 0;
   int64_t worst_group = -1;
   double diff_limit = 0;
@@ -105,8 +125,9 @@ double same_bytes_share(const GroupedRow& row);   // 0 without a same-bytes copy
 
 // Measures one item on the current device. A row that fails (our call throws, a wrong or
 // unwritten D, rows past masked_m touched, a baseline that disagrees with ours) is returned with
-// `failure` set; a baseline the library declines is n/a with the reason. Throws CudaError only
-// when the CUDA context is lost (nothing later could run).
+// `failure` set; a baseline the library declines is n/a with the reason, as is a dense twin
+// gemm() does not run (the row is still timed and checked). Throws CudaError only when the CUDA
+// context is lost (nothing later could run).
 GroupedRow run_grouped_case(const GroupedItem& item, const BenchOptions& options,
                             L2Flusher& flusher);
 
@@ -124,5 +145,10 @@ double geomean_batched_ratio(const std::vector<GroupedRow>& rows);
 // Rows where a baseline was asked for and did not run (either), and rows that FAILED.
 std::size_t grouped_rows_without_baseline(const std::vector<GroupedRow>& rows);
 std::size_t grouped_failed_rows(const std::vector<GroupedRow>& rows);
+// Our grouped TFLOP/s over our dense kernel's (GroupedDense::ratio) on the contiguous rows with
+// a dense time that did not fail: the geometric mean (0 without such rows), and the row with the
+// lowest (nullptr without).
+double geomean_dense_ratio_contiguous(const std::vector<GroupedRow>& rows);
+const GroupedRow* lowest_dense_ratio_contiguous(const std::vector<GroupedRow>& rows);
 
 }  // namespace autogemm::bench

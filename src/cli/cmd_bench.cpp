@@ -332,7 +332,9 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--grouped", o->grouped,
                   "grouped (MoE) suite file instead: header kind,groups,m_per_group,n,k[,tag] "
                   "(bench/suites/grouped-moe.csv); grouped_gemm() against a per-group cuBLASLt "
-                  "loop and cublasGemmGroupedBatchedEx");
+                  "loop, cublasGemmGroupedBatchedEx (not for fp8) and our dense kernel on one "
+                  "GEMM of the same valid rows; --dtype bf16, fp16 or fp8 (block-scaled, "
+                  "checked against the unquantised inputs)");
   cmd->add_option("--dtype", o->dtype, "input type: bf16, fp16 or fp8 (e4m3, block-scaled)")
       ->capture_default_str();
   cmd->add_option("--layout", o->layout,

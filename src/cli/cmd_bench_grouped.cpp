@@ -1,6 +1,7 @@
-// `autogemm bench --grouped FILE`: our grouped_gemm() against a per-group cuBLASLt loop and
-// cublasGemmGroupedBatchedEx, row by row of a grouped suite (bench/grouped_bench.hpp); without a
-// GPU, each row's drawn groups instead. A row that fails is shown as FAILED, the suite goes on,
+// `autogemm bench --grouped FILE`: our grouped_gemm() against a per-group cuBLASLt loop,
+// cublasGemmGroupedBatchedEx and our dense kernel on the same valid rows, row by row of a grouped
+// suite (bench/grouped_bench.hpp), bf16, fp16 or block-scaled fp8 inputs; without a GPU, each
+// row's drawn groups instead. A row that fails is shown as FAILED, the suite goes on,
 // and the exit code is then 1, as for `bench --suite`. This file reads options; the measuring and
 // formatting live in src/bench (grouped_bench.hpp, grouped_report.hpp).
 #include <fmt/format.h>
@@ -36,30 +37,40 @@ void refuse_options_not_taken(const GroupedBenchCliOptions& o) {
   }
 }
 
+// bf16, fp16, or fp8: e4m3 with block scales (the bench quantises BF16 data to e4m3 only).
 DType input_type(const std::string& dtype) {
   const std::optional<DType> t = parse_dtype(dtype);
-  if (t == DType::bf16 || t == DType::fp16) return *t;
+  if (t == DType::bf16 || t == DType::fp16 || t == DType::e4m3) return *t;
   throw InvalidArgument("--dtype", dtype,
-                        "--grouped measures bf16 or fp16 inputs (grouped_gemm() has no FP8 yet, "
-                        "autogemm/grouped.hpp)");
+                        "--grouped measures bf16, fp16 or fp8 inputs (fp8: e4m3 quantised from "
+                        "BF16 data with 1x128 scales for A and 128x128 for each group's B)");
 }
 
+// --out-dtype, or the input type's default: the input type, bf16 for fp8.
 DType output_type(const std::string& out_dtype, DType in) {
-  if (out_dtype.empty()) return in;
+  if (out_dtype.empty()) return in == DType::e4m3 ? DType::bf16 : in;
   const std::optional<DType> t = parse_dtype(out_dtype);
   if (t == DType::bf16 || t == DType::fp16 || t == DType::fp32) return *t;
   throw InvalidArgument("--out-dtype", out_dtype, "expected bf16, fp16 or fp32");
 }
 
-void print_results(const GroupedBenchCliOptions& o, const Target& target,
+// "fp8 (block-scaled e4m3) inputs, bf16 D": the types every row runs with.
+std::string types_text(DType in, DType out) {
+  return fmt::format("{} inputs, {} D",
+                     in == DType::e4m3 ? std::string("fp8 (block-scaled e4m3)")
+                                       : std::string(to_string(in)),
+                     to_string(out));
+}
+
+void print_results(const GroupedBenchCliOptions& o, const Target& target, DType in, DType out,
                    const std::vector<bench::GroupedRow>& rows) {
   if (o.json) {
     std::cout << bench::grouped_rows_to_json(rows) << "\n";
     return;
   }
-  fmt::print("device {} (GPU {}); {} warm-up + {} timed calls each, median; {}; each group's M "
-             "drawn uniformly in [0.7, 1.3] x m_per_group (seed {})\n\n{}",
-             target.device.name, target.device.ordinal, o.warmup, o.iters,
+  fmt::print("device {} (GPU {}); {}; {} warm-up + {} timed calls each, median; {}; each group's "
+             "M drawn uniformly in [0.7, 1.3] x m_per_group (seed {})\n\n{}",
+             target.device.name, target.device.ordinal, types_text(in, out), o.warmup, o.iters,
              o.l2_warm ? "L2 NOT flushed (--l2-warm: a diagnostic)"
                        : "L2 flushed before every timed call",
              o.seed, bench::format_grouped_table(rows));
@@ -95,7 +106,8 @@ void run_grouped_bench(const GroupedBenchCliOptions& o) {
     // ("; showing the plan for ..."): keep the why.
     const std::string note =
         target.plan_note.substr(0, target.plan_note.find("; showing")) +
-        "; showing each row's drawn groups instead of measuring (--grouped)";
+        "; showing each row's drawn groups instead of measuring (--grouped: " +
+        types_text(in, out) + ")";
     if (o.json) {
       fmt::print(stderr, "{}\n", note);
       std::cout << bench::grouped_draws_json(items, note) << "\n";
@@ -128,7 +140,7 @@ void run_grouped_bench(const GroupedBenchCliOptions& o) {
         });
   }
   // Printed before the file is written: a file that fails now does not lose the results.
-  print_results(o, target, rows);
+  print_results(o, target, in, out, rows);
   if (!o.csv.empty()) write_file("--csv", o.csv, csv_text(rows));
   if (const std::size_t failed = bench::grouped_failed_rows(rows); failed > 0) {
     fmt::print(stderr, "autogemm: {} of {} row{} FAILED (the table says why)\n", failed,
