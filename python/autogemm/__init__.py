@@ -339,7 +339,8 @@ def fp8_gemm(a_fp8: Array, a_scales: Array, b_fp8: Array, b_scales: Array, *,
 
 
 def grouped_gemm(a: Array, b: Array, *, group_index: Optional[Array] = None,
-                 masked_m: Optional[Array] = None, out: Optional[Array] = None,
+                 masked_m: Optional[Array] = None, a_scales: Optional[Array] = None,
+                 b_scales: Optional[Array] = None, out: Optional[Array] = None,
                  expected_m: Optional[int] = None, out_dtype: DTypeLike = None,
                  alpha: float = 1.0, config: Union[str, Plan, None] = None,
                  stream: Stream = None, return_report: bool = False) -> Any:
@@ -357,21 +358,37 @@ def grouped_gemm(a: Array, b: Array, *, group_index: Optional[Array] = None,
       there). Values above max_m count as max_m.
 
     b is (groups, N, K) (a weight per expert, stored as torch.nn.Linear stores it); a, b and out
-    are packed (contiguous). bfloat16 or float16 inputs; out_dtype bf16 (default: a's type),
-    fp16 or fp32. ``expected_m``: the valid rows a group typically has, for planning (default:
-    M / groups, or max_m). ``config``, ``stream``, ``return_report``: as gemm().
+    are packed (contiguous).
+
+    Types: a and b both bfloat16 or both float16; or both block-scaled FP8 e4m3
+    (torch.float8_e4m3fn, or uint8 bytes read as e4m3, as CuPy carries them; e5m2 is refused),
+    which needs float32, packed scales (``quantize_fp8`` makes both values and scales):
+
+    * ``a_scales``: one per stored row of a per 128 of K (1x128): (M, ceil(K/128)) for the
+      contiguous layout, (groups, max_m, ceil(K/128)) for the masked one
+      (``quantize_fp8(a.reshape(-1, K), (1, 128))``, its scales reshaped).
+    * ``b_scales``: (groups, ceil(N/128), ceil(K/128)), one per 128 x 128 block of each group
+      (``quantize_fp8(b[g], (128, 128))`` per group, stacked).
+
+    Scales with 16-bit inputs, or FP8 without them, raise InvalidArgument.
+
+    ``out_dtype``: bf16, fp16 or fp32; default: ``out``'s dtype when ``out`` is given, else a's
+    type (bf16 for FP8). ``expected_m``: the valid rows a group typically has, for planning
+    (default: M / groups, or max_m). ``config``, ``stream``, ``return_report``: as gemm().
     """
     framework = _framework(a)
     handle, export = _prepare(framework, a, stream)
+    a, a_kind = _fp8_bytes(a)
+    b, b_kind = _fp8_bytes(b)
     made: dict[str, Any] = {}
     alloc = None if out is not None else _allocator(framework, a, export, made)
     if expected_m is not None and (isinstance(expected_m, bool) or not isinstance(expected_m, int)
                                    or expected_m < 0):
         raise InvalidArgument("expected_m", repr(expected_m), "must be None or an int >= 0")
     _, report = _core.grouped_gemm(
-        export(a), export(b), export(group_index), export(masked_m), export(out),
-        _dtype_text(out_dtype), float(alpha), int(expected_m or 0), _config_text(config),
-        handle, alloc, bool(return_report))
+        export(a), export(b), export(group_index), export(masked_m), export(a_scales),
+        export(b_scales), a_kind, b_kind, export(out), _dtype_text(out_dtype), float(alpha),
+        int(expected_m or 0), _config_text(config), handle, alloc, bool(return_report))
     if out is not None:
         result = out
     else:

@@ -23,7 +23,8 @@ def fp8_gemm(a: Any, a_scales: Any, b: Any, b_scales: Any, out: Any, c: Any,
              out_dtype: Optional[str], alpha: float, beta: float, config: Optional[str],
              autotune: int, vendor_fallback: bool, stream: int,
              alloc: Optional[Alloc], want_report: bool) -> tuple[Any, Optional[Report]]: ...
-def grouped_gemm(a: Any, b: Any, group_index: Any, masked_m: Any, out: Any,
+def grouped_gemm(a: Any, b: Any, group_index: Any, masked_m: Any, a_scales: Any,
+                 b_scales: Any, a_bytes: Optional[str], b_bytes: Optional[str], out: Any,
                  out_dtype: Optional[str], alpha: float, expected_m: int, config: Optional[str],
                  stream: int, alloc: Optional[Alloc],
                  want_report: bool) -> tuple[Any, Optional[Report]]: ...

@@ -1,17 +1,30 @@
 // grouped_gemm() from Python arrays (include/autogemm/grouped.hpp): the layout follows from
-// which group array is given (group_index: contiguous, masked_m: masked); every argument is
+// which group array is given (group_index: contiguous, masked_m: masked); the inputs' dtype
+// picks 16-bit or block-scaled FP8 (e4m3 with a_scales and b_scales); every argument is
 // checked before the output is allocated or anything is launched.
 #include "grouped_call.hpp"
 
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cctype>
+#include <tuple>
+#include <utility>
 
 #include "autogemm/errors.hpp"
 #include "autogemm/grouped.hpp"
+#include "autogemm/quantize.hpp"
 
 namespace autogemm::python {
 
 namespace {
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  return shape.size() == 1 ? fmt::format("({},)", shape[0])
+                           : fmt::format("({})", fmt::join(shape, ", "));
+}
 
 // A packed row-major array of exactly `dims` dimensions (the grouped operands have no padding).
 void require_packed_dims(const ArrayView& v, size_t dims, const char* shape_words) {
@@ -31,6 +44,42 @@ void require_packed_dims(const ArrayView& v, size_t dims, const char* shape_word
 
 const char* out_dtype_name(DType t) {
   return t == DType::bf16 ? "bfloat16" : t == DType::fp16 ? "float16" : "float32";
+}
+
+DType parse_out_dtype(const std::string& text) {
+  std::string v = text;
+  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (v == "float16") v = "fp16";
+  if (v == "float32") v = "fp32";
+  const std::optional<DType> t = parse_dtype(v);
+  if (!t || !(*t == DType::bf16 || *t == DType::fp16 || *t == DType::fp32))
+    throw InvalidArgument("out_dtype", text,
+                          "must be bf16, fp16 or fp32 (also spelled bfloat16, float16, float32)");
+  return *t;
+}
+
+// An input's element type: torch FP8 tensors arrive as uint8 views with `bytes` saying what
+// they hold (autogemm/__init__.py _fp8_bytes); other uint8 arrays (CuPy) are read as e4m3.
+std::optional<DType> input_type(const ArrayView& v, const std::optional<std::string>& bytes) {
+  return element_type(v, bytes == "e5m2" ? DType::e5m2 : DType::e4m3);
+}
+
+std::string input_type_text(const ArrayView& v, const std::optional<std::string>& bytes) {
+  if (!bytes) return v.dtype_text();
+  return *bytes == "e5m2" ? "float8_e5m2" : "float8_e4m3fn";
+}
+
+// A block-scale array: float32, exactly `want` (named by `dims_words`, e.g. "(M, ceil(K/128))"),
+// packed. `meaning` says what one scale covers, `sizes` the problem's sizes behind `want`.
+void check_scales(const ArrayView& v, const std::vector<int64_t>& want, const char* dims_words,
+                  const char* meaning, const std::string& sizes) {
+  if (element_type(v) != DType::fp32)
+    throw InvalidArgument(v.name, v.dtype_text(), "scales must be float32");
+  if (v.shape != want)
+    throw InvalidArgument(v.name, fmt::format("an array of shape {}", v.shape_text()),
+                          fmt::format("must have shape {} = {}: {} ({})", shape_text(want),
+                                      dims_words, meaning, sizes));
+  require_packed_dims(v, want.size(), dims_words);
 }
 
 }  // namespace
@@ -56,29 +105,51 @@ GroupedResult grouped_gemm_call(const GroupedRequest& r) {
   p.n = b.shape[1];
   p.k = b.shape[2];
   p.m = masked ? a.shape[1] : a.shape[0];
-  const std::optional<DType> a_type = element_type(a), b_type = element_type(b);
-  if (a_type != DType::bf16 && a_type != DType::fp16)
-    throw InvalidArgument("a", a.dtype_text(), "grouped_gemm takes bfloat16 or float16 arrays");
+  // Types: bfloat16 / float16, or FP8 (e4m3, block-scaled: the scales are required).
+  const std::optional<DType> a_type = input_type(a, r.a_bytes), b_type = input_type(b, r.b_bytes);
+  const std::string a_text = input_type_text(a, r.a_bytes), b_text = input_type_text(b, r.b_bytes);
+  for (auto [view, type, text] : {std::tuple{&a, a_type, a_text}, std::tuple{&b, b_type, b_text}})
+    if (type == DType::e5m2)
+      throw InvalidArgument(view->name, text,
+                            "grouped_gemm's FP8 is e4m3 (float8_e4m3fn, or uint8 bytes read as "
+                            "e4m3; quantize_fp8 makes them): e5m2 is not supported");
+  const bool fp8 = a_type == DType::e4m3;
+  if (!fp8 && a_type != DType::bf16 && a_type != DType::fp16)
+    throw InvalidArgument("a", a_text,
+                          "grouped_gemm takes bfloat16 or float16 arrays, or FP8 e4m3 "
+                          "(float8_e4m3fn, or uint8 bytes) with a_scales and b_scales");
   if (b_type != a_type)
-    throw InvalidArgument("b", b.dtype_text(), fmt::format("must have a's dtype, {}", a.dtype_text()));
-  p.a_type = p.b_type = *a_type;
-  p.d_type = *a_type;
-  if (r.out_dtype) {
-    const std::optional<DType> t = parse_dtype(*r.out_dtype == "float32" ? "fp32" : *r.out_dtype);
-    if (!t || !(*t == DType::bf16 || *t == DType::fp16 || *t == DType::fp32))
-      throw InvalidArgument("out_dtype", *r.out_dtype, "must be bf16, fp16 or fp32");
-    p.d_type = *t;
+    throw InvalidArgument("b", b_text,
+                          fmt::format("must have a's dtype, {}{}", a_text,
+                                      fp8 ? " (FP8 e4m3: float8_e4m3fn or uint8 bytes)" : ""));
+  for (auto [name, scales] :
+       {std::pair{"a_scales", r.a_scales}, std::pair{"b_scales", r.b_scales}}) {
+    if (fp8 && scales.is_none())
+      throw InvalidArgument(name, "None",
+                            "FP8 inputs need block scales: a_scales (1x128, quantize_fp8(a, "
+                            "(1, 128))) and b_scales (128x128 per group, quantize_fp8(b[g], "
+                            "(128, 128)))");
+    if (!fp8 && !scales.is_none()) {
+      const ArrayView v = import_array(name, scales, false);
+      throw InvalidArgument(name, fmt::format("a {} array of shape {}", v.dtype_text(),
+                                              v.shape_text()),
+                            fmt::format("scales apply to FP8 inputs only, and a is {} (pass "
+                                        "{} = None)",
+                                        a_text, name));
+    }
   }
+  p.a_type = p.b_type = *a_type;
+  if (fp8) p.scaling = Scaling::block_1x128_128x128;
+  p.d_type = fp8 ? DType::bf16 : *a_type;
+  if (r.out_dtype) p.d_type = parse_out_dtype(*r.out_dtype);
   if (a.shape.back() != p.k)
     throw InvalidArgument("a", fmt::format("an array of shape {}", a.shape_text()),
                           fmt::format("its last dimension must be b's K = {}", p.k));
   if (masked && a.shape[0] != p.num_groups)
     throw InvalidArgument("a", fmt::format("an array of shape {}", a.shape_text()),
                           fmt::format("must have b's {} groups first", p.num_groups));
-  const std::optional<DType> group_type = element_type(groups);
   if (groups.dtype.code != uint8_t(nb::dlpack::dtype_code::Int) || groups.dtype.bits != 32)
     throw InvalidArgument(groups.name, groups.dtype_text(), "must be int32");
-  (void)group_type;
   const int64_t want_groups_len = masked ? p.num_groups : p.m;
   if (groups.shape[0] != want_groups_len)
     throw InvalidArgument(groups.name, fmt::format("an array of shape {}", groups.shape_text()),
@@ -87,39 +158,75 @@ GroupedResult grouped_gemm_call(const GroupedRequest& r) {
   p.expected_m = r.expected_m;
   validate(p);
 
-  // The output, (M, N) or (groups, max_m, N), only after everything else passed.
+  // FP8 scales (grouped.hpp): A one per stored row per 128 of K, B one per 128 x 128 block
+  // of each group.
+  std::optional<ArrayView> a_scales, b_scales;
+  if (fp8) {
+    a_scales = import_array("a_scales", r.a_scales, false);
+    b_scales = import_array("b_scales", r.b_scales, false);
+    const int64_t kb = (p.k + kFp8ScaleGroup - 1) / kFp8ScaleGroup;
+    const int64_t n_blocks = (p.n + kFp8ScaleGroup - 1) / kFp8ScaleGroup;
+    if (masked)
+      check_scales(*a_scales, {p.num_groups, p.m, kb}, "(groups, max_m, ceil(K/128))",
+                   "one scale per row of a per 128 of K (1x128 blocks)",
+                   fmt::format("groups = {}, max_m = {}, K = {}", p.num_groups, p.m, p.k));
+    else
+      check_scales(*a_scales, {p.m, kb}, "(M, ceil(K/128))",
+                   "one scale per row of a per 128 of K (1x128 blocks)",
+                   fmt::format("M = {}, K = {}", p.m, p.k));
+    check_scales(*b_scales, {p.num_groups, n_blocks, kb}, "(groups, ceil(N/128), ceil(K/128))",
+                 "one scale per 128x128 block of each group's B",
+                 fmt::format("groups = {}, N = {}, K = {}", p.num_groups, p.n, p.k));
+  }
+
+  GemmOptions options;
+  if (r.config) options.config = GemmConfig::parse(*r.config);
+
+  // The output, (M, N) or (groups, max_m, N): the caller's (its dtype is D's unless out_dtype
+  // names another), else allocated only after everything else passed.
+  const std::vector<int64_t> want_shape =
+      masked ? std::vector<int64_t>{p.num_groups, p.m, p.n} : std::vector<int64_t>{p.m, p.n};
   std::optional<ArrayView> out;
   if (!r.out.is_none()) {
     out = import_array("out", r.out, true);
-  } else {
+    if (out->shape != want_shape)
+      throw InvalidArgument("out", fmt::format("an array of shape {}", out->shape_text()),
+                            fmt::format("must have shape {}", shape_text(want_shape)));
+    require_packed_dims(*out, want_shape.size(), masked ? "(groups, max_m, N)" : "(M, N)");
+    const std::optional<DType> d = element_type(*out);
+    if (!r.out_dtype && (d == DType::bf16 || d == DType::fp16 || d == DType::fp32))
+      p.d_type = *d;
+    if (d != p.d_type)
+      throw InvalidArgument("out", out->dtype_text(),
+                            r.out_dtype ? fmt::format("must have out_dtype's dtype, {}",
+                                                      out_dtype_name(p.d_type))
+                                        : std::string("must be bfloat16, float16 or float32"));
+  }
+  const ArrayView* sa = a_scales ? &*a_scales : nullptr;
+  const ArrayView* sb = b_scales ? &*b_scales : nullptr;
+  int device = common_cuda_device({&a, &b, &groups, out ? &*out : nullptr, sa, sb});
+  if (!out) {
     if (r.alloc.is_none())
       throw InvalidArgument("out", "None",
                             "autogemm allocates outputs for torch and CuPy inputs only: pass out=");
     out = import_array("out", r.alloc(p.stored_rows(), p.n, out_dtype_name(p.d_type)), true);
-  }
-  const std::vector<int64_t> want_shape =
-      masked ? std::vector<int64_t>{p.num_groups, p.m, p.n} : std::vector<int64_t>{p.m, p.n};
-  if (r.out.is_none()) {
     require_packed_dims(*out, 2, "(rows, N)");
-  } else {
-    if (out->shape != want_shape)
-      throw InvalidArgument("out", fmt::format("an array of shape {}", out->shape_text()),
-                            fmt::format("must have shape ({})", fmt::join(want_shape, ", ")));
-    require_packed_dims(*out, want_shape.size(), masked ? "(groups, max_m, N)" : "(M, N)");
+    if (element_type(*out) != p.d_type)
+      throw InvalidArgument("out", out->dtype_text(),
+                            fmt::format("must have dtype {}", out_dtype_name(p.d_type)));
+    device = common_cuda_device({&a, &b, &groups, &*out, sa, sb});
   }
-  if (element_type(*out) != p.d_type)
-    throw InvalidArgument("out", out->dtype_text(),
-                          fmt::format("must have dtype {}", out_dtype_name(p.d_type)));
-  const int device = common_cuda_device({&a, &b, &groups, &*out});
 
   GroupedOperands ops;
   ops.a = a.data;
   ops.b = b.data;
   ops.d = out->data;
   ops.alpha = r.alpha;
+  if (fp8) {
+    ops.scale_a = static_cast<const float*>(a_scales->data);
+    ops.scale_b = static_cast<const float*>(b_scales->data);
+  }
   (masked ? ops.masked_m : ops.group_index) = static_cast<const int32_t*>(groups.data);
-  GemmOptions options;
-  if (r.config) options.config = GemmConfig::parse(*r.config);
   GemmReport report;
   {
     DeviceGuard guard(device);

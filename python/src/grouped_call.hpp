@@ -1,5 +1,6 @@
 #pragma once
-// autogemm._core.grouped_gemm: Python arrays -> autogemm::grouped_gemm (grouped_call.cpp).
+// autogemm._core.grouped_gemm: Python arrays -> autogemm::grouped_gemm (grouped_call.cpp):
+// bfloat16 / float16 inputs, or block-scaled FP8 (e4m3) with a_scales and b_scales.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -11,6 +12,8 @@ namespace autogemm::python {
 
 struct GroupedRequest {
   nb::handle a, b, out, group_index, masked_m, alloc;
+  nb::handle a_scales, b_scales;                   // FP8 only; None otherwise
+  std::optional<std::string> a_bytes, b_bytes;     // what torch FP8 tensors' uint8 views hold
   std::optional<std::string> out_dtype, config;
   float alpha = 1.0f;
   int64_t expected_m = 0;

@@ -316,15 +316,20 @@ NB_MODULE(_core, m) {
 
   m.def(
       "grouped_gemm",
-      [](nb::handle a, nb::handle b, nb::handle group_index, nb::handle masked_m, nb::handle out,
-         std::optional<std::string> out_dtype, float alpha, int64_t expected_m,
-         std::optional<std::string> config, uintptr_t stream, nb::handle alloc,
-         bool want_report) {
+      [](nb::handle a, nb::handle b, nb::handle group_index, nb::handle masked_m,
+         nb::handle a_scales, nb::handle b_scales, std::optional<std::string> a_bytes,
+         std::optional<std::string> b_bytes, nb::handle out, std::optional<std::string> out_dtype,
+         float alpha, int64_t expected_m, std::optional<std::string> config, uintptr_t stream,
+         nb::handle alloc, bool want_report) {
         GroupedRequest r;
         r.a = a;
         r.b = b;
         r.group_index = group_index;
         r.masked_m = masked_m;
+        r.a_scales = a_scales;
+        r.b_scales = b_scales;
+        r.a_bytes = std::move(a_bytes);
+        r.b_bytes = std::move(b_bytes);
         r.out = out;
         r.out_dtype = std::move(out_dtype);
         r.alpha = alpha;
@@ -335,10 +340,12 @@ NB_MODULE(_core, m) {
         const GroupedResult result = grouped_gemm_call(r);
         return nb::make_tuple(result.out, report_or_none(result.report, want_report));
       },
-      "a"_a.none(), "b"_a.none(), "group_index"_a.none(), "masked_m"_a.none(), "out"_a.none(),
-      "out_dtype"_a.none(), "alpha"_a, "expected_m"_a, "config"_a.none(), "stream"_a,
-      "alloc"_a.none(), "want_report"_a,
-      "Grouped (mixture-of-experts) GEMM; returns (out, report or None).");
+      "a"_a.none(), "b"_a.none(), "group_index"_a.none(), "masked_m"_a.none(),
+      "a_scales"_a.none(), "b_scales"_a.none(), "a_bytes"_a.none(), "b_bytes"_a.none(),
+      "out"_a.none(), "out_dtype"_a.none(), "alpha"_a, "expected_m"_a, "config"_a.none(),
+      "stream"_a, "alloc"_a.none(), "want_report"_a,
+      "Grouped (mixture-of-experts) GEMM, 16-bit or block-scaled FP8 (e4m3); returns (out, "
+      "report or None).");
 
   m.def("quantize_fp8", &quantize, "x"_a.none(), "values"_a.none(), "scales"_a.none(),
         "block_rows"_a, "stream"_a, "alloc"_a.none(),

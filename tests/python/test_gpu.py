@@ -1,8 +1,8 @@
 """The Python package on a GPU: results against torch.matmul and a float64 reference over the
 public suite's shapes, through torch, CuPy and JAX inputs; bit-identical to the C++ API
 (autogemm::gemm() on raw pointers) for the same configuration; FP8 quantisation and the
-block-scaled GEMM; streams; and the host cost of one call from Python next to the C++ one
-(GemmGpu.HostCostPerCall's measure, in the same process).
+block-scaled GEMM (dense and grouped); grouped GEMM; streams; and the host cost of one call
+from Python next to the C++ one (GemmGpu.HostCostPerCall's measure, in the same process).
 
 Every test here skips, saying why, without a CUDA GPU or without the framework it needs.
 AUTOGEMM_TEST_OUT=<dir> makes the host-cost test write its figures there as JSON."""
@@ -453,3 +453,76 @@ def test_grouped_gemm_against_torch(torch, layout):
                 want = a[g, :r].double() @ b[g].double().T
                 assert calc_diff(d[g, :r], want) < 1e-5, g
             assert torch.isnan(d[g, r:]).all(), f"group {g} rows past masked_m were written"
+
+
+def grouped_fp8_operands(torch, x, w, masked):
+    """x (rows, K) or (groups, max_m, K) and w (groups, N, K), bf16, quantised as grouped_gemm
+    takes them: A as one matrix with 1x128 scales (per stored row), each group's B 128x128."""
+    k = x.shape[-1]
+    qa, sa = autogemm.quantize_fp8(x.reshape(-1, k), (1, 128))
+    per_group = [autogemm.quantize_fp8(w[g], (128, 128)) for g in range(w.shape[0])]
+    # Stacked as bytes: not every torch version concatenates float8 tensors.
+    qb = torch.stack([q.view(torch.uint8) for q, _ in per_group]).view(torch.float8_e4m3fn)
+    sb = torch.stack([s for _, s in per_group])
+    if masked:
+        qa, sa = qa.reshape(x.shape), sa.reshape(x.shape[0], x.shape[1], -1)
+    return qa, sa, qb, sb
+
+
+@needs_sm90
+@pytest.mark.parametrize("k", [512, 1040], ids=lambda k: f"k{k}")
+@pytest.mark.parametrize("layout", ["contiguous", "masked"])
+def test_grouped_gemm_fp8_against_unquantised(torch, layout, k):
+    """Block-scaled FP8 grouped GEMM (torch float8_e4m3fn, quantize_fp8's scales): each group
+    against the float64 product of the unquantised inputs (DeepGEMM's FP8 bound, diff < 1e-3);
+    K = 1040 ends in a partial 128-wide scale block. Masked: rows past masked_m keep their
+    poison bit for bit."""
+    rows = [1, 0, 130, 37]
+    groups, n = len(rows), 320
+    gen = torch.Generator(device="cuda").manual_seed(2300 + k + (layout == "masked"))
+    w = torch.randn(groups, n, k, device="cuda", dtype=torch.bfloat16, generator=gen)
+    if layout == "contiguous":
+        starts, total = [], 0
+        for r in rows:
+            starts.append(total)
+            total += -(-r // 128) * 128
+        x = torch.randn(total, k, device="cuda", dtype=torch.bfloat16, generator=gen)
+        qa, sa, qb, sb = grouped_fp8_operands(torch, x, w, masked=False)
+        assert sa.shape == (total, -(-k // 128)) and sb.shape == (groups, 3, -(-k // 128))
+        index = torch.full((total,), -1, dtype=torch.int32)
+        for g, (s, r) in enumerate(zip(starts, rows)):
+            index[s:s + r] = g
+        index = index.cuda()
+        d, report = autogemm.grouped_gemm(qa, qb, group_index=index, a_scales=sa, b_scales=sb,
+                                          return_report=True)
+        torch.cuda.synchronize()
+        assert d.dtype == torch.bfloat16 and d.shape == (total, n)   # FP8's default output
+        for g, (s, r) in enumerate(zip(starts, rows)):
+            if r:
+                want = x[s:s + r].double() @ w[g].double().T
+                assert calc_diff(d[s:s + r], want) < 1e-3, f"group {g} [{report.config}]"
+        # uint8 bytes (how CuPy carries FP8) read as e4m3: the same bits.
+        again = autogemm.grouped_gemm(qa.view(torch.uint8), qb.view(torch.uint8),
+                                      group_index=index, a_scales=sa, b_scales=sb,
+                                      config=report.config)
+        valid = torch.cat([torch.arange(s, s + r) for s, r in zip(starts, rows)]).cuda()
+        assert torch.equal(bits(again[valid]), bits(d[valid]))
+    else:
+        max_m = 192
+        x = torch.randn(groups, max_m, k, device="cuda", dtype=torch.bfloat16, generator=gen)
+        qa, sa, qb, sb = grouped_fp8_operands(torch, x, w, masked=True)
+        assert qa.shape == x.shape and sa.shape == (groups, max_m, -(-k // 128))
+        poison = 0x7FA11CE5   # a float32 NaN
+        out = torch.empty(groups, max_m, n, device="cuda", dtype=torch.float32)
+        out.view(torch.int32).fill_(poison)
+        masked = torch.tensor(rows, dtype=torch.int32, device="cuda")
+        d, report = autogemm.grouped_gemm(qa, qb, masked_m=masked, a_scales=sa, b_scales=sb,
+                                          out=out, return_report=True)   # fp32: out's dtype
+        torch.cuda.synchronize()
+        assert d is out and report.config
+        for g, r in enumerate(rows):
+            if r:
+                want = x[g, :r].double() @ w[g].double().T
+                assert calc_diff(d[g, :r], want) < 1e-3, f"group {g} [{report.config}]"
+            past = out[g, r:].view(torch.int32)
+            assert bool((past == poison).all()), f"group {g}: rows past masked_m were written"

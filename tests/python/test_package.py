@@ -448,3 +448,87 @@ def test_grouped_gemm_argument_checks():
     # All checks passed: the arrays are on the host, which the device check names.
     with raises_invalid("a", "CUDA device memory"):
         autogemm.grouped_gemm(a, b, group_index=index, out=np.zeros((256, 64), np.float16))
+
+
+def grouped_fp8_args(masked: bool, groups=4, n=320, k=1040, max_m=128):
+    """Block-scaled FP8 grouped operands as uint8 bytes (read as e4m3) and float32 scales."""
+    kb, nb = -(-k // 128), -(-n // 128)
+    rows = groups * max_m
+    a = np.zeros((groups, max_m, k) if masked else (rows, k), np.uint8)
+    sa = np.ones((groups, max_m, kb) if masked else (rows, kb), np.float32)
+    b = np.zeros((groups, n, k), np.uint8)
+    sb = np.ones((groups, nb, kb), np.float32)
+    group = {"masked_m": np.zeros(groups, np.int32)} if masked else \
+        {"group_index": np.zeros(rows, np.int32)}
+    out = np.zeros((groups, max_m, n) if masked else (rows, n), np.float32)
+    return a, sa, b, sb, group, out
+
+
+@pytest.mark.parametrize("masked", [False, True], ids=["contiguous", "masked"])
+def test_grouped_gemm_fp8_checks(masked):
+    a, sa, b, sb, group, out = grouped_fp8_args(masked)
+    layout_shape = r"\(4, 128, 9\) = \(groups, max_m" if masked else r"\(512, 9\) = \(M,"
+    with raises_invalid("a", "CUDA device memory"):   # every static check passed
+        autogemm.grouped_gemm(a, b, **group, a_scales=sa, b_scales=sb, out=out)
+    with raises_invalid("a", "CUDA device memory"):   # fp16 output for FP8 inputs is allowed
+        autogemm.grouped_gemm(a, b, **group, a_scales=sa, b_scales=sb,
+                              out=out.astype(np.float16))
+    with raises_invalid("a_scales", r"FP8 inputs need block scales"):
+        autogemm.grouped_gemm(a, b, **group, b_scales=sb, out=out)
+    with raises_invalid("b_scales", r"FP8 inputs need block scales"):
+        autogemm.grouped_gemm(a, b, **group, a_scales=sa, out=out)
+    with raises_invalid("a_scales", layout_shape):
+        autogemm.grouped_gemm(a, b, **group, a_scales=sa[..., :8], b_scales=sb, out=out)
+    with raises_invalid("a_scales", layout_shape):   # the other layout's shape
+        autogemm.grouped_gemm(a, b, **group, a_scales=sa.reshape(-1, 9) if masked
+                              else sa.reshape(4, 128, 9), b_scales=sb, out=out)
+    with raises_invalid("b_scales", r"\(4, 3, 9\) = \(groups, ceil\(N/128\), ceil\(K/128\)\)"):
+        autogemm.grouped_gemm(a, b, **group, a_scales=sa, b_scales=sb[:, :2], out=out)
+    with raises_invalid("b_scales", r"\(4, 3, 9\)"):   # one group's scales only
+        autogemm.grouped_gemm(a, b, **group, a_scales=sa, b_scales=sb[0], out=out)
+    with raises_invalid("a_scales", "float32"):
+        autogemm.grouped_gemm(a, b, **group, a_scales=sa.astype(np.float64), b_scales=sb,
+                              out=out)
+    with raises_invalid("b_scales", "packed"):
+        transposed = np.ones((4, 9, 3), np.float32).transpose(0, 2, 1)
+        autogemm.grouped_gemm(a, b, **group, a_scales=sa, b_scales=transposed, out=out)
+    with raises_invalid("b", "a's dtype"):
+        autogemm.grouped_gemm(a, b.astype(np.float16), **group, a_scales=sa, b_scales=sb,
+                              out=out)
+    with raises_invalid("out", "out_dtype's dtype, bfloat16"):
+        autogemm.grouped_gemm(a, b, **group, a_scales=sa, b_scales=sb, out=out, out_dtype="bf16")
+    with raises_invalid("out_dtype", "bf16, fp16 or fp32"):
+        autogemm.grouped_gemm(a, b, **group, a_scales=sa, b_scales=sb, out_dtype="e4m3")
+    # Scales with 16-bit inputs.
+    a16, b16 = a.astype(np.float16), b.astype(np.float16)
+    with raises_invalid("a_scales", "FP8 inputs only, and a is float16"):
+        autogemm.grouped_gemm(a16, b16, **group, a_scales=sa, b_scales=sb, out=out)
+    with raises_invalid("b_scales", "FP8 inputs only"):
+        autogemm.grouped_gemm(a16, b16, **group, b_scales=sb, out=out)
+
+
+def test_grouped_gemm_fp8_refuses_e5m2():
+    # NumPy has no FP8 dtype: _core receives what grouped_gemm passes for torch float8_e5m2
+    # tensors, their uint8 view and the kind "e5m2".
+    a, sa, b, sb, group, out = grouped_fp8_args(False)
+    for a_kind, b_kind, argument in (("e5m2", None, "a"), (None, "e5m2", "b")):
+        with raises_invalid(argument, "e4m3.*e5m2 is not supported") as info:
+            _core.grouped_gemm(a, b, group["group_index"], None, sa, sb, a_kind, b_kind, out,
+                               None, 1.0, 0, None, 0, None, False)
+        assert info.value.value == "float8_e5m2"
+
+
+def test_grouped_gemm_fp8_torch_dtypes():
+    torch = pytest.importorskip("torch", reason="torch is not installed (optional)")
+    a, sa, b, sb, group, out = [torch.from_numpy(x) if isinstance(x, np.ndarray) else x
+                                for x in grouped_fp8_args(False)]
+    index = torch.from_numpy(group["group_index"])
+    with raises_invalid("a", "e5m2 is not supported"):
+        autogemm.grouped_gemm(a.view(torch.float8_e5m2), b.view(torch.float8_e5m2),
+                              group_index=index, a_scales=sa, b_scales=sb, out=out)
+    with raises_invalid("a", "CUDA device memory"):   # float8_e4m3fn passes every check
+        autogemm.grouped_gemm(a.view(torch.float8_e4m3fn), b.view(torch.float8_e4m3fn),
+                              group_index=index, a_scales=sa, b_scales=sb, out=out)
+    with raises_invalid("b", "a's dtype"):
+        autogemm.grouped_gemm(a.view(torch.float8_e4m3fn), b.float(),
+                              group_index=index, a_scales=sa, b_scales=sb, out=out)
