@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 
 #include "autogemm/errors.hpp"
 #include "binding.hpp"
@@ -238,6 +239,28 @@ DeviceGuard::DeviceGuard(int device) {
 
 DeviceGuard::~DeviceGuard() {
   if (previous_ >= 0) (void)cudaSetDevice(previous_);
+}
+
+// The Python spelling of an output type, for the allocator and for errors.
+const char* python_dtype(DType t) {
+  switch (t) {
+    case DType::bf16: return "bfloat16";
+    case DType::fp16: return "float16";
+    case DType::fp32: return "float32";
+    default: return "?";
+  }
+}
+
+DType parse_out_dtype(const std::string& text) {
+  std::string v = text;
+  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (v == "float16") v = "fp16";
+  if (v == "float32") v = "fp32";
+  const std::optional<DType> t = parse_dtype(v);
+  if (!t || !(*t == DType::bf16 || *t == DType::fp16 || *t == DType::fp32))
+    throw InvalidArgument("out_dtype", text,
+                          "must be bf16, fp16 or fp32 (also spelled bfloat16, float16, float32)");
+  return *t;
 }
 
 }  // namespace autogemm::python

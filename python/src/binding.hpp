@@ -74,6 +74,10 @@ void require_packed(const Matrix& m);
 // The autogemm element type of a DLPack dtype: bf16, fp16, fp32, e4m3 (float8_e4m3fn, or uint8
 // read as e4m3 bytes when `bytes_as` says so), e5m2; nullopt otherwise.
 std::optional<DType> element_type(const ArrayView& v, std::optional<DType> bytes_as = {});
+// An output type as Python spells it ("bf16", "bfloat16", "float16", ...): bf16, fp16 or fp32,
+// else InvalidArgument on out_dtype; and the spelling an allocator takes ("bfloat16", ...).
+DType parse_out_dtype(const std::string& text);
+const char* python_dtype(DType t);
 
 // Every array lives in CUDA device memory on one device: returns that device, else throws
 // InvalidArgument naming the first array that does not.

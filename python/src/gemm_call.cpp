@@ -24,27 +24,6 @@ std::string lower(std::string s) {
   return s;
 }
 
-// The Python spelling of an output type, for the allocator and for errors.
-const char* python_dtype(DType t) {
-  switch (t) {
-    case DType::bf16: return "bfloat16";
-    case DType::fp16: return "float16";
-    case DType::fp32: return "float32";
-    default: return "?";
-  }
-}
-
-DType parse_out_dtype(const std::string& text) {
-  std::string v = lower(text);
-  if (v == "float16") v = "fp16";
-  if (v == "float32") v = "fp32";
-  const std::optional<DType> t = parse_dtype(v);
-  if (!t || !(*t == DType::bf16 || *t == DType::fp16 || *t == DType::fp32))
-    throw InvalidArgument("out_dtype", text,
-                          "must be bf16, fp16 or fp32 (also spelled bfloat16, float16, float32)");
-  return *t;
-}
-
 std::optional<DType> parse_bytes_as(const std::optional<std::string>& kind, const char* name) {
   if (!kind) return DType::e4m3;
   const std::string v = lower(*kind);

@@ -42,22 +42,6 @@ void require_packed_dims(const ArrayView& v, size_t dims, const char* shape_word
   }
 }
 
-const char* out_dtype_name(DType t) {
-  return t == DType::bf16 ? "bfloat16" : t == DType::fp16 ? "float16" : "float32";
-}
-
-DType parse_out_dtype(const std::string& text) {
-  std::string v = text;
-  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
-  if (v == "float16") v = "fp16";
-  if (v == "float32") v = "fp32";
-  const std::optional<DType> t = parse_dtype(v);
-  if (!t || !(*t == DType::bf16 || *t == DType::fp16 || *t == DType::fp32))
-    throw InvalidArgument("out_dtype", text,
-                          "must be bf16, fp16 or fp32 (also spelled bfloat16, float16, float32)");
-  return *t;
-}
-
 // An input's element type: torch FP8 tensors arrive as uint8 views with `bytes` saying what
 // they hold (autogemm/__init__.py _fp8_bytes); other uint8 arrays (CuPy) are read as e4m3.
 std::optional<DType> input_type(const ArrayView& v, const std::optional<std::string>& bytes) {
@@ -199,7 +183,7 @@ GroupedResult grouped_gemm_call(const GroupedRequest& r) {
     if (d != p.d_type)
       throw InvalidArgument("out", out->dtype_text(),
                             r.out_dtype ? fmt::format("must have out_dtype's dtype, {}",
-                                                      out_dtype_name(p.d_type))
+                                                      python_dtype(p.d_type))
                                         : std::string("must be bfloat16, float16 or float32"));
   }
   const ArrayView* sa = a_scales ? &*a_scales : nullptr;
@@ -209,11 +193,11 @@ GroupedResult grouped_gemm_call(const GroupedRequest& r) {
     if (r.alloc.is_none())
       throw InvalidArgument("out", "None",
                             "autogemm allocates outputs for torch and CuPy inputs only: pass out=");
-    out = import_array("out", r.alloc(p.stored_rows(), p.n, out_dtype_name(p.d_type)), true);
+    out = import_array("out", r.alloc(p.stored_rows(), p.n, python_dtype(p.d_type)), true);
     require_packed_dims(*out, 2, "(rows, N)");
     if (element_type(*out) != p.d_type)
       throw InvalidArgument("out", out->dtype_text(),
-                            fmt::format("must have dtype {}", out_dtype_name(p.d_type)));
+                            fmt::format("must have dtype {}", python_dtype(p.d_type)));
     device = common_cuda_device({&a, &b, &groups, &*out, sa, sb});
   }
 
