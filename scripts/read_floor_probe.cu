@@ -80,6 +80,17 @@ __device__ __forceinline__ unsigned smem_addr(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
 
+// Spins until the barrier's phase of `parity` has completed (PTX ISA mbarrier.try_wait.parity).
+__device__ __forceinline__ void wait_parity(unsigned long long* bar, unsigned parity) {
+  unsigned done = 0;
+  while (!done)
+    asm volatile(
+        "{ .reg .pred p; mbarrier.try_wait.parity.shared.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+        : "=r"(done)
+        : "r"(smem_addr(bar)), "r"(parity)
+        : "memory");
+}
+
 // TMA bulk copies of `chunk` bytes into a ring of kStages slots; thread 0 issues, every warp's
 // lane reads one word of each landed slot (so the copy is consumed), then the slot is refilled.
 template <int kStages>
@@ -114,13 +125,7 @@ __global__ void read_bulk(const unsigned char* data, long long bytes, int chunk,
   for (long long c = first; c < last; ++c) {
     const int s = int((c - first) % kStages);
     const unsigned parity = unsigned(((c - first) / kStages) & 1);
-    unsigned done = 0;
-    while (!done)
-      asm volatile(
-          "{ .reg .pred p; mbarrier.try_wait.parity.shared.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-          : "=r"(done)
-          : "r"(smem_addr(&full[s])), "r"(parity)
-          : "memory");
+    wait_parity(&full[s], parity);
     acc ^= reinterpret_cast<const unsigned*>(ring + s * chunk)[threadIdx.x];
     __syncthreads();   // every thread read the slot before it is refilled
     if (threadIdx.x == 0 && c + kStages < last) issue(c + kStages);
@@ -231,13 +236,7 @@ __global__ void read_bulk_rows(const unsigned char* data, long long rows, long l
   for (long long u = first; u < last; ++u) {
     const int s = int((u - first) % kStages);
     const unsigned parity = unsigned(((u - first) / kStages) & 1);
-    unsigned done = 0;
-    while (!done)
-      asm volatile(
-          "{ .reg .pred p; mbarrier.try_wait.parity.shared.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-          : "=r"(done)
-          : "r"(smem_addr(&full[s])), "r"(parity)
-          : "memory");
+    wait_parity(&full[s], parity);
     acc ^= reinterpret_cast<const unsigned*>(ring + s * stage_bytes)[threadIdx.x];
     __syncthreads();
     if (threadIdx.x < 32 && u + kStages < last) issue(u + kStages);
