@@ -62,15 +62,7 @@ CublasLtGroupLoop::CublasLtGroupLoop(const GroupedItem& item, const GroupedOpera
   const int64_t b_group_scales = fp8_scale_count_128x128(p.n, p.k);
   for (std::size_t g = 0; g < rows.size(); ++g) {
     if (rows[g] == 0) continue;   // nothing to compute (cuBLASLt refuses m = 0)
-    GemmProblem one;
-    one.m = rows[g];
-    one.n = p.n;
-    one.k = p.k;
-    one.a_type = p.a_type;
-    one.b_type = p.b_type;
-    one.d_type = p.d_type;
-    one.scaling = p.scaling;
-    one.layout = Layout::nt;
+    const GemmProblem one = dense_problem(p, rows[g]);
     GemmOperands ops;
     ops.a = at_row(operands.a, item.row_starts[g], p.k, p.a_type);
     ops.b = at_row(operands.b, int64_t(g) * p.n, p.k, p.b_type);

@@ -67,6 +67,19 @@ int64_t masked_max_m(std::span<const int64_t> group_rows) {
   return round_up(largest, kMaskedMaxMAlignment);
 }
 
+GemmProblem dense_problem(const GemmProblem& grouped, int64_t rows) {
+  GemmProblem p;
+  p.m = rows;
+  p.n = grouped.n;
+  p.k = grouped.k;
+  p.a_type = grouped.a_type;
+  p.b_type = grouped.b_type;
+  p.d_type = grouped.d_type;
+  p.scaling = grouped.scaling;
+  p.layout = Layout::nt;
+  return p;
+}
+
 int64_t GroupedItem::valid_rows() const {
   int64_t total = 0;
   for (int64_t r : group_rows) total += r;

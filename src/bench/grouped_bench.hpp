@@ -43,6 +43,10 @@ std::vector<int64_t> draw_group_rows(int64_t groups, int64_t m_per_group, uint64
 // The masked layout's max_m: the largest group rounded up to kMaskedMaxMAlignment.
 int64_t masked_max_m(std::span<const int64_t> group_rows);
 
+// A dense GEMM of `rows` rows with a grouped problem's N, K, types and scaling (layout nt,
+// packed): one group of the cuBLASLt loop, or all valid rows for the dense comparison.
+GemmProblem dense_problem(const GemmProblem& grouped, int64_t rows);
+
 // One suite row made concrete: the grouped problem and the drawn groups.
 struct GroupedItem {
   GroupedCase source;              // the suite row (its line, for messages)

@@ -4,16 +4,7 @@
 namespace autogemm::bench {
 
 GemmProblem dense_twin_problem(const GroupedItem& item) {
-  const GemmProblem& grouped = item.problem;
-  GemmProblem p;
-  p.m = item.valid_rows();
-  p.n = grouped.n;
-  p.k = grouped.k;
-  p.a_type = grouped.a_type;
-  p.b_type = grouped.b_type;
-  p.d_type = grouped.d_type;
-  p.scaling = grouped.scaling;
-  p.layout = Layout::nt;
+  const GemmProblem p = dense_problem(item.problem, item.valid_rows());
   validate(p);
   return p;
 }
