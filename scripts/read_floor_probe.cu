@@ -244,6 +244,66 @@ __global__ void read_bulk_rows(const unsigned char* data, long long rows, long l
   if (acc == 0x9e3779b9u) *sink = acc;
 }
 
+// The bulk-copy decode kernel's ring protocol without its arithmetic (branch decode-bulk-ring):
+// a copy warp and four consumer warps, full and empty barriers per stage, a stage = 16 B rows +
+// one A row of `run` bytes (the A row from a small buffer, as A is L2-resident), CTAs taking
+// contiguous ranges of (tile, stage) units; kTileSync adds the kernel's two 128-thread named
+// barriers at every tile end (its warps' sums).
+template <int kStages, bool kTileSync>
+__global__ void read_ring(const unsigned char* data, const unsigned char* a_row, long long rows,
+                          long long row_bytes, int run, unsigned* sink) {
+  extern __shared__ __align__(128) unsigned char ring[];
+  __shared__ __align__(8) unsigned long long full[kStages], empty[kStages];
+  const long long steps = row_bytes / run, units = rows / 16 * steps;
+  const long long first = blockIdx.x * units / gridDim.x, last = (blockIdx.x + 1) * units / gridDim.x;
+  const int pitch = run + 16, stage_bytes = 17 * pitch;
+  if (threadIdx.x == 0)
+    for (int s = 0; s < kStages; ++s) {
+      asm volatile("mbarrier.init.shared.b64 [%0], 1;" ::"r"(smem_addr(&full[s])));
+      asm volatile("mbarrier.init.shared.b64 [%0], 4;" ::"r"(smem_addr(&empty[s])));
+    }
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  __syncthreads();
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (warp == 4) {
+    for (long long u = first; u < last; ++u) {
+      const long long i = u - first;
+      const int s = int(i % kStages);
+      if (i >= kStages) wait_parity(&empty[s], unsigned((i / kStages - 1) & 1));
+      const long long tile = u / steps, step = u % steps;
+      if (lane == 0)
+        asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;" ::"r"(smem_addr(&full[s])),
+                     "r"(17 * run)
+                     : "memory");
+      __syncwarp();
+      if (lane < 17) {
+        const unsigned char* src = lane < 16 ? data + (tile * 16 + lane) * row_bytes + step * run
+                                             : a_row + step * run;
+        asm volatile(
+            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                smem_addr(ring + s * stage_bytes + lane * pitch)),
+            "l"(src), "r"(run), "r"(smem_addr(&full[s]))
+            : "memory");
+      }
+    }
+    return;
+  }
+  unsigned acc = 0;
+  for (long long u = first; u < last; ++u) {
+    const long long i = u - first;
+    const int s = int(i % kStages);
+    wait_parity(&full[s], unsigned((i / kStages) & 1));
+    acc ^= reinterpret_cast<const unsigned*>(ring + s * stage_bytes + (threadIdx.x % 17) * pitch)[lane];
+    __syncwarp();
+    if (lane == 0) asm volatile("mbarrier.arrive.shared.b64 _, [%0];" ::"r"(smem_addr(&empty[s])) : "memory");
+    if (kTileSync && ((u + 1) % steps == 0 || u + 1 == last)) {
+      asm volatile("bar.sync 1, 128;" ::: "memory");
+      asm volatile("bar.sync 1, 128;" ::: "memory");
+    }
+  }
+  if (acc == 0x9e3779b9u) *sink = acc;
+}
+
 struct Variant {
   std::string name;
   std::function<void(cudaStream_t)> launch;
@@ -262,8 +322,10 @@ int main() {
   CHECK(cudaMalloc(&data, max_bytes));
   CHECK(cudaMalloc(&flush, flush_bytes));
   CHECK(cudaMalloc(&sink, 4));
+  const unsigned char* flush_a = nullptr;   // set below: one "A row" source
   CHECK(cudaMemset(data, 0x5a, max_bytes));
   CHECK(cudaMemset(flush, 0x3c, flush_bytes));
+  flush_a = flush;
   cudaStream_t stream;
   CHECK(cudaStreamCreate(&stream));
   cudaEvent_t start, stop;
@@ -279,6 +341,10 @@ int main() {
         CHECK(cudaFuncSetAttribute(read_bulk<8>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     }
   CHECK(cudaFuncSetAttribute(read_bulk_rows<8>, cudaFuncAttributeMaxDynamicSharedMemorySize, 96 * 1024));
+  CHECK(cudaFuncSetAttribute(read_ring<2, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, 220 * 1024));
+  CHECK(cudaFuncSetAttribute(read_ring<2, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, 220 * 1024));
+  CHECK(cudaFuncSetAttribute(read_ring<3, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, 220 * 1024));
+  CHECK(cudaFuncSetAttribute(read_ring<3, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, 220 * 1024));
   CHECK(cudaFuncSetAttribute(read_bulk_rows<6>, cudaFuncAttributeMaxDynamicSharedMemorySize, 96 * 1024));
   CHECK(cudaFuncSetAttribute(read_bulk_rows<3>, cudaFuncAttributeMaxDynamicSharedMemorySize, 96 * 1024));
   std::printf("# %s, %d SMs\n", prop.name, sms);
@@ -328,6 +394,23 @@ int main() {
         variants.push_back({"rows512 l16" + tag, [=](cudaStream_t s) { read_tiles<512, false, 16><<<grid, 128, 0, s>>>(d, n, row_bytes, sink); }});
         variants.push_back({"rows256 l8" + tag, [=](cudaStream_t s) { read_tiles<256, false, 8><<<grid, 128, 0, s>>>(d, n, row_bytes, sink); }});
       }
+      // The bulk-copy decode kernel's ring protocol, 2 and 3 stages, 1 and 2 CTAs an SM.
+      for (int per_sm : {1, 2})
+        for (int run : {1024, 2048})
+          for (int stages : {2, 3}) {
+            const int smem = stages * 17 * (run + 16);
+            if (smem * per_sm > 220 * 1024) continue;
+            const int grid = sms * per_sm;
+            const std::string tag = std::to_string(run) + " x" + std::to_string(per_sm) + " s" + std::to_string(stages);
+            const unsigned char* a_row = flush_a;
+            if (stages == 2) {
+              variants.push_back({"ring" + tag, [=](cudaStream_t s) { read_ring<2, false><<<grid, 160, smem, s>>>(d, a_row, n, row_bytes, run, sink); }});
+              variants.push_back({"ringsync" + tag, [=](cudaStream_t s) { read_ring<2, true><<<grid, 160, smem, s>>>(d, a_row, n, row_bytes, run, sink); }});
+            } else {
+              variants.push_back({"ring" + tag, [=](cudaStream_t s) { read_ring<3, false><<<grid, 160, smem, s>>>(d, a_row, n, row_bytes, run, sink); }});
+              variants.push_back({"ringsync" + tag, [=](cudaStream_t s) { read_ring<3, true><<<grid, 160, smem, s>>>(d, a_row, n, row_bytes, run, sink); }});
+            }
+          }
       // Per-row bulk copies: 16 rows x kRun bytes a stage, one cp.async.bulk per row.
       for (int per_sm : {1, 2})
         for (int run : {512, 1024, 2048}) {
