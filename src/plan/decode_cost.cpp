@@ -48,10 +48,6 @@ constexpr int kThreadsPerCta = 128;
 constexpr int kRegisterOverhead = 40;
 constexpr int kBlockScaledRegisterOverhead = 72;
 
-double clock_ghz(const GpuInfo& device) {
-  return device.sm_clock_khz > 0 ? device.sm_clock_khz / 1e6 : 1.5;
-}
-
 }  // namespace
 
 int decode_registers(const GemmProblem& problem, const GemmConfig& config) {
