@@ -43,15 +43,14 @@ int64_t ArrayView::size() const {
   return n;
 }
 
-std::string ArrayView::shape_text() const {
-  if (shape.size() == 1) return fmt::format("({},)", shape[0]);
-  return fmt::format("({})", fmt::join(shape, ", "));
+std::string shape_text(const std::vector<int64_t>& dims) {
+  if (dims.size() == 1) return fmt::format("({},)", dims[0]);
+  return fmt::format("({})", fmt::join(dims, ", "));
 }
 
-std::string ArrayView::strides_text() const {
-  if (strides.size() == 1) return fmt::format("({},)", strides[0]);
-  return fmt::format("({})", fmt::join(strides, ", "));
-}
+std::string ArrayView::shape_text() const { return python::shape_text(shape); }
+
+std::string ArrayView::strides_text() const { return python::shape_text(strides); }
 
 std::string ArrayView::dtype_text() const {
   const auto code = static_cast<Code>(dtype.code);
@@ -183,6 +182,32 @@ void require_packed(const Matrix& m) {
     throw InvalidArgument(m.label, fmt::format("shape {} with strides {} (elements)",
                                                m.array->shape_text(), m.array->strides_text()),
                           "must be packed row-major (no padding between rows)");
+}
+
+void require_packed_dims(const ArrayView& v, size_t dims, const char* shape_words) {
+  if (v.shape.size() != dims)
+    throw InvalidArgument(v.name, fmt::format("a {}-D array of shape {}", v.shape.size(),
+                                              v.shape_text()),
+                          fmt::format("must be {}-D: {}", dims, shape_words));
+  int64_t expected = 1;
+  for (size_t i = dims; i-- > 0;) {
+    if (v.shape[i] > 1 && v.strides[i] != expected)
+      throw InvalidArgument(v.name, fmt::format("shape {} with strides {} (elements)",
+                                                v.shape_text(), v.strides_text()),
+                            "must be packed row-major (x.contiguous())");
+    expected *= v.shape[i];
+  }
+}
+
+void check_block_scales(const ArrayView& v, const std::vector<int64_t>& want,
+                        const char* dims_words, const char* meaning, const std::string& sizes) {
+  if (element_type(v) != DType::fp32)
+    throw InvalidArgument(v.name, v.dtype_text(), "scales must be float32");
+  if (v.shape != want)
+    throw InvalidArgument(v.name, fmt::format("an array of shape {}", v.shape_text()),
+                          fmt::format("must have shape {} = {}: {} ({})", shape_text(want),
+                                      dims_words, meaning, sizes));
+  require_packed_dims(v, want.size(), dims_words);
 }
 
 std::optional<DType> element_type(const ArrayView& v, std::optional<DType> bytes_as) {

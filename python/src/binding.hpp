@@ -70,6 +70,14 @@ bool rows_are_contiguous(const Matrix& m);
 int64_t leading_dimension(const Matrix& m);
 // Throws InvalidArgument unless the matrix is packed row-major (rows exactly cols apart).
 void require_packed(const Matrix& m);
+// "(64, 7168)", "(8,)": a shape (or strides) as Python prints it.
+std::string shape_text(const std::vector<int64_t>& dims);
+// A packed row-major array of exactly `dims` dimensions (`shape_words` names them in errors).
+void require_packed_dims(const ArrayView& v, size_t dims, const char* shape_words);
+// A block-scale array: float32, exactly `want` (named by `dims_words`, e.g. "(M, ceil(K/128))"),
+// packed. `meaning` says what one scale covers, `sizes` the problem's sizes behind `want`.
+void check_block_scales(const ArrayView& v, const std::vector<int64_t>& want,
+                        const char* dims_words, const char* meaning, const std::string& sizes);
 
 // The autogemm element type of a DLPack dtype: bf16, fp16, fp32, e4m3 (float8_e4m3fn, or uint8
 // read as e4m3 bytes when `bytes_as` says so), e5m2; nullopt otherwise.

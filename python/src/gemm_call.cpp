@@ -198,29 +198,21 @@ void prepare_gemm(const GemmRequest& r, PreparedGemm& p) {
     p.a_scales = import_array("a_scales", r.a_scales, false);
     p.b_scales = import_array("b_scales", r.b_scales, false);
     const int64_t kb = ceil_div(problem.k, kFp8ScaleGroup);
-    const std::pair<const ArrayView*, std::pair<int64_t, int64_t>> scales[] = {
-        {&*p.a_scales, {problem.m, kb}},
-        {&*p.b_scales, {ceil_div(problem.n, kFp8ScaleGroup), kb}}};
-    for (const auto& [view, shape] : scales) {
-      if (element_type(*view) != DType::fp32)
-        throw InvalidArgument(view->name, view->dtype_text(), "scales must be float32");
-      if (problem.scaling == Scaling::per_tensor) {
+    if (problem.scaling == Scaling::per_tensor) {
+      for (const ArrayView* view : {&*p.a_scales, &*p.b_scales}) {
+        if (element_type(*view) != DType::fp32)
+          throw InvalidArgument(view->name, view->dtype_text(), "scales must be float32");
         if (view->size() != 1)
           throw InvalidArgument(view->name, fmt::format("an array of shape {}", view->shape_text()),
                                 "per-tensor scaling takes one float32 scale per operand");
-        continue;
       }
-      const Matrix s = matrix_of(*view);
-      if (s.rows != shape.first || s.cols != shape.second)
-        throw InvalidArgument(
-            view->name, fmt::format("an array of shape {}", view->shape_text()),
-            fmt::format("must have shape {} = {} (M = {}, N = {}, K = {})",
-                        shape2(shape.first, shape.second),
-                        view == &*p.a_scales
-                            ? "(M, ceil(K/128)): one scale per row per 128 of K (1x128 blocks)"
-                            : "(ceil(N/128), ceil(K/128)): one scale per 128x128 block",
-                        problem.m, problem.n, problem.k));
-      require_packed(s);
+    } else {
+      const std::string sizes =
+          fmt::format("M = {}, N = {}, K = {}", problem.m, problem.n, problem.k);
+      check_block_scales(*p.a_scales, {problem.m, kb}, "(M, ceil(K/128))",
+                         "one scale per row per 128 of K (1x128 blocks)", sizes);
+      check_block_scales(*p.b_scales, {ceil_div(problem.n, kFp8ScaleGroup), kb},
+                         "(ceil(N/128), ceil(K/128))", "one scale per 128x128 block", sizes);
     }
     p.operands.scale_a = static_cast<const float*>(p.a_scales->data);
     p.operands.scale_b = static_cast<const float*>(p.b_scales->data);

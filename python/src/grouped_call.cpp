@@ -21,27 +21,6 @@ namespace autogemm::python {
 
 namespace {
 
-std::string shape_text(const std::vector<int64_t>& shape) {
-  return shape.size() == 1 ? fmt::format("({},)", shape[0])
-                           : fmt::format("({})", fmt::join(shape, ", "));
-}
-
-// A packed row-major array of exactly `dims` dimensions (the grouped operands have no padding).
-void require_packed_dims(const ArrayView& v, size_t dims, const char* shape_words) {
-  if (v.shape.size() != dims)
-    throw InvalidArgument(v.name, fmt::format("a {}-D array of shape {}", v.shape.size(),
-                                              v.shape_text()),
-                          fmt::format("must be {}-D: {}", dims, shape_words));
-  int64_t expected = 1;
-  for (size_t i = dims; i-- > 0;) {
-    if (v.shape[i] > 1 && v.strides[i] != expected)
-      throw InvalidArgument(v.name, fmt::format("shape {} with strides {} (elements)",
-                                                v.shape_text(), v.strides_text()),
-                            "must be packed row-major (x.contiguous())");
-    expected *= v.shape[i];
-  }
-}
-
 // An input's element type: torch FP8 tensors arrive as uint8 views with `bytes` saying what
 // they hold (autogemm/__init__.py _fp8_bytes); other uint8 arrays (CuPy) are read as e4m3.
 std::optional<DType> input_type(const ArrayView& v, const std::optional<std::string>& bytes) {
@@ -51,19 +30,6 @@ std::optional<DType> input_type(const ArrayView& v, const std::optional<std::str
 std::string input_type_text(const ArrayView& v, const std::optional<std::string>& bytes) {
   if (!bytes) return v.dtype_text();
   return *bytes == "e5m2" ? "float8_e5m2" : "float8_e4m3fn";
-}
-
-// A block-scale array: float32, exactly `want` (named by `dims_words`, e.g. "(M, ceil(K/128))"),
-// packed. `meaning` says what one scale covers, `sizes` the problem's sizes behind `want`.
-void check_scales(const ArrayView& v, const std::vector<int64_t>& want, const char* dims_words,
-                  const char* meaning, const std::string& sizes) {
-  if (element_type(v) != DType::fp32)
-    throw InvalidArgument(v.name, v.dtype_text(), "scales must be float32");
-  if (v.shape != want)
-    throw InvalidArgument(v.name, fmt::format("an array of shape {}", v.shape_text()),
-                          fmt::format("must have shape {} = {}: {} ({})", shape_text(want),
-                                      dims_words, meaning, sizes));
-  require_packed_dims(v, want.size(), dims_words);
 }
 
 }  // namespace
@@ -150,17 +116,18 @@ GroupedResult grouped_gemm_call(const GroupedRequest& r) {
     b_scales = import_array("b_scales", r.b_scales, false);
     const int64_t kb = (p.k + kFp8ScaleGroup - 1) / kFp8ScaleGroup;
     const int64_t n_blocks = (p.n + kFp8ScaleGroup - 1) / kFp8ScaleGroup;
+    const char* a_meaning = "one scale per row of a per 128 of K (1x128 blocks)";
     if (masked)
-      check_scales(*a_scales, {p.num_groups, p.m, kb}, "(groups, max_m, ceil(K/128))",
-                   "one scale per row of a per 128 of K (1x128 blocks)",
-                   fmt::format("groups = {}, max_m = {}, K = {}", p.num_groups, p.m, p.k));
+      check_block_scales(*a_scales, {p.num_groups, p.m, kb}, "(groups, max_m, ceil(K/128))",
+                         a_meaning,
+                         fmt::format("groups = {}, max_m = {}, K = {}", p.num_groups, p.m, p.k));
     else
-      check_scales(*a_scales, {p.m, kb}, "(M, ceil(K/128))",
-                   "one scale per row of a per 128 of K (1x128 blocks)",
-                   fmt::format("M = {}, K = {}", p.m, p.k));
-    check_scales(*b_scales, {p.num_groups, n_blocks, kb}, "(groups, ceil(N/128), ceil(K/128))",
-                 "one scale per 128x128 block of each group's B",
-                 fmt::format("groups = {}, N = {}, K = {}", p.num_groups, p.n, p.k));
+      check_block_scales(*a_scales, {p.m, kb}, "(M, ceil(K/128))", a_meaning,
+                         fmt::format("M = {}, K = {}", p.m, p.k));
+    check_block_scales(*b_scales, {p.num_groups, n_blocks, kb},
+                       "(groups, ceil(N/128), ceil(K/128))",
+                       "one scale per 128x128 block of each group's B",
+                       fmt::format("groups = {}, N = {}, K = {}", p.num_groups, p.n, p.k));
   }
 
   GemmOptions options;
