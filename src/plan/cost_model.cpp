@@ -77,6 +77,13 @@ constexpr double kFirstLoadLatencyUs = 0.8;
 // bandwidth, sets the time. Measured on an H200: M=64, N=2112, K=7168 with 64x16
 // tiles, 112 k-blocks per CTA, took 27 us where bandwidth alone predicts ~14.
 constexpr double kKBlockLatencyUs = 0.18;
+// When every tile of one operand is read by one CTA only (one row of tiles: M <= block_m, or
+// one column), each stage waits for DRAM, and a CTA's ring of num_stages stages passes at most
+// once per loaded DRAM round trip, however few bytes a stage holds. Measured on an H200 at
+// M = 32 (K 7168-14336, 64-row tiles 32-128 wide, 4-8 stages, split 1-4): 3.8-4.1 us a pass
+// where the SMs together read 1.6-3.1 TB/s; 32 x 4096 x 14336 in 64x32x128 s8 tiles took 54.6
+// us (13 passes after the fill) where 64x128x128 s4 split 4 took 36.7 (6, then DRAM-bound).
+constexpr double kDramRingPassUs = 3.8;
 // A 2-stage ring cannot cover a TMA round trip while the other stage is being consumed:
 // 256x160 s2 ran 0.71x cuBLASLt at 4096x32768x512 where 128x256 s3 ran 0.97x.
 constexpr double kTwoStageShare = 0.8;
@@ -427,7 +434,17 @@ Prediction predict(const GemmProblem& problem, const GemmConfig& config, const G
   // limited by the slowest resource (the producer warpgroup overlaps loads with the math), by
   // the k-block latency chain, or by the wave's share of the DRAM bytes.
   auto wave_us = [&](int64_t items) {
-    const double latency_us = double(t.k_steps) * kKBlockLatencyUs;
+    // Applied where it was measured: the other operand fills at most half its tile (M <= 32 in
+    // 64-row tiles). At M = 64 it moved 64 x 2112 x 7168 from split 2 (15.2 us) to split 4
+    // in two waves (17.6 us), whose wave cost the model underrates.
+    const bool one_pass_operand = (w.tiles_m == 1 && 2 * problem.m <= config.block_m) ||
+                                  (w.tiles_n == 1 && 2 * problem.n <= config.block_n);
+    // The first pass is the pipeline fill (fixed costs).
+    const double ring_us =
+        one_pass_operand
+            ? std::max(0.0, double(t.k_steps - config.num_stages) / config.num_stages) * kDramRingPassUs
+            : 0;
+    const double latency_us = std::max(double(t.k_steps) * kKBlockLatencyUs, ring_us);
     const double on_sm = std::max(overlap(t.compute_us, t.l2_us, t.smem_us), latency_us);
     return std::max(on_sm, p.memory_us * double(items) / double(w.items));
   };
