@@ -9,6 +9,7 @@
 #include "bench/bench_report.hpp"
 #include "bench/bench_runner.hpp"
 #include "cli_test_util.hpp"
+#include "bench_test_util.hpp"
 #include "gpu_test_util.hpp"
 #include "runtime/cublaslt.hpp"
 #include "cuda/cuda_check.hpp"
@@ -30,14 +31,6 @@ BenchItem item(int64_t m, int64_t n, int64_t k, DType in) {
 }
 
 // Bench options for the test GPU with `warmup` and `iters` calls.
-BenchOptions options_for(const GpuInfo& gpu, int warmup, int iters) {
-  BenchOptions options;
-  options.device = gpu.ordinal;
-  options.warmup = warmup;
-  options.iters = iters;
-  return options;
-}
-
 }  // namespace
 
 TEST(BenchRunnerGpu, OursAndCublasLtAgreeAndAreTimed) {
@@ -47,7 +40,7 @@ TEST(BenchRunnerGpu, OursAndCublasLtAgreeAndAreTimed) {
     GTEST_SKIP() << why;
   std::string reason;
   const GpuInfo& gpu = *autogemm::testing::sm90_gpu(&reason);
-  const BenchOptions options = options_for(gpu, 1, 5);
+  const BenchOptions options = autogemm::testing::bench_options_for(gpu, 1, 5);
   std::size_t progress_calls = 0;
   const auto rows = run_bench({item(256, 512, 320, DType::bf16), item(256, 384, 512, DType::e4m3)},
                               options, gpu,
@@ -90,7 +83,7 @@ TEST(BenchRunnerGpu, NoBaseline) {
   AUTOGEMM_REQUIRE_GPU();
   std::string reason;
   const GpuInfo& gpu = *autogemm::testing::sm90_gpu(&reason);
-  BenchOptions options = options_for(gpu, 0, 2);
+  BenchOptions options = autogemm::testing::bench_options_for(gpu, 0, 2);
   options.baseline = false;
   const auto rows = run_bench({item(128, 128, 128, DType::bf16)}, options, gpu);
   ASSERT_EQ(rows.size(), 1u);
@@ -112,7 +105,7 @@ TEST(BenchRunnerGpu, Fp8RowCublasLtRefusesIsCheckedAgainstFloat64) {
   const GpuInfo& gpu = *autogemm::testing::sm90_gpu(&reason);
   const auto rows = run_bench({item(256, 384, 512, DType::bf16), item(257, 2112, 1024, DType::e4m3),
                                item(128, 256, 256, DType::bf16)},
-                              options_for(gpu, 1, 3), gpu);
+                              autogemm::testing::bench_options_for(gpu, 1, 3), gpu);
   ASSERT_EQ(rows.size(), 3u);
   const BenchRow& r = rows[1];
   EXPECT_FALSE(r.baseline.has_value());
@@ -152,7 +145,7 @@ TEST(BenchRunnerGpu, Fp8RowsCublasLtDeclinesAreNotServedNotFailed) {
   const auto rows = run_bench({item(1000, 1000, 1000, DType::e4m3),
                                item(2049, 2049, 2049, DType::e4m3),
                                item(256, 384, 512, DType::bf16)},
-                              options_for(gpu, 1, 3), gpu);
+                              autogemm::testing::bench_options_for(gpu, 1, 3), gpu);
   ASSERT_EQ(rows.size(), 3u);
   for (const BenchRow& r : rows) {
     EXPECT_EQ(r.failure, "") << r.problem.m;
@@ -193,7 +186,7 @@ TEST(BenchRunnerGpu, AFailedRowDoesNotStopTheSuite) {
   AUTOGEMM_REQUIRE_GPU();
   std::string reason;
   const GpuInfo& gpu = *autogemm::testing::sm90_gpu(&reason);
-  BenchOptions options = options_for(gpu, 1, 3);
+  BenchOptions options = autogemm::testing::bench_options_for(gpu, 1, 3);
   options.config = GemmConfig::parse("128x128x64 s3 c2 p g8");
   const auto rows =
       run_bench({item(256, 100, 256, DType::bf16), item(256, 512, 320, DType::bf16)}, options, gpu);
@@ -217,7 +210,7 @@ TEST(BenchRunnerGpu, WarmL2SkipsTheFlush) {
     GTEST_SKIP() << why;
   std::string reason;
   const GpuInfo& gpu = *autogemm::testing::sm90_gpu(&reason);
-  BenchOptions options = options_for(gpu, 3, 21);
+  BenchOptions options = autogemm::testing::bench_options_for(gpu, 3, 21);
   const BenchItem row = item(64, 2048, 2048, DType::e4m3);
   const BenchRow flushed = run_bench({row}, options, gpu).front();
   options.flush_l2 = false;

@@ -13,6 +13,7 @@
 #include "bench/grouped_bench.hpp"
 #include "bench/grouped_report.hpp"
 #include "cli_test_util.hpp"
+#include "bench_test_util.hpp"
 #include "gpu_test_util.hpp"
 
 using namespace autogemm;
@@ -40,14 +41,6 @@ std::vector<GroupedItem> two_rows(DType out, DType in = DType::bf16) {
                             "test", in, out, 2026);
 }
 
-BenchOptions options_for(const GpuInfo& gpu, int warmup, int iters) {
-  BenchOptions options;
-  options.device = gpu.ordinal;
-  options.warmup = warmup;
-  options.iters = iters;
-  return options;
-}
-
 }  // namespace
 
 TEST(GroupedBenchGpu, TwoRowsEndToEnd) {
@@ -57,7 +50,7 @@ TEST(GroupedBenchGpu, TwoRowsEndToEnd) {
   std::size_t progress_calls = 0;
   const std::vector<GroupedItem> items = two_rows(DType::bf16);
   const std::vector<GroupedRow> rows =
-      run_grouped_bench(items, options_for(gpu, 1, 3),
+      run_grouped_bench(items, autogemm::testing::bench_options_for(gpu, 1, 3),
                         [&](std::size_t, std::size_t, const GroupedItem*) { ++progress_calls; });
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(progress_calls, 3u);
@@ -105,7 +98,7 @@ TEST(GroupedBenchGpu, Fp8RowsAgainstTheUnquantisedInputs) {
   const GpuInfo& gpu = *autogemm::testing::sm90_gpu(&reason);
   for (DType out : {DType::bf16, DType::fp32}) {
     const std::vector<GroupedRow> rows =
-        run_grouped_bench(two_rows(out, DType::e4m3), options_for(gpu, 1, 3));
+        run_grouped_bench(two_rows(out, DType::e4m3), autogemm::testing::bench_options_for(gpu, 1, 3));
     ASSERT_EQ(rows.size(), 2u);
     for (const GroupedRow& r : rows) {
       const std::string label = grouped_label(r.item) + " -> " + std::string(to_string(out)) +
@@ -145,7 +138,7 @@ TEST(GroupedBenchGpu, AGroupedBatchedRefusalIsNaNotAFailure) {
   std::string reason;
   const GpuInfo& gpu = *autogemm::testing::sm90_gpu(&reason);
   const std::vector<GroupedRow> rows = run_grouped_bench(two_rows(DType::fp32),
-                                                         options_for(gpu, 0, 2));
+                                                         autogemm::testing::bench_options_for(gpu, 0, 2));
   ASSERT_EQ(rows.size(), 2u);
   for (const GroupedRow& r : rows) {
     const std::string label = grouped_label(r.item);
@@ -166,7 +159,7 @@ TEST(GroupedBenchGpu, AFailingRowDoesNotStopTheSuite) {
   AUTOGEMM_REQUIRE_GPU();
   std::string reason;
   const GpuInfo& gpu = *autogemm::testing::sm90_gpu(&reason);
-  BenchOptions options = options_for(gpu, 0, 1);
+  BenchOptions options = autogemm::testing::bench_options_for(gpu, 0, 1);
   options.config = GemmConfig::parse("cuBLASLt");
   const std::vector<GroupedRow> rows = run_grouped_bench(two_rows(DType::bf16), options);
   ASSERT_EQ(rows.size(), 2u);

@@ -271,13 +271,7 @@ void run(const BenchCliOptions& o) {
     return;
   }
 
-  bench::BenchOptions options;
-  options.device = target.device.ordinal;
-  options.warmup = o.warmup;
-  options.iters = o.iters;
-  options.baseline = !o.no_baseline;
-  options.flush_l2 = !o.l2_warm;
-  options.seed = o.seed;
+  bench::BenchOptions options = measure_options(o, target);
   if (!o.config.empty()) options.config = GemmConfig::parse(o.config);
   options.autotune = o.autotune;
   // The copy bandwidth is what the memory-bound rows (M <= 128) are judged against. It is

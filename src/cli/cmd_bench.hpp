@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "autogemm/device.hpp"
+#include "bench/bench_runner.hpp"
 
 namespace autogemm::cli {
 
@@ -26,6 +27,20 @@ Target choose_target(const std::string& spec);
 // measured; leaves no file behind.
 void check_writable(const char* option, const std::string& path);
 void write_file(const char* option, const std::string& path, const std::string& text);
+
+// The measuring options both suites take from the command line (--warmup, --iters,
+// --no-baseline, --l2-warm, --seed) on `target`'s GPU; the caller adds its --config.
+template <class CliOptions>
+bench::BenchOptions measure_options(const CliOptions& o, const Target& target) {
+  bench::BenchOptions options;
+  options.device = target.device.ordinal;
+  options.warmup = o.warmup;
+  options.iters = o.iters;
+  options.baseline = !o.no_baseline;
+  options.flush_l2 = !o.l2_warm;
+  options.seed = o.seed;
+  return options;
+}
 
 // ---- defined in cmd_bench_grouped.cpp ----------------------------------------------------------
 

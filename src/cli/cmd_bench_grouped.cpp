@@ -119,13 +119,7 @@ void run_grouped_bench(const GroupedBenchCliOptions& o) {
     return;
   }
 
-  bench::BenchOptions options;
-  options.device = target.device.ordinal;
-  options.warmup = o.warmup;
-  options.iters = o.iters;
-  options.baseline = !o.no_baseline;
-  options.flush_l2 = !o.l2_warm;
-  options.seed = o.seed;
+  bench::BenchOptions options = measure_options(o, target);
   options.config = config;
   std::vector<bench::GroupedRow> rows;
   {
