@@ -53,7 +53,9 @@ inline GemmCheck run_call_and_check(GemmProblem p, float alpha, float beta, uint
     p.ldb = round_up_to(b_len + 40, 8);
     p.ldc = round_up_to(p.n + 8, 8);
   }
-  p.ldd = round_up_to(p.n + 16, 8);   // padding columns act as a guard on the right
+  // Padding columns act as a guard on the right; a caller's own ldd past N (any alignment) is
+  // kept.
+  if (p.ldd <= p.n) p.ldd = round_up_to(p.n + 16, 8);
   const int64_t lda = p.lda_or_packed(), ldb = p.ldb_or_packed(), ldc = p.ldc_or_packed();
   const int in_bytes = dtype_bytes(p.a_type), out_bytes = dtype_bytes(p.d_type);
 

@@ -51,6 +51,9 @@ constexpr int64_t kTmaRowAlignment = 16;
 struct UnquantisedCase {
   int64_t m, n, k;
   const char* config = nullptr;   // forced configuration (GemmConfig::parse), else the planner's
+  // The quantiser's packed rows handed to gemm() as they are (K not a multiple of 16: the
+  // library copies them into padded rows itself), instead of the test's NaN-padded copies.
+  bool packed_rows = false;
 };
 
 struct UnquantisedCheck {
@@ -61,7 +64,8 @@ struct UnquantisedCheck {
 };
 
 std::string describe(const UnquantisedCase& c) {
-  return fmt::format("{}x{}x{} [{}]", c.m, c.n, c.k, c.config ? c.config : "planner");
+  return fmt::format("{}x{}x{} [{}]{}", c.m, c.n, c.k, c.config ? c.config : "planner",
+                     c.packed_rows ? " packed rows" : "");
 }
 
 std::vector<double> log_uniform_factors(std::size_t count, std::mt19937_64& rng) {
@@ -122,8 +126,8 @@ UnquantisedCheck run_unquantised(const UnquantisedCase& c, uint64_t seed) {
                        static_cast<float*>(b_scales.get()));
   cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after quantisation");
   bench::DeviceBuffer a_padded, b_padded;
-  const int64_t lda = align_fp8_rows(a_fp8, m, k, a_padded);
-  const int64_t ldb = align_fp8_rows(b_fp8, n, k, b_padded);
+  const int64_t lda = c.packed_rows ? k : align_fp8_rows(a_fp8, m, k, a_padded);
+  const int64_t ldb = c.packed_rows ? k : align_fp8_rows(b_fp8, n, k, b_padded);
 
   // 3. The block-scaled FP8 GEMM into a poisoned D (rows padded to 16 bytes for TMA stores).
   GemmProblem p;
@@ -266,6 +270,19 @@ TEST(Fp8UnquantisedGpu, KNotAMultipleOf128) {
   run_cases({{64, 2112, 1040}, {128, 4096, 7232}, {333, 1000, 7232}, {100, 257, 1040},
              {64, 2112, 1001}, {200, 640, 4099}},
             500);
+}
+
+// The quantiser's packed rows with K not a multiple of 16 bytes: neither TMA nor block-scaled
+// cuBLASLt can read them, so gemm() copies A and B into padded rows for our kernels (the odd
+// suite's 1000^3, 5000 x 3000 x 1000 and 2049^3 had no path before), forced and planned.
+TEST(Fp8UnquantisedGpu, PackedRowsTmaCannotDescribe) {
+  AUTOGEMM_REQUIRE_GPU();
+  std::vector<UnquantisedCase> cases = {{1000, 1000, 1000}, {2049, 2049, 2049}, {5, 4099, 4100},
+                                        {300, 1000, 1001}, {64, 2112, 7170}};
+  cases.push_back({300, 1000, 1001, "128x128x128 s5 c2 p g8 pb2"});
+  cases.push_back({64, 2112, 7170, "64x64x128 s8 c1 p g8 sk4"});
+  for (UnquantisedCase& c : cases) c.packed_rows = true;
+  run_cases(cases, 700);
 }
 
 // Forced configurations: the two-buffer promotion (pb2) at both consumer counts, tiles

@@ -231,6 +231,14 @@ TEST(KernelCompile, OrderedIssueWidestTiles) {
   EXPECT_THROW(source_of(bf16, GemmConfig::parse("128x128x64 s4 c2 p g8 oi")), InvalidArgument);
 }
 
+// The copy of A or B into rows TMA can describe (plan/operand_copy.hpp) compiles with NVRTC:
+// no shared memory, no spills, and each chunk leaves in one 16-byte store.
+TEST(KernelCompile, PadRowsKernel) {
+  const jit::CompiledKernel k = compile_helper_kernel("sm90/pad_rows.cuh", "autogemm_pad_rows");
+  EXPECT_EQ(jit::parse_ptxas_usage(k.log).static_smem_bytes, 0) << k.log;
+  EXPECT_NE(k.ptx.find("st.global.v4.u32"), std::string::npos);
+}
+
 // The A-scale transposition the launcher runs for large M compiles with NVRTC, with its 32 x 33
 // staging tile as the only shared memory, and the launcher's rule picks it by M and scaling.
 TEST(KernelCompile, ScaleTransposeKernel) {

@@ -169,12 +169,23 @@ TEST(PlanCli, BadInputsNameTheArgument) {
   EXPECT_TRUE(contains(r.err, "no-such-gpu")) << r.err;
 }
 
-TEST(PlanCli, TmaStrideRuleFallsBackToVendorWithTheReason) {
+// A stride TMA cannot describe: A is copied into padded rows first, and the spec says so; one
+// row (a GEMV) runs on cuBLASLt instead, the reason naming the stride and the copies' cost.
+TEST(PlanCli, TmaStrideRuleCopiesTheOperandOrFallsBackWithTheReason) {
   const auto j = run_json_one("plan --m 1024 --n 1024 --k 1000 --lda 1001 --device h100-sxm");
-  EXPECT_EQ(j["config"]["instruction"], "vendor");
-  const std::string why = j["path_reason"];
-  EXPECT_TRUE(contains(why, "lda = 1001")) << why;
+  EXPECT_EQ(j["config"]["instruction"], "wgmma");
+  const std::string why = j["spec"]["reason"];
+  EXPECT_TRUE(contains(why, "A copied into rows of 1008 elements first (lda = 1001")) << why;
   EXPECT_TRUE(contains(why, "16 bytes")) << why;
+  EXPECT_EQ(j["spec"]["copy_a"]["padded_ld"], 1008);
+  EXPECT_EQ(j["spec"]["copy_a"]["rows"], 1024);
+  EXPECT_TRUE(j["spec"]["copy_b"].is_null());
+  EXPECT_GT(j["prediction"]["operand_copy_us"].get<double>(), 0.0);
+  const auto gemv = run_json_one("plan --m 1 --n 4096 --k 4097 --device h100-sxm");
+  EXPECT_EQ(gemv["config"]["instruction"], "vendor");
+  const std::string gemv_why = gemv["path_reason"];
+  EXPECT_TRUE(contains(gemv_why, "lda = 4097")) << gemv_why;
+  EXPECT_TRUE(contains(gemv_why, "loses to cuBLASLt")) << gemv_why;
 }
 
 TEST(PlanCli, Fp8PlansTheFp8Tile) {

@@ -76,6 +76,8 @@ struct Prediction {
   double memory_us = 0;                // DRAM time of the bytes this tiling moves
   double l2_us = 0;                    // L2 -> SM time of the bytes this tiling moves
   double fixed_us = 0;                 // launch, prologue/epilogue and per-tile costs
+  double operand_copy_us = 0;          // copying A or B into TMA-describable rows first
+                                       // (KernelSpec::copy_a, copy_b); included in time_us
   double mma_efficiency = 0;           // share of the matrix-unit peak the tiles sustain (0..1]
   double dram_bytes = 0;               // bytes the model moves through DRAM
   double l2_bytes = 0;                 // bytes the model moves from L2 to the SMs (after multicast)

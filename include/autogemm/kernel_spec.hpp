@@ -94,6 +94,16 @@ struct SplitKWorkspaceLayout {
   int64_t partial_bytes() const { return partial_floats * 4; }
 };
 
+// An operand whose rows TMA cannot describe (a row stride that is not a multiple of 16 bytes):
+// the launcher first copies its `rows` rows of `row_elements` elements, `source_ld` apart, into
+// stream-ordered memory with rows `padded_ld` apart, and the kernels read that copy.
+struct OperandCopy {
+  int64_t rows = 0, row_elements = 0, source_ld = 0, padded_ld = 0;
+  int element_bytes = 0;
+  bool active() const { return padded_ld > 0; }
+  int64_t bytes() const { return rows * padded_ld * element_bytes; }
+};
+
 struct KernelSpec {
   GemmProblem problem;
   GemmConfig config;             // as the planner chose it or the caller gave it
@@ -107,6 +117,9 @@ struct KernelSpec {
   // k-block-major (`a_scale_copy_bytes` of stream-ordered memory), read by every kernel.
   bool a_scales_k_block_major = false;
   int64_t a_scale_copy_bytes = 0;
+  // A's or B's rows copied first (OperandCopy); the kernels' problem (KernelLaunch::problem)
+  // has the padded lda / ldb, `problem` the caller's.
+  OperandCopy copy_a, copy_b;
 };
 
 // The spec of `config` for `problem` on `device`. Throws InvalidArgument naming the

@@ -82,8 +82,9 @@ struct GemmProblem {
 
 // Checks the problem and throws InvalidArgument naming the first bad field, its value and the
 // rule: sizes >= 1, supported type combinations, leading dimensions >= the row length.
-// Rules that only our TMA path needs (16-byte row alignment) are *not* errors here: the call
-// falls back to cuBLASLt for those; see tma_compatible().
+// Rules that only our TMA path needs (16-byte row alignment) are *not* errors here: the
+// planner copies A or B into padded rows, stores D by the threads, or runs cuBLASLt (see
+// tma_incompatibility() and src/plan/operand_copy.hpp).
 void validate(const GemmProblem& p);
 
 // True when D's rows end inside a 16-byte chunk (N * sizeof(D) not a multiple of 16). TMA
@@ -93,7 +94,18 @@ bool d_rows_end_mid_chunk(const GemmProblem& p);
 
 // Empty when TMA can describe every operand of the problem, else why not (naming the field,
 // value and rule), e.g. "lda = 1001 elements (2002 bytes): TMA needs row strides that are a
-// multiple of 16 bytes".
+// multiple of 16 bytes". The first of tma_load_incompatibility and tma_store_incompatibility.
 std::string tma_incompatibility(const GemmProblem& p);
+
+// The same rule for the operands TMA loads (A and B) ...
+std::string tma_load_incompatibility(const GemmProblem& p);
+
+// ... and for the ones it would store and read in the epilogue (D, and C when read). Where
+// these break the rule, the kernels store D (and read C) with plain per-thread accesses.
+std::string tma_store_incompatibility(const GemmProblem& p);
+
+// True when D is written by the threads rather than by TMA: its rows end mid-chunk, or D's or
+// C's row strides break TMA's rule.
+bool d_needs_thread_stores(const GemmProblem& p);
 
 }  // namespace autogemm

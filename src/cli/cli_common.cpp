@@ -115,6 +115,20 @@ nlohmann::json config_json(const GemmConfig& c) {
           {"n_tail_kernel", c.n_tail_kernel}};
 }
 
+namespace {
+
+// null where the operand is read in place.
+nlohmann::json operand_copy_json(const OperandCopy& c) {
+  if (!c.active()) return nullptr;
+  return {{"rows", c.rows},
+          {"row_elements", c.row_elements},
+          {"source_ld", c.source_ld},
+          {"padded_ld", c.padded_ld},
+          {"bytes", c.bytes()}};
+}
+
+}  // namespace
+
 nlohmann::json spec_json(const KernelSpec& spec) {
   nlohmann::json kernels = nlohmann::json::array();
   for (const KernelLaunch& k : spec.kernels)
@@ -139,7 +153,9 @@ nlohmann::json spec_json(const KernelSpec& spec) {
           {"kernels", kernels},
           {"split_k_workspace_bytes", spec.split_k.sync_bytes() + spec.split_k.partial_bytes()},
           {"a_scales_k_block_major", spec.a_scales_k_block_major},
-          {"a_scale_copy_bytes", spec.a_scale_copy_bytes}};
+          {"a_scale_copy_bytes", spec.a_scale_copy_bytes},
+          {"copy_a", operand_copy_json(spec.copy_a)},
+          {"copy_b", operand_copy_json(spec.copy_b)}};
 }
 
 nlohmann::json prediction_json(const Prediction& p) {
@@ -148,6 +164,7 @@ nlohmann::json prediction_json(const Prediction& p) {
           {"last_wave_utilization", p.last_wave_utilization},
           {"busy_sms", p.busy_sms},
           {"compute_us", p.compute_us},
+          {"operand_copy_us", p.operand_copy_us},
           {"memory_us", p.memory_us},
           {"l2_us", p.l2_us},
           {"fixed_us", p.fixed_us},

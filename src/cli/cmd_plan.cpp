@@ -61,6 +61,9 @@ void print_prediction(const Prediction& p, bool vendor, int sm_count) {
              "{}fixed {:.1f} us\n",
              vendor ? "roofline: " : "", p.compute_us, 100 * p.mma_efficiency, p.memory_us,
              megabytes(p.dram_bytes), l2, p.fixed_us);
+  if (p.operand_copy_us > 0)
+    fmt::print("           copying A or B into rows TMA can describe first: {:.1f} us\n",
+               p.operand_copy_us);
 }
 
 // What a call launches: each kernel with its grid, and the workspaces.
@@ -74,6 +77,11 @@ void print_spec(const KernelSpec& spec) {
   if (spec.split_k.counters > 0)
     fmt::print("workspace  split-K: {} counters, {} flags, {} of fp32 partial sums\n",
                spec.split_k.counters, spec.split_k.flags, megabytes(double(spec.split_k.partial_bytes())));
+  for (const auto& [name, copy] : {std::pair{"A", &spec.copy_a}, std::pair{"B", &spec.copy_b}})
+    if (copy->active())
+      fmt::print("workspace  {} copied first into {} rows of {} elements (ld {} -> {}): {}\n", name,
+                 copy->rows, copy->padded_ld, copy->source_ld, copy->padded_ld,
+                 megabytes(double(copy->bytes())));
   if (spec.a_scales_k_block_major)
     fmt::print("workspace  A scales copied k-block-major first: {}\n",
                megabytes(double(spec.a_scale_copy_bytes)));

@@ -236,34 +236,49 @@ void validate(const GemmProblem& p) {
 
 bool d_rows_end_mid_chunk(const GemmProblem& p) { return (p.n * dtype_bytes(p.d_type)) % 16 != 0; }
 
-std::string tma_incompatibility(const GemmProblem& p) {
-  // cuTensorMapEncodeTiled: global strides (dims 1..rank-1) must be multiples of 16 bytes
-  // (CUDA 13.0 cuda.h). One row of each stored matrix is one stride.
-  auto check = [](const char* name, int64_t ld, DType t) -> std::string {
-    const int64_t bytes = ld * dtype_bytes(t);
-    if (bytes % 16 != 0) {
-      const int64_t padded = (bytes + 15) / 16 * 16 / dtype_bytes(t);
-      // Never suggest a length the size rule refuses.
-      const std::string hint =
-          padded <= kMaxSize
-              ? fmt::format("pad rows to {} elements", padded)
-              : fmt::format("padding cannot help: no row length from {} up to the size limit "
-                            "2^31 - 1 is a multiple of 16 bytes", ld);
-      return fmt::format(
-          "{} = {} elements ({} bytes): TMA needs row strides that are a multiple of 16 bytes; "
-          "{}",
-          name, ld, bytes, hint);
-    }
-    if (bytes >= (int64_t(1) << 40))
-      return fmt::format("{} = {} elements ({} bytes): TMA needs row strides below 2^40 bytes",
-                         name, ld, bytes);
-    return {};
-  };
-  for (auto msg : {check("lda", p.lda_or_packed(), p.a_type), check("ldb", p.ldb_or_packed(), p.b_type),
-                   check("ldd", p.ldd_or_packed(), p.d_type),
-                   p.reads_c ? check("ldc", p.ldc_or_packed(), p.d_type) : std::string()})
-    if (!msg.empty()) return msg;
+namespace {
+
+// cuTensorMapEncodeTiled: global strides (dims 1..rank-1) must be multiples of 16 bytes (CUDA
+// 13.0 cuda.h). One row of each stored matrix is one stride.
+std::string tma_stride_violation(const char* name, int64_t ld, DType t) {
+  const int64_t bytes = ld * dtype_bytes(t);
+  if (bytes % 16 != 0) {
+    const int64_t padded = (bytes + 15) / 16 * 16 / dtype_bytes(t);
+    // Never suggest a length the size rule refuses.
+    const std::string hint =
+        padded <= kMaxSize
+            ? fmt::format("pad rows to {} elements", padded)
+            : fmt::format("padding cannot help: no row length from {} up to the size limit "
+                          "2^31 - 1 is a multiple of 16 bytes", ld);
+    return fmt::format(
+        "{} = {} elements ({} bytes): TMA needs row strides that are a multiple of 16 bytes; {}",
+        name, ld, bytes, hint);
+  }
+  if (bytes >= (int64_t(1) << 40))
+    return fmt::format("{} = {} elements ({} bytes): TMA needs row strides below 2^40 bytes", name,
+                       ld, bytes);
   return {};
+}
+
+}  // namespace
+
+std::string tma_load_incompatibility(const GemmProblem& p) {
+  if (auto why = tma_stride_violation("lda", p.lda_or_packed(), p.a_type); !why.empty()) return why;
+  return tma_stride_violation("ldb", p.ldb_or_packed(), p.b_type);
+}
+
+std::string tma_store_incompatibility(const GemmProblem& p) {
+  if (auto why = tma_stride_violation("ldd", p.ldd_or_packed(), p.d_type); !why.empty()) return why;
+  return p.reads_c ? tma_stride_violation("ldc", p.ldc_or_packed(), p.d_type) : std::string();
+}
+
+std::string tma_incompatibility(const GemmProblem& p) {
+  if (auto why = tma_load_incompatibility(p); !why.empty()) return why;
+  return tma_store_incompatibility(p);
+}
+
+bool d_needs_thread_stores(const GemmProblem& p) {
+  return d_rows_end_mid_chunk(p) || !tma_store_incompatibility(p).empty();
 }
 
 }  // namespace autogemm

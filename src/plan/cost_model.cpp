@@ -23,6 +23,7 @@
 #include "autogemm/plan.hpp"
 #include "plan/decode_cost.hpp"
 #include "plan/n_tail.hpp"
+#include "plan/operand_copy.hpp"
 #include "plan/rules.hpp"
 
 namespace autogemm {
@@ -117,6 +118,19 @@ constexpr double kOverlapNorm = 4;
 constexpr double kDefaultClockGhz = 1.5;
 // cuBLASLt on a large problem: roughly 75% of peak (hopper-facts.md 0.4 for H100).
 constexpr double kVendorMmaShare = 0.75;
+// cuBLASLt 13.1 where A's or B's rows are not 16-byte aligned (it is told so, cublaslt.cpp)
+// runs kernels without TMA or wide loads. Measured on an H200 (K odd, bf16, nt): 117-131
+// TFLOP/s from M = 512 up (12% of the dense peak), 79-85 at M = 128 (8%); decode rows at
+// 1.6-2.6 TB/s of their bytes at M = 1, 0.94-1.12 TB/s at M = 8-32 (0.5 and 0.23 of the
+// H200's 4.8 TB/s).
+constexpr double kUnalignedVendorMmaShare = 0.12;
+constexpr double kUnalignedVendorSmallMMmaShare = 0.08;
+constexpr int64_t kUnalignedVendorSmallM = 512;
+constexpr double kUnalignedVendorGemvDramShare = 0.5;
+constexpr double kUnalignedVendorDramShare = 0.23;
+// Copying an operand into padded rows (kernels/sm90/pad_rows.cuh): its bytes read and its
+// padded bytes written at the GEMM's DRAM rate, plus a launch of its own.
+constexpr double kOperandCopyLaunchUs = 3.0;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -178,14 +192,21 @@ double dram_rate(const GpuInfo& device) {
 }
 
 Prediction vendor_prediction(const GemmProblem& problem, const GpuInfo& device) {
-  // cuBLASLt's tiling is unknown to us: a roofline of the whole problem.
+  // cuBLASLt's tiling is unknown to us: a roofline of the whole problem, at the rates of its
+  // unaligned kernels where TMA could not describe A or B.
+  const bool unaligned = !tma_load_incompatibility(problem).empty();
   Prediction p;
-  p.mma_efficiency = kVendorMmaShare;
+  p.mma_efficiency = !unaligned                           ? kVendorMmaShare
+                     : problem.m >= kUnalignedVendorSmallM ? kUnalignedVendorMmaShare
+                                                           : kUnalignedVendorSmallMMmaShare;
   p.busy_sms = device.sm_count;
   p.last_wave_utilization = 1.0;
-  p.compute_us = problem.flops() / (peak_tflops(problem, device) * 1e6 * kVendorMmaShare);
+  p.compute_us = problem.flops() / (peak_tflops(problem, device) * 1e6 * p.mma_efficiency);
   p.dram_bytes = problem.min_bytes();
-  const double rate = dram_rate(device);
+  const double rate =
+      !unaligned ? dram_rate(device)
+                 : device.memory_bandwidth_gbps * 1e3 *
+                       (problem.m == 1 ? kUnalignedVendorGemvDramShare : kUnalignedVendorDramShare);
   p.memory_us = rate > 0 ? p.dram_bytes / rate : 0;
   p.fixed_us = kLaunchUs;
   p.time_us = std::max(p.compute_us, p.memory_us) + p.fixed_us;
@@ -397,13 +418,11 @@ Prediction predict_grouped(const GemmProblem& problem, const GemmConfig& config,
   return p;
 }
 
-}  // namespace
-
-Prediction predict(const GemmProblem& problem, const GemmConfig& config, const GpuInfo& device) {
-  validate(problem);
+// The kernels alone, on the problem they read (plan::kernel_problem).
+Prediction predict_kernels(const GemmProblem& problem, const GemmConfig& config,
+                           const GpuInfo& device) {
   if (problem.grouping != Grouping::none && config.instruction == Instruction::wgmma)
     return predict_grouped(problem, config, device);
-  if (config.instruction == Instruction::vendor) return vendor_prediction(problem, device);
   for (auto [name, value] : {std::pair{"config.block_m", config.block_m},
                              {"config.block_n", config.block_n},
                              {"config.block_k", config.block_k},
@@ -454,6 +473,31 @@ Prediction predict(const GemmProblem& problem, const GemmConfig& config, const G
   p.fixed_us = fixed_costs(problem, config, device, w.waves);
   p.time_us = waves_us + p.fixed_us;
   p.tflops = problem.flops() / p.time_us / 1e6;
+  return p;
+}
+
+}  // namespace
+
+namespace plan {
+
+void add_operand_copies(Prediction& p, const GemmProblem& call, const GpuInfo& device) {
+  const double rate = dram_rate(device);
+  for (const OperandCopy& copy : {operand_copy_a(call), operand_copy_b(call)})
+    if (copy.active() && rate > 0)
+      p.operand_copy_us +=
+          kOperandCopyLaunchUs +
+          double(copy.rows * (copy.row_elements + copy.padded_ld) * copy.element_bytes) / rate;
+  p.time_us += p.operand_copy_us;
+  p.tflops = call.flops() / p.time_us / 1e6;
+}
+
+}  // namespace plan
+
+Prediction predict(const GemmProblem& call, const GemmConfig& config, const GpuInfo& device) {
+  validate(call);
+  if (config.instruction == Instruction::vendor) return vendor_prediction(call, device);
+  Prediction p = predict_kernels(plan::kernel_problem(call), config, device);
+  plan::add_operand_copies(p, call, device);
   return p;
 }
 

@@ -27,6 +27,7 @@
 #include "plan/gemm_search.hpp"
 #include "plan/kernel_spec.hpp"
 #include "plan/n_tail.hpp"
+#include "plan/operand_copy.hpp"
 
 namespace autogemm {
 
@@ -76,10 +77,11 @@ std::string kernel_path_reason(const GemmProblem& problem, const GemmConfig& bes
             ? fmt::format(", K split over {} CTAs summed in a fixed order", best.split_k)
             : std::string());
   return fmt::format(
-      "{} on {}: TMA loads + wgmma m64n{}k{} ({}) + TMA store, {} consumer warpgroup{} and a "
+      "{} on {}: TMA loads + wgmma m64n{}k{} ({}) + {}, {} consumer warpgroup{} and a "
       "producer, {}",
       arch_label(device), device_label(device), best.block_n,
-      is_fp8(problem.a_type) ? 32 : 16, to_string(problem.a_type), best.num_consumers,
+      is_fp8(problem.a_type) ? 32 : 16, to_string(problem.a_type),
+      d_needs_thread_stores(problem) ? "stores by the threads" : "TMA store", best.num_consumers,
       best.num_consumers > 1 ? "s" : "",
       best.persistent ? "persistent over the SMs" : "one CTA per tile");
 }
@@ -177,7 +179,10 @@ std::string vendor_reason(const GemmProblem& problem, const GpuInfo& device) {
   if (in != DType::bf16 && in != DType::fp16 && !is_fp8(in))
     return fmt::format("a_type = {}: autogemm's wgmma kernel takes bf16, fp16 or fp8; cuBLASLt",
                        to_string(in));
-  if (auto why = tma_incompatibility(problem); !why.empty())
+  // Only A's and B's strides, and only where no copy into padded rows can help
+  // (plan/operand_copy.hpp): D's and C's are written and read by the threads where TMA cannot
+  // (rules.cpp kernel_fields).
+  if (auto why = tma_load_incompatibility(kernel_problem(problem)); !why.empty())
     return fmt::format("{}; cuBLASLt", why);
   return {};
 }
@@ -324,12 +329,15 @@ void rank_candidates(std::vector<Candidate>& candidates) {
 }  // namespace
 }  // namespace plan
 
-Plan plan_gemm(const GemmProblem& problem, const GpuInfo& device) {
-  validate(problem);
-  plan::check_memory(problem, device);  // the vendor library cannot run it either
-  if (auto why = plan::vendor_reason(problem, device); !why.empty())
-    return plan::vendor_plan(problem, device, std::move(why));
+Plan plan_gemm(const GemmProblem& call, const GpuInfo& device) {
+  validate(call);
+  plan::check_memory(call, device);  // the vendor library cannot run it either
+  if (auto why = plan::vendor_reason(call, device); !why.empty())
+    return plan::vendor_plan(call, device, std::move(why));
 
+  // Our kernels read A and B in rows TMA can describe: copies of the caller's where they are
+  // not (plan/operand_copy.hpp). The rules and the kernels' predictions see those rows.
+  const GemmProblem problem = plan::kernel_problem(call);
   Plan plan;
   plan.problem = problem;
   plan.device = device;
@@ -352,15 +360,35 @@ Plan plan_gemm(const GemmProblem& problem, const GpuInfo& device) {
     }
     plan.candidates.push_back({config, predict(problem, config, device)});
   }
+  plan.problem = call;
   if (plan.candidates.empty())
     return plan::vendor_plan(
-        problem, device,
+        call, device,
         fmt::format("no legal {} configuration (first rule broken: {}); cuBLASLt",
                     plan::arch_label(device),
                     plan.rejected.empty() ? "none enumerated" : plan.rejected.front().reason));
+  const std::string copy_why = tma_load_incompatibility(call);
+  if (!copy_why.empty()) {
+    // Each candidate pays for the copies; cuBLASLt reads the rows as they are (BF16 and FP16:
+    // block-scaled FP8 it refuses), at the rates of its unaligned kernels.
+    for (Candidate& c : plan.candidates) plan::add_operand_copies(c.prediction, call, device);
+    if (!plan::is_fp8(call.a_type))
+      plan.candidates.push_back({plan::vendor_config(), predict(call, plan::vendor_config(), device)});
+  }
   plan::rank_candidates(plan.candidates);
-  plan.path_reason = plan::kernel_path_reason(problem, plan.best().config, device);
-  plan.spec = plan::make_spec(problem, plan.best().config, device, plan.path_reason);
+  if (plan.best().config.instruction == Instruction::vendor) {
+    const Candidate& ours = *std::find_if(
+        plan.candidates.begin(), plan.candidates.end(),
+        [](const Candidate& c) { return c.config.instruction != Instruction::vendor; });
+    plan.path_reason = fmt::format(
+        "{}: copying them into padded rows and running {} (predicted {:.1f} us, {:.1f} of it the "
+        "copies) loses to cuBLASLt's kernels for unaligned rows (predicted {:.1f} us); cuBLASLt",
+        copy_why, ours.config.describe(), ours.prediction.time_us,
+        ours.prediction.operand_copy_us, plan.best().prediction.time_us);
+  } else {
+    plan.path_reason = plan::kernel_path_reason(call, plan.best().config, device);
+  }
+  plan.spec = plan::make_spec(call, plan.best().config, device, plan.path_reason);
   return plan;
 }
 

@@ -3,6 +3,7 @@
 #include "plan/kernel_spec.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -10,6 +11,7 @@
 #include "kernels/sm90/fp8_scales.cuh"
 #include "kernels/sm90/scale_transpose_params.cuh"
 #include "plan/n_tail.hpp"
+#include "plan/operand_copy.hpp"
 #include "plan/rules.hpp"
 
 namespace autogemm {
@@ -114,12 +116,12 @@ std::string describe(const KernelFields& f) {
   return s;
 }
 
-KernelSpec make_spec(const GemmProblem& problem, const GemmConfig& config, const GpuInfo& device,
+KernelSpec make_spec(const GemmProblem& call, const GemmConfig& config, const GpuInfo& device,
                      std::string reason, const LadderSwitches& switches) {
-  validate(problem);
-  check_memory(problem, device);
+  validate(call);
+  check_memory(call, device);
   KernelSpec spec;
-  spec.problem = problem;
+  spec.problem = call;
   spec.config = config;
   spec.text = config.describe();
   spec.reason = std::move(reason);
@@ -127,6 +129,16 @@ KernelSpec make_spec(const GemmProblem& problem, const GemmConfig& config, const
     spec.vendor = true;
     return spec;
   }
+  // The kernels read A and B in rows TMA can describe: copies where the caller's are not.
+  const GemmProblem problem = kernel_problem(call);
+  spec.copy_a = operand_copy_a(call);
+  spec.copy_b = operand_copy_b(call);
+  for (const OperandCopy* copy : {&spec.copy_a, &spec.copy_b})
+    if (copy->active())
+      spec.reason += fmt::format("; {} copied into rows of {} elements first ({} = {} elements: "
+                                 "TMA needs row strides that are a multiple of 16 bytes)",
+                                 copy == &spec.copy_a ? "A" : "B", copy->padded_ld,
+                                 copy == &spec.copy_a ? "lda" : "ldb", copy->source_ld);
   if (switches.max_ctas < 0)
     throw InvalidArgument("max_ctas", std::to_string(switches.max_ctas),
                           "must be >= 0 (0 = no cap)");
@@ -134,8 +146,15 @@ KernelSpec make_spec(const GemmProblem& problem, const GemmConfig& config, const
   if (auto why = kernel_violation(problem, fields, device); !why.empty())
     throw InvalidArgument("config", spec.text, why);
   if (fields.store_path == StorePath::threads && switches.store_path == StorePath::tma)
-    spec.reason += fmt::format("; D stored by threads (n = {} {} ends rows mid 16-byte chunk)",
-                               problem.n, to_string(problem.d_type));
+  {
+    std::vector<std::string> why;
+    if (d_rows_end_mid_chunk(problem))
+      why.push_back(fmt::format("n = {} {} ends rows mid 16-byte chunk", problem.n,
+                                to_string(problem.d_type)));
+    if (auto stride = tma_store_incompatibility(problem); !stride.empty())
+      why.push_back(std::move(stride));
+    spec.reason += fmt::format("; D stored by threads ({})", fmt::join(why, "; "));
+  }
   if (config.n_tail_kernel) {
     const NTailSplit split = split_n_tail(problem, fields);
     spec.kernels.push_back(make_launch(split.main_problem, 0, split.main_fields, switches, device));

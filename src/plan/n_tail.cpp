@@ -56,11 +56,11 @@ std::string n_tail_violation(const GemmProblem& problem, const KernelFields& fie
                        "hold 1 .. block_n / 2 = {} columns (it holds {}) after at least one "
                        "whole one",
                        problem.n, config.block_n, config.block_n / 2, tail);
-  if (d_rows_end_mid_chunk(problem))
-    return fmt::format("n_tail_kernel with N = {} {}: D's rows end inside a 16-byte chunk, so the "
-                       "tail kernel's TMA store would write past column N (such calls store D "
-                       "with plain stores, which the n-tail kernel does not have)",
-                       problem.n, to_string(problem.d_type));
+  if (d_needs_thread_stores(problem))
+    return fmt::format("n_tail_kernel with N = {} {}, ldd = {}: D's rows end inside a 16-byte "
+                       "chunk or are a stride TMA cannot store, so such calls store D with plain "
+                       "stores, which the n-tail kernel does not have",
+                       problem.n, to_string(problem.d_type), problem.ldd_or_packed());
   if (!config.persistent || fields.load_path != LoadPath::tma ||
       fields.store_path != StorePath::tma)
     return fmt::format("n_tail_kernel with persistent = {}, load/store paths {}/{}: the main "

@@ -13,6 +13,8 @@
 #include "plan/decode_cost.hpp"
 #include "plan/n_tail.hpp"
 #include "plan/rules.hpp"
+
+#include "plan/operand_copy.hpp"
 #include "plan/tma_rules.hpp"
 #include "plan/wgmma_rules.hpp"
 
@@ -46,8 +48,9 @@ KernelFields kernel_fields(const GemmProblem& problem, const GemmConfig& config,
     f.decode_ctas_per_sm = decode_ctas_per_sm(problem, config);
     return f;
   }
-  // A ragged right edge of D: TMA would write past N up to the next 16-byte boundary.
-  f.store_path = d_rows_end_mid_chunk(problem) ? StorePath::threads : switches.store_path;
+  // A ragged right edge of D (TMA would write past N up to the next 16-byte boundary), or D's
+  // or C's rows a stride TMA cannot describe: the threads write D element by element.
+  f.store_path = d_needs_thread_stores(problem) ? StorePath::threads : switches.store_path;
   return f;
 }
 
@@ -123,9 +126,13 @@ std::string path_violation(const GemmProblem& problem, const KernelFields& field
   if (!has_tma(device))
     return fmt::format("load_path/store_path = tma: {} is {}, TMA needs sm_90+",
                        device_label(device), arch_label(device));
-  // The problem's strides must be describable by tensor maps (16-byte row strides).
-  if (auto why = tma_incompatibility(problem); !why.empty())
-    return fmt::format("load_path/store_path = tma: {}", why);
+  // The strides TMA reads or writes must be describable by tensor maps (16-byte row strides).
+  if (fields.load_path == LoadPath::tma)
+    if (auto why = tma_load_incompatibility(problem); !why.empty())
+      return fmt::format("load_path = tma: {}", why);
+  if (fields.store_path == StorePath::tma)
+    if (auto why = tma_store_incompatibility(problem); !why.empty())
+      return fmt::format("store_path = tma: {}", why);
   return {};
 }
 
@@ -568,6 +575,9 @@ std::string operand_violation(const KernelSpec& spec, const GemmOperands& operan
   }
   for (const KernelLaunch& kernel : spec.kernels)
     for (const TensorMapSpec& map : kernel.tensor_maps) {
+      // A copied operand is read from the launcher's copy, not the caller's pointer.
+      if ((map.operand == 'A' && spec.copy_a.active()) || (map.operand == 'B' && spec.copy_b.active()))
+        continue;
       const void* pointer = map.operand == 'A'   ? operands.a
                             : map.operand == 'B' ? operands.b
                             : map.operand == 'C' ? operands.c
@@ -591,9 +601,12 @@ int max_stages_that_fit(const GemmProblem& problem, KernelFields fields, const G
 
 }  // namespace plan
 
-std::string legality_violation(const GemmProblem& problem, const GemmConfig& config,
+std::string legality_violation(const GemmProblem& call, const GemmConfig& config,
                                const GpuInfo& device) {
-  validate(problem);
+  validate(call);
+  // The rules judge what the kernels read: A and B copied into TMA-describable rows where the
+  // caller's are not (plan/operand_copy.hpp).
+  const GemmProblem problem = plan::kernel_problem(call);
   const KernelFields fields = plan::kernel_fields(problem, config);
   if (auto why = plan::kernel_violation(problem, fields, device); !why.empty()) return why;
   return plan::preference_violation(problem, config, device);

@@ -18,6 +18,7 @@
 #include "jit/log.hpp"
 #include "jit/module.hpp"
 #include "kernels/sm90/gemm_params.cuh"
+#include "runtime/operand_copy.hpp"
 #include "runtime/scale_layout.hpp"
 #include "runtime/split_k.hpp"
 #include "runtime/tensor_maps.hpp"
@@ -249,7 +250,8 @@ void launch_one(const KernelSpec& spec, const KernelLaunch& k, const GemmOperand
 
 double prepare(const KernelSpec& spec) {
   const auto start = std::chrono::steady_clock::now();
-  if (spec.split_k.counters > 0 || spec.a_scales_k_block_major)
+  if (spec.split_k.counters > 0 || spec.a_scales_k_block_major || spec.copy_a.active() ||
+      spec.copy_b.active())
     keep_stream_ordered_pool(current_device());
   for (const KernelLaunch& k : spec.kernels) prepared(k);
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -258,11 +260,14 @@ double prepare(const KernelSpec& spec) {
 void launch(const KernelSpec& spec, const GemmOperands& operands, cudaStream_t stream,
             const GroupArrays& groups) {
   const AScales a_scales = a_scales_for(spec, operands, stream);
+  // A and B in rows TMA can describe, copied first where the caller's are not.
+  const OperandCopies copies = copy_operands(spec, operands, stream);
   // With the n-tail kernel the main kernel runs on the whole tiles, then the narrow tail tiles
   // on the SMs it frees (plan/n_tail.hpp). Nothing may be enqueued between the two, or the tail
   // kernel would depend on that instead.
   for (const KernelLaunch& k : spec.kernels)
-    launch_one(spec, k, operands, a_scales, groups, stream);
+    launch_one(spec, k, copies.operands, a_scales, groups, stream);
+  release_copies(copies, stream);
   if (a_scales.transposed != nullptr)
     cuda_check(cudaFreeAsync(a_scales.transposed, stream), "cudaFreeAsync(transposed A scales)");
 }

@@ -146,7 +146,9 @@ def test_padded_leading_dimensions(torch):
 
 
 def test_unaligned_rows_fall_back_to_cublaslt(torch):
-    m, n, k = 64, 128, 1001    # rows of 2002 bytes: TMA cannot describe them
+    # Rows of 2002 bytes: TMA cannot describe them, and at this size copying them into padded
+    # rows is predicted slower than cuBLASLt's kernels for unaligned rows.
+    m, n, k = 64, 128, 1001
     a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
     w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
     d, report = autogemm.gemm(a, w, return_report=True)
@@ -156,6 +158,18 @@ def test_unaligned_rows_fall_back_to_cublaslt(torch):
         with pytest.raises(autogemm.InvalidArgument) as e:
             autogemm.gemm(a, w, vendor_fallback=False)
         assert e.value.argument == "options.allow_vendor_fallback"
+
+
+def test_unaligned_rows_are_copied_for_our_kernel(torch):
+    # The same rows in a larger GEMM: A and B are copied into padded rows, our kernel runs.
+    m, n, k = 1024, 2048, 1001
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
+    d, report = autogemm.gemm(a, w, return_report=True)
+    assert calc_diff(d, a.double() @ w.double().T) < 1e-5
+    if IS_SM90:
+        assert not report.used_vendor, report.reason
+        assert "copied into rows of 1008 elements" in report.reason
 
 
 def test_requires_grad_and_streams(torch):

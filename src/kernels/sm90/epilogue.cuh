@@ -112,9 +112,16 @@ struct Epilogue {
     }
   }
 
+  __device__ __forceinline__ static void store_value(unsigned char* p, float v) {
+    if constexpr (Cfg::out_kind == 0) *reinterpret_cast<unsigned short*>(p) = ptx::float_to_bf16(v);
+    else if constexpr (Cfg::out_kind == 1) *reinterpret_cast<unsigned short*>(p) = ptx::float_to_f16(v);
+    else *reinterpret_cast<float*>(p) = v;
+  }
+
   // Straight from registers to global memory with bounds checks: the teaching steps (no TMA),
-  // rows of D that end inside a 16-byte chunk, and masked grouped tiles past their group's
-  // valid rows. No row at or beyond `row_limit` (params.m, or the group's limit) is written.
+  // rows of D that end inside a 16-byte chunk or are a stride TMA cannot describe (ldd or ldc
+  // not a multiple of 16 bytes), and masked grouped tiles past their group's valid rows. No
+  // row at or beyond `row_limit` (params.m, or the group's limit) is written.
   __device__ static void store_threads(float (&acc)[G::kSlabs][G::kAccum], const GemmParams& params,
                                        int consumer, int row0, int n_tile, int row_limit) {
     const int m0 = row0 + consumer * G::kRowsPerConsumer;
@@ -125,16 +132,22 @@ struct Epilogue {
     for_each_pair([&](int slab, int r, int row, int col) {
       const long long grow = m0 + row;
       const int gcol = n0 + col;
-      if (grow >= row_limit) return;
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        if (gcol + e >= Cfg::n) continue;
-        float v = params.alpha * acc[slab][r + e];
-        if (read_c) v += params.beta * load_c_value(c + (grow * params.ldc + gcol + e) * Cfg::out_bytes);
-        unsigned char* p = d + (grow * params.ldd + gcol + e) * Cfg::out_bytes;
-        if constexpr (Cfg::out_kind == 0) *reinterpret_cast<unsigned short*>(p) = ptx::float_to_bf16(v);
-        else if constexpr (Cfg::out_kind == 1) *reinterpret_cast<unsigned short*>(p) = ptx::float_to_f16(v);
-        else *reinterpret_cast<float*>(p) = v;
+      if (grow >= row_limit || gcol >= Cfg::n) return;
+      const bool both = gcol + 1 < Cfg::n;
+      float v0 = params.alpha * acc[slab][r], v1 = params.alpha * acc[slab][r + 1];
+      if (read_c) {
+        const unsigned char* pc = c + (grow * params.ldc + gcol) * Cfg::out_bytes;
+        v0 += params.beta * load_c_value(pc);
+        if (both) v1 += params.beta * load_c_value(pc + Cfg::out_bytes);
+      }
+      unsigned char* p = d + (grow * params.ldd + gcol) * Cfg::out_bytes;
+      // The pair goes out as one store where its address is aligned to the pair's size: with
+      // an odd ldd every other row is not (a misaligned access faults, PTX ISA "Addresses").
+      if (both && reinterpret_cast<unsigned long long>(p) % (2 * Cfg::out_bytes) == 0) {
+        store_pair(p, v0, v1);
+      } else {
+        store_value(p, v0);
+        if (both) store_value(p + Cfg::out_bytes, v1);
       }
     });
   }
