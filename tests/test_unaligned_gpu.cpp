@@ -48,7 +48,8 @@ TEST(UnalignedGpu, DAndCRowsTmaCannotStoreAreWrittenByTheThreads) {
   const Case cases[] = {
       {300, 2731, 512, 2733, Layout::nt, DType::bf16, 0.0f, std::nullopt},
       {1531, 2048, 2048, 2051, Layout::nt, DType::bf16, 0.0f, std::nullopt},
-      {136, 100, 1024, 101, Layout::tn, DType::bf16, 0.5f, std::nullopt},
+      {136, 100, 1024, 101, Layout::nt, DType::bf16, 0.5f, std::nullopt},
+      {136, 104, 1024, 105, Layout::tn, DType::bf16, 0.0f, std::nullopt},
       {1000, 776, 776, 778, Layout::nn, DType::fp16, 0.0f, std::nullopt},
       {257, 333, 520, 335, Layout::nt, DType::fp32, 0.5f, std::nullopt},
       {64, 2112, 7168, 2113, Layout::nt, DType::bf16, 0.0f, GemmConfig::parse("64x32x128 s8 c1 p g8 sk2")},

@@ -122,15 +122,21 @@ constexpr double kVendorMmaShare = 0.75;
 // runs kernels without TMA or wide loads. Measured on an H200 (K odd, bf16, nt): 117-131
 // TFLOP/s from M = 512 up (12% of the dense peak), 79-85 at M = 128 (8%); decode rows at
 // 1.6-2.6 TB/s of their bytes at M = 1, 0.94-1.12 TB/s at M = 8-32 (0.5 and 0.23 of the
-// H200's 4.8 TB/s).
+// H200's 4.8 TB/s); and ~8 us more than that roofline (64 x 128 x 1001: 12.7 us, 300 x 777 x
+// 1001: 20.7, 1 x 4096 x 4097: 21.2).
 constexpr double kUnalignedVendorMmaShare = 0.12;
 constexpr double kUnalignedVendorSmallMMmaShare = 0.08;
 constexpr int64_t kUnalignedVendorSmallM = 512;
 constexpr double kUnalignedVendorGemvDramShare = 0.5;
 constexpr double kUnalignedVendorDramShare = 0.23;
+constexpr double kUnalignedVendorFixedUs = 8.0;
 // Copying an operand into padded rows (kernels/sm90/pad_rows.cuh): its bytes read and its
-// padded bytes written at the GEMM's DRAM rate, plus a launch of its own.
+// padded bytes written, plus a launch of its own. Measured on an H200 as the forced
+// configuration's time minus the same tiles on aligned rows: 2.1-3.3 TB/s of read + written
+// bytes after 3 us a copy (4096 x 4096 x 4097: 71 us for both operands' 134 MB; 32 x 4096 x
+// 14337: 79 us for 237 MB; 1 x 4096 x 4097: 26 us for 67 MB).
 constexpr double kOperandCopyLaunchUs = 3.0;
+constexpr double kOperandCopyDramShare = 0.6;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -208,7 +214,7 @@ Prediction vendor_prediction(const GemmProblem& problem, const GpuInfo& device) 
                  : device.memory_bandwidth_gbps * 1e3 *
                        (problem.m == 1 ? kUnalignedVendorGemvDramShare : kUnalignedVendorDramShare);
   p.memory_us = rate > 0 ? p.dram_bytes / rate : 0;
-  p.fixed_us = kLaunchUs;
+  p.fixed_us = unaligned ? kUnalignedVendorFixedUs : kLaunchUs;
   p.time_us = std::max(p.compute_us, p.memory_us) + p.fixed_us;
   p.tflops = problem.flops() / p.time_us / 1e6;
   return p;
@@ -481,7 +487,7 @@ Prediction predict_kernels(const GemmProblem& problem, const GemmConfig& config,
 namespace plan {
 
 void add_operand_copies(Prediction& p, const GemmProblem& call, const GpuInfo& device) {
-  const double rate = dram_rate(device);
+  const double rate = device.memory_bandwidth_gbps * 1e3 * kOperandCopyDramShare;
   for (const OperandCopy& copy : {operand_copy_a(call), operand_copy_b(call)})
     if (copy.active() && rate > 0)
       p.operand_copy_us +=
