@@ -180,21 +180,23 @@ TEST(BenchRunnerGpu, Fp8RowsCublasLtDeclinesAreNotServedNotFailed) {
         << run.out;
 }
 
-// A forced configuration the rules refuse for one shape (TMA stores need D's rows 16-byte
-// aligned: N = 100) fails that row with the reason; the next row still runs.
+// A forced configuration the rules refuse for one shape (the decode family's 16-byte loads
+// need K a multiple of 8 bf16: K = 250) fails that row with the reason; the next row still
+// runs.
 TEST(BenchRunnerGpu, AFailedRowDoesNotStopTheSuite) {
   AUTOGEMM_REQUIRE_GPU();
   std::string reason;
   const GpuInfo& gpu = *autogemm::testing::sm90_gpu(&reason);
   BenchOptions options = autogemm::testing::bench_options_for(gpu, 1, 3);
-  options.config = GemmConfig::parse("128x128x64 s3 c2 p g8");
+  options.config = GemmConfig::parse("mma 8x16x128");
   const auto rows =
-      run_bench({item(256, 100, 256, DType::bf16), item(256, 512, 320, DType::bf16)}, options, gpu);
+      run_bench({item(4, 512, 250, DType::bf16), item(4, 512, 320, DType::bf16)}, options, gpu);
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_NE(rows[0].failure.find("options.config"), std::string::npos) << rows[0].failure;
+  EXPECT_NE(rows[0].failure.find("k = 250"), std::string::npos) << rows[0].failure;
   EXPECT_EQ(rows[0].ours.samples, 0);
   EXPECT_EQ(rows[1].failure, "");
-  EXPECT_EQ(rows[1].config, "128x128x64 s3 c2 p g8");
+  EXPECT_EQ(rows[1].config, "mma 8x16x128");
   EXPECT_LT(rows[1].diff, 1e-5);
   EXPECT_EQ(failed_rows(rows), 1u);
   EXPECT_NE(format_table(rows).find("FAILED"), std::string::npos);
@@ -229,12 +231,11 @@ TEST(BenchRunnerGpu, WarmL2SkipsTheFlush) {
 TEST(BenchRunnerGpu, CommandShowsFailedRowsAndExitsNonZero) {
   AUTOGEMM_REQUIRE_GPU();
   const autogemm::testing::CliRun run = autogemm::testing::run_cli(
-      "bench --m 256 --n 100,512 --k 256 --config \"128x128x64 s3 c2 p g8\" --warmup 1 "
-      "--iters 2");
+      "bench --m 4 --n 512 --k 250,256 --config \"mma 8x16x128\" --warmup 1 --iters 2");
   EXPECT_EQ(run.exit_code, 1) << run.out;
-  EXPECT_NE(run.out.find("(FAILED: options.config = 128x128x64 s3 c2 p g8"), std::string::npos)
+  EXPECT_NE(run.out.find("(FAILED: options.config = mma 8x16x128"), std::string::npos)
       << run.out;
-  EXPECT_NE(run.out.find("   256    512    256"), std::string::npos) << run.out;
-  EXPECT_NE(run.out.find("1 of 2 rows FAILED: 256x100x256"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("     4    512    256"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("1 of 2 rows FAILED: 4x512x250"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("over 1 row with a cuBLASLt baseline"), std::string::npos) << run.out;
 }

@@ -114,7 +114,8 @@ TEST(FuzzGpu, ShortRunPasses) {
 
 // The case the first 10,000-case run failed (seed 2026, case 6196): BF16 tn through cuBLASLt
 // with D's rows 2-byte aligned (ldd 12163) and C read. cuBLASLt was told the pointer's
-// alignment, not the rows', and faulted with a misaligned address.
+// alignment, not the rows', and faulted with a misaligned address. The planner now stores
+// such rows with our threads, so cuBLASLt is forced, then the planner's choice runs the same.
 TEST(FuzzGpu, CuBLASLtWithRowsTwoByteAligned) {
   AUTOGEMM_REQUIRE_GPU();
   bench::FuzzCase c;
@@ -131,8 +132,15 @@ TEST(FuzzGpu, CuBLASLtWithRowsTwoByteAligned) {
   c.alpha = 1.0f;
   c.beta = -1.03f;
   c.problem.reads_c = true;
-  bench::FuzzRunner runner({c});
+  c.config = GemmConfig::parse("cuBLASLt");
+  bench::FuzzCase planned = c;
+  planned.config.reset();
+  bench::FuzzRunner runner({c, planned});
   const bench::FuzzOutcome r = runner.run(c);
   EXPECT_EQ(r.config, "cuBLASLt");
   EXPECT_TRUE(r.passed) << r.error << " diff " << r.diff << " bad " << r.bad << " " << r.first_bad;
+  const bench::FuzzOutcome ours = runner.run(planned);
+  EXPECT_NE(ours.config, "cuBLASLt");
+  EXPECT_TRUE(ours.passed) << ours.error << " diff " << ours.diff << " bad " << ours.bad << " "
+                           << ours.first_bad;
 }
