@@ -30,30 +30,36 @@ bool copies_operands(const GemmProblem& p) {
   return k.lda_or_packed() != p.lda_or_packed() || k.ldb_or_packed() != p.ldb_or_packed();
 }
 
-OperandCopy operand_copy_a(const GemmProblem& call) {
+namespace {
+
+// The copy of one operand stored as `rows` rows of `row_elements`, or none where the kernels
+// read the caller's rows (`padded_ld` == `source_ld`).
+OperandCopy copy_of(int64_t rows, int64_t row_elements, int64_t source_ld, int64_t padded_ld,
+                    DType type) {
   OperandCopy c;
-  const GemmProblem k = kernel_problem(call);
-  if (k.lda_or_packed() == call.lda_or_packed()) return c;
-  // problem.hpp: A is stored M x K (K-major) or K x M.
-  c.rows = a_is_k_major(call.layout) ? call.m : call.k;
-  c.row_elements = a_is_k_major(call.layout) ? call.k : call.m;
-  c.source_ld = call.lda_or_packed();
-  c.padded_ld = k.lda_or_packed();
-  c.element_bytes = dtype_bytes(call.a_type);
+  if (padded_ld == source_ld) return c;
+  c.rows = rows;
+  c.row_elements = row_elements;
+  c.source_ld = source_ld;
+  c.padded_ld = padded_ld;
+  c.element_bytes = dtype_bytes(type);
   return c;
 }
 
+}  // namespace
+
+OperandCopy operand_copy_a(const GemmProblem& call) {
+  // problem.hpp: A is stored M x K (K-major) or K x M.
+  const bool k_major = a_is_k_major(call.layout);
+  return copy_of(k_major ? call.m : call.k, k_major ? call.k : call.m, call.lda_or_packed(),
+                 kernel_problem(call).lda_or_packed(), call.a_type);
+}
+
 OperandCopy operand_copy_b(const GemmProblem& call) {
-  OperandCopy c;
-  const GemmProblem k = kernel_problem(call);
-  if (k.ldb_or_packed() == call.ldb_or_packed()) return c;
   // B is stored N x K (K-major) or K x N.
-  c.rows = b_is_k_major(call.layout) ? call.n : call.k;
-  c.row_elements = b_is_k_major(call.layout) ? call.k : call.n;
-  c.source_ld = call.ldb_or_packed();
-  c.padded_ld = k.ldb_or_packed();
-  c.element_bytes = dtype_bytes(call.b_type);
-  return c;
+  const bool k_major = b_is_k_major(call.layout);
+  return copy_of(k_major ? call.n : call.k, k_major ? call.k : call.n, call.ldb_or_packed(),
+                 kernel_problem(call).ldb_or_packed(), call.b_type);
 }
 
 }  // namespace autogemm::plan
