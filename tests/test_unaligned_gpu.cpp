@@ -9,7 +9,9 @@
 #include <iterator>
 #include <optional>
 #include <string>
+#include <tuple>
 
+#include "autogemm/plan.hpp"
 #include "gpu_gemm_util.hpp"
 #include "gpu_test_util.hpp"
 
@@ -94,4 +96,29 @@ TEST(UnalignedGpu, AAndBRowsTmaCannotLoadAreCopiedFirst) {
       {512, 1000, 1001, 1000, Layout::nt, DType::bf16, 0.0f, GemmConfig::parse("128x128x64 s4 c2 p g8 cl2x1/b")},
   };
   expect_ours(std::begin(cases), std::end(cases), "copied into rows of", 4097);
+}
+
+// Where the planner prefers cuBLASLt's kernels to the copies (small problems, one row), a
+// caller who forbids cuBLASLt gets our kernel on the copied rows instead of an error.
+TEST(UnalignedGpu, ForbiddenVendorRunsOurKernelOnCopiedRows) {
+  AUTOGEMM_REQUIRE_GPU();
+  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{64, 128, 1001}, {1, 4096, 4097},
+                         {77, 130, 100}}) {
+    const std::string label = fmt::format("{}x{}x{}", m, n, k);
+    const GemmProblem p = problem(m, n, k, Layout::nt, 0);
+    std::string why;
+    ASSERT_TRUE(plan_gemm(p, *autogemm::testing::sm90_gpu(&why)).spec.vendor)
+        << label << ": the planner's choice is cuBLASLt here";
+    const auto check = autogemm::testing::run_call_and_check(
+        p, 1.0f, 0.0f, 77 + m, false, nullptr,
+        [](const GemmProblem& q, const GemmOperands& o, cudaStream_t s) {
+          GemmOptions options;
+          options.allow_vendor_fallback = false;
+          return gemm(q, o, s, options);
+        });
+    EXPECT_FALSE(check.used_vendor) << label << ": " << check.reason;
+    EXPECT_NE(check.reason.find("options.allow_vendor_fallback = false"), std::string::npos)
+        << label << ": " << check.reason;
+    AUTOGEMM_EXPECT_GEMM_OK(check, label);
+  }
 }

@@ -26,7 +26,10 @@ struct GemmOptions {
   // Force a configuration (ladder, autotuning, tests); GemmConfig::parse("cuBLASLt") forces
   // the vendor path (needs allow_vendor_fallback).
   std::optional<GemmConfig> config;
-  bool allow_vendor_fallback = true;  // run through cuBLASLt where our kernel cannot serve
+  // Run through cuBLASLt where our kernel cannot serve, or where the planner predicts its
+  // kernels for rows TMA cannot describe faster than copying them for ours; false: those copies
+  // (and an error where no kernel of ours serves the call).
+  bool allow_vendor_fallback = true;
   int device = -1;                    // -1: the current device
   // Autotuning: on the first call for a problem, time this many of the planner's best distinct
   // configurations on the call's own buffers (D is overwritten, then written for real) and

@@ -265,8 +265,9 @@ def gemm(a: Array, b: Array, *, out: Optional[Array] = None, c: Optional[Array] 
         autotune: time this many of the planner's best configurations on the first call of a
             problem and keep the fastest; None: $AUTOGEMM_AUTOTUNE (default 0, off).
         stream: see the module's docstring (torch inputs: torch's current stream).
-        vendor_fallback: allow cuBLASLt where our kernel cannot serve the call (False raises
-            InvalidArgument instead).
+        vendor_fallback: allow cuBLASLt where our kernel cannot serve the call, or where it is
+            predicted faster than copying unaligned rows for ours (False: those copies, and
+            InvalidArgument where no kernel of ours serves the call).
         return_report: return ``(D, GemmReport)``: the configuration that ran and why.
 
     Raises:

@@ -49,6 +49,9 @@ using PlanKey = std::tuple<int, int64_t, int64_t, int64_t, DType, DType, DType, 
 struct PlannedSpec {
   std::shared_ptr<const KernelSpec> spec;
   bool tuned = false;
+  // Where the planner preferred cuBLASLt to copying A's or B's rows into padded rows for our
+  // kernel (plan/operand_copy.hpp): that kernel's spec, for callers who forbid cuBLASLt.
+  std::shared_ptr<const KernelSpec> ours_instead;
 };
 
 int autotune_default() {
@@ -164,8 +167,8 @@ SpecPtr recorded_spec(const Plan& plan, std::size_t candidates_wanted) {
 // Plans each distinct problem once per process: from the tuning record when it holds the
 // problem, else the planner's choice, autotuned when asked (the winner then goes into the
 // record).
-SpecPtr planned_spec(int device, const GemmProblem& p, const GemmOperands& o, cudaStream_t stream,
-                     int autotune) {
+PlannedSpec planned_spec(int device, const GemmProblem& p, const GemmOperands& o,
+                         cudaStream_t stream, int autotune) {
   static std::mutex mutex;
   static std::map<PlanKey, PlannedSpec> plans;
   const PlanKey key = plan_key(device, p);
@@ -173,10 +176,19 @@ SpecPtr planned_spec(int device, const GemmProblem& p, const GemmOperands& o, cu
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = plans.find(key); it != plans.end() && (it->second.tuned || !want_tuning))
-      return it->second.spec;
+      return it->second;
   }
   const Plan plan = plan_gemm(p, device_info(device));
-  PlannedSpec planned{std::make_shared<const KernelSpec>(plan.spec), false};
+  PlannedSpec planned{std::make_shared<const KernelSpec>(plan.spec), false, nullptr};
+  if (plan.spec.vendor)
+    for (const Candidate& c : plan.candidates)
+      if (c.config.instruction != Instruction::vendor) {
+        planned.ours_instead = std::make_shared<const KernelSpec>(plan::make_spec(
+            p, c.config, plan.device,
+            plan.path_reason + "; but options.allow_vendor_fallback = false: " +
+                c.config.describe() + " on the copied rows"));
+        break;
+      }
   log(3, "plan {}x{}x{} {} {}: {} ({:.1f} us predicted; {})", p.m, p.n, p.k, to_string(p.a_type),
       to_string(p.layout), plan.spec.text, plan.best().prediction.time_us, plan.path_reason);
   const bool tune =
@@ -184,7 +196,7 @@ SpecPtr planned_spec(int device, const GemmProblem& p, const GemmOperands& o, cu
   const std::vector<GemmConfig> candidates =
       tune ? distinct_candidates(plan, autotune) : std::vector<GemmConfig>{};
   if (SpecPtr recorded = recorded_spec(plan, candidates.size())) {
-    planned = {std::move(recorded), true};
+    planned = {std::move(recorded), true, nullptr};
   } else if (tune) {
     std::vector<SpecPtr> specs;
     for (const GemmConfig& c : candidates)
@@ -201,7 +213,7 @@ SpecPtr planned_spec(int device, const GemmProblem& p, const GemmOperands& o, cu
   }
   std::lock_guard<std::mutex> lock(mutex);
   plans[key] = planned;
-  return planned.spec;
+  return planned;
 }
 
 // A configuration the caller forces, made into a spec by the same function as the planner's
@@ -262,7 +274,10 @@ std::shared_ptr<const KernelSpec> call_spec(int device, const GemmProblem& probl
     return forced_spec(device, problem, *options.config);
   }
   const int autotune = options.autotune >= 0 ? options.autotune : autotune_default();
-  return planned_spec(device, problem, operands, stream, autotune);
+  const PlannedSpec planned = planned_spec(device, problem, operands, stream, autotune);
+  // Forbidding cuBLASLt where the planner only preferred it: our kernel on copied rows.
+  if (!options.allow_vendor_fallback && planned.ours_instead) return planned.ours_instead;
+  return planned.spec;
 }
 
 }  // namespace runtime
