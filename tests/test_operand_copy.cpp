@@ -95,6 +95,16 @@ TEST(OperandCopy, SpecCarriesTheCopiesAndTheKernelsReadPaddedRows) {
   o.b = reinterpret_cast<const void*>(uintptr_t(0x20002));
   o.d = reinterpret_cast<void*>(uintptr_t(0x30002));         // stored by the threads
   EXPECT_EQ(plan::operand_violation(spec, o), "");
+  // The decode family reads a copied A from the copy too (its own 16-byte pointer rule).
+  GemmProblem decode = problem(4, 4096, 4096);
+  decode.lda = 4097;
+  const KernelSpec decode_spec = make_kernel_spec(decode, GemmConfig::parse("mma 8x16x128"), h200());
+  ASSERT_TRUE(decode_spec.copy_a.active());
+  EXPECT_FALSE(decode_spec.copy_b.active());
+  o.b = reinterpret_cast<const void*>(uintptr_t(0x20000));
+  EXPECT_EQ(plan::operand_violation(decode_spec, o), "");   // a 2 bytes off: copied
+  o.b = reinterpret_cast<const void*>(uintptr_t(0x20008));   // b read in place: refused
+  EXPECT_NE(plan::operand_violation(decode_spec, o).find("b = 0x20008"), std::string::npos);
   // A forced configuration is judged on the rows the kernels read.
   EXPECT_EQ(legality_violation(p, GemmConfig::parse("128x128x64 s4 c2 p g8 sk2"), h200()), "");
 }

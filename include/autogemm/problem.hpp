@@ -97,6 +97,10 @@ bool d_rows_end_mid_chunk(const GemmProblem& p);
 // multiple of 16 bytes". The first of tma_load_incompatibility and tma_store_incompatibility.
 std::string tma_incompatibility(const GemmProblem& p);
 
+// The smallest row stride of at least `ld` elements of `t` that is a multiple of 16 bytes
+// (`ld` itself when it is one), or 0 when none is within the size limit (2^31 - 1).
+int64_t tma_row_stride(int64_t ld, DType t);
+
 // The same rule for the operands TMA loads (A and B) ...
 std::string tma_load_incompatibility(const GemmProblem& p);
 

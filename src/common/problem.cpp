@@ -240,13 +240,14 @@ namespace {
 
 // cuTensorMapEncodeTiled: global strides (dims 1..rank-1) must be multiples of 16 bytes (CUDA
 // 13.0 cuda.h). One row of each stored matrix is one stride.
+constexpr int64_t kTmaStrideBytes = 16;
+
 std::string tma_stride_violation(const char* name, int64_t ld, DType t) {
   const int64_t bytes = ld * dtype_bytes(t);
-  if (bytes % 16 != 0) {
-    const int64_t padded = (bytes + 15) / 16 * 16 / dtype_bytes(t);
-    // Never suggest a length the size rule refuses.
+  if (bytes % kTmaStrideBytes != 0) {
+    const int64_t padded = tma_row_stride(ld, t);
     const std::string hint =
-        padded <= kMaxSize
+        padded > 0
             ? fmt::format("pad rows to {} elements", padded)
             : fmt::format("padding cannot help: no row length from {} up to the size limit "
                           "2^31 - 1 is a multiple of 16 bytes", ld);
@@ -261,6 +262,13 @@ std::string tma_stride_violation(const char* name, int64_t ld, DType t) {
 }
 
 }  // namespace
+
+int64_t tma_row_stride(int64_t ld, DType t) {
+  const int64_t bytes = dtype_bytes(t);
+  const int64_t padded = (ld * bytes + kTmaStrideBytes - 1) / kTmaStrideBytes * kTmaStrideBytes / bytes;
+  // Never a length the size rule refuses.
+  return padded <= kMaxSize ? padded : 0;
+}
 
 std::string tma_load_incompatibility(const GemmProblem& p) {
   if (auto why = tma_stride_violation("lda", p.lda_or_packed(), p.a_type); !why.empty()) return why;

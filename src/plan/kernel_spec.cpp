@@ -145,8 +145,7 @@ KernelSpec make_spec(const GemmProblem& call, const GemmConfig& config, const Gp
   const KernelFields fields = kernel_fields(problem, config, switches);
   if (auto why = kernel_violation(problem, fields, device); !why.empty())
     throw InvalidArgument("config", spec.text, why);
-  if (fields.store_path == StorePath::threads && switches.store_path == StorePath::tma)
-  {
+  if (fields.store_path == StorePath::threads && switches.store_path == StorePath::tma) {
     std::vector<std::string> why;
     if (d_rows_end_mid_chunk(problem))
       why.push_back(fmt::format("n = {} {} ends rows mid 16-byte chunk", problem.n,

@@ -4,33 +4,12 @@ namespace autogemm::plan {
 
 namespace {
 
-constexpr int64_t kTmaStrideBytes = 16;      // cuTensorMapEncodeTiled: strides % 16 == 0
-constexpr int64_t kMaxElements = (int64_t(1) << 31) - 1;   // the size rule (problem.cpp)
-
-// The row stride a copy would use, or 0 when the caller's is fine or no padding helps.
+// The row stride a copy would use, or 0 when the caller's is fine or no padding helps
+// (tma_row_stride in problem.hpp: the rule the error message suggests the padding from).
 int64_t padded_ld(int64_t ld, DType type) {
-  const int64_t bytes = dtype_bytes(type);
-  if (ld * bytes % kTmaStrideBytes == 0) return 0;
-  const int64_t padded = (ld * bytes + kTmaStrideBytes - 1) / kTmaStrideBytes * kTmaStrideBytes / bytes;
-  return padded <= kMaxElements && padded * bytes < (int64_t(1) << 40) ? padded : 0;
+  const int64_t stride = tma_row_stride(ld, type);
+  return stride != ld ? stride : 0;
 }
-
-}  // namespace
-
-GemmProblem kernel_problem(const GemmProblem& p) {
-  if (p.grouping != Grouping::none) return p;
-  GemmProblem k = p;
-  if (const int64_t ld = padded_ld(p.lda_or_packed(), p.a_type); ld > 0) k.lda = ld;
-  if (const int64_t ld = padded_ld(p.ldb_or_packed(), p.b_type); ld > 0) k.ldb = ld;
-  return k;
-}
-
-bool copies_operands(const GemmProblem& p) {
-  const GemmProblem k = kernel_problem(p);
-  return k.lda_or_packed() != p.lda_or_packed() || k.ldb_or_packed() != p.ldb_or_packed();
-}
-
-namespace {
 
 // The copy of one operand stored as `rows` rows of `row_elements`, or none where the kernels
 // read the caller's rows (`padded_ld` == `source_ld`).
@@ -47,6 +26,19 @@ OperandCopy copy_of(int64_t rows, int64_t row_elements, int64_t source_ld, int64
 }
 
 }  // namespace
+
+GemmProblem kernel_problem(const GemmProblem& p) {
+  if (p.grouping != Grouping::none) return p;
+  GemmProblem k = p;
+  if (const int64_t ld = padded_ld(p.lda_or_packed(), p.a_type); ld > 0) k.lda = ld;
+  if (const int64_t ld = padded_ld(p.ldb_or_packed(), p.b_type); ld > 0) k.ldb = ld;
+  return k;
+}
+
+bool copies_operands(const GemmProblem& p) {
+  const GemmProblem k = kernel_problem(p);
+  return k.lda_or_packed() != p.lda_or_packed() || k.ldb_or_packed() != p.ldb_or_packed();
+}
 
 OperandCopy operand_copy_a(const GemmProblem& call) {
   // problem.hpp: A is stored M x K (K-major) or K x M.

@@ -12,9 +12,8 @@
 #include "kernels/sm90/gemm_layout.cuh"
 #include "plan/decode_cost.hpp"
 #include "plan/n_tail.hpp"
-#include "plan/rules.hpp"
-
 #include "plan/operand_copy.hpp"
+#include "plan/rules.hpp"
 #include "plan/tma_rules.hpp"
 #include "plan/wgmma_rules.hpp"
 
@@ -565,9 +564,12 @@ std::string preference_violation(const GemmProblem& problem, const GemmConfig& c
 std::string operand_violation(const KernelSpec& spec, const GemmOperands& operands) {
   if (spec.vendor) return {};
   if (spec.config.instruction == Instruction::mma) {
-    // The decode family reads A and B in 16-byte vectors and writes D element by element.
-    for (const auto& [name, pointer] : {std::pair{"a", operands.a}, std::pair{"b", operands.b}})
-      if (const auto address = reinterpret_cast<uintptr_t>(pointer); address % 16 != 0)
+    // The decode family reads A and B in 16-byte vectors and writes D element by element; a
+    // copied operand is read from the launcher's copy, not the caller's pointer.
+    for (const auto& [name, pointer, copied] :
+         {std::tuple{"a", operands.a, spec.copy_a.active()},
+          std::tuple{"b", operands.b, spec.copy_b.active()}})
+      if (const auto address = reinterpret_cast<uintptr_t>(pointer); !copied && address % 16 != 0)
         return fmt::format("{} = {:#x}: the decode family's 16-byte loads need a 16-byte aligned "
                            "address",
                            name, address);

@@ -34,11 +34,11 @@ void* make_copy(const OperandCopy& copy, const void* source, const char* name,
   params.src_ld = copy.source_ld;
   params.dst_ld = copy.padded_ld;
   params.element_bytes = copy.element_bytes;
-  params.total_chunks = copy.rows * ((copy.row_elements * copy.element_bytes + 15) / 16);
+  // One thread a 16-byte chunk of a padded row (pad_rows.cuh).
+  const long long chunks = copy.rows * ((copy.row_elements * copy.element_bytes + 15) / 16);
   SimpleGrid grid;
   grid.block_x = kThreads;
-  grid.grid_x = static_cast<unsigned>(
-      std::min<long long>(kMaxCtas, (params.total_chunks + kThreads - 1) / kThreads));
+  grid.grid_x = static_cast<unsigned>(std::min<long long>(kMaxCtas, (chunks + kThreads - 1) / kThreads));
   launch_simple_kernel("sm90/pad_rows.cuh", "autogemm_pad_rows", grid, &params, stream,
                        fmt::format("{} copied into padded rows, {} x {} (ld {} -> {})", name,
                                    copy.rows, copy.row_elements, copy.source_ld, copy.padded_ld));

@@ -37,12 +37,13 @@ __device__ __forceinline__ void copy_chunks(const PadRowsParams& p) {
   constexpr int kPerChunk = 16 / sizeof(Element);
   static_assert(kPerChunk * sizeof(Element) == 16, "one 16-byte store per chunk");
   const long long chunks_per_row = (p.row_elements + kPerChunk - 1) / kPerChunk;
+  const long long total_chunks = p.rows * chunks_per_row;
   const unsigned long long first_byte = reinterpret_cast<unsigned long long>(p.src);
   const unsigned long long end_byte =
       first_byte + ((p.rows - 1) * p.src_ld + p.row_elements) * sizeof(Element);
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
   for (long long idx = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-       idx < p.total_chunks; idx += stride) {
+       idx < total_chunks; idx += stride) {
     const long long row = idx / chunks_per_row;
     const long long col0 = (idx - row * chunks_per_row) * kPerChunk;
     const Element* src = static_cast<const Element*>(p.src) + row * p.src_ld + col0;

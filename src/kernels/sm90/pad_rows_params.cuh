@@ -9,6 +9,5 @@ struct PadRowsParams {
   const void* src;
   void* dst;
   long long rows, row_elements, src_ld, dst_ld;
-  long long total_chunks;   // rows x ceil(row_elements x element_bytes / 16)
   int element_bytes;
 };
