@@ -7,6 +7,10 @@
 // Strategies: 16-byte loads (ld.global.nc.L1::no_allocate) grid-stride or a contiguous span per
 // CTA, 4/8/16 loads in flight per thread, 1-8 CTAs per SM; and TMA bulk copies
 // (cp.async.bulk, PTX ISA 8.0) of 16-32 KB into a shared-memory ring per CTA.
+// Environment: PROBE_ALL=1 lists every strategy; PROBE_FLUSH_MB sets the flush (default 256);
+// PROBE_AROW=1 adds the ring with no A row and with a distinct A row per CTA (the shared row is
+// an L2 hot spot); PROBE_TRACE=1 re-runs the ring and bulk-row strategies with a per-CTA
+// timeline (%globaltimer: entry, first stage, exit), printed as "#T" lines.
 // Build: nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -o read_floor_probe read_floor_probe.cu
 #include <cuda_runtime.h>
 
@@ -32,6 +36,18 @@ __device__ __forceinline__ uint4 load_stream(const uint4* p) {
                : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                : "l"(p));
   return v;
+}
+
+// Timeline trace (PROBE_TRACE=1): thread 0 of each CTA writes entry, first data, exit
+// (%globaltimer ns) to g_trace[3 * blockIdx.x ...] when g_trace is set.
+__device__ unsigned long long* g_trace = nullptr;
+__device__ __forceinline__ unsigned long long timer_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+__device__ __forceinline__ void trace_mark(int slot, unsigned long long t) {
+  if (g_trace != nullptr && threadIdx.x == 0) g_trace[3 * blockIdx.x + slot] = t;
 }
 
 // Grid-stride: iteration i of thread t reads vectors t + (i * kInFlight + j) * stride.
@@ -206,6 +222,7 @@ __global__ void read_bulk_rows(const unsigned char* data, long long rows, long l
                                int run, unsigned* sink) {
   extern __shared__ __align__(128) unsigned char ring[];
   __shared__ __align__(8) unsigned long long full[kStages];
+  trace_mark(0, timer_ns());
   const long long steps = row_bytes / run, units = rows / 16 * steps;
   const long long first = blockIdx.x * units / gridDim.x, last = (blockIdx.x + 1) * units / gridDim.x;
   const int stage_bytes = 16 * run;
@@ -237,11 +254,13 @@ __global__ void read_bulk_rows(const unsigned char* data, long long rows, long l
     const int s = int((u - first) % kStages);
     const unsigned parity = unsigned(((u - first) / kStages) & 1);
     wait_parity(&full[s], parity);
+    if (u == first) trace_mark(1, timer_ns());
     acc ^= reinterpret_cast<const unsigned*>(ring + s * stage_bytes)[threadIdx.x];
     __syncthreads();
     if (threadIdx.x < 32 && u + kStages < last) issue(u + kStages);
   }
   if (acc == 0x9e3779b9u) *sink = acc;
+  trace_mark(2, timer_ns());
 }
 
 // The bulk-copy decode kernel's ring protocol without its arithmetic (branch decode-bulk-ring):
@@ -249,11 +268,14 @@ __global__ void read_bulk_rows(const unsigned char* data, long long rows, long l
 // one A row of `run` bytes (the A row from a small buffer, as A is L2-resident), CTAs taking
 // contiguous ranges of (tile, stage) units; kTileSync adds the kernel's two 128-thread named
 // barriers at every tile end (its warps' sums).
-template <int kStages, bool kTileSync>
+// kARow: 1 = every CTA copies the same A row (the kernel's case at M = 1), 0 = no A row,
+// 2 = a distinct A row per CTA (no L2 hot spot).
+template <int kStages, bool kTileSync, int kARow = 1>
 __global__ void read_ring(const unsigned char* data, const unsigned char* a_row, long long rows,
                           long long row_bytes, int run, unsigned* sink) {
   extern __shared__ __align__(128) unsigned char ring[];
   __shared__ __align__(8) unsigned long long full[kStages], empty[kStages];
+  trace_mark(0, timer_ns());
   const long long steps = row_bytes / run, units = rows / 16 * steps;
   const long long first = blockIdx.x * units / gridDim.x, last = (blockIdx.x + 1) * units / gridDim.x;
   const int pitch = run + 16, stage_bytes = 17 * pitch;
@@ -273,12 +295,12 @@ __global__ void read_ring(const unsigned char* data, const unsigned char* a_row,
       const long long tile = u / steps, step = u % steps;
       if (lane == 0)
         asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;" ::"r"(smem_addr(&full[s])),
-                     "r"(17 * run)
+                     "r"((kARow == 0 ? 16 : 17) * run)
                      : "memory");
       __syncwarp();
-      if (lane < 17) {
+      if (lane < (kARow == 0 ? 16 : 17)) {
         const unsigned char* src = lane < 16 ? data + (tile * 16 + lane) * row_bytes + step * run
-                                             : a_row + step * run;
+                                             : a_row + (kARow == 2 ? blockIdx.x * row_bytes : 0) + step * run;
         asm volatile(
             "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
                 smem_addr(ring + s * stage_bytes + lane * pitch)),
@@ -293,6 +315,7 @@ __global__ void read_ring(const unsigned char* data, const unsigned char* a_row,
     const long long i = u - first;
     const int s = int(i % kStages);
     wait_parity(&full[s], unsigned((i / kStages) & 1));
+    if (i == 0) trace_mark(1, timer_ns());
     acc ^= reinterpret_cast<const unsigned*>(ring + s * stage_bytes + (threadIdx.x % 17) * pitch)[lane];
     __syncwarp();
     if (lane == 0) asm volatile("mbarrier.arrive.shared.b64 _, [%0];" ::"r"(smem_addr(&empty[s])) : "memory");
@@ -302,6 +325,7 @@ __global__ void read_ring(const unsigned char* data, const unsigned char* a_row,
     }
   }
   if (acc == 0x9e3779b9u) *sink = acc;
+  trace_mark(2, timer_ns());
 }
 
 struct Variant {
@@ -318,7 +342,7 @@ int main() {
   unsigned char* data = nullptr;
   unsigned char* flush = nullptr;
   unsigned* sink = nullptr;
-  const long long flush_bytes = 256ll << 20;
+  const long long flush_bytes = (std::getenv("PROBE_FLUSH_MB") ? std::atoll(std::getenv("PROBE_FLUSH_MB")) : 256ll) << 20;
   CHECK(cudaMalloc(&data, max_bytes));
   CHECK(cudaMalloc(&flush, flush_bytes));
   CHECK(cudaMalloc(&sink, 4));
@@ -345,6 +369,10 @@ int main() {
   CHECK(cudaFuncSetAttribute(read_ring<2, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, 220 * 1024));
   CHECK(cudaFuncSetAttribute(read_ring<3, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, 220 * 1024));
   CHECK(cudaFuncSetAttribute(read_ring<3, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, 220 * 1024));
+  CHECK(cudaFuncSetAttribute(read_ring<2, false, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, 220 * 1024));
+  CHECK(cudaFuncSetAttribute(read_ring<3, false, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, 220 * 1024));
+  CHECK(cudaFuncSetAttribute(read_ring<2, false, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, 220 * 1024));
+  CHECK(cudaFuncSetAttribute(read_ring<3, false, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, 220 * 1024));
   CHECK(cudaFuncSetAttribute(read_bulk_rows<6>, cudaFuncAttributeMaxDynamicSharedMemorySize, 96 * 1024));
   CHECK(cudaFuncSetAttribute(read_bulk_rows<3>, cudaFuncAttributeMaxDynamicSharedMemorySize, 96 * 1024));
   std::printf("# %s, %d SMs\n", prop.name, sms);
@@ -411,6 +439,20 @@ int main() {
               variants.push_back({"ringsync" + tag, [=](cudaStream_t s) { read_ring<3, true><<<grid, 160, smem, s>>>(d, a_row, n, row_bytes, run, sink); }});
             }
           }
+      if (std::getenv("PROBE_AROW"))
+        for (int per_sm : {1, 2}) {
+          const int run = 2048, stages = per_sm == 1 ? 2 : 3;
+          const int smem = stages * 17 * (run + 16), grid = sms * per_sm;
+          const std::string tag = " x" + std::to_string(per_sm) + " s" + std::to_string(stages);
+          const unsigned char* a_row = flush_a;
+          if (stages == 2) {
+            variants.push_back({"ringnoA2048" + tag, [=](cudaStream_t s) { read_ring<2, false, 0><<<grid, 160, smem, s>>>(d, a_row, n, row_bytes, run, sink); }});
+            variants.push_back({"ringownA2048" + tag, [=](cudaStream_t s) { read_ring<2, false, 2><<<grid, 160, smem, s>>>(d, a_row, n, row_bytes, run, sink); }});
+          } else {
+            variants.push_back({"ringnoA2048" + tag, [=](cudaStream_t s) { read_ring<3, false, 0><<<grid, 160, smem, s>>>(d, a_row, n, row_bytes, run, sink); }});
+            variants.push_back({"ringownA2048" + tag, [=](cudaStream_t s) { read_ring<3, false, 2><<<grid, 160, smem, s>>>(d, a_row, n, row_bytes, run, sink); }});
+          }
+        }
       // Per-row bulk copies: 16 rows x kRun bytes a stage, one cp.async.bulk per row.
       for (int per_sm : {1, 2})
         for (int run : {512, 1024, 2048}) {
@@ -446,6 +488,46 @@ int main() {
     std::sort(results.begin(), results.end());
     if (std::getenv("PROBE_ALL"))
       for (const auto& [us, name] : results) std::printf("#  %lld %lld %lld %d %-22s %.2f\n", m, n, k, elem, name.c_str(), us);
+    if (std::getenv("PROBE_TRACE"))
+      for (const Variant& var : variants) {
+        if (var.name.rfind("ring", 0) != 0 && var.name.rfind("bulkrows", 0) != 0) continue;
+        const int max_ctas = sms * 8;
+        unsigned long long* trace = nullptr;
+        CHECK(cudaMalloc(&trace, 3 * max_ctas * sizeof(unsigned long long)));
+        std::vector<unsigned long long> host(3 * max_ctas);
+        std::vector<double> spans, firsts, ends;
+        for (int it = 0; it < 7; ++it) {
+          CHECK(cudaMemset(trace, 0, 3 * max_ctas * sizeof(unsigned long long)));
+          CHECK(cudaMemcpyToSymbol(g_trace, &trace, sizeof(trace)));
+          read_grid_stride<8><<<sms * 4, 512, 0, stream>>>(reinterpret_cast<const uint4*>(flush), flush_bytes / 16, sink);
+          CHECK(cudaEventRecord(start, stream));
+          var.launch(stream);
+          CHECK(cudaEventRecord(stop, stream));
+          CHECK(cudaEventSynchronize(stop));
+          unsigned long long* none = nullptr;
+          CHECK(cudaMemcpyToSymbol(g_trace, &none, sizeof(none)));
+          float ms = 0;
+          CHECK(cudaEventElapsedTime(&ms, start, stop));
+          CHECK(cudaMemcpy(host.data(), trace, host.size() * 8, cudaMemcpyDeviceToHost));
+          unsigned long long t0 = ~0ull, entry_max = 0;
+          std::vector<double> first, exit;
+          for (int c = 0; c < max_ctas; ++c)
+            if (host[3 * c] != 0) t0 = std::min(t0, host[3 * c]);
+          for (int c = 0; c < max_ctas; ++c) {
+            if (host[3 * c] == 0) continue;
+            entry_max = std::max(entry_max, host[3 * c] - t0);
+            first.push_back(double(host[3 * c + 1] - t0) * 1e-3);
+            exit.push_back(double(host[3 * c + 2] - t0) * 1e-3);
+          }
+          std::sort(first.begin(), first.end());
+          std::sort(exit.begin(), exit.end());
+          if (it >= 2)
+            std::printf("#T %lld %lld %lld %-22s event %.2f us: entry spread %.2f, first data p50 %.2f max %.2f, exit min %.2f p50 %.2f p90 %.2f max %.2f\n",
+                        m, n, k, var.name.c_str(), ms * 1e3, entry_max * 1e-3, first[first.size() / 2], first.back(),
+                        exit.front(), exit[exit.size() / 2], exit[exit.size() * 9 / 10], exit.back());
+        }
+        CHECK(cudaFree(trace));
+      }
     std::printf("%lld,%lld,%lld,%d,%lld,%.2f,%.0f,%s,%.2f,%s\n", m, n, k, elem, bytes,
                 results[0].first, bytes / results[0].first * 1e-3, results[0].second.c_str(),
                 results[1].first, results[1].second.c_str());
