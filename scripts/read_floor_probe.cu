@@ -2,7 +2,8 @@
 // nothing else to do (issue 21: is "1.15x cuBLASLt on M <= 32" reachable at all?). For each
 // "m n k bytes_per_element" line on stdin it reads (M + N) x K inputs plus M x N outputs' worth
 // of bytes with several read strategies and prints the best median, timed like `autogemm bench`:
-// an L2 flush (a read of 256 MiB) before every call, outside the CUDA event pair; 5 warm-up and
+// an L2 flush (a read of 256 MiB with plain loads, as the bench's) before every call, outside the
+// CUDA event pair; 5 warm-up and
 // 30 timed calls; median.
 // Strategies: 16-byte loads (ld.global.nc.L1::no_allocate) grid-stride or a contiguous span per
 // CTA, 4/8/16 loads in flight per thread, 1-8 CTAs per SM; and TMA bulk copies
@@ -11,7 +12,14 @@
 // PROBE_AROW=1 adds the ring with no A row and with a distinct A row per CTA (the shared row is
 // an L2 hot spot); PROBE_TRACE=1 re-runs the ring and bulk-row strategies with a per-CTA
 // timeline (%globaltimer: entry, first stage, exit), printed as "#T" lines.
-// Build: nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -o read_floor_probe read_floor_probe.cu
+// PROBE_FILL=const fills the data with one byte (0x5a, as before 2026-11-25 (5)); the default is
+// hash-random words. PROBE_ROTATE=W reads W disjoint 128 MiB windows in turn, one per call, so
+// no call finds its bytes left in the L2 by an earlier one. PROBE_CUBLAS=1 also times cuBLASLt's
+// BF16 GEMM of the row (A and B in the same window, D apart) under the same flush and rotation,
+// printed as "#C" lines.
+// Build: nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -o read_floor_probe read_floor_probe.cu -lcublasLt
+#include <cublasLt.h>
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -29,6 +37,43 @@
       std::exit(1);                                                                       \
     }                                                                                     \
   } while (0)
+
+#define CHECK_LT(x)                                                                       \
+  do {                                                                                    \
+    cublasStatus_t st = (x);                                                              \
+    if (st != CUBLAS_STATUS_SUCCESS) {                                                    \
+      std::fprintf(stderr, "%s:%d %s: status %d\n", __FILE__, __LINE__, #x, int(st));       \
+      std::exit(1);                                                                       \
+    }                                                                                     \
+  } while (0)
+
+// Byte offset of the window the next call reads (PROBE_ROTATE); 0 without rotation.
+static long long g_shift = 0;
+
+// The L2 flush before every timed call: a read of the flush buffer with plain loads, as autogemm
+// bench's (src/kernels/bench/l2_flush.cuh). Loads marked .nc (the read_grid_stride path, used by
+// this probe's flush before 2026-11-25 (5); PROBE_FLUSH=nc) leave much of a row that fits the L2
+// there: the L2 seems to give up their lines first.
+__global__ void flush_plain(const uint4* data, long long vectors, unsigned* sink) {
+  unsigned acc = 0;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < vectors;
+       i += (long long)gridDim.x * blockDim.x) {
+    const uint4 v = data[i];
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == 0x9e3779b9u) *sink = acc;
+}
+
+// Hash-random words, so no part of the memory system sees constant data.
+__global__ void fill_hash(unsigned* p, long long words, unsigned seed) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < words;
+       i += (long long)gridDim.x * blockDim.x) {
+    unsigned x = unsigned(i) * 0x9e3779b9u ^ seed ^ unsigned(i >> 32);
+    x ^= x >> 16; x *= 0x7feb352du; x ^= x >> 15; x *= 0x846ca68bu; x ^= x >> 16;
+    // BF16 halves with exponents near 1.0 (no NaN or Inf for the GEMM), still random bits.
+    p[i] = (x & 0x807f807fu) | 0x3f003f00u;
+  }
+}
 
 __device__ __forceinline__ uint4 load_stream(const uint4* p) {
   uint4 v;
@@ -348,10 +393,30 @@ int main() {
   CHECK(cudaMalloc(&sink, 4));
   const unsigned char* flush_a = nullptr;   // set below: one "A row" source
   CHECK(cudaMemset(data, 0x5a, max_bytes));
+  const bool const_fill = std::getenv("PROBE_FILL") && std::string(std::getenv("PROBE_FILL")) == "const";
+  if (!const_fill) fill_hash<<<1024, 256>>>(reinterpret_cast<unsigned*>(data), max_bytes / 4, 12345u);
+  const long long window = 128ll << 20;
+  const int windows = std::getenv("PROBE_ROTATE") ? std::max(1, std::min(int(max_bytes / window), std::atoi(std::getenv("PROBE_ROTATE")))) : 1;
+  const bool use_cublas = std::getenv("PROBE_CUBLAS") != nullptr;
+  cublasLtHandle_t lt = nullptr;
+  void* workspace = nullptr;
+  void* d_out = nullptr;
+  if (use_cublas) {
+    CHECK_LT(cublasLtCreate(&lt));
+    CHECK(cudaMalloc(&workspace, 64u << 20));
+    CHECK(cudaMalloc(&d_out, 64u << 20));
+  }
   CHECK(cudaMemset(flush, 0x3c, flush_bytes));
   flush_a = flush;
   cudaStream_t stream;
   CHECK(cudaStreamCreate(&stream));
+  const bool nc_flush = std::getenv("PROBE_FLUSH") && std::string(std::getenv("PROBE_FLUSH")) == "nc";
+  auto flush_l2 = [&] {
+    if (nc_flush)
+      read_grid_stride<8><<<sms * 4, 512, 0, stream>>>(reinterpret_cast<const uint4*>(flush), flush_bytes / 16, sink);
+    else
+      flush_plain<<<sms * 8, 256, 0, stream>>>(reinterpret_cast<const uint4*>(flush), flush_bytes / 16, sink);
+  };
   cudaEvent_t start, stop;
   CHECK(cudaEventCreate(&start));
   CHECK(cudaEventCreate(&stop));
@@ -383,25 +448,26 @@ int main() {
     const long long bytes = std::min(max_bytes, ((m + n) * k * elem + m * n * 2) / 16 * 16);
     const long long vectors = bytes / 16;
     const uint4* v = reinterpret_cast<const uint4*>(data);
+    const bool rotate = windows > 1 && bytes <= window;
     std::vector<Variant> variants;
     for (int per_sm : {1, 2, 4, 8})
       for (int threads : {256, 512}) {
         const int grid = sms * per_sm;
         if (threads * per_sm > 2048) continue;
         const std::string tag = "x" + std::to_string(per_sm) + " t" + std::to_string(threads);
-        variants.push_back({"stride4 " + tag, [=](cudaStream_t s) { read_grid_stride<4><<<grid, threads, 0, s>>>(v, vectors, sink); }});
-        variants.push_back({"stride8 " + tag, [=](cudaStream_t s) { read_grid_stride<8><<<grid, threads, 0, s>>>(v, vectors, sink); }});
-        variants.push_back({"stride16 " + tag, [=](cudaStream_t s) { read_grid_stride<16><<<grid, threads, 0, s>>>(v, vectors, sink); }});
-        variants.push_back({"span8 " + tag, [=](cudaStream_t s) { read_spans<8><<<grid, threads, 0, s>>>(v, vectors, sink); }});
+        variants.push_back({"stride4 " + tag, [=](cudaStream_t s) { read_grid_stride<4><<<grid, threads, 0, s>>>(v + g_shift / 16, vectors, sink); }});
+        variants.push_back({"stride8 " + tag, [=](cudaStream_t s) { read_grid_stride<8><<<grid, threads, 0, s>>>(v + g_shift / 16, vectors, sink); }});
+        variants.push_back({"stride16 " + tag, [=](cudaStream_t s) { read_grid_stride<16><<<grid, threads, 0, s>>>(v + g_shift / 16, vectors, sink); }});
+        variants.push_back({"span8 " + tag, [=](cudaStream_t s) { read_spans<8><<<grid, threads, 0, s>>>(v + g_shift / 16, vectors, sink); }});
       }
     for (int per_sm : {1, 2})
       for (int chunk : {16384, 32768}) {
         const int grid = sms * per_sm;
         const std::string tag = " x" + std::to_string(per_sm) + " " + std::to_string(chunk / 1024) + "K";
         if (4 * chunk * per_sm <= 227 * 1024)
-          variants.push_back({"bulk4" + tag, [=](cudaStream_t s) { read_bulk<4><<<grid, 256, 4 * chunk, s>>>(data, bytes, chunk, sink); }});
+          variants.push_back({"bulk4" + tag, [=](cudaStream_t s) { read_bulk<4><<<grid, 256, 4 * chunk, s>>>(data + g_shift, bytes, chunk, sink); }});
         if (8 * chunk * per_sm <= 227 * 1024)
-          variants.push_back({"bulk8" + tag, [=](cudaStream_t s) { read_bulk<8><<<grid, 256, 8 * chunk, s>>>(data, bytes, chunk, sink); }});
+          variants.push_back({"bulk8" + tag, [=](cudaStream_t s) { read_bulk<8><<<grid, 256, 8 * chunk, s>>>(data + g_shift, bytes, chunk, sink); }});
       }
     // The decode kernel's pattern on B alone (N rows of K elements), when a row holds whole
     // 512-byte runs.
@@ -411,68 +477,71 @@ int main() {
       for (int per_sm : {2, 3, 4, 6}) {
         const int grid = sms * per_sm;
         const std::string tag = " x" + std::to_string(per_sm);
-        variants.push_back({"tiles128 warp" + tag, [=](cudaStream_t s) { read_tiles<128, false><<<grid, 128, 0, s>>>(d, n, row_bytes, sink); }});
-        variants.push_back({"tiles256 warp" + tag, [=](cudaStream_t s) { read_tiles<256, false><<<grid, 128, 0, s>>>(d, n, row_bytes, sink); }});
-        variants.push_back({"tiles512 warp" + tag, [=](cudaStream_t s) { read_tiles<512, false><<<grid, 128, 0, s>>>(d, n, row_bytes, sink); }});
-        variants.push_back({"tiles128 cta" + tag, [=](cudaStream_t s) { read_tiles<128, true><<<grid, 128, 0, s>>>(d, n, row_bytes, sink); }});
-        variants.push_back({"tiles256 cta" + tag, [=](cudaStream_t s) { read_tiles<256, true><<<grid, 128, 0, s>>>(d, n, row_bytes, sink); }});
-        variants.push_back({"tiles512 cta" + tag, [=](cudaStream_t s) { read_tiles<512, true><<<grid, 128, 0, s>>>(d, n, row_bytes, sink); }});
-        variants.push_back({"rows256 l16" + tag, [=](cudaStream_t s) { read_tiles<256, false, 16><<<grid, 128, 0, s>>>(d, n, row_bytes, sink); }});
-        variants.push_back({"rows512 l32" + tag, [=](cudaStream_t s) { read_tiles<512, false, 32><<<grid, 128, 0, s>>>(d, n, row_bytes, sink); }});
-        variants.push_back({"rows512 l16" + tag, [=](cudaStream_t s) { read_tiles<512, false, 16><<<grid, 128, 0, s>>>(d, n, row_bytes, sink); }});
-        variants.push_back({"rows256 l8" + tag, [=](cudaStream_t s) { read_tiles<256, false, 8><<<grid, 128, 0, s>>>(d, n, row_bytes, sink); }});
+        variants.push_back({"tiles128 warp" + tag, [=](cudaStream_t s) { read_tiles<128, false><<<grid, 128, 0, s>>>(d + g_shift, n, row_bytes, sink); }});
+        variants.push_back({"tiles256 warp" + tag, [=](cudaStream_t s) { read_tiles<256, false><<<grid, 128, 0, s>>>(d + g_shift, n, row_bytes, sink); }});
+        variants.push_back({"tiles512 warp" + tag, [=](cudaStream_t s) { read_tiles<512, false><<<grid, 128, 0, s>>>(d + g_shift, n, row_bytes, sink); }});
+        variants.push_back({"tiles128 cta" + tag, [=](cudaStream_t s) { read_tiles<128, true><<<grid, 128, 0, s>>>(d + g_shift, n, row_bytes, sink); }});
+        variants.push_back({"tiles256 cta" + tag, [=](cudaStream_t s) { read_tiles<256, true><<<grid, 128, 0, s>>>(d + g_shift, n, row_bytes, sink); }});
+        variants.push_back({"tiles512 cta" + tag, [=](cudaStream_t s) { read_tiles<512, true><<<grid, 128, 0, s>>>(d + g_shift, n, row_bytes, sink); }});
+        variants.push_back({"rows256 l16" + tag, [=](cudaStream_t s) { read_tiles<256, false, 16><<<grid, 128, 0, s>>>(d + g_shift, n, row_bytes, sink); }});
+        variants.push_back({"rows512 l32" + tag, [=](cudaStream_t s) { read_tiles<512, false, 32><<<grid, 128, 0, s>>>(d + g_shift, n, row_bytes, sink); }});
+        variants.push_back({"rows512 l16" + tag, [=](cudaStream_t s) { read_tiles<512, false, 16><<<grid, 128, 0, s>>>(d + g_shift, n, row_bytes, sink); }});
+        variants.push_back({"rows256 l8" + tag, [=](cudaStream_t s) { read_tiles<256, false, 8><<<grid, 128, 0, s>>>(d + g_shift, n, row_bytes, sink); }});
       }
       // The bulk-copy decode kernel's ring protocol, 2 and 3 stages, 1 and 2 CTAs an SM.
       for (int per_sm : {1, 2})
         for (int run : {1024, 2048})
           for (int stages : {2, 3}) {
             const int smem = stages * 17 * (run + 16);
-            if (smem * per_sm > 220 * 1024) continue;
+            if (smem * per_sm > 220 * 1024 || row_bytes % run != 0) continue;   // whole runs only
             const int grid = sms * per_sm;
             const std::string tag = std::to_string(run) + " x" + std::to_string(per_sm) + " s" + std::to_string(stages);
             const unsigned char* a_row = flush_a;
             if (stages == 2) {
-              variants.push_back({"ring" + tag, [=](cudaStream_t s) { read_ring<2, false><<<grid, 160, smem, s>>>(d, a_row, n, row_bytes, run, sink); }});
-              variants.push_back({"ringsync" + tag, [=](cudaStream_t s) { read_ring<2, true><<<grid, 160, smem, s>>>(d, a_row, n, row_bytes, run, sink); }});
+              variants.push_back({"ring" + tag, [=](cudaStream_t s) { read_ring<2, false><<<grid, 160, smem, s>>>(d + g_shift, a_row, n, row_bytes, run, sink); }});
+              variants.push_back({"ringsync" + tag, [=](cudaStream_t s) { read_ring<2, true><<<grid, 160, smem, s>>>(d + g_shift, a_row, n, row_bytes, run, sink); }});
             } else {
-              variants.push_back({"ring" + tag, [=](cudaStream_t s) { read_ring<3, false><<<grid, 160, smem, s>>>(d, a_row, n, row_bytes, run, sink); }});
-              variants.push_back({"ringsync" + tag, [=](cudaStream_t s) { read_ring<3, true><<<grid, 160, smem, s>>>(d, a_row, n, row_bytes, run, sink); }});
+              variants.push_back({"ring" + tag, [=](cudaStream_t s) { read_ring<3, false><<<grid, 160, smem, s>>>(d + g_shift, a_row, n, row_bytes, run, sink); }});
+              variants.push_back({"ringsync" + tag, [=](cudaStream_t s) { read_ring<3, true><<<grid, 160, smem, s>>>(d + g_shift, a_row, n, row_bytes, run, sink); }});
             }
           }
-      if (std::getenv("PROBE_AROW"))
+      if (std::getenv("PROBE_AROW") && row_bytes % 2048 == 0)
         for (int per_sm : {1, 2}) {
           const int run = 2048, stages = per_sm == 1 ? 2 : 3;
           const int smem = stages * 17 * (run + 16), grid = sms * per_sm;
           const std::string tag = " x" + std::to_string(per_sm) + " s" + std::to_string(stages);
           const unsigned char* a_row = flush_a;
           if (stages == 2) {
-            variants.push_back({"ringnoA2048" + tag, [=](cudaStream_t s) { read_ring<2, false, 0><<<grid, 160, smem, s>>>(d, a_row, n, row_bytes, run, sink); }});
-            variants.push_back({"ringownA2048" + tag, [=](cudaStream_t s) { read_ring<2, false, 2><<<grid, 160, smem, s>>>(d, a_row, n, row_bytes, run, sink); }});
+            variants.push_back({"ringnoA2048" + tag, [=](cudaStream_t s) { read_ring<2, false, 0><<<grid, 160, smem, s>>>(d + g_shift, a_row, n, row_bytes, run, sink); }});
+            variants.push_back({"ringownA2048" + tag, [=](cudaStream_t s) { read_ring<2, false, 2><<<grid, 160, smem, s>>>(d + g_shift, a_row, n, row_bytes, run, sink); }});
           } else {
-            variants.push_back({"ringnoA2048" + tag, [=](cudaStream_t s) { read_ring<3, false, 0><<<grid, 160, smem, s>>>(d, a_row, n, row_bytes, run, sink); }});
-            variants.push_back({"ringownA2048" + tag, [=](cudaStream_t s) { read_ring<3, false, 2><<<grid, 160, smem, s>>>(d, a_row, n, row_bytes, run, sink); }});
+            variants.push_back({"ringnoA2048" + tag, [=](cudaStream_t s) { read_ring<3, false, 0><<<grid, 160, smem, s>>>(d + g_shift, a_row, n, row_bytes, run, sink); }});
+            variants.push_back({"ringownA2048" + tag, [=](cudaStream_t s) { read_ring<3, false, 2><<<grid, 160, smem, s>>>(d + g_shift, a_row, n, row_bytes, run, sink); }});
           }
         }
       // Per-row bulk copies: 16 rows x kRun bytes a stage, one cp.async.bulk per row.
       for (int per_sm : {1, 2})
         for (int run : {512, 1024, 2048}) {
+          // Whole runs only: the kernels walk row_bytes / run steps (1 x 24576 x 1536's 3 KB rows
+          // in 2 KB runs read two thirds of B before 2026-11-25 (5)).
+          if (row_bytes % run != 0) continue;
           const int grid = sms * per_sm, stage = 16 * run;
           const int stages = std::min(8, 96 * 1024 / stage);
           const std::string tag = " x" + std::to_string(per_sm) + " s" + std::to_string(stages);
           if (stages == 8)
-            variants.push_back({"bulkrows" + std::to_string(run) + tag, [=](cudaStream_t s) { read_bulk_rows<8><<<grid, 128, 8 * stage, s>>>(d, n, row_bytes, run, sink); }});
+            variants.push_back({"bulkrows" + std::to_string(run) + tag, [=](cudaStream_t s) { read_bulk_rows<8><<<grid, 128, 8 * stage, s>>>(d + g_shift, n, row_bytes, run, sink); }});
           else if (stages == 6)
-            variants.push_back({"bulkrows" + std::to_string(run) + tag, [=](cudaStream_t s) { read_bulk_rows<6><<<grid, 128, 6 * stage, s>>>(d, n, row_bytes, run, sink); }});
+            variants.push_back({"bulkrows" + std::to_string(run) + tag, [=](cudaStream_t s) { read_bulk_rows<6><<<grid, 128, 6 * stage, s>>>(d + g_shift, n, row_bytes, run, sink); }});
           else if (stages == 3)
-            variants.push_back({"bulkrows" + std::to_string(run) + tag, [=](cudaStream_t s) { read_bulk_rows<3><<<grid, 128, 3 * stage, s>>>(d, n, row_bytes, run, sink); }});
+            variants.push_back({"bulkrows" + std::to_string(run) + tag, [=](cudaStream_t s) { read_bulk_rows<3><<<grid, 128, 3 * stage, s>>>(d + g_shift, n, row_bytes, run, sink); }});
         }
     }
     std::vector<std::pair<float, std::string>> results;
     for (const Variant& var : variants) {
       std::vector<float> times;
       for (int it = 0; it < 35; ++it) {
-        read_grid_stride<8><<<sms * 4, 512, 0, stream>>>(reinterpret_cast<const uint4*>(flush),
-                                                         flush_bytes / 16, sink);
+        g_shift = rotate ? (it % windows) * window : 0;
+        flush_l2();
         CHECK(cudaEventRecord(start, stream));
         var.launch(stream);
         CHECK(cudaEventRecord(stop, stream));
@@ -497,9 +566,10 @@ int main() {
         std::vector<unsigned long long> host(3 * max_ctas);
         std::vector<double> spans, firsts, ends;
         for (int it = 0; it < 7; ++it) {
+          g_shift = rotate ? (it % windows) * window : 0;
           CHECK(cudaMemset(trace, 0, 3 * max_ctas * sizeof(unsigned long long)));
           CHECK(cudaMemcpyToSymbol(g_trace, &trace, sizeof(trace)));
-          read_grid_stride<8><<<sms * 4, 512, 0, stream>>>(reinterpret_cast<const uint4*>(flush), flush_bytes / 16, sink);
+          flush_l2();
           CHECK(cudaEventRecord(start, stream));
           var.launch(stream);
           CHECK(cudaEventRecord(stop, stream));
@@ -528,6 +598,70 @@ int main() {
         }
         CHECK(cudaFree(trace));
       }
+    if (use_cublas && elem == 2 && (m * k + n * k) * 2 <= window && m * n * 2 <= (64ll << 20)) {
+      // D^T[N,M] = B[N,K] A[M,K]^T in cuBLASLt's column-major terms (docs/baselines.md).
+      cublasLtMatmulDesc_t desc;
+      CHECK_LT(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+      const cublasOperation_t trans_a = CUBLAS_OP_T, trans_b = CUBLAS_OP_N;
+      CHECK_LT(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &trans_a, sizeof(trans_a)));
+      CHECK_LT(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &trans_b, sizeof(trans_b)));
+      cublasLtMatrixLayout_t la, lb, ld;
+      CHECK_LT(cublasLtMatrixLayoutCreate(&la, CUDA_R_16BF, k, n, k));
+      CHECK_LT(cublasLtMatrixLayoutCreate(&lb, CUDA_R_16BF, k, m, k));
+      CHECK_LT(cublasLtMatrixLayoutCreate(&ld, CUDA_R_16BF, n, m, n));
+      // Three ways to call it: the library's defaults with a 32 MiB workspace; autogemm bench's
+      // (src/runtime/cublaslt.cpp: 64 MiB, split-K parts kept in FP32, and a wait on and a
+      // record of the workspace's event around the call, inside the timed window); and bench's
+      // without the events.
+      struct LtWay { const char* name; size_t workspace; bool fp32_parts; bool events; };
+      const LtWay ways[] = {{"default", 32u << 20, false, false},
+                            {"bench", 64u << 20, true, true},
+                            {"bench-no-events", 64u << 20, true, false}};
+      cudaEvent_t workspace_free;
+      CHECK(cudaEventCreateWithFlags(&workspace_free, cudaEventDisableTiming));
+      for (const LtWay& way : ways) {
+      cublasLtMatmulPreference_t pref;
+      CHECK_LT(cublasLtMatmulPreferenceCreate(&pref));
+      CHECK_LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &way.workspace, sizeof(way.workspace)));
+      if (way.fp32_parts) {
+        const uint32_t mask = uint32_t(CUBLASLT_REDUCTION_SCHEME_NONE) | uint32_t(CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE);
+        CHECK_LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &mask, sizeof(mask)));
+      }
+      cublasLtMatmulHeuristicResult_t heur;
+      int found = 0;
+      CHECK_LT(cublasLtMatmulAlgoGetHeuristic(lt, desc, la, lb, ld, ld, pref, 1, &heur, &found));
+      const float alpha = 1.f, beta = 0.f;
+      std::vector<float> times;
+      for (int it = 0; found > 0 && it < 35; ++it) {
+        g_shift = rotate ? (it % windows) * window : 0;
+        const unsigned char* a_ptr = data + g_shift;
+        const unsigned char* b_ptr = a_ptr + (m * k * 2 + 255) / 256 * 256;
+        flush_l2();
+        CHECK(cudaEventRecord(start, stream));
+        if (way.events && it > 0) CHECK(cudaStreamWaitEvent(stream, workspace_free, 0));
+        CHECK_LT(cublasLtMatmul(lt, desc, &alpha, b_ptr, la, a_ptr, lb, &beta, d_out, ld, d_out, ld, &heur.algo,
+                                workspace, way.workspace, stream));
+        if (way.events) CHECK(cudaEventRecord(workspace_free, stream));
+        CHECK(cudaEventRecord(stop, stream));
+        CHECK(cudaEventSynchronize(stop));
+        float ms = 0;
+        CHECK(cudaEventElapsedTime(&ms, start, stop));
+        if (it >= 5) times.push_back(ms * 1000.f);
+      }
+      if (!times.empty()) {
+        std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+        std::printf("#C %lld %lld %lld cublasLt %-16s %.2f us, best read %.2f us (%s): read / cublasLt %.3f\n", m, n, k,
+                    way.name, times[times.size() / 2], results[0].first, results[0].second.c_str(),
+                    times[times.size() / 2] / results[0].first);
+      }
+      cublasLtMatmulPreferenceDestroy(pref);
+      }
+      CHECK(cudaEventDestroy(workspace_free));
+      cublasLtMatrixLayoutDestroy(la);
+      cublasLtMatrixLayoutDestroy(lb);
+      cublasLtMatrixLayoutDestroy(ld);
+      cublasLtMatmulDescDestroy(desc);
+    }
     std::printf("%lld,%lld,%lld,%d,%lld,%.2f,%.0f,%s,%.2f,%s\n", m, n, k, elem, bytes,
                 results[0].first, bytes / results[0].first * 1e-3, results[0].second.c_str(),
                 results[1].first, results[1].second.c_str());
