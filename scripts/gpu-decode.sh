@@ -25,7 +25,7 @@ done
 configs_for() {
   local list="" bm bn bk sk steps
   for bm in 8 16 32; do
-    if [[ $1 == bf16 ]]; then case $bm in 8) steps="64 128";; 16) steps=128;; 32) steps=64;; esac
+    if [[ $1 == bf16 ]]; then case $bm in 8) steps="64 128";; 16) steps="64 128";; 32) steps=64;; esac
     else case $bm in 32) steps=128;; *) steps="128 256";; esac; fi
     for bn in 16 32 64; do
       [[ $1 == fp8 && $bn == 32 ]] && continue

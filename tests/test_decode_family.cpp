@@ -143,7 +143,7 @@ TEST(DecodeFamily, PlannerPicksItForDecodeAndNotForPrefill) {
     EXPECT_EQ(plan.best().config.instruction, Instruction::mma) << "M = " << m;
     EXPECT_NE(plan.path_reason.find("decode family"), std::string::npos) << plan.path_reason;
   }
-  // Past 8 rows the family's stream is charged 1.3x (decode_cost.cpp): at M = 16 the wide rows
+  // Past 8 rows the family's stream is charged 1.4x (decode_cost.cpp): at M = 16 the wide rows
   // go to the tile family, as measured on the H200; FP8's 2112 x 7168 stays on this one.
   EXPECT_EQ(plan_gemm(problem(16, 2112, 7168), h200).best().config.instruction, Instruction::wgmma);
   GemmProblem fp8 = problem(16, 2112, 7168);
@@ -152,6 +152,10 @@ TEST(DecodeFamily, PlannerPicksItForDecodeAndNotForPrefill) {
   EXPECT_EQ(plan_gemm(fp8, h200).best().config.instruction, Instruction::mma);
   EXPECT_EQ(plan_gemm(problem(16, 24576, 1536), h200).best().config.instruction,
             Instruction::wgmma);
+  GemmProblem fp8_short = problem(16, 7168, 2048);   // tile family 9.7 us, this one's best 12.3
+  fp8_short.a_type = fp8_short.b_type = DType::e4m3;
+  fp8_short.scaling = Scaling::block_1x128_128x128;
+  EXPECT_EQ(plan_gemm(fp8_short, h200).best().config.instruction, Instruction::wgmma);
   for (int64_t m : {17, 32, 128, 4096}) {
     const Plan plan = plan_gemm(problem(m, 7168, 2048), h200);
     EXPECT_EQ(plan.best().config.instruction, Instruction::wgmma) << "M = " << m;
@@ -163,6 +167,23 @@ TEST(DecodeFamily, PlannerPicksItForDecodeAndNotForPrefill) {
   for (const auto& r : tn.rejected)
     listed |= r.config.instruction == Instruction::mma && r.reason.find("layout = tn") != std::string::npos;
   EXPECT_TRUE(listed);
+}
+
+// A grid past one wave of resident CTAs pays for its last CTAs' chain (decode_cost.cpp). On the
+// H200, 1 x 7168 x 2048 as mma 8x16x128 (448 CTAs, 3 an SM at 134 registers: 1.13 waves) took
+// 15.4 us where mma 8x16x64 (6 an SM: one wave) took 13.0; before the tail term both were
+// predicted equal and the planner ran the first.
+TEST(DecodeFamily, APartialSecondWaveCostsItsTail) {
+  const GpuInfo h200 = device_preset("h200");
+  const GemmProblem p = problem(1, 7168, 2048);
+  const Prediction two_waves = predict(p, GemmConfig::parse("mma 8x16x128"), h200);
+  const Prediction one_wave = predict(p, GemmConfig::parse("mma 8x16x64"), h200);
+  EXPECT_EQ(two_waves.waves, 2);
+  EXPECT_EQ(one_wave.waves, 1);
+  // The same bytes at the same saturated rate; the tail is half of a CTA's 64 KB over its 24 KB
+  // in flight, one round trip each: 1.3 us.
+  EXPECT_NEAR(two_waves.time_us - one_wave.time_us, 0.5 * 65536.0 / 24576.0, 0.05);
+  EXPECT_NE(plan_gemm(p, h200).best().config.describe(), "mma 8x16x128");
 }
 
 // NVRTC compiles the family for sm_90a: 16-bit and block-scaled FP8 inputs, each output type,

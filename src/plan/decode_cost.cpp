@@ -3,15 +3,20 @@
 // the time is a byte stream:
 //   stream   A, B and D once, at the lower of the device's streaming rate and what the bytes in
 //            flight sustain (Little's law: each resident warp has about 1.5 steps of B on its
-//            way, each round trip ~1 us under load); a grid that leaves SMs with fewer CTAs
-//            than others runs at the busiest SM's pace;
+//            way, each round trip ~1 us under load, counted over the CTAs resident at once);
+//   tail     a grid past one wave of resident CTAs: half of one CTA's own chain of round
+//            trips (its B bytes over its bytes in flight), which the last CTAs run after the
+//            others have left;
 //   L2       B again for every block_m rows of A past the first (the other row tiles' CTAs
 //            read it from L2), and A once per CTA, at the L2's aggregate rate;
 // plus the launch and, with split-K, the last split's reduction round trips.
-// Fitted to 1400 forced configurations of the decode suite (BF16 and block-scaled FP8, M = 1 to
-// 32, H200, docs/perf/README.md): the planner's pick from this model is 6% slower than the
-// fastest measured configuration on average at M <= 16 (the constants below; log-RMS error of
-// the times 0.27).
+// Fitted to forced configurations of the decode suite (BF16 and block-scaled FP8, M = 1 to 32,
+// H200, docs/perf/README.md): 1625 of them on 2026-11-25, where the planner's pick from this
+// model is 0.5% slower than the fastest measured configuration on average at M <= 8 (at most
+// 4.6%). The model before the tail term, with each SM's CTAs counted instead of the grid's,
+// picked 5.4% slower (at most 24%): 1 x 7168 x 2048 ran mma 8x16x128, 448 CTAs at 3 an SM
+// (134 registers), 1.13 waves, in 15.4 us, where mma 8x16x64 (6 an SM, one wave) took 13.0
+// (ncu: 14.5 against 11.6 us of kernel).
 #include "plan/decode_cost.hpp"
 
 #include <algorithm>
@@ -32,6 +37,9 @@ constexpr double kStreamDramEfficiency = 0.77;
 // trip they wait for under load.
 constexpr double kStepsInFlight = 1.5;
 constexpr double kRoundTripUs = 1.0;
+// The share of the last CTA's chain of round trips a grid past one wave adds (0.25 to 1.0 fit
+// the 2026-11-25 sweep equally; the middle).
+constexpr double kTailChainShare = 0.5;
 // L2 -> SM aggregate rate for bytes read again (row tiles of A past the first, A per CTA).
 constexpr double kL2AggregateGbps = 6000;
 // Launch of a kernel back to back in a stream, as the bench measures it.
@@ -39,13 +47,13 @@ constexpr double kLaunchUs = 4.0;
 // The last split's chain: count, wait for the flags, read the slots (split_k_reduce.cuh).
 constexpr double kSplitReduceUs = 1.0;
 // Past 8 rows of A (16-row tiles: twice the mma.sync and A loads a B byte, fewer CTAs an SM)
-// the stream above is optimistic: the planner's picks on the H200 decode suite at M = 16 ran
-// 1.07-1.64x this model's time (mean 1.35 over BF16 and block-scaled FP8, 10 rows), where
-// the tile family's picks ran 0.88-1.21x its own. Charged to the stream term, so the ranking
-// inside the family does not change; the tile family now wins the rows it was measured to
-// win at M = 16 (16 x 24576 x 1536 BF16: 23.4 against 31.3 us; 16 x 14336 x 4096 FP8: 21.1
-// against 32.1).
-constexpr double kWideAStreamFactor = 1.3;
+// the stream above is optimistic: on the 2026-11-25 sweep (H200, BF16 and block-scaled FP8)
+// the model's own picks ran 1.30x its time at M = 16 against 1.10x at M <= 8. Charged to the
+// stream term, so the ranking inside the family does not change; at 1.4 the tile family keeps
+// the M = 16 rows it was measured to win (16 x 7168 x 2048 FP8: 9.7 us against the decode
+// family's best 12.3; 16 x 24576 x 1536 BF16: 23.4 against 31.3), where 1.3 gave one of them
+// to a decode configuration.
+constexpr double kWideAStreamFactor = 1.4;
 constexpr int64_t kNarrowAMaxRows = 8;
 // SM limits (CUDA occupancy rules for sm_90): 64K registers, 16 CTAs, 2048 threads.
 constexpr int kRegistersPerSm = 65536;
@@ -95,14 +103,17 @@ Prediction predict_decode(const GemmProblem& problem, const GemmConfig& config,
   p.dram_bytes = problem.min_bytes();
   p.l2_bytes = double(m_tiles - 1) * b_bytes + double(ctas) * a_cta;
 
-  // Little's law over the SMs: each holds up to ctas_per_sm CTAs of four warps.
-  const int64_t busiest_sm_ctas = ceil_div(ctas, sms);
-  const double in_flight_per_sm = double(std::min<int64_t>(ctas_per_sm, busiest_sm_ctas)) * 4 *
-                                  16 * config.block_k * in_bytes * kStepsInFlight;
+  // Little's law over the CTAs resident at once, four warps each. (Charging a grid that leaves
+  // some SMs with fewer CTAs at the busiest SM's pace picked worse: the DRAM's rate is shared,
+  // and the SMs that finish first leave it to the others.)
+  const double cta_in_flight = 4.0 * 16 * config.block_k * in_bytes * kStepsInFlight;
   const double rate = std::min(device.memory_bandwidth_gbps * 1e3 * kStreamDramEfficiency,
-                               double(sms) * in_flight_per_sm / kRoundTripUs);   // B/us
-  p.memory_us = rate > 0 ? p.dram_bytes / rate : 0;
-  if (ctas < resident) p.memory_us *= double(busiest_sm_ctas) * double(sms) / double(ctas);
+                               double(std::min(ctas, resident)) * cta_in_flight / kRoundTripUs);
+  p.memory_us = rate > 0 ? p.dram_bytes / rate : 0;   // rate in B/us
+  if (ctas > resident) {
+    const double cta_b_bytes = double(config.block_n) * double(problem.k) / config.split_k * in_bytes;
+    p.memory_us += kTailChainShare * cta_b_bytes / cta_in_flight * kRoundTripUs;
+  }
   p.l2_us = p.l2_bytes / (kL2AggregateGbps * 1e3);
   p.compute_us = 0;
   p.fixed_us = kLaunchUs + (config.split_k > 1 ? kSplitReduceUs : 0.0);
