@@ -20,8 +20,8 @@ for run in "decode bf16" "decode fp8" "odd bf16"; do
   grep -iE "geomean|rows" "$log" | tail -2
 done
 [[ "${SWEEP:-1}" == 0 ]] && exit 0
-# The register rule (at most 16 vectors a step) leaves, for BF16, 64 or 128 elements at 8 rows
-# of A (both swept at 16 too), 128 at 16 and 64 at 32; for block-scaled FP8, 128 or 256 at 8 and 16 rows, 128 at 32.
+# The register rule (at most 16 vectors a step) leaves, for BF16, 64 or 128 elements at 8 and
+# 16 rows of A and 64 at 32; for block-scaled FP8, 128 or 256 at 8 and 16 rows, 128 at 32.
 configs_for() {
   local list="" bm bn bk sk steps
   for bm in 8 16 32; do

@@ -620,41 +620,41 @@ int main() {
       cudaEvent_t workspace_free;
       CHECK(cudaEventCreateWithFlags(&workspace_free, cudaEventDisableTiming));
       for (const LtWay& way : ways) {
-      cublasLtMatmulPreference_t pref;
-      CHECK_LT(cublasLtMatmulPreferenceCreate(&pref));
-      CHECK_LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &way.workspace, sizeof(way.workspace)));
-      if (way.fp32_parts) {
-        const uint32_t mask = uint32_t(CUBLASLT_REDUCTION_SCHEME_NONE) | uint32_t(CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE);
-        CHECK_LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &mask, sizeof(mask)));
-      }
-      cublasLtMatmulHeuristicResult_t heur;
-      int found = 0;
-      CHECK_LT(cublasLtMatmulAlgoGetHeuristic(lt, desc, la, lb, ld, ld, pref, 1, &heur, &found));
-      const float alpha = 1.f, beta = 0.f;
-      std::vector<float> times;
-      for (int it = 0; found > 0 && it < 35; ++it) {
-        g_shift = rotate ? (it % windows) * window : 0;
-        const unsigned char* a_ptr = data + g_shift;
-        const unsigned char* b_ptr = a_ptr + (m * k * 2 + 255) / 256 * 256;
-        flush_l2();
-        CHECK(cudaEventRecord(start, stream));
-        if (way.events && it > 0) CHECK(cudaStreamWaitEvent(stream, workspace_free, 0));
-        CHECK_LT(cublasLtMatmul(lt, desc, &alpha, b_ptr, la, a_ptr, lb, &beta, d_out, ld, d_out, ld, &heur.algo,
-                                workspace, way.workspace, stream));
-        if (way.events) CHECK(cudaEventRecord(workspace_free, stream));
-        CHECK(cudaEventRecord(stop, stream));
-        CHECK(cudaEventSynchronize(stop));
-        float ms = 0;
-        CHECK(cudaEventElapsedTime(&ms, start, stop));
-        if (it >= 5) times.push_back(ms * 1000.f);
-      }
-      if (!times.empty()) {
-        std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
-        std::printf("#C %lld %lld %lld cublasLt %-16s %.2f us, best read %.2f us (%s): read / cublasLt %.3f\n", m, n, k,
-                    way.name, times[times.size() / 2], results[0].first, results[0].second.c_str(),
-                    times[times.size() / 2] / results[0].first);
-      }
-      cublasLtMatmulPreferenceDestroy(pref);
+        cublasLtMatmulPreference_t pref;
+        CHECK_LT(cublasLtMatmulPreferenceCreate(&pref));
+        CHECK_LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &way.workspace, sizeof(way.workspace)));
+        if (way.fp32_parts) {
+          const uint32_t mask = uint32_t(CUBLASLT_REDUCTION_SCHEME_NONE) | uint32_t(CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE);
+          CHECK_LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &mask, sizeof(mask)));
+        }
+        cublasLtMatmulHeuristicResult_t heur;
+        int found = 0;
+        CHECK_LT(cublasLtMatmulAlgoGetHeuristic(lt, desc, la, lb, ld, ld, pref, 1, &heur, &found));
+        const float alpha = 1.f, beta = 0.f;
+        std::vector<float> times;
+        for (int it = 0; found > 0 && it < 35; ++it) {
+          g_shift = rotate ? (it % windows) * window : 0;
+          const unsigned char* a_ptr = data + g_shift;
+          const unsigned char* b_ptr = a_ptr + (m * k * 2 + 255) / 256 * 256;
+          flush_l2();
+          CHECK(cudaEventRecord(start, stream));
+          if (way.events && it > 0) CHECK(cudaStreamWaitEvent(stream, workspace_free, 0));
+          CHECK_LT(cublasLtMatmul(lt, desc, &alpha, b_ptr, la, a_ptr, lb, &beta, d_out, ld, d_out, ld, &heur.algo,
+                                  workspace, way.workspace, stream));
+          if (way.events) CHECK(cudaEventRecord(workspace_free, stream));
+          CHECK(cudaEventRecord(stop, stream));
+          CHECK(cudaEventSynchronize(stop));
+          float ms = 0;
+          CHECK(cudaEventElapsedTime(&ms, start, stop));
+          if (it >= 5) times.push_back(ms * 1000.f);
+        }
+        if (!times.empty()) {
+          std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+          std::printf("#C %lld %lld %lld cublasLt %-16s %.2f us, best read %.2f us (%s): read / cublasLt %.3f\n", m, n, k,
+                      way.name, times[times.size() / 2], results[0].first, results[0].second.c_str(),
+                      times[times.size() / 2] / results[0].first);
+        }
+        cublasLtMatmulPreferenceDestroy(pref);
       }
       CHECK(cudaEventDestroy(workspace_free));
       cublasLtMatrixLayoutDestroy(la);

@@ -171,8 +171,8 @@ TEST(DecodeFamily, PlannerPicksItForDecodeAndNotForPrefill) {
 
 // A grid past one wave of resident CTAs pays for its last CTAs' chain (decode_cost.cpp). On the
 // H200, 1 x 7168 x 2048 as mma 8x16x128 (448 CTAs, 3 an SM at 134 registers: 1.13 waves) took
-// 15.4 us where mma 8x16x64 (6 an SM: one wave) took 13.0; before the tail term both were
-// predicted equal and the planner ran the first.
+// 15.4 us where mma 8x16x64 (6 an SM: one wave) took 13.0; the model before the tail term
+// charged the one-wave grid for its busiest SM instead, and the planner ran the first.
 TEST(DecodeFamily, APartialSecondWaveCostsItsTail) {
   const GpuInfo h200 = device_preset("h200");
   const GemmProblem p = problem(1, 7168, 2048);

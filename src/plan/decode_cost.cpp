@@ -12,11 +12,11 @@
 // plus the launch and, with split-K, the last split's reduction round trips.
 // Fitted to forced configurations of the decode suite (BF16 and block-scaled FP8, M = 1 to 32,
 // H200, docs/perf/README.md): 1625 of them on 2026-11-25, where the planner's pick from this
-// model is 0.5% slower than the fastest measured configuration on average at M <= 8 (at most
-// 4.6%). The model before the tail term, with each SM's CTAs counted instead of the grid's,
-// picked 5.4% slower (at most 24%): 1 x 7168 x 2048 ran mma 8x16x128, 448 CTAs at 3 an SM
-// (134 registers), 1.13 waves, in 15.4 us, where mma 8x16x64 (6 an SM, one wave) took 13.0
-// (ncu: 14.5 against 11.6 us of kernel).
+// model is 5.6% (BF16) and 0% (FP8) slower than the fastest measured configuration on average
+// at M <= 8. The model before the tail term, which charged a one-wave grid for its busiest
+// SM, picked 11.8% / 6.2% slower: 1 x 7168 x 2048 ran mma 8x16x128, 448 CTAs at 3 an SM (134
+// registers), 1.13 waves, in 15.4 us, where mma 8x16x64 (6 an SM, one wave) took 13.0 (ncu:
+// 14.5 against 11.6 us of kernel).
 #include "plan/decode_cost.hpp"
 
 #include <algorithm>
