@@ -30,7 +30,8 @@ std::string violation(const GemmProblem& p, const std::string& text) {
 }  // namespace
 
 TEST(DecodeFamily, ConfigTextRoundTrips) {
-  for (const char* text : {"mma 8x64x256", "mma 16x32x128 sk4", "mma 32x16x64 sk32"}) {
+  for (const char* text :
+       {"mma 8x64x256", "mma 16x32x128 sk4", "mma 32x16x64 sk32", "mma 8x16x128 s4 sk2"}) {
     const GemmConfig c = GemmConfig::parse(text);
     EXPECT_EQ(c.instruction, Instruction::mma) << text;
     EXPECT_EQ(c.describe(), text);
@@ -50,6 +51,10 @@ TEST(DecodeFamily, LegalConfigurationsPass) {
   EXPECT_EQ(violation(problem(32, 4096, 4096), "mma 32x64x64 sk8"), "");
   EXPECT_EQ(violation(problem(100, 1000, 1000), "mma 32x16x64 sk4"), "");   // tails everywhere
   EXPECT_EQ(violation(block_fp8_problem(16, 2112, 7168), "mma 16x64x256 sk4"), "");
+  // Warp rings: no register rule (16x64x256 keeps 32 vectors a step only in shared memory).
+  EXPECT_EQ(violation(problem(1, 4096, 4096), "mma 8x16x128 s4"), "");
+  EXPECT_EQ(violation(problem(16, 4096, 4096), "mma 16x64x256 s3 sk2"), "");
+  EXPECT_EQ(violation(block_fp8_problem(16, 2112, 7168), "mma 16x64x256 s3 sk4"), "");
 }
 
 TEST(DecodeFamily, EachRuleAtItsLimit) {
@@ -59,7 +64,9 @@ TEST(DecodeFamily, EachRuleAtItsLimit) {
     const char* expected;   // a phrase of the reason
   };
   for (const Case& c : {
-           Case{"mma 16x64x128 s3", "num_stages = 3"},
+           Case{"mma 16x64x128 s9", "num_stages = 9"},
+           Case{"mma 16x64x32 s3", "whole 128-byte lines"},   // 64 bytes of K a row
+           Case{"mma 32x64x1024 s8", "exceed"},               // 4 x 8 x 48 rows x 2 KB
            Case{"mma 16x64x128 c2", "num_consumers = 2"},
            Case{"mma 16x64x128 p", "persistent"},
            Case{"mma 16x64x128 g8", "raster group 8"},
@@ -111,11 +118,11 @@ TEST(DecodeFamily, ProblemRules) {
 
 TEST(DecodeFamily, ForcedConfigurationIsRefusedWithTheRule) {
   try {
-    make_kernel_spec(problem(16, 4096, 4096), GemmConfig::parse("mma 16x64x128 s4"), hopper());
-    FAIL() << "a decode configuration with a stage count was accepted";
+    make_kernel_spec(problem(16, 4096, 4096), GemmConfig::parse("mma 16x64x128 s9"), hopper());
+    FAIL() << "a decode configuration with 9 stages was accepted";
   } catch (const InvalidArgument& e) {
     EXPECT_EQ(e.argument(), "config");
-    EXPECT_NE(e.rule().find("num_stages = 4"), std::string::npos) << e.rule();
+    EXPECT_NE(e.rule().find("num_stages = 9"), std::string::npos) << e.rule();
   }
 }
 
@@ -126,7 +133,7 @@ TEST(DecodeFamily, SpecHasNoTensorMapsAndSizesItsWorkspace) {
   const KernelLaunch& k = spec.kernels.front();
   EXPECT_TRUE(k.tensor_maps.empty());
   EXPECT_EQ(k.threads_per_cta, 128);
-  EXPECT_EQ(k.smem_bytes, 0);
+  EXPECT_EQ(k.smem_bytes, 0);   // registers: no ring
   // ceil(20 / 16) = 2 tiles of A rows, ceil(1000 / 32) = 32 of B rows, 4 splits.
   EXPECT_EQ(k.work_items, 2 * 32 * 4);
   EXPECT_EQ(k.grid_ctas, k.work_items);
@@ -134,6 +141,9 @@ TEST(DecodeFamily, SpecHasNoTensorMapsAndSizesItsWorkspace) {
   EXPECT_EQ(spec.split_k.flags, 2 * 32 * 4);
   EXPECT_EQ(spec.split_k.partial_floats, 2 * 32 * 4 * 16 * 32);
   EXPECT_FALSE(spec.a_scales_k_block_major);
+  // A warp ring: 4 warps x 3 stages x (16 rows of B + 16 of A) x 128 bf16.
+  const KernelSpec ring = make_kernel_spec(p, GemmConfig::parse("mma 16x32x128 s3 sk4"), hopper());
+  EXPECT_EQ(ring.kernels.front().smem_bytes, 4 * 3 * 32 * 256);
 }
 
 TEST(DecodeFamily, PlannerPicksItForDecodeAndNotForPrefill) {

@@ -30,8 +30,11 @@ GemmProblem make(int64_t m, int64_t n, int64_t k, DType in = DType::bf16,
 TEST(DecodeGpu, ForcedConfigurationsWithTails) {
   AUTOGEMM_REQUIRE_GPU();
   uint64_t seed = 900;
+  // Registers (no sN), then warp rings (sN: 2..8 stages, K tails zero-filled by cp.async).
   for (const char* config : {"mma 8x64x128", "mma 16x32x128 sk4", "mma 32x16x64 sk8",
-                             "mma 32x64x64 sk3", "mma 8x16x64 sk16", "mma 16x16x128 sk2"})
+                             "mma 32x64x64 sk3", "mma 8x16x64 sk16", "mma 16x16x128 sk2",
+                             "mma 8x16x128 s4", "mma 16x64x64 s3 sk2", "mma 32x32x64 s2 sk4",
+                             "mma 8x32x256 s3 sk3"})
     for (const auto& [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1, 4096, 4096},
                                   {5, 1000, 1032}, {17, 2112, 7168}, {33, 500, 6144},
                                   {32, 24, 6152}}) {
@@ -47,7 +50,7 @@ TEST(DecodeGpu, OutputTypesAlphaBetaAndPaddedRows) {
   uint64_t seed = 950;
   for (DType in : {DType::bf16, DType::fp16})
     for (DType out : {DType::bf16, DType::fp16, DType::fp32})
-      for (const char* config : {"mma 8x64x128", "mma 16x32x64 sk4"}) {
+      for (const char* config : {"mma 8x64x128", "mma 16x32x64 sk4", "mma 16x16x64 s4 sk2"}) {
         const auto check = run_and_check(make(11, 777, 2056, in, out), 0.75f, -0.5f, seed++,
                                          GemmConfig::parse(config), /*padded_ld=*/true);
         AUTOGEMM_EXPECT_GEMM_OK(check, config << " " << to_string(in) << "->" << to_string(out));

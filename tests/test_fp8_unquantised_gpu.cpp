@@ -312,7 +312,8 @@ TEST(Fp8UnquantisedGpu, DecodeFamily) {
   AUTOGEMM_REQUIRE_GPU();
   std::vector<UnquantisedCase> cases;
   for (const char* config : {"mma 8x64x256", "mma 16x32x256 sk4", "mma 32x16x128 sk3",
-                             "mma 32x64x128 sk2", "mma 8x16x128 sk8"}) {
+                             "mma 32x64x128 sk2", "mma 8x16x128 sk8", "mma 8x64x256 s4",
+                             "mma 16x16x128 s3 sk4"}) {
     cases.push_back({1, 2112, 7168, config});
     cases.push_back({13, 1000, 1040, config});
     cases.push_back({32, 520, 7232, config});

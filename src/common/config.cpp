@@ -34,6 +34,7 @@ std::string GemmConfig::describe() const {
   if (instruction == Instruction::mma) {
     // The decode family's own fields only; a forced text with others is refused by the rules.
     std::string s = fmt::format("mma {}x{}x{}", block_m, block_n, block_k);
+    if (num_stages > 1) s += fmt::format(" s{}", num_stages);
     if (split_k > 1) s += fmt::format(" sk{}", split_k);
     return s;
   }

@@ -59,6 +59,9 @@ constexpr int64_t kNarrowAMaxRows = 8;
 constexpr int kRegistersPerSm = 65536;
 constexpr int kMaxCtasPerSm = 16;
 constexpr int kThreadsPerCta = 128;
+// Shared memory an SM holds (sm_90: 228 KB) and the part it reserves for each CTA.
+constexpr int kSmemPerSm = 228 * 1024;
+constexpr int kSmemPerCta = 1024;
 // Per lane beside the step's vectors and the accumulators: row pointers, predicates, loop.
 // Block-scaled FP8 also keeps scale addresses and values: at 40 there, 16x64x384 spilled 32 B
 // under the 168-register cap of 3 CTAs per SM (NVRTC, CUDA 13.0).
@@ -68,17 +71,29 @@ constexpr int kBlockScaledRegisterOverhead = 72;
 }  // namespace
 
 int decode_registers(const GemmProblem& problem, const GemmConfig& config) {
-  const int accumulators = config.block_m / 8 * 4;
+  const int groups = config.block_m / 8;
+  const int accumulators = groups * 4;
   const int block_sums = problem.scaling == Scaling::block_1x128_128x128 ? accumulators : 0;
-  // Two steps' vectors: the one multiplied and the next one in flight.
-  return 8 * decode_step_vectors(problem, config) + accumulators + block_sums +
-         (block_sums > 0 ? kBlockScaledRegisterOverhead : kRegisterOverhead);
+  const int overhead = block_sums > 0 ? kBlockScaledRegisterOverhead : kRegisterOverhead;
+  // Registers: two steps' vectors, the one multiplied and the next one in flight. Warp ring:
+  // one chunk's fragments (B's 2 x 4, A's 4 a group), the steps wait in shared memory.
+  const int operands =
+      config.num_stages > 1 ? 8 + 4 * groups : 8 * decode_step_vectors(problem, config);
+  return operands + accumulators + block_sums + overhead;
 }
 
 int decode_ctas_per_sm(const GemmProblem& problem, const GemmConfig& config) {
   // Registers are allocated per warp in units of 256 (8 per lane).
   const int per_lane = std::min(255, (decode_registers(problem, config) + 7) / 8 * 8);
-  return std::max(1, std::min(kMaxCtasPerSm, kRegistersPerSm / (per_lane * kThreadsPerCta)));
+  int ctas = std::min(kMaxCtasPerSm, kRegistersPerSm / (per_lane * kThreadsPerCta));
+  if (config.num_stages > 1) {
+    // The warp rings, the K warps' sums (sm90/decode_kernel.cuh decode_sum_warps) and the 1 KB
+    // the SM reserves per CTA.
+    const int warps_n = config.block_n / 16, warps_k = 4 / warps_n;
+    const int sums = (warps_k - 1) * (config.block_m / 8) * warps_n * 32 * 16;
+    ctas = std::min(ctas, kSmemPerSm / (decode_ring_bytes(problem, config) + sums + kSmemPerCta));
+  }
+  return std::max(1, ctas);
 }
 
 Prediction predict_decode(const GemmProblem& problem, const GemmConfig& config,
@@ -106,7 +121,8 @@ Prediction predict_decode(const GemmProblem& problem, const GemmConfig& config,
   // Little's law over the CTAs resident at once, four warps each. (Charging a grid that leaves
   // some SMs with fewer CTAs at the busiest SM's pace picked worse: the DRAM's rate is shared,
   // and the SMs that finish first leave it to the others.)
-  const double cta_in_flight = 4.0 * 16 * config.block_k * in_bytes * kStepsInFlight;
+  const double steps_in_flight = config.num_stages > 1 ? config.num_stages - 1 : kStepsInFlight;
+  const double cta_in_flight = 4.0 * 16 * config.block_k * in_bytes * steps_in_flight;
   const double rate = std::min(device.memory_bandwidth_gbps * 1e3 * kStreamDramEfficiency,
                                double(std::min(ctas, resident)) * cta_in_flight / kRoundTripUs);
   p.memory_us = rate > 0 ? p.dram_bytes / rate : 0;   // rate in B/us

@@ -18,9 +18,6 @@ std::string foreign_field_violation(const GemmConfig& c) {
   auto no = [](const std::string& field, const std::string& why) {
     return fmt::format("{} with instruction = mma: {}; leave the token out", field, why);
   };
-  if (c.num_stages != 1)
-    return no(fmt::format("num_stages = {}", c.num_stages),
-              "the decode family loads straight into registers (no shared-memory ring)");
   if (c.num_consumers != 1)
     return no(fmt::format("num_consumers = {}", c.num_consumers),
               "the decode family's CTA is four warps, not warpgroups");
@@ -94,7 +91,17 @@ std::string shape_violation(const GemmProblem& p, const GemmConfig& c) {
     return fmt::format("block_k = {}: the decode family's steps are whole {} {} ({}) of K",
                        c.block_k, step_multiple, to_string(p.a_type),
                        step_multiple == chunk ? "64-byte chunks" : "128-element scale blocks");
-  if (const int vectors = decode_step_vectors(p, c); vectors > kDecodeMaxStepVectors)
+  if (c.num_stages < 1 || c.num_stages > kDecodeMaxStages)
+    return fmt::format("num_stages = {}: the decode family takes 1 (steps loaded into registers) "
+                       "or 2..{} (a per-warp cp.async ring of that many steps)",
+                       c.num_stages, kDecodeMaxStages);
+  if (c.num_stages > 1 && (c.block_k * dtype_bytes(p.a_type)) % 128 != 0)
+    return fmt::format("block_k = {} with num_stages = {}: a warp ring's step of a row is whole "
+                       "128-byte lines ({} bytes here), which its swizzle and ldmatrix need",
+                       c.block_k, c.num_stages, c.block_k * dtype_bytes(p.a_type));
+  if (c.num_stages > 1) {
+    // The register path's limit below does not apply: the ring keeps a chunk's fragments only.
+  } else if (const int vectors = decode_step_vectors(p, c); vectors > kDecodeMaxStepVectors)
     return fmt::format("{}x{}x{}: a step keeps {} 16-byte vectors per lane in registers "
                        "((2 rows of B + {} of A) x {} chunks), more than {} (4 registers each)",
                        c.block_m, c.block_n, c.block_k, vectors, c.block_m / 8,
@@ -116,6 +123,14 @@ std::string shape_violation(const GemmProblem& p, const GemmConfig& c) {
 
 }  // namespace
 
+int decode_ring_bytes(const GemmProblem& problem, const GemmConfig& config) {
+  if (config.num_stages <= 1) return 0;
+  // sm90/decode_kernel.cuh DecodeRing: per warp, num_stages x (16 rows of B + block_m of A) x
+  // one step of K.
+  const int row_bytes = config.block_k * dtype_bytes(problem.a_type);
+  return 4 * config.num_stages * (16 + config.block_m) * row_bytes;
+}
+
 int decode_step_vectors(const GemmProblem& problem, const GemmConfig& config) {
   const int chunk = kChunkBytes / dtype_bytes(problem.a_type);
   return (2 + config.block_m / 8) * (config.block_k / chunk);
@@ -130,7 +145,15 @@ std::string decode_violation(const GemmProblem& problem, const KernelFields& fie
   if (auto why = foreign_field_violation(config); !why.empty()) return why;
   if (auto why = type_violation(problem, device); !why.empty()) return why;
   if (auto why = alignment_violation(problem); !why.empty()) return why;
-  return shape_violation(problem, config);
+  if (auto why = shape_violation(problem, config); !why.empty()) return why;
+  if (const int bytes = decode_ring_bytes(problem, config);
+      bytes + kDecodeStaticSmemBytes > device.smem_per_block_optin_bytes)
+    return fmt::format("{}x{}x{} s{}: four warp rings of {} B each ({} B) and the kernel's own "
+                       "{} B exceed the {} B a CTA may have on {}",
+                       config.block_m, config.block_n, config.block_k, config.num_stages,
+                       bytes / 4, bytes, kDecodeStaticSmemBytes,
+                       device.smem_per_block_optin_bytes, device_label(device));
+  return {};
 }
 
 }  // namespace autogemm::plan

@@ -43,9 +43,10 @@ KernelLaunch make_launch(const GemmProblem& problem, int64_t first_column,
   k.cluster_size = c.cluster_m * c.cluster_n;
   k.work_items = cluster_work_items(problem, c);
   if (c.instruction == Instruction::mma) {
-    // The decode family: four warps, static shared memory only, plain loads (no tensor maps),
+    // The decode family: four warps, plain loads or per-warp cp.async rings (no tensor maps),
     // one CTA per work item (sm90/decode_kernel.cuh).
     k.threads_per_cta = 128;
+    k.smem_bytes = decode_ring_bytes(problem, c);
     k.grid_ctas = k.work_items;
     return k;
   }

@@ -98,6 +98,12 @@ std::string tile_violation(const GemmProblem& problem, const KernelFields& field
 // 255 registers.
 inline constexpr int kDecodeMaxStepVectors = 16;
 int decode_step_vectors(const GemmProblem& problem, const GemmConfig& config);
+// With num_stages >= 2 each warp copies its steps into a cp.async ring of its own instead:
+// the rings' dynamic shared memory per CTA (0 with registers). The kernel's static shared
+// memory (the K warps' and splits' sums) stays under kDecodeStaticSmemBytes.
+inline constexpr int kDecodeMaxStages = 8;
+inline constexpr int kDecodeStaticSmemBytes = 8 * 1024;
+int decode_ring_bytes(const GemmProblem& problem, const GemmConfig& config);
 std::string decode_violation(const GemmProblem& problem, const KernelFields& fields,
                              const GpuInfo& device);
 std::string schedule_violation(const GemmProblem& problem, const KernelFields& fields,

@@ -192,8 +192,10 @@ void launch_one(const KernelSpec& spec, const KernelLaunch& k, const GemmOperand
     params.split_k_flags = w.flags;
   }
   if (k.fields.config.instruction == Instruction::mma) {
-    // The decode family: one CTA per work item, no tensor maps, no clusters.
+    // The decode family: one CTA per work item, no tensor maps, no clusters; its warp rings in
+    // dynamic shared memory (none with num_stages = 1).
     CUlaunchConfig config{};
+    config.sharedMemBytes = k.smem_bytes;
     config.gridDimX = static_cast<unsigned>(k.grid_ctas);
     config.gridDimY = config.gridDimZ = 1;
     config.blockDimX = k.threads_per_cta;

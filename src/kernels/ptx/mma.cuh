@@ -1,8 +1,9 @@
 #pragma once
-// Warp-level matrix multiply (mma.sync) and the streaming loads of the decode family
-// (sm90/decode_kernel.cuh). One PTX instruction per wrapper. None is volatile: each is a pure
-// function of its operands (the loads read memory no thread writes during the kernel), so the
-// compiler may schedule the loads of one step ahead of the previous step's multiplies.
+// Warp-level matrix multiply (mma.sync) and the loads of the decode family
+// (sm90/decode_kernel.cuh). One PTX instruction per wrapper. The mma and global loads are not
+// volatile: each is a pure function of its operands (the loads read memory no thread writes
+// during the kernel), so the compiler may schedule the loads of one step ahead of the previous
+// step's multiplies. ldmatrix is: it reads a shared ring that the warp rewrites.
 //
 // Fragments (PTX ISA "Matrix Fragments for mma.m16n8k16 / mma.m16n8k32"), with
 // group = lane / 4 and pair = lane % 4:
@@ -69,6 +70,17 @@ __device__ __forceinline__ uint4 ld_global_shared_v4(const void* p, bool valid) 
                  : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                  : "l"(p));
   return v;
+}
+
+// Four 8 x 16-byte matrices from shared memory (PTX ISA "ldmatrix", .x4, b16): lanes 8i..8i+7
+// give the row addresses of matrix i, and lane (group, pair) receives word `pair` of row `group`
+// of each matrix, one register per matrix: the fragment layout above, for 16-bit and (in bytes)
+// e4m3 inputs alike. volatile: the ring's stage is rewritten after the warp's barrier.
+__device__ __forceinline__ void ldmatrix_x4(u32 (&r)[4], const void* row) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_addr(row))
+               : "memory");
 }
 
 }  // namespace autogemm::ptx

@@ -13,19 +13,28 @@
 //   warp   16 rows of B; the CTA's block_n / 16 warps along N, and the rest (4 / that) split
 //          the CTA's K range, step by step interleaved, so the CTA reads one contiguous span
 //          at a time.
-//   step   block_k elements of K per warp: for each 64 bytes of K ("chunk") every lane loads
-//          16 bytes of its two B rows and of each of its A rows, then issues two mma.sync per
-//          8-row group of A. Two steps are in registers at once: the next one's loads are
-//          issued before this one's multiplies.
-// K order inside a chunk: lane (group, pair) loads elements [pair * V, pair * V + V) of the
-// chunk (V = 16 bytes of elements). mma's fragments want k = 2 * pair (+8) for 16-bit inputs
-// and k = 4 * pair (+16) for e4m3 (ptx/mma.cuh); feeding both operands the same loaded words
-// reorders K identically on both sides, which a dot product does not notice.
+//   step   block_k elements of K per warp; for each 64 bytes of K ("chunk") two mma.sync per
+//          8-row group of A. How a step reaches the fragments is the config's num_stages:
+//   registers (num_stages = 1): every lane loads 16 bytes of its two B rows and of each of its
+//          A rows per chunk straight into fragment registers. Two steps are in registers at
+//          once: the next one's loads are issued before this one's multiplies. K order inside a
+//          chunk: lane (group, pair) loads elements [pair * V, pair * V + V) (V = 16 bytes of
+//          elements); mma's fragments want k = 2 * pair (+8) for 16-bit inputs and k = 4 *
+//          pair (+16) for e4m3 (ptx/mma.cuh), and feeding both operands the same loaded words
+//          reorders K identically on both sides, which a dot product does not notice. But a
+//          warp's load instruction then touches 64 bytes of each of 8 rows: half lines.
+//   warp ring (num_stages >= 2): each warp copies its steps with cp.async into a ring of
+//          num_stages stages of its own in shared memory, num_stages - 1 steps ahead, lane l
+//          taking 16-byte pieces l, l + 32, ... of the step's rows, so an instruction copies
+//          whole 128-byte lines; ldmatrix turns a stage into fragments in plain K order. The
+//          ring is the warp's alone: cp.async.wait_group and __syncwarp order it, no CTA
+//          barrier or mbarrier.
 // Sums are fixed-order: the K-splitting warps meet in shared memory (warp 0's share first),
 // the CTAs of a split-K tile in a global workspace (split 0 first), as in split_k_reduce.cuh,
 // so D is the same bits whichever CTA finishes last.
 #include "ptx/barrier.cuh"
 #include "ptx/convert.cuh"
+#include "ptx/cp_async.cuh"
 #include "ptx/mma.cuh"
 #include "sm90/fp8_scales.cuh"
 #include "sm90/gemm_params.cuh"
@@ -59,23 +68,48 @@ struct DecodeGeometry {
                 "block-scaled FP8: a step holds whole 128-element scale blocks");
   static_assert(Cfg::split_k >= 1 && Cfg::split_k <= 32, "one polling lane per split");
   static_assert(Cfg::ctas_per_sm >= 1 && Cfg::ctas_per_sm <= 16, "CTAs one SM holds");
+  static_assert(Cfg::num_stages >= 1 && Cfg::num_stages <= 8, "registers (1) or a warp ring");
 };
 
-// The chunk's two mma.sync: the first takes words x, y of every loaded vector, the second z, w
-// (ptx/mma.cuh fragments: A-operand registers rows g, g+8, g, g+8; B-operand k low then high).
+// The warp ring (num_stages >= 2): per warp, num_stages stages of (B's 16 rows, then A's
+// block_m rows) x one step of K. A row's 16-byte pieces are stored at piece ^ (row % 8), so the
+// 8 rows an ldmatrix matrix reads lie in 8 different bank groups (rows are whole 128-byte
+// lines apart: the rules ask block_k x in_bytes >= 128).
 template <class Cfg>
-__device__ __forceinline__ void decode_mma_chunk(float (&d)[4], const uint4& b_row, const uint4& b_row8,
-                                                 const uint4& a_row) {
-  if constexpr (Cfg::in_kind == 2) {
-    ptx::mma_m16n8k32_e4m3(d, b_row.x, b_row8.x, b_row.y, b_row8.y, a_row.x, a_row.y);
-    ptx::mma_m16n8k32_e4m3(d, b_row.z, b_row8.z, b_row.w, b_row8.w, a_row.z, a_row.w);
-  } else if constexpr (Cfg::in_kind == 1) {
-    ptx::mma_m16n8k16_f16(d, b_row.x, b_row8.x, b_row.y, b_row8.y, a_row.x, a_row.y);
-    ptx::mma_m16n8k16_f16(d, b_row.z, b_row8.z, b_row.w, b_row8.w, a_row.z, a_row.w);
-  } else {
-    ptx::mma_m16n8k16_bf16(d, b_row.x, b_row8.x, b_row.y, b_row8.y, a_row.x, a_row.y);
-    ptx::mma_m16n8k16_bf16(d, b_row.z, b_row8.z, b_row.w, b_row8.w, a_row.z, a_row.w);
+struct DecodeRing {
+  static constexpr int kRowBytes = Cfg::block_k * Cfg::in_bytes;
+  static constexpr int kPieces = kRowBytes / 16;                     // 16-byte pieces a row
+  static constexpr int kRows = 16 + Cfg::block_m;                    // B's, then A's
+  static constexpr int kStageBytes = kRows * kRowBytes;
+  static constexpr int kWarpBytes = Cfg::num_stages * kStageBytes;
+  static constexpr int kBCopies = 16 * kPieces / 32;                 // per lane and step
+  static constexpr int kACopies = Cfg::block_m * kPieces / 32;
+  static_assert(Cfg::num_stages == 1 || (kRowBytes % 128 == 0 && kPieces % 8 == 0),
+                "warp ring: a step of a row is whole 128-byte lines (the swizzle's 8 pieces)");
+
+  __device__ static int offset(int row, int piece) {
+    return row * kRowBytes + ((piece ^ (row & 7)) << 4);
   }
+};
+
+// One chunk's operands in fragment registers (ptx/mma.cuh): for each of its two mma.sync (h:
+// the chunk's first or second 32 bytes of K), B's four A-operand registers and, per 8-row
+// group of A, two B-operand registers.
+template <class Cfg>
+struct DecodeChunkFragments {
+  unsigned b[2][4];                                   // (h, a0..a3): B rows g, g + 8
+  unsigned a[DecodeGeometry<Cfg>::kGroupsM][2][2];    // (group, h, b0..b1): A row of column g
+};
+
+template <class Cfg>
+__device__ __forceinline__ void decode_mma(float (&d)[4], const unsigned (&b)[4],
+                                           const unsigned (&a)[2]) {
+  if constexpr (Cfg::in_kind == 2)
+    ptx::mma_m16n8k32_e4m3(d, b[0], b[1], b[2], b[3], a[0], a[1]);
+  else if constexpr (Cfg::in_kind == 1)
+    ptx::mma_m16n8k16_f16(d, b[0], b[1], b[2], b[3], a[0], a[1]);
+  else
+    ptx::mma_m16n8k16_bf16(d, b[0], b[1], b[2], b[3], a[0], a[1]);
 }
 
 // Where one lane works: its tile, its two rows of B and its rows of A.
@@ -151,36 +185,63 @@ __device__ __forceinline__ DecodeStepVectors<Cfg> decode_load(const DecodeLane<C
   return v;
 }
 
-// The step's multiplies. Block-scaled FP8 multiplies each 128-element scale block into
-// `block_sums` and adds it to `acc` times its two scales.
+// Chunk c of a step loaded into registers, as fragments: the first mma takes words x, y of every
+// vector, the second z, w (B rows g, g + 8 as the A operand's rows; the lane's A row as column g).
 template <class Cfg>
+__device__ __forceinline__ DecodeChunkFragments<Cfg> decode_register_fragments(
+    const DecodeStepVectors<Cfg>& v, int c) {
+  DecodeChunkFragments<Cfg> f;
+  const uint4& b = v.b[c][0];
+  const uint4& b8 = v.b[c][1];
+  f.b[0][0] = b.x, f.b[0][1] = b8.x, f.b[0][2] = b.y, f.b[0][3] = b8.y;
+  f.b[1][0] = b.z, f.b[1][1] = b8.z, f.b[1][2] = b.w, f.b[1][3] = b8.w;
+#pragma unroll
+  for (int j = 0; j < DecodeGeometry<Cfg>::kGroupsM; ++j) {
+    f.a[j][0][0] = v.a[c][j].x, f.a[j][0][1] = v.a[c][j].y;
+    f.a[j][1][0] = v.a[c][j].z, f.a[j][1][1] = v.a[c][j].w;
+  }
+  return f;
+}
+
+// The step's multiplies over its chunks, `fragments(c)` giving chunk c. Block-scaled FP8
+// multiplies each 128-element scale block into `block_sums` and adds it to `acc` times its two
+// scales.
+template <class Cfg, class Fragments>
 __device__ __forceinline__ void decode_multiply(float (&acc)[DecodeGeometry<Cfg>::kGroupsM][4],
-                                                const DecodeStepVectors<Cfg>& v,
+                                                const Fragments& fragments,
                                                 const DecodeLane<Cfg>& at,
                                                 const GemmParams& params, int k0) {
   using G = DecodeGeometry<Cfg>;
   if constexpr (!Cfg::block_scaled) {
 #pragma unroll
-    for (int c = 0; c < G::kChunks; ++c)
+    for (int c = 0; c < G::kChunks; ++c) {
+      const DecodeChunkFragments<Cfg> f = fragments(c);
 #pragma unroll
       for (int j = 0; j < G::kGroupsM; ++j)
-        decode_mma_chunk<Cfg>(acc[j], v.b[c][0], v.b[c][1], v.a[c][j]);
+#pragma unroll
+        for (int h = 0; h < 2; ++h) decode_mma<Cfg>(acc[j], f.b[h], f.a[j][h]);
+    }
   } else {
     // B's scale: the warp's 16 rows lie in one 128-row scale block (16 divides 128); a warp
-    // past N reads the last block (its rows are zero). A's: rows 2 * pair, 2 * pair + 1 of
-    // each group, the columns of d0/d2 and d1/d3.
+    // past N reads the last block (its rows are zero or never stored). A's: rows 2 * pair,
+    // 2 * pair + 1 of each group, the columns of d0/d2 and d1/d3.
     const int n_block = min(at.n_first, Cfg::n - 1) / kScaleBlock;
 #pragma unroll
     for (int s = 0; s < G::kChunks / G::kChunksPerScaleBlock; ++s) {
       const int k_block = k0 / kScaleBlock + s;
       if (k_block >= G::kScaleBlocksK) break;
       const float scale_b = params.scale_b[n_block * G::kScaleBlocksK + k_block];
+      float block_sums[G::kGroupsM][4] = {};
 #pragma unroll
-      for (int j = 0; j < G::kGroupsM; ++j) {
-        float block_sums[4] = {0.f, 0.f, 0.f, 0.f};
+      for (int c = s * G::kChunksPerScaleBlock; c < (s + 1) * G::kChunksPerScaleBlock; ++c) {
+        const DecodeChunkFragments<Cfg> f = fragments(c);
 #pragma unroll
-        for (int c = s * G::kChunksPerScaleBlock; c < (s + 1) * G::kChunksPerScaleBlock; ++c)
-          decode_mma_chunk<Cfg>(block_sums, v.b[c][0], v.b[c][1], v.a[c][j]);
+        for (int j = 0; j < G::kGroupsM; ++j)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) decode_mma<Cfg>(block_sums[j], f.b[h], f.a[j][h]);
+      }
+#pragma unroll
+      for (int j = 0; j < G::kGroupsM; ++j)
 #pragma unroll
         for (int col = 0; col < 2; ++col) {
           const int m = at.m_tile * Cfg::block_m + 8 * j + 2 * at.pair + col;
@@ -188,12 +249,70 @@ __device__ __forceinline__ void decode_multiply(float (&acc)[DecodeGeometry<Cfg>
               m < params.m ? params.scale_a[m * params.scale_a_row_stride +
                                             k_block * params.scale_a_k_stride]
                            : 0.f;
-          acc[j][col] += block_sums[col] * scale_a * scale_b;
-          acc[j][col + 2] += block_sums[col + 2] * scale_a * scale_b;
+          acc[j][col] += block_sums[j][col] * scale_a * scale_b;
+          acc[j][col + 2] += block_sums[j][col + 2] * scale_a * scale_b;
         }
-      }
     }
   }
+}
+
+// Warp ring: copies the step at element k0 into `stage` (cp.async, not yet committed). B's 16
+// rows from DRAM through L2 only (.cg); A's rows below M through L1 (.ca: the CTA's other warps
+// along N copy the same ones). Pieces past K are zero-filled on both sides; rows past N or M
+// are left as they are: they only reach D's rows and columns that are never stored.
+template <class Cfg>
+__device__ __forceinline__ void decode_ring_copy(unsigned char* stage, const DecodeLane<Cfg>& at,
+                                                 const GemmParams& params, int k0) {
+  using G = DecodeGeometry<Cfg>;
+  using R = DecodeRing<Cfg>;
+  const unsigned char* b = static_cast<const unsigned char*>(params.b);
+  const unsigned char* a = static_cast<const unsigned char*>(params.a);
+#pragma unroll
+  for (int t = 0; t < R::kBCopies; ++t) {
+    const int i = at.lane + 32 * t;
+    const int row = i / R::kPieces, piece = i % R::kPieces;
+    const int n = at.n_first + row;
+    const int k = k0 + piece * G::kVectorElems;
+    const bool k_valid = k < Cfg::k;
+    if (n < Cfg::n)
+      ptx::cp_async_16_cg(stage + R::offset(row, piece),
+                          b + (static_cast<long long>(n) * params.ldb + (k_valid ? k : 0)) *
+                                  Cfg::in_bytes,
+                          k_valid);
+  }
+#pragma unroll
+  for (int t = 0; t < R::kACopies; ++t) {
+    const int i = at.lane + 32 * t;
+    const int row = i / R::kPieces, piece = i % R::kPieces;
+    const int m = at.m_tile * Cfg::block_m + row;
+    const int k = k0 + piece * G::kVectorElems;
+    const bool k_valid = k < Cfg::k;
+    if (m < params.m)
+      ptx::cp_async_16_ca(stage + R::offset(16 + row, piece),
+                          a + (static_cast<long long>(m) * params.lda + (k_valid ? k : 0)) *
+                                  Cfg::in_bytes,
+                          k_valid);
+  }
+}
+
+// Warp ring: chunk c of a stage as fragments. B: one ldmatrix.x4 per mma, matrices (rows 0-7,
+// rows 8-15) x (the half's first, second 16 bytes) = a0, a1, a2, a3. A's group j: one
+// ldmatrix.x4 over its 8 rows and the chunk's four 16-byte pieces = b0, b1 of each mma.
+template <class Cfg>
+__device__ __forceinline__ DecodeChunkFragments<Cfg> decode_ring_fragments(
+    const unsigned char* stage, int lane, int c) {
+  using R = DecodeRing<Cfg>;
+  DecodeChunkFragments<Cfg> f;
+#pragma unroll
+  for (int h = 0; h < 2; ++h)
+    ptx::ldmatrix_x4(f.b[h], stage + R::offset(lane % 16, 4 * c + 2 * h + lane / 16));
+#pragma unroll
+  for (int j = 0; j < DecodeGeometry<Cfg>::kGroupsM; ++j) {
+    unsigned r[4];
+    ptx::ldmatrix_x4(r, stage + R::offset(16 + 8 * j + lane % 8, 4 * c + lane / 8));
+    f.a[j][0][0] = r[0], f.a[j][0][1] = r[1], f.a[j][1][0] = r[2], f.a[j][1][1] = r[3];
+  }
+  return f;
 }
 
 // The K-splitting warps' sums meet in shared memory: warp_k = 0 adds the others' in order.
@@ -332,17 +451,46 @@ __global__ void __launch_bounds__(DecodeGeometry<Cfg>::kThreads, Cfg::ctas_per_s
   // This split's steps, then this warp's share of them (interleaved across the K warps).
   const int first_step = at.split * G::kSteps / Cfg::split_k;
   const int end_step = (at.split + 1) * G::kSteps / Cfg::split_k;
-  // Double-buffered: the next step's loads are in flight while this step multiplies, so every
-  // warp always has a step of B on its way (measured without it on the H200: 0.95 of cuBLASLt
-  // at best over the decode suite, each warp idle for a DRAM round trip per step).
-  int step = first_step + at.warp_k;
-  DecodeStepVectors<Cfg> current = decode_load<Cfg>(at, step * Cfg::block_k, step < end_step);
-  for (; step < end_step; step += G::kWarpsK) {
-    const int next = step + G::kWarpsK;
-    const DecodeStepVectors<Cfg> following =
-        decode_load<Cfg>(at, next * Cfg::block_k, next < end_step);
-    decode_multiply<Cfg>(acc, current, at, params, step * Cfg::block_k);
-    current = following;
+  if constexpr (Cfg::num_stages == 1) {
+    // Double-buffered: the next step's loads are in flight while this step multiplies, so
+    // every warp always has a step of B on its way (measured without it on the H200: 0.95 of
+    // cuBLASLt at best over the decode suite, each warp idle for a DRAM round trip per step).
+    int step = first_step + at.warp_k;
+    DecodeStepVectors<Cfg> current = decode_load<Cfg>(at, step * Cfg::block_k, step < end_step);
+    for (; step < end_step; step += G::kWarpsK) {
+      const int next = step + G::kWarpsK;
+      const DecodeStepVectors<Cfg> following =
+          decode_load<Cfg>(at, next * Cfg::block_k, next < end_step);
+      decode_multiply<Cfg>(acc, [&](int c) { return decode_register_fragments<Cfg>(current, c); },
+                           at, params, step * Cfg::block_k);
+      current = following;
+    }
+  } else {
+    using R = DecodeRing<Cfg>;
+    constexpr int kStages = Cfg::num_stages;
+    extern __shared__ __align__(128) unsigned char decode_rings[];   // (warp, stage) rings
+    unsigned char* ring = decode_rings + (threadIdx.x / 32) * R::kWarpBytes;
+    const int span = end_step - first_step - at.warp_k;
+    const int count = span > 0 ? (span + G::kWarpsK - 1) / G::kWarpsK : 0;   // this warp's steps
+    const auto k0_of = [&](int i) { return (first_step + at.warp_k + i * G::kWarpsK) * Cfg::block_k; };
+    // One commit group per step, empty past the warp's last, so that wait_group<kStages - 2>
+    // always means "step i has landed".
+#pragma unroll
+    for (int i = 0; i < kStages - 1; ++i) {
+      if (i < count) decode_ring_copy<Cfg>(ring + i * R::kStageBytes, at, params, k0_of(i));
+      ptx::cp_async_commit_group();
+    }
+    for (int i = 0; i < count; ++i) {
+      ptx::cp_async_wait_group<kStages - 2>();
+      __syncwarp();   // every lane's copies of step i visible; every lane done with step i - 1
+      const int ahead = i + kStages - 1;   // into the stage step i - 1 used
+      if (ahead < count)
+        decode_ring_copy<Cfg>(ring + (ahead % kStages) * R::kStageBytes, at, params, k0_of(ahead));
+      ptx::cp_async_commit_group();
+      const unsigned char* stage = ring + (i % kStages) * R::kStageBytes;
+      decode_multiply<Cfg>(acc, [&](int c) { return decode_ring_fragments<Cfg>(stage, at.lane, c); },
+                           at, params, k0_of(i));
+    }
   }
   decode_sum_warps<Cfg>(acc, at);
   if (!decode_sum_splits<Cfg>(acc, at, params) || at.warp_k != 0) return;
