@@ -33,8 +33,18 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // Streaming rate: 3.7 TB/s of the H200's 4.8 reached by the best configurations on the
 // largest rows (117 MB), launch included; cuBLASLt reaches the same there.
 constexpr double kStreamDramEfficiency = 0.77;
-// B bytes a resident warp has in flight, in steps (double-buffered registers), and the round
-// trip they wait for under load.
+// The warp rings (num_stages >= 2) copy whole 128-byte lines, where the register loads touch
+// half lines of 8 rows an instruction: on the 2026-11-25 sweep (H200) their best configurations
+// streamed the 117 MB rows at 4.3 TB/s, the registers' at 3.4. Their first step lands before
+// any arithmetic, and each step costs its warp a wait, a warp barrier and its ldmatrix chain:
+// fitted, 0.5 us once and 0.01 us a step of the longest warp. And a warp's steps land at most
+// num_stages - 1 per round trip of 1.3 us (fitted on the same sweep).
+constexpr double kRingDramEfficiency = 0.90;
+constexpr double kRingChainRoundTripUs = 1.3;
+constexpr double kRingStartUs = 0.5;
+constexpr double kRingStepUs = 0.01;
+// B bytes a resident warp has in flight, in steps (double-buffered registers; a ring's
+// num_stages - 1), and the round trip they wait for under load.
 constexpr double kStepsInFlight = 1.5;
 constexpr double kRoundTripUs = 1.0;
 // The share of the last CTA's chain of round trips a grid past one wave adds (0.25 to 1.0 fit
@@ -55,6 +65,13 @@ constexpr double kSplitReduceUs = 1.0;
 // to a decode configuration.
 constexpr double kWideAStreamFactor = 1.4;
 constexpr int64_t kNarrowAMaxRows = 8;
+// The warp rings hold A's rows in shared memory, not registers: at M = 16 their best BF16
+// configurations ran 1.00-1.26x the model's stream (mean 1.13; 2026-11-25 sweep, H200).
+// Block-scaled FP8 rings at M = 16 ran 1.23-1.67x (192 registers at 16x64x256: the two groups'
+// block sums and scales), and the tile family or the register path measured faster on all five
+// decode rows: charged 1.8x, the rings lose them.
+constexpr double kRingWideAStreamFactor = 1.15;
+constexpr double kBlockScaledRingWideAStreamFactor = 1.8;
 // SM limits (CUDA occupancy rules for sm_90): 64K registers, 16 CTAs, 2048 threads.
 constexpr int kRegistersPerSm = 65536;
 constexpr int kMaxCtasPerSm = 16;
@@ -123,7 +140,9 @@ Prediction predict_decode(const GemmProblem& problem, const GemmConfig& config,
   // and the SMs that finish first leave it to the others.)
   const double steps_in_flight = config.num_stages > 1 ? config.num_stages - 1 : kStepsInFlight;
   const double cta_in_flight = 4.0 * 16 * config.block_k * in_bytes * steps_in_flight;
-  const double rate = std::min(device.memory_bandwidth_gbps * 1e3 * kStreamDramEfficiency,
+  const bool ring = config.num_stages > 1;
+  const double efficiency = ring ? kRingDramEfficiency : kStreamDramEfficiency;
+  const double rate = std::min(device.memory_bandwidth_gbps * 1e3 * efficiency,
                                double(std::min(ctas, resident)) * cta_in_flight / kRoundTripUs);
   p.memory_us = rate > 0 ? p.dram_bytes / rate : 0;   // rate in B/us
   if (ctas > resident) {
@@ -133,8 +152,19 @@ Prediction predict_decode(const GemmProblem& problem, const GemmConfig& config,
   p.l2_us = p.l2_bytes / (kL2AggregateGbps * 1e3);
   p.compute_us = 0;
   p.fixed_us = kLaunchUs + (config.split_k > 1 ? kSplitReduceUs : 0.0);
-  const double stream_us = std::max(p.memory_us, p.l2_us);
-  p.time_us = stream_us * (problem.m > kNarrowAMaxRows ? kWideAStreamFactor : 1.0) + p.fixed_us;
+  double chain_us = 0;
+  if (ring) {
+    const int warps_k = 4 / (config.block_n / 16);
+    const int64_t warp_steps =
+        ceil_div(ceil_div(ceil_div(problem.k, config.block_k), config.split_k), warps_k);
+    p.fixed_us += kRingStartUs + kRingStepUs * double(warp_steps);
+    chain_us = double(warp_steps) * kRingChainRoundTripUs / (config.num_stages - 1);
+  }
+  const double stream_us = std::max({p.memory_us, p.l2_us, chain_us});
+  const double wide = !ring ? kWideAStreamFactor
+                     : problem.scaling == Scaling::block_1x128_128x128 ? kBlockScaledRingWideAStreamFactor
+                                                                        : kRingWideAStreamFactor;
+  p.time_us = stream_us * (problem.m > kNarrowAMaxRows ? wide : 1.0) + p.fixed_us;
   p.tflops = problem.flops() / p.time_us / 1e6;
   return p;
 }

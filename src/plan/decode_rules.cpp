@@ -128,7 +128,13 @@ int decode_ring_bytes(const GemmProblem& problem, const GemmConfig& config) {
   // sm90/decode_kernel.cuh DecodeRing: per warp, num_stages x (16 rows of B + block_m of A) x
   // one step of K.
   const int row_bytes = config.block_k * dtype_bytes(problem.a_type);
-  return 4 * config.num_stages * (16 + config.block_m) * row_bytes;
+  // Block-scaled FP8: each stage also holds its scales (B's and block_m rows of A's, one per
+  // 128 elements of K), in whole 16-byte units.
+  const int scale_floats = problem.scaling == Scaling::block_1x128_128x128
+                               ? (1 + config.block_m) * (config.block_k / sm90::kScaleBlock)
+                               : 0;
+  const int stage_bytes = (16 + config.block_m) * row_bytes + (scale_floats * 4 + 15) / 16 * 16;
+  return 4 * config.num_stages * stage_bytes;
 }
 
 int decode_step_vectors(const GemmProblem& problem, const GemmConfig& config) {

@@ -199,21 +199,39 @@ std::vector<GemmConfig> decode_configs(const GemmProblem& problem, const GpuInfo
     // took 52-58 us where 16-row tiles took 38-39 on the 117 MB rows.
     if (block_m > 8 && block_m / 2 >= problem.m) continue;
     if (block_m < problem.m && block_m < 32) continue;
-    for (int block_n : {64, 32, 16})
-      // One, two or four... chunks: measured on the H200, 160 and 96 (five and three chunks) ran
-      // 3-25% behind 128 on every decode row.
-      for (int block_k = step_multiple;; block_k *= 2) {
-        GemmConfig c = GemmConfig::parse(fmt::format("mma {}x{}x{}", block_m, block_n, block_k));
-        if (decode_step_vectors(problem, c) > kDecodeMaxStepVectors) break;
-        const int64_t steps = (problem.k + block_k - 1) / block_k;
+    for (int block_n : {64, 32, 16}) {
+      const auto add_splits = [&](GemmConfig c) {
+        const int64_t steps = (problem.k + c.block_k - 1) / c.block_k;
         for (int split : {1, 2, 3, 4, 6, 8, 12, 16, 24, 32}) {
           if (split > steps) break;
           c.split_k = split;
           configs.push_back(c);
         }
+      };
+      // Registers: one, two or four... chunks: measured on the H200, 160 and 96 (five and
+      // three chunks) ran 3-25% behind 128 on every decode row.
+      for (int block_k = step_multiple;; block_k *= 2) {
+        GemmConfig c = GemmConfig::parse(fmt::format("mma {}x{}x{}", block_m, block_n, block_k));
+        if (decode_step_vectors(problem, c) > kDecodeMaxStepVectors) break;
+        add_splits(c);
       }
+      // Warp rings: steps of 128 to 512 bytes of a row (the range measured), 3 to 8 stages, as
+      // many as fit. Two stages (one step ahead) ran 7-15% behind three or four on every BF16
+      // decode row (H200, 2026-11-25).
+      for (int row_bytes = 128; row_bytes <= 512; row_bytes *= 2) {
+        const int block_k = row_bytes / dtype_bytes(problem.a_type);
+        if (block_k % step_multiple != 0) continue;
+        for (int stages : {3, 4, 6, 8}) {
+          GemmConfig c = GemmConfig::parse(
+              fmt::format("mma {}x{}x{} s{}", block_m, block_n, block_k, stages));
+          if (decode_ring_bytes(problem, c) + kDecodeStaticSmemBytes >
+              device.smem_per_block_optin_bytes)
+            break;
+          add_splits(c);
+        }
+      }
+    }
   }
-  (void)device;
   return configs;
 }
 

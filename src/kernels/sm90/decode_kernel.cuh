@@ -80,7 +80,13 @@ struct DecodeRing {
   static constexpr int kRowBytes = Cfg::block_k * Cfg::in_bytes;
   static constexpr int kPieces = kRowBytes / 16;                     // 16-byte pieces a row
   static constexpr int kRows = 16 + Cfg::block_m;                    // B's, then A's
-  static constexpr int kStageBytes = kRows * kRowBytes;
+  // Block-scaled FP8: the step's scales travel with it (a global load per step in the
+  // multiply would put an L2 round trip in every step's chain): B's one per 128 elements of K,
+  // then A's block_m rows of them.
+  static constexpr int kScaleBlocks = Cfg::block_scaled ? Cfg::block_k / kScaleBlock : 0;
+  static constexpr int kScaleFloats = (1 + Cfg::block_m) * kScaleBlocks;
+  static constexpr int kScaleBytes = (kScaleFloats * 4 + 15) / 16 * 16;
+  static constexpr int kStageBytes = kRows * kRowBytes + kScaleBytes;
   static constexpr int kWarpBytes = Cfg::num_stages * kStageBytes;
   static constexpr int kBCopies = 16 * kPieces / 32;                 // per lane and step
   static constexpr int kACopies = Cfg::block_m * kPieces / 32;
@@ -204,13 +210,14 @@ __device__ __forceinline__ DecodeChunkFragments<Cfg> decode_register_fragments(
 }
 
 // The step's multiplies over its chunks, `fragments(c)` giving chunk c. Block-scaled FP8
-// multiplies each 128-element scale block into `block_sums` and adds it to `acc` times its two
-// scales.
-template <class Cfg, class Fragments>
+// multiplies each 128-element scale block s of the step into `block_sums` and adds it to `acc`
+// times its two scales: scale_b_of(s, k_block) for the warp's rows of B, scale_a_of(s, k_block,
+// row) for row `row` of the CTA's tile of A.
+template <class Cfg, class Fragments, class ScaleB, class ScaleA>
 __device__ __forceinline__ void decode_multiply(float (&acc)[DecodeGeometry<Cfg>::kGroupsM][4],
-                                                const Fragments& fragments,
-                                                const DecodeLane<Cfg>& at,
-                                                const GemmParams& params, int k0) {
+                                                const Fragments& fragments, const ScaleB& scale_b_of,
+                                                const ScaleA& scale_a_of,
+                                                const DecodeLane<Cfg>& at, int k0) {
   using G = DecodeGeometry<Cfg>;
   if constexpr (!Cfg::block_scaled) {
 #pragma unroll
@@ -222,15 +229,12 @@ __device__ __forceinline__ void decode_multiply(float (&acc)[DecodeGeometry<Cfg>
         for (int h = 0; h < 2; ++h) decode_mma<Cfg>(acc[j], f.b[h], f.a[j][h]);
     }
   } else {
-    // B's scale: the warp's 16 rows lie in one 128-row scale block (16 divides 128); a warp
-    // past N reads the last block (its rows are zero or never stored). A's: rows 2 * pair,
-    // 2 * pair + 1 of each group, the columns of d0/d2 and d1/d3.
-    const int n_block = min(at.n_first, Cfg::n - 1) / kScaleBlock;
+    // A's scales: rows 2 * pair, 2 * pair + 1 of each group, the columns of d0/d2 and d1/d3.
 #pragma unroll
     for (int s = 0; s < G::kChunks / G::kChunksPerScaleBlock; ++s) {
       const int k_block = k0 / kScaleBlock + s;
       if (k_block >= G::kScaleBlocksK) break;
-      const float scale_b = params.scale_b[n_block * G::kScaleBlocksK + k_block];
+      const float scale_b = scale_b_of(s, k_block);
       float block_sums[G::kGroupsM][4] = {};
 #pragma unroll
       for (int c = s * G::kChunksPerScaleBlock; c < (s + 1) * G::kChunksPerScaleBlock; ++c) {
@@ -244,11 +248,7 @@ __device__ __forceinline__ void decode_multiply(float (&acc)[DecodeGeometry<Cfg>
       for (int j = 0; j < G::kGroupsM; ++j)
 #pragma unroll
         for (int col = 0; col < 2; ++col) {
-          const int m = at.m_tile * Cfg::block_m + 8 * j + 2 * at.pair + col;
-          const float scale_a =
-              m < params.m ? params.scale_a[m * params.scale_a_row_stride +
-                                            k_block * params.scale_a_k_stride]
-                           : 0.f;
+          const float scale_a = scale_a_of(s, k_block, 8 * j + 2 * at.pair + col);
           acc[j][col] += block_sums[j][col] * scale_a * scale_b;
           acc[j][col + 2] += block_sums[j][col + 2] * scale_a * scale_b;
         }
@@ -279,6 +279,26 @@ __device__ __forceinline__ void decode_ring_copy(unsigned char* stage, const Dec
                           b + (static_cast<long long>(n) * params.ldb + (k_valid ? k : 0)) *
                                   Cfg::in_bytes,
                           k_valid);
+  }
+  if constexpr (Cfg::block_scaled) {
+    // Slot 0..kScaleBlocks-1: B's (the warp's 16 rows lie in one 128-row scale block; a warp
+    // past N reads the last one); then A's rows. Slots past K or M are left as they are: the
+    // multiply stops at K's last block and reads no scale of a row past M.
+    float* scales = reinterpret_cast<float*>(stage + R::kRows * R::kRowBytes);
+    const int n_block = min(at.n_first, Cfg::n - 1) / kScaleBlock;
+    for (int i = at.lane; i < R::kScaleFloats; i += 32) {
+      const int row = i / R::kScaleBlocks - 1;   // -1: B
+      const int k_block = k0 / kScaleBlock + i % R::kScaleBlocks;
+      const int m = at.m_tile * Cfg::block_m + row;
+      if (k_block >= G::kScaleBlocksK) continue;
+      if (row < 0)
+        ptx::cp_async_4(scales + i, params.scale_b + n_block * G::kScaleBlocksK + k_block, true);
+      else if (m < params.m)
+        ptx::cp_async_4(scales + i,
+                        params.scale_a + static_cast<long long>(m) * params.scale_a_row_stride +
+                            k_block * params.scale_a_k_stride,
+                        true);
+    }
   }
 #pragma unroll
   for (int t = 0; t < R::kACopies; ++t) {
@@ -455,14 +475,25 @@ __global__ void __launch_bounds__(DecodeGeometry<Cfg>::kThreads, Cfg::ctas_per_s
     // Double-buffered: the next step's loads are in flight while this step multiplies, so
     // every warp always has a step of B on its way (measured without it on the H200: 0.95 of
     // cuBLASLt at best over the decode suite, each warp idle for a DRAM round trip per step).
+    // Block-scaled FP8: the warp's 16 rows of B lie in one 128-row scale block (16 divides
+    // 128); a warp past N reads the last one.
+    const int b_scale_row = min(at.n_first, Cfg::n - 1) / kScaleBlock * G::kScaleBlocksK;
     int step = first_step + at.warp_k;
     DecodeStepVectors<Cfg> current = decode_load<Cfg>(at, step * Cfg::block_k, step < end_step);
     for (; step < end_step; step += G::kWarpsK) {
       const int next = step + G::kWarpsK;
       const DecodeStepVectors<Cfg> following =
           decode_load<Cfg>(at, next * Cfg::block_k, next < end_step);
-      decode_multiply<Cfg>(acc, [&](int c) { return decode_register_fragments<Cfg>(current, c); },
-                           at, params, step * Cfg::block_k);
+      decode_multiply<Cfg>(
+          acc, [&](int c) { return decode_register_fragments<Cfg>(current, c); },
+          [&](int, int k_block) { return params.scale_b[b_scale_row + k_block]; },
+          [&](int, int k_block, int row) {
+            const int m = at.m_tile * Cfg::block_m + row;
+            return m < params.m ? params.scale_a[m * params.scale_a_row_stride +
+                                                 k_block * params.scale_a_k_stride]
+                                : 0.f;
+          },
+          at, step * Cfg::block_k);
       current = following;
     }
   } else {
@@ -488,8 +519,16 @@ __global__ void __launch_bounds__(DecodeGeometry<Cfg>::kThreads, Cfg::ctas_per_s
         decode_ring_copy<Cfg>(ring + (ahead % kStages) * R::kStageBytes, at, params, k0_of(ahead));
       ptx::cp_async_commit_group();
       const unsigned char* stage = ring + (i % kStages) * R::kStageBytes;
-      decode_multiply<Cfg>(acc, [&](int c) { return decode_ring_fragments<Cfg>(stage, at.lane, c); },
-                           at, params, k0_of(i));
+      const float* scales = reinterpret_cast<const float*>(stage + R::kRows * R::kRowBytes);
+      decode_multiply<Cfg>(
+          acc, [&](int c) { return decode_ring_fragments<Cfg>(stage, at.lane, c); },
+          [&](int s, int) { return scales[s]; },
+          [&](int s, int, int row) {
+            return at.m_tile * Cfg::block_m + row < params.m
+                       ? scales[(1 + row) * R::kScaleBlocks + s]
+                       : 0.f;
+          },
+          at, k0_of(i));
     }
   }
   decode_sum_warps<Cfg>(acc, at);
