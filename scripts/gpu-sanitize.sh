@@ -27,6 +27,8 @@ cases=(
   "fp8-block-oi|bench --dtype fp8 --m 300 --n 1000 --k 1040 $one --config \"256x128x128 s3 c2 p g8 oi\""
   "fp8-n-tail|bench --dtype fp8 --m 256 --n 2112 --k 1024 $one --config \"128x128x128 s5 c2 p g8 pb2 ntk\""
   "fp8-decode-split|bench --dtype fp8 --m 64 --n 2112 --k 2048 $one --config \"64x64x128 s8 c1 p g8 sk2 pb2\""
+  "bf16-decode-ring|bench --m 5 --n 1000 --k 1032 $one --config \"mma 8x16x128 s4 sk2\""
+  "fp8-decode-ring|bench --dtype fp8 --m 12 --n 1000 --k 1024 $one --config \"mma 16x32x256 s3 sk2\""
   "bf16-unaligned-copies|bench --m 300 --n 1001 --k 1001 $one --config \"128x128x64 s4 c2 p g8\""
   "fp8-unaligned-copies|bench --dtype fp8 --m 300 --n 1000 --k 1000 $one"
   "fuzz|fuzz --cases 24 --seed 9 --families 24"
