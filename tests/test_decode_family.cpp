@@ -155,8 +155,12 @@ TEST(DecodeFamily, PlannerPicksItForDecodeAndNotForPrefill) {
   }
   // Up to 8 rows, BF16 streams through the warp rings (measured faster than the register path
   // on every decode row, H200).
-  for (int64_t m : {1, 8})
-    EXPECT_GT(plan_gemm(problem(m, 7168, 2048), h200).best().config.num_stages, 1) << "M = " << m;
+  for (int64_t m : {1, 8}) {
+    const Plan plan = plan_gemm(problem(m, 7168, 2048), h200);
+    EXPECT_GT(plan.best().config.num_stages, 1) << "M = " << m;
+    EXPECT_NE(plan.path_reason.find("cp.async ring per warp"), std::string::npos)
+        << plan.path_reason;
+  }
   // Past 8 rows (decode_cost.cpp): BF16 rings at 16 rows beat the tile family on the decode
   // rows, and stay; block-scaled FP8 rings are charged 1.8x and lose them, to the register
   // path on 2112 x 7168 and to the tile family on the wide rows, as measured.

@@ -69,10 +69,15 @@ std::string kernel_path_reason(const GemmProblem& problem, const GemmConfig& bes
                                const GpuInfo& device) {
   if (best.instruction == Instruction::mma)
     return fmt::format(
-        "{} on {}: decode family: B streamed once from DRAM into mma.sync m16n8k{} ({}) with "
-        "A's rows as the 8-wide side, {} rows of B per CTA{}",
-        arch_label(device), device_label(device), is_fp8(problem.a_type) ? 32 : 16,
-        to_string(problem.a_type), best.block_n,
+        "{} on {}: decode family: B streamed once from DRAM {} into mma.sync m16n8k{} ({}) "
+        "with A's rows as the 8-wide side, {} rows of B per CTA{}",
+        arch_label(device), device_label(device),
+        best.num_stages > 1
+            ? fmt::format("through a {}-stage cp.async ring per warp (whole 128-byte lines, "
+                          "ldmatrix)",
+                          best.num_stages)
+            : std::string("straight into registers"),
+        is_fp8(problem.a_type) ? 32 : 16, to_string(problem.a_type), best.block_n,
         best.split_k > 1
             ? fmt::format(", K split over {} CTAs summed in a fixed order", best.split_k)
             : std::string());
