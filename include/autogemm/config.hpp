@@ -22,8 +22,9 @@ std::string_view to_string(RasterOrder r);
 
 // The fields the planner searches, and the only ones a caller may force. The decode family
 // (instruction = mma) uses block_m (rows of A per CTA: 8, 16 or 32), block_n (rows of B per
-// CTA: 16, 32 or 64), block_k (K elements per warp step) and split_k; its other fields keep
-// the values parse() gives them (1 stage, 1 consumer, not persistent, raster group 1, no
+// CTA: 16, 32 or 64), block_k (K elements per warp step), num_stages (1: steps loaded into
+// registers; 2-8: a cp.async ring of that many steps per warp) and split_k; its other fields
+// keep the values parse() gives them (1 consumer, not persistent, raster group 1, no
 // cluster). What follows from
 // them (shared memory, grid, the store path, the n-tail kernel's own configuration) is in the
 // KernelSpec (kernel_spec.hpp); the technique ladder's teaching switches are its own.
@@ -58,7 +59,7 @@ struct GemmConfig {
   Instruction instruction = Instruction::wgmma;
 
   // The configuration text: "128x256x64 s3 c2 p g8 cl2x1/b" (+ " sk2", " pb2", " oi", " ntk"),
-  // "mma 16x64x256 sk4" for the decode family, or "cuBLASLt".
+  // "mma 16x64x256 s3 sk4" for the decode family, or "cuBLASLt".
   std::string describe() const;
   // The inverse of describe() (fields it omits keep their defaults, except: not persistent,
   // raster group 1, no cluster). Throws InvalidArgument naming the bad token.
