@@ -4,7 +4,8 @@
 # (BF16 and block-scaled FP8), and a sweep of forced decode configurations (no baseline) that
 # the cost model is fitted to. Files in $OUT: decode-tests.log, decode-bf16.csv, decode-fp8.csv,
 # odd-bf16.csv, sweep.csv, decode.log.
-#   SWEEP=0 skips the sweep; SWEEP_CONFIGS="mma ...;mma ..." replaces its list.
+#   SWEEP=0 skips the sweep; SWEEP_CONFIGS="mma ...;mma ..." replaces its list;
+#   SWEEP_PATHS="registers rings" (the default) picks the load paths it lists.
 set -uo pipefail
 source "$(dirname "$0")/gpu-env.sh"
 log="$OUT/decode.log"
@@ -22,8 +23,22 @@ done
 [[ "${SWEEP:-1}" == 0 ]] && exit 0
 # The register rule (at most 16 vectors a step) leaves, for BF16, 64 or 128 elements at 8 and
 # 16 rows of A and 64 at 32; for block-scaled FP8, 128 or 256 at 8 and 16 rows, 128 at 32.
+# Warp rings: 8 and 16 rows of A (the family's M), steps of 128, 256 and 512 bytes a row, the
+# stage counts the planner lists (3, 4, 6), no split (their in-flight bytes need none on these
+# rows; the planner's splits are tried by `ITERS=20 scripts/gpu-configs.sh` on its top picks).
 configs_for() {
-  local list="" bm bn bk sk steps
+  local list="" bm bn bk sk steps bytes stages
+  [[ " ${SWEEP_PATHS:-registers rings} " == *" rings "* ]] &&
+    for bm in 8 16; do
+      for bn in 16 32 64; do
+        for bytes in 128 256 512; do
+          if [[ $1 == fp8 ]]; then bk=$bytes; else bk=$(( bytes / 2 )); fi
+          [[ $1 == fp8 && $bk -lt 128 ]] && continue
+          for stages in 3 4 6; do list+="mma ${bm}x${bn}x${bk} s$stages;"; done
+        done
+      done
+    done
+  [[ " ${SWEEP_PATHS:-registers rings} " == *" registers "* ]] || { echo "$list"; return; }
   for bm in 8 16 32; do
     if [[ $1 == bf16 ]]; then case $bm in 8) steps="64 128";; 16) steps="64 128";; 32) steps=64;; esac
     else case $bm in 32) steps=128;; *) steps="128 256";; esac; fi
