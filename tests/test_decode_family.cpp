@@ -221,7 +221,13 @@ TEST(DecodeFamily, KernelsCompileWithoutSpills) {
                         Case{with_c, "mma 16x16x128 sk3"},
                         Case{fp16, "mma 8x32x64 sk2"},
                         Case{block_fp8_problem(16, 2112, 7168), "mma 16x64x256 sk4"},
-                        Case{block_fp8_problem(32, 2112, 7168), "mma 32x64x128"}}) {
+                        Case{block_fp8_problem(32, 2112, 7168), "mma 32x64x128"},
+                        // Warp rings (their layout checked against the launch's shared memory
+                        // by a static_assert).
+                        Case{problem(1, 4096, 4096), "mma 8x64x128 s3"},
+                        Case{with_c, "mma 16x16x64 s6 sk2"},
+                        Case{block_fp8_problem(13, 2112, 7168), "mma 16x32x256 s4"},
+                        Case{block_fp8_problem(4, 7168, 2048), "mma 8x16x512 s3 sk2"}}) {
     const KernelSpec spec = make_kernel_spec(c.problem, GemmConfig::parse(c.config), hopper());
     const jit::KernelSource src = codegen::gemm_kernel_source(spec.kernels.front(), false);
     const jit::CompiledKernel k = jit::compile_to_cubin(src);
@@ -230,7 +236,11 @@ TEST(DecodeFamily, KernelsCompileWithoutSpills) {
     EXPECT_FALSE(usage.has_spills()) << src.name << "\n" << k.log;
     EXPECT_EQ(usage.stack_frame_bytes, 0) << src.name;
     EXPECT_NE(k.ptx.find("mma.sync.aligned"), std::string::npos) << src.name;
-    EXPECT_NE(k.ptx.find("ld.global.nc.L1::no_allocate.v4"), std::string::npos) << src.name;
+    const bool ring = spec.kernels.front().fields.config.num_stages > 1;
+    EXPECT_NE(k.ptx.find(ring ? "cp.async.cg.shared" : "ld.global.nc.L1::no_allocate.v4"),
+              std::string::npos)
+        << src.name;
+    if (ring) EXPECT_NE(k.ptx.find("ldmatrix.sync.aligned.m8n8.x4"), std::string::npos);
     std::printf("%s: %d registers\n", src.name.c_str(), usage.registers);
   }
 }

@@ -44,6 +44,7 @@ jit::KernelSource decode_kernel_source(const KernelLaunch& kernel) {
       "  static constexpr int out_kind = {out_kind};\n"
       "  static constexpr int n = {n}, k = {k};\n"
       "  static constexpr int ctas_per_sm = {ctas_per_sm};\n"
+      "  static constexpr int ring_bytes = {ring_bytes};\n"
       "}};\n"
       "}}  // namespace autogemm::sm90::generated\n",
       fmt::arg("name", src.name), fmt::arg("bm", c.block_m), fmt::arg("bn", c.block_n),
@@ -51,7 +52,8 @@ jit::KernelSource decode_kernel_source(const KernelLaunch& kernel) {
       fmt::arg("in_kind", in_kind(p.a_type)), fmt::arg("in_bytes", dtype_bytes(p.a_type)),
       fmt::arg("block_scaled", block_scaled), fmt::arg("out_kind", out_kind(p.d_type)),
       fmt::arg("n", p.n), fmt::arg("k", p.k),
-      fmt::arg("ctas_per_sm", kernel.fields.decode_ctas_per_sm));
+      fmt::arg("ctas_per_sm", kernel.fields.decode_ctas_per_sm),
+      fmt::arg("ring_bytes", kernel.smem_bytes));
   src.kernel_name = "autogemm::sm90::decode_kernel<autogemm::sm90::generated::Config>";
   src.arch = "sm_90a";
   return src;

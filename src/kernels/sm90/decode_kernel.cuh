@@ -92,6 +92,10 @@ struct DecodeRing {
   static constexpr int kACopies = Cfg::block_m * kPieces / 32;
   static_assert(Cfg::num_stages == 1 || (kRowBytes % 128 == 0 && kPieces % 8 == 0),
                 "warp ring: a step of a row is whole 128-byte lines (the swizzle's 8 pieces)");
+  // The launch's dynamic shared memory is the host's count (plan/decode_rules.cpp
+  // decode_ring_bytes): the two must describe the same layout.
+  static_assert(Cfg::ring_bytes == (Cfg::num_stages > 1 ? 4 * kWarpBytes : 0),
+                "the launch's shared memory differs from this layout");
 
   __device__ static int offset(int row, int piece) {
     return row * kRowBytes + ((piece ^ (row & 7)) << 4);
