@@ -85,6 +85,12 @@ constexpr int kSmemPerCta = 1024;
 constexpr int kRegisterOverhead = 40;
 constexpr int kBlockScaledRegisterOverhead = 72;
 
+bool is_ring(const GemmConfig& config) { return config.num_stages > 1; }
+
+// Warps of the CTA that split its K steps (sm90/decode_kernel.cuh DecodeGeometry::kWarpsK):
+// four warps, block_n / 16 of them along N.
+int warps_along_k(const GemmConfig& config) { return 4 / (config.block_n / 16); }
+
 }  // namespace
 
 int decode_registers(const GemmProblem& problem, const GemmConfig& config) {
@@ -95,7 +101,7 @@ int decode_registers(const GemmProblem& problem, const GemmConfig& config) {
   // Registers: two steps' vectors, the one multiplied and the next one in flight. Warp ring:
   // one chunk's fragments (B's 2 x 4, A's 4 a group), the steps wait in shared memory.
   const int operands =
-      config.num_stages > 1 ? 8 + 4 * groups : 8 * decode_step_vectors(problem, config);
+      is_ring(config) ? 8 + 4 * groups : 8 * decode_step_vectors(problem, config);
   return operands + accumulators + block_sums + overhead;
 }
 
@@ -103,11 +109,12 @@ int decode_ctas_per_sm(const GemmProblem& problem, const GemmConfig& config) {
   // Registers are allocated per warp in units of 256 (8 per lane).
   const int per_lane = std::min(255, (decode_registers(problem, config) + 7) / 8 * 8);
   int ctas = std::min(kMaxCtasPerSm, kRegistersPerSm / (per_lane * kThreadsPerCta));
-  if (config.num_stages > 1) {
-    // The warp rings, the K warps' sums (sm90/decode_kernel.cuh decode_sum_warps) and the 1 KB
-    // the SM reserves per CTA.
-    const int warps_n = config.block_n / 16, warps_k = 4 / warps_n;
-    const int sums = (warps_k - 1) * (config.block_m / 8) * warps_n * 32 * 16;
+  if (is_ring(config)) {
+    // The warp rings, the K warps' sums (sm90/decode_kernel.cuh decode_sum_warps: a float4 per
+    // lane of the N warps and 8-row group, for each K warp past the first) and the 1 KB the SM
+    // reserves per CTA.
+    const int sums = (warps_along_k(config) - 1) * (config.block_m / 8) * (config.block_n / 16) *
+                     32 * 16;
     ctas = std::min(ctas, kSmemPerSm / (decode_ring_bytes(problem, config) + sums + kSmemPerCta));
   }
   return std::max(1, ctas);
@@ -138,9 +145,9 @@ Prediction predict_decode(const GemmProblem& problem, const GemmConfig& config,
   // Little's law over the CTAs resident at once, four warps each. (Charging a grid that leaves
   // some SMs with fewer CTAs at the busiest SM's pace picked worse: the DRAM's rate is shared,
   // and the SMs that finish first leave it to the others.)
-  const double steps_in_flight = config.num_stages > 1 ? config.num_stages - 1 : kStepsInFlight;
+  const bool ring = is_ring(config);
+  const double steps_in_flight = ring ? config.num_stages - 1 : kStepsInFlight;
   const double cta_in_flight = 4.0 * 16 * config.block_k * in_bytes * steps_in_flight;
-  const bool ring = config.num_stages > 1;
   const double efficiency = ring ? kRingDramEfficiency : kStreamDramEfficiency;
   const double rate = std::min(device.memory_bandwidth_gbps * 1e3 * efficiency,
                                double(std::min(ctas, resident)) * cta_in_flight / kRoundTripUs);
@@ -154,9 +161,8 @@ Prediction predict_decode(const GemmProblem& problem, const GemmConfig& config,
   p.fixed_us = kLaunchUs + (config.split_k > 1 ? kSplitReduceUs : 0.0);
   double chain_us = 0;
   if (ring) {
-    const int warps_k = 4 / (config.block_n / 16);
-    const int64_t warp_steps =
-        ceil_div(ceil_div(ceil_div(problem.k, config.block_k), config.split_k), warps_k);
+    const int64_t warp_steps = ceil_div(
+        ceil_div(ceil_div(problem.k, config.block_k), config.split_k), warps_along_k(config));
     p.fixed_us += kRingStartUs + kRingStepUs * double(warp_steps);
     chain_us = double(warp_steps) * kRingChainRoundTripUs / (config.num_stages - 1);
   }

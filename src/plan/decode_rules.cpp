@@ -99,9 +99,9 @@ std::string shape_violation(const GemmProblem& p, const GemmConfig& c) {
     return fmt::format("block_k = {} with num_stages = {}: a warp ring's step of a row is whole "
                        "128-byte lines ({} bytes here), which its swizzle and ldmatrix need",
                        c.block_k, c.num_stages, c.block_k * dtype_bytes(p.a_type));
-  if (c.num_stages > 1) {
-    // The register path's limit below does not apply: the ring keeps a chunk's fragments only.
-  } else if (const int vectors = decode_step_vectors(p, c); vectors > kDecodeMaxStepVectors)
+  // Registers only: a warp ring keeps one chunk's fragments, its steps wait in shared memory.
+  if (const int vectors = decode_step_vectors(p, c);
+      c.num_stages == 1 && vectors > kDecodeMaxStepVectors)
     return fmt::format("{}x{}x{}: a step keeps {} 16-byte vectors per lane in registers "
                        "((2 rows of B + {} of A) x {} chunks), more than {} (4 registers each)",
                        c.block_m, c.block_n, c.block_k, vectors, c.block_m / 8,
@@ -137,6 +137,11 @@ int decode_ring_bytes(const GemmProblem& problem, const GemmConfig& config) {
   return 4 * config.num_stages * stage_bytes;
 }
 
+bool decode_ring_fits(const GemmProblem& problem, const GemmConfig& config, const GpuInfo& device) {
+  return decode_ring_bytes(problem, config) + kDecodeStaticSmemBytes <=
+         device.smem_per_block_optin_bytes;
+}
+
 int decode_step_vectors(const GemmProblem& problem, const GemmConfig& config) {
   const int chunk = kChunkBytes / dtype_bytes(problem.a_type);
   return (2 + config.block_m / 8) * (config.block_k / chunk);
@@ -153,7 +158,7 @@ std::string decode_violation(const GemmProblem& problem, const KernelFields& fie
   if (auto why = alignment_violation(problem); !why.empty()) return why;
   if (auto why = shape_violation(problem, config); !why.empty()) return why;
   if (const int bytes = decode_ring_bytes(problem, config);
-      bytes + kDecodeStaticSmemBytes > device.smem_per_block_optin_bytes)
+      !decode_ring_fits(problem, config, device))
     return fmt::format("{}x{}x{} s{}: four warp rings of {} B each ({} B) and the kernel's own "
                        "{} B exceed the {} B a CTA may have on {}",
                        config.block_m, config.block_n, config.block_k, config.num_stages,

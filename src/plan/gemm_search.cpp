@@ -229,9 +229,7 @@ std::vector<GemmConfig> decode_configs(const GemmProblem& problem, const GpuInfo
         for (int stages : {3, 4, 6, 8}) {
           GemmConfig c = GemmConfig::parse(
               fmt::format("mma {}x{}x{} s{}", block_m, block_n, block_k, stages));
-          if (decode_ring_bytes(problem, c) + kDecodeStaticSmemBytes >
-              device.smem_per_block_optin_bytes)
-            break;
+          if (!decode_ring_fits(problem, c, device)) break;
           add_splits(c);
         }
       }

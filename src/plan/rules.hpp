@@ -104,6 +104,9 @@ int decode_step_vectors(const GemmProblem& problem, const GemmConfig& config);
 inline constexpr int kDecodeMaxStages = 8;
 inline constexpr int kDecodeStaticSmemBytes = 8 * 1024;
 int decode_ring_bytes(const GemmProblem& problem, const GemmConfig& config);
+// Whether the rings and the static shared memory fit a CTA on the device (the rule
+// decode_violation applies, and the one the search enumerates rings by).
+bool decode_ring_fits(const GemmProblem& problem, const GemmConfig& config, const GpuInfo& device);
 std::string decode_violation(const GemmProblem& problem, const KernelFields& fields,
                              const GpuInfo& device);
 std::string schedule_violation(const GemmProblem& problem, const KernelFields& fields,

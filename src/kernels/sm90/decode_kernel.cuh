@@ -129,6 +129,7 @@ struct DecodeLane {
   int lane, group, pair, warp_n, warp_k;
   int m_tile, n_tile, split;
   int n_first;                          // B row of the warp's first of 16 rows
+  int b_scales;                         // block-scaled FP8: index of the warp's first B scale
   const unsigned char* b_rows[2];       // rows n_first + group and + group + 8 (clamped)
   bool b_valid[2];
   const unsigned char* a_rows[G::kGroupsM];   // rows m_tile * block_m + 8 j + group (clamped)
@@ -148,6 +149,9 @@ struct DecodeLane {
     n_tile = item % G::kNTiles;
     split = item / G::kNTiles;
     n_first = n_tile * Cfg::block_n + warp_n * G::kRowsPerWarp;
+    // The warp's 16 rows of B lie in one 128-row scale block (16 divides 128); a warp past N
+    // reads the last one (its rows are never stored).
+    b_scales = min(n_first, Cfg::n - 1) / kScaleBlock * G::kScaleBlocksK;
     const int vector_offset = pair * 16;   // bytes into each 64-byte chunk
     for (int r = 0; r < 2; ++r) {
       const int n = n_first + group + 8 * r;
@@ -285,18 +289,16 @@ __device__ __forceinline__ void decode_ring_copy(unsigned char* stage, const Dec
                           k_valid);
   }
   if constexpr (Cfg::block_scaled) {
-    // Slot 0..kScaleBlocks-1: B's (the warp's 16 rows lie in one 128-row scale block; a warp
-    // past N reads the last one); then A's rows. Slots past K or M are left as they are: the
+    // Slot 0..kScaleBlocks-1: B's; then A's rows. Slots past K or M are left as they are: the
     // multiply stops at K's last block and reads no scale of a row past M.
     float* scales = reinterpret_cast<float*>(stage + R::kRows * R::kRowBytes);
-    const int n_block = min(at.n_first, Cfg::n - 1) / kScaleBlock;
     for (int i = at.lane; i < R::kScaleFloats; i += 32) {
       const int row = i / R::kScaleBlocks - 1;   // -1: B
       const int k_block = k0 / kScaleBlock + i % R::kScaleBlocks;
       const int m = at.m_tile * Cfg::block_m + row;
       if (k_block >= G::kScaleBlocksK) continue;
       if (row < 0)
-        ptx::cp_async_4(scales + i, params.scale_b + n_block * G::kScaleBlocksK + k_block, true);
+        ptx::cp_async_4(scales + i, params.scale_b + at.b_scales + k_block, true);
       else if (m < params.m)
         ptx::cp_async_4(scales + i,
                         params.scale_a + static_cast<long long>(m) * params.scale_a_row_stride +
@@ -479,9 +481,6 @@ __global__ void __launch_bounds__(DecodeGeometry<Cfg>::kThreads, Cfg::ctas_per_s
     // Double-buffered: the next step's loads are in flight while this step multiplies, so
     // every warp always has a step of B on its way (measured without it on the H200: 0.95 of
     // cuBLASLt at best over the decode suite, each warp idle for a DRAM round trip per step).
-    // Block-scaled FP8: the warp's 16 rows of B lie in one 128-row scale block (16 divides
-    // 128); a warp past N reads the last one.
-    const int b_scale_row = min(at.n_first, Cfg::n - 1) / kScaleBlock * G::kScaleBlocksK;
     int step = first_step + at.warp_k;
     DecodeStepVectors<Cfg> current = decode_load<Cfg>(at, step * Cfg::block_k, step < end_step);
     for (; step < end_step; step += G::kWarpsK) {
@@ -490,7 +489,7 @@ __global__ void __launch_bounds__(DecodeGeometry<Cfg>::kThreads, Cfg::ctas_per_s
           decode_load<Cfg>(at, next * Cfg::block_k, next < end_step);
       decode_multiply<Cfg>(
           acc, [&](int c) { return decode_register_fragments<Cfg>(current, c); },
-          [&](int, int k_block) { return params.scale_b[b_scale_row + k_block]; },
+          [&](int, int k_block) { return params.scale_b[at.b_scales + k_block]; },
           [&](int, int k_block, int row) {
             const int m = at.m_tile * Cfg::block_m + row;
             return m < params.m ? params.scale_a[m * params.scale_a_row_stride +
