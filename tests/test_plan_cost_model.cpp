@@ -226,3 +226,22 @@ TEST(PlanCostModel, EveryKBlockCostsTheSharedL2AFixedOverhead) {
   const Prediction alone = predict(problem(64, 16, 7168), two_atoms, hopper());
   EXPECT_NEAR(alone.l2_us, tile_bytes / (64 * 0.8 * 1980.0), 1e-9);
 }
+
+// Two-consumer tiles store D in boxes of the widest 16-128-byte span dividing block_n: 240 bf16
+// columns are 15 boxes of 16, 256 are 4 of 64. Tile traces (H200) put the narrow boxes' epilogue
+// at 2.37 against 1.02 us a tile; one-consumer tiles did not show it and are not charged.
+TEST(PlanCostModel, NarrowStoreBoxesCostTwoConsumerTilesEpilogueTime) {
+  // N = 3840 = 16 x 240 = 15 x 256: both widths run 4 waves of 128-row tiles (512 and 480
+  // tiles) and 8 of 64-row tiles (1024 and 960), so their fixed costs differ by the epilogue.
+  const GemmProblem p = problem(4096, 3840, 1536);
+  const GpuInfo device = hopper(132);
+  auto fixed = [&](int block_m, int block_n, int num_consumers) {
+    const Prediction pr = predict(p, tile(block_m, block_n, num_consumers), device);
+    EXPECT_EQ(pr.waves, block_m == 128 ? 4 : 8) << block_m << "x" << block_n;
+    return pr.fixed_us;
+  };
+  // Two consumers: 15 boxes of 16 columns cost more than 4 of 64, though they hold fewer bytes.
+  EXPECT_GT(fixed(128, 240, 2), fixed(128, 256, 2) + 1.0);
+  // One consumer: bytes only, so the narrower tile's epilogue is the shorter.
+  EXPECT_LT(fixed(64, 240, 1), fixed(64, 256, 1));
+}

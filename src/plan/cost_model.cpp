@@ -21,6 +21,7 @@
 
 #include "autogemm/errors.hpp"
 #include "autogemm/plan.hpp"
+#include "kernels/sm90/gemm_layout.cuh"
 #include "plan/decode_cost.hpp"
 #include "plan/n_tail.hpp"
 #include "plan/operand_copy.hpp"
@@ -112,6 +113,15 @@ constexpr double kSmemBytesPerClock = 128;
 // on the H100: 1.7-2.5 us more than a plain epilogue, of which the bytes term below
 // gives 0.2-0.6.
 constexpr double kSplitKReduceLatencyUs = 1.5;
+// ---- The epilogue's TMA store, by box ----
+// D is staged and stored in boxes of d_box_cols columns (kernels/sm90/gemm_layout.cuh): the
+// widest 16-128-byte span dividing block_n, so 240 columns go out as 15 boxes of 16 and 256 as
+// 4 of 64. Tile traces of 128-row, two-consumer tiles (5000 x 3000 x 1000 bf16, block_n 128..256,
+// H200) put each tile's epilogue at the bytes term below plus ~3 SM cycles per box row a
+// consumer stores (2.37 us at 240 columns against 1.02 at 256, 1.37 at 224): a tile's width
+// decides how long its consumers stand idle after every tile. Traces of one-consumer 64-row
+// tiles did not show it (64x112: 0.37 us for 7 boxes of 16), so it is charged where measured.
+constexpr double kEpilogueBoxRowCycles = 3.0;
 // Exponent of the norm that combines a tile's matrix-unit and L2 times (overlap() below).
 constexpr double kOverlapNorm = 4;
 // When the SM clock is unknown (hand-built device descriptions).
@@ -357,9 +367,12 @@ double fixed_costs(const GemmProblem& problem, const GemmConfig& config, const G
   const double fill_us = kFirstLoadLatencyUs + double(config.block_m + config.block_n) *
                                                    config.block_k * dtype_bytes(problem.a_type) /
                                                    sm_l2_rate(device);
-  const double epilogue_us = double(config.block_m) * config.block_n *
-                             dtype_bytes(problem.d_type) * (problem.reads_c ? 2 : 1) /
-                             sm_l2_rate(device);
+  double epilogue_us = double(config.block_m) * config.block_n * dtype_bytes(problem.d_type) *
+                       (problem.reads_c ? 2 : 1) / sm_l2_rate(device);
+  if (config.num_consumers == 2 && !d_needs_thread_stores(problem)) {
+    const int boxes = config.block_n / sm90::d_box_cols(config.block_n, dtype_bytes(problem.d_type));
+    epilogue_us += kEpilogueBoxRowCycles * (config.block_m / 2) * boxes / (clock_ghz(device) * 1e3);
+  }
   double fixed_us = kLaunchUs + (config.persistent ? fill_us : double(waves) * fill_us) +
                     double(waves) * epilogue_us;
   // Split-K: the other splits' SMs write their fp32 tiles and the last one reads the split_k - 1
