@@ -382,3 +382,21 @@ TEST(PlanSearch, OperandsPastTheDevicesMemoryAreRefused) {
   // A device whose memory is unknown (0: a hand-built description) is not checked.
   EXPECT_NO_THROW(plan_gemm(p, hopper()));
 }
+
+// Every candidate the planner ranks is one its text names: describe() then parse() gives the
+// same configuration back, so what `autogemm plan` prints can be forced with --config (group 1
+// along N once printed as group 1 along M, a different tile order).
+TEST(PlanSearch, EveryCandidateRoundTripsThroughItsText) {
+  for (const GemmProblem& p :
+       {cli::make_problem(32, 7168, 2048, "bf16", "nt", 0, 0, 0),
+        cli::make_problem(4096, 4096, 4096, "bf16", "tn", 0, 0, 0),
+        cli::make_problem(8, 4096, 14336, "bf16", "nt", 0, 0, 0),
+        cli::make_problem(4096, 2112, 7168, "fp8", "nt", 0, 0, 0)}) {
+    const Plan plan = plan_gemm(p, hopper());
+    ASSERT_FALSE(plan.candidates.empty());
+    for (const Candidate& c : plan.candidates) {
+      GemmConfig back = GemmConfig::parse(c.config.describe());
+      EXPECT_EQ(back, c.config) << c.config.describe();
+    }
+  }
+}

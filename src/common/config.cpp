@@ -40,7 +40,9 @@ std::string GemmConfig::describe() const {
   }
   std::string s = fmt::format("{}x{}x{} s{} c{}{}", block_m, block_n, block_k, num_stages,
                               num_consumers, persistent ? " p" : "");
-  if (raster_group > 1)
+  // Group 1 along N is still its own order (tiles column by column, not row by row), so its
+  // token stays: without it the text would parse back as group 1 along M.
+  if (raster_group > 1 || raster_order == RasterOrder::along_n)
     s += fmt::format(" g{}{}", raster_group, raster_order == RasterOrder::along_n ? "n" : "");
   if (cluster_m * cluster_n > 1)
     s += fmt::format(" cl{}x{}/{}", cluster_m, cluster_n, to_string(multicast));
