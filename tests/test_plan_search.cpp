@@ -395,7 +395,7 @@ TEST(PlanSearch, EveryCandidateRoundTripsThroughItsText) {
     const Plan plan = plan_gemm(p, hopper());
     ASSERT_FALSE(plan.candidates.empty());
     for (const Candidate& c : plan.candidates) {
-      GemmConfig back = GemmConfig::parse(c.config.describe());
+      const GemmConfig back = GemmConfig::parse(c.config.describe());
       EXPECT_EQ(back, c.config) << c.config.describe();
     }
   }

@@ -370,8 +370,10 @@ double fixed_costs(const GemmProblem& problem, const GemmConfig& config, const G
   double epilogue_us = double(config.block_m) * config.block_n * dtype_bytes(problem.d_type) *
                        (problem.reads_c ? 2 : 1) / sm_l2_rate(device);
   if (config.num_consumers == 2 && !d_needs_thread_stores(problem)) {
-    const int boxes = config.block_n / sm90::d_box_cols(config.block_n, dtype_bytes(problem.d_type));
-    epilogue_us += kEpilogueBoxRowCycles * (config.block_m / 2) * boxes / (clock_ghz(device) * 1e3);
+    const int rows_per_consumer = config.block_m / config.num_consumers;
+    const int boxes =
+        config.block_n / sm90::d_box_cols(config.block_n, dtype_bytes(problem.d_type));
+    epilogue_us += kEpilogueBoxRowCycles * rows_per_consumer * boxes / (clock_ghz(device) * 1e3);
   }
   double fixed_us = kLaunchUs + (config.persistent ? fill_us : double(waves) * fill_us) +
                     double(waves) * epilogue_us;
