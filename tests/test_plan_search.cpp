@@ -14,6 +14,7 @@
 #include "plan/gemm_search.hpp"
 #include "plan/operand_copy.hpp"
 #include "plan/rules.hpp"
+#include "plan/swap_ab.hpp"
 #include "plan/tma_rules.hpp"
 #include "plan/wgmma_rules.hpp"
 
@@ -80,33 +81,42 @@ void expect_kernel_config_is_sound(const GemmProblem& p, const Candidate& c, con
     return;
   }
   ASSERT_EQ(cfg.instruction, Instruction::wgmma);
+  // What the kernels compute: A and B copied into padded rows where the caller's break TMA's
+  // stride rule (plan/operand_copy.hpp), and D^T = B^T A^T where the configuration swaps
+  // (plan/swap_ab.hpp: only offered below 64 rows of 16-bit A).
+  const GemmProblem k = plan::kernel_problem(p, cfg);
+  if (cfg.swap_ab) {
+    EXPECT_LE(p.m, plan::kSwapAbMaxM);
+    EXPECT_EQ(dtype_bytes(p.a_type), 2);
+    EXPECT_EQ(k.m, p.n);
+    EXPECT_EQ(k.n, p.m);
+    EXPECT_EQ(ceil_div(k.n, cfg.block_n), 1) << "one tile holds every row of A";
+  }
 
   plan::WgmmaShape shape;
   shape.m = 64;
   shape.n = cfg.block_n;
-  shape.k = plan::wgmma_k(p.a_type);
-  shape.a_type = p.a_type;
-  shape.b_type = p.b_type;
-  shape.a_k_major = a_is_k_major(p.layout);
-  shape.b_k_major = b_is_k_major(p.layout);
+  shape.k = plan::wgmma_k(k.a_type);
+  shape.a_type = k.a_type;
+  shape.b_type = k.b_type;
+  shape.a_k_major = a_is_k_major(k.layout);
+  shape.b_k_major = b_is_k_major(k.layout);
   EXPECT_EQ(plan::wgmma_violation(shape, d.cc), "");
-  const KernelFields fields = plan::kernel_fields(p, cfg);
-  // The boxes describe what the kernels read: A and B copied into padded rows where the
-  // caller's break TMA's stride rule (plan/operand_copy.hpp).
-  const auto boxes = plan::gemm_tma_boxes(plan::kernel_problem(p), fields);
-  // A, B, and D unless D is stored by threads (rows ending mid 16-byte chunk, or D's or C's
-  // rows a stride TMA cannot describe).
-  EXPECT_EQ(fields.store_path == StorePath::threads, d_needs_thread_stores(p));
+  const KernelFields fields = plan::kernel_fields(k, cfg);
+  const auto boxes = plan::gemm_tma_boxes(k, fields);
+  // A, B, and D unless D is stored by threads (rows ending mid 16-byte chunk, D's or C's rows a
+  // stride TMA cannot describe, or D written transposed).
+  EXPECT_EQ(fields.store_path == StorePath::threads, d_needs_thread_stores(k) || cfg.swap_ab);
   EXPECT_EQ(boxes.size(), fields.store_path == StorePath::tma ? 3u : 2u);
   for (const auto& box : boxes) EXPECT_EQ(plan::tma_violation(box.description), "") << box.operand;
 
-  EXPECT_LE(gemm_smem_bytes(p, cfg), d.smem_per_block_optin_bytes);
+  EXPECT_LE(plan::gemm_smem_bytes(k, fields), d.smem_per_block_optin_bytes);
   EXPECT_GE(cfg.num_stages, 2);
   EXPECT_LE(cfg.num_stages, 8);
   if (cfg.num_stages < 8) {  // the deepest ring that fits
-    GemmConfig deeper = cfg;
-    ++deeper.num_stages;
-    EXPECT_GT(gemm_smem_bytes(p, deeper), d.smem_per_block_optin_bytes);
+    KernelFields deeper = fields;
+    ++deeper.config.num_stages;
+    EXPECT_GT(plan::gemm_smem_bytes(k, deeper), d.smem_per_block_optin_bytes);
   }
   EXPECT_EQ(cfg.block_m % (64 * cfg.num_consumers), 0);
   EXPECT_LE(plan::accumulator_registers(cfg),
@@ -115,12 +125,12 @@ void expect_kernel_config_is_sound(const GemmProblem& p, const Candidate& c, con
 
   // The tiles cover the problem.
   const Prediction& pr = c.prediction;
-  EXPECT_EQ(pr.num_tiles, ceil_div(p.m, cfg.block_m) * ceil_div(p.n, cfg.block_n) * cfg.split_k);
-  EXPECT_GE(ceil_div(p.m, cfg.block_m) * cfg.block_m, p.m);
-  EXPECT_GE(ceil_div(p.n, cfg.block_n) * cfg.block_n, p.n);
+  EXPECT_EQ(pr.num_tiles, ceil_div(k.m, cfg.block_m) * ceil_div(k.n, cfg.block_n) * cfg.split_k);
+  EXPECT_GE(ceil_div(k.m, cfg.block_m) * cfg.block_m, k.m);
+  EXPECT_GE(ceil_div(k.n, cfg.block_n) * cfg.block_n, k.n);
   // With the n-tail kernel the last column of tiles counts as the narrow tiles' share.
   EXPECT_GE(pr.waves * d.sm_count, cfg.n_tail_kernel
-                                       ? ceil_div(p.m, cfg.block_m) * (p.n / cfg.block_n)
+                                       ? ceil_div(k.m, cfg.block_m) * (k.n / cfg.block_n)
                                        : pr.num_tiles);
   EXPECT_GE(pr.busy_sms, 1);
   EXPECT_LE(pr.busy_sms, d.sm_count);

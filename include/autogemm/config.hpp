@@ -56,9 +56,15 @@ struct GemmConfig {
                                    // that starts on the SMs the main kernel frees (programmatic
                                    // dependent launch): no half-empty tiles in the last wave
                                    // (plan/n_tail.hpp)
+  bool swap_ab = false;            // 16-bit, ungrouped: the kernel computes D^T = B^T A^T, so the
+                                   // call's N runs along the tile's rows (block_m) and its M
+                                   // along wgmma's N (block_n, steps of 8 or 16 instead of 64
+                                   // rows): few rows of A stop padding a 64-row wgmma. The
+                                   // threads write D transposed (plan/swap_ab.hpp)
   Instruction instruction = Instruction::wgmma;
 
-  // The configuration text: "128x256x64 s3 c2 p g8 cl2x1/b" (+ " sk2", " pb2", " oi", " ntk"),
+  // The configuration text: "128x256x64 s3 c2 p g8 cl2x1/b" (+ " sk2", " pb2", " oi", " ntk",
+  // " swap"),
   // "mma 16x64x256 s3 sk4" for the decode family, or "cuBLASLt".
   std::string describe() const;
   // The inverse of describe() (fields it omits keep their defaults, except: not persistent,

@@ -138,6 +138,7 @@ GemmConfig draw_config(Rng& rng, const GemmProblem& p) {
   c.promotion_buffers = fp8 && chance(rng, 0.5) ? 2 : 1;
   c.ordered_issue = fp8 && chance(rng, 0.3);
   c.n_tail_kernel = chance(rng, 0.2);
+  c.swap_ab = !fp8 && chance(rng, 0.2);
   return c;
 }
 
@@ -309,7 +310,11 @@ std::string check_fuzz_case_on_cpu(const FuzzCase& c, const GpuInfo& device) {
     if (k.first_column != columns) return fmt::format("{}: starts at column {}", k.text, k.first_column);
     columns += k.problem.n;
   }
-  if (columns != c.problem.n) return fmt::format("the kernels cover {} of {} columns", columns, c.problem.n);
+  // A swapped kernel's columns are the call's rows (plan/swap_ab.hpp).
+  const int64_t want = spec.config.swap_ab ? c.problem.m : c.problem.n;
+  if (columns != want)
+    return fmt::format("the kernels cover {} of {} {}", columns, want,
+                       spec.config.swap_ab ? "rows (swapped)" : "columns");
   return {};
 }
 

@@ -43,6 +43,7 @@ jit::KernelSource gemm_kernel_source(const KernelLaunch& kernel, bool traced) {
                          c.raster_order == RasterOrder::along_n ? "n" : "m", load, store) +
              (c.split_k > 1 ? fmt::format("_sk{}", c.split_k) : std::string()) +
              (f.launch_dependents ? "_ntk" : "") + (f.waits_for_primary ? "_pdlw" : "") +
+             (c.swap_ab ? "_dT" : "") +
              (p.grouping == Grouping::none ? "" : fmt::format("_grouped_{}", to_string(p.grouping)));
   src.name += input_type_name_suffix(p, c);   // FP8: B type and scaling; empty for 16-bit
   if (traced) src.name += "_trace";
@@ -66,6 +67,7 @@ jit::KernelSource gemm_kernel_source(const KernelLaunch& kernel, bool traced) {
       "  static constexpr bool launch_dependents = {launch_dependents};\n"
       "  static constexpr bool waits_for_primary = {waits_for_primary};\n"
       "  static constexpr int grouping = {grouping};   // 0 none, 1 contiguous, 2 masked\n"
+      "  static constexpr bool d_transposed = {d_transposed};   // swap_ab: D^T = B^T A^T\n"
       "{mma}"
       "}};\n"
       "}}  // namespace autogemm::sm90::generated\n",
@@ -86,7 +88,7 @@ jit::KernelSource gemm_kernel_source(const KernelLaunch& kernel, bool traced) {
       fmt::arg("split_k", c.split_k), fmt::arg("preg", f.producer_registers),
       fmt::arg("creg", f.consumer_registers), fmt::arg("launch_dependents", f.launch_dependents),
       fmt::arg("waits_for_primary", f.waits_for_primary), fmt::arg("mma", mma),
-      fmt::arg("grouping", int(p.grouping)));
+      fmt::arg("grouping", int(p.grouping)), fmt::arg("d_transposed", c.swap_ab));
   src.kernel_name = "autogemm::sm90::gemm_kernel<autogemm::sm90::generated::Config>";
   src.arch = "sm_90a";
   return src;

@@ -50,6 +50,7 @@ std::string GemmConfig::describe() const {
   if (promotion_buffers > 1) s += fmt::format(" pb{}", promotion_buffers);
   if (ordered_issue) s += " oi";
   if (n_tail_kernel) s += " ntk";
+  if (swap_ab) s += " swap";
   return s;
 }
 
@@ -91,6 +92,8 @@ GemmConfig GemmConfig::parse(std::string_view text) {
       c.ordered_issue = true;
     } else if (token == "ntk") {
       c.n_tail_kernel = true;
+    } else if (token == "swap") {
+      c.swap_ab = true;
     } else if (token.starts_with("pb")) {
       c.promotion_buffers = number(std::string_view(token).substr(2));
     } else if (token.starts_with("sk")) {

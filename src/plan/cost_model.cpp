@@ -26,6 +26,7 @@
 #include "plan/n_tail.hpp"
 #include "plan/operand_copy.hpp"
 #include "plan/rules.hpp"
+#include "plan/swap_ab.hpp"
 
 namespace autogemm {
 
@@ -369,7 +370,9 @@ double fixed_costs(const GemmProblem& problem, const GemmConfig& config, const G
                                                    sm_l2_rate(device);
   double epilogue_us = double(config.block_m) * config.block_n * dtype_bytes(problem.d_type) *
                        (problem.reads_c ? 2 : 1) / sm_l2_rate(device);
-  if (config.num_consumers == 2 && !d_needs_thread_stores(problem)) {
+  // The box term is the TMA store's (threads stores: D's rows ragged or unaligned, or swap_ab).
+  const bool tma_store = plan::kernel_fields(problem, config).store_path == StorePath::tma;
+  if (config.num_consumers == 2 && tma_store) {
     const int rows_per_consumer = config.block_m / config.num_consumers;
     const int boxes =
         config.block_n / sm90::d_box_cols(config.block_n, dtype_bytes(problem.d_type));
@@ -476,9 +479,11 @@ Prediction predict_kernels(const GemmProblem& problem, const GemmConfig& config,
   auto wave_us = [&](int64_t items) {
     // Applied where it was measured: the other operand fills at most half its tile (M <= 32 in
     // 64-row tiles). At M = 64 it moved 64 x 2112 x 7168 from split 2 (15.2 us) to split 4
-    // in two waves (17.6 us), whose wave cost the model underrates.
-    const bool one_pass_operand = (w.tiles_m == 1 && 2 * problem.m <= config.block_m) ||
-                                  (w.tiles_n == 1 && 2 * problem.n <= config.block_n);
+    // in two waves (17.6 us), whose wave cost the model underrates. A swapped kernel (swap_ab:
+    // the call's M < 64 rows as its N, in one tile column) streams the call's B the same way.
+    const bool one_pass_operand =
+        (w.tiles_m == 1 && 2 * problem.m <= config.block_m) ||
+        (w.tiles_n == 1 && (2 * problem.n <= config.block_n || config.swap_ab));
     // The first pass is the pipeline fill (fixed costs).
     const double ring_us =
         one_pass_operand
@@ -517,7 +522,7 @@ void add_operand_copies(Prediction& p, const GemmProblem& call, const GpuInfo& d
 Prediction predict(const GemmProblem& call, const GemmConfig& config, const GpuInfo& device) {
   validate(call);
   if (config.instruction == Instruction::vendor) return vendor_prediction(call, device);
-  Prediction p = predict_kernels(plan::kernel_problem(call), config, device);
+  Prediction p = predict_kernels(plan::kernel_problem(call, config), config, device);
   plan::add_operand_copies(p, call, device);
   return p;
 }

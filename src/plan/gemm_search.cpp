@@ -28,6 +28,7 @@
 #include "plan/kernel_spec.hpp"
 #include "plan/n_tail.hpp"
 #include "plan/operand_copy.hpp"
+#include "plan/swap_ab.hpp"
 
 namespace autogemm {
 
@@ -61,6 +62,19 @@ std::vector<int> block_n_choices(int64_t n) {
   if (n <= 8) out.push_back(8);  // N < 16 rounded up to 8: a narrower instruction, less waste
   for (int bn = 16; bn <= 256; bn += 16) out.push_back(bn);
   return out;
+}
+
+// A swapped problem's N is the call's few rows of A: one tile holds them all, so each row of
+// the call's B is read by one CTA (the decode family's rule: at M = 16, 8-row tiles that read
+// B twice took 52-58 us where 16-row tiles took 38-39, H200). Its tiles are 64 or 128 rows of
+// the call's N: 256-row ones were the slowest swapped tile of each of six decode rows forced
+// on an H200 (32 x 7168 x 2048 sk4 0.84 of cuBLASLt, 32 x 24576 x 1536 0.95 against 0.98-1.06
+// for 64 and 128 rows), as few tiles leave SMs idle or need split-K.
+// An N-major B (the call's A stored K x M) loads whole 64-column slabs, so there the next
+// multiple of 64.
+int one_tile_block_n(const GemmProblem& problem) {
+  if (!b_is_k_major(problem.layout)) return int((problem.n + 63) / 64 * 64);
+  return problem.n <= 8 ? 8 : int((problem.n + 15) / 16 * 16);
 }
 
 bool is_fp8(DType t) { return t == DType::e4m3 || t == DType::e5m2; }
@@ -257,15 +271,17 @@ namespace {
 // Every tile the search considers (legal or not; tile_violation sorts them), in the order
 // that breaks ties between equal predictions: block_k, block_m, block_n, consumers, split_k,
 // FP8 promotion scheme. Each gets the deepest ring that fits.
-std::vector<GemmConfig> tile_configs(const GemmProblem& problem, const GpuInfo& device) {
+std::vector<GemmConfig> tile_configs(const GemmProblem& problem, const GpuInfo& device,
+                                     bool swap_ab) {
   std::vector<GemmConfig> tiles;
   const int atom_k = block_k_for(problem.a_type);
   // Two swizzle atoms of K per stage for 16-bit inputs: half the barrier round trips.
   std::vector<int> block_ks{atom_k};
   if (dtype_bytes(problem.a_type) == 2) block_ks.push_back(2 * atom_k);
   for (int block_k : block_ks)
-    for (int block_m : {64, 128, 256})
-      for (int block_n : block_n_choices(problem.n))
+    for (int block_m : swap_ab ? std::vector<int>{64, 128} : std::vector<int>{64, 128, 256})
+      for (int block_n : swap_ab ? std::vector<int>{one_tile_block_n(problem)}
+                                 : block_n_choices(problem.n))
         for (int num_consumers : {1, 2})
           for (int split_k : split_k_choices(problem, block_m, block_n, block_k, device))
             for (int promotion_buffers : promotion_buffer_choices(problem))
@@ -279,6 +295,7 @@ std::vector<GemmConfig> tile_configs(const GemmProblem& problem, const GpuInfo& 
                 tile.split_k = split_k;
                 tile.promotion_buffers = promotion_buffers;
                 tile.ordered_issue = ordered_issue;
+                tile.swap_ab = swap_ab;   // no D staging buffer: its stores are the threads'
                 const int stages = max_stages_that_fit(problem, kernel_fields(problem, tile),
                                                        device, kMaxStages);
                 tile.num_stages = stages > 0 ? stages : 2;  // 2 does not fit: rejected, with its size
@@ -288,9 +305,11 @@ std::vector<GemmConfig> tile_configs(const GemmProblem& problem, const GpuInfo& 
 }
 
 // The schedules of one legal tile: cluster shapes (checked once each), persistence, raster
-// order and the n-tail kernel, each predicted.
-void add_schedules(Plan& plan, const GemmConfig& tile) {
-  const GemmProblem& problem = plan.problem;
+// order and the n-tail kernel, each predicted. The rules judge the problem the tile's kernel
+// computes (`kernel_problem`: plan.problem, or its swap for a swap_ab tile); the predictions
+// take plan.problem, which predict() swaps itself.
+void add_schedules(Plan& plan, const GemmProblem& kernel_problem, const GemmConfig& tile) {
+  const GemmProblem& problem = kernel_problem;
   const GpuInfo& device = plan.device;
   for (const auto& cluster : kClusterChoices) {
     if (cluster.multicast != Multicast::none && !multicast_offered(problem)) continue;
@@ -317,10 +336,24 @@ void add_schedules(Plan& plan, const GemmConfig& tile) {
           // (plan/n_tail.hpp) and both kernels are legal; skipped silently elsewhere (a
           // variant, not a tile the user asked for).
           if (n_tail_kernel && (!n_tail_offered(problem, config) ||
-                                !legality_violation(problem, config, device).empty()))
+                                !legality_violation(plan.problem, config, device).empty()))
             continue;
-          plan.candidates.push_back({config, predict(problem, config, device)});
+          plan.candidates.push_back({config, predict(plan.problem, config, device)});
         }
+  }
+}
+
+// Every tile of `kernel_problem` (swapped: each with swap_ab set) the rules accept, with its
+// schedules; the others rejected with their reason.
+void add_tiles(Plan& plan, const GemmProblem& kernel_problem, bool swap_ab) {
+  for (const GemmConfig& tile : tile_configs(kernel_problem, plan.device, swap_ab)) {
+    const KernelFields fields = kernel_fields(kernel_problem, tile);
+    std::string why = grouped_violation(kernel_problem, fields);
+    if (why.empty()) why = tile_violation(kernel_problem, fields, plan.device);
+    if (!why.empty())
+      plan.rejected.push_back({tile, std::move(why)});
+    else
+      add_schedules(plan, kernel_problem, tile);
   }
 }
 
@@ -362,15 +395,9 @@ Plan plan_gemm(const GemmProblem& call, const GpuInfo& device) {
   Plan plan;
   plan.problem = problem;
   plan.device = device;
-  for (const GemmConfig& tile : plan::tile_configs(problem, device)) {
-    const KernelFields fields = plan::kernel_fields(problem, tile);
-    std::string why = plan::grouped_violation(problem, fields);
-    if (why.empty()) why = plan::tile_violation(problem, fields, device);
-    if (!why.empty())
-      plan.rejected.push_back({tile, std::move(why)});
-    else
-      plan::add_schedules(plan, tile);
-  }
+  plan::add_tiles(plan, problem, false);
+  // Few rows of A: the same tiles on D^T = B^T A^T, those rows along wgmma's N (plan/swap_ab.hpp).
+  if (plan::swap_ab_offered(problem)) plan::add_tiles(plan, plan::swapped_problem(problem), true);
   for (const GemmConfig& config : plan::decode_configs(problem, device)) {
     if (auto why = plan::tile_violation(problem, plan::kernel_fields(problem, config), device);
         !why.empty()) {

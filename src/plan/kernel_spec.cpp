@@ -13,6 +13,7 @@
 #include "plan/n_tail.hpp"
 #include "plan/operand_copy.hpp"
 #include "plan/rules.hpp"
+#include "plan/swap_ab.hpp"
 
 namespace autogemm {
 
@@ -130,8 +131,9 @@ KernelSpec make_spec(const GemmProblem& call, const GemmConfig& config, const Gp
     spec.vendor = true;
     return spec;
   }
-  // The kernels read A and B in rows TMA can describe: copies where the caller's are not.
-  const GemmProblem problem = kernel_problem(call);
+  // The kernels read A and B in rows TMA can describe: copies where the caller's are not; a
+  // swapped configuration's kernels compute D^T = B^T A^T (plan/swap_ab.hpp).
+  const GemmProblem problem = kernel_problem(call, config);
   spec.copy_a = operand_copy_a(call);
   spec.copy_b = operand_copy_b(call);
   for (const OperandCopy* copy : {&spec.copy_a, &spec.copy_b})
@@ -146,7 +148,11 @@ KernelSpec make_spec(const GemmProblem& call, const GemmConfig& config, const Gp
   const KernelFields fields = kernel_fields(problem, config, switches);
   if (auto why = kernel_violation(problem, fields, device); !why.empty())
     throw InvalidArgument("config", spec.text, why);
-  if (fields.store_path == StorePath::threads && switches.store_path == StorePath::tma) {
+  if (config.swap_ab)
+    spec.reason += fmt::format("; operands swapped: the kernel computes D^T = B^T A^T, the {} rows "
+                               "of A along wgmma's N, and the threads write D transposed",
+                               call.m);
+  else if (fields.store_path == StorePath::threads && switches.store_path == StorePath::tma) {
     std::vector<std::string> why;
     if (d_rows_end_mid_chunk(problem))
       why.push_back(fmt::format("n = {} {} ends rows mid 16-byte chunk", problem.n,

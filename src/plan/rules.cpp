@@ -14,6 +14,7 @@
 #include "plan/n_tail.hpp"
 #include "plan/operand_copy.hpp"
 #include "plan/rules.hpp"
+#include "plan/swap_ab.hpp"
 #include "plan/tma_rules.hpp"
 #include "plan/wgmma_rules.hpp"
 
@@ -47,9 +48,11 @@ KernelFields kernel_fields(const GemmProblem& problem, const GemmConfig& config,
     f.decode_ctas_per_sm = decode_ctas_per_sm(problem, config);
     return f;
   }
-  // A ragged right edge of D (TMA would write past N up to the next 16-byte boundary), or D's
-  // or C's rows a stride TMA cannot describe: the threads write D element by element.
-  f.store_path = d_needs_thread_stores(problem) ? StorePath::threads : switches.store_path;
+  // A ragged right edge of D (TMA would write past N up to the next 16-byte boundary), D's or
+  // C's rows a stride TMA cannot describe, or D written transposed (swap_ab): the threads write
+  // D element by element.
+  f.store_path = d_needs_thread_stores(problem) || config.swap_ab ? StorePath::threads
+                                                                 : switches.store_path;
   return f;
 }
 
@@ -417,6 +420,7 @@ std::string tile_violation(const GemmProblem& problem, const KernelFields& field
                            const GpuInfo& device) {
   const GemmConfig& config = fields.config;
   if (config.instruction == Instruction::vendor) return {};  // cuBLASLt takes any valid problem
+  if (auto why = swap_ab_violation(problem, fields); !why.empty()) return why;
   if (config.instruction == Instruction::mma) return decode_violation(problem, fields, device);
   // In order; each check may assume the ones before it passed (later ones divide by the sizes).
   if (auto why = instruction_violation(problem, config, device); !why.empty()) return why;
@@ -577,14 +581,19 @@ std::string operand_violation(const KernelSpec& spec, const GemmOperands& operan
   }
   for (const KernelLaunch& kernel : spec.kernels)
     for (const TensorMapSpec& map : kernel.tensor_maps) {
+      // A swapped kernel's A is the call's B and its B the call's A (plan/swap_ab.hpp).
+      const char operand = !kernel.fields.config.swap_ab ? map.operand
+                           : map.operand == 'A'         ? 'B'
+                           : map.operand == 'B'         ? 'A'
+                                                        : map.operand;
       // A copied operand is read from the launcher's copy, not the caller's pointer.
-      if ((map.operand == 'A' && spec.copy_a.active()) || (map.operand == 'B' && spec.copy_b.active()))
+      if ((operand == 'A' && spec.copy_a.active()) || (operand == 'B' && spec.copy_b.active()))
         continue;
-      const void* pointer = map.operand == 'A'   ? operands.a
-                            : map.operand == 'B' ? operands.b
-                            : map.operand == 'C' ? operands.c
-                                                 : operands.d;
-      const char name[2] = {char(map.operand - 'A' + 'a'), '\0'};
+      const void* pointer = operand == 'A'   ? operands.a
+                            : operand == 'B' ? operands.b
+                            : operand == 'C' ? operands.c
+                                             : operands.d;
+      const char name[2] = {char(operand - 'A' + 'a'), '\0'};
       if (auto why = tma_address_violation(name, reinterpret_cast<uintptr_t>(pointer));
           !why.empty())
         return why;
@@ -607,8 +616,9 @@ std::string legality_violation(const GemmProblem& call, const GemmConfig& config
                                const GpuInfo& device) {
   validate(call);
   // The rules judge what the kernels read: A and B copied into TMA-describable rows where the
-  // caller's are not (plan/operand_copy.hpp).
-  const GemmProblem problem = plan::kernel_problem(call);
+  // caller's are not (plan/operand_copy.hpp), swapped where the configuration says so
+  // (plan/swap_ab.hpp).
+  const GemmProblem problem = plan::kernel_problem(call, config);
   const KernelFields fields = plan::kernel_fields(problem, config);
   if (auto why = plan::kernel_violation(problem, fields, device); !why.empty()) return why;
   return plan::preference_violation(problem, config, device);

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <utility>
 
 #include "autogemm/errors.hpp"
 #include "codegen/kernel_source.hpp"
@@ -160,7 +161,11 @@ GemmOperands column_operands(const GemmProblem& p, const GemmOperands& o, int64_
 void launch_one(const KernelSpec& spec, const KernelLaunch& k, const GemmOperands& call_operands,
                 const AScales& a_scales, const GroupArrays& groups, cudaStream_t stream) {
   const PreparedKernel& prep = prepared(k);
-  const GemmOperands o = column_operands(k.problem, call_operands, k.first_column);
+  GemmOperands o = column_operands(k.problem, call_operands, k.first_column);
+  // Swapped operands (plan/swap_ab.hpp): the kernel's problem is D^T = B^T A^T, its A the
+  // call's B and its B the call's A; C and D keep their pointers (the kernel writes them
+  // transposed).
+  if (k.fields.config.swap_ab) std::swap(o.a, o.b);
   const GemmProblem& p = k.problem;
   sm90::GemmParams params{};
   // Grouped: the scheduler's rows are all stored rows (masked: groups x max_m, group_rows

@@ -13,6 +13,8 @@ namespace autogemm::sm90 {
 template <class Cfg>
 struct Epilogue {
   using G = Geometry<Cfg>;
+  static_assert(!Cfg::d_transposed || !Cfg::tma_store,
+                "D^T is written by the threads: the TMA store's boxes are rows of the kernel's D");
   static constexpr int kStoreThreads = 128;
 
   // Visits every (row, col) pair the thread holds: f(slab, register index, row in consumer
@@ -120,8 +122,9 @@ struct Epilogue {
 
   // Straight from registers to global memory with bounds checks: the teaching steps (no TMA),
   // rows of D that end inside a 16-byte chunk or are a stride TMA cannot describe (ldd or ldc
-  // not a multiple of 16 bytes), and masked grouped tiles past their group's valid rows. No
-  // row at or beyond `row_limit` (params.m, or the group's limit) is written.
+  // not a multiple of 16 bytes), masked grouped tiles past their group's valid rows, and D^T
+  // (Cfg::d_transposed). No row at or beyond `row_limit` (params.m, or the group's limit) is
+  // written.
   __device__ static void store_threads(float (&acc)[G::kSlabs][G::kAccum], const GemmParams& params,
                                        int consumer, int row0, int n_tile, int row_limit) {
     const int m0 = row0 + consumer * G::kRowsPerConsumer;
@@ -135,6 +138,20 @@ struct Epilogue {
       if (grow >= row_limit || gcol >= Cfg::n) return;
       const bool both = gcol + 1 < Cfg::n;
       float v0 = params.alpha * acc[slab][r], v1 = params.alpha * acc[slab][r + 1];
+      if constexpr (Cfg::d_transposed) {
+        // The kernel's (row, column) is the caller's (column, row): the pair is two rows of
+        // the caller's D, ldd apart. A warp's store covers 8 kernel rows (16 contiguous bytes
+        // of bf16) in each of 4 of the caller's rows.
+        const long long first = (long long)gcol * params.ldd + grow;
+        if (read_c) {
+          const long long first_c = (long long)gcol * params.ldc + grow;
+          v0 += params.beta * load_c_value(c + first_c * Cfg::out_bytes);
+          if (both) v1 += params.beta * load_c_value(c + (first_c + params.ldc) * Cfg::out_bytes);
+        }
+        store_value(d + first * Cfg::out_bytes, v0);
+        if (both) store_value(d + (first + params.ldd) * Cfg::out_bytes, v1);
+        return;
+      }
       if (read_c) {
         const unsigned char* pc = c + (grow * params.ldc + gcol) * Cfg::out_bytes;
         v0 += params.beta * load_c_value(pc);

@@ -1,0 +1,42 @@
+#pragma once
+// Swapped operands (GemmConfig::swap_ab): D^T (N x M) = B^T (N x K) A^T (K x M). wgmma's M is
+// 64 rows per instruction while its N steps by 8 (hopper-facts.md 2.1), so a call with few rows
+// of A wastes most of each 64-row wgmma (M = 32: half of it) unless those rows run along N. The
+// kernel then sees the transposed problem: its A is the call's B, its B the call's A, its rows
+// the call's columns; it writes D through the threads, each kernel row a column of the call's
+// D (kernels/sm90/epilogue.cuh). Everything downstream of make_spec (tensor maps, the split-K
+// workspace, the tile trace) works on that kernel problem; the launcher hands the kernel B's
+// pointer as A and A's as B.
+#include <string>
+
+#include "autogemm/config.hpp"
+#include "autogemm/kernel_spec.hpp"
+#include "autogemm/problem.hpp"
+
+namespace autogemm::plan {
+
+// The problem the kernel computes for `problem` with swapped operands: M and N, the types, the
+// leading dimensions of A and B exchanged, each operand's storage letter flipped (B stored
+// N x K is the kernel's A stored M x K: "nt" stays "nt", "nn" <-> "tt", "tn" stays "tn"); ldc and
+// ldd stay the caller's row strides of C and D, which the kernel reads and writes transposed.
+GemmProblem swapped_problem(const GemmProblem& problem);
+
+// The problem the kernels of `config` read for the call: A and B copied into TMA-describable
+// rows where the caller's are not (plan/operand_copy.hpp), then swapped if config.swap_ab.
+GemmProblem kernel_problem(const GemmProblem& call, const GemmConfig& config);
+
+// Empty, or why `config` may not swap for the kernel problem (already swapped): the tile
+// family only, 16-bit inputs (block-scaled FP8 scales A per row and B per 128 x 128 block, and
+// the kernel applies them in that order), ungrouped, no n-tail kernel (its column split is of
+// the call's N, which the swapped kernel runs along M).
+std::string swap_ab_violation(const GemmProblem& kernel_problem, const KernelFields& fields);
+
+// Whether the search offers swapped candidates: 16-bit, ungrouped calls with M below one
+// 64-row wgmma, where the padding costs matrix-unit time and the transposed stores are few
+// (M x N outputs, M < 64). Measured on an H200 (the swapped problem run as a plain GEMM,
+// cuBLASLt on the call): 32 x 7168 x 2048 0.97 -> 1.06-1.08 (64x32 tiles against 64x64),
+// 32 x 2112 x 7168 0.98 -> 1.13; 32 x 14336 x 4096 and 32 x 24576 x 1536 within 1%.
+bool swap_ab_offered(const GemmProblem& call);
+inline constexpr int64_t kSwapAbMaxM = 63;
+
+}  // namespace autogemm::plan

@@ -1,0 +1,198 @@
+// Swapped operands (GemmConfig::swap_ab, plan/swap_ab.hpp), without a GPU: the kernel problem
+// D^T = B^T A^T for every layout, the configuration text, the rules that refuse a swap, the
+// spec a swapped configuration makes (the kernel's operands, its store path, its tensor maps),
+// where the planner offers it, and the generated kernel compiling with NVRTC. GPU correctness:
+// GemmGpu.SwappedOperandsAreCorrect (tests/test_gemm_gpu.cpp).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "autogemm/errors.hpp"
+#include "autogemm/plan.hpp"
+#include "codegen/kernel_source.hpp"
+#include "jit/jit.hpp"
+#include "jit/ptxas_usage.hpp"
+#include "plan/rules.hpp"
+#include "plan/swap_ab.hpp"
+#include "plan_test_util.hpp"
+
+using namespace autogemm;
+using autogemm::testing::block_fp8_problem;
+using autogemm::testing::hopper;
+using autogemm::testing::problem;
+
+TEST(SwapAb, KernelProblemIsTheTransposeForEveryLayout) {
+  // The kernel's A is the call's B, its B the call's A: each keeps its storage, which is the
+  // other letter from the swapped point of view (problem.hpp).
+  const std::pair<Layout, Layout> expected[] = {
+      {Layout::nt, Layout::nt}, {Layout::nn, Layout::tt}, {Layout::tt, Layout::nn},
+      {Layout::tn, Layout::tn}};
+  for (const auto& [call_layout, kernel_layout] : expected) {
+    GemmProblem p = problem(24, 1000, 520, call_layout);
+    p.b_type = DType::fp16;
+    p.a_type = DType::fp16;
+    p.d_type = DType::fp32;
+    p.lda = 600;
+    p.ldb = 1040;
+    p.ldd = 1003;
+    p.reads_c = true;
+    const GemmProblem k = plan::swapped_problem(p);
+    SCOPED_TRACE(to_string(call_layout));
+    EXPECT_EQ(k.m, 1000);
+    EXPECT_EQ(k.n, 24);
+    EXPECT_EQ(k.k, 520);
+    EXPECT_EQ(k.layout, kernel_layout);
+    EXPECT_EQ(a_is_k_major(k.layout), b_is_k_major(p.layout));
+    EXPECT_EQ(b_is_k_major(k.layout), a_is_k_major(p.layout));
+    EXPECT_EQ(k.lda, 1040);
+    EXPECT_EQ(k.ldb, 600);
+    // C's and D's row strides stay the caller's: the kernel writes them transposed.
+    EXPECT_EQ(k.ldd, 1003);
+    EXPECT_EQ(k.ldc, 1000);
+    EXPECT_EQ(k.d_type, DType::fp32);
+    EXPECT_TRUE(k.reads_c);
+    // Swapping twice gives the call back (its packed strides made explicit).
+    const GemmProblem back = plan::swapped_problem(k);
+    EXPECT_EQ(back.m, p.m);
+    EXPECT_EQ(back.n, p.n);
+    EXPECT_EQ(back.layout, p.layout);
+    EXPECT_EQ(back.lda, p.lda);
+    EXPECT_EQ(back.ldb, p.ldb);
+  }
+}
+
+TEST(SwapAb, ConfigurationTextRoundTrips) {
+  const GemmConfig c = GemmConfig::parse("64x32x128 s8 c1 p g8 sk2 swap");
+  EXPECT_TRUE(c.swap_ab);
+  EXPECT_EQ(c.split_k, 2);
+  EXPECT_EQ(c.describe(), "64x32x128 s8 c1 p g8 sk2 swap");
+  EXPECT_FALSE(GemmConfig::parse("64x32x128 s8 c1 p g8 sk2").swap_ab);
+}
+
+TEST(SwapAb, RulesRefuseWhatCannotSwap) {
+  const GpuInfo gpu = hopper();
+  const auto refusal = [&](const GemmProblem& p, const char* config) {
+    return legality_violation(p, GemmConfig::parse(config), gpu);
+  };
+  EXPECT_EQ(refusal(problem(32, 7168, 2048), "64x32x128 s8 c1 p g8 swap"), "");
+  // Forced, a swap runs at any M (the planner offers it only below 64 rows).
+  EXPECT_EQ(refusal(problem(300, 1000, 1000), "128x64x64 s6 c2 p g8 swap"), "");
+  EXPECT_NE(refusal(block_fp8_problem(32, 7168, 2048), "64x32x128 s8 c1 p g8 swap")
+                .find("swap_ab with a_type = e4m3: 16-bit inputs only"),
+            std::string::npos);
+  EXPECT_NE(refusal(problem(16, 7168, 2048), "mma 16x32x128 s3 swap")
+                .find("swap_ab with instruction = mma"),
+            std::string::npos);
+  EXPECT_NE(refusal(problem(32, 2100, 2048), "64x32x64 s8 c1 p g8 ntk swap")
+                .find("swap_ab with n_tail_kernel"),
+            std::string::npos);
+  // The kernel's block_n holds the call's rows: an N-major kernel B (the call's A stored
+  // K x M) needs whole 64-column slabs, as any N-major B does.
+  EXPECT_NE(refusal(problem(32, 7168, 2048, Layout::tn), "64x32x128 s6 c1 p g8 swap")
+                .find("block_n = 32: B is N-major"),
+            std::string::npos);
+  EXPECT_EQ(refusal(problem(32, 7168, 2048, Layout::tn), "64x64x128 s6 c1 p g8 swap"), "");
+}
+
+TEST(SwapAb, GroupedProblemsDoNotSwap) {
+  GemmProblem p = problem(1024, 4096, 7168);
+  p.grouping = Grouping::contiguous;
+  p.num_groups = 8;
+  KernelFields fields;
+  fields.config = GemmConfig::parse("128x64x64 s6 c2 p g8 swap");
+  fields.store_path = StorePath::threads;
+  EXPECT_NE(plan::swap_ab_violation(p, fields).find("swap_ab with grouping = contiguous"),
+            std::string::npos);
+}
+
+TEST(SwapAb, SpecRunsTheKernelOnTheTransposedProblem) {
+  const GpuInfo gpu = hopper();
+  GemmProblem p = problem(32, 7168, 2048);
+  p.ldd = 7176;
+  const KernelSpec spec = make_kernel_spec(p, GemmConfig::parse("64x32x128 s8 c1 p g8 sk2 swap"), gpu);
+  ASSERT_EQ(spec.kernels.size(), 1u);
+  EXPECT_EQ(spec.problem.m, 32);   // the call's, as the caller gave it
+  const KernelLaunch& k = spec.kernels.front();
+  EXPECT_EQ(k.problem.m, 7168);
+  EXPECT_EQ(k.problem.n, 32);
+  EXPECT_EQ(k.problem.ldd, 7176);
+  EXPECT_EQ(k.fields.store_path, StorePath::threads);
+  EXPECT_NE(spec.reason.find("operands swapped"), std::string::npos) << spec.reason;
+  // 7168 / 64 tiles of the call's N, one column of 32 of its rows, two splits.
+  EXPECT_EQ(k.work_items, 112 * 2);
+  // A's map is over the call's B (7168 rows of 2048), B's over the call's A; no D map.
+  ASSERT_EQ(k.tensor_maps.size(), 2u);
+  const auto map = [&](char operand) {
+    return *std::find_if(k.tensor_maps.begin(), k.tensor_maps.end(),
+                         [&](const TensorMapSpec& m) { return m.operand == operand; });
+  };
+  EXPECT_EQ(map('A').rows, 7168);
+  EXPECT_EQ(map('A').box_outer, 64);
+  EXPECT_EQ(map('B').rows, 32);
+  EXPECT_EQ(map('B').box_outer, 32);
+  // The split-K workspace is laid out over the kernel's tiles.
+  EXPECT_EQ(spec.split_k.counters, 112);
+  EXPECT_EQ(spec.split_k.partial_floats, 112 * 2 * 64 * 32);
+  // The launcher checks the call's B pointer against the A map's rule (and A's against B's).
+  GemmOperands ops;
+  alignas(16) static char buffer[64];
+  ops.a = buffer;
+  ops.b = buffer + 8;   // not 16-byte aligned: the kernel's A
+  ops.d = buffer;
+  EXPECT_NE(plan::operand_violation(spec, ops).find("b = "), std::string::npos)
+      << plan::operand_violation(spec, ops);
+}
+
+TEST(SwapAb, PlannerOffersSwapsOnlyForFewRowsOf16BitA) {
+  const GpuInfo gpu = hopper();
+  const auto swapped_candidates = [&](const GemmProblem& p) {
+    const Plan plan = plan_gemm(p, gpu);
+    return std::count_if(plan.candidates.begin(), plan.candidates.end(),
+                         [](const Candidate& c) { return c.config.swap_ab; });
+  };
+  EXPECT_GT(swapped_candidates(problem(32, 7168, 2048)), 0);
+  EXPECT_GT(swapped_candidates(problem(63, 4096, 4096)), 0);
+  EXPECT_EQ(swapped_candidates(problem(64, 4096, 4096)), 0);
+  EXPECT_EQ(swapped_candidates(block_fp8_problem(32, 7168, 2048)), 0);
+  // Every swapped candidate holds all of M in one tile, the narrowest, of 64 or 128 rows of N.
+  const Plan plan = plan_gemm(problem(40, 12288, 4096), gpu);
+  for (const Candidate& c : plan.candidates)
+    if (c.config.swap_ab) {
+      EXPECT_GE(c.config.block_n, 40) << c.config.describe();
+      EXPECT_EQ(c.config.block_n, 48) << c.config.describe();
+      EXPECT_LE(c.config.block_m, 128) << c.config.describe();
+    }
+}
+
+// The cost model counts a swapped kernel's one pass over the call's B in DRAM round trips, as
+// it does an unswapped one whose rows fill at most half a tile: 64x32x128 s8 over K = 14336
+// is 112 k-blocks, 13 passes of its ring after the fill (3.8 us each, cost_model.cpp), more
+// than the DRAM time of its bytes; split 2 halves the passes and is DRAM-bound.
+TEST(SwapAb, OnePassRingCostsSwappedTiles) {
+  const GpuInfo gpu = hopper();
+  const GemmProblem p = problem(32, 4096, 14336);
+  const Prediction whole = predict(p, GemmConfig::parse("64x32x128 s8 c1 p g8 swap"), gpu);
+  const Prediction split = predict(p, GemmConfig::parse("64x32x128 s8 c1 p g8 sk2 swap"), gpu);
+  EXPECT_GE(whole.time_us - whole.fixed_us, 13 * 3.8 - 1e-9);
+  EXPECT_GT(13 * 3.8, whole.memory_us);
+  EXPECT_LT(split.time_us, whole.time_us);
+}
+
+TEST(SwapAb, GeneratedKernelCompilesAndStoresTransposed) {
+  const GpuInfo gpu = device_preset("h100-sxm");
+  for (const char* config : {"64x32x128 s8 c1 p g8 sk2 swap", "128x64x64 s6 c2 p g8 cl2x1/b swap",
+                             "64x8x64 s8 c1 p g8 swap"}) {
+    SCOPED_TRACE(config);
+    const GemmProblem p = problem(config[3] == '8' ? 5 : 32, 1000, 1000);
+    const KernelSpec spec = make_kernel_spec(p, GemmConfig::parse(config), gpu);
+    const jit::KernelSource src = codegen::gemm_kernel_source(spec.kernels.front(), false);
+    EXPECT_NE(src.source.find("d_transposed = true"), std::string::npos);
+    EXPECT_NE(src.name.find("_dT"), std::string::npos) << src.name;
+    const jit::CompiledKernel k = jit::compile_to_cubin(src);
+    EXPECT_FALSE(k.cubin.empty());
+    EXPECT_FALSE(jit::parse_ptxas_usage(k.log).has_spills()) << k.log;
+    EXPECT_NE(k.ptx.find("wgmma.mma_async"), std::string::npos);
+    // No TMA store: D goes out through the threads.
+    EXPECT_EQ(k.ptx.find("cp.async.bulk.tensor.2d.global.shared"), std::string::npos);
+  }
+}
