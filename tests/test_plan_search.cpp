@@ -83,7 +83,7 @@ void expect_kernel_config_is_sound(const GemmProblem& p, const Candidate& c, con
   ASSERT_EQ(cfg.instruction, Instruction::wgmma);
   // What the kernels compute: A and B copied into padded rows where the caller's break TMA's
   // stride rule (plan/operand_copy.hpp), and D^T = B^T A^T where the configuration swaps
-  // (plan/swap_ab.hpp: only offered below 64 rows of 16-bit A).
+  // (plan/swap_ab.hpp: only offered for up to 32 rows of 16-bit A).
   const GemmProblem k = plan::kernel_problem(p, cfg);
   if (cfg.swap_ab) {
     EXPECT_LE(p.m, plan::kSwapAbMaxM);

@@ -480,7 +480,7 @@ Prediction predict_kernels(const GemmProblem& problem, const GemmConfig& config,
     // Applied where it was measured: the other operand fills at most half its tile (M <= 32 in
     // 64-row tiles). At M = 64 it moved 64 x 2112 x 7168 from split 2 (15.2 us) to split 4
     // in two waves (17.6 us), whose wave cost the model underrates. A swapped kernel (swap_ab:
-    // the call's M < 64 rows as its N, in one tile column) streams the call's B the same way.
+    // the call's M <= 32 rows as its N, in one tile column) streams the call's B the same way.
     const bool one_pass_operand =
         (w.tiles_m == 1 && 2 * problem.m <= config.block_m) ||
         (w.tiles_n == 1 && (2 * problem.n <= config.block_n || config.swap_ab));

@@ -31,12 +31,13 @@ GemmProblem kernel_problem(const GemmProblem& call, const GemmConfig& config);
 // the call's N, which the swapped kernel runs along M).
 std::string swap_ab_violation(const GemmProblem& kernel_problem, const KernelFields& fields);
 
-// Whether the search offers swapped candidates: 16-bit, ungrouped calls with M below one
-// 64-row wgmma, where the padding costs matrix-unit time and the transposed stores are few
-// (M x N outputs, M < 64). Measured on an H200 (the swapped problem run as a plain GEMM,
-// cuBLASLt on the call): 32 x 7168 x 2048 0.97 -> 1.06-1.08 (64x32 tiles against 64x64),
-// 32 x 2112 x 7168 0.98 -> 1.13; 32 x 14336 x 4096 and 32 x 24576 x 1536 within 1%.
+// Whether the search offers swapped candidates: 16-bit, ungrouped calls with M <= 32, where
+// half or more of each 64-row wgmma is padding (and the transposed stores are few: M x N
+// outputs). Measured on an H200 against the planner's best unswapped tile, cuBLASLt in the
+// same run: M = 17, 20, 24, 32 (seven shapes) 0.89-0.98 -> 1.02-1.12 of cuBLASLt; from M = 40
+// the swapped tiles lost on three of four shapes (40 x 12288 x 4096 1.06 -> 0.99, 56 x 5120
+// x 5120 0.96 -> 0.87, 63 x 4096 x 4096 1.09 -> 0.99; 48 x 8192 x 8192 0.96 -> 1.00).
 bool swap_ab_offered(const GemmProblem& call);
-inline constexpr int64_t kSwapAbMaxM = 63;
+inline constexpr int64_t kSwapAbMaxM = 32;
 
 }  // namespace autogemm::plan
