@@ -74,7 +74,7 @@ TEST(PlanCli, JsonHasTheContractKeys) {
   for (const char* key : {"block_m", "block_n", "block_k", "num_stages", "num_consumers",
                           "cluster_m", "cluster_n", "multicast", "persistent", "raster_group",
                           "raster_order", "instruction", "split_k", "promotion_buffers",
-                          "ordered_issue", "n_tail_kernel"})
+                          "ordered_issue", "n_tail_kernel", "swap_ab"})
     EXPECT_TRUE(j["config"].contains(key)) << key;
   EXPECT_EQ(j["config"]["instruction"], "wgmma");
   // The spec: what a call launches, worked out by the planner.

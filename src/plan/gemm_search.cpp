@@ -95,13 +95,18 @@ std::string kernel_path_reason(const GemmProblem& problem, const GemmConfig& bes
         best.split_k > 1
             ? fmt::format(", K split over {} CTAs summed in a fixed order", best.split_k)
             : std::string());
+  const GemmProblem kernel = kernel_problem(problem, best);
   return fmt::format(
-      "{} on {}: TMA loads + wgmma m64n{}k{} ({}) + {}, {} consumer warpgroup{} and a "
+      "{} on {}: {}TMA loads + wgmma m64n{}k{} ({}) + {}, {} consumer warpgroup{} and a "
       "producer, {}",
-      arch_label(device), device_label(device), best.block_n,
-      is_fp8(problem.a_type) ? 32 : 16, to_string(problem.a_type),
-      d_needs_thread_stores(problem) ? "stores by the threads" : "TMA store", best.num_consumers,
-      best.num_consumers > 1 ? "s" : "",
+      arch_label(device), device_label(device),
+      best.swap_ab ? fmt::format("D^T = B^T A^T (the {} rows of A along wgmma's N): ", problem.m)
+                   : std::string(),
+      best.block_n, is_fp8(problem.a_type) ? 32 : 16, to_string(problem.a_type),
+      kernel_fields(kernel, best).store_path == StorePath::threads
+          ? (best.swap_ab ? "D stored transposed by the threads" : "stores by the threads")
+          : "TMA store",
+      best.num_consumers, best.num_consumers > 1 ? "s" : "",
       best.persistent ? "persistent over the SMs" : "one CTA per tile");
 }
 

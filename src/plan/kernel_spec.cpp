@@ -148,11 +148,9 @@ KernelSpec make_spec(const GemmProblem& call, const GemmConfig& config, const Gp
   const KernelFields fields = kernel_fields(problem, config, switches);
   if (auto why = kernel_violation(problem, fields, device); !why.empty())
     throw InvalidArgument("config", spec.text, why);
-  if (config.swap_ab)
-    spec.reason += fmt::format("; operands swapped: the kernel computes D^T = B^T A^T, the {} rows "
-                               "of A along wgmma's N, and the threads write D transposed",
-                               call.m);
-  else if (fields.store_path == StorePath::threads && switches.store_path == StorePath::tma) {
+  // A swapped configuration's threads store is its own (the planner's reason names it).
+  if (fields.store_path == StorePath::threads && switches.store_path == StorePath::tma &&
+      !config.swap_ab) {
     std::vector<std::string> why;
     if (d_rows_end_mid_chunk(problem))
       why.push_back(fmt::format("n = {} {} ends rows mid 16-byte chunk", problem.n,
