@@ -201,6 +201,29 @@ void run_forced_cases(const std::vector<ForcedCase>& cases, uint64_t seed) {
   }
 }
 
+// A forced configuration in any layout and types, with padded leading dimensions (`padded`) and
+// D's own row stride (`ldd`; 0: the harness's, N + 16 rounded to 8).
+struct LayoutCase {
+  int64_t m, n, k;
+  Layout layout;
+  const char* config;
+  float alpha, beta;
+  DType in, out;
+  bool padded;
+  int64_t ldd = 0;
+};
+
+void run_layout_cases(const std::vector<LayoutCase>& cases, uint64_t seed) {
+  for (const LayoutCase& c : cases) {
+    GemmProblem p = problem(c.m, c.n, c.k, c.in, c.layout, c.out);
+    p.ldd = c.ldd;
+    auto check = run_and_check(p, c.alpha, c.beta, seed++, GemmConfig::parse(c.config), c.padded);
+    EXPECT_FALSE(check.used_vendor);
+    AUTOGEMM_EXPECT_GEMM_OK(check, c.config << " on " << c.m << "x" << c.n << "x" << c.k << " "
+                                             << to_string(c.layout));
+  }
+}
+
 }  // namespace
 
 TEST(GemmGpu, SplitKIsCorrect) {
@@ -274,27 +297,14 @@ TEST(GemmGpu, SplitKOnSeveralStreamsAtOnce) {
 // cluster, and M tails. Every element of D must be written once and the padding stay poisoned.
 TEST(GemmGpu, NTailKernelIsCorrect) {
   AUTOGEMM_REQUIRE_GPU();
-  struct Case {
-    int64_t m, n, k;
-    Layout layout;
-    const char* config;
-    float alpha, beta;
-    DType out;
-    bool padded;
-  };
-  const std::vector<Case> cases = {
-      {1000, 2112, 1024, Layout::nt, "128x128x64 s4 c2 p g8 ntk", 1.0f, 0.0f, DType::bf16, false},
-      {1000, 2112, 1024, Layout::nn, "128x128x64 s4 c2 p g8 ntk", 0.5f, 2.0f, DType::bf16, true},
-      {776, 1056, 520, Layout::tt, "128x128x64 s4 c2 p g8 ntk", 1.0f, -1.0f, DType::fp32, true},
-      {2048, 4112, 512, Layout::nt, "128x256x64 s3 c2 p g8 cl2x1/b ntk", 1.0f, 0.0f, DType::bf16, false}};
-  uint64_t seed = 43;
-  for (const Case& c : cases) {
-    const GemmProblem p = problem(c.m, c.n, c.k, DType::bf16, c.layout, c.out);
-    auto check = run_and_check(p, c.alpha, c.beta, seed++, GemmConfig::parse(c.config), c.padded);
-    EXPECT_FALSE(check.used_vendor);
-    AUTOGEMM_EXPECT_GEMM_OK(check, c.config << " on " << c.m << "x" << c.n << "x" << c.k << " "
-                                             << to_string(c.layout));
-  }
+  const DType bf16 = DType::bf16, fp32 = DType::fp32;
+  run_layout_cases(
+      {{1000, 2112, 1024, Layout::nt, "128x128x64 s4 c2 p g8 ntk", 1.0f, 0.0f, bf16, bf16, false},
+       {1000, 2112, 1024, Layout::nn, "128x128x64 s4 c2 p g8 ntk", 0.5f, 2.0f, bf16, bf16, true},
+       {776, 1056, 520, Layout::tt, "128x128x64 s4 c2 p g8 ntk", 1.0f, -1.0f, bf16, fp32, true},
+       {2048, 4112, 512, Layout::nt, "128x256x64 s3 c2 p g8 cl2x1/b ntk", 1.0f, 0.0f, bf16, bf16,
+        false}},
+      43);
 }
 
 TEST(GemmGpu, RaggedNStaysInsideD) {
@@ -317,41 +327,27 @@ TEST(GemmGpu, RaggedNStaysInsideD) {
 
 // Swapped operands (swap_ab, plan/swap_ab.hpp): the kernel computes D^T = B^T A^T and the
 // threads write D transposed. Every layout (the kernel's operands trade storage letters), M
-// tails from 1 to 63 rows (wgmma N of 8 and 16-column steps) and one past a tile (several
-// tile columns), N tails inside a tile row, split-K, two consumers, a cluster, alpha and beta
+// tails from 1 to 63 rows (wgmma N of 8 and 16-column steps; 64 where the call's A is stored
+// K x M, an N-major kernel B) and one past a tile (several tile columns), N tails inside a tile row, split-K, two consumers, a cluster, alpha and beta
 // with C, fp32 and fp16 output, padded and odd leading dimensions of D, and A and B copied
 // into padded rows first (K odd). Every element of D must be written once and the padding
 // stay poisoned.
 TEST(GemmGpu, SwappedOperandsAreCorrect) {
   AUTOGEMM_REQUIRE_GPU();
-  struct Case {
-    int64_t m, n, k;
-    Layout layout;
-    const char* config;
-    float alpha, beta;
-    DType in, out;
-    bool padded;
-    int64_t ldd;   // 0: the harness's (N + 16, rounded to 8)
-  };
-  const std::vector<Case> cases = {
-      {32, 7168, 2048, Layout::nt, "64x32x128 s8 c1 p g8 swap", 1.0f, 0.0f, DType::bf16, DType::bf16, false, 0},
-      {1, 1000, 1000, Layout::nt, "64x8x64 s8 c1 p g8 swap", 1.0f, 0.0f, DType::bf16, DType::bf16, false, 0},
-      {5, 1000, 520, Layout::nn, "64x8x64 s8 c1 p g8 swap", 0.5f, 2.0f, DType::bf16, DType::bf16, true, 0},
-      {17, 2112, 7168, Layout::tn, "64x64x128 s6 c1 p g8 sk4 swap", 1.0f, -1.0f, DType::bf16, DType::fp32, true, 0},
-      {48, 1032, 1000, Layout::tt, "128x64x64 s6 c2 p g8 swap", 1.0f, 0.0f, DType::fp16, DType::fp16, false, 0},
-      {63, 4100, 776, Layout::nt, "128x64x64 s6 c2 p g8 cl2x1/b swap", 1.0f, 0.5f, DType::bf16, DType::bf16, true, 4100 + 3},
-      {24, 300, 4096, Layout::nt, "64x32x64 s8 c1 p g8 sk3 swap", 1.0f, 0.0f, DType::bf16, DType::bf16, false, 301},
-      {200, 1000, 1000, Layout::nn, "128x64x64 s6 c2 p g8 swap", 1.0f, 1.0f, DType::bf16, DType::bf16, true, 0},
-      {32, 1000, 1001, Layout::nt, "64x32x64 s8 c1 p g8 swap", 1.0f, 0.0f, DType::bf16, DType::bf16, false, 0}};
-  uint64_t seed = 71;
-  for (const Case& c : cases) {
-    GemmProblem p = problem(c.m, c.n, c.k, c.in, c.layout, c.out);
-    p.ldd = c.ldd;
-    auto check = run_and_check(p, c.alpha, c.beta, seed++, GemmConfig::parse(c.config), c.padded);
-    EXPECT_FALSE(check.used_vendor);
-    AUTOGEMM_EXPECT_GEMM_OK(check, c.config << " on " << c.m << "x" << c.n << "x" << c.k << " "
-                                             << to_string(c.layout));
-  }
+  const DType bf16 = DType::bf16, fp16 = DType::fp16, fp32 = DType::fp32;
+  run_layout_cases(
+      {{32, 7168, 2048, Layout::nt, "64x32x128 s8 c1 p g8 swap", 1.0f, 0.0f, bf16, bf16, false},
+       {1, 1000, 1000, Layout::nt, "64x8x64 s8 c1 p g8 swap", 1.0f, 0.0f, bf16, bf16, false},
+       {5, 1000, 520, Layout::nn, "64x8x64 s8 c1 p g8 swap", 0.5f, 2.0f, bf16, bf16, true},
+       {17, 2112, 7168, Layout::tn, "64x64x128 s6 c1 p g8 sk4 swap", 1.0f, -1.0f, bf16, fp32, true},
+       {48, 1032, 1000, Layout::tt, "128x64x64 s6 c2 p g8 swap", 1.0f, 0.0f, fp16, fp16, false},
+       {63, 4100, 776, Layout::nt, "128x64x64 s6 c2 p g8 cl2x1/b swap", 1.0f, 0.5f, bf16, bf16, true,
+        4100 + 3},
+       {24, 300, 4096, Layout::nt, "64x32x64 s8 c1 p g8 sk3 swap", 1.0f, 0.0f, bf16, bf16, false, 301},
+       {200, 1000, 1000, Layout::nn, "128x64x64 s6 c2 p g8 swap", 1.0f, 1.0f, bf16, bf16, true},
+       {32, 1000, 1001, Layout::nt, "64x32x64 s8 c1 p g8 swap", 1.0f, 0.0f, bf16, bf16, false}},
+      71);
+  uint64_t seed = 81;
   // The planner's own choice where it swaps (M <= 32, 16-bit): correct whichever it picks.
   for (int64_t m : {int64_t(32), int64_t(24)}) {
     auto check = run_and_check(problem(m, 4096, 14336), 1.0f, 0.0f, seed++);
