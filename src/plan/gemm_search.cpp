@@ -12,6 +12,8 @@
 //   split_k       1, or 2..8 where the output tiles leave SMs idle
 //   raster        group 8, 16 or 1, along M or along N
 //   persistent    yes, and no
+//   swap_ab       16-bit M <= 32 also on D^T = B^T A^T: one tile column of all M rows, block_m
+//                 64 or 128 (plan/swap_ab.hpp)
 // Tile-level rules are checked once per (block_m, block_n, num_consumers) and the schedule
 // rules once per cluster shape, so each rejection is listed once with its reason.
 #include <fmt/format.h>
@@ -348,9 +350,10 @@ void add_schedules(Plan& plan, const GemmProblem& kernel_problem, const GemmConf
   }
 }
 
-// Every tile of `kernel_problem` (swapped: each with swap_ab set) the rules accept, with its
-// schedules; the others rejected with their reason.
-void add_tiles(Plan& plan, const GemmProblem& kernel_problem, bool swap_ab) {
+// Every tile of plan.problem's kernel (swap_ab: of D^T = B^T A^T, each tile with swap_ab set)
+// the rules accept, with its schedules; the others rejected with their reason.
+void add_tiles(Plan& plan, bool swap_ab) {
+  const GemmProblem kernel_problem = swap_ab ? swapped_problem(plan.problem) : plan.problem;
   for (const GemmConfig& tile : tile_configs(kernel_problem, plan.device, swap_ab)) {
     const KernelFields fields = kernel_fields(kernel_problem, tile);
     std::string why = grouped_violation(kernel_problem, fields);
@@ -400,9 +403,9 @@ Plan plan_gemm(const GemmProblem& call, const GpuInfo& device) {
   Plan plan;
   plan.problem = problem;
   plan.device = device;
-  plan::add_tiles(plan, problem, false);
+  plan::add_tiles(plan, false);
   // Few rows of A: the same tiles on D^T = B^T A^T, those rows along wgmma's N (plan/swap_ab.hpp).
-  if (plan::swap_ab_offered(problem)) plan::add_tiles(plan, plan::swapped_problem(problem), true);
+  if (plan::swap_ab_offered(problem)) plan::add_tiles(plan, true);
   for (const GemmConfig& config : plan::decode_configs(problem, device)) {
     if (auto why = plan::tile_violation(problem, plan::kernel_fields(problem, config), device);
         !why.empty()) {
