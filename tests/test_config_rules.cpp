@@ -96,9 +96,11 @@ const std::vector<Probe> kProbes = {
     {"fp8", "256x128x128 s3 c2 p g8 oi", true},
     {"fp8", "128x128x128 s4 c1 p g8 oi", false, "ordered_issue with num_consumers = 1"},
     {"bf16", "128x128x64 s4 c2 p g8 oi", false, "ordered_issue with bf16"},
-    // Swapped operands (D^T = B^T A^T): 16-bit inputs only, no n-tail kernel.
+    // Swapped operands (D^T = B^T A^T): block-scaled FP8 with block_n <= block_m (the column
+    // scales take the row-scale slot), no n-tail kernel.
     {"bf16", "128x64x64 s6 c2 p g8 swap", true},
-    {"fp8", "128x128x128 s5 c2 p g8 swap", false, "swap_ab with a_type = e4m3"},
+    {"fp8", "128x128x128 s5 c2 p g8 swap", true},
+    {"fp8", "64x128x128 s5 c1 p g8 swap", false, "block_n = 128 > block_m = 64"},
     {"bf16", "128x128x64 s4 c2 p g8 ntk swap", false, "swap_ab with n_tail_kernel"},
     // Block scales: a tile touches at most two 128-column B scale blocks; per-tensor any.
     {"fp8", "64x144x128 s4 c1 p g8", true},

@@ -323,3 +323,27 @@ TEST(Fp8UnquantisedGpu, DecodeFamily) {
       cases.push_back({m, n, k});
   run_cases(cases, 700);
 }
+
+// Swapped operands (swap_ab) on block-scaled FP8: the kernel's rows are the call's columns,
+// scaled per 128 x 128 block of B (64-row tiles at odd tile indices start half-way into a
+// block; 256-row tiles span two), and its columns the call's rows, scaled one by one. Tails in
+// M (1, 5, 13 of a 16- or 32-column tile), N and K (partial last scale block), split-K, two
+// consumers, both promotion forms, a multicast cluster; and the planner's choice at M = 16 to
+// 32, where it swaps.
+TEST(Fp8UnquantisedGpu, SwappedOperands) {
+  AUTOGEMM_REQUIRE_GPU();
+  std::vector<UnquantisedCase> cases;
+  for (const char* config :
+       {"64x16x128 s8 c1 p g8 pb2 swap", "64x32x128 s6 c1 p g8 swap",
+        "128x32x128 s6 c2 p g8 sk3 swap", "128x32x128 s6 c1 p g8 sk3 pb2 swap", "256x32x128 s4 c2 p g8 swap",
+        "128x16x128 s6 c1 p g8 cl2x1/b pb2 swap"}) {
+    cases.push_back({13, 1000, 1040, config});
+    cases.push_back({32, 2112, 7232, config});
+    cases.push_back({5, 520, 2048, config});
+  }
+  cases.push_back({1, 1000, 1040, "64x8x128 s8 c1 p g8 swap"});
+  for (int64_t m : {16, 24, 32})
+    for (const auto& [n, k] : {std::pair<int64_t, int64_t>{7168, 2048}, {4096, 7168}})
+      cases.push_back({m, n, k});
+  run_cases(cases, 800);
+}

@@ -83,11 +83,10 @@ void expect_kernel_config_is_sound(const GemmProblem& p, const Candidate& c, con
   ASSERT_EQ(cfg.instruction, Instruction::wgmma);
   // What the kernels compute: A and B copied into padded rows where the caller's break TMA's
   // stride rule (plan/operand_copy.hpp), and D^T = B^T A^T where the configuration swaps
-  // (plan/swap_ab.hpp: only offered for up to 32 rows of 16-bit A).
+  // (plan/swap_ab.hpp: only offered for up to 32 rows of A).
   const GemmProblem k = plan::kernel_problem(p, cfg);
   if (cfg.swap_ab) {
     EXPECT_LE(p.m, plan::kSwapAbMaxM);
-    EXPECT_EQ(dtype_bytes(p.a_type), 2);
     EXPECT_EQ(k.m, p.n);
     EXPECT_EQ(k.n, p.m);
     EXPECT_EQ(ceil_div(k.n, cfg.block_n), 1) << "one tile holds every row of A";

@@ -77,8 +77,17 @@ TEST(SwapAb, RulesRefuseWhatCannotSwap) {
   EXPECT_EQ(refusal(problem(32, 7168, 2048), "64x32x128 s8 c1 p g8 swap"), "");
   // Forced, a swap runs at any M (the planner offers it only up to 32 rows).
   EXPECT_EQ(refusal(problem(300, 1000, 1000), "128x64x64 s6 c2 p g8 swap"), "");
-  EXPECT_NE(refusal(block_fp8_problem(32, 7168, 2048), "64x32x128 s8 c1 p g8 swap")
-                .find("swap_ab with a_type = e4m3: 16-bit inputs only"),
+  // Block-scaled FP8 swaps too; the block_n scales of the call's rows take the stage's block_m
+  // row-scale slot, so block_n may not exceed block_m.
+  EXPECT_EQ(refusal(block_fp8_problem(32, 7168, 2048), "64x32x128 s8 c1 p g8 pb2 swap"), "");
+  EXPECT_NE(refusal(block_fp8_problem(32, 7168, 2048), "64x128x128 s4 c1 p g8 swap")
+                .find("block_n = 128 > block_m = 64"),
+            std::string::npos);
+  // The unswapped kernel's 128-column B-block rule does not apply: the tile's columns take one
+  // scale each (block_n 48 with two temporaries is refused unswapped).
+  EXPECT_EQ(refusal(block_fp8_problem(32, 7168, 2048), "64x48x128 s6 c1 p g8 pb2 swap"), "");
+  EXPECT_NE(refusal(block_fp8_problem(32, 7168, 2048), "128x32x128 s8 c2 p g8 pb2 swap")
+                .find("num_consumers = 2 and promotion_buffers = 2"),
             std::string::npos);
   EXPECT_NE(refusal(problem(16, 7168, 2048), "mma 16x32x128 s3 swap")
                 .find("swap_ab with instruction = mma"),
@@ -143,7 +152,7 @@ TEST(SwapAb, SpecRunsTheKernelOnTheTransposedProblem) {
       << plan::operand_violation(spec, ops);
 }
 
-TEST(SwapAb, PlannerOffersSwapsOnlyForFewRowsOf16BitA) {
+TEST(SwapAb, PlannerOffersSwapsOnlyForFewRowsOfA) {
   const GpuInfo gpu = hopper();
   const auto swapped_candidates = [&](const GemmProblem& p) {
     const Plan plan = plan_gemm(p, gpu);
@@ -160,7 +169,8 @@ TEST(SwapAb, PlannerOffersSwapsOnlyForFewRowsOf16BitA) {
       << chosen.path_reason;
   EXPECT_GT(swapped_candidates(problem(17, 4096, 4096)), 0);
   EXPECT_EQ(swapped_candidates(problem(33, 4096, 4096)), 0);
-  EXPECT_EQ(swapped_candidates(block_fp8_problem(32, 7168, 2048)), 0);
+  EXPECT_GT(swapped_candidates(block_fp8_problem(32, 7168, 2048)), 0);
+  EXPECT_EQ(swapped_candidates(block_fp8_problem(40, 7168, 2048)), 0);
   // Every swapped candidate holds all of M in one tile, the narrowest, of 64 or 128 rows of N.
   const Plan plan = plan_gemm(problem(24, 12288, 4096), gpu);
   for (const Candidate& c : plan.candidates)
@@ -200,5 +210,24 @@ TEST(SwapAb, GeneratedKernelCompilesAndStoresTransposed) {
     EXPECT_NE(k.ptx.find("wgmma.mma_async"), std::string::npos);
     // No TMA store: D goes out through the threads.
     EXPECT_EQ(k.ptx.find("cp.async.bulk.tensor.2d.global.shared"), std::string::npos);
+  }
+}
+
+// Block-scaled FP8 swapped: the scale warp copies the call's A scales as the tile's column
+// scales (fp8_scale_copy.cuh produce_swapped_scales), the promotion multiplies per column.
+TEST(SwapAb, BlockScaledFp8KernelCompiles) {
+  const GpuInfo gpu = device_preset("h100-sxm");
+  for (const char* config : {"64x16x128 s8 c1 p g8 pb2 swap", "128x32x128 s8 c2 p g8 sk4 swap",
+                             "256x32x128 s4 c2 p g8 swap"}) {
+    SCOPED_TRACE(config);
+    const GemmProblem p = block_fp8_problem(config[3] == '1' ? 13 : 32, 1000, 1024);
+    const KernelSpec spec = make_kernel_spec(p, GemmConfig::parse(config), gpu);
+    EXPECT_FALSE(spec.a_scales_k_block_major);
+    const jit::KernelSource src = codegen::gemm_kernel_source(spec.kernels.front(), false);
+    EXPECT_NE(src.source.find("d_transposed = true"), std::string::npos);
+    const jit::CompiledKernel k = jit::compile_to_cubin(src);
+    EXPECT_FALSE(k.cubin.empty());
+    EXPECT_FALSE(jit::parse_ptxas_usage(k.log).has_spills()) << k.log;
+    EXPECT_NE(k.ptx.find("e4m3"), std::string::npos);
   }
 }

@@ -56,7 +56,7 @@ struct GemmConfig {
                                    // that starts on the SMs the main kernel frees (programmatic
                                    // dependent launch): no half-empty tiles in the last wave
                                    // (plan/n_tail.hpp)
-  bool swap_ab = false;            // 16-bit, ungrouped: the kernel computes D^T = B^T A^T, so the
+  bool swap_ab = false;            // ungrouped: the kernel computes D^T = B^T A^T, so the
                                    // call's N runs along the tile's rows (block_m) and its M
                                    // along wgmma's N (block_n, steps of 8 or 16 instead of 64
                                    // rows): few rows of A stop padding a 64-row wgmma. The

@@ -84,7 +84,9 @@ int64_t cluster_work_items(const GemmProblem& p, const GemmConfig& c) {
 bool a_scales_k_block_major(const GemmProblem& p, const GemmConfig& c) {
   // Not for grouped problems: their A-scale rows are the stored rows, which the copy does not
   // know (and a MoE layer's few rows per group read few scale rows per tile).
-  return c.instruction == Instruction::wgmma && p.scaling == Scaling::block_1x128_128x128 &&
+  // Nor for swapped operands: the kernel's scale warp reads the call's A scales as its columns'.
+  return c.instruction == Instruction::wgmma && !c.swap_ab &&
+         p.scaling == Scaling::block_1x128_128x128 &&
          p.grouping == Grouping::none && p.m >= kTransposedAScalesMinM &&
          int64_t(c.block_m) * a_scale_k_blocks(p) * int64_t(sizeof(float)) >= kL1ScaleRowsBytes;
 }

@@ -49,10 +49,19 @@ std::string swap_ab_violation(const GemmProblem& problem, const KernelFields& fi
     return fmt::format("swap_ab with instruction = {}: only the tile family (wgmma) swaps "
                        "operands; the decode family already runs few rows of A along mma's N",
                        to_string(c.instruction));
-  if (dtype_bytes(problem.a_type) != 2 || dtype_bytes(problem.b_type) != 2)
-    return fmt::format("swap_ab with a_type = {}: 16-bit inputs only (block-scaled FP8 scales A "
-                       "per row and B per 128 x 128 block, not the other way round)",
-                       to_string(problem.b_type));
+  // Block-scaled FP8: the kernel's columns (the call's rows) take one scale each, which the
+  // stage's scale slot holds where the unswapped kernel keeps its BLOCK_M row scales
+  // (kernels/sm90/fp8_scale_copy.cuh produce_swapped_scales).
+  if (problem.scaling == Scaling::block_1x128_128x128 && c.block_n > c.block_m)
+    return fmt::format("swap_ab with block-scaled FP8, block_n = {} > block_m = {}: the block_n "
+                       "scales of the call's rows take the stage's block_m row-scale slot",
+                       c.block_n, c.block_m);
+  // Two consumers with two promotion temporaries: ptxas (CUDA 13.0) took 34 s on 128x32x128
+  // s8 c2 sk4 pb2 swap at K = 1024 (0.2 s with one temporary or one consumer); the planner's
+  // swapped FP8 tiles were measured with one consumer (64x16 / 128x16 / 64x32 c1 pb2).
+  if (dtype_bytes(problem.a_type) == 1 && c.num_consumers == 2 && c.promotion_buffers == 2)
+    return "swap_ab with FP8, num_consumers = 2 and promotion_buffers = 2: minutes of ptxas "
+           "time at small K; use one consumer or one promotion temporary";
   if (problem.grouping != Grouping::none)
     return fmt::format("swap_ab with grouping = {}: the groups are rows of A, which a swapped "
                        "kernel runs along N",
@@ -66,8 +75,7 @@ std::string swap_ab_violation(const GemmProblem& problem, const KernelFields& fi
 }
 
 bool swap_ab_offered(const GemmProblem& call) {
-  return call.m <= kSwapAbMaxM && call.grouping == Grouping::none &&
-         dtype_bytes(call.a_type) == 2 && dtype_bytes(call.b_type) == 2;
+  return call.m <= kSwapAbMaxM && call.grouping == Grouping::none;
 }
 
 }  // namespace autogemm::plan

@@ -26,17 +26,20 @@ GemmProblem swapped_problem(const GemmProblem& problem);
 GemmProblem kernel_problem(const GemmProblem& call, const GemmConfig& config);
 
 // Empty, or why `config` may not swap for the kernel problem (already swapped): the tile
-// family only, 16-bit inputs (block-scaled FP8 scales A per row and B per 128 x 128 block, and
-// the kernel applies them in that order), ungrouped, no n-tail kernel (its column split is of
-// the call's N, which the swapped kernel runs along M).
+// family only, ungrouped, no n-tail kernel (its column split is of the call's N, which the
+// swapped kernel runs along M); block-scaled FP8 with block_n <= block_m (the call's rows'
+// scales take the stage's row-scale slot) and not two consumers with two promotion
+// temporaries (ptxas time).
 std::string swap_ab_violation(const GemmProblem& kernel_problem, const KernelFields& fields);
 
-// Whether the search offers swapped candidates: 16-bit, ungrouped calls with M <= 32, where
-// half or more of each 64-row wgmma is padding (and the transposed stores are few: M x N
-// outputs). Measured on an H200 against the planner's best unswapped tile, cuBLASLt in the
-// same run: M = 17, 20, 24, 32 (seven shapes) 0.89-0.98 -> 1.02-1.12 of cuBLASLt; from M = 40
+// Whether the search offers swapped candidates: ungrouped calls with M <= 32, where half or
+// more of each 64-row wgmma is padding (and the transposed stores are few: M x N outputs).
+// Measured on an H200 against the planner's best unswapped tile, cuBLASLt in the same run:
+// BF16 at M = 17, 20, 24, 32 (seven shapes) 0.89-0.98 -> 1.02-1.12 of cuBLASLt; from M = 40
 // the swapped tiles lost on three of four shapes (40 x 12288 x 4096 1.06 -> 0.99, 56 x 5120
 // x 5120 0.96 -> 0.87, 63 x 4096 x 4096 1.09 -> 0.99; 48 x 8192 x 8192 0.96 -> 1.00).
+// Block-scaled FP8 at M = 16 and 32 (the decode suite's ten rows): 2-14% faster than the
+// unswapped picks on every row (16 x 4096 x 14336: 24.4 -> 21.3 us).
 bool swap_ab_offered(const GemmProblem& call);
 inline constexpr int64_t kSwapAbMaxM = 32;
 

@@ -60,7 +60,7 @@ struct Promotion {
   static constexpr int kBuffers = 1;
   static constexpr bool kSlabWaves = false;
   __device__ Promotion(const GemmParams&, int) {}
-  __device__ void start_tile(int) {}
+  __device__ void start_tile(int, int) {}
   template <int kBuffer>
   __device__ void read_stage_scales(const SharedStorage<Cfg>&, int) {}
   template <int kBuffer>
@@ -89,16 +89,24 @@ struct Promotion<Cfg, true> {
   // or splits at a column known at tile start (e.g. 96, 160).
   static constexpr bool kOneBScale = kScaleBlock % Cfg::block_n == 0;
   static constexpr bool kFixedSplit = Cfg::block_n % kScaleBlock == 0;
+  // Swapped operands (Cfg::d_transposed, plan/swap_ab.hpp): the tile's rows are the call's
+  // columns, scaled per 128 x 128 block (one scale per m64 slab: a slab never straddles two),
+  // and its columns the call's rows, scaled one by one (fp8_scale_copy.cuh
+  // produce_swapped_scales).
+  static constexpr bool kSwapped = kBlockScaled && Cfg::d_transposed;
 
   static_assert(Cfg::block_k * G::kInBytes == kScaleBlock, "a k-block is one 128-element scale block");
   static_assert(kBuffers == 1 || kBuffers == 2, "one or two promotion temporaries");
   static_assert(Cfg::tma_load, "FP8 tiles arrive by TMA (the threads path copies 16-bit elements)");
   static_assert(Cfg::a_k_major && Cfg::b_k_major, "wgmma reads FP8 operands K-major only");
-  static_assert(!kBlockScaled ||
+  static_assert(!kBlockScaled || kSwapped ||
                     max_b_scale_blocks_per_tile(Cfg::block_n) <= kMaxBScaleBlocksPerTile,
                 "a tile may touch at most two 128-column B scale blocks");
   static_assert(kBlockScaled == G::kStagedScales, "block scales arrive with the stage");
-  static_assert(!kBlockScaled || kBuffers == 1 || !b_scale_split_varies(Cfg::block_n),
+  static_assert(!kSwapped || Cfg::block_n <= Cfg::block_m,
+                "swapped block scales: the block_n column scales take the slot's BLOCK_M row "
+                "scales' place");
+  static_assert(!kBlockScaled || kSwapped || kBuffers == 1 || !b_scale_split_varies(Cfg::block_n),
                 "overlapped promotion with a per-tile B scale split: minutes in ptxas, spills "
                 "(plan/rules.cpp)");
 
@@ -108,8 +116,15 @@ struct Promotion<Cfg, true> {
   // stage's scale slot before the stage is released. Stored as products: fewer registers than
   // the factors when the tile has one B scale, and the multiply is off the promotion's path.
   static constexpr int kBScales = kOneBScale ? 1 : 2;
-  float scale[kBuffers][G::kSlabs][2][kBScales];
+  float scale[kBuffers][kSwapped ? 1 : G::kSlabs][2][kBScales];
+  // Swapped: the k-block's row-block scale of each slab and the scales of the thread's columns
+  // 8j + 2p and 8j + 2p + 1 (p = lane % 4) of each 8-column group j.
+  float row_scale[kBuffers][kSwapped ? G::kSlabs : 1];
+  float column_scale[kBuffers][kSwapped ? kGroups : 1][2];
   int thread_row;        // first row of this thread's fragment, relative to the tile
+  int thread_column;     // first column of this thread's fragment in each 8-column group
+  int consumer_row;      // swapped: this consumer's first row past the 128-row block boundary
+                         // below the tile (the slot's first row-block scale)
   int first_groups;      // per tile: 8-column groups j < first_groups take the first B scale
   float tensor_scale;    // per-tensor: scale_a[0] * scale_b[0]
 
@@ -118,13 +133,21 @@ struct Promotion<Cfg, true> {
     // 16w + l/4 and 16w + l/4 + 8 of each m64 slab.
     const int thread = threadIdx.x % 128;
     thread_row = consumer * G::kRowsPerConsumer + 16 * (thread / 32) + (thread % 32) / 4;
+    thread_column = 2 * (thread % 4);
+    consumer_row = consumer * G::kRowsPerConsumer;
     if constexpr (!kBlockScaled)
       tensor_scale = fp8_detail::load_scale(params.scale_a, true) *
                      fp8_detail::load_scale(params.scale_b, true);
   }
 
-  // Per tile: where its columns pass to the next 128-column B scale block.
-  __device__ void start_tile(int n_tile) {
+  // Per tile: where its columns pass to the next 128-column B scale block (swapped: where its
+  // rows start inside their 128-row block).
+  __device__ void start_tile(int m_tile, int n_tile) {
+    if constexpr (kSwapped) {
+      consumer_row = (m_tile * Cfg::block_m) % kScaleBlock +
+                     (thread_row - thread_row % G::kRowsPerConsumer);
+      return;
+    }
     if constexpr (kBlockScaled && !kOneBScale && !kFixedSplit)
       first_groups = (kScaleBlock - n_tile * Cfg::block_n % kScaleBlock) / 8;   // n0 % 8 == 0
   }
@@ -134,7 +157,17 @@ struct Promotion<Cfg, true> {
   // warp reads 16 words in two broadcast-free wavefronts.
   template <int kBuffer>
   __device__ void read_stage_scales(const SharedStorage<Cfg>& smem, int stage) {
-    if constexpr (kBlockScaled) {
+    if constexpr (kSwapped) {
+      const float* columns = smem.scale_a(stage) + thread_column;
+      const float* row_blocks = smem.scale_b(stage);
+#pragma unroll
+      for (int s = 0; s < G::kSlabs; ++s)
+        row_scale[kBuffer][s] = ptx::ld_shared_f32(row_blocks + (consumer_row + 64 * s) / kScaleBlock);
+#pragma unroll
+      for (int j = 0; j < kGroups; ++j)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) column_scale[kBuffer][j][e] = ptx::ld_shared_f32(columns + 8 * j + e);
+    } else if constexpr (kBlockScaled) {
       const float* a = smem.scale_a(stage) + thread_row;
       const float* b = smem.scale_b(stage);
       float b_value[kBScales];
@@ -177,6 +210,19 @@ struct Promotion<Cfg, true> {
   // The same for slab `s` (compile-time after unrolling) alone.
   template <int kBuffer>
   __device__ void promote_slab(float (&acc)[G::kSlabs][G::kAccum], int s) {
+    if constexpr (kSwapped) {
+      // Registers 4j + e and 4j + 2 + e are rows g and g + 8 of column 8j + 2p + e.
+      const float* t = temp[kBuffer][kSlabWaves ? 0 : s];
+#pragma unroll
+      for (int j = 0; j < kGroups; ++j)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const float product = row_scale[kBuffer][s] * column_scale[kBuffer][j][e];
+          acc[s][4 * j + e] += t[4 * j + e] * product;
+          acc[s][4 * j + 2 + e] += t[4 * j + 2 + e] * product;
+        }
+      return;
+    }
     float top_first, bottom_first, top_second = 0.f, bottom_second = 0.f;
     if constexpr (kBlockScaled) {
       top_first = scale[kBuffer][s][0][0];

@@ -18,6 +18,45 @@
 
 namespace autogemm::sm90 {
 
+// Swapped operands (Cfg::d_transposed, plan/swap_ab.hpp): the kernel's A is the call's B,
+// whose scales are per 128 x 128 block, so a tile's rows take one scale per 128 of them (two
+// blocks at most: block_m <= 256, tiles start at multiples of block_m); its B is the call's A,
+// whose scales are per row, so each of the tile's block_n columns takes its own. The slot
+// holds the block_n column scales where the unswapped kernel keeps its BLOCK_M row scales
+// (the rules ask block_n <= block_m), and the row blocks' two where it keeps the column
+// blocks'. Columns past the call's M copy its last row's scales: TMA zero-fills their B rows.
+template <class Cfg>
+__device__ __forceinline__ void produce_swapped_scales(const SharedStorage<Cfg>& smem,
+                                                       const GemmParams& params,
+                                                       const TileScheduler<Cfg>& scheduler,
+                                                       PipelineState& write, int m_tile,
+                                                       int n_tile, int lane) {
+  using G = Geometry<Cfg>;
+  constexpr int kColumnsPerLane = (Cfg::block_n + 31) / 32;
+  const int k_begin = scheduler.k_begin(), k_end = scheduler.k_end();
+  const float* columns[kColumnsPerLane];
+#pragma unroll
+  for (int i = 0; i < kColumnsPerLane; ++i) {
+    const int column = min(n_tile * Cfg::block_n + lane + 32 * i, Cfg::n - 1);
+    columns[i] = params.scale_a + column * params.scale_a_row_stride;
+  }
+  const int row_blocks = (params.m + kScaleBlock - 1) / kScaleBlock;
+  const int block = min(m_tile * Cfg::block_m / kScaleBlock + (lane == 1 ? 1 : 0), row_blocks - 1);
+  const float* row_block = params.scale_b + static_cast<long long>(block) * G::kNumKBlocks;
+#pragma unroll 1
+  for (int k_block = k_begin; k_block < k_end; ++k_block) {
+    ptx::mbarrier_wait(smem.empty(write.stage), write.phase ^ 1);
+#pragma unroll
+    for (int i = 0; i < kColumnsPerLane; ++i)
+      if (lane + 32 * i < Cfg::block_n)
+        ptx::cp_async_4(smem.scale_a(write.stage) + lane + 32 * i,
+                        columns[i] + k_block * params.scale_a_k_stride, true);
+    if (lane < 2) ptx::cp_async_4(smem.scale_b(write.stage) + lane, row_block + k_block, true);
+    ptx::cp_async_mbarrier_arrive_noinc(smem.full(write.stage));
+    write.template advance<Cfg::num_stages>();
+  }
+}
+
 template <class Cfg>
 __device__ void produce_scales(const SharedStorage<Cfg>& smem, const GemmParams& params,
                                unsigned cta_rank) {
@@ -33,6 +72,10 @@ __device__ void produce_scales(const SharedStorage<Cfg>& smem, const GemmParams&
   TileScheduler<Cfg> scheduler(params, cta_rank);
   int m_tile, n_tile;
   while (scheduler.next_tile(m_tile, n_tile)) {
+    if constexpr (Cfg::d_transposed) {
+      produce_swapped_scales(smem, params, scheduler, write, m_tile, n_tile, lane);
+      continue;
+    }
     const int k_begin = scheduler.k_begin(), k_end = scheduler.k_end();
     // Lane l copies rows l, l + 32, ... of the tile. Rows past M (and a cluster partner's tile
     // past the edge) copy row M - 1's scales: TMA zero-fills their A rows, so their sums are 0

@@ -240,7 +240,7 @@ struct Consumer {
     for (int s = 0; s < G::kSlabs; ++s)
 #pragma unroll
       for (int r = 0; r < G::kAccum; ++r) acc[s][r] = 0.0f;
-    promotion.start_tile(work.n_tile);
+    promotion.start_tile(work.m_tile, work.n_tile);
   }
 
   // Every k-block of the tile, and the drain that leaves no wgmma in flight.
