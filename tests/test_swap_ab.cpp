@@ -194,40 +194,37 @@ TEST(SwapAb, OnePassRingCostsSwappedTiles) {
   EXPECT_LT(split.time_us, whole.time_us);
 }
 
+namespace {
+
+// The generated swapped kernel for `p` and `config`: D^T in the source, compiled by NVRTC
+// without spills, wgmma in its PTX and no TMA store (the threads write D transposed).
+void expect_swapped_kernel_compiles(const GemmProblem& p, const char* config) {
+  SCOPED_TRACE(config);
+  const KernelSpec spec = make_kernel_spec(p, GemmConfig::parse(config), device_preset("h100-sxm"));
+  EXPECT_FALSE(spec.a_scales_k_block_major);
+  const jit::KernelSource src = codegen::gemm_kernel_source(spec.kernels.front(), false);
+  EXPECT_NE(src.source.find("d_transposed = true"), std::string::npos);
+  EXPECT_NE(src.name.find("_dT"), std::string::npos) << src.name;
+  const jit::CompiledKernel k = jit::compile_to_cubin(src);
+  EXPECT_FALSE(k.cubin.empty());
+  EXPECT_FALSE(jit::parse_ptxas_usage(k.log).has_spills()) << k.log;
+  EXPECT_NE(k.ptx.find("wgmma.mma_async"), std::string::npos);
+  EXPECT_EQ(k.ptx.find("cp.async.bulk.tensor.2d.global.shared"), std::string::npos);
+}
+
+}  // namespace
+
 TEST(SwapAb, GeneratedKernelCompilesAndStoresTransposed) {
-  const GpuInfo gpu = device_preset("h100-sxm");
-  for (const char* config : {"64x32x128 s8 c1 p g8 sk2 swap", "128x64x64 s6 c2 p g8 cl2x1/b swap",
-                             "64x8x64 s8 c1 p g8 swap"}) {
-    SCOPED_TRACE(config);
-    const GemmProblem p = problem(config[3] == '8' ? 5 : 32, 1000, 1000);
-    const KernelSpec spec = make_kernel_spec(p, GemmConfig::parse(config), gpu);
-    const jit::KernelSource src = codegen::gemm_kernel_source(spec.kernels.front(), false);
-    EXPECT_NE(src.source.find("d_transposed = true"), std::string::npos);
-    EXPECT_NE(src.name.find("_dT"), std::string::npos) << src.name;
-    const jit::CompiledKernel k = jit::compile_to_cubin(src);
-    EXPECT_FALSE(k.cubin.empty());
-    EXPECT_FALSE(jit::parse_ptxas_usage(k.log).has_spills()) << k.log;
-    EXPECT_NE(k.ptx.find("wgmma.mma_async"), std::string::npos);
-    // No TMA store: D goes out through the threads.
-    EXPECT_EQ(k.ptx.find("cp.async.bulk.tensor.2d.global.shared"), std::string::npos);
-  }
+  expect_swapped_kernel_compiles(problem(32, 1000, 1000), "64x32x128 s8 c1 p g8 sk2 swap");
+  expect_swapped_kernel_compiles(problem(32, 1000, 1000), "128x64x64 s6 c2 p g8 cl2x1/b swap");
+  expect_swapped_kernel_compiles(problem(5, 1000, 1000), "64x8x64 s8 c1 p g8 swap");
 }
 
 // Block-scaled FP8 swapped: the scale warp copies the call's A scales as the tile's column
 // scales (fp8_scale_copy.cuh produce_swapped_scales), the promotion multiplies per column.
 TEST(SwapAb, BlockScaledFp8KernelCompiles) {
-  const GpuInfo gpu = device_preset("h100-sxm");
-  for (const char* config : {"64x16x128 s8 c1 p g8 pb2 swap", "128x32x128 s8 c2 p g8 sk4 swap",
-                             "256x32x128 s4 c2 p g8 swap"}) {
-    SCOPED_TRACE(config);
-    const GemmProblem p = block_fp8_problem(config[3] == '1' ? 13 : 32, 1000, 1024);
-    const KernelSpec spec = make_kernel_spec(p, GemmConfig::parse(config), gpu);
-    EXPECT_FALSE(spec.a_scales_k_block_major);
-    const jit::KernelSource src = codegen::gemm_kernel_source(spec.kernels.front(), false);
-    EXPECT_NE(src.source.find("d_transposed = true"), std::string::npos);
-    const jit::CompiledKernel k = jit::compile_to_cubin(src);
-    EXPECT_FALSE(k.cubin.empty());
-    EXPECT_FALSE(jit::parse_ptxas_usage(k.log).has_spills()) << k.log;
-    EXPECT_NE(k.ptx.find("e4m3"), std::string::npos);
-  }
+  expect_swapped_kernel_compiles(block_fp8_problem(13, 1000, 1024), "64x16x128 s8 c1 p g8 pb2 swap");
+  expect_swapped_kernel_compiles(block_fp8_problem(32, 1000, 1024), "128x32x128 s8 c2 p g8 sk4 swap");
+  expect_swapped_kernel_compiles(block_fp8_problem(32, 1000, 1024), "256x32x128 s4 c2 p g8 swap");
 }
+
