@@ -12,7 +12,7 @@
 //   split_k       1, or 2..8 where the output tiles leave SMs idle
 //   raster        group 8, 16 or 1, along M or along N
 //   persistent    yes, and no
-//   swap_ab       16-bit M <= 32 also on D^T = B^T A^T: one tile column of all M rows, block_m
+//   swap_ab       M <= 32 also on D^T = B^T A^T: one tile column of all M rows, block_m
 //                 64 or 128 (plan/swap_ab.hpp)
 // Tile-level rules are checked once per (block_m, block_n, num_consumers) and the schedule
 // rules once per cluster shape, so each rejection is listed once with its reason.
