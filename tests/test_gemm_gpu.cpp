@@ -348,7 +348,8 @@ TEST(GemmGpu, SwappedOperandsAreCorrect) {
        {32, 1000, 1001, Layout::nt, "64x32x64 s8 c1 p g8 swap", 1.0f, 0.0f, bf16, bf16, false}},
       71);
   uint64_t seed = 81;
-  // The planner's own choice where it swaps (M <= 32; FP8 in Fp8UnquantisedGpu.SwappedOperands): correct whichever it picks.
+  // The planner's own choice where it swaps (M <= 32; FP8: Fp8UnquantisedGpu.SwappedOperands):
+  // correct whichever it picks.
   for (int64_t m : {int64_t(32), int64_t(24)}) {
     auto check = run_and_check(problem(m, 4096, 14336), 1.0f, 0.0f, seed++);
     EXPECT_FALSE(check.used_vendor);
