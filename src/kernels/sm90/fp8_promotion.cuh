@@ -123,8 +123,8 @@ struct Promotion<Cfg, true> {
   float column_scale[kBuffers][kSwapped ? kGroups : 1][2];
   int thread_row;        // first row of this thread's fragment, relative to the tile
   int thread_column;     // first column of this thread's fragment in each 8-column group
-  int consumer_row;      // swapped: this consumer's first row past the 128-row block boundary
-                         // below the tile (the slot's first row-block scale)
+  int tile_row_in_block; // swapped, per tile: the tile's first row inside its 128-row scale
+                         // block (0, or 64 for a 64-row tile at an odd index)
   int first_groups;      // per tile: 8-column groups j < first_groups take the first B scale
   float tensor_scale;    // per-tensor: scale_a[0] * scale_b[0]
 
@@ -134,7 +134,6 @@ struct Promotion<Cfg, true> {
     const int thread = threadIdx.x % 128;
     thread_row = consumer * G::kRowsPerConsumer + 16 * (thread / 32) + (thread % 32) / 4;
     thread_column = 2 * (thread % 4);
-    consumer_row = consumer * G::kRowsPerConsumer;
     if constexpr (!kBlockScaled)
       tensor_scale = fp8_detail::load_scale(params.scale_a, true) *
                      fp8_detail::load_scale(params.scale_b, true);
@@ -144,8 +143,7 @@ struct Promotion<Cfg, true> {
   // rows start inside their 128-row block).
   __device__ void start_tile(int m_tile, int n_tile) {
     if constexpr (kSwapped) {
-      consumer_row = (m_tile * Cfg::block_m) % kScaleBlock +
-                     (thread_row - thread_row % G::kRowsPerConsumer);
+      tile_row_in_block = m_tile * Cfg::block_m % kScaleBlock;
       return;
     }
     if constexpr (kBlockScaled && !kOneBScale && !kFixedSplit)
@@ -160,9 +158,12 @@ struct Promotion<Cfg, true> {
     if constexpr (kSwapped) {
       const float* columns = smem.scale_a(stage) + thread_column;
       const float* row_blocks = smem.scale_b(stage);
+      // The slot's first row block is the one the tile starts in; slab s's rows, all in one
+      // block (slabs start at multiples of 64), are those of this thread's row in it.
 #pragma unroll
       for (int s = 0; s < G::kSlabs; ++s)
-        row_scale[kBuffer][s] = ptx::ld_shared_f32(row_blocks + (consumer_row + 64 * s) / kScaleBlock);
+        row_scale[kBuffer][s] =
+            ptx::ld_shared_f32(row_blocks + (tile_row_in_block + thread_row + 64 * s) / kScaleBlock);
 #pragma unroll
       for (int j = 0; j < kGroups; ++j)
 #pragma unroll
