@@ -22,47 +22,48 @@ GpuInfo h200() { return device_preset("h200"); }
 
 }  // namespace
 
-// Only a stride that breaks TMA's rule is padded, to the next multiple of 16 bytes: K odd pads
-// both K-major operands; with A stored K x M (tn) an odd M pads A alone; FP8 pads to 16
-// elements; grouped problems and strides no padding can fix are left alone.
+// Only a stride that breaks TMA's rule (16 bytes) is padded, to the next multiple of 256 bytes
+// (whole L2 lines for the TMA boxes' rows): K odd pads both K-major operands; with A stored K x
+// M (tn) an odd M pads A alone; FP8 pads to 256 elements; grouped problems and strides no
+// padding can fix are left alone.
 TEST(OperandCopy, KernelProblemPadsOnlyTheStridesTmaCannotDescribe) {
   GemmProblem p = problem(2049, 2049, 2049);
   GemmProblem k = plan::kernel_problem(p);
-  EXPECT_EQ(k.lda, 2056);
-  EXPECT_EQ(k.ldb, 2056);
+  EXPECT_EQ(k.lda, 2176);   // 4352 bytes = 17 x 256
+  EXPECT_EQ(k.ldb, 2176);
   EXPECT_EQ(k.ldd, 0);   // D is written by the threads instead (d_needs_thread_stores)
   EXPECT_TRUE(plan::copies_operands(p));
   EXPECT_EQ(tma_load_incompatibility(k), "");
 
   p = problem(1201, 1000, 1024, Layout::tn);   // A is K x M: rows of 1201
   k = plan::kernel_problem(p);
-  EXPECT_EQ(k.lda_or_packed(), 1208);
+  EXPECT_EQ(k.lda_or_packed(), 1280);
   EXPECT_EQ(k.ldb_or_packed(), 1000);   // B is K x N too: rows of 1000 (2000 bytes)
   const OperandCopy a = plan::operand_copy_a(p);
   EXPECT_TRUE(a.active());
   EXPECT_EQ(a.rows, 1024);          // K rows of M elements
   EXPECT_EQ(a.row_elements, 1201);
   EXPECT_EQ(a.source_ld, 1201);
-  EXPECT_EQ(a.padded_ld, 1208);
+  EXPECT_EQ(a.padded_ld, 1280);
   EXPECT_EQ(a.element_bytes, 2);
-  EXPECT_EQ(a.bytes(), 1024 * 1208 * 2);
+  EXPECT_EQ(a.bytes(), 1024 * 1280 * 2);
   EXPECT_FALSE(plan::operand_copy_b(p).active());
 
   p = problem(777, 1203, 1024, Layout::nn);    // B is K x N: rows of 1203
   const OperandCopy b = plan::operand_copy_b(p);
   EXPECT_EQ(b.rows, 1024);
   EXPECT_EQ(b.row_elements, 1203);
-  EXPECT_EQ(b.padded_ld, 1208);
+  EXPECT_EQ(b.padded_ld, 1280);
   EXPECT_FALSE(plan::operand_copy_a(p).active());
 
-  p = block_fp8_problem(1000, 1000, 1000);      // 1000 one-byte elements: 1008
-  EXPECT_EQ(plan::kernel_problem(p).lda, 1008);
+  p = block_fp8_problem(1000, 1000, 1000);      // 1000 one-byte elements: 1024
+  EXPECT_EQ(plan::kernel_problem(p).lda, 1024);
   EXPECT_EQ(plan::operand_copy_b(p).element_bytes, 1);
 
   p = problem(1024, 1024, 1024);                // aligned: nothing to copy
   EXPECT_FALSE(plan::copies_operands(p));
   p.lda = 1030;                                  // a caller's stride, padded like a packed one
-  EXPECT_EQ(plan::kernel_problem(p).lda, 1032);
+  EXPECT_EQ(plan::kernel_problem(p).lda, 1152);
 
   p = problem(16, 16, (int64_t(1) << 31) - 1);   // the next multiple of 16 bytes is 2^31
   EXPECT_FALSE(plan::copies_operands(p));
@@ -78,16 +79,16 @@ TEST(OperandCopy, SpecCarriesTheCopiesAndTheKernelsReadPaddedRows) {
   ASSERT_TRUE(spec.copy_b.active());
   EXPECT_EQ(spec.problem.lda_or_packed(), 2049);
   ASSERT_EQ(spec.kernels.size(), 1u);
-  EXPECT_EQ(spec.kernels[0].problem.lda, 2056);
-  EXPECT_EQ(spec.kernels[0].problem.ldb, 2056);
+  EXPECT_EQ(spec.kernels[0].problem.lda, 2176);
+  EXPECT_EQ(spec.kernels[0].problem.ldb, 2176);
   int maps = 0;
   for (const TensorMapSpec& map : spec.kernels[0].tensor_maps)
     if (map.operand == 'A' || map.operand == 'B') {
-      EXPECT_EQ(map.ld, 2056) << map.operand;
+      EXPECT_EQ(map.ld, 2176) << map.operand;
       ++maps;
     }
   EXPECT_EQ(maps, 2);
-  EXPECT_NE(spec.reason.find("A copied into rows of 2056 elements first (lda = 2049 elements"),
+  EXPECT_NE(spec.reason.find("A copied into rows of 2176 elements first (lda = 2049 elements"),
             std::string::npos)
       << spec.reason;
   GemmOperands o;

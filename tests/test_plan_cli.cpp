@@ -175,9 +175,9 @@ TEST(PlanCli, TmaStrideRuleCopiesTheOperandOrFallsBackWithTheReason) {
   const auto j = run_json_one("plan --m 1024 --n 1024 --k 1000 --lda 1001 --device h100-sxm");
   EXPECT_EQ(j["config"]["instruction"], "wgmma");
   const std::string why = j["spec"]["reason"];
-  EXPECT_TRUE(contains(why, "A copied into rows of 1008 elements first (lda = 1001")) << why;
+  EXPECT_TRUE(contains(why, "A copied into rows of 1024 elements first (lda = 1001")) << why;
   EXPECT_TRUE(contains(why, "16 bytes")) << why;
-  EXPECT_EQ(j["spec"]["copy_a"]["padded_ld"], 1008);
+  EXPECT_EQ(j["spec"]["copy_a"]["padded_ld"], 1024);
   EXPECT_EQ(j["spec"]["copy_a"]["rows"], 1024);
   EXPECT_TRUE(j["spec"]["copy_b"].is_null());
   EXPECT_GT(j["prediction"]["operand_copy_us"].get<double>(), 0.0);

@@ -100,6 +100,17 @@ TEST(TmaRules, GlobalAddressAlignment) {
   EXPECT_EQ(tma_violation(d), "");
 }
 
+// The wide L2 promotion only where base and row pitch are whole 256-byte units: rows of 2000
+// bytes (K = 1000 bf16), of 33 x 128 bytes, or a base 16 bytes off take 128-byte fills.
+TEST(TmaRules, L2PromotionIsWideOnlyOnWhole256ByteRows) {
+  EXPECT_EQ(tma_l2_promotion_bytes(0x10000, 8192), 256);
+  EXPECT_EQ(tma_l2_promotion_bytes(0x10000, 256), 256);
+  EXPECT_EQ(tma_l2_promotion_bytes(0x10000, 2000), 128);
+  EXPECT_EQ(tma_l2_promotion_bytes(0x10000, 33 * 128), 128);
+  EXPECT_EQ(tma_l2_promotion_bytes(0x10010, 8192), 128);
+  EXPECT_EQ(tma_l2_promotion_bytes(0x10080, 8192), 128);
+}
+
 TEST(TmaRules, GlobalDims) {
   TmaDescription d = gemm_operand();
   d.global_dims[1] = 0;

@@ -46,6 +46,11 @@ std::string tma_address_violation(std::string_view name, uint64_t address) {
   return fmt::format("{} = {:#x}: TMA needs a 16-byte aligned global address", name, address);
 }
 
+int tma_l2_promotion_bytes(uint64_t address, uint64_t row_pitch_bytes) {
+  constexpr uint64_t kWideLine = 256;
+  return address % kWideLine == 0 && row_pitch_bytes % kWideLine == 0 ? 256 : 128;
+}
+
 std::string tma_violation(const TmaDescription& d) {
   if (d.rank < 1 || d.rank > kMaxRank)
     return rule_broken("rank", std::to_string(d.rank), "tensor maps have rank 1..5");

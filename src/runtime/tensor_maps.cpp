@@ -8,6 +8,7 @@
 
 #include "autogemm/errors.hpp"
 #include "cuda/driver.hpp"
+#include "plan/tma_rules.hpp"
 
 namespace autogemm::runtime {
 
@@ -95,12 +96,17 @@ CUtensorMap encode_2d(const TensorMapSpec& m, const void* ptr, DType t) {
   const cuuint64_t strides[1] = {cuuint64_t(m.ld) * cuuint64_t(dtype_bytes(t))};
   const cuuint32_t box[2] = {cuuint32_t(m.box_inner), cuuint32_t(m.box_outer)};
   const cuuint32_t element_strides[2] = {1, 1};
-  // L2 promotion of 256 B (DeepGEMM's choice): each TMA request brings whole 256-B lines.
-  // Out-of-bounds elements are zero-filled, which is how K, M and N tails contribute nothing.
+  // L2 promotion (plan::tma_l2_promotion_bytes): whole 256-B lines where rows are whole
+  // 256-B units, 128 B otherwise. Out-of-bounds elements are zero-filled, which is how K, M
+  // and N tails contribute nothing.
+  const CUtensorMapL2promotion promotion =
+      plan::tma_l2_promotion_bytes(reinterpret_cast<uintptr_t>(ptr), strides[0]) == 256
+          ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B
+          : CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
   const CUresult result = driver::api().cuTensorMapEncodeTiled(
       &map, tma_type(t), 2, const_cast<void*>(ptr), dims, strides, box, element_strides,
-      CU_TENSOR_MAP_INTERLEAVE_NONE, driver_swizzle(m.swizzle_bytes),
-      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+      CU_TENSOR_MAP_INTERLEAVE_NONE, driver_swizzle(m.swizzle_bytes), promotion,
+      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   // The message is formatted only on failure: this runs for every operand of every call.
   if (result != CUDA_SUCCESS)
     driver::check(result, fmt::format("cuTensorMapEncodeTiled({})", m.operand).c_str());
