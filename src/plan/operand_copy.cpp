@@ -1,14 +1,16 @@
 #include "plan/operand_copy.hpp"
 
+#include "plan/tma_rules.hpp"
+
 namespace autogemm::plan {
 
 namespace {
 
-// Copied rows are padded to whole 256-byte units, not only to TMA's 16: with a pitch that is
-// not a multiple of 128 bytes every 128-byte box row spans two L2 lines, and whole 256-byte
-// rows also take the wide L2 promotion (plan::tma_l2_promotion_bytes). On an H200 a pitch of
-// 2000 bytes ran 5000 x 3000 x 1000 bf16 in 53.3 us where K = 1024 took 49.6.
-constexpr int64_t kCopiedRowBytes = 256;
+// Copied rows are padded to whole units of the wide L2 promotion (256 bytes), not only to
+// TMA's 16: with a pitch that is not a multiple of 128 bytes every 128-byte box row spans two
+// L2 lines, and whole 256-byte rows also take the wide promotion (tma_l2_promotion_bytes). On
+// an H200 a pitch of 2000 bytes ran 5000 x 3000 x 1000 bf16 in 53.3 us where K = 1024 took 49.6.
+constexpr int64_t kCopiedRowBytes = kTmaWidePromotionBytes;
 
 // The row stride a copy would use, or 0 when the caller's is fine or no padding helps
 // (tma_row_stride in problem.hpp: the rule the error message suggests the padding from).
@@ -16,7 +18,8 @@ int64_t padded_ld(int64_t ld, DType type) {
   const int64_t stride = tma_row_stride(ld, type);
   if (stride == ld || stride == 0) return 0;
   const int64_t bytes = dtype_bytes(type);
-  const int64_t wide = (ld * bytes + kCopiedRowBytes - 1) / kCopiedRowBytes * kCopiedRowBytes / bytes;
+  const int64_t wide =
+      (ld * bytes + kCopiedRowBytes - 1) / kCopiedRowBytes * kCopiedRowBytes / bytes;
   return tma_row_stride(wide, type) == wide ? wide : stride;   // wide only below the size limit
 }
 

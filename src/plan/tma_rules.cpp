@@ -47,8 +47,8 @@ std::string tma_address_violation(std::string_view name, uint64_t address) {
 }
 
 int tma_l2_promotion_bytes(uint64_t address, uint64_t row_pitch_bytes) {
-  constexpr uint64_t kWideLine = 256;
-  return address % kWideLine == 0 && row_pitch_bytes % kWideLine == 0 ? 256 : 128;
+  constexpr uint64_t kWide = kTmaWidePromotionBytes;
+  return address % kWide == 0 && row_pitch_bytes % kWide == 0 ? kTmaWidePromotionBytes : 128;
 }
 
 std::string tma_violation(const TmaDescription& d) {

@@ -47,6 +47,7 @@ std::string tma_address_violation(std::string_view name, uint64_t address);
 // 53.3 with 128, 49.6 at K = 1024; 4688 x 27152 x 2440 1228 against 1031 us; 1000^3 12.1
 // against 11.5; 64 or none no better than 128; 4096^3 (rows of 8192 bytes) 174.5 with 256,
 // 175.3 with 128.
+inline constexpr int kTmaWidePromotionBytes = 256;
 int tma_l2_promotion_bytes(uint64_t address, uint64_t row_pitch_bytes);
 
 struct SwizzleChoice {
