@@ -68,6 +68,24 @@ TEST(CompileCli, TileTraceKernelCompiles) {
   std::filesystem::remove_all(dir);
 }
 
+// D rows TMA cannot store (N = 5953 bf16, ldd odd): the staged store compiles without spills
+// into 16-byte global stores (st.global.v4) beside the edge elements' 2-byte ones, and no TMA
+// store.
+TEST(CompileCli, StagedStoreKernelCompiles) {
+  const auto dir = fresh_dir("autogemm-compile-staged");
+  const CliRun run = run_cli("compile --m 2545 --n 5953 --k 64 --device h200 "
+                             "--config \"128x256x64 s2 c2 p g8\" --out " + dir.string());
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_NE(run.out.find("staged-store"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("spills 0 B / 0 B"), std::string::npos) << run.out;
+  EXPECT_NE(read_file(dir / "kernel.cu").find("staged_store = true"), std::string::npos);
+  const std::string ptx = read_file(dir / "kernel.ptx");
+  EXPECT_NE(ptx.find("st.global.v4.u32"), std::string::npos);
+  EXPECT_NE(ptx.find("st.global.u16"), std::string::npos);
+  EXPECT_EQ(ptx.find("cp.async.bulk.tensor.2d.global.shared"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(CompileCli, PlannersChoiceWithoutConfig) {
   const auto dir = fresh_dir("autogemm-compile-plan");
   const CliRun run = run_cli("compile --m 64 --n 2112 --k 7168 --device h100-sxm --out " + dir.string());

@@ -96,7 +96,8 @@ TEST(PlanCostModel, TimeIsWavesOfTheSlowestResourcePlusFixed) {
       // A sum of per-wave maxima is at least the max of the per-resource sums.
       EXPECT_GE(pr.time_us + 1e-9,
                 std::max({pr.compute_us, pr.memory_us, pr.l2_us}) + pr.fixed_us);
-      EXPECT_LE(pr.time_us, pr.compute_us + pr.memory_us + pr.l2_us + pr.fixed_us + 1e-9);
+      EXPECT_LE(pr.time_us,
+                pr.compute_us + pr.memory_us + pr.l2_us + pr.store_us + pr.fixed_us + 1e-9);
       EXPECT_GE(pr.fixed_us, 3.0);  // at least a launch
       EXPECT_NEAR(pr.tflops * pr.time_us * 1e6, p.flops(), p.flops() * 1e-12);
       EXPECT_GE(pr.dram_bytes, p.min_bytes());
@@ -244,4 +245,22 @@ TEST(PlanCostModel, NarrowStoreBoxesCostTwoConsumerTilesEpilogueTime) {
   EXPECT_GT(fixed(128, 240, 2), fixed(128, 256, 2) + 1.0);
   // One consumer: bytes only, so the narrower tile's epilogue is the shorter.
   EXPECT_LT(fixed(64, 240, 1), fixed(64, 256, 1));
+}
+
+// K = 24: each tile is its D's store. Measured (H200, TMA store, 10445 x 12664 x 24 bf16):
+// 128x256 c2 127-131 us, 256x128 c2 160, 64x256 c1 148, 64x208 c1 209-212. The model must rank
+// them in that order (512-byte row segments before 256-byte ones, two consumers before one),
+// and a long-K tile of the same shape must not be paced by its store.
+TEST(PlanCostModel, ShortKTilesArePacedByTheirDStore) {
+  const GemmProblem p = problem(10445, 12664, 24);
+  const Prediction wide = predict(p, tile(128, 256, 2, 3), hopper());
+  const Prediction tall = predict(p, tile(256, 128, 2, 3), hopper());
+  const Prediction one_consumer = predict(p, tile(64, 256, 1, 3), hopper());
+  const Prediction narrow_boxes = predict(p, tile(64, 208, 1, 5), hopper());
+  EXPECT_LT(wide.time_us, one_consumer.time_us);
+  EXPECT_LT(one_consumer.time_us, tall.time_us);
+  EXPECT_LT(tall.time_us, narrow_boxes.time_us);
+  EXPECT_GT(wide.store_us, wide.compute_us);
+  const Prediction long_k = predict(problem(10445, 12664, 4096), tile(128, 256, 2, 3), hopper());
+  EXPECT_LT(long_k.store_us, long_k.compute_us);
 }

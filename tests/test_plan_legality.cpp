@@ -54,14 +54,16 @@ TEST(PlanLegality, SmemBytesIsTheKernelsLayout) {
     GemmConfig c = tile(128, 256, 2, stages);
     EXPECT_EQ(gemm_smem_bytes(p, c),
               sm90::make_smem_layout(128, 256, 64, stages, 2, 2, true, false).total_bytes);
-    // No D staging without the TMA store (D rows ending mid 16-byte chunk, or the ladder).
+    // No D staging with the ladder's plain stores.
     EXPECT_EQ(plan::gemm_smem_bytes(p, plan::kernel_fields(p, c, unspecialised())),
               sm90::make_smem_layout(128, 256, 64, stages, 2, 2, false, false).total_bytes);
+    // D rows ending mid 16-byte chunk are staged too (the threads store them from there).
     GemmProblem ragged = p;
     ragged.n = 4100;
     ragged.ldd = 4104;
+    EXPECT_EQ(plan::kernel_fields(ragged, c).store_path, StorePath::staged);
     EXPECT_EQ(gemm_smem_bytes(ragged, c),
-              sm90::make_smem_layout(128, 256, 64, stages, 2, 2, false, false).total_bytes);
+              sm90::make_smem_layout(128, 256, 64, stages, 2, 2, true, false).total_bytes);
   }
   GemmProblem fp32_out = p;
   fp32_out.d_type = DType::fp32;

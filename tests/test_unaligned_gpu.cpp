@@ -76,8 +76,15 @@ TEST(UnalignedGpu, DAndCRowsTmaCannotStoreAreWrittenByTheThreads) {
       {64, 2112, 7168, 2113, Layout::nt, DType::bf16, 0.0f, GemmConfig::parse("64x32x128 s8 c1 p g8 sk2")},
       {5, 4099, 4096, 4101, Layout::nt, DType::bf16, 0.0f, std::nullopt},
       {200, 1003, 512, 1005, Layout::nt, DType::bf16, 0.0f, GemmConfig::parse("128x128x64 s4 c2 p g8 cl2x1/b")},
+      // Staged stores across tile widths: 16-byte staging spans (208, 48 and 16 columns), a
+      // last column of tiles narrower than a row's head (N = 21 in 16-column tiles), fp16 and
+      // fp32 with C, K = 23 (A and B copied too).
+      {2545, 5953, 23, 5953, Layout::nt, DType::bf16, 0.0f, GemmConfig::parse("128x256x64 s2 c2 p g8")},
+      {333, 1001, 64, 1001, Layout::nt, DType::fp16, 0.5f, GemmConfig::parse("64x208x64 s4 c1 p g8")},
+      {129, 999, 128, 1003, Layout::nt, DType::fp32, 0.5f, GemmConfig::parse("128x48x64 s4 c2 p g8")},
+      {70, 21, 200, 21, Layout::nt, DType::bf16, 0.5f, GemmConfig::parse("64x16x64 s4 c1 p g8")},
   };
-  expect_ours(std::begin(cases), std::end(cases), "D stored by threads", 2731);
+  expect_ours(std::begin(cases), std::end(cases), "D staged and stored by the threads", 2731);
 }
 
 // A's or B's rows not 16-byte aligned (K odd with K-major operands, M or N odd with MN-major

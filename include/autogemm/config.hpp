@@ -82,6 +82,8 @@ struct Prediction {
   double compute_us = 0;               // matrix-unit time
   double memory_us = 0;                // DRAM time of the bytes this tiling moves
   double l2_us = 0;                    // L2 -> SM time of the bytes this tiling moves
+  double store_us = 0;                 // every wave's floor for writing D: its tiles' D at the
+                                       // SM's share of the DRAM write rate (short K)
   double fixed_us = 0;                 // launch, prologue/epilogue and per-tile costs
   double operand_copy_us = 0;          // copying A or B into TMA-describable rows first
                                        // (KernelSpec::copy_a, copy_b); included in time_us

@@ -15,7 +15,11 @@
 namespace autogemm {
 
 enum class LoadPath { threads, tma };    // how tiles reach shared memory
-enum class StorePath { threads, tma };   // how the epilogue writes D
+// How the epilogue writes D: `threads` from registers, element pairs (the ladder's plain
+// stores, D^T of swap_ab); `tma` staged in shared memory and stored by TMA; `staged` staged the
+// same way and written by the threads as 16-byte-aligned chunks of the caller's rows (rows TMA
+// cannot store: ldd off 16 bytes, or rows ending inside a 16-byte chunk).
+enum class StorePath { threads, tma, staged };
 std::string_view to_string(LoadPath p);
 std::string_view to_string(StorePath p);
 
@@ -25,7 +29,7 @@ std::string_view to_string(StorePath p);
 struct LadderSwitches {
   bool warp_specialized = true;          // a producer warpgroup feeds the consumers
   LoadPath load_path = LoadPath::tma;
-  StorePath store_path = StorePath::tma; // TMA unless D's rows end inside a 16-byte chunk
+  StorePath store_path = StorePath::tma; // `staged` where TMA cannot store D's rows
   int max_ctas = 0;                      // cap on the CTAs launched; 0 = none
   friend bool operator==(const LadderSwitches&, const LadderSwitches&) = default;
 };

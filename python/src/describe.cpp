@@ -186,6 +186,7 @@ nb::dict prediction_dict(const Prediction& p) {
   d["compute_us"] = p.compute_us;
   d["memory_us"] = p.memory_us;
   d["l2_us"] = p.l2_us;
+  d["store_us"] = p.store_us;
   d["fixed_us"] = p.fixed_us;
   d["mma_efficiency"] = p.mma_efficiency;
   d["dram_bytes"] = p.dram_bytes;

@@ -168,6 +168,7 @@ nlohmann::json prediction_json(const Prediction& p) {
           {"operand_copy_us", p.operand_copy_us},
           {"memory_us", p.memory_us},
           {"l2_us", p.l2_us},
+          {"store_us", p.store_us},
           {"fixed_us", p.fixed_us},
           {"mma_efficiency", p.mma_efficiency},
           {"dram_bytes", p.dram_bytes},

@@ -56,7 +56,8 @@ void print_prediction(const Prediction& p, bool vendor, int sm_count) {
                p.num_tiles, p.waves, p.waves == 1 ? "" : "s", p.busy_sms, sm_count,
                100 * p.last_wave_utilization);
   const std::string l2 =
-      vendor ? "" : fmt::format("L2 {:.1f} us ({}), ", p.l2_us, megabytes(p.l2_bytes));
+      vendor ? "" : fmt::format("L2 {:.1f} us ({}), D store {:.1f} us, ", p.l2_us,
+                                megabytes(p.l2_bytes), p.store_us);
   fmt::print("           {}compute {:.1f} us (matrix units at {:.0f}%), DRAM {:.1f} us ({}), "
              "{}fixed {:.1f} us\n",
              vendor ? "roofline: " : "", p.compute_us, 100 * p.mma_efficiency, p.memory_us,

@@ -33,7 +33,7 @@ jit::KernelSource gemm_kernel_source(const KernelLaunch& kernel, bool traced) {
   // in_bytes, scaling and the wgmma wrapper (k16, or k32 with scale-d for FP8).
   const std::string mma = input_type_members(p, c);
   const char* load = f.load_path == LoadPath::tma ? "tma" : "threads";
-  const char* store = f.store_path == StorePath::tma ? "tma" : "threads";
+  const std::string_view store = to_string(f.store_path);
   jit::KernelSource src;
   src.name = fmt::format("gemm_sm90_{}_{}_{}_n{}_k{}_{}x{}x{}_s{}_c{}{}{}_cl{}x{}{}_g{}{}_{}{}",
                          to_string(p.a_type), to_string(p.d_type), to_string(p.layout), p.n, p.k,
@@ -60,6 +60,7 @@ jit::KernelSource gemm_kernel_source(const KernelLaunch& kernel, bool traced) {
       "  static constexpr int raster_group = {group};\n"
       "  static constexpr bool raster_along_n = {along_n};\n"
       "  static constexpr bool tma_load = {tma_load}, tma_store = {tma_store};\n"
+      "  static constexpr bool staged_store = {staged_store};   // D staged, threads' 16-B stores\n"
       "  static constexpr bool a_k_major = {akm}, b_k_major = {bkm}, in_fp16 = {fp16};\n"
       "  static constexpr int out_kind = {out}, out_bytes = {out_bytes};\n"
       "  static constexpr int n = {n}, k = {k}, split_k = {split_k};\n"
@@ -82,7 +83,8 @@ jit::KernelSource gemm_kernel_source(const KernelLaunch& kernel, bool traced) {
       fmt::arg("group", c.raster_group),
       fmt::arg("along_n", c.raster_order == RasterOrder::along_n),
       fmt::arg("tma_load", f.load_path == LoadPath::tma),
-      fmt::arg("tma_store", f.store_path == StorePath::tma), fmt::arg("akm", !a_mn),
+      fmt::arg("tma_store", f.store_path == StorePath::tma),
+      fmt::arg("staged_store", f.store_path == StorePath::staged), fmt::arg("akm", !a_mn),
       fmt::arg("bkm", !b_mn), fmt::arg("fp16", p.a_type == DType::fp16), fmt::arg("out", out),
       fmt::arg("out_bytes", out_bytes), fmt::arg("n", p.n), fmt::arg("k", p.k),
       fmt::arg("split_k", c.split_k), fmt::arg("preg", f.producer_registers),

@@ -123,6 +123,17 @@ constexpr double kSplitKReduceLatencyUs = 1.5;
 // decides how long its consumers stand idle after every tile. Traces of one-consumer 64-row
 // tiles did not show it (64x112: 0.37 us for 7 boxes of 16), so it is charged where measured.
 constexpr double kEpilogueBoxRowCycles = 3.0;
+// ---- Tiles whose D outweighs their main loop (short K) ----
+// A tile cannot finish faster than its D takes at its SM's share of the DRAM write rate, which
+// falls with the length of the row segments the tile writes (block_n x the output's bytes):
+// rate x s / (s + 266 B), so 512-byte segments run at 66% of it and 256-byte ones at 49%; plus
+// a short turnaround between tiles. Fitted to forced tiles of 10445 x 12664 x 24 bf16 (H200, TMA
+// store, the epilogue term below included), per tile: 128x256 c2 4.19 us, 128x192 c2 3.39,
+// 128x128 c2 2.70, 256x128 c2 5.20 (the same bytes as 128x256 in half-length segments), 64x256
+// c1 2.38, 64x208 c1 2.77; a memset of 264 MB reaches 4.19 TB/s, 87% of the H200's 4.8.
+constexpr double kStoreTileTurnaroundUs = 0.21;
+constexpr double kDramWriteEfficiency = 0.87;
+constexpr double kWriteSegmentHalfRateBytes = 266;
 // Exponent of the norm that combines a tile's matrix-unit and L2 times (overlap() below).
 constexpr double kOverlapNorm = 4;
 // When the SM clock is unknown (hand-built device descriptions).
@@ -302,6 +313,14 @@ Waves count_waves(const GemmProblem& problem, const GemmConfig& config, const Gp
   return w;
 }
 
+// The TMA store's per-box-row cost of one consumer's rows (kEpilogueBoxRowCycles).
+double tma_store_box_us(const GemmProblem& problem, const GemmConfig& config,
+                        const GpuInfo& device) {
+  const int rows_per_consumer = config.block_m / config.num_consumers;
+  const int boxes = config.block_n / sm90::d_box_cols(config.block_n, dtype_bytes(problem.d_type));
+  return kEpilogueBoxRowCycles * rows_per_consumer * boxes / (clock_ghz(device) * 1e3);
+}
+
 // What one work item costs on one SM, resource by resource.
 struct TileTimes {
   int64_t k_steps = 0;        // k-blocks per work item
@@ -310,6 +329,7 @@ struct TileTimes {
   double a_bytes = 0, b_bytes = 0;   // A and B the tile pulls from L2
   double l2_us = 0;           // L2 -> SM, the SM's port or the whole L2's share
   double smem_us = 0;         // the stage's fill and every slab's wgmma reads
+  double store_us = 0;        // the tile's D at its SM's share of the DRAM write rate
 };
 
 TileTimes tile_times(const GemmProblem& problem, const GemmConfig& config,
@@ -356,6 +376,22 @@ TileTimes tile_times(const GemmProblem& problem, const GemmConfig& config,
   const double smem_tile_bytes =
       k_bytes * (config.block_m + config.block_n + config.block_m / 64.0 * (64 + config.block_n));
   t.smem_us = smem_tile_bytes / (kSmemBytesPerClock * clock_ghz(device) * 1e3);
+
+  // ---- D's store (split-K: one split of each tile stores it, after the sum) ----
+  const int out_bytes = dtype_bytes(problem.d_type);
+  const double segment_bytes = double(std::min<int64_t>(config.block_n, problem.n)) * out_bytes;
+  const double write_rate_per_sm = device.memory_bandwidth_gbps * 1e3 * kDramWriteEfficiency /
+                                   device.sm_count * segment_bytes /
+                                   (segment_bytes + kWriteSegmentHalfRateBytes);
+  if (config.split_k == 1 && write_rate_per_sm > 0) {
+    t.store_us = kStoreTileTurnaroundUs +
+                 double(std::min<int64_t>(config.block_m, problem.m)) * segment_bytes *
+                     (problem.reads_c ? 2 : 1) / write_rate_per_sm;
+    // A lone consumer's TMA boxes: fixed_costs() charges them for two consumers only (traces
+    // of long-K 64-row tiles did not show them), but a short-K 64-row tile waits them out.
+    if (config.num_consumers == 1 && plan::kernel_fields(problem, config).store_path == StorePath::tma)
+      t.store_us += tma_store_box_us(problem, config, device);
+  }
   return t;
 }
 
@@ -372,12 +408,7 @@ double fixed_costs(const GemmProblem& problem, const GemmConfig& config, const G
                        (problem.reads_c ? 2 : 1) / sm_l2_rate(device);
   // The box term is the TMA store's (threads stores: D's rows ragged or unaligned, or swap_ab).
   const bool tma_store = plan::kernel_fields(problem, config).store_path == StorePath::tma;
-  if (config.num_consumers == 2 && tma_store) {
-    const int rows_per_consumer = config.block_m / config.num_consumers;
-    const int boxes =
-        config.block_n / sm90::d_box_cols(config.block_n, dtype_bytes(problem.d_type));
-    epilogue_us += kEpilogueBoxRowCycles * rows_per_consumer * boxes / (clock_ghz(device) * 1e3);
-  }
+  if (config.num_consumers == 2 && tma_store) epilogue_us += tma_store_box_us(problem, config, device);
   double fixed_us = kLaunchUs + (config.persistent ? fill_us : double(waves) * fill_us) +
                     double(waves) * epilogue_us;
   // Split-K: the other splits' SMs write their fp32 tiles and the last one reads the split_k - 1
@@ -491,11 +522,12 @@ Prediction predict_kernels(const GemmProblem& problem, const GemmConfig& config,
             : 0;
     const double latency_us = std::max(double(t.k_steps) * kKBlockLatencyUs, ring_us);
     const double on_sm = std::max(overlap(t.compute_us, t.l2_us, t.smem_us), latency_us);
-    return std::max(on_sm, p.memory_us * double(items) / double(w.items));
+    return std::max({on_sm, t.store_us, p.memory_us * double(items) / double(w.items)});
   };
   const double waves_us = double(w.waves - 1) * wave_us(w.resident) + wave_us(w.last_wave_items);
   p.compute_us = double(w.waves) * t.compute_us;
   p.l2_us = double(w.waves) * t.l2_us;
+  p.store_us = double(w.waves) * t.store_us;
   p.fixed_us = fixed_costs(problem, config, device, w.waves);
   p.time_us = waves_us + p.fixed_us;
   p.tflops = problem.flops() / p.time_us / 1e6;

@@ -81,6 +81,15 @@ int one_tile_block_n(const GemmProblem& problem) {
 
 bool is_fp8(DType t) { return t == DType::e4m3 || t == DType::e5m2; }
 
+const char* store_path_text(StorePath path, bool swap_ab) {
+  switch (path) {
+    case StorePath::tma: return "TMA store";
+    case StorePath::staged: return "D staged and stored by the threads in 16-byte chunks";
+    case StorePath::threads: break;
+  }
+  return swap_ab ? "D stored transposed by the threads" : "stores by the threads";
+}
+
 std::string kernel_path_reason(const GemmProblem& problem, const GemmConfig& best,
                                const GpuInfo& device) {
   if (best.instruction == Instruction::mma)
@@ -105,9 +114,7 @@ std::string kernel_path_reason(const GemmProblem& problem, const GemmConfig& bes
       best.swap_ab ? fmt::format("D^T = B^T A^T (the {} rows of A along wgmma's N): ", problem.m)
                    : std::string(),
       best.block_n, is_fp8(problem.a_type) ? 32 : 16, to_string(problem.a_type),
-      kernel_fields(kernel, best).store_path == StorePath::threads
-          ? (best.swap_ab ? "D stored transposed by the threads" : "stores by the threads")
-          : "TMA store",
+      store_path_text(kernel_fields(kernel, best).store_path, best.swap_ab),
       best.num_consumers, best.num_consumers > 1 ? "s" : "",
       best.persistent ? "persistent over the SMs" : "one CTA per tile");
 }

@@ -18,7 +18,9 @@
 namespace autogemm {
 
 std::string_view to_string(LoadPath p) { return p == LoadPath::tma ? "tma" : "threads"; }
-std::string_view to_string(StorePath p) { return p == StorePath::tma ? "tma" : "threads"; }
+std::string_view to_string(StorePath p) {
+  return p == StorePath::tma ? "tma" : p == StorePath::staged ? "staged" : "threads";
+}
 
 namespace plan {
 
@@ -115,6 +117,7 @@ std::string describe(const KernelFields& f) {
   if (!f.warp_specialized) s += " no-ws";
   if (f.load_path == LoadPath::threads) s += " threads-load";
   if (f.store_path == StorePath::threads) s += " threads-store";
+  if (f.store_path == StorePath::staged) s += " staged-store";
   if (f.launch_dependents) s += " pdl-primary";
   if (f.waits_for_primary) s += " pdl-wait";
   return s;
@@ -151,15 +154,14 @@ KernelSpec make_spec(const GemmProblem& call, const GemmConfig& config, const Gp
   if (auto why = kernel_violation(problem, fields, device); !why.empty())
     throw InvalidArgument("config", spec.text, why);
   // A swapped configuration's threads store is its own (the planner's reason names it).
-  if (fields.store_path == StorePath::threads && switches.store_path == StorePath::tma &&
-      !config.swap_ab) {
+  if (fields.store_path == StorePath::staged) {
     std::vector<std::string> why;
     if (d_rows_end_mid_chunk(problem))
       why.push_back(fmt::format("n = {} {} ends rows mid 16-byte chunk", problem.n,
                                 to_string(problem.d_type)));
     if (auto stride = tma_store_incompatibility(problem); !stride.empty())
       why.push_back(std::move(stride));
-    spec.reason += fmt::format("; D stored by threads ({})", fmt::join(why, "; "));
+    spec.reason += fmt::format("; D staged and stored by the threads ({})", fmt::join(why, "; "));
   }
   if (config.n_tail_kernel) {
     const NTailSplit split = split_n_tail(problem, fields);

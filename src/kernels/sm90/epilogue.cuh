@@ -10,11 +10,22 @@
 
 namespace autogemm::sm90 {
 
+// One output element as an unsigned integer of its size (the staged store's edge elements).
+template <int Bytes>
+struct StagedElement {
+  using type = unsigned;
+};
+template <>
+struct StagedElement<2> {
+  using type = unsigned short;
+};
+
 template <class Cfg>
 struct Epilogue {
   using G = Geometry<Cfg>;
-  static_assert(!Cfg::d_transposed || !Cfg::tma_store,
-                "D^T is written by the threads: the TMA store's boxes are rows of the kernel's D");
+  static_assert(!Cfg::d_transposed || !(Cfg::tma_store || Cfg::staged_store),
+                "D^T is written by the threads: the staging buffer holds rows of the kernel's D");
+  static_assert(!(Cfg::tma_store && Cfg::staged_store), "one store path");
   static constexpr int kStoreThreads = 128;
 
   // Visits every (row, col) pair the thread holds: f(slab, register index, row in consumer
@@ -112,6 +123,141 @@ struct Epilogue {
       }
       ptx::tma_store_commit_group();
     }
+  }
+
+  // 16 bytes starting `shift` bytes (even, < 16) into the 32 bytes lo:hi. Q = shift / 4 is a
+  // template argument so the word indices are constants (no local-memory array).
+  template <int Q>
+  __device__ __forceinline__ static uint4 shifted_chunk(const unsigned (&w)[8], unsigned bits) {
+    return make_uint4(__funnelshift_r(w[Q], w[Q + 1], bits), __funnelshift_r(w[Q + 1], w[Q + 2], bits),
+                      __funnelshift_r(w[Q + 2], w[Q + 3], bits), __funnelshift_r(w[Q + 3], w[Q + 4], bits));
+  }
+  __device__ __forceinline__ static uint4 shifted_chunk(uint4 lo, uint4 hi, int shift) {
+    const unsigned w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+    const unsigned bits = 8 * (shift % 4);
+    switch (shift / 4) {
+      case 0: return shifted_chunk<0>(w, bits);
+      case 1: return shifted_chunk<1>(w, bits);
+      case 2: return shifted_chunk<2>(w, bits);
+      default: return shifted_chunk<3>(w, bits);
+    }
+  }
+
+  // Rows TMA cannot store (ldd, ldc or the rows' end off 16 bytes), not transposed: the tile is
+  // staged as for TMA (alpha * acc + beta * C, C read by the threads from the caller's rows),
+  // then each warp writes 16 of the consumer's rows. Per row, the elements before the caller's
+  // first 16-byte boundary (`head`) and after its last go out one by one; every chunk between is
+  // one aligned 16-byte store, assembled from the two staged chunks it straddles (the staging
+  // buffer's chunks sit at multiples of 16 bytes from the tile's first column). One 2-byte store
+  // per element ran at 1.4 TB/s in a plain write kernel and 0.6 TB/s in the register epilogue,
+  // where 16-byte stores reach 4.1 (H200, 264 MB).
+  __device__ static void store_staged(float (&acc)[G::kSlabs][G::kAccum], const SharedStorage<Cfg>& smem,
+                                      const GemmParams& params, int consumer, int row0, int n_tile,
+                                      int row_limit) {
+    constexpr int kChunkElems = 16 / Cfg::out_bytes;
+    constexpr int kChunksPerRow = Cfg::block_n / kChunkElems;
+    constexpr int kRowsPerWarp = G::kRowsPerConsumer / 4;
+    constexpr int kEdgeSlots = 2 * (kChunkElems - 1);   // head and tail elements of one row
+    static_assert(Cfg::block_n % kChunkElems == 0, "staged rows are whole 16-byte chunks");
+    const int thread = threadIdx.x % 128, warp = thread / 32, lane = thread % 32;
+    const unsigned barrier_id = 1 + consumer;   // 0 is __syncthreads
+    const int row_base = consumer * G::kRowsPerConsumer;
+    const long long m0 = row0 + row_base;
+    const int n0 = n_tile * Cfg::block_n;
+    const int cols = Cfg::n - n0 < Cfg::block_n ? Cfg::n - n0 : Cfg::block_n;
+    unsigned char* staging = smem.d();
+    unsigned char* d = static_cast<unsigned char*>(params.d);
+    const unsigned char* c = static_cast<const unsigned char*>(params.c);
+
+    // The previous tile's rows must have been read out before they are rewritten.
+    ptx::named_barrier_sync(barrier_id, kStoreThreads);
+    const auto stage = [&](auto with_c) {
+      for_each_pair([&](int slab, int r, int row, int col) {
+        float v0 = params.alpha * acc[slab][r], v1 = params.alpha * acc[slab][r + 1];
+        if constexpr (decltype(with_c)::value) {
+          const long long grow = m0 + row;
+          const int gcol = n0 + col;
+          if (grow < row_limit && gcol < Cfg::n) {
+            const unsigned char* pc = c + (grow * params.ldc + gcol) * Cfg::out_bytes;
+            v0 += params.beta * load_c_value(pc);
+            if (gcol + 1 < Cfg::n) v1 += params.beta * load_c_value(pc + Cfg::out_bytes);
+          }
+        }
+        store_pair(staging + staging_offset(row_base + row, col), v0, v1);
+      });
+    };
+    if (params.beta != 0.0f) stage(IntConstant<1>{});
+    else stage(IntConstant<0>{});
+    ptx::named_barrier_sync(barrier_id, kStoreThreads);
+
+    // Where row `row` (of this warp's rows) starts in the caller's D, and its head length.
+    const auto row_start = [&](int row, unsigned char*& dst, int& head) {
+      dst = d + ((m0 + row) * params.ldd + n0) * Cfg::out_bytes;
+      const int misalign = int(reinterpret_cast<unsigned long long>(dst) % 16);
+      head = misalign == 0 ? 0 : (16 - misalign) / Cfg::out_bytes;
+      if (head > cols) head = cols;
+    };
+    const int first_row = warp * kRowsPerWarp;
+    // Each lane's chunks in batches: the batch's shared-memory loads are all issued before its
+    // stores (one load, then its store, waited out each load's latency in turn).
+    constexpr int kChunkTasks = kRowsPerWarp * kChunksPerRow;
+    constexpr int kChunkIters = (kChunkTasks + 31) / 32;
+    constexpr int kBatch = 4;
+#pragma unroll 1
+    for (int first = 0; first < kChunkIters; first += kBatch) {
+      uint4 out[kBatch];
+      unsigned char* dst[kBatch];
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) {
+        dst[b] = nullptr;
+        const int idx = lane + 32 * (first + b);
+        if (first + b >= kChunkIters || idx >= kChunkTasks) continue;
+        const int row = first_row + idx / kChunksPerRow, chunk = idx % kChunksPerRow;
+        if (m0 + row >= row_limit) continue;
+        unsigned char* row_dst;
+        int head;
+        row_start(row, row_dst, head);
+        if (chunk >= (cols - head) / kChunkElems) continue;
+        // The staged chunk holding the first element, and the next one when the chunk straddles.
+        const uint4 lo = *reinterpret_cast<const uint4*>(
+            staging + staging_offset(row_base + row, chunk * kChunkElems));
+        out[b] = lo;
+        if (head != 0) {
+          const uint4 hi = *reinterpret_cast<const uint4*>(
+              staging + staging_offset(row_base + row, (chunk + 1) * kChunkElems));
+          out[b] = shifted_chunk(lo, hi, head * Cfg::out_bytes);
+        }
+        dst[b] = row_dst + (head + chunk * kChunkElems) * Cfg::out_bytes;
+      }
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b)
+        if (dst[b] != nullptr) *reinterpret_cast<uint4*>(dst[b]) = out[b];
+    }
+    // The head and tail elements, all of a lane's at once.
+    using Element = typename StagedElement<Cfg::out_bytes>::type;
+    constexpr int kEdgeTasks = kRowsPerWarp * kEdgeSlots;
+    constexpr int kEdgeIters = (kEdgeTasks + 31) / 32;
+    Element value[kEdgeIters];
+    Element* edge_dst[kEdgeIters];
+#pragma unroll
+    for (int i = 0; i < kEdgeIters; ++i) {
+      edge_dst[i] = nullptr;
+      const int idx = lane + 32 * i;
+      if (idx >= kEdgeTasks) continue;
+      const int row = first_row + idx / kEdgeSlots, slot = idx % kEdgeSlots;
+      if (m0 + row >= row_limit) continue;
+      unsigned char* row_dst;
+      int head;
+      row_start(row, row_dst, head);
+      const int tail_begin = head + (cols - head) / kChunkElems * kChunkElems;
+      const int col = slot < head ? slot : tail_begin + (slot - head);
+      if (slot >= head && col >= cols) continue;
+      value[i] = *reinterpret_cast<const Element*>(staging + staging_offset(row_base + row, col));
+      edge_dst[i] = reinterpret_cast<Element*>(row_dst + col * Cfg::out_bytes);
+    }
+#pragma unroll
+    for (int i = 0; i < kEdgeIters; ++i)
+      if (edge_dst[i] != nullptr) *edge_dst[i] = value[i];
   }
 
   __device__ __forceinline__ static void store_value(unsigned char* p, float v) {

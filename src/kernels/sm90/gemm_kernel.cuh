@@ -282,8 +282,11 @@ struct Consumer {
         return true;
       }
     }
-    Epilogue<Cfg>::store_threads(acc, params, consumer, tile_row0(), work.n_tile,
-                                 Cfg::grouping == 2 ? work.row_limit : params.m);
+    const int row_limit = Cfg::grouping == 2 ? work.row_limit : params.m;
+    if constexpr (Cfg::staged_store)
+      Epilogue<Cfg>::store_staged(acc, smem, params, consumer, tile_row0(), work.n_tile, row_limit);
+    else
+      Epilogue<Cfg>::store_threads(acc, params, consumer, tile_row0(), work.n_tile, row_limit);
     return true;
   }
 
