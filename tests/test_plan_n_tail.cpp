@@ -114,7 +114,7 @@ TEST(NTail, RulesNameWhatTheyNeed) {
   EXPECT_NE(legality_violation(ragged, with_n_tail("128x128x64 s4 c2 p g8"), gpu)
                 .find("N = 2100 bf16, ldd = 2104: D's rows end inside a 16-byte chunk"),
             std::string::npos);
-  // D's rows a stride TMA cannot store (ldd = 2113 bf16): stored by threads, so no tail kernel.
+  // D's rows a stride TMA cannot store (ldd = 2113 bf16): staged for the threads, no tail kernel.
   GemmProblem unaligned = problem(4096, 2112, 1024);
   unaligned.ldd = 2113;
   EXPECT_NE(legality_violation(unaligned, with_n_tail("128x128x64 s4 c2 p g8"), gpu)

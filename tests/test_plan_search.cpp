@@ -103,7 +103,7 @@ void expect_kernel_config_is_sound(const GemmProblem& p, const Candidate& c, con
   EXPECT_EQ(plan::wgmma_violation(shape, d.cc), "");
   const KernelFields fields = plan::kernel_fields(k, cfg);
   const auto boxes = plan::gemm_tma_boxes(k, fields);
-  // A, B, and D unless D is stored by threads (rows ending mid 16-byte chunk, D's or C's rows a
+  // A, B, and D unless D is stored by the threads (rows ending mid 16-byte chunk, D's or C's rows a
   // stride TMA cannot describe, or D written transposed).
   EXPECT_EQ(fields.store_path != StorePath::tma, d_needs_thread_stores(k) || cfg.swap_ab);
   EXPECT_EQ(boxes.size(), fields.store_path == StorePath::tma ? 3u : 2u);

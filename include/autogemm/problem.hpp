@@ -89,7 +89,7 @@ void validate(const GemmProblem& p);
 
 // True when D's rows end inside a 16-byte chunk (N * sizeof(D) not a multiple of 16). TMA
 // stores clip at 16-byte granularity, not per element (measured on an H200: N = 2100 bf16 wrote
-// columns 2100-2103 of the padding), so such problems store D with plain stores instead.
+// columns 2100-2103 of the padding), so such problems stage D and store it by the threads.
 bool d_rows_end_mid_chunk(const GemmProblem& p);
 
 // Empty when TMA can describe every operand of the problem, else why not (naming the field,
@@ -105,11 +105,12 @@ int64_t tma_row_stride(int64_t ld, DType t);
 std::string tma_load_incompatibility(const GemmProblem& p);
 
 // ... and for the ones it would store and read in the epilogue (D, and C when read). Where
-// these break the rule, the kernels store D (and read C) with plain per-thread accesses.
+// these break the rule, the threads store D (from shared memory, in 16-byte chunks aligned to
+// its rows) and read C.
 std::string tma_store_incompatibility(const GemmProblem& p);
 
-// True when D is written by the threads rather than by TMA: its rows end mid-chunk, or D's or
-// C's row strides break TMA's rule.
+// True when D is written by the threads rather than by TMA (StorePath::staged): its rows end
+// mid-chunk, or D's or C's row strides break TMA's rule.
 bool d_needs_thread_stores(const GemmProblem& p);
 
 }  // namespace autogemm

@@ -333,7 +333,7 @@ struct TileTimes {
 };
 
 TileTimes tile_times(const GemmProblem& problem, const GemmConfig& config,
-                     const GpuInfo& device, const Waves& w) {
+                     const GpuInfo& device, const Waves& w, bool tma_store) {
   TileTimes t;
   const double in_bytes = dtype_bytes(problem.a_type);
   // ---- Matrix units ----
@@ -389,7 +389,7 @@ TileTimes tile_times(const GemmProblem& problem, const GemmConfig& config,
                      (problem.reads_c ? 2 : 1) / write_rate_per_sm;
     // A lone consumer's TMA boxes: fixed_costs() charges them for two consumers only (traces
     // of long-K 64-row tiles did not show them), but a short-K 64-row tile waits them out.
-    if (config.num_consumers == 1 && plan::kernel_fields(problem, config).store_path == StorePath::tma)
+    if (config.num_consumers == 1 && tma_store)
       t.store_us += tma_store_box_us(problem, config, device);
   }
   return t;
@@ -397,7 +397,7 @@ TileTimes tile_times(const GemmProblem& problem, const GemmConfig& config,
 
 // Launch, pipeline fill, every tile's epilogue and split-K's sum.
 double fixed_costs(const GemmProblem& problem, const GemmConfig& config, const GpuInfo& device,
-                   int64_t waves) {
+                   int64_t waves, bool tma_store) {
   // Pipeline fill: latency plus the first stage's bytes. The epilogue of every tile writes
   // block_m x block_n outputs (and reads C) through the SM's L2 port while the tensor cores of
   // its consumers idle (the cooperative kernel has no epilogue/mainloop overlap).
@@ -406,9 +406,9 @@ double fixed_costs(const GemmProblem& problem, const GemmConfig& config, const G
                                                    sm_l2_rate(device);
   double epilogue_us = double(config.block_m) * config.block_n * dtype_bytes(problem.d_type) *
                        (problem.reads_c ? 2 : 1) / sm_l2_rate(device);
-  // The box term is the TMA store's (threads stores: D's rows ragged or unaligned, or swap_ab).
-  const bool tma_store = plan::kernel_fields(problem, config).store_path == StorePath::tma;
-  if (config.num_consumers == 2 && tma_store) epilogue_us += tma_store_box_us(problem, config, device);
+  // The box term is the TMA store's (not staged rows TMA cannot store, nor swap_ab's D^T).
+  if (config.num_consumers == 2 && tma_store)
+    epilogue_us += tma_store_box_us(problem, config, device);
   double fixed_us = kLaunchUs + (config.persistent ? fill_us : double(waves) * fill_us) +
                     double(waves) * epilogue_us;
   // Split-K: the other splits' SMs write their fp32 tiles and the last one reads the split_k - 1
@@ -497,7 +497,8 @@ Prediction predict_kernels(const GemmProblem& problem, const GemmConfig& config,
   p.busy_sms = int(std::min<int64_t>(w.last_wave_items, device.sm_count));
   p.last_wave_utilization = double(p.busy_sms) / device.sm_count;
 
-  const TileTimes t = tile_times(problem, config, device, w);
+  const bool tma_store = plan::kernel_fields(problem, config).store_path == StorePath::tma;
+  const TileTimes t = tile_times(problem, config, device, w, tma_store);
   p.mma_efficiency = t.efficiency;
   p.l2_bytes = (t.a_bytes + t.b_bytes) * double(w.items);
   p.dram_bytes = dram_bytes(problem, config, w.tiles_m, w.tiles_n, w.resident, w.waves, device);
@@ -528,7 +529,7 @@ Prediction predict_kernels(const GemmProblem& problem, const GemmConfig& config,
   p.compute_us = double(w.waves) * t.compute_us;
   p.l2_us = double(w.waves) * t.l2_us;
   p.store_us = double(w.waves) * t.store_us;
-  p.fixed_us = fixed_costs(problem, config, device, w.waves);
+  p.fixed_us = fixed_costs(problem, config, device, w.waves, tma_store);
   p.time_us = waves_us + p.fixed_us;
   p.tflops = problem.flops() / p.time_us / 1e6;
   return p;

@@ -153,7 +153,8 @@ KernelSpec make_spec(const GemmProblem& call, const GemmConfig& config, const Gp
   const KernelFields fields = kernel_fields(problem, config, switches);
   if (auto why = kernel_violation(problem, fields, device); !why.empty())
     throw InvalidArgument("config", spec.text, why);
-  // A swapped configuration's threads store is its own (the planner's reason names it).
+  // Why D is staged for the threads (a swapped configuration's register store is its own: the
+  // planner's reason names it).
   if (fields.store_path == StorePath::staged) {
     std::vector<std::string> why;
     if (d_rows_end_mid_chunk(problem))

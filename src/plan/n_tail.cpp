@@ -58,8 +58,8 @@ std::string n_tail_violation(const GemmProblem& problem, const KernelFields& fie
                        problem.n, config.block_n, config.block_n / 2, tail);
   if (d_needs_thread_stores(problem))
     return fmt::format("n_tail_kernel with N = {} {}, ldd = {}: D's rows end inside a 16-byte "
-                       "chunk or are a stride TMA cannot store, so such calls store D with plain "
-                       "stores, which the n-tail kernel does not have",
+                       "chunk or are a stride TMA cannot store, so such calls stage D and store it "
+                       "by the threads, which the n-tail kernel does not do",
                        problem.n, to_string(problem.d_type), problem.ldd_or_packed());
   if (!config.persistent || fields.load_path != LoadPath::tma ||
       fields.store_path != StorePath::tma)

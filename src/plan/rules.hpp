@@ -84,9 +84,9 @@ std::string arch_label(const GpuInfo& device);
 // (kernels/sm90/split_k_reduce.cuh), so at most a warp's 32 splits.
 inline constexpr int kMaxSplitK = 32;
 
-// The kernel fields of `config` for `problem`: the ladder's switches, and D stored by threads
-// where its rows end inside a 16-byte chunk (TMA stores clip at 16 bytes, not per element:
-// d_rows_end_mid_chunk).
+// The kernel fields of `config` for `problem`: the ladder's switches, D staged and stored by
+// the threads where TMA cannot store its rows (d_needs_thread_stores: TMA stores clip at 16
+// bytes, not per element, and need 16-byte row strides), D^T stored from registers (swap_ab).
 KernelFields kernel_fields(const GemmProblem& problem, const GemmConfig& config,
                            const LadderSwitches& switches = {});
 

@@ -129,8 +129,10 @@ struct Epilogue {
   // template argument so the word indices are constants (no local-memory array).
   template <int Q>
   __device__ __forceinline__ static uint4 shifted_chunk(const unsigned (&w)[8], unsigned bits) {
-    return make_uint4(__funnelshift_r(w[Q], w[Q + 1], bits), __funnelshift_r(w[Q + 1], w[Q + 2], bits),
-                      __funnelshift_r(w[Q + 2], w[Q + 3], bits), __funnelshift_r(w[Q + 3], w[Q + 4], bits));
+    return make_uint4(__funnelshift_r(w[Q], w[Q + 1], bits),
+                      __funnelshift_r(w[Q + 1], w[Q + 2], bits),
+                      __funnelshift_r(w[Q + 2], w[Q + 3], bits),
+                      __funnelshift_r(w[Q + 3], w[Q + 4], bits));
   }
   __device__ __forceinline__ static uint4 shifted_chunk(uint4 lo, uint4 hi, int shift) {
     const unsigned w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
@@ -151,9 +153,9 @@ struct Epilogue {
   // buffer's chunks sit at multiples of 16 bytes from the tile's first column). One 2-byte store
   // per element ran at 1.4 TB/s in a plain write kernel and 0.6 TB/s in the register epilogue,
   // where 16-byte stores reach 4.1 (H200, 264 MB).
-  __device__ static void store_staged(float (&acc)[G::kSlabs][G::kAccum], const SharedStorage<Cfg>& smem,
-                                      const GemmParams& params, int consumer, int row0, int n_tile,
-                                      int row_limit) {
+  __device__ static void store_staged(float (&acc)[G::kSlabs][G::kAccum],
+                                      const SharedStorage<Cfg>& smem, const GemmParams& params,
+                                      int consumer, int row0, int n_tile, int row_limit) {
     constexpr int kChunkElems = 16 / Cfg::out_bytes;
     constexpr int kChunksPerRow = Cfg::block_n / kChunkElems;
     constexpr int kRowsPerWarp = G::kRowsPerConsumer / 4;
@@ -267,10 +269,9 @@ struct Epilogue {
   }
 
   // Straight from registers to global memory with bounds checks: the teaching steps (no TMA),
-  // rows of D that end inside a 16-byte chunk or are a stride TMA cannot describe (ldd or ldc
-  // not a multiple of 16 bytes), masked grouped tiles past their group's valid rows, and D^T
-  // (Cfg::d_transposed). No row at or beyond `row_limit` (params.m, or the group's limit) is
-  // written.
+  // masked grouped tiles past their group's valid rows (with the TMA store), and D^T
+  // (Cfg::d_transposed). Rows TMA cannot store otherwise go through store_staged. No row at or
+  // beyond `row_limit` (params.m, or the group's limit) is written.
   __device__ static void store_threads(float (&acc)[G::kSlabs][G::kAccum], const GemmParams& params,
                                        int consumer, int row0, int n_tile, int row_limit) {
     const int m0 = row0 + consumer * G::kRowsPerConsumer;

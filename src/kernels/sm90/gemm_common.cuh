@@ -4,7 +4,8 @@
 //
 // Fields of Cfg: block_m, block_n, block_k, num_stages, num_consumers, warp_specialized,
 // cluster_m, cluster_n, multicast (0 none, 1 a, 2 b), persistent, raster_group, raster_along_n,
-// tma_load, tma_store, staged_store (D staged, written by the threads: epilogue.cuh), a_k_major, b_k_major, in_fp16, out_kind (0 bf16, 1 fp16, 2 fp32),
+// tma_load, tma_store, staged_store (D staged, written by the threads: epilogue.cuh),
+// a_k_major, b_k_major, in_fp16, out_kind (0 bf16, 1 fp16, 2 fp32),
 // out_bytes, n, k (problem N and K baked in; M is a run-time value), producer_regs,
 // consumer_regs, split_k (split_k_reduce.cuh), and `mma(acc, desc_a, desc_b)`: one
 // wgmma.m64n{block_n}k16 instruction.
