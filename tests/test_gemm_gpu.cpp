@@ -307,6 +307,28 @@ TEST(GemmGpu, NTailKernelIsCorrect) {
       43);
 }
 
+// D leaves the TMA epilogue in 128-byte column boxes and one tail box (kernels/sm90/
+// gemm_layout.cuh d_main_boxes): every kind of tail slab, with C loaded by TMA through the same
+// two maps (beta != 0), N tails inside a tile and a multicast pair. bf16 D: 16 columns (32 B,
+// 32-byte swizzle), 32 (64 B, 64-byte swizzle), 48 (96 B, dense), 8 (16 B, dense; N <= 8); fp32
+// D: 16 columns (64 B), or none (block_n 64 = two main boxes).
+TEST(GemmGpu, TmaStoreTailBoxesAreCorrect) {
+  AUTOGEMM_REQUIRE_GPU();
+  const DType bf16 = DType::bf16, fp32 = DType::fp32;
+  run_forced_cases({{1000, 1000, 520, "128x208x64 s3 c2 p g8", 1.0f, 0.0f, bf16},
+                    {515, 1000, 264, "128x240x64 s3 c2 p g8", 0.75f, -1.5f, bf16},
+                    {1000, 2000, 1000, "128x240x64 s3 c2 p g8 cl2x1/b", 1.0f, 0.0f, bf16},
+                    {257, 1000, 136, "128x176x64 s3 c2 p g8", 2.0f, 0.5f, fp32},
+                    {300, 700, 200, "64x80x64 s6 c1 p g8", 1.0f, 1.0f, fp32},
+                    {130, 3000, 512, "128x112x64 s6 c1 p g8", 1.0f, 0.0f, bf16},
+                    {200, 520, 264, "64x48x64 s8 c1 p g8", 1.0f, 1.0f, bf16},
+                    {200, 520, 264, "64x48x64 s8 c1 p g8", 1.0f, 1.0f, fp32},
+                    {300, 1000, 264, "64x96x64 s8 c1 p g8", 1.0f, -1.0f, bf16},
+                    {300, 8, 264, "64x8x64 s8 c1 p g8", 1.0f, 0.5f, bf16},
+                    {300, 72, 264, "64x16x64 s8 c1 p g8", 1.0f, 0.0f, fp32}},
+                   44);
+}
+
 TEST(GemmGpu, RaggedNStaysInsideD) {
   AUTOGEMM_REQUIRE_GPU();
   // N * 2 bytes not a multiple of 16: TMA stores would write up to the next 16-byte boundary

@@ -228,10 +228,10 @@ TEST(PlanCostModel, EveryKBlockCostsTheSharedL2AFixedOverhead) {
   EXPECT_NEAR(alone.l2_us, tile_bytes / (64 * 0.8 * 1980.0), 1e-9);
 }
 
-// Two-consumer tiles store D in boxes of the widest 16-128-byte span dividing block_n: 240 bf16
-// columns are 15 boxes of 16, 256 are 4 of 64. Tile traces (H200) put the narrow boxes' epilogue
-// at 2.37 against 1.02 us a tile; one-consumer tiles did not show it and are not charged.
-TEST(PlanCostModel, NarrowStoreBoxesCostTwoConsumerTilesEpilogueTime) {
+// Two-consumer tiles store D in 128-byte boxes and one tail box: 256 bf16 columns are 4 boxes of
+// 64, 240 are 3 of 64 and one of 48. Measured (H200), a 240-wide tile still runs ~0.4 us longer
+// than its box rows say; one-consumer tiles did not show it and are not charged.
+TEST(PlanCostModel, TailBoxCostsTwoConsumerTilesEpilogueTime) {
   // N = 3840 = 16 x 240 = 15 x 256: both widths run 4 waves of 128-row tiles (512 and 480
   // tiles) and 8 of 64-row tiles (1024 and 960), so their fixed costs differ by the epilogue.
   const GemmProblem p = problem(4096, 3840, 1536);
@@ -241,16 +241,18 @@ TEST(PlanCostModel, NarrowStoreBoxesCostTwoConsumerTilesEpilogueTime) {
     EXPECT_EQ(pr.waves, block_m == 128 ? 4 : 8) << block_m << "x" << block_n;
     return pr.fixed_us;
   };
-  // Two consumers: 15 boxes of 16 columns cost more than 4 of 64, though they hold fewer bytes.
+  // Two consumers: the tail box costs more than the 16 columns' bytes save (4 waves x 0.4 us).
   EXPECT_GT(fixed(128, 240, 2), fixed(128, 256, 2) + 1.0);
+  EXPECT_LT(fixed(128, 240, 2), fixed(128, 256, 2) + 1.6);
   // One consumer: bytes only, so the narrower tile's epilogue is the shorter.
   EXPECT_LT(fixed(64, 240, 1), fixed(64, 256, 1));
 }
 
 // K = 24: each tile is its D's store. Measured (H200, TMA store, 10445 x 12664 x 24 bf16):
-// 128x256 c2 127-131 us, 256x128 c2 160, 64x256 c1 148, 64x208 c1 209-212. The model must rank
-// them in that order (512-byte row segments before 256-byte ones, two consumers before one),
-// and a long-K tile of the same shape must not be paced by its store.
+// 128x256 c2 127-131 us, 256x128 c2 160, 64x256 c1 148, 64x208 c1 156 (209-212 when its D
+// left in 13 boxes of 16 columns). The model must put the wide two-consumer tile first, and
+// 512-byte row segments before 256-byte ones, and a long-K tile of the same shape must not be
+// paced by its store.
 TEST(PlanCostModel, ShortKTilesArePacedByTheirDStore) {
   const GemmProblem p = problem(10445, 12664, 24);
   const Prediction wide = predict(p, tile(128, 256, 2, 3), hopper());
@@ -259,7 +261,7 @@ TEST(PlanCostModel, ShortKTilesArePacedByTheirDStore) {
   const Prediction narrow_boxes = predict(p, tile(64, 208, 1, 5), hopper());
   EXPECT_LT(wide.time_us, one_consumer.time_us);
   EXPECT_LT(one_consumer.time_us, tall.time_us);
-  EXPECT_LT(tall.time_us, narrow_boxes.time_us);
+  EXPECT_LT(wide.time_us, narrow_boxes.time_us);
   EXPECT_GT(wide.store_us, wide.compute_us);
   const Prediction long_k = predict(problem(10445, 12664, 4096), tile(128, 256, 2, 3), hopper());
   EXPECT_LT(long_k.store_us, long_k.compute_us);

@@ -65,6 +65,8 @@ struct TensorMapSpec {
   int64_t row_length = 0, rows = 0, ld = 0;
   int box_inner = 0, box_outer = 0;
   int swizzle_bytes = 128;      // 0 (none), 32, 64 or 128
+  bool tail = false;            // C and D: the box of the tile's last block_n % 64 columns
+                                // (bf16; % 32 for fp32), next to the 128-byte main boxes
   friend bool operator==(const TensorMapSpec&, const TensorMapSpec&) = default;
 };
 

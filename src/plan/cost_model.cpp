@@ -115,14 +115,21 @@ constexpr double kSmemBytesPerClock = 128;
 // gives 0.2-0.6.
 constexpr double kSplitKReduceLatencyUs = 1.5;
 // ---- The epilogue's TMA store, by box ----
-// D is staged and stored in boxes of d_box_cols columns (kernels/sm90/gemm_layout.cuh): the
-// widest 16-128-byte span dividing block_n, so 240 columns go out as 15 boxes of 16 and 256 as
-// 4 of 64. Tile traces of 128-row, two-consumer tiles (5000 x 3000 x 1000 bf16, block_n 128..256,
-// H200) put each tile's epilogue at the bytes term below plus ~3 SM cycles per box row a
-// consumer stores (2.37 us at 240 columns against 1.02 at 256, 1.37 at 224): a tile's width
-// decides how long its consumers stand idle after every tile. Traces of one-consumer 64-row
+// D is staged and stored in 128-byte column boxes plus one tail box (kernels/sm90/gemm_layout.cuh
+// d_boxes): 256 bf16 columns as 4 boxes, 240 as 4 (3 of 64 and one of 48). Tile traces of
+// 128-row, two-consumer tiles (5000 x 3000 x 1000 bf16, block_n 128..256, H200, when every box
+// was the widest span dividing block_n) put each tile's epilogue at the bytes term below plus ~3
+// SM cycles per box row a consumer stores (2.37 us at 240 columns as 15 boxes of 16 against 1.02
+// at 256, 1.37 at 224 as 7 of 32): a tile's box count decides how long its consumers stand idle
+// after every tile. Traces of one-consumer 64-row
 // tiles did not show it (64x112: 0.37 us for 7 boxes of 16), so it is charged where measured.
 constexpr double kEpilogueBoxRowCycles = 3.0;
+// A two-consumer tile whose width is not a whole number of 128-byte boxes (a tail box, the
+// same d_boxes) runs ~0.4 us a tile slower than its box rows say: per column and wave, 128x240
+// tiles took 3.4% longer than 128x256 on 5000 x 3000 x 1000 (0.0574 against 0.0555 us, 4 waves
+// each) and 2.3% on 4096 x 24576 x 1536 (25 against 24 waves), 0.47 and 0.37 us a tile; 128x208,
+// 128x224 and 128x176 on the first row 0.71, 0.16 and 0.36 (H200, cluster 2x1, TMA store).
+constexpr double kEpilogueTailBoxUs = 0.4;
 // ---- Tiles whose D outweighs their main loop (short K) ----
 // A tile cannot finish faster than its D takes at its SM's share of the DRAM write rate, which
 // falls with the length of the row segments the tile writes (block_n x the output's bytes):
@@ -317,7 +324,7 @@ Waves count_waves(const GemmProblem& problem, const GemmConfig& config, const Gp
 double tma_store_box_us(const GemmProblem& problem, const GemmConfig& config,
                         const GpuInfo& device) {
   const int rows_per_consumer = config.block_m / config.num_consumers;
-  const int boxes = config.block_n / sm90::d_box_cols(config.block_n, dtype_bytes(problem.d_type));
+  const int boxes = sm90::d_boxes(config.block_n, dtype_bytes(problem.d_type));
   return kEpilogueBoxRowCycles * rows_per_consumer * boxes / (clock_ghz(device) * 1e3);
 }
 
@@ -407,8 +414,11 @@ double fixed_costs(const GemmProblem& problem, const GemmConfig& config, const G
   double epilogue_us = double(config.block_m) * config.block_n * dtype_bytes(problem.d_type) *
                        (problem.reads_c ? 2 : 1) / sm_l2_rate(device);
   // The box term is the TMA store's (not staged rows TMA cannot store, nor swap_ab's D^T).
-  if (config.num_consumers == 2 && tma_store)
+  if (config.num_consumers == 2 && tma_store) {
     epilogue_us += tma_store_box_us(problem, config, device);
+    if (sm90::d_tail_box_cols(config.block_n, dtype_bytes(problem.d_type)) > 0)
+      epilogue_us += kEpilogueTailBoxUs;
+  }
   double fixed_us = kLaunchUs + (config.persistent ? fill_us : double(waves) * fill_us) +
                     double(waves) * epilogue_us;
   // Split-K: the other splits' SMs write their fp32 tiles and the last one reads the split_k - 1

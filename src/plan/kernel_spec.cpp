@@ -61,7 +61,7 @@ KernelLaunch make_launch(const GemmProblem& problem, int64_t first_column,
                              int64_t(d.global_dims[1]),
                              int64_t(d.global_strides[0]) / d.elem_bytes, int(d.box_dims[0]),
                              int(d.box_dims[1]),
-                             d.swizzle == Swizzle::none ? 0 : swizzle_bytes(d.swizzle)});
+                             d.swizzle == Swizzle::none ? 0 : swizzle_bytes(d.swizzle), box.tail});
   }
   // Clusters running at once: every SM once (these configurations fill an SM's shared
   // memory, so one CTA each), or one per work item; the ladder may cap the CTAs.

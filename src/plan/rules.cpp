@@ -410,17 +410,22 @@ std::vector<NamedTmaBox> gemm_tma_boxes(const GemmProblem& problem, const Kernel
                                        atom_elems, config.block_k, Swizzle::b128)});
   }
   if (fields.store_path == StorePath::tma) {
-    // D (M x N) leaves in column slabs whose width is the widest swizzle span dividing block_n
-    // (gemm_layout.cuh d_box_cols, the same function the kernel uses); each consumer
-    // warpgroup stores its own block_m / num_consumers rows (runtime/tensor_maps.cpp).
-    const int cols = sm90::d_box_cols(config.block_n, out_bytes);
+    // D (M x N) leaves in 128-byte column slabs and one tail slab of the remaining columns
+    // (gemm_layout.cuh d_main_boxes, the same functions the kernel uses), one map each; each
+    // consumer warpgroup stores its own block_m / num_consumers rows (runtime/tensor_maps.cpp).
     const int rows = config.block_m / std::max(config.num_consumers, 1);
-    const Swizzle swizzle = swizzle_for_span(sm90::d_swizzle_span_bytes(config.block_n, out_bytes));
-    if (problem.reads_c)
-      boxes.push_back({"C", matrix_box(problem.m, problem.n, problem.ldc_or_packed(), out_bytes,
-                                       cols, rows, swizzle)});
-    boxes.push_back({"D", matrix_box(problem.stored_rows(), problem.n, problem.ldd_or_packed(),
-                                     out_bytes, cols, rows, swizzle)});
+    const auto add = [&](int cols, Swizzle swizzle, bool tail) {
+      if (problem.reads_c)
+        boxes.push_back({"C", matrix_box(problem.m, problem.n, problem.ldc_or_packed(), out_bytes,
+                                         cols, rows, swizzle), tail});
+      boxes.push_back({"D", matrix_box(problem.stored_rows(), problem.n, problem.ldd_or_packed(),
+                                       out_bytes, cols, rows, swizzle), tail});
+    };
+    if (sm90::d_main_boxes(config.block_n, out_bytes) > 0)
+      add(sm90::d_main_box_cols(out_bytes), Swizzle::b128, false);
+    if (const int tail_cols = sm90::d_tail_box_cols(config.block_n, out_bytes); tail_cols > 0)
+      add(tail_cols, swizzle_for_span(sm90::d_tail_swizzle_bytes(config.block_n, out_bytes)),
+          true);
   }
   return boxes;
 }

@@ -60,6 +60,7 @@ int accumulator_registers(const GemmConfig& config);
 struct NamedTmaBox {
   std::string operand;  // "A", "B", "C", "D"
   TmaDescription description;
+  bool tail = false;    // C and D: the tile's tail slab (kernels/sm90/gemm_layout.cuh)
 };
 std::vector<NamedTmaBox> gemm_tma_boxes(const GemmProblem& problem, const KernelFields& fields);
 

@@ -247,7 +247,9 @@ void launch_one(const KernelSpec& spec, const KernelLaunch& k, const GemmOperand
   config.attrs = num_attrs > 0 ? attrs : nullptr;
   config.numAttrs = num_attrs;
   void* args[] = {const_cast<CUtensorMap*>(&maps.a), const_cast<CUtensorMap*>(&maps.b),
-                  const_cast<CUtensorMap*>(&maps.c), const_cast<CUtensorMap*>(&maps.d), &params};
+                  const_cast<CUtensorMap*>(&maps.c), const_cast<CUtensorMap*>(&maps.d),
+                  const_cast<CUtensorMap*>(&maps.c_tail), const_cast<CUtensorMap*>(&maps.d_tail),
+                  &params};
   driver::check(driver::api().cuLaunchKernelEx(&config, prep.kernel->function, args, nullptr),
                 "cuLaunchKernelEx(gemm)");
   if (trace.records != nullptr) trace::write_tile_trace(trace, p, k.text, stream);

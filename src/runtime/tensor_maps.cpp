@@ -124,11 +124,17 @@ GemmTensorMaps make_gemm_tensor_maps(const KernelLaunch& kernel, const GemmOpera
     switch (m.operand) {
       case 'A': maps.a = encode_2d(m, o.a, p.a_type); break;
       case 'B': maps.b = encode_2d(m, o.b, p.b_type); break;
-      case 'C': maps.c = encode_2d(m, o.c, p.d_type); has_c = true; break;
-      default: maps.d = encode_2d(m, o.d, p.d_type); break;
+      case 'C':
+        (m.tail ? maps.c_tail : maps.c) = encode_2d(m, o.c, p.d_type);
+        has_c = true;
+        break;
+      default: (m.tail ? maps.d_tail : maps.d) = encode_2d(m, o.d, p.d_type); break;
     }
   }
-  if (!has_c) maps.c = maps.d;   // the kernel reads no C; its parameter repeats D's
+  if (!has_c) {   // the kernel reads no C; its parameters repeat D's
+    maps.c = maps.d;
+    maps.c_tail = maps.d_tail;
+  }
   return maps;
 }
 

@@ -14,6 +14,7 @@ namespace autogemm::runtime {
 
 struct GemmTensorMaps {
   CUtensorMap a{}, b{}, c{}, d{};
+  CUtensorMap c_tail{}, d_tail{};   // the tile's tail slab of C and D (TensorMapSpec::tail)
 };
 
 // The maps of one kernel of a spec over the call's operands (KernelLaunch::tensor_maps, which

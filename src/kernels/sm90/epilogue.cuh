@@ -20,6 +20,15 @@ struct StagedElement<2> {
   using type = unsigned short;
 };
 
+// The TMA descriptors of C and D: the 128-byte main slabs' and the tail slab's boxes
+// (gemm_layout.cuh d_main_boxes). Without C (beta == 0) the C maps repeat D's.
+struct EpilogueMaps {
+  const ptx::TensorMap* c;
+  const ptx::TensorMap* c_tail;
+  const ptx::TensorMap* d;
+  const ptx::TensorMap* d_tail;
+};
+
 template <class Cfg>
 struct Epilogue {
   using G = Geometry<Cfg>;
@@ -56,12 +65,35 @@ struct Epilogue {
     else *reinterpret_cast<float2*>(p) = make_float2(v0, v1);
   }
 
-  // Byte offset of (row in tile, column in tile) inside the swizzled D staging buffer, laid
-  // out as [BLOCK_N / kDBoxCols][BLOCK_M][kDBoxCols] (gemm_layout.cuh d_box_cols).
+  // Byte offset of (row in tile, column in tile) inside the D staging buffer: kDMainBoxes slabs
+  // of (BLOCK_M, kDMainCols), 128-byte swizzle, then the (BLOCK_M, kDTailCols) tail slab, swizzled
+  // with its row's span or dense (gemm_layout.cuh d_main_boxes). Every slab is one TMA box per
+  // consumer. `col` is a multiple of 8 plus the lane's even offset, so the slab it falls in is
+  // known at compile time in the unrolled loops.
   __device__ __forceinline__ static int staging_offset(int row, int col) {
-    const int slab = col / G::kDBoxCols;
-    const int linear = row * G::kDSpan + (col % G::kDBoxCols) * Cfg::out_bytes;
-    return slab * Cfg::block_m * G::kDSpan + swizzle_offset(linear, G::kDSpan);
+    constexpr int kMainColsTotal = G::kDMainBoxes * G::kDMainCols;
+    if (col < kMainColsTotal) {
+      const int linear = row * kSwizzleSpanBytes + (col % G::kDMainCols) * Cfg::out_bytes;
+      return col / G::kDMainCols * Cfg::block_m * kSwizzleSpanBytes +
+             swizzle_offset(linear, kSwizzleSpanBytes);
+    }
+    const int linear = row * G::kDTailBytes + (col - kMainColsTotal) * Cfg::out_bytes;
+    return G::kDMainBoxes * Cfg::block_m * kSwizzleSpanBytes +
+           (G::kDTailSwizzle != 0 ? swizzle_offset(linear, G::kDTailSwizzle) : linear);
+  }
+
+  // Issues one TMA operation per slab of this consumer's rows: main slabs through `main_map`,
+  // the tail slab through `tail_map`. f(map, staging slab address, first column of the slab).
+  template <class F>
+  __device__ __forceinline__ static void for_each_box(const ptx::TensorMap* main_map,
+                                                      const ptx::TensorMap* tail_map, int row_base,
+                                                      F&& f) {
+#pragma unroll
+    for (int slab = 0; slab < G::kDMainBoxes; ++slab)
+      f(main_map, staging_offset(row_base, slab * G::kDMainCols), slab * G::kDMainCols);
+    if constexpr (G::kDTailCols > 0)
+      f(tail_map, staging_offset(row_base, G::kDMainBoxes * G::kDMainCols),
+        G::kDMainBoxes * G::kDMainCols);
   }
 
   // `row0` is the tile's first row of D (the scheduler's; m_tile x block_m but in the masked
@@ -70,9 +102,8 @@ struct Epilogue {
   // pre-loaded with C by TMA), then one thread stores them with TMA, which also clips the tile
   // at the matrix edges. `c_phase` flips each time C is loaded.
   __device__ static void store_tma(float (&acc)[G::kSlabs][G::kAccum], const SharedStorage<Cfg>& smem,
-                                   const ptx::TensorMap* tmap_c, const ptx::TensorMap* tmap_d,
-                                   const GemmParams& params, int consumer, int row0, int n_tile,
-                                   unsigned& c_phase) {
+                                   const EpilogueMaps& maps, const GemmParams& params,
+                                   int consumer, int row0, int n_tile, unsigned& c_phase) {
     const bool leader = threadIdx.x % 128 == 0;
     const unsigned barrier_id = 1 + consumer;   // 0 is __syncthreads
     const int row_base = consumer * G::kRowsPerConsumer;
@@ -88,10 +119,9 @@ struct Epilogue {
       if (leader) {
         ptx::u64* bar = smem.c_loaded(consumer);
         ptx::mbarrier_arrive_expect_tx(bar, G::kRowsPerConsumer * Cfg::block_n * Cfg::out_bytes);
-#pragma unroll
-        for (int slab = 0; slab < Cfg::block_n / G::kDBoxCols; ++slab)
-          ptx::tma_load_2d(staging + staging_offset(row_base, slab * G::kDBoxCols), tmap_c, bar,
-                           n0 + slab * G::kDBoxCols, m0);
+        for_each_box(maps.c, maps.c_tail, row_base, [&](const ptx::TensorMap* map, int offset, int col) {
+          ptx::tma_load_2d(staging + offset, map, bar, n0 + col, m0);
+        });
       }
       ptx::mbarrier_wait(smem.c_loaded(consumer), c_phase);
       c_phase ^= 1;
@@ -116,11 +146,9 @@ struct Epilogue {
     ptx::fence_proxy_async_shared();
     ptx::named_barrier_sync(barrier_id, kStoreThreads);
     if (leader) {
-#pragma unroll
-      for (int slab = 0; slab < Cfg::block_n / G::kDBoxCols; ++slab) {
-        const void* src = staging + staging_offset(row_base, slab * G::kDBoxCols);
-        ptx::tma_store_2d(tmap_d, src, n0 + slab * G::kDBoxCols, m0);
-      }
+      for_each_box(maps.d, maps.d_tail, row_base, [&](const ptx::TensorMap* map, int offset, int col) {
+        ptx::tma_store_2d(map, staging + offset, n0 + col, m0);
+      });
       ptx::tma_store_commit_group();
     }
   }

@@ -62,8 +62,12 @@ struct Geometry {
       (Cfg::block_m + Cfg::block_n) * Cfg::block_k * kInBytes;
   // One arrival per consumer warp on every CTA of the multicast pair frees a stage everywhere.
   static constexpr unsigned kEmptyArrivals = Cfg::num_consumers * 4 * kMulticastCtas;
-  static constexpr int kDBoxCols = d_box_cols(Cfg::block_n, Cfg::out_bytes);
-  static constexpr int kDSpan = kDBoxCols * Cfg::out_bytes;
+  // D staging (gemm_layout.cuh d_main_boxes): full 128-byte slabs, then one tail slab.
+  static constexpr int kDMainCols = d_main_box_cols(Cfg::out_bytes);
+  static constexpr int kDMainBoxes = d_main_boxes(Cfg::block_n, Cfg::out_bytes);
+  static constexpr int kDTailCols = d_tail_box_cols(Cfg::block_n, Cfg::out_bytes);
+  static constexpr int kDTailBytes = kDTailCols * Cfg::out_bytes;   // one tail row
+  static constexpr int kDTailSwizzle = d_tail_swizzle_bytes(Cfg::block_n, Cfg::out_bytes);
 
   // A stage holds one or two 128-byte swizzle atoms of K, stored one after the other as
   // [atom][rows][128 B]; two halve the barrier round trips per byte of K (decode shapes).

@@ -161,8 +161,7 @@ struct Consumer {
   const SharedStorage<Cfg>& smem;
   const ptx::TensorMap* tmap_a;
   const ptx::TensorMap* tmap_b;
-  const ptx::TensorMap* tmap_c;
-  const ptx::TensorMap* tmap_d;
+  const EpilogueMaps maps;
   const GemmParams& params;
   const int consumer;
   const unsigned cta_rank;
@@ -182,13 +181,12 @@ struct Consumer {
 
   __device__ __forceinline__ Consumer(const SharedStorage<Cfg>& smem_,
                                       const ptx::TensorMap* tmap_a_, const ptx::TensorMap* tmap_b_,
-                                      const ptx::TensorMap* tmap_c_, const ptx::TensorMap* tmap_d_,
-                                      const GemmParams& params_, int consumer_, unsigned cta_rank_,
+                                      const EpilogueMaps& maps_, const GemmParams& params_, int consumer_, unsigned cta_rank_,
                                       float (&acc_)[G::kSlabs][G::kAccum],
                                       Promotion<Cfg>& promotion_, PipelineState& read_,
                                       PipelineState& write_, unsigned& c_phase_, bool& first_turn_,
                                       TileTraceRecorder& trace_, WorkItem& work_)
-      : smem(smem_), tmap_a(tmap_a_), tmap_b(tmap_b_), tmap_c(tmap_c_), tmap_d(tmap_d_),
+      : smem(smem_), tmap_a(tmap_a_), tmap_b(tmap_b_), maps(maps_),
         params(params_), consumer(consumer_), cta_rank(cta_rank_), descriptors(smem_, consumer_),
         acc(acc_), promotion(promotion_), read(read_), write(write_), c_phase(c_phase_),
         lane(threadIdx.x % 32), consumer_thread(threadIdx.x - (Cfg::warp_specialized ? 128 : 0)),
@@ -277,8 +275,8 @@ struct Consumer {
     if constexpr (Cfg::tma_store) {
       if (Cfg::grouping != 2 ||
           tile_row0() + (consumer + 1) * G::kRowsPerConsumer <= work.row_limit) {
-        Epilogue<Cfg>::store_tma(acc, smem, tmap_c, tmap_d, params, consumer, tile_row0(),
-                                 work.n_tile, c_phase);
+        Epilogue<Cfg>::store_tma(acc, smem, maps, params, consumer, tile_row0(), work.n_tile,
+                                 c_phase);
         return true;
       }
     }
@@ -510,9 +508,8 @@ struct Consumer {
 
 template <class Cfg>
 __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorMap* tmap_a,
-                              const ptx::TensorMap* tmap_b, const ptx::TensorMap* tmap_c,
-                              const ptx::TensorMap* tmap_d, const GemmParams& params,
-                              int consumer, unsigned cta_rank) {
+                              const ptx::TensorMap* tmap_b, const EpilogueMaps& maps,
+                              const GemmParams& params, int consumer, unsigned cta_rank) {
   using G = Geometry<Cfg>;
   // The consumer's mutable state, one object each, as the lambdas this loop was written with
   // captured it; Consumer refers to them. As members of Consumer they were one object to LLVM's
@@ -531,7 +528,7 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
   bool first_turn = consumer == 0;
   TileTraceRecorder trace;
   typename Consumer<Cfg>::WorkItem work;
-  Consumer<Cfg>(smem, tmap_a, tmap_b, tmap_c, tmap_d, params, consumer, cta_rank, acc, promotion,
+  Consumer<Cfg>(smem, tmap_a, tmap_b, maps, params, consumer, cta_rank, acc, promotion,
                 read, write, c_phase, first_turn, trace, work)
       .run();
 }
@@ -541,7 +538,9 @@ __global__ void __launch_bounds__(Geometry<Cfg>::kThreads, 1)
     gemm_kernel(const __grid_constant__ ptx::TensorMap tmap_a,
                 const __grid_constant__ ptx::TensorMap tmap_b,
                 const __grid_constant__ ptx::TensorMap tmap_c,
-                const __grid_constant__ ptx::TensorMap tmap_d, const GemmParams params) {
+                const __grid_constant__ ptx::TensorMap tmap_d,
+                const __grid_constant__ ptx::TensorMap tmap_c_tail,
+                const __grid_constant__ ptx::TensorMap tmap_d_tail, const GemmParams params) {
   using G = Geometry<Cfg>;
   extern __shared__ unsigned char smem_raw[];
   const SharedStorage<Cfg> smem(smem_raw);
@@ -558,7 +557,10 @@ __global__ void __launch_bounds__(Geometry<Cfg>::kThreads, 1)
       ptx::tma_prefetch_descriptor(&tmap_a);
       ptx::tma_prefetch_descriptor(&tmap_b);
     }
-    if constexpr (Cfg::tma_store) ptx::tma_prefetch_descriptor(&tmap_d);
+    if constexpr (Cfg::tma_store) {
+      if constexpr (G::kDMainBoxes > 0) ptx::tma_prefetch_descriptor(&tmap_d);
+      if constexpr (G::kDTailCols > 0) ptx::tma_prefetch_descriptor(&tmap_d_tail);
+    }
   }
   // Barrier initialisation must be visible to every thread (and the peer CTA) before use.
   if constexpr (G::kClusterSize > 1) ptx::cluster_sync();
@@ -571,6 +573,7 @@ __global__ void __launch_bounds__(Geometry<Cfg>::kThreads, 1)
   // The warpgroup index broadcast from lane 0, so the compiler keeps it (and the descriptors
   // built from it) in uniform registers.
   const int warpgroup = ptx::warp_index_uniform() / 4;
+  const EpilogueMaps maps{&tmap_c, &tmap_c_tail, &tmap_d, &tmap_d_tail};
   if constexpr (Cfg::warp_specialized) {
     if (warpgroup == 0) {
       ptx::setmaxnreg_dec<Cfg::producer_regs>();
@@ -580,10 +583,10 @@ __global__ void __launch_bounds__(Geometry<Cfg>::kThreads, 1)
       __syncwarp();
     } else {
       ptx::setmaxnreg_inc<Cfg::consumer_regs>();
-      consume_tiles(smem, &tmap_a, &tmap_b, &tmap_c, &tmap_d, params, warpgroup - 1, cta_rank);
+      consume_tiles(smem, &tmap_a, &tmap_b, maps, params, warpgroup - 1, cta_rank);
     }
   } else {
-    consume_tiles(smem, &tmap_a, &tmap_b, &tmap_c, &tmap_d, params, warpgroup, cta_rank);
+    consume_tiles(smem, &tmap_a, &tmap_b, maps, params, warpgroup, cta_rank);
   }
   // No CTA may exit while its cluster peer can still multicast into its shared memory or
   // arrive on its barriers (hopper-facts.md 4.3, teardown).

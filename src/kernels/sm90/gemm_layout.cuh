@@ -66,23 +66,37 @@ AUTOGEMM_HD constexpr SmemLayout make_smem_layout(int block_m, int block_n, int 
   return l;
 }
 
-// The epilogue stages D (and C) as column slabs of `d_box_cols` columns, each slab
-// (BLOCK_M, d_box_cols) rows of d_box_cols * out_bytes bytes, swizzled with the span equal to
-// that row size. TMA's inner box must be <= the swizzle span (cuTensorMapEncodeTiled), so the
-// widest span (128 B) that divides BLOCK_N is taken: 64 bf16 or 32 fp32 columns for the usual
-// tiles, narrower for BLOCK_N = 16 or 48.
-AUTOGEMM_HD constexpr int d_box_cols(int block_n, int out_bytes) {
-  for (int span = kSwizzleSpanBytes; span >= 16; span /= 2)
-    if (block_n % (span / out_bytes) == 0) return span / out_bytes;
-  return 16 / out_bytes;
+// The epilogue stages D (and C) as column slabs stored one TMA box each: as many full slabs of
+// 128 bytes a row (64 bf16 or 32 fp32 columns, 128-byte swizzle, the widest TMA allows with a
+// swizzle) as fit in block_n, then one tail slab of the remaining columns (block_n is a multiple
+// of 8, so the tail is whole 16-byte chunks). Each slab is (BLOCK_M, its columns), a tail of 32
+// or 64 bytes a row swizzled with that span, any other tail (16, 48, 80, 96, 112 bytes) dense and
+// unswizzled: TMA's inner box may not exceed its swizzle span (cuTensorMapEncodeTiled), and the
+// dense rows of those widths put a warp's staging writes on distinct banks or two to a bank.
+// Why one tail slab and not slabs of the widest span dividing block_n: a consumer's TMA store
+// costs about 3 SM cycles per box row (tile traces of 128-row tiles, H200), so 240 columns as 15
+// boxes of 16 kept its consumers 2.37 us a tile where 256 columns as 4 boxes of 64 took 1.02.
+AUTOGEMM_HD constexpr int d_main_box_cols(int out_bytes) { return kSwizzleSpanBytes / out_bytes; }
+AUTOGEMM_HD constexpr int d_main_boxes(int block_n, int out_bytes) {
+  return block_n / d_main_box_cols(out_bytes);
 }
-AUTOGEMM_HD constexpr int d_swizzle_span_bytes(int block_n, int out_bytes) {
-  return d_box_cols(block_n, out_bytes) * out_bytes;
+AUTOGEMM_HD constexpr int d_tail_box_cols(int block_n, int out_bytes) {
+  return block_n % d_main_box_cols(out_bytes);
+}
+// The tail slab's swizzle span in bytes: 32 or 64 where its row is exactly that long, else 0
+// (unswizzled, rows of d_tail_box_cols x out_bytes bytes back to back).
+AUTOGEMM_HD constexpr int d_tail_swizzle_bytes(int block_n, int out_bytes) {
+  const int bytes = d_tail_box_cols(block_n, out_bytes) * out_bytes;
+  return bytes == 32 || bytes == 64 ? bytes : 0;
+}
+// TMA boxes one consumer stores per tile.
+AUTOGEMM_HD constexpr int d_boxes(int block_n, int out_bytes) {
+  return d_main_boxes(block_n, out_bytes) + (d_tail_box_cols(block_n, out_bytes) > 0 ? 1 : 0);
 }
 
 // Byte offset of `linear` (row * span + byte) inside a tile stored with a `span`-byte swizzle:
 // the 16-byte chunk index is XORed with the row group bits 7.. of the address (CuTe
-// Swizzle<log2(span/16), 4, 3>; hopper-facts.md 1.2). span 16 = no swizzle.
+// Swizzle<log2(span/16), 4, 3>; hopper-facts.md 1.2). span 16 (or 0) = no swizzle.
 AUTOGEMM_HD constexpr int swizzle_offset(int linear, int span) {
   return span <= 16 ? linear : linear ^ (((linear >> 7) & (span / 16 - 1)) << 4);
 }
