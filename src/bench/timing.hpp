@@ -45,8 +45,9 @@ class L2Flusher {
 std::vector<double> time_calls(const std::function<void(cudaStream_t)>& call, int warmup,
                                int iters, cudaStream_t stream, L2Flusher* flusher);
 
-// The same, for several calls interleaved per iteration (ours, baseline, ...), so that clock and
-// thermal drift affect each alike. Result [c][i]: call c, iteration i.
+// The same, for several calls interleaved in blocks of 10 calls of one kind (ours x 10, baseline
+// x 10, ours x 10, ...), so that clock and thermal drift affect each alike and every call follows
+// one of its own kind (timing.cpp says why not call by call). Result [c][i]: call c, timed call i.
 std::vector<std::vector<double>> time_interleaved(
     const std::vector<std::function<void(cudaStream_t)>>& calls, int warmup, int iters,
     cudaStream_t stream, L2Flusher* flusher);
