@@ -86,6 +86,27 @@ TEST(CompileCli, StagedStoreKernelCompiles) {
   std::filesystem::remove_all(dir);
 }
 
+// D leaves a 240-column tile in three 128-byte boxes and one 96-byte tail box
+// (kernels/sm90/gemm_layout.cuh d_main_boxes): four TMA stores, not fifteen of 16 columns, and
+// C comes in through the same four boxes.
+TEST(CompileCli, TailBoxKernelStoresFourBoxes) {
+  const auto dir = fresh_dir("autogemm-compile-tail-box");
+  const CliRun run = run_cli("compile --m 5000 --n 3000 --k 1000 --device h200 "
+                             "--config \"128x240x64 s3 c2 p g8\" --out " + dir.string());
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_NE(run.out.find("spills 0 B / 0 B"), std::string::npos) << run.out;
+  const std::string ptx = read_file(dir / "kernel.ptx");
+  const auto count = [&](const std::string& what) {
+    int n = 0;
+    for (auto at = ptx.find(what); at != std::string::npos; at = ptx.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("cp.async.bulk.tensor.2d.global.shared"), 4);
+  // A and B by the producer, C's four boxes in the epilogue.
+  EXPECT_EQ(count("cp.async.bulk.tensor.2d.shared::cluster.global"), 6);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(CompileCli, PlannersChoiceWithoutConfig) {
   const auto dir = fresh_dir("autogemm-compile-plan");
   const CliRun run = run_cli("compile --m 64 --n 2112 --k 7168 --device h100-sxm --out " + dir.string());

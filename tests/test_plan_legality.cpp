@@ -176,6 +176,46 @@ TEST(PlanLegality, TmaBoxesFollowTheLayout) {
   EXPECT_EQ(boxes[1].description.global_dims, (std::vector<uint64_t>{2000, 3000}));
 }
 
+// D's and C's maps: 128-byte boxes (128-byte swizzle) and one tail box of block_n % 64 columns
+// (bf16; % 32 fp32), swizzled with its row where that row is 32 or 64 bytes, dense otherwise.
+TEST(PlanLegality, DBoxesAre128ByteSlabsAndOneTail) {
+  using plan::Swizzle;
+  struct Case {
+    int block_n;
+    DType out;
+    std::vector<std::pair<uint32_t, Swizzle>> d_boxes;   // {columns, swizzle}, main then tail
+  };
+  const std::vector<Case> cases = {
+      {256, DType::bf16, {{64, Swizzle::b128}}},
+      {240, DType::bf16, {{64, Swizzle::b128}, {48, Swizzle::none}}},
+      {208, DType::bf16, {{64, Swizzle::b128}, {16, Swizzle::b32}}},
+      {224, DType::bf16, {{64, Swizzle::b128}, {32, Swizzle::b64}}},
+      {48, DType::bf16, {{48, Swizzle::none}}},
+      {16, DType::bf16, {{16, Swizzle::b32}}},
+      {80, DType::fp32, {{32, Swizzle::b128}, {16, Swizzle::b64}}},
+      {64, DType::fp32, {{32, Swizzle::b128}}},
+  };
+  for (const Case& c : cases) {
+    GemmProblem p = problem(1000, 4000, 1000, Layout::nt);
+    p.d_type = c.out;
+    p.reads_c = true;
+    const GemmConfig config = tile(64, c.block_n, 1);
+    const auto boxes = plan::gemm_tma_boxes(p, plan::kernel_fields(p, config));
+    std::vector<std::pair<uint32_t, Swizzle>> d, cmaps;
+    for (const auto& box : boxes) {
+      EXPECT_EQ(plan::tma_violation(box.description), "") << box.operand << " " << c.block_n;
+      if (box.operand == "A" || box.operand == "B") continue;
+      EXPECT_EQ(box.description.box_dims[1], 64u);   // the consumer's rows
+      (box.operand == "D" ? d : cmaps).push_back({box.description.box_dims[0], box.description.swizzle});
+      // A tail box is any narrower than 128 bytes.
+      EXPECT_EQ(box.tail, box.description.box_dims[0] != uint32_t(128 / dtype_bytes(c.out)))
+          << box.operand << " " << c.block_n;
+    }
+    EXPECT_EQ(d, c.d_boxes) << "block_n " << c.block_n;
+    EXPECT_EQ(cmaps, c.d_boxes) << "block_n " << c.block_n;
+  }
+}
+
 TEST(PlanLegality, ClusterShapes) {
   const GemmProblem p = problem(4096, 4096, 4096);
   GemmConfig c = tile(128, 128, 1);
