@@ -29,6 +29,23 @@ std::filesystem::path fresh_dir(const std::string& name) {
   return dir;
 }
 
+// `autogemm compile ARGS` into a fresh folder `name`: the run and the folder it wrote.
+struct Compiled {
+  CliRun run;
+  std::filesystem::path dir;
+};
+Compiled compile_into(const std::string& name, const std::string& args) {
+  const auto dir = fresh_dir(name);
+  return {run_cli("compile " + args + " --out " + dir.string()), dir};
+}
+
+// How many times `what` occurs in `text`.
+int occurrences(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 }  // namespace
 
 TEST(CompileCli, WritesSourcePtxCubinAndLogForAForcedFp8Config) {
@@ -72,9 +89,9 @@ TEST(CompileCli, TileTraceKernelCompiles) {
 // into 16-byte global stores (st.global.v4) beside the edge elements' 2-byte ones, and no TMA
 // store.
 TEST(CompileCli, StagedStoreKernelCompiles) {
-  const auto dir = fresh_dir("autogemm-compile-staged");
-  const CliRun run = run_cli("compile --m 2545 --n 5953 --k 64 --device h200 "
-                             "--config \"128x256x64 s2 c2 p g8\" --out " + dir.string());
+  const auto [run, dir] = compile_into("autogemm-compile-staged",
+                                       "--m 2545 --n 5953 --k 64 --device h200 "
+                                       "--config \"128x256x64 s2 c2 p g8\"");
   ASSERT_EQ(run.exit_code, 0) << run.out;
   EXPECT_NE(run.out.find("staged-store"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("spills 0 B / 0 B"), std::string::npos) << run.out;
@@ -90,20 +107,15 @@ TEST(CompileCli, StagedStoreKernelCompiles) {
 // (kernels/sm90/gemm_layout.cuh d_main_boxes): four TMA stores, not fifteen of 16 columns, and
 // C comes in through the same four boxes.
 TEST(CompileCli, TailBoxKernelStoresFourBoxes) {
-  const auto dir = fresh_dir("autogemm-compile-tail-box");
-  const CliRun run = run_cli("compile --m 5000 --n 3000 --k 1000 --device h200 "
-                             "--config \"128x240x64 s3 c2 p g8\" --out " + dir.string());
+  const auto [run, dir] = compile_into("autogemm-compile-tail-box",
+                                       "--m 5000 --n 3000 --k 1000 --device h200 "
+                                       "--config \"128x240x64 s3 c2 p g8\"");
   ASSERT_EQ(run.exit_code, 0) << run.out;
   EXPECT_NE(run.out.find("spills 0 B / 0 B"), std::string::npos) << run.out;
   const std::string ptx = read_file(dir / "kernel.ptx");
-  const auto count = [&](const std::string& what) {
-    int n = 0;
-    for (auto at = ptx.find(what); at != std::string::npos; at = ptx.find(what, at + 1)) ++n;
-    return n;
-  };
-  EXPECT_EQ(count("cp.async.bulk.tensor.2d.global.shared"), 4);
+  EXPECT_EQ(occurrences(ptx, "cp.async.bulk.tensor.2d.global.shared"), 4);
   // A and B by the producer, C's four boxes in the epilogue.
-  EXPECT_EQ(count("cp.async.bulk.tensor.2d.shared::cluster.global"), 6);
+  EXPECT_EQ(occurrences(ptx, "cp.async.bulk.tensor.2d.shared::cluster.global"), 6);
   std::filesystem::remove_all(dir);
 }
 

@@ -206,7 +206,8 @@ TEST(PlanLegality, DBoxesAre128ByteSlabsAndOneTail) {
       EXPECT_EQ(plan::tma_violation(box.description), "") << box.operand << " " << c.block_n;
       if (box.operand == "A" || box.operand == "B") continue;
       EXPECT_EQ(box.description.box_dims[1], 64u);   // the consumer's rows
-      (box.operand == "D" ? d : cmaps).push_back({box.description.box_dims[0], box.description.swizzle});
+      (box.operand == "D" ? d : cmaps)
+          .push_back({box.description.box_dims[0], box.description.swizzle});
       // A tail box is any narrower than 128 bytes.
       EXPECT_EQ(box.tail, box.description.box_dims[0] != uint32_t(128 / dtype_bytes(c.out)))
           << box.operand << " " << c.block_n;

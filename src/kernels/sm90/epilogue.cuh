@@ -119,9 +119,10 @@ struct Epilogue {
       if (leader) {
         ptx::u64* bar = smem.c_loaded(consumer);
         ptx::mbarrier_arrive_expect_tx(bar, G::kRowsPerConsumer * Cfg::block_n * Cfg::out_bytes);
-        for_each_box(maps.c, maps.c_tail, row_base, [&](const ptx::TensorMap* map, int offset, int col) {
-          ptx::tma_load_2d(staging + offset, map, bar, n0 + col, m0);
-        });
+        for_each_box(maps.c, maps.c_tail, row_base,
+                     [&](const ptx::TensorMap* map, int offset, int col) {
+                       ptx::tma_load_2d(staging + offset, map, bar, n0 + col, m0);
+                     });
       }
       ptx::mbarrier_wait(smem.c_loaded(consumer), c_phase);
       c_phase ^= 1;
@@ -146,9 +147,10 @@ struct Epilogue {
     ptx::fence_proxy_async_shared();
     ptx::named_barrier_sync(barrier_id, kStoreThreads);
     if (leader) {
-      for_each_box(maps.d, maps.d_tail, row_base, [&](const ptx::TensorMap* map, int offset, int col) {
-        ptx::tma_store_2d(map, staging + offset, n0 + col, m0);
-      });
+      for_each_box(maps.d, maps.d_tail, row_base,
+                   [&](const ptx::TensorMap* map, int offset, int col) {
+                     ptx::tma_store_2d(map, staging + offset, n0 + col, m0);
+                   });
       ptx::tma_store_commit_group();
     }
   }

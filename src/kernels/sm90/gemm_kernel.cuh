@@ -181,7 +181,8 @@ struct Consumer {
 
   __device__ __forceinline__ Consumer(const SharedStorage<Cfg>& smem_,
                                       const ptx::TensorMap* tmap_a_, const ptx::TensorMap* tmap_b_,
-                                      const EpilogueMaps& maps_, const GemmParams& params_, int consumer_, unsigned cta_rank_,
+                                      const EpilogueMaps& maps_, const GemmParams& params_,
+                                      int consumer_, unsigned cta_rank_,
                                       float (&acc_)[G::kSlabs][G::kAccum],
                                       Promotion<Cfg>& promotion_, PipelineState& read_,
                                       PipelineState& write_, unsigned& c_phase_, bool& first_turn_,
