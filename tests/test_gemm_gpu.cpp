@@ -347,8 +347,10 @@ TEST(GemmGpu, RaggedNStaysInsideD) {
   AUTOGEMM_EXPECT_GEMM_OK(split, "split-K with n = 130");
 }
 
-// Swapped operands (swap_ab, plan/swap_ab.hpp): the kernel computes D^T = B^T A^T and the
-// threads write D transposed. Every layout (the kernel's operands trade storage letters), M
+// Swapped operands (swap_ab, plan/swap_ab.hpp): the kernel computes D^T = B^T A^T and D is
+// staged as the caller's rows and stored by TMA, or written transposed by the threads where
+// TMA cannot store the caller's rows (N = 1003: rows end mid 16-byte chunk; ldd = 4103). Every
+// layout (the kernel's operands trade storage letters), M
 // tails from 1 to 63 rows (wgmma N of 8 and 16-column steps; 64 where the call's A is stored
 // K x M, an N-major kernel B) and one past a tile (several tile columns), N tails inside a tile row, split-K, two consumers, a cluster, alpha and beta
 // with C, fp32 and fp16 output, padded and odd leading dimensions of D, and A and B copied
@@ -367,7 +369,16 @@ TEST(GemmGpu, SwappedOperandsAreCorrect) {
         4100 + 3},
        {24, 300, 4096, Layout::nt, "64x32x64 s8 c1 p g8 sk3 swap", 1.0f, 0.0f, bf16, bf16, false, 301},
        {200, 1000, 1000, Layout::nn, "128x64x64 s6 c2 p g8 swap", 1.0f, 1.0f, bf16, bf16, true},
-       {32, 1000, 1001, Layout::nt, "64x32x64 s8 c1 p g8 swap", 1.0f, 0.0f, bf16, bf16, false}},
+       {32, 1000, 1001, Layout::nt, "64x32x64 s8 c1 p g8 swap", 1.0f, 0.0f, bf16, bf16, false},
+       // Many rows of A fitted along wgmma's N (kSwapAbFitMinM): several tile columns with a
+       // ragged last one, TMA's transposed boxes with and without C, fp32 output in 32-column
+       // boxes, a 256-row tile with two boxes per consumer, and the threads' fallback.
+       {852, 4096, 1000, Layout::nt, "128x224x64 s3 c2 p g8 swap", 1.0f, 0.0f, bf16, bf16, false},
+       {1153, 3000, 520, Layout::nn, "128x176x64 s4 c2 p g8 cl2x1/b swap", 1.0f, 0.5f, bf16,
+        bf16, true},
+       {700, 1100, 776, Layout::tt, "256x128x64 s2 c2 p g8 swap", 1.0f, 0.0f, fp16, fp16, false},
+       {300, 1024, 640, Layout::tn, "128x192x64 s3 c2 p g8 swap", 2.0f, -1.0f, bf16, fp32, true},
+       {300, 1003, 800, Layout::nt, "128x112x64 s6 c2 p g8 swap", 1.0f, 0.0f, bf16, bf16, false}},
       71);
   uint64_t seed = 81;
   // The planner's own choice where it swaps (M <= 32; FP8: Fp8UnquantisedGpu.SwappedOperands):

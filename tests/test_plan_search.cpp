@@ -84,13 +84,21 @@ void expect_kernel_config_is_sound(const GemmProblem& p, const Candidate& c, con
   ASSERT_EQ(cfg.instruction, Instruction::wgmma);
   // What the kernels compute: A and B copied into padded rows where the caller's break TMA's
   // stride rule (plan/operand_copy.hpp), and D^T = B^T A^T where the configuration swaps
-  // (plan/swap_ab.hpp: only offered for up to 32 rows of A).
+  // (plan/swap_ab.hpp: offered for up to 32 rows of A, one tile holding them all, or for 16-bit
+  // rows of A to fit along wgmma's N).
   const GemmProblem k = plan::kernel_problem(p, cfg);
   if (cfg.swap_ab) {
-    EXPECT_LE(p.m, plan::kSwapAbMaxM);
     EXPECT_EQ(k.m, p.n);
     EXPECT_EQ(k.n, p.m);
-    EXPECT_EQ(ceil_div(k.n, cfg.block_n), 1) << "one tile holds every row of A";
+    if (p.m <= plan::kSwapAbMaxM) {
+      EXPECT_EQ(ceil_div(k.n, cfg.block_n), 1) << "one tile holds every row of A";
+    } else {
+      EXPECT_EQ(dtype_bytes(p.a_type), 2);
+      EXPECT_GE(p.m, plan::kSwapAbFitMinM);
+      EXPECT_LE(p.m, plan::kSwapAbFitMaxM);
+      EXPECT_GE(p.n, plan::kSwapAbFitMinN);
+      EXPECT_GE(p.k, plan::kSwapAbFitMinK);
+    }
   }
 
   plan::WgmmaShape shape;
@@ -105,12 +113,18 @@ void expect_kernel_config_is_sound(const GemmProblem& p, const Candidate& c, con
   const KernelFields fields = plan::kernel_fields(k, cfg);
   const auto boxes = plan::gemm_tma_boxes(k, fields);
   // A, B, and D unless D is stored by the threads (rows ending mid 16-byte chunk, D's or C's rows a
-  // stride TMA cannot describe, or D written transposed).
-  EXPECT_EQ(fields.store_path != StorePath::tma, d_needs_thread_stores(k) || cfg.swap_ab);
-  // D in 128-byte boxes and a tail box, one map each (kernels/sm90/gemm_layout.cuh).
+  // stride TMA cannot describe). Swapped, the caller's rows are the kernel's M columns.
   const int out_bytes = dtype_bytes(k.d_type);
-  const std::size_t d_maps = (sm90::d_main_boxes(cfg.block_n, out_bytes) > 0 ? 1 : 0) +
-                             (sm90::d_tail_box_cols(cfg.block_n, out_bytes) > 0 ? 1 : 0);
+  const bool thread_stores =
+      cfg.swap_ab ? k.m * out_bytes % 16 != 0 || !tma_store_incompatibility(k).empty()
+                  : d_needs_thread_stores(k);
+  EXPECT_EQ(fields.store_path != StorePath::tma, thread_stores);
+  // D in 128-byte boxes and a tail box, one map each (kernels/sm90/gemm_layout.cuh); D^T in
+  // boxes of block_n caller rows by 128 bytes, one map.
+  const std::size_t d_maps =
+      cfg.swap_ab ? 1
+                  : (sm90::d_main_boxes(cfg.block_n, out_bytes) > 0 ? 1 : 0) +
+                        (sm90::d_tail_box_cols(cfg.block_n, out_bytes) > 0 ? 1 : 0);
   EXPECT_EQ(boxes.size(), fields.store_path == StorePath::tma ? 2 + d_maps : 2u);
   for (const auto& box : boxes) EXPECT_EQ(plan::tma_violation(box.description), "") << box.operand;
 

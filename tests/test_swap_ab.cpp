@@ -125,12 +125,14 @@ TEST(SwapAb, SpecRunsTheKernelOnTheTransposedProblem) {
   EXPECT_EQ(k.problem.m, 7168);
   EXPECT_EQ(k.problem.n, 32);
   EXPECT_EQ(k.problem.ldd, 7176);
-  EXPECT_EQ(k.fields.store_path, StorePath::threads);
+  // The caller's rows (7168 columns, 7176 apart) are TMA's to store: D^T is staged as them.
+  EXPECT_EQ(k.fields.store_path, StorePath::tma);
 
   // 7168 / 64 tiles of the call's N, one column of 32 of its rows, two splits.
   EXPECT_EQ(k.work_items, 112 * 2);
-  // A's map is over the call's B (7168 rows of 2048), B's over the call's A; no D map.
-  ASSERT_EQ(k.tensor_maps.size(), 2u);
+  // A's map is over the call's B (7168 rows of 2048), B's over the call's A; D's over the
+  // call's D: 32 rows of 7168, boxes of block_n = 32 rows by 64 columns (128 bytes).
+  ASSERT_EQ(k.tensor_maps.size(), 3u);
   const auto map = [&](char operand) {
     return *std::find_if(k.tensor_maps.begin(), k.tensor_maps.end(),
                          [&](const TensorMapSpec& m) { return m.operand == operand; });
@@ -139,6 +141,17 @@ TEST(SwapAb, SpecRunsTheKernelOnTheTransposedProblem) {
   EXPECT_EQ(map('A').box_outer, 64);
   EXPECT_EQ(map('B').rows, 32);
   EXPECT_EQ(map('B').box_outer, 32);
+  EXPECT_EQ(map('D').rows, 32);
+  EXPECT_EQ(map('D').row_length, 7168);
+  EXPECT_EQ(map('D').ld, 7176);
+  EXPECT_EQ(map('D').box_inner, 64);
+  EXPECT_EQ(map('D').box_outer, 32);
+  // Rows ending mid 16-byte chunk (N = 7167): the threads write D^T from the registers.
+  GemmProblem ragged = problem(32, 7167, 2048);
+  const KernelSpec ragged_spec =
+      make_kernel_spec(ragged, GemmConfig::parse("64x32x128 s8 c1 p g8 sk2 swap"), gpu);
+  EXPECT_EQ(ragged_spec.kernels.front().fields.store_path, StorePath::threads);
+  EXPECT_EQ(ragged_spec.kernels.front().tensor_maps.size(), 2u);
   // The split-K workspace is laid out over the kernel's tiles.
   EXPECT_EQ(spec.split_k.counters, 112);
   EXPECT_EQ(spec.split_k.partial_floats, 112 * 2 * 64 * 32);
@@ -152,7 +165,7 @@ TEST(SwapAb, SpecRunsTheKernelOnTheTransposedProblem) {
       << plan::operand_violation(spec, ops);
 }
 
-TEST(SwapAb, PlannerOffersSwapsOnlyForFewRowsOfA) {
+TEST(SwapAb, PlannerOffersSwapsForFewRowsOfAOrRowsToFit) {
   const GpuInfo gpu = hopper();
   const auto swapped_candidates = [&](const GemmProblem& p) {
     const Plan plan = plan_gemm(p, gpu);
@@ -165,12 +178,27 @@ TEST(SwapAb, PlannerOffersSwapsOnlyForFewRowsOfA) {
   ASSERT_TRUE(chosen.best().config.swap_ab) << chosen.best().config.describe();
   EXPECT_NE(chosen.path_reason.find("D^T = B^T A^T (the 32 rows of A along wgmma's N)"),
             std::string::npos) << chosen.path_reason;
-  EXPECT_NE(chosen.path_reason.find("D stored transposed by the threads"), std::string::npos)
+  EXPECT_NE(chosen.path_reason.find("D^T staged as the caller's rows, TMA store"),
+            std::string::npos)
       << chosen.path_reason;
   EXPECT_GT(swapped_candidates(problem(17, 4096, 4096)), 0);
   EXPECT_EQ(swapped_candidates(problem(33, 4096, 4096)), 0);
+  EXPECT_EQ(swapped_candidates(problem(128, 4096, 4096)), 0);
   EXPECT_GT(swapped_candidates(block_fp8_problem(32, 7168, 2048)), 0);
   EXPECT_EQ(swapped_candidates(block_fp8_problem(40, 7168, 2048)), 0);
+  // 16-bit rows of A to fit along wgmma's N (kSwapAbFitMinM..kSwapAbFitMaxM) with N and K long
+  // enough; not FP8, not short K, not narrow N, not many rows.
+  EXPECT_GT(swapped_candidates(problem(852, 4096, 7168)), 0);
+  EXPECT_EQ(swapped_candidates(block_fp8_problem(852, 4096, 7168)), 0);
+  EXPECT_EQ(swapped_candidates(problem(852, 4096, 256)), 0);
+  EXPECT_EQ(swapped_candidates(problem(852, 512, 7168)), 0);
+  EXPECT_EQ(swapped_candidates(problem(5000, 4096, 7168)), 0);
+  // There the tile widths are the unswapped ones: 16 to 256 columns (of the call's rows).
+  const Plan fitted = plan_gemm(problem(2200, 3000, 6000), gpu);
+  EXPECT_TRUE(std::any_of(fitted.candidates.begin(), fitted.candidates.end(),
+                          [](const Candidate& c) {
+                            return c.config.swap_ab && c.config.block_n == 208;
+                          }));
   // Every swapped candidate holds all of M in one tile, the narrowest, of 64 or 128 rows of N.
   const Plan plan = plan_gemm(problem(24, 12288, 4096), gpu);
   for (const Candidate& c : plan.candidates)
@@ -197,7 +225,8 @@ TEST(SwapAb, OnePassRingCostsSwappedTiles) {
 namespace {
 
 // The generated swapped kernel for `p` and `config`: D^T in the source, compiled by NVRTC
-// without spills, wgmma in its PTX and no TMA store (the threads write D transposed).
+// without spills, wgmma in its PTX, and a TMA store exactly where the spec stages D^T as the
+// caller's rows.
 void expect_swapped_kernel_compiles(const GemmProblem& p, const char* config) {
   SCOPED_TRACE(config);
   const KernelSpec spec = make_kernel_spec(p, GemmConfig::parse(config), device_preset("h100-sxm"));
@@ -209,7 +238,8 @@ void expect_swapped_kernel_compiles(const GemmProblem& p, const char* config) {
   EXPECT_FALSE(k.cubin.empty());
   EXPECT_FALSE(jit::parse_ptxas_usage(k.log).has_spills()) << k.log;
   EXPECT_NE(k.ptx.find("wgmma.mma_async"), std::string::npos);
-  EXPECT_EQ(k.ptx.find("cp.async.bulk.tensor.2d.global.shared"), std::string::npos);
+  const bool tma_store = spec.kernels.front().fields.store_path == StorePath::tma;
+  EXPECT_EQ(k.ptx.find("cp.async.bulk.tensor.2d.global.shared") != std::string::npos, tma_store);
 }
 
 }  // namespace
@@ -218,6 +248,9 @@ TEST(SwapAb, GeneratedKernelCompilesAndStoresTransposed) {
   expect_swapped_kernel_compiles(problem(32, 1000, 1000), "64x32x128 s8 c1 p g8 sk2 swap");
   expect_swapped_kernel_compiles(problem(32, 1000, 1000), "128x64x64 s6 c2 p g8 cl2x1/b swap");
   expect_swapped_kernel_compiles(problem(5, 1000, 1000), "64x8x64 s8 c1 p g8 swap");
+  expect_swapped_kernel_compiles(problem(32, 1001, 1000), "64x32x64 s8 c1 p g8 swap");   // threads
+  expect_swapped_kernel_compiles(problem(852, 4096, 7168), "128x224x64 s3 c2 p g8 cl2x1/b swap");
+  expect_swapped_kernel_compiles(problem(700, 1100, 776), "256x128x64 s2 c2 p g8 swap");
 }
 
 // Block-scaled FP8 swapped: the scale warp copies the call's A scales as the tile's column

@@ -324,8 +324,14 @@ Waves count_waves(const GemmProblem& problem, const GemmConfig& config, const Gp
 double tma_store_box_us(const GemmProblem& problem, const GemmConfig& config,
                         const GpuInfo& device) {
   const int rows_per_consumer = config.block_m / config.num_consumers;
-  const int boxes = sm90::d_boxes(config.block_n, dtype_bytes(problem.d_type));
-  return kEpilogueBoxRowCycles * rows_per_consumer * boxes / (clock_ghz(device) * 1e3);
+  const int out_bytes = dtype_bytes(problem.d_type);
+  // D^T (swap_ab) leaves as boxes of block_n rows, one per 128 bytes of the consumer's rows
+  // (kernels/sm90/epilogue.cuh transposed_offset).
+  const int box_rows = config.swap_ab ? config.block_n : rows_per_consumer;
+  const int boxes = config.swap_ab
+                        ? rows_per_consumer * out_bytes / sm90::kSwizzleSpanBytes
+                        : sm90::d_boxes(config.block_n, out_bytes);
+  return kEpilogueBoxRowCycles * box_rows * boxes / (clock_ghz(device) * 1e3);
 }
 
 // What one work item costs on one SM, resource by resource.
@@ -386,14 +392,25 @@ TileTimes tile_times(const GemmProblem& problem, const GemmConfig& config,
 
   // ---- D's store (split-K: one split of each tile stores it, after the sum) ----
   const int out_bytes = dtype_bytes(problem.d_type);
-  const double segment_bytes = double(std::min<int64_t>(config.block_n, problem.n)) * out_bytes;
+  // The segments are the tile's rows of the caller's D: the kernel's columns, or with swap_ab
+  // and the TMA store its rows (kernels/sm90/epilogue.cuh transposed_offset). Without TMA a
+  // swapped tile's threads write 16 bytes of a caller row per warp store; charged as the
+  // kernel's rows of block_n elements, as measured when that was the swapped tiles' only path.
+  const bool caller_rows_are_kernel_rows = config.swap_ab && tma_store;
+  const int64_t row_cells = caller_rows_are_kernel_rows
+                                ? std::min<int64_t>(config.block_m, problem.m)
+                                : std::min<int64_t>(config.block_n, problem.n);
+  const int64_t row_count = caller_rows_are_kernel_rows
+                                ? std::min<int64_t>(config.block_n, problem.n)
+                                : std::min<int64_t>(config.block_m, problem.m);
+  const double segment_bytes = double(row_cells) * out_bytes;
   const double write_rate_per_sm = device.memory_bandwidth_gbps * 1e3 * kDramWriteEfficiency /
                                    device.sm_count * segment_bytes /
                                    (segment_bytes + kWriteSegmentHalfRateBytes);
   if (config.split_k == 1 && write_rate_per_sm > 0) {
     t.store_us = kStoreTileTurnaroundUs +
-                 double(std::min<int64_t>(config.block_m, problem.m)) * segment_bytes *
-                     (problem.reads_c ? 2 : 1) / write_rate_per_sm;
+                 double(row_count) * segment_bytes * (problem.reads_c ? 2 : 1) /
+                     write_rate_per_sm;
     // A lone consumer's TMA boxes: fixed_costs() charges them for two consumers only (traces
     // of long-K 64-row tiles did not show them), but a short-K 64-row tile waits them out.
     if (config.num_consumers == 1 && tma_store)
@@ -416,7 +433,7 @@ double fixed_costs(const GemmProblem& problem, const GemmConfig& config, const G
   // The box term is the TMA store's (not staged rows TMA cannot store, nor swap_ab's D^T).
   if (config.num_consumers == 2 && tma_store) {
     epilogue_us += tma_store_box_us(problem, config, device);
-    if (sm90::d_tail_box_cols(config.block_n, dtype_bytes(problem.d_type)) > 0)
+    if (!config.swap_ab && sm90::d_tail_box_cols(config.block_n, dtype_bytes(problem.d_type)) > 0)
       epilogue_us += kEpilogueTailBoxUs;
   }
   double fixed_us = kLaunchUs + (config.persistent ? fill_us : double(waves) * fill_us) +

@@ -83,7 +83,7 @@ bool is_fp8(DType t) { return t == DType::e4m3 || t == DType::e5m2; }
 
 const char* store_path_text(StorePath path, bool swap_ab) {
   switch (path) {
-    case StorePath::tma: return "TMA store";
+    case StorePath::tma: return swap_ab ? "D^T staged as the caller's rows, TMA store" : "TMA store";
     case StorePath::staged: return "D staged and stored by the threads in 16-byte chunks";
     case StorePath::threads: break;
   }
@@ -293,9 +293,11 @@ std::vector<GemmConfig> tile_configs(const GemmProblem& problem, const GpuInfo& 
   std::vector<int> block_ks{atom_k};
   if (dtype_bytes(problem.a_type) == 2) block_ks.push_back(2 * atom_k);
   for (int block_k : block_ks)
-    for (int block_m : swap_ab ? std::vector<int>{64, 128} : std::vector<int>{64, 128, 256})
-      for (int block_n : swap_ab ? std::vector<int>{one_tile_block_n(problem)}
-                                 : block_n_choices(problem.n))
+    for (int block_m : swap_ab && problem.n <= kSwapAbMaxM ? std::vector<int>{64, 128}
+                                                              : std::vector<int>{64, 128, 256})
+      for (int block_n : swap_ab && problem.n <= kSwapAbMaxM
+                             ? std::vector<int>{one_tile_block_n(problem)}
+                             : block_n_choices(problem.n))
         for (int num_consumers : {1, 2})
           for (int split_k : split_k_choices(problem, block_m, block_n, block_k, device))
             for (int promotion_buffers : promotion_buffer_choices(problem))

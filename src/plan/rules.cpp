@@ -48,14 +48,21 @@ KernelFields kernel_fields(const GemmProblem& problem, const GemmConfig& config,
     f.decode_ctas_per_sm = decode_ctas_per_sm(problem, config);
     return f;
   }
-  // D written transposed (swap_ab): the threads write it element by element. A ragged right
-  // edge of D (TMA would write past N up to the next 16-byte boundary) or D's or C's rows a
-  // stride TMA cannot describe: D is staged as for TMA and the threads write it in 16-byte
-  // chunks aligned to the caller's rows (one 2-byte store per element ran at 0.6 TB/s where
-  // 16-byte stores reach 4.1, H200: 2545 x 5953 x 23 took 74.6 us against 26.7 at N = 5952).
-  if (config.swap_ab)
-    f.store_path = StorePath::threads;
-  else if (d_needs_thread_stores(problem))
+  // D written transposed (swap_ab): staged as the caller's D tile and stored by TMA
+  // (kernels/sm90/epilogue.cuh transposed_offset) where TMA can store the caller's rows, which
+  // run along the kernel problem's M; else the threads write it element by element from
+  // registers (3.5-4.5 us a 128-row tile against 0.5-0.7 by TMA, H200 tile traces).
+  // A ragged right edge of D (TMA would write past N up to the next 16-byte boundary) or D's
+  // or C's rows a stride TMA cannot describe: D is staged as for TMA and the threads write it in
+  // 16-byte chunks aligned to the caller's rows (one 2-byte store per element ran at 0.6 TB/s
+  // where 16-byte stores reach 4.1, H200: 2545 x 5953 x 23 took 74.6 us against 26.7 at
+  // N = 5952).
+  if (config.swap_ab) {
+    const bool tma_storable = problem.m * dtype_bytes(problem.d_type) % 16 == 0 &&
+                              tma_store_incompatibility(problem).empty();
+    f.store_path = switches.store_path == StorePath::tma && tma_storable ? StorePath::tma
+                                                                          : StorePath::threads;
+  } else if (d_needs_thread_stores(problem))
     f.store_path = switches.store_path == StorePath::tma ? StorePath::staged : StorePath::threads;
   else
     f.store_path = switches.store_path;
@@ -409,7 +416,17 @@ std::vector<NamedTmaBox> gemm_tma_boxes(const GemmProblem& problem, const Kernel
       boxes.push_back({"B", matrix_box(problem.k, problem.n, problem.ldb_or_packed(), in_bytes,
                                        atom_elems, config.block_k, Swizzle::b128)});
   }
-  if (fields.store_path == StorePath::tma) {
+  if (fields.store_path == StorePath::tma && config.swap_ab) {
+    // D^T: the caller's D (the kernel's N rows of its M columns) leaves in boxes of block_n
+    // caller rows by 128 bytes of its columns, each consumer its rows' (epilogue.cuh
+    // transposed_offset).
+    const int box_cols = sm90::kSwizzleSpanBytes / out_bytes;
+    if (problem.reads_c)
+      boxes.push_back({"C", matrix_box(problem.n, problem.m, problem.ldc_or_packed(), out_bytes,
+                                       box_cols, config.block_n, Swizzle::b128)});
+    boxes.push_back({"D", matrix_box(problem.n, problem.m, problem.ldd_or_packed(), out_bytes,
+                                     box_cols, config.block_n, Swizzle::b128)});
+  } else if (fields.store_path == StorePath::tma) {
     // D (M x N) leaves in 128-byte column slabs and one tail slab of the remaining columns
     // (gemm_layout.cuh d_main_boxes, the same functions the kernel uses), one map each; each
     // consumer warpgroup stores its own block_m / num_consumers rows (runtime/tensor_maps.cpp).

@@ -69,13 +69,17 @@ std::string swap_ab_violation(const GemmProblem& problem, const KernelFields& fi
   if (c.n_tail_kernel)
     return "swap_ab with n_tail_kernel: the n-tail kernel splits the call's N, which a swapped "
            "kernel runs along M";
-  if (fields.store_path != StorePath::threads)
-    return "swap_ab with store_path = tma: D is written transposed, by the threads";
+  if (fields.store_path == StorePath::staged)
+    return "swap_ab with store_path = staged: D^T goes out by TMA in the caller's rows, or from "
+           "the registers";
   return {};
 }
 
 bool swap_ab_offered(const GemmProblem& call) {
-  return call.m <= kSwapAbMaxM && call.grouping == Grouping::none;
+  if (call.grouping != Grouping::none) return false;
+  if (call.m <= kSwapAbMaxM) return true;
+  return dtype_bytes(call.a_type) == 2 && call.m >= kSwapAbFitMinM && call.m <= kSwapAbFitMaxM &&
+         call.n >= kSwapAbFitMinN && call.k >= kSwapAbFitMinK;
 }
 
 }  // namespace autogemm::plan

@@ -42,5 +42,9 @@ std::string swap_ab_violation(const GemmProblem& kernel_problem, const KernelFie
 // unswapped picks on every row (16 x 4096 x 14336: 24.4 -> 21.3 us).
 bool swap_ab_offered(const GemmProblem& call);
 inline constexpr int64_t kSwapAbMaxM = 32;
+inline constexpr int64_t kSwapAbFitMinM = 129;
+inline constexpr int64_t kSwapAbFitMaxM = 2560;
+inline constexpr int64_t kSwapAbFitMinN = 1024;
+inline constexpr int64_t kSwapAbFitMinK = 512;
 
 }  // namespace autogemm::plan

@@ -32,8 +32,8 @@ struct EpilogueMaps {
 template <class Cfg>
 struct Epilogue {
   using G = Geometry<Cfg>;
-  static_assert(!Cfg::d_transposed || !(Cfg::tma_store || Cfg::staged_store),
-                "D^T is written by the threads: the staging buffer holds rows of the kernel's D");
+  static_assert(!Cfg::d_transposed || !Cfg::staged_store,
+                "D^T goes out by TMA (transposed_offset) or from registers, not in staged rows");
   static_assert(!(Cfg::tma_store && Cfg::staged_store), "one store path");
   static constexpr int kStoreThreads = 128;
 
@@ -82,6 +82,24 @@ struct Epilogue {
            (G::kDTailSwizzle != 0 ? swizzle_offset(linear, G::kDTailSwizzle) : linear);
   }
 
+  // D^T (Cfg::d_transposed) staged for TMA. The kernel's rows are the caller's columns, so the
+  // buffer holds the caller's D tile: one box of (BLOCK_N caller rows, kTransposedBoxRows
+  // caller columns = 128 bytes, 128-byte swizzle) per kTransposedBoxRows kernel rows, boxes
+  // back to back (block_n x 128 B each: whole 1024-byte swizzle repeats, block_n % 8 == 0).
+  // A thread's column pair is two caller rows: two element writes, which for a warp land in 4
+  // caller rows 2 apart, 8 consecutive elements each, different 16-byte chunks after the
+  // swizzle, so no bank conflict. Storing D^T from registers instead took 3.5-4.5 us a tile
+  // where this path's normal-D twin takes 0.5-0.7 (H200 tile traces, 128x176 and 128x208).
+  static constexpr int kTransposedBoxRows = kSwizzleSpanBytes / Cfg::out_bytes;
+  static constexpr int kTransposedBoxBytes = Cfg::block_n * kSwizzleSpanBytes;
+  static_assert(!Cfg::d_transposed || G::kRowsPerConsumer % kTransposedBoxRows == 0,
+                "a consumer's rows are whole D^T boxes");
+  __device__ __forceinline__ static int transposed_offset(int row, int col) {
+    const int linear = col * kSwizzleSpanBytes + row % kTransposedBoxRows * Cfg::out_bytes;
+    return row / kTransposedBoxRows * kTransposedBoxBytes +
+           swizzle_offset(linear, kSwizzleSpanBytes);
+  }
+
   // Issues one TMA operation per slab of this consumer's rows: main slabs through `main_map`,
   // the tail slab through `tail_map`. f(map, staging slab address, first column of the slab).
   template <class F>
@@ -114,15 +132,29 @@ struct Epilogue {
     if (leader) ptx::tma_store_wait_read<0>();
     ptx::named_barrier_sync(barrier_id, kStoreThreads);
 
+    // One TMA operation per box of this consumer's rows: f(map, staging offset, coordinates).
+    // D^T's boxes are (BLOCK_N caller rows, 128-byte caller columns) from (m0 + r, n0).
+    const auto each_box = [&](const ptx::TensorMap* main_map, const ptx::TensorMap* tail_map,
+                              auto&& f) {
+      if constexpr (Cfg::d_transposed) {
+#pragma unroll
+        for (int r = 0; r < G::kRowsPerConsumer; r += kTransposedBoxRows)
+          f(main_map, transposed_offset(row_base + r, 0), m0 + r, n0);
+      } else {
+        for_each_box(main_map, tail_map, row_base,
+                     [&](const ptx::TensorMap* map, int offset, int col) {
+                       f(map, offset, n0 + col, m0);
+                     });
+      }
+    };
     const bool read_c = params.beta != 0.0f;
     if (read_c) {
       if (leader) {
         ptx::u64* bar = smem.c_loaded(consumer);
         ptx::mbarrier_arrive_expect_tx(bar, G::kRowsPerConsumer * Cfg::block_n * Cfg::out_bytes);
-        for_each_box(maps.c, maps.c_tail, row_base,
-                     [&](const ptx::TensorMap* map, int offset, int col) {
-                       ptx::tma_load_2d(staging + offset, map, bar, n0 + col, m0);
-                     });
+        each_box(maps.c, maps.c_tail, [&](const ptx::TensorMap* map, int offset, int x, int y) {
+          ptx::tma_load_2d(staging + offset, map, bar, x, y);
+        });
       }
       ptx::mbarrier_wait(smem.c_loaded(consumer), c_phase);
       c_phase ^= 1;
@@ -133,13 +165,24 @@ struct Epilogue {
     // GEMM (4096 x 32768 x 512: 259 against 219 us).
     const auto stage = [&](auto with_c) {
       for_each_pair([&](int slab, int r, int row, int col) {
-        unsigned char* p = staging + staging_offset(row_base + row, col);
         float v0 = params.alpha * acc[slab][r], v1 = params.alpha * acc[slab][r + 1];
-        if constexpr (decltype(with_c)::value) {
-          v0 += params.beta * load_c_value(p);
-          v1 += params.beta * load_c_value(p + Cfg::out_bytes);
+        if constexpr (Cfg::d_transposed) {
+          unsigned char* p0 = staging + transposed_offset(row_base + row, col);
+          unsigned char* p1 = staging + transposed_offset(row_base + row, col + 1);
+          if constexpr (decltype(with_c)::value) {
+            v0 += params.beta * load_c_value(p0);
+            v1 += params.beta * load_c_value(p1);
+          }
+          store_value(p0, v0);
+          store_value(p1, v1);
+        } else {
+          unsigned char* p = staging + staging_offset(row_base + row, col);
+          if constexpr (decltype(with_c)::value) {
+            v0 += params.beta * load_c_value(p);
+            v1 += params.beta * load_c_value(p + Cfg::out_bytes);
+          }
+          store_pair(p, v0, v1);
         }
-        store_pair(p, v0, v1);
       });
     };
     if (read_c) stage(IntConstant<1>{});
@@ -147,10 +190,9 @@ struct Epilogue {
     ptx::fence_proxy_async_shared();
     ptx::named_barrier_sync(barrier_id, kStoreThreads);
     if (leader) {
-      for_each_box(maps.d, maps.d_tail, row_base,
-                   [&](const ptx::TensorMap* map, int offset, int col) {
-                     ptx::tma_store_2d(map, staging + offset, n0 + col, m0);
-                   });
+      each_box(maps.d, maps.d_tail, [&](const ptx::TensorMap* map, int offset, int x, int y) {
+        ptx::tma_store_2d(map, staging + offset, x, y);
+      });
       ptx::tma_store_commit_group();
     }
   }

@@ -65,7 +65,9 @@ struct Geometry {
   // D staging (gemm_layout.cuh d_main_boxes): full 128-byte slabs, then one tail slab.
   static constexpr int kDMainCols = d_main_box_cols(Cfg::out_bytes);
   static constexpr int kDMainBoxes = d_main_boxes(Cfg::block_n, Cfg::out_bytes);
-  static constexpr int kDTailCols = d_tail_box_cols(Cfg::block_n, Cfg::out_bytes);
+  // D^T (d_transposed) is staged in boxes of whole 128-byte caller rows: no tail slab.
+  static constexpr int kDTailCols =
+      Cfg::d_transposed ? 0 : d_tail_box_cols(Cfg::block_n, Cfg::out_bytes);
   static constexpr int kDTailBytes = kDTailCols * Cfg::out_bytes;   // one tail row
   static constexpr int kDTailSwizzle = d_tail_swizzle_bytes(Cfg::block_n, Cfg::out_bytes);
 
