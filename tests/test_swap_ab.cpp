@@ -193,6 +193,8 @@ TEST(SwapAb, PlannerOffersSwapsForFewRowsOfAOrRowsToFit) {
   EXPECT_EQ(swapped_candidates(problem(852, 4096, 256)), 0);
   EXPECT_EQ(swapped_candidates(problem(852, 512, 7168)), 0);
   EXPECT_EQ(swapped_candidates(problem(5000, 4096, 7168)), 0);
+  // ... nor where TMA cannot store the caller's rows (they end mid 16-byte chunk).
+  EXPECT_EQ(swapped_candidates(problem(852, 4095, 7168)), 0);
   // There the tile widths are the unswapped ones: 16 to 256 columns (of the call's rows).
   const Plan fitted = plan_gemm(problem(2200, 3000, 6000), gpu);
   EXPECT_TRUE(std::any_of(fitted.candidates.begin(), fitted.candidates.end(),

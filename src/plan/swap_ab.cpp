@@ -78,8 +78,12 @@ std::string swap_ab_violation(const GemmProblem& problem, const KernelFields& fi
 bool swap_ab_offered(const GemmProblem& call) {
   if (call.grouping != Grouping::none) return false;
   if (call.m <= kSwapAbMaxM) return true;
-  return dtype_bytes(call.a_type) == 2 && call.m >= kSwapAbFitMinM && call.m <= kSwapAbFitMaxM &&
-         call.n >= kSwapAbFitMinN && call.k >= kSwapAbFitMinK;
+  // Fitted rows only where TMA stores D^T (the threads' transposed stores cost 3.5-4.5 us a
+  // 128-row tile, which these tiles repeat wave after wave).
+  const bool tma_stores_rows =
+      call.n * dtype_bytes(call.d_type) % 16 == 0 && tma_store_incompatibility(call).empty();
+  return dtype_bytes(call.a_type) == 2 && tma_stores_rows && call.m >= kSwapAbFitMinM &&
+         call.m <= kSwapAbFitMaxM && call.n >= kSwapAbFitMinN && call.k >= kSwapAbFitMinK;
 }
 
 }  // namespace autogemm::plan
