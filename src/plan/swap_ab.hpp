@@ -33,7 +33,14 @@ GemmProblem kernel_problem(const GemmProblem& call, const GemmConfig& config);
 std::string swap_ab_violation(const GemmProblem& kernel_problem, const KernelFields& fields);
 
 // Whether the search offers swapped candidates: ungrouped calls with M <= 32, where half or
-// more of each 64-row wgmma is padding (and the transposed stores are few: M x N outputs).
+// more of each 64-row wgmma is padding (and the transposed stores are few: M x N outputs);
+// and 16-bit calls of kSwapAbFitMinM..kSwapAbFitMaxM rows, N >= kSwapAbFitMinN, K >=
+// kSwapAbFitMinK whose D rows TMA can store: wgmma's N steps by 16 where its M steps by 64, so
+// the rows split into few tiles with little padding and the tile count can fill whole waves
+// (what cuBLASLt runs on such shapes). Measured on an H200 (D^T stored by TMA): 2200 x 3000 x
+// 6000 0.787 -> 0.946 of cuBLASLt, 1153 x 7168 x 2048 0.878 -> 0.942, 2049^3 59.7 -> 54.4 us;
+// losses at 5000-5820 rows with K = 1000 (-7%, -25%) set the upper bound; the M = 128 rows of
+// the public suite, not measured swapped, the lower.
 // Measured on an H200 against the planner's best unswapped tile, cuBLASLt in the same run:
 // BF16 at M = 17, 20, 24, 32 (seven shapes) 0.89-0.98 -> 1.02-1.12 of cuBLASLt; from M = 40
 // the swapped tiles lost on three of four shapes (40 x 12288 x 4096 1.06 -> 0.99, 56 x 5120
