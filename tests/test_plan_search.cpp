@@ -116,8 +116,7 @@ void expect_kernel_config_is_sound(const GemmProblem& p, const Candidate& c, con
   // stride TMA cannot describe). Swapped, the caller's rows are the kernel's M columns.
   const int out_bytes = dtype_bytes(k.d_type);
   const bool thread_stores =
-      cfg.swap_ab ? k.m * out_bytes % 16 != 0 || !tma_store_incompatibility(k).empty()
-                  : d_needs_thread_stores(k);
+      cfg.swap_ab ? d_needs_thread_stores(plan::swapped_problem(k)) : d_needs_thread_stores(k);
   EXPECT_EQ(fields.store_path != StorePath::tma, thread_stores);
   // D in 128-byte boxes and a tail box, one map each (kernels/sm90/gemm_layout.cuh); D^T in
   // boxes of block_n caller rows by 128 bytes, one map.

@@ -59,8 +59,9 @@ struct GemmConfig {
   bool swap_ab = false;            // ungrouped: the kernel computes D^T = B^T A^T, so the
                                    // call's N runs along the tile's rows (block_m) and its M
                                    // along wgmma's N (block_n, steps of 8 or 16 instead of 64
-                                   // rows): few rows of A stop padding a 64-row wgmma. The
-                                   // threads write D transposed (plan/swap_ab.hpp)
+                                   // rows): few rows of A stop padding a 64-row wgmma, or
+                                   // many fit few tiles. D^T is staged as the call's rows for
+                                   // TMA, else written by the threads (plan/swap_ab.hpp)
   Instruction instruction = Instruction::wgmma;
 
   // The configuration text: "128x256x64 s3 c2 p g8 cl2x1/b" (+ " sk2", " pb2", " oi", " ntk",

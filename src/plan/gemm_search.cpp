@@ -289,15 +289,16 @@ std::vector<GemmConfig> tile_configs(const GemmProblem& problem, const GpuInfo& 
                                      bool swap_ab) {
   std::vector<GemmConfig> tiles;
   const int atom_k = block_k_for(problem.a_type);
+  // A swap of few rows holds them all in one tile (one_tile_block_n); one of rows to fit
+  // (swap_ab_offered) tries every width.
+  const bool one_tile_swap = swap_ab && problem.n <= kSwapAbMaxM;
   // Two swizzle atoms of K per stage for 16-bit inputs: half the barrier round trips.
   std::vector<int> block_ks{atom_k};
   if (dtype_bytes(problem.a_type) == 2) block_ks.push_back(2 * atom_k);
   for (int block_k : block_ks)
-    for (int block_m : swap_ab && problem.n <= kSwapAbMaxM ? std::vector<int>{64, 128}
-                                                              : std::vector<int>{64, 128, 256})
-      for (int block_n : swap_ab && problem.n <= kSwapAbMaxM
-                             ? std::vector<int>{one_tile_block_n(problem)}
-                             : block_n_choices(problem.n))
+    for (int block_m : one_tile_swap ? std::vector<int>{64, 128} : std::vector<int>{64, 128, 256})
+      for (int block_n : one_tile_swap ? std::vector<int>{one_tile_block_n(problem)}
+                                       : block_n_choices(problem.n))
         for (int num_consumers : {1, 2})
           for (int split_k : split_k_choices(problem, block_m, block_n, block_k, device))
             for (int promotion_buffers : promotion_buffer_choices(problem))
@@ -311,7 +312,7 @@ std::vector<GemmConfig> tile_configs(const GemmProblem& problem, const GpuInfo& 
                 tile.split_k = split_k;
                 tile.promotion_buffers = promotion_buffers;
                 tile.ordered_issue = ordered_issue;
-                tile.swap_ab = swap_ab;   // no D staging buffer: its stores are the threads'
+                tile.swap_ab = swap_ab;
                 const int stages = max_stages_that_fit(problem, kernel_fields(problem, tile),
                                                        device, kMaxStages);
                 tile.num_stages = stages > 0 ? stages : 2;  // 2 does not fit: rejected, with its size

@@ -57,12 +57,11 @@ KernelFields kernel_fields(const GemmProblem& problem, const GemmConfig& config,
   // 16-byte chunks aligned to the caller's rows (one 2-byte store per element ran at 0.6 TB/s
   // where 16-byte stores reach 4.1, H200: 2545 x 5953 x 23 took 74.6 us against 26.7 at
   // N = 5952).
-  if (config.swap_ab) {
-    const bool tma_storable = problem.m * dtype_bytes(problem.d_type) % 16 == 0 &&
-                              tma_store_incompatibility(problem).empty();
-    f.store_path = switches.store_path == StorePath::tma && tma_storable ? StorePath::tma
-                                                                          : StorePath::threads;
-  } else if (d_needs_thread_stores(problem))
+  if (config.swap_ab)
+    f.store_path = switches.store_path == StorePath::tma && tma_stores_d_transposed(problem)
+                       ? StorePath::tma
+                       : StorePath::threads;
+  else if (d_needs_thread_stores(problem))
     f.store_path = switches.store_path == StorePath::tma ? StorePath::staged : StorePath::threads;
   else
     f.store_path = switches.store_path;

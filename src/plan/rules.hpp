@@ -87,7 +87,8 @@ inline constexpr int kMaxSplitK = 32;
 
 // The kernel fields of `config` for `problem`: the ladder's switches, D staged and stored by
 // the threads where TMA cannot store its rows (d_needs_thread_stores: TMA stores clip at 16
-// bytes, not per element, and need 16-byte row strides), D^T stored from registers (swap_ab).
+// bytes, not per element, and need 16-byte row strides); swap_ab: D^T staged as the caller's rows
+// for TMA (tma_stores_d_transposed), else stored from registers.
 KernelFields kernel_fields(const GemmProblem& problem, const GemmConfig& config,
                            const LadderSwitches& switches = {});
 

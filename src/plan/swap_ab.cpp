@@ -37,6 +37,10 @@ GemmProblem swapped_problem(const GemmProblem& p) {
   return s;
 }
 
+bool tma_stores_d_transposed(const GemmProblem& kernel_problem) {
+  return !d_needs_thread_stores(swapped_problem(kernel_problem));
+}
+
 GemmProblem kernel_problem(const GemmProblem& call, const GemmConfig& config) {
   const GemmProblem padded = kernel_problem(call);
   return config.swap_ab ? swapped_problem(padded) : padded;
@@ -80,9 +84,7 @@ bool swap_ab_offered(const GemmProblem& call) {
   if (call.m <= kSwapAbMaxM) return true;
   // Fitted rows only where TMA stores D^T (the threads' transposed stores cost 3.5-4.5 us a
   // 128-row tile, which these tiles repeat wave after wave).
-  const bool tma_stores_rows =
-      call.n * dtype_bytes(call.d_type) % 16 == 0 && tma_store_incompatibility(call).empty();
-  return dtype_bytes(call.a_type) == 2 && tma_stores_rows && call.m >= kSwapAbFitMinM &&
+  return dtype_bytes(call.a_type) == 2 && !d_needs_thread_stores(call) && call.m >= kSwapAbFitMinM &&
          call.m <= kSwapAbFitMaxM && call.n >= kSwapAbFitMinN && call.k >= kSwapAbFitMinK;
 }
 

@@ -3,8 +3,9 @@
 // 64 rows per instruction while its N steps by 8 (hopper-facts.md 2.1), so a call with few rows
 // of A wastes most of each 64-row wgmma (M = 32: half of it) unless those rows run along N. The
 // kernel then sees the transposed problem: its A is the call's B, its B the call's A, its rows
-// the call's columns; it writes D through the threads, each kernel row a column of the call's
-// D (kernels/sm90/epilogue.cuh). Everything downstream of make_spec (tensor maps, the split-K
+// the call's columns; it stages D^T as the call's rows for the TMA store, or where TMA cannot
+// store those rows writes it through the threads, each kernel row a column of the call's D
+// (kernels/sm90/epilogue.cuh). Everything downstream of make_spec (tensor maps, the split-K
 // workspace, the tile trace) works on that kernel problem; the launcher hands the kernel B's
 // pointer as A and A's as B.
 #include <string>
@@ -20,6 +21,11 @@ namespace autogemm::plan {
 // N x K is the kernel's A stored M x K: "nt" stays "nt", "nn" <-> "tt", "tn" stays "tn"); ldc and
 // ldd stay the caller's row strides of C and D, which the kernel reads and writes transposed.
 GemmProblem swapped_problem(const GemmProblem& problem);
+
+// Whether TMA can store D^T for the swapped kernel problem `kernel_problem`: the caller's rows
+// (the kernel's M columns) are what the unswapped rule judges (d_needs_thread_stores of the
+// call), staged as the caller's rows (kernels/sm90/epilogue.cuh transposed_offset).
+bool tma_stores_d_transposed(const GemmProblem& kernel_problem);
 
 // The problem the kernels of `config` read for the call: A and B copied into TMA-describable
 // rows where the caller's are not (plan/operand_copy.hpp), then swapped if config.swap_ab.
