@@ -342,6 +342,7 @@ TEST(Fp8UnquantisedGpu, SwappedOperands) {
     cases.push_back({5, 520, 2048, config});
   }
   cases.push_back({1, 1000, 1040, "64x8x128 s8 c1 p g8 swap"});
+  cases.push_back({20, 1000, 1040, "64x24x128 s8 c1 p g8 swap"});   // an odd count of 8-column groups
   for (int64_t m : {16, 24, 32})
     for (const auto& [n, k] : {std::pair<int64_t, int64_t>{7168, 2048}, {4096, 7168}})
       cases.push_back({m, n, k});

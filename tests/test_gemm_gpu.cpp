@@ -325,7 +325,13 @@ TEST(GemmGpu, TmaStoreTailBoxesAreCorrect) {
                     {200, 520, 264, "64x48x64 s8 c1 p g8", 1.0f, 1.0f, fp32},
                     {300, 1000, 264, "64x96x64 s8 c1 p g8", 1.0f, -1.0f, bf16},
                     {300, 8, 264, "64x8x64 s8 c1 p g8", 1.0f, 0.5f, bf16},
-                    {300, 72, 264, "64x16x64 s8 c1 p g8", 1.0f, 0.0f, fp32}},
+                    {300, 72, 264, "64x16x64 s8 c1 p g8", 1.0f, 0.0f, fp32},
+                    // Widths of an odd number of 8-column groups, with dense tail boxes of 16
+                    // bytes (200 bf16 = 3 x 64 + 8 columns), 96 (152 fp32 = 4 x 32 + 24) and 48
+                    // (24 bf16, no main box).
+                    {1000, 1000, 520, "128x200x64 s3 c2 p g8", 1.0f, 0.5f, bf16},
+                    {257, 1000, 136, "128x152x64 s4 c2 p g8", 1.0f, 0.0f, fp32},
+                    {300, 1000, 264, "64x24x64 s8 c1 p g8", 1.0f, -1.0f, bf16}},
                    44);
 }
 
@@ -378,7 +384,15 @@ TEST(GemmGpu, SwappedOperandsAreCorrect) {
         bf16, true},
        {700, 1100, 776, Layout::tt, "256x128x64 s2 c2 p g8 swap", 1.0f, 0.0f, fp16, fp16, false},
        {300, 1024, 640, Layout::tn, "128x192x64 s3 c2 p g8 swap", 2.0f, -1.0f, bf16, fp32, true},
-       {300, 1003, 800, Layout::nt, "128x112x64 s6 c2 p g8 swap", 1.0f, 0.0f, bf16, bf16, false}},
+       {300, 1003, 800, Layout::nt, "128x112x64 s6 c2 p g8 swap", 1.0f, 0.0f, bf16, bf16, false},
+       // Widths of an odd number of 8-column groups (wgmma's N step): the transposed boxes
+       // hold 216, 200 or 152 caller rows, the one-tile swap 24; ragged last tile columns.
+       {852, 4096, 1000, Layout::nt, "128x216x64 s3 c2 p g8 swap", 1.0f, 0.0f, bf16, bf16, false},
+       {200, 1000, 776, Layout::nn, "128x200x64 s4 c2 p g8 cl2x1/b swap", 1.0f, 1.0f, bf16, bf16,
+        true},
+       {300, 1024, 640, Layout::nn, "128x152x64 s4 c2 p g8 swap", 2.0f, -1.0f, bf16, fp32, true},
+       {20, 1000, 520, Layout::nn, "64x24x64 s8 c1 p g8 swap", 1.0f, 0.5f, fp16, fp16, true},
+       {23, 1003, 800, Layout::nt, "64x24x64 s8 c1 p g8 swap", 1.0f, 0.0f, bf16, bf16, false}},
       71);
   uint64_t seed = 81;
   // The planner's own choice where it swaps (M <= 32; FP8: Fp8UnquantisedGpu.SwappedOperands):

@@ -270,7 +270,8 @@ TEST(PlanSearch, Fp8MulticastAndOrderedIssueWhereTheyMeasuredFaster) {
   GemmProblem bf16;   // default types: bf16 in and out
   bf16.m = bf16.n = 4096;
   bf16.k = 8192;
-  EXPECT_TRUE(plan::multicast_offered(bf16));
+  EXPECT_TRUE(plan::multicast_offered(bf16, false));
+  EXPECT_FALSE(plan::multicast_offered(bf16, true));
 }
 
 // At decode sizes (M <= 128) no input type gets a multicast cluster: every measured pair there
@@ -290,7 +291,7 @@ TEST(PlanSearch, NoMulticastAtDecodeSizes) {
   };
   for (int64_t m : {1, 64, 128}) {
     EXPECT_FALSE(any_multicast(bf16(m, 2112, 7168))) << m;
-    EXPECT_FALSE(plan::multicast_offered(bf16(m, 32768, 512))) << m;
+    EXPECT_FALSE(plan::multicast_offered(bf16(m, 32768, 512), false)) << m;
   }
   EXPECT_TRUE(any_multicast(bf16(129, 32768, 512)));
   EXPECT_TRUE(any_multicast(bf16(4096, 2112, 7168)));

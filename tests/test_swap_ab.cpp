@@ -195,17 +195,31 @@ TEST(SwapAb, PlannerOffersSwapsForFewRowsOfAOrRowsToFit) {
   EXPECT_EQ(swapped_candidates(problem(5000, 4096, 7168)), 0);
   // ... nor where TMA cannot store the caller's rows (they end mid 16-byte chunk).
   EXPECT_EQ(swapped_candidates(problem(852, 4095, 7168)), 0);
-  // There the tile widths are the unswapped ones: 16 to 256 columns (of the call's rows).
+  // There the tile widths step by wgmma's 8 from 16 to 256 columns (of the call's rows); the
+  // unswapped ones by 16.
   const Plan fitted = plan_gemm(problem(2200, 3000, 6000), gpu);
+  const auto offers_width = [&](bool swapped, int width) {
+    return std::any_of(fitted.candidates.begin(), fitted.candidates.end(),
+                       [&](const Candidate& c) {
+                         return c.config.swap_ab == swapped && c.config.block_n == width;
+                       });
+  };
+  EXPECT_TRUE(offers_width(true, 208));
+  EXPECT_TRUE(offers_width(true, 200));
+  EXPECT_TRUE(offers_width(true, 24));
+  EXPECT_FALSE(offers_width(false, 200));
+  // Swapped tiles run without multicast pairs (gemm_search.hpp multicast_offered); unswapped
+  // ones of the same call keep them.
+  for (const Candidate& c : fitted.candidates)
+    if (c.config.swap_ab) EXPECT_EQ(c.config.multicast, Multicast::none) << c.config.describe();
   EXPECT_TRUE(std::any_of(fitted.candidates.begin(), fitted.candidates.end(),
-                          [](const Candidate& c) {
-                            return c.config.swap_ab && c.config.block_n == 208;
-                          }));
-  // Every swapped candidate holds all of M in one tile, the narrowest, of 64 or 128 rows of N.
+                          [](const Candidate& c) { return c.config.multicast != Multicast::none; }));
+  // Every swapped candidate holds all of M in one tile, the narrowest (M rounded up to 8), of
+  // 64 or 128 rows of N.
   const Plan plan = plan_gemm(problem(24, 12288, 4096), gpu);
   for (const Candidate& c : plan.candidates)
     if (c.config.swap_ab) {
-      EXPECT_EQ(c.config.block_n, 32) << c.config.describe();
+      EXPECT_EQ(c.config.block_n, 24) << c.config.describe();
       EXPECT_LE(c.config.block_m, 128) << c.config.describe();
     }
 }

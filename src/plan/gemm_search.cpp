@@ -59,10 +59,15 @@ constexpr std::array kRasterChoices = {
     RasterChoice{16, RasterOrder::along_m}, RasterChoice{16, RasterOrder::along_n},
     RasterChoice{1, RasterOrder::along_m},  RasterChoice{1, RasterOrder::along_n}};
 
-std::vector<int> block_n_choices(int64_t n) {
+// Tile widths: steps of 16 for the call's columns (N <= 8 rounded up to 8: a narrower
+// instruction, less waste), steps of 8, wgmma's own, for a swapped tile whose width covers the
+// call's rows: few tiles span them, so each step of padding is paid by every tile. cuBLASLt
+// covers such rows with 8-row steps too (128x216 on 852 rows, 128x232 on 918, 128x200 on 200:
+// ncu on an H200).
+std::vector<int> block_n_choices(int64_t n, bool swapped) {
   std::vector<int> out;
-  if (n <= 8) out.push_back(8);  // N < 16 rounded up to 8: a narrower instruction, less waste
-  for (int bn = 16; bn <= 256; bn += 16) out.push_back(bn);
+  if (n <= 8) out.push_back(8);
+  for (int bn = 16; bn <= 256; bn += swapped ? 8 : 16) out.push_back(bn);
   return out;
 }
 
@@ -72,11 +77,11 @@ std::vector<int> block_n_choices(int64_t n) {
 // the call's N: 256-row ones were the slowest swapped tile of each of six decode rows forced
 // on an H200 (32 x 7168 x 2048 sk4 0.84 of cuBLASLt, 32 x 24576 x 1536 0.95 against 0.98-1.06
 // for 64 and 128 rows), as few tiles leave SMs idle or need split-K.
-// An N-major B (the call's A stored K x M) loads whole 64-column slabs, so there the next
-// multiple of 64.
+// The width is the call's rows rounded up to wgmma's N step of 8; an N-major B (the call's A
+// stored K x M) loads whole 64-column slabs, so there the next multiple of 64.
 int one_tile_block_n(const GemmProblem& problem) {
   if (!b_is_k_major(problem.layout)) return int((problem.n + 63) / 64 * 64);
-  return problem.n <= 8 ? 8 : int((problem.n + 15) / 16 * 16);
+  return int((problem.n + 7) / 8 * 8);
 }
 
 bool is_fp8(DType t) { return t == DType::e4m3 || t == DType::e5m2; }
@@ -177,7 +182,15 @@ std::vector<bool> ordered_issue_choices(const GemmProblem& problem, int block_m,
   return {false, true};
 }
 
-bool multicast_offered(const GemmProblem& problem) {
+bool multicast_offered(const GemmProblem& problem, bool swap_ab) {
+  // Swapped operands (swap_ab), any rows: the pair shares the call's few rows of A (the
+  // kernel's B) or a stream of the call's B columns, neither short of L2 bandwidth, and only
+  // adds its lockstep. Measured on an H200, the planner's swapped picks against the same tiles
+  // alone, us: 400 x 12288 x 4096 64x200 s6 c1 69.9 / 57.8, 200 x 50000 x 512 64x200 s6 c1
+  // 27.5 / 25.1, 852 x 4096 x 7168 128x216 s3 78.1 / 74.5, 918 x 4096 x 7168 128x232 s3 80.2 /
+  // 76.9, 700 x 4096 x 4096 128x176 s4 36.1 / 34.8, 2200 x 3000 x 6000 128x200 s4 107.4 /
+  // 106.0, 1153 x 7168 x 2048 128x168 s4 49.2 / 48.6, 600 x 8192 x 8192 128x152 s5 109.3 / 108.4.
+  if (swap_ab) return false;
   // Measured on the H100, block-scaled FP8 tiles against the same tiles
   // without their multicast cluster: without it 128x128 pb2 ran 3-8% faster at K = 2048-7168
   // and level at K = 1536, 256x128 oi 0-2% faster at K = 4096-16384; only at K = 512 (4
@@ -298,7 +311,7 @@ std::vector<GemmConfig> tile_configs(const GemmProblem& problem, const GpuInfo& 
   for (int block_k : block_ks)
     for (int block_m : one_tile_swap ? std::vector<int>{64, 128} : std::vector<int>{64, 128, 256})
       for (int block_n : one_tile_swap ? std::vector<int>{one_tile_block_n(problem)}
-                                       : block_n_choices(problem.n))
+                                       : block_n_choices(problem.n, swap_ab))
         for (int num_consumers : {1, 2})
           for (int split_k : split_k_choices(problem, block_m, block_n, block_k, device))
             for (int promotion_buffers : promotion_buffer_choices(problem))
@@ -329,7 +342,8 @@ void add_schedules(Plan& plan, const GemmProblem& kernel_problem, const GemmConf
   const GemmProblem& problem = kernel_problem;
   const GpuInfo& device = plan.device;
   for (const auto& cluster : kClusterChoices) {
-    if (cluster.multicast != Multicast::none && !multicast_offered(problem)) continue;
+    if (cluster.multicast != Multicast::none && !multicast_offered(problem, tile.swap_ab))
+      continue;
     GemmConfig clustered = tile;
     clustered.cluster_m = cluster.cluster_m;
     clustered.cluster_n = cluster.cluster_n;

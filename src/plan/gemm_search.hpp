@@ -42,10 +42,11 @@ inline constexpr bool kPlanTailSplits = false;
 std::vector<int> tail_split_choices(const GemmProblem& problem, const GemmConfig& config,
                                     const GpuInfo& device);
 
-// Whether the planner tries multicast clusters for `problem`: not for block-scaled FP8 with
-// more than 11 k-blocks, where they measured 3-8% slower than the same tiles alone (H100,
-// K = 2048-7168). An explicit "clMxN/{a,b}" configuration runs either way.
-bool multicast_offered(const GemmProblem& problem);
+// Whether the planner tries multicast clusters for the kernel problem `problem` (swapped
+// already where swap_ab): not for swapped operands, not at decode sizes (M <= 128), not for
+// block-scaled FP8 with more than 11 k-blocks; each measured slower than the same tiles alone.
+// An explicit "clMxN/{a,b}" configuration runs either way.
+bool multicast_offered(const GemmProblem& problem, bool swap_ab);
 
 // The decode family's configurations (instruction = mma) the planner predicts for `problem`:
 // rows of A per CTA (8, 16, 32; wider only where M needs it), rows of B per CTA (16, 32, 64),

@@ -157,10 +157,11 @@ std::string tile_shape_violation(const GemmProblem& problem, const KernelFields&
     return fmt::format("block_m = {}: must be 64, 128 or 256 (whole m64 wgmma slabs, at most "
                        "256 rows per TMA box)",
                        config.block_m);
-  // The epilogue writes D in 16-column stmatrix blocks; 8 is the narrowest wgmma for N <= 8.
-  if (!(config.block_n == 8 || (config.block_n % 16 == 0 && config.block_n >= 16 &&
-                                config.block_n <= 256)))
-    return fmt::format("block_n = {}: must be a multiple of 16 in 16..256, or 8 for tiny N",
+  // wgmma's N steps by 8 up to 256 (PTX ISA, wgmma.mma_async shapes; the integer types' gaps
+  // are wgmma_rules.cpp's), and the epilogue handles D in 8-column groups (the accumulator
+  // fragment's), 16-byte staged chunks and TMA boxes of whole 1024-byte swizzle repeats.
+  if (config.block_n % 8 != 0 || config.block_n < 8 || config.block_n > 256)
+    return fmt::format("block_n = {}: must be a multiple of 8 in 8..256 (wgmma's N)",
                        config.block_n);
   const int expected_k = block_k_for(problem.a_type);
   const bool two_atoms = config.block_k == 2 * expected_k && dtype_bytes(problem.a_type) == 2 &&

@@ -41,7 +41,7 @@ std::string swap_ab_violation(const GemmProblem& kernel_problem, const KernelFie
 // Whether the search offers swapped candidates: ungrouped calls with M <= 32, where half or
 // more of each 64-row wgmma is padding (and the transposed stores are few: M x N outputs);
 // and 16-bit calls of kSwapAbFitMinM..kSwapAbFitMaxM rows, N >= kSwapAbFitMinN, K >=
-// kSwapAbFitMinK whose D rows TMA can store: wgmma's N steps by 16 where its M steps by 64, so
+// kSwapAbFitMinK whose D rows TMA can store: wgmma's N steps by 8 where its M steps by 64, so
 // the rows split into few tiles with little padding and the tile count can fill whole waves
 // (what cuBLASLt runs on such shapes). Measured on an H200 (D^T stored by TMA): 2200 x 3000 x
 // 6000 0.787 -> 0.946 of cuBLASLt, 1153 x 7168 x 2048 0.878 -> 0.942, 2049^3 59.7 -> 54.4 us;
