@@ -58,7 +58,7 @@ struct GemmConfig {
                                    // (plan/n_tail.hpp)
   bool swap_ab = false;            // ungrouped: the kernel computes D^T = B^T A^T, so the
                                    // call's N runs along the tile's rows (block_m) and its M
-                                   // along wgmma's N (block_n, steps of 8 or 16 instead of 64
+                                   // along wgmma's N (block_n, steps of 8 instead of 64
                                    // rows): few rows of A stop padding a 64-row wgmma, or
                                    // many fit few tiles. D^T is staged as the call's rows for
                                    // TMA, else written by the threads (plan/swap_ab.hpp)

@@ -190,6 +190,8 @@ bool multicast_offered(const GemmProblem& problem, bool swap_ab) {
   // 27.5 / 25.1, 852 x 4096 x 7168 128x216 s3 78.1 / 74.5, 918 x 4096 x 7168 128x232 s3 80.2 /
   // 76.9, 700 x 4096 x 4096 128x176 s4 36.1 / 34.8, 2200 x 3000 x 6000 128x200 s4 107.4 /
   // 106.0, 1153 x 7168 x 2048 128x168 s4 49.2 / 48.6, 600 x 8192 x 8192 128x152 s5 109.3 / 108.4.
+  // One loss: 387 x 6512 x 7768 256x80 s4 97.8 with cl2x1/b, 111.7 alone (the cost model
+  // predicts 76.0 / 77.9, so it cannot pick between them either).
   if (swap_ab) return false;
   // Measured on the H100, block-scaled FP8 tiles against the same tiles
   // without their multicast cluster: without it 128x128 pb2 ran 3-8% faster at K = 2048-7168
@@ -303,7 +305,7 @@ std::vector<GemmConfig> tile_configs(const GemmProblem& problem, const GpuInfo& 
   std::vector<GemmConfig> tiles;
   const int atom_k = block_k_for(problem.a_type);
   // A swap of few rows holds them all in one tile (one_tile_block_n); one of rows to fit
-  // (swap_ab_offered) tries every width.
+  // (swap_ab_offered) tries every width in steps of 8 (block_n_choices).
   const bool one_tile_swap = swap_ab && problem.n <= kSwapAbMaxM;
   // Two swizzle atoms of K per stage for 16-bit inputs: half the barrier round trips.
   std::vector<int> block_ks{atom_k};
