@@ -141,8 +141,25 @@ constexpr double kEpilogueTailBoxUs = 0.4;
 constexpr double kStoreTileTurnaroundUs = 0.21;
 constexpr double kDramWriteEfficiency = 0.87;
 constexpr double kWriteSegmentHalfRateBytes = 266;
-// Exponent of the norm that combines a tile's matrix-unit and L2 times (overlap() below).
-constexpr double kOverlapNorm = 4;
+// Exponent of the norm that combines a tile's matrix-unit, L2 and shared-memory times
+// (overlap() below). FP8: 4, calibrated on 128x128 tiles (H100), whose promotion FFMAs share
+// the consumers' issue with the loads' waits. 16-bit tiles overlap closer to the largest term:
+// forced pairs (H200, 2026-11-28) ran the pick of a norm of 8 faster on whole-sector rows
+// (600 x 8192 x 8192 swapped 128x152 107.4 us against 128x160 cl1x2/a 121.7; 8192^3 without the
+// multicast pair 1359 against 1412; 3238 x 8576 x 4472 128x192 348 against 128x256 375), where
+// at 4 three near terms cost 3^(1/4) = 1.32x the largest and the planner paid for pairs and
+// padding to shave an L2 term that was not the limit.
+constexpr double kOverlapNormFp8 = 4;
+constexpr double kOverlapNorm16Bit = 8;
+// ---- Rows off 32-byte sectors ----
+// A row pitch of 16 mod 32 bytes (bf16 K = 8 mod 16: 1000, 2616, 24840) starts every other row
+// mid-sector, so a 128-byte box row touches 5 sectors where an aligned one touches 4: the TMA
+// probe (scripts/tma_line_probe.cu, H200) moved L2 -> SM 17-35% slower whatever the box or
+// swizzle. Such an operand's L2 bytes are charged 1.3x. It is what keeps the multicast pair on
+// these rows under the sharper overlap above: without their pairs 5000 x 3000 x 1000 ran 68.4 us
+// against 53.0 and 879 x 11144 x 2616 101.6 against 90.9 (H200, 2026-11-28).
+constexpr double kSplitSectorL2Factor = 1.3;
+constexpr int64_t kSectorBytes = 32;
 // When the SM clock is unknown (hand-built device descriptions).
 constexpr double kDefaultClockGhz = 1.5;
 // cuBLASLt on a large problem: roughly 75% of peak (hopper-facts.md 0.4 for H100).
@@ -190,10 +207,16 @@ double clock_ghz(const GpuInfo& device) {
 // the same ports) and the sum of the 4th powers models that. Calibrated on FP8 128x128 tiles
 // (H100): L2 time 0.76x compute with multicast, 1.0x without, measured
 // 822 against 912 us; a plain max() called them equal.
-double overlap(double compute_us, double l2_us, double smem_us) {
-  return std::pow(std::pow(compute_us, kOverlapNorm) + std::pow(l2_us, kOverlapNorm) +
-                      std::pow(smem_us, kOverlapNorm),
-                  1.0 / kOverlapNorm);
+double overlap(const GemmProblem& problem, double compute_us, double l2_us, double smem_us) {
+  const double norm = is_fp8(problem.a_type) ? kOverlapNormFp8 : kOverlapNorm16Bit;
+  return std::pow(std::pow(compute_us, norm) + std::pow(l2_us, norm) + std::pow(smem_us, norm),
+                  1.0 / norm);
+}
+
+// kSplitSectorL2Factor for an operand whose stored rows are 16 mod 32 bytes apart.
+double sector_factor(int64_t leading_dimension, DType type) {
+  const int64_t pitch_bytes = leading_dimension * dtype_bytes(type);
+  return pitch_bytes % kSectorBytes == kSectorBytes / 2 ? kSplitSectorL2Factor : 1.0;
 }
 
 // Share of the matrix-unit time left after the promotion's exposed cycles (1 for 16-bit).
@@ -372,9 +395,11 @@ TileTimes tile_times(const GemmProblem& problem, const GemmConfig& config,
   // Zero-filled rows cost no L2 traffic; multicast splits the shared operand's reads between
   // the two CTAs of the cluster.
   t.a_bytes = double(std::min<int64_t>(config.block_m, problem.m)) * k_per_item * in_bytes *
-              (config.multicast == Multicast::a ? 0.5 : 1.0);
+              (config.multicast == Multicast::a ? 0.5 : 1.0) *
+              sector_factor(problem.lda_or_packed(), problem.a_type);
   t.b_bytes = double(std::min<int64_t>(config.block_n, problem.n)) * k_per_item * in_bytes *
-              (config.multicast == Multicast::b ? 0.5 : 1.0);
+              (config.multicast == Multicast::b ? 0.5 : 1.0) *
+              sector_factor(problem.ldb_or_packed(), problem.b_type);
   // Per-SM port limit, and the whole L2's limit shared by the SMs busy in a full wave.
   const int64_t busy_in_wave = std::min<int64_t>(w.items, w.resident);
   const double aggregate_rate = kL2AggregateBytesPerClockPerSm * clock_ghz(device) * 1e3 *
@@ -549,7 +574,7 @@ Prediction predict_kernels(const GemmProblem& problem, const GemmConfig& config,
             ? std::max(0.0, double(t.k_steps - config.num_stages) / config.num_stages) * kDramRingPassUs
             : 0;
     const double latency_us = std::max(double(t.k_steps) * kKBlockLatencyUs, ring_us);
-    const double on_sm = std::max(overlap(t.compute_us, t.l2_us, t.smem_us), latency_us);
+    const double on_sm = std::max(overlap(problem, t.compute_us, t.l2_us, t.smem_us), latency_us);
     return std::max({on_sm, t.store_us, p.memory_us * double(items) / double(w.items)});
   };
   const double waves_us = double(w.waves - 1) * wave_us(w.resident) + wave_us(w.last_wave_items);
