@@ -19,7 +19,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cmath>
 #include <array>
 
@@ -395,14 +394,15 @@ void add_tiles(Plan& plan, bool swap_ab) {
 // Fastest first. Predictions within ~2% of each other are ties (the model is not that
 // precise, and DRAM-bound problems tie exactly): among them prefer fewer waves (measured on an
 // H200: M = 64 decode, 64x32 tiles in 2 waves took 94 us where 64x64 in 1 wave took 69, both
-// predicted ~71), then more SMs busy in the last wave by at least kBusySmsTieBreak, then fewer
-// and larger tiles, then no cluster, then the faster prediction, then enumeration order.
-// One to three SMs (2%) are below what the model resolves: on those the busy count chose a
-// slower tile over the faster prediction (H200, forced pairs, 2026-11-28: 12350 x 128 x 2832
-// 256x64 cl1x2/a on 98 SMs 30.9-31.8 us against 128x128 c1 on 97 26.7-26.9; 4097 x 333 x
-// 2048 20.0-20.1 against 18.2-18.4; 29 x 16736 x 55792 456 against 435; lost: 100 x 10000 x
-// 1024 12.5-12.7 against 11.7-12.0, 120 x 28064 x 6624 106.6 against 103.9).
-constexpr int kBusySmsTieBreak = 4;
+// predicted ~71), then more SMs busy in the last wave counted in steps of kBusySmsStep, then
+// fewer and larger tiles, then no cluster, then the faster prediction, then enumeration order.
+// (Steps, like the time buckets, keep the order a strict weak ordering, which a threshold on the
+// difference would not be.) One to three SMs (2%) are below what the model resolves: compared
+// one by one, the busy count chose a slower tile over the faster prediction (H200, forced
+// pairs, 2026-11-28: 12350 x 128 x 2832 256x64 cl1x2/a on 98 SMs 30.9-31.8 us against 128x128
+// c1 on 97 26.7-26.9; 1081 x 1415 x 654 22.9-23.1 against 21.7-22.1; lost: 100 x 10000 x 1024
+// 12.5-12.7 against 11.7-12.0, 24 x 40 x 16 5.8 against 5.6-5.7).
+constexpr int kBusySmsStep = 4;
 
 void rank_candidates(std::vector<Candidate>& candidates) {
   auto bucket = [](double time_us) { return std::floor(std::log(time_us) / std::log(1.02)); };
@@ -412,7 +412,8 @@ void rank_candidates(std::vector<Candidate>& candidates) {
     const auto& pb = b.prediction;
     if (bucket(pa.time_us) != bucket(pb.time_us)) return bucket(pa.time_us) < bucket(pb.time_us);
     if (pa.waves != pb.waves) return pa.waves < pb.waves;
-    if (std::abs(pa.busy_sms - pb.busy_sms) >= kBusySmsTieBreak) return pa.busy_sms > pb.busy_sms;
+    const int busy_a = pa.busy_sms / kBusySmsStep, busy_b = pb.busy_sms / kBusySmsStep;
+    if (busy_a != busy_b) return busy_a > busy_b;
     if (pa.num_tiles != pb.num_tiles) return pa.num_tiles < pb.num_tiles;
     const int ca = a.config.cluster_m * a.config.cluster_n;
     const int cb = b.config.cluster_m * b.config.cluster_n;
