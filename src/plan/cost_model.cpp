@@ -142,13 +142,16 @@ constexpr double kStoreTileTurnaroundUs = 0.21;
 constexpr double kDramWriteEfficiency = 0.87;
 constexpr double kWriteSegmentHalfRateBytes = 266;
 // Exponent of the norm that combines a tile's matrix-unit, L2 and shared-memory times
-// (overlap() below). FP8: 4, calibrated on 128x128 tiles (H100), whose promotion FFMAs share
-// the consumers' issue with the loads' waits. 16-bit tiles overlap closer to the largest term:
+// (overlap() below). FP8: 4, calibrated on 128x128 tiles (H100) and not measured at 8 (its
+// promotion already models part of the interference). 16-bit tiles overlap closer to the
+// largest term:
 // forced pairs (H200, 2026-11-28) ran the pick of a norm of 8 faster on whole-sector rows
 // (600 x 8192 x 8192 swapped 128x152 107.4 us against 128x160 cl1x2/a 121.7; 8192^3 without the
-// multicast pair 1359 against 1412; 3238 x 8576 x 4472 128x192 348 against 128x256 375), where
-// at 4 three near terms cost 3^(1/4) = 1.32x the largest and the planner paid for pairs and
-// padding to shave an L2 term that was not the limit.
+// multicast pair 1359 against 1412; 128 x 4096 x 7168 64x64x128 21.2 against 64x128x64 sk2
+// 22.9), where at 4 three near terms cost 3^(1/4) = 1.32x the largest and the planner paid for
+// pairs and padding to shave an L2 term that was not the limit. The 26 picks it moved over
+// seven suites ran 1.016x faster (geomean); lost: 4096 x 32768 x 512 without its pair 205 ->
+// 213 us, 399 x 3152 x 4488 paired 128x96 45.2 against swapped 128x80 40.5.
 constexpr double kOverlapNormFp8 = 4;
 constexpr double kOverlapNorm16Bit = 8;
 // ---- Rows off 32-byte sectors ----
@@ -202,11 +205,11 @@ double clock_ghz(const GpuInfo& device) {
   return device.sm_clock_khz > 0 ? device.sm_clock_khz / 1e6 : kDefaultClockGhz;
 }
 
-// Matrix-unit time and L2 -> SM time of one tile, overlapped: close to the larger one while
-// the other is small, but when both are near they interfere (both fill shared memory through
-// the same ports) and the sum of the 4th powers models that. Calibrated on FP8 128x128 tiles
-// (H100): L2 time 0.76x compute with multicast, 1.0x without, measured
-// 822 against 912 us; a plain max() called them equal.
+// Matrix-unit, L2 -> SM and shared-memory times of one tile, overlapped: close to the largest
+// while the others are small, but when they are near they interfere (they fill and read shared
+// memory through the same ports), which a norm models: the 4th for FP8, calibrated on 128x128
+// tiles (H100: L2 time 0.76x compute with multicast, 1.0x without, measured 822 against 912
+// us; a plain max() called them equal), the 8th for 16-bit inputs (kOverlapNorm16Bit).
 double overlap(const GemmProblem& problem, double compute_us, double l2_us, double smem_us) {
   const double norm = is_fp8(problem.a_type) ? kOverlapNormFp8 : kOverlapNorm16Bit;
   return std::pow(std::pow(compute_us, norm) + std::pow(l2_us, norm) + std::pow(smem_us, norm),
