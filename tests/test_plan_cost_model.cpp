@@ -128,7 +128,8 @@ TEST(PlanCostModel, MulticastHalvesTheSharedOperandsL2Traffic) {
 
 TEST(PlanCostModel, RowsOffSectorsPayAThirdMoreL2Bytes) {
   // K = 1000 bf16: rows 2000 bytes apart, 16 mod 32 (every other row starts mid-sector).
-  // Padded to 1008 elements (2016 bytes, whole sectors) the same tiles read 1.3x fewer bytes.
+  // The same tiles on rows padded to 1008 elements (2016 bytes, whole sectors) are charged
+  // 1/1.3 of the bytes.
   const GemmConfig c = tile(128, 128, 2, 6);
   GemmProblem whole = problem(4096, 4096, 1000);
   whole.lda = whole.ldb = 1008;
@@ -152,9 +153,9 @@ TEST(PlanCostModel, RowsOffSectorsPayAThirdMoreL2Bytes) {
 }
 
 TEST(PlanCostModel, SixteenBitTilesOverlapCloseToTheirLargestTerm) {
-  // One wave of 16-bit tiles: the on-SM time combines the matrix-unit, L2 and shared-memory
-  // times by a norm of 8, so it lies within 3^(1/8) = 1.15x of the largest of them (a norm of
-  // 4, kept for FP8, allows 1.32x).
+  // Two waves of 16-bit tiles: each wave's on-SM time combines the matrix-unit, L2 and shared-memory
+  // times by a norm of 8, so the waves lie within 3^(1/8) = 1.15x of the largest term (a norm
+  // of 4, kept for FP8, allows 1.32x).
   const GemmProblem p = problem(1024, 4224, 4096);   // 8 x 33 = 264 tiles of 128 x 128
   const GemmConfig c = tile(128, 128, 2, 6);
   const Prediction pr = predict(p, c, hopper());

@@ -144,8 +144,8 @@ constexpr double kWriteSegmentHalfRateBytes = 266;
 // Exponent of the norm that combines a tile's matrix-unit, L2 and shared-memory times
 // (overlap() below). FP8: 4, calibrated on 128x128 tiles (H100) and not measured at 8 (its
 // promotion already models part of the interference). 16-bit tiles overlap closer to the
-// largest term:
-// forced pairs (H200, 2026-11-28) ran the pick of a norm of 8 faster on whole-sector rows
+// largest term: forced pairs (H200, 2026-11-28) ran the pick of a norm of 8 faster on
+// whole-sector rows
 // (600 x 8192 x 8192 swapped 128x152 107.4 us against 128x160 cl1x2/a 121.7; 8192^3 without the
 // multicast pair 1359 against 1412; 128 x 4096 x 7168 64x64x128 21.2 against 64x128x64 sk2
 // 22.9), where at 4 three near terms cost 3^(1/4) = 1.32x the largest and the planner paid for
