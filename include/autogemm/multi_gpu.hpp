@@ -163,6 +163,8 @@ SplitPlan plan_split(const GemmProblem& problem, const GpuInfo& device, const To
 
 // NCCL's version code (e.g. 22809) when autogemm was built with NCCL, else nullopt.
 std::optional<int> nccl_version();
+// A fresh ncclUniqueId's bytes (ncclGetUniqueId), for MultiGpuComm::from_unique_id.
+std::vector<unsigned char> nccl_unique_id();
 
 class MultiGpuComm;
 
@@ -200,6 +202,13 @@ class MultiGpuComm {
   // A caller's communicator (one rank per process, e.g. from torch.distributed or MPI); it stays
   // the caller's. Create it with NCCL_NVLS_ENABLE=0 in the environment.
   static MultiGpuComm wrap(::ncclComm* comm);
+  // One rank of a communicator made from a unique id that rank 0 drew (nccl_unique_id) and
+  // handed to every rank over the caller's own channel (torch.distributed's broadcast, MPI):
+  // ncclCommInitRank on `device`, destroyed with this. Sets NCCL_NVLS_ENABLE=0 first, as
+  // local() does. InvalidArgument: an id that is not NCCL_UNIQUE_ID_BYTES long, rank outside
+  // 0..world-1, a device out of range.
+  static MultiGpuComm from_unique_id(const std::vector<unsigned char>& unique_id, int world,
+                                     int rank, int device);
 
   MultiGpuComm(MultiGpuComm&&) noexcept;
   MultiGpuComm& operator=(MultiGpuComm&&) noexcept;

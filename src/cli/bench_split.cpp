@@ -1,11 +1,7 @@
 // `autogemm bench --gpus N --m M --n N --k K`: one GEMM split over GPUs 0..N-1 by split_gemm,
 // timed against the same GEMM on GPU 0 alone, with the cost model's predicted speedup beside
 // the measured one and the result checked against the single-GPU result (cmd_bench_multi.hpp).
-//
-// Timing: CUDA events on GPU 0's stream. The other GPUs' streams wait for the start event and
-// GPU 0's stream waits for each of theirs before the end event, so the span covers every GPU's
-// work (the host's enqueueing overlaps it: the GEMMs start as they are enqueued). The one-GPU
-// time is taken the same way, so both include the same host latency to the first launch.
+// Timing: SpanTimer (span_timer.hpp), the same for the split and for the one GPU.
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
@@ -20,6 +16,7 @@
 #include "cli/cmd_bench_multi.hpp"
 #include "cli/cmd_plan_split.hpp"
 #include "cli/multi_gpu_cli.hpp"
+#include "cli/span_timer.hpp"
 #include "cli/topology_report.hpp"
 #include "cuda/cuda_check.hpp"
 #include "multi/result_match.hpp"
@@ -27,79 +24,6 @@
 namespace autogemm::cli {
 
 namespace {
-
-GemmProblem one_problem(const CLI::App& bench) {
-  ProblemOptions sizes;
-  sizes.m = option_text(bench, "--m");
-  sizes.n = option_text(bench, "--n");
-  sizes.k = option_text(bench, "--k");
-  sizes.dtype = option_text(bench, "--dtype", "bf16");
-  for (const auto& [name, value] : {std::pair{"--m", &sizes.m}, {"--n", &sizes.n}, {"--k", &sizes.k}})
-    if (value->empty()) throw InvalidArgument(name, "missing", "--m, --n and --k go together");
-  const std::vector<GemmProblem> problems = sizes.problems();
-  if (problems.size() != 1)
-    throw InvalidArgument("--m/--n/--k", fmt::format("{} problems", problems.size()),
-                          "bench --gpus splits one GEMM: give one size each");
-  return problems.front();
-}
-
-// Events and per-device streams for timing one multi-GPU call; destroyed with it.
-class SpanTimer {
- public:
-  explicit SpanTimer(int gpus) {
-    for (int g = 0; g < gpus; ++g) {
-      cuda_check(cudaSetDevice(g), "cudaSetDevice(bench split)");
-      cudaStream_t s = nullptr;
-      cuda_check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate(bench split)");
-      streams_.push_back(s);
-      cudaEvent_t e = nullptr;
-      cuda_check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate(bench split)");
-      done_.push_back(e);
-    }
-    cuda_check(cudaSetDevice(0), "cudaSetDevice(bench split)");
-    cuda_check(cudaEventCreate(&start_), "cudaEventCreate(bench split)");
-    cuda_check(cudaEventCreate(&end_), "cudaEventCreate(bench split)");
-  }
-  ~SpanTimer() {
-    (void)cudaEventDestroy(start_);
-    (void)cudaEventDestroy(end_);
-    for (cudaEvent_t e : done_) (void)cudaEventDestroy(e);
-    for (cudaStream_t s : streams_) (void)cudaStreamDestroy(s);
-  }
-  const std::vector<cudaStream_t>& streams() const { return streams_; }
-
-  // Microseconds from before `call` (enqueued on every stream) to when all of it is done.
-  double time(const std::function<void()>& call) {
-    cuda_check(cudaSetDevice(0), "cudaSetDevice(bench split)");
-    cuda_check(cudaEventRecord(start_, streams_[0]), "cudaEventRecord(split start)");
-    for (std::size_t g = 1; g < streams_.size(); ++g)
-      cuda_check(cudaStreamWaitEvent(streams_[g], start_, 0), "cudaStreamWaitEvent(split start)");
-    call();
-    for (std::size_t g = 1; g < streams_.size(); ++g) {
-      cuda_check(cudaSetDevice(int(g)), "cudaSetDevice(bench split)");
-      cuda_check(cudaEventRecord(done_[g], streams_[g]), "cudaEventRecord(split done)");
-      cuda_check(cudaSetDevice(0), "cudaSetDevice(bench split)");
-      cuda_check(cudaStreamWaitEvent(streams_[0], done_[g], 0), "cudaStreamWaitEvent(split done)");
-    }
-    cuda_check(cudaEventRecord(end_, streams_[0]), "cudaEventRecord(split end)");
-    cuda_check(cudaEventSynchronize(end_), "cudaEventSynchronize(split end)");
-    float ms = 0;
-    cuda_check(cudaEventElapsedTime(&ms, start_, end_), "cudaEventElapsedTime(split)");
-    return double(ms) * 1000.0;
-  }
-
- private:
-  std::vector<cudaStream_t> streams_;
-  std::vector<cudaEvent_t> done_;
-  cudaEvent_t start_ = nullptr, end_ = nullptr;
-};
-
-double median_of(const std::function<double()>& once, int warmup, int iters) {
-  for (int i = 0; i < warmup; ++i) once();
-  std::vector<double> times;
-  for (int i = 0; i < iters; ++i) times.push_back(once());
-  return bench::summarize(times).median_us;
-}
 
 std::size_t d_bytes(const GemmProblem& p) {
   return bench::operand_elements(p, 'D') * std::size_t(dtype_bytes(p.d_type));
@@ -109,11 +33,11 @@ std::size_t d_bytes(const GemmProblem& p) {
 
 void run_split_bench(const CLI::App& bench, const MultiBenchOptions& o) {
   refuse_options_except(bench,
-                        {"--gpus", "--split", "--inputs", "--output", "--m", "--n", "--k", "--dtype",
+                        {"--gpus", "--split", "--inputs", "--output", "--tp", "--m", "--n", "--k", "--dtype",
                          "--device", "--json", "--seed", "--warmup", "--iters"},
                         "--gpus and --m/--n/--k");
   if (o.gpus < 1) throw InvalidArgument("--gpus", std::to_string(o.gpus), "must be >= 1");
-  const GemmProblem problem = one_problem(bench);
+  const GemmProblem problem = one_bench_problem(bench);
   const SplitOptions split = parse_split_options(o.inputs, o.output, o.split, 8);
   const bool json = bench.get_option("--json")->count() > 0;
   const int warmup = std::stoi(option_text(bench, "--warmup", "3"));

@@ -27,7 +27,8 @@ namespace {
 
 const std::vector<std::string> kMultiOptionNames = {"--gpus",       "--schedule", "--repeat",
                                                     "--count",      "--no-migrate", "--split",
-                                                    "--inputs",     "--output"};
+                                                    "--inputs",     "--output",
+                                                    "--tp",         "--transport", "--bands"};
 
 struct Item {
   bench::BenchCase row;
@@ -354,6 +355,12 @@ std::shared_ptr<MultiBenchOptions> add_multi_bench_options(CLI::App& bench) {
   bench.add_option("--output", o->output,
                    "with --gpus and --m/--n/--k: root (D gathered on GPU 0) or sharded")
       ->capture_default_str();
+  bench.add_option("--tp", o->tp,
+                   "with --gpus and --m/--n/--k: a tensor-parallel pattern on each GPU's shards "
+                   "(all-gather, reduce-scatter, all-reduce; gather: the split), timed against "
+                   "one GPU and checked rank by rank against the one-GPU result");
+  bench.add_option("--transport", o->transport, "with --tp: copy-engine or nccl");
+  bench.add_option("--bands", o->bands, "with --tp: row bands per chunk (0: planned)");
   return o;
 }
 
@@ -361,8 +368,10 @@ bool wants_multi_bench(const CLI::App& bench) { return any_option_given(bench, k
 
 void run_multi_bench(const CLI::App& bench, const MultiBenchOptions& o) {
   if (!option_text(bench, "--m").empty() || !option_text(bench, "--n").empty() ||
-      !option_text(bench, "--k").empty())
+      !option_text(bench, "--k").empty()) {
+    if (!o.tp.empty() && o.tp != "gather") return run_tp_bench(bench, o);
     return run_split_bench(bench, o);
+  }
   std::vector<std::string> taken = {"--gpus", "--schedule", "--repeat", "--count", "--no-migrate",
                                     "--suite", "--dtype", "--device", "--json", "--seed"};
   refuse_options_except(bench, taken, "--gpus");

@@ -25,6 +25,10 @@ struct MultiBenchOptions {
   std::string split;                 // force a kind: none, m, n, k
   std::string inputs = "replicated";
   std::string output = "root";
+  // A tensor-parallel pattern on each GPU's shards (bench_tp.cpp), as `plan --tp` takes them.
+  std::string tp;                    // all-gather, reduce-scatter, all-reduce; gather = the split
+  std::string transport;             // copy-engine | nccl; empty: the planner's choice
+  int bands = 0;                     // 0: the planner's choice
 };
 
 // Adds --gpus, --schedule, --repeat, --count, --no-migrate, --split, --inputs and --output.
@@ -40,6 +44,9 @@ void run_multi_bench(const CLI::App& bench, const MultiBenchOptions& options);
 
 // bench_split.cpp: `bench --gpus N --m M --n N --k K`.
 void run_split_bench(const CLI::App& bench, const MultiBenchOptions& options);
+
+// bench_tp.cpp: `bench --gpus N --tp PATTERN --m M --n N --k K [--dtype fp8]`.
+void run_tp_bench(const CLI::App& bench, const MultiBenchOptions& options);
 
 // ---- pure helpers (tested) ----------------------------------------------------------------
 

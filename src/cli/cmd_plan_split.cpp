@@ -8,6 +8,7 @@
 
 #include "autogemm/errors.hpp"
 #include "cli/cli_common.hpp"
+#include "cli/cmd_plan_tp.hpp"
 #include "cli/multi_gpu_cli.hpp"
 #include "cli/topology_report.hpp"
 
@@ -166,12 +167,22 @@ std::shared_ptr<SplitPlanCliOptions> add_split_plan_options(CLI::App& plan) {
   plan.add_option("--max-chunks", o->max_chunks,
                   "with --gpus: most pieces per GPU that overlap communication (1, 2, 4, 8)")
       ->capture_default_str();
+  plan.add_option("--tp", o->tp,
+                  "with --gpus: a tensor-parallel pattern on each rank's shards: all-gather (A "
+                  "[M/G, K], W [N/G, K] -> D [M, N/G]), reduce-scatter (A [M, K/G], W [N, K/G] "
+                  "-> D [M/G, N]), all-reduce (-> D [M, N] on every rank), or gather (the split "
+                  "above, D gathered on GPU 0)");
+  plan.add_option("--transport", o->transport,
+                  "with --tp: copy-engine (peer copies beside the GEMMs) or nccl; default: "
+                  "copy engines where every pair of GPUs has peer access");
+  plan.add_option("--bands", o->bands, "with --tp: row bands per chunk (1..8; 0: planned)");
   return o;
 }
 
 namespace {
 const std::vector<std::string> kSplitOptionNames = {"--gpus", "--link", "--inputs", "--output",
-                                                    "--split", "--max-chunks"};
+                                                    "--split", "--max-chunks", "--tp",
+                                                    "--transport", "--bands"};
 }  // namespace
 
 bool wants_split_plan(const CLI::App& plan) { return any_option_given(plan, kSplitOptionNames); }
@@ -201,10 +212,17 @@ Topology split_topology(const std::string& link, int gpus, const GpuInfo& device
 
 void run_split_plan(const CLI::App& plan, const SplitPlanCliOptions& options,
                     const std::vector<GemmProblem>& problems) {
+  if (plan.get_option("--gpus")->count() > 0 && options.gpus < 1)
+    throw InvalidArgument("--gpus", std::to_string(options.gpus), "must be >= 1");
+  if (!options.tp.empty() && options.tp != "gather") {
+    if (plan.get_option("--gpus")->count() == 0)
+      throw InvalidArgument("--gpus", "missing", "--tp goes with --gpus G");
+    return run_tp_plan(plan, options, problems);
+  }
   refuse_options_except(plan,
                         {"--m", "--n", "--k", "--dtype", "--layout", "--lda", "--ldb", "--ldd",
                          "--device", "--json", "--gpus", "--link", "--inputs", "--output",
-                         "--split", "--max-chunks"},
+                         "--split", "--max-chunks", "--tp"},
                         "--gpus");
   if (plan.get_option("--gpus")->count() == 0)
     throw InvalidArgument("--gpus", "missing",

@@ -20,9 +20,14 @@ struct SplitPlanCliOptions {
   std::string output = "root";
   std::string split;         // force a kind: none, m, n, k
   int max_chunks = 8;
+  // Tensor-parallel patterns on the ranks' shards (cmd_plan_tp.cpp): all-gather,
+  // reduce-scatter, all-reduce; "gather" (or empty) is the split above.
+  std::string tp;
+  std::string transport;     // --transport copy-engine | nccl; empty: the planner's choice
+  int bands = 0;             // --bands: row bands per chunk; 0: the planner's choice
 };
 
-// Adds --gpus, --link, --inputs, --output, --split, --max-chunks to `plan`.
+// Adds --gpus, --link, --inputs, --output, --split, --max-chunks, --tp, --transport, --bands.
 std::shared_ptr<SplitPlanCliOptions> add_split_plan_options(CLI::App& plan);
 
 // True when --gpus or one of the options that go with it was given.

@@ -69,6 +69,8 @@ Resolution resolve_all() {
   AUTOGEMM_RESOLVE(cuOccupancyMaxActiveClusters)
   AUTOGEMM_RESOLVE(cuOccupancyMaxPotentialClusterSize)
   AUTOGEMM_RESOLVE(cuCtxGetCurrent)
+  AUTOGEMM_RESOLVE(cuStreamWaitValue32)
+  AUTOGEMM_RESOLVE(cuStreamWriteValue32)
 #undef AUTOGEMM_RESOLVE
   return r;
 }

@@ -19,6 +19,10 @@ struct Api {
   decltype(&::cuOccupancyMaxPotentialClusterSize) cuOccupancyMaxPotentialClusterSize;
   decltype(&::cuCtxGetCurrent) cuCtxGetCurrent;
   decltype(&::cuGetErrorName) cuGetErrorName;  // "CUDA_ERROR_..." for check()
+  // Stream memory operations: the tensor-parallel flags (multi/tp_exec.cpp) a sender's stream
+  // writes into a peer's memory and the receiver's stream waits on, without an SM.
+  decltype(&::cuStreamWaitValue32) cuStreamWaitValue32;
+  decltype(&::cuStreamWriteValue32) cuStreamWriteValue32;
 };
 
 // Resolves the entry points once (initialising the runtime's primary context); throws

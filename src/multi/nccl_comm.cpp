@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "cuda/cuda_check.hpp"
@@ -70,6 +71,16 @@ cudaStream_t MultiGpuComm::State::comm_stream(std::size_t local_index) {
   return comm_streams[local_index];
 }
 
+std::vector<unsigned char> nccl_unique_id() {
+#ifndef AUTOGEMM_HAVE_NCCL
+  throw multi::no_nccl_error();
+#else
+  ncclUniqueId id{};
+  multi::nccl_check(ncclGetUniqueId(&id), "ncclGetUniqueId");
+  return std::vector<unsigned char>(id.internal, id.internal + sizeof(id.internal));
+#endif
+}
+
 MultiGpuComm::MultiGpuComm(std::unique_ptr<State> state) : state_(std::move(state)) {}
 MultiGpuComm::MultiGpuComm(MultiGpuComm&&) noexcept = default;
 MultiGpuComm& MultiGpuComm::operator=(MultiGpuComm&&) noexcept = default;
@@ -125,6 +136,41 @@ MultiGpuComm MultiGpuComm::wrap(::ncclComm* comm) {
   multi::check_device_list("comm's device", {device});
   state->comms = {comm};
   state->size = size;
+  state->ranks = {{rank, device}};
+  state->devices = profile_of(state->ranks);
+  return MultiGpuComm(std::move(state));
+#endif
+}
+
+}  // namespace autogemm
+
+namespace autogemm {
+
+MultiGpuComm MultiGpuComm::from_unique_id(const std::vector<unsigned char>& unique_id, int world,
+                                          int rank, int device) {
+#ifndef AUTOGEMM_HAVE_NCCL
+  (void)unique_id, (void)world, (void)rank, (void)device;
+  throw multi::no_nccl_error();
+#else
+  if (unique_id.size() != sizeof(ncclUniqueId::internal))
+    throw InvalidArgument("unique_id", fmt::format("{} bytes", unique_id.size()),
+                          fmt::format("an ncclUniqueId is {} bytes (nccl_unique_id())",
+                                      sizeof(ncclUniqueId::internal)));
+  if (world < 1 || rank < 0 || rank >= world)
+    throw InvalidArgument("rank", fmt::format("{} of {}", rank, world), "0 <= rank < world");
+  multi::check_device_list("device", {device});
+  multi::force_nvls_off();
+  ncclUniqueId id{};
+  std::copy(unique_id.begin(), unique_id.end(), id.internal);
+  CurrentDeviceGuard restore;
+  cuda_check(cudaSetDevice(device), "cudaSetDevice(ncclCommInitRank)");
+  ncclComm_t comm = nullptr;
+  multi::nccl_check(ncclCommInitRank(&comm, world, id, rank),
+                    fmt::format("ncclCommInitRank(rank {} of {}, GPU {})", rank, world, device));
+  auto state = std::make_unique<State>();
+  state->comms = {comm};
+  state->owned = true;
+  state->size = world;
   state->ranks = {{rank, device}};
   state->devices = profile_of(state->ranks);
   return MultiGpuComm(std::move(state));

@@ -1,0 +1,77 @@
+// SpanTimer and the one-problem parser of the multi-GPU benches (span_timer.hpp).
+#include "cli/span_timer.hpp"
+
+#include <fmt/format.h>
+
+#include "autogemm/errors.hpp"
+#include "bench/timing.hpp"
+#include "cli/cli_common.hpp"
+#include "cli/multi_gpu_cli.hpp"
+#include "cuda/cuda_check.hpp"
+
+namespace autogemm::cli {
+
+GemmProblem one_bench_problem(const CLI::App& bench) {
+  ProblemOptions sizes;
+  sizes.m = option_text(bench, "--m");
+  sizes.n = option_text(bench, "--n");
+  sizes.k = option_text(bench, "--k");
+  sizes.dtype = option_text(bench, "--dtype", "bf16");
+  for (const auto& [name, value] : {std::pair{"--m", &sizes.m}, {"--n", &sizes.n}, {"--k", &sizes.k}})
+    if (value->empty()) throw InvalidArgument(name, "missing", "--m, --n and --k go together");
+  const std::vector<GemmProblem> problems = sizes.problems();
+  if (problems.size() != 1)
+    throw InvalidArgument("--m/--n/--k", fmt::format("{} problems", problems.size()),
+                          "bench --gpus splits one GEMM: give one size each");
+  return problems.front();
+}
+
+SpanTimer::SpanTimer(int gpus) {
+  for (int g = 0; g < gpus; ++g) {
+    cuda_check(cudaSetDevice(g), "cudaSetDevice(bench span)");
+    cudaStream_t s = nullptr;
+    cuda_check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate(bench span)");
+    streams_.push_back(s);
+    cudaEvent_t e = nullptr;
+    cuda_check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate(bench span)");
+    done_.push_back(e);
+  }
+  cuda_check(cudaSetDevice(0), "cudaSetDevice(bench span)");
+  cuda_check(cudaEventCreate(&start_), "cudaEventCreate(bench span)");
+  cuda_check(cudaEventCreate(&end_), "cudaEventCreate(bench span)");
+}
+
+SpanTimer::~SpanTimer() {
+  (void)cudaEventDestroy(start_);
+  (void)cudaEventDestroy(end_);
+  for (cudaEvent_t e : done_) (void)cudaEventDestroy(e);
+  for (cudaStream_t s : streams_) (void)cudaStreamDestroy(s);
+}
+
+double SpanTimer::time(const std::function<void()>& call) {
+  cuda_check(cudaSetDevice(0), "cudaSetDevice(bench span)");
+  cuda_check(cudaEventRecord(start_, streams_[0]), "cudaEventRecord(span start)");
+  for (std::size_t g = 1; g < streams_.size(); ++g)
+    cuda_check(cudaStreamWaitEvent(streams_[g], start_, 0), "cudaStreamWaitEvent(span start)");
+  call();
+  for (std::size_t g = 1; g < streams_.size(); ++g) {
+    cuda_check(cudaSetDevice(int(g)), "cudaSetDevice(bench span)");
+    cuda_check(cudaEventRecord(done_[g], streams_[g]), "cudaEventRecord(span done)");
+    cuda_check(cudaSetDevice(0), "cudaSetDevice(bench span)");
+    cuda_check(cudaStreamWaitEvent(streams_[0], done_[g], 0), "cudaStreamWaitEvent(span done)");
+  }
+  cuda_check(cudaEventRecord(end_, streams_[0]), "cudaEventRecord(span end)");
+  cuda_check(cudaEventSynchronize(end_), "cudaEventSynchronize(span end)");
+  float ms = 0;
+  cuda_check(cudaEventElapsedTime(&ms, start_, end_), "cudaEventElapsedTime(span)");
+  return double(ms) * 1000.0;
+}
+
+double median_of(const std::function<double()>& once, int warmup, int iters) {
+  for (int i = 0; i < warmup; ++i) once();
+  std::vector<double> times;
+  for (int i = 0; i < iters; ++i) times.push_back(once());
+  return bench::summarize(times).median_us;
+}
+
+}  // namespace autogemm::cli

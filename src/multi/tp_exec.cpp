@@ -1,0 +1,559 @@
+// tp_gemm (tensor_parallel.hpp): the agreement every call starts with, then the launches and
+// transfers of a TpPlan on each local rank. The header says what each pattern runs; the flags'
+// rule is: a flag is 1 when what it guards is in place, and its waiter sets it back to 0.
+//   a_ready(s, b)    in r's pad: band b of rank s's A shard is in r's slot s (all_gather)
+//   part_ready(i, b) in r's pad: band b of the left neighbour's step-i partial is in r's recv
+//   d_ready(s, b)    in r's pad: band b of rank s's rows of D is in r's slot s (all_reduce)
+//   done(q)          in r's pad: rank q has consumed everything r sent it in the last call, so
+//                    r may send again (set at creation: nothing was sent yet)
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "autogemm/errors.hpp"
+#include "autogemm/gemm.hpp"
+#include "autogemm/tensor_parallel.hpp"
+#include "cuda/cuda_check.hpp"
+#include "cuda/current_device_guard.hpp"
+#include "cuda/driver.hpp"
+#include "multi/nccl_comm.hpp"
+#include "multi/nccl_exec.hpp"
+#include "multi/tp_plan.hpp"
+#include "multi/tp_workspace.hpp"
+
+#ifdef AUTOGEMM_HAVE_NCCL
+#include <nccl.h>
+#endif
+
+namespace autogemm {
+
+#ifndef AUTOGEMM_HAVE_NCCL
+
+TpReport tp_gemm(const TpPlan&, const std::vector<TpShards>&, TpWorkspace&, MultiGpuComm&,
+                 const std::vector<cudaStream_t>&) {
+  throw multi::no_nccl_error();
+}
+
+#else
+
+namespace {
+
+using multi::Range;
+using multi::TpRecord;
+using Rank = TpWorkspace::State::Rank;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+bool fp8(const TpProblem& p) { return p.scaling == Scaling::block_1x128_128x128; }
+
+void nccl(ncclResult_t r, const char* what) { multi::nccl_check(r, what); }
+
+// ---- the agreement -------------------------------------------------------------------------
+
+// This rank's own check of its arguments: empty when they pass, else "argument = value: rule".
+std::string own_check(const TpPlan& plan, const TpShards& shards, const Rank& r,
+                      const TpWorkspace::State& ws) {
+  const TpProblem& p = plan.problem;
+  if (p.world != ws.world)
+    return fmt::format("comm = {} ranks: the shards (plan) are for {} ranks", ws.world, p.world);
+  if (plan.transport != ws.transport || plan.bands != ws.bands || p.m != ws.problem.m ||
+      p.n != ws.problem.n || p.k != ws.problem.k || p.pattern != ws.problem.pattern ||
+      p.a_type != ws.problem.a_type || p.d_type != ws.problem.d_type)
+    return "workspace: made for another plan (TpWorkspace::fits): make one for this plan";
+  struct Pointer {
+    const char* name;
+    const void* p;
+    bool needed;
+  };
+  const Pointer pointers[] = {{"a", shards.a, true},
+                              {"b", shards.b, true},
+                              {"d", shards.d, true},
+                              {"scale_a", shards.scale_a, fp8(p)},
+                              {"scale_b", shards.scale_b, fp8(p)},
+                              {"a_gathered", shards.a_gathered, false}};
+  for (const Pointer& ptr : pointers) {
+    if (!ptr.p) {
+      if (ptr.needed) return fmt::format("{} = null: a device pointer is needed", ptr.name);
+      continue;
+    }
+    cudaPointerAttributes attributes{};
+    const cudaError_t e = cudaPointerGetAttributes(&attributes, ptr.p);
+    if (e != cudaSuccess) (void)cudaGetLastError();
+    if (e != cudaSuccess || attributes.type != cudaMemoryTypeDevice)
+      return fmt::format("{} = {}: not device memory (cudaPointerGetAttributes)", ptr.name, ptr.p);
+    if (attributes.device != r.device)
+      return fmt::format("{} = {}: on GPU {}, but this rank runs on GPU {}", ptr.name, ptr.p,
+                         attributes.device, r.device);
+  }
+  if (shards.a_gathered && p.pattern != TpPattern::all_gather)
+    return fmt::format("a_gathered = {}: only all-gather gathers A", shards.a_gathered);
+  int library = 0;
+  (void)ncclGetVersion(&library);
+  if (library / 100 != NCCL_VERSION_CODE / 100)
+    return fmt::format("NCCL library = {}: autogemm was built with nccl.h {}, and the major and "
+                       "minor versions must match", library, NCCL_VERSION_CODE);
+  return {};
+}
+
+TpRecord make_record(const TpPlan& plan, int rank, const std::string& error) {
+  const TpProblem& p = plan.problem;
+  TpRecord rec;
+  rec.magic = multi::kTpRecordMagic;
+  rec.plan_hash = plan.hash();
+  rec.world = p.world, rec.rank = rank, rec.pattern = int64_t(p.pattern);
+  rec.m = p.m, rec.n = p.n, rec.k = p.k;
+  rec.a_type = int64_t(p.a_type), rec.b_type = int64_t(p.b_type), rec.d_type = int64_t(p.d_type);
+  rec.scaling = int64_t(p.scaling), rec.transport = int64_t(plan.transport), rec.bands = plan.bands;
+  rec.nccl_header = NCCL_VERSION_CODE;
+  int library = 0;
+  (void)ncclGetVersion(&library);
+  rec.nccl_library = library;
+  std::strncpy(rec.error, error.c_str(), sizeof(rec.error) - 1);
+  return rec;
+}
+
+std::string shape_text(const TpRecord& r) {
+  TpProblem p;
+  p.pattern = TpPattern(r.pattern), p.world = int(r.world), p.m = r.m, p.n = r.n, p.k = r.k;
+  const TpShardShapes s = tp_shard_shapes(p, int(r.rank));
+  return fmt::format("{} of {}x{}x{} on {} ranks (A [{}, {}], B [{}, {}], D [{}, {}]), {}, "
+                     "{} band(s)", to_string(p.pattern), r.m, r.n, r.k, r.world, s.a_rows,
+                     s.a_cols, s.b_rows, s.b_cols, s.d_rows, s.d_cols,
+                     to_string(TpTransport(r.transport)), r.bands);
+}
+
+// The same verdict on every rank: the first rank whose own check failed, else the first whose
+// plan differs from rank 0's.
+void judge(const std::vector<TpRecord>& all, int world) {
+  for (int q = 0; q < world; ++q) {
+    const TpRecord& r = all[std::size_t(q)];
+    if (r.magic != multi::kTpRecordMagic)
+      throw Error(fmt::format("rank {}: its agreement record is garbled (another autogemm "
+                              "version, or not a tp_gemm call)", q));
+    if (r.error[0] != 0) {
+      const std::string error(r.error, strnlen(r.error, sizeof(r.error)));
+      const auto at = error.find(" = ");
+      const auto colon = error.find(": ", at == std::string::npos ? 0 : at);
+      if (at != std::string::npos && colon != std::string::npos)
+        throw InvalidArgument(fmt::format("rank {}: {}", q, error.substr(0, at)),
+                              error.substr(at + 3, colon - at - 3), error.substr(colon + 2));
+      throw InvalidArgument(fmt::format("rank {}", q), "arguments", error);
+    }
+  }
+  const TpRecord& root = all[0];
+  for (int q = 1; q < world; ++q) {
+    const TpRecord& r = all[std::size_t(q)];
+    if (r.plan_hash != root.plan_hash || r.m != root.m || r.n != root.n || r.k != root.k ||
+        r.pattern != root.pattern || r.world != root.world)
+      throw InvalidArgument(fmt::format("rank {}: shards", q), shape_text(r),
+                            fmt::format("every rank must run the same plan; rank 0 runs {}{}",
+                                        shape_text(root),
+                                        r.plan_hash != root.plan_hash &&
+                                                shape_text(r) == shape_text(root)
+                                            ? " (same shapes, other kernels: plan with the same "
+                                              "device and options on every rank)"
+                                            : ""));
+  }
+}
+
+void agree(const TpPlan& plan, const std::vector<TpShards>& shards, TpWorkspace::State& ws,
+           const std::vector<cudaStream_t>& streams) {
+  const uint64_t hash = plan.hash();
+  std::vector<TpRecord> mine;
+  for (std::size_t i = 0; i < ws.ranks.size(); ++i)
+    mine.push_back(make_record(plan, ws.ranks[i].rank, own_check(plan, shards[i], ws.ranks[i], ws)));
+  bool capturing = false;
+  for (cudaStream_t s : streams) {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    cuda_check(cudaStreamIsCapturing(s, &status), "cudaStreamIsCapturing(tp)");
+    capturing = capturing || status != cudaStreamCaptureStatusNone;
+  }
+  if (ws.one_process) {
+    judge(mine, ws.world);
+  } else if (capturing) {
+    // No exchange while capturing (it needs the host); the local check still runs.
+    if (mine[0].error[0]) judge(mine, 1);
+    if (!ws.agreed.count(hash))
+      throw InvalidArgument("stream", "capturing a CUDA graph",
+                            "every rank must agree on a plan before it is captured: call "
+                            "tp_gemm once with this plan outside capture first");
+    return;
+  } else {
+    Rank& r = ws.ranks.front();
+    cuda_check(cudaSetDevice(r.device), "cudaSetDevice(tp agree)");
+    char* slots = static_cast<char*>(r.records);
+    cuda_check(cudaMemcpyAsync(slots + sizeof(TpRecord) * std::size_t(r.rank), &mine[0],
+                               sizeof(TpRecord), cudaMemcpyHostToDevice, r.agree),
+               "cudaMemcpy(tp record)");
+    nccl(ncclAllGather(slots + sizeof(TpRecord) * std::size_t(r.rank), slots, sizeof(TpRecord),
+                       ncclInt8, r.comm, r.agree),
+         "ncclAllGather(tp records)");
+    std::vector<TpRecord> all(std::size_t(ws.world));
+    cuda_check(cudaMemcpyAsync(all.data(), slots, sizeof(TpRecord) * all.size(),
+                               cudaMemcpyDeviceToHost, r.agree), "cudaMemcpy(tp records)");
+    cuda_check(cudaStreamSynchronize(r.agree), "cudaStreamSynchronize(tp records)");
+    judge(all, ws.world);
+  }
+  ws.agreed.insert(hash);
+}
+
+// ---- the copy-engine transport ---------------------------------------------------------------
+
+class Flags {
+ public:
+  explicit Flags(const driver::Api& api) : api_(api) {}
+  void set(cudaStream_t s, uint32_t* flag) const {
+    driver::check(api_.cuStreamWriteValue32(s, CUdeviceptr(flag), 1, CU_STREAM_WRITE_VALUE_DEFAULT),
+                  "cuStreamWriteValue32(tp flag)");
+  }
+  // Waits until the flag is 1, then sets it back to 0 (the waiter owns the reset).
+  void take(cudaStream_t s, uint32_t* flag) const {
+    driver::check(api_.cuStreamWaitValue32(s, CUdeviceptr(flag), 1, CU_STREAM_WAIT_VALUE_EQ),
+                  "cuStreamWaitValue32(tp flag)");
+    driver::check(api_.cuStreamWriteValue32(s, CUdeviceptr(flag), 0, CU_STREAM_WRITE_VALUE_DEFAULT),
+                  "cuStreamWriteValue32(tp flag reset)");
+  }
+
+ private:
+  const driver::Api& api_;
+};
+
+// `to` waits for what `from` has enqueued so far, through `event`.
+void after(cudaStream_t to, cudaStream_t from, cudaEvent_t event) {
+  cuda_check(cudaEventRecord(event, from), "cudaEventRecord(tp)");
+  cuda_check(cudaStreamWaitEvent(to, event, 0), "cudaStreamWaitEvent(tp)");
+}
+
+// rows x row_bytes from src (pitch src_ld bytes) to dst (pitch dst_ld bytes).
+void copy_rows(void* dst, int64_t dst_ld, const void* src, int64_t src_ld, int64_t row_bytes,
+               int64_t rows, cudaStream_t s) {
+  if (rows <= 0) return;
+  if (dst_ld == row_bytes && src_ld == row_bytes)
+    cuda_check(cudaMemcpyAsync(dst, src, std::size_t(rows * row_bytes), cudaMemcpyDefault, s),
+               "cudaMemcpyAsync(tp band)");
+  else
+    cuda_check(cudaMemcpy2DAsync(dst, std::size_t(dst_ld), src, std::size_t(src_ld),
+                                 std::size_t(row_bytes), std::size_t(rows), cudaMemcpyDefault, s),
+               "cudaMemcpy2DAsync(tp band)");
+}
+
+struct CallContext {
+  const TpPlan& plan;
+  TpWorkspace::State& ws;
+  Flags flags;
+  int g;
+  int64_t chunk_rows;
+  std::vector<Range> cut;
+  TpShardShapes shapes;
+  int in_bytes, out_bytes;
+  int64_t a_kblocks;  // A's scale blocks per row (FP8)
+};
+
+GemmReport launch(const CallContext& c, const TpStep& step, const GemmOperands& ops, int device,
+                  cudaStream_t s, bool a_from_caller, bool d_to_caller) {
+  GemmOptions options;
+  options.config = step.config;
+  options.device = device;
+  options.autotune = 0;  // every rank runs exactly the agreed plan
+  const GemmProblem q = multi::tp_launch_problem(c.plan.problem, step.rows, a_from_caller,
+                                                 d_to_caller, step.reads_c);
+  return gemm(q, ops, s, options);
+}
+
+void run_all_gather(const CallContext& c, Rank& r, const TpShards& sh, cudaStream_t s) {
+  const TpProblem& p = c.plan.problem;
+  const multi::TpLayout& l = c.ws.layout;
+  const int64_t row_bytes = c.shapes.a_cols * c.in_bytes;
+  const int64_t lda_bytes = (p.lda ? p.lda : c.shapes.a_cols) * c.in_bytes;
+  const int64_t scale_row_bytes = c.a_kblocks * 4;
+  after(r.copy, s, r.from_caller);
+  // Sends: peers in the order their steps need this shard (r - 1 first).
+  for (int j = 1; j < c.g; ++j) {
+    const int q = (r.rank - j + c.g) % c.g;
+    c.flags.take(r.copy, r.pad + c.ws.flags.done(q));
+    char* slot = r.peer_base[q] + l.a_slots + l.a_slot_bytes * r.rank;
+    char* scale_slot = r.peer_base[q] + l.a_scale_slots + l.a_scale_slot_bytes * r.rank;
+    for (int b = 0; b < int(c.cut.size()); ++b) {
+      const Range band = c.cut[b];
+      copy_rows(slot + band.begin * row_bytes, row_bytes,
+                static_cast<const char*>(sh.a) + band.begin * lda_bytes, lda_bytes, row_bytes,
+                band.size(), r.copy);
+      if (fp8(p))
+        copy_rows(scale_slot + band.begin * scale_row_bytes, scale_row_bytes,
+                  sh.scale_a + band.begin * c.a_kblocks, scale_row_bytes, scale_row_bytes,
+                  band.size(), r.copy);
+      c.flags.set(r.copy, r.peer_pad[q] + c.ws.flags.a_ready(r.rank, b));
+    }
+  }
+  const int64_t ldd = p.ldd ? p.ldd : c.shapes.d_cols;
+  std::size_t i = 0;
+  for (int step = 0; step < c.g; ++step) {
+    const int source = (r.rank + step) % c.g;
+    for (int b = 0; b < int(c.cut.size()); ++b, ++i) {
+      const TpStep& st = c.plan.steps[i];
+      const Range band = c.cut[b];
+      GemmOperands ops;
+      ops.b = sh.b;
+      ops.scale_b = sh.scale_b;
+      ops.d = static_cast<char*>(sh.d) + (source * c.chunk_rows + band.begin) * ldd * c.out_bytes;
+      const char* a_rows = nullptr;
+      if (step == 0) {
+        a_rows = static_cast<const char*>(sh.a) + band.begin * lda_bytes;
+        if (fp8(p)) ops.scale_a = sh.scale_a + band.begin * c.a_kblocks;
+      } else {
+        c.flags.take(s, r.pad + c.ws.flags.a_ready(source, b));
+        a_rows = r.base + l.a_slots + l.a_slot_bytes * source + band.begin * row_bytes;
+        if (fp8(p))
+          ops.scale_a = reinterpret_cast<const float*>(r.base + l.a_scale_slots +
+                                                       l.a_scale_slot_bytes * source) +
+                        band.begin * c.a_kblocks;
+      }
+      ops.a = a_rows;
+      if (sh.a_gathered) {  // the band is here: copy it out beside the GEMMs
+        after(r.local_copy, s, r.from_caller);
+        char* out = static_cast<char*>(sh.a_gathered) + (source * c.chunk_rows + band.begin) * row_bytes;
+        copy_rows(out, row_bytes, a_rows, step == 0 ? lda_bytes : row_bytes, row_bytes,
+                  band.size(), r.local_copy);
+      }
+      launch(c, st, ops, r.device, s, step == 0, true);
+    }
+  }
+}
+
+void run_ring(const CallContext& c, Rank& r, const TpShards& sh, cudaStream_t s) {
+  const TpProblem& p = c.plan.problem;
+  const multi::TpLayout& l = c.ws.layout;
+  const bool all_reduce = p.pattern == TpPattern::all_reduce;
+  const int right = (r.rank + 1) % c.g;
+  const int64_t lda_bytes = (p.lda ? p.lda : c.shapes.a_cols) * c.in_bytes;
+  const int64_t part_row_bytes = p.n * c.out_bytes;
+  const int64_t ldd_bytes = (p.ldd ? p.ldd : p.n) * c.out_bytes;
+  std::vector<bool> may_send(std::size_t(c.g), false);
+  // Copies into D (all_reduce) come after whatever the caller did with D before the call.
+  if (all_reduce) after(r.local_copy, s, r.from_caller);
+  auto before_first_send = [&](int q) {
+    if (!may_send[std::size_t(q)]) c.flags.take(r.copy, r.pad + c.ws.flags.done(q));
+    may_send[std::size_t(q)] = true;
+  };
+  after(r.copy, s, r.from_caller);
+  std::size_t i = 0;
+  for (int step = 0; step < c.g; ++step) {
+    const int dest = ((r.rank - 1 - step) % c.g + c.g) % c.g;
+    const bool last = step == c.g - 1;
+    for (int b = 0; b < int(c.cut.size()); ++b, ++i) {
+      const TpStep& st = c.plan.steps[i];
+      const Range band = c.cut[b];
+      GemmOperands ops;
+      ops.a = static_cast<const char*>(sh.a) + (dest * c.chunk_rows + band.begin) * lda_bytes;
+      ops.b = sh.b;
+      if (fp8(p)) {
+        ops.scale_a = sh.scale_a + (dest * c.chunk_rows + band.begin) * c.a_kblocks;
+        ops.scale_b = sh.scale_b;
+      }
+      if (step > 0) {
+        c.flags.take(s, r.pad + c.ws.flags.part_ready(step - 1, b));
+        ops.c = r.base + l.recv + l.part_bytes * (step - 1) + band.begin * part_row_bytes;
+        ops.beta = 1.0f;
+      }
+      // Reduce-scatter: D is this rank's rows; all-reduce: D is whole, these rows at r's place.
+      const int64_t d_row = (all_reduce ? r.rank * c.chunk_rows : 0) + band.begin;
+      char* d_band = last ? static_cast<char*>(sh.d) + d_row * ldd_bytes
+                          : r.base + l.send + l.part_bytes * step + band.begin * part_row_bytes;
+      ops.d = d_band;
+      launch(c, st, ops, r.device, s, true, last);
+      if (!last) {
+        after(r.copy, s, r.from_caller);
+        before_first_send(right);
+        copy_rows(r.peer_base[right] + l.recv + l.part_bytes * step + band.begin * part_row_bytes,
+                  part_row_bytes, d_band, part_row_bytes, part_row_bytes, band.size(), r.copy);
+        c.flags.set(r.copy, r.peer_pad[right] + c.ws.flags.part_ready(step, b));
+      } else if (all_reduce) {
+        // This band of r's rows is final: to every other rank, nearest first.
+        after(r.copy, s, r.from_caller);
+        for (int j = 1; j < c.g; ++j) {
+          const int q = (r.rank + j) % c.g;
+          before_first_send(q);
+          copy_rows(r.peer_base[q] + l.d_slots + l.part_bytes * r.rank + band.begin * part_row_bytes,
+                    part_row_bytes, d_band, ldd_bytes, part_row_bytes, band.size(), r.copy);
+          c.flags.set(r.copy, r.peer_pad[q] + c.ws.flags.d_ready(r.rank, b));
+        }
+      }
+    }
+  }
+  if (all_reduce) {
+    // The others' rows, band by band as they arrive, from the workspace into D.
+    for (int b = 0; b < int(c.cut.size()); ++b)
+      for (int j = 1; j < c.g; ++j) {
+        const int source = (r.rank - j + c.g) % c.g;
+        const Range band = c.cut[b];
+        c.flags.take(r.local_copy, r.pad + c.ws.flags.d_ready(source, b));
+        copy_rows(static_cast<char*>(sh.d) + (source * c.chunk_rows + band.begin) * ldd_bytes,
+                  ldd_bytes,
+                  r.base + l.d_slots + l.part_bytes * source + band.begin * part_row_bytes,
+                  part_row_bytes, part_row_bytes, band.size(), r.local_copy);
+      }
+  }
+}
+
+// After a rank's call: its stream waits for its sends and copies, then tells every rank that
+// sent it something that it may send again.
+void finish_copy_engine(const CallContext& c, Rank& r, bool used_local_copy, cudaStream_t s) {
+  after(s, r.copy, r.from_copy);
+  if (used_local_copy) after(s, r.local_copy, r.from_local);
+  const TpPattern pattern = c.plan.problem.pattern;
+  for (int q = 0; q < c.g; ++q) {
+    if (q == r.rank) continue;
+    const bool sent_to_me = pattern != TpPattern::reduce_scatter || q == (r.rank - 1 + c.g) % c.g;
+    if (sent_to_me) c.flags.set(s, r.peer_pad[q] + c.ws.flags.done(r.rank));
+  }
+}
+
+// ---- the NCCL transport ----------------------------------------------------------------------
+
+ncclDataType_t reduce_type(DType t) { return ncclDataType_t(multi::nccl_reduce_type(t)); }
+
+void run_nccl(const CallContext& c, const std::vector<TpShards>& shards,
+              const std::vector<cudaStream_t>& streams) {
+  const TpProblem& p = c.plan.problem;
+  const multi::TpLayout& l = c.ws.layout;
+  const TpStep& st = c.plan.steps.front();
+  auto device = [](const Rank& r) { cuda_check(cudaSetDevice(r.device), "cudaSetDevice(tp)"); };
+  auto group = [&](auto&& body) {
+    nccl(ncclGroupStart(), "ncclGroupStart(tp)");
+    try {
+      for (std::size_t i = 0; i < c.ws.ranks.size(); ++i) body(c.ws.ranks[i], shards[i], streams[i]);
+    } catch (...) {
+      (void)ncclGroupEnd();
+      throw;
+    }
+    nccl(ncclGroupEnd(), "ncclGroupEnd(tp)");
+  };
+  const int64_t lda_bytes = (p.lda ? p.lda : c.shapes.a_cols) * c.in_bytes;
+  const int64_t ldd_bytes = (p.ldd ? p.ldd : c.shapes.d_cols) * c.out_bytes;
+  if (p.pattern == TpPattern::all_gather) {
+    const int64_t row_bytes = c.shapes.a_cols * c.in_bytes;
+    for (std::size_t i = 0; i < c.ws.ranks.size(); ++i) {  // the own shard, packed, in its slot
+      Rank& r = c.ws.ranks[i];
+      device(r);
+      if (lda_bytes != row_bytes)
+        copy_rows(r.base + l.a_slots + l.a_slot_bytes * r.rank, row_bytes, shards[i].a, lda_bytes,
+                  row_bytes, c.chunk_rows, streams[i]);
+    }
+    group([&](Rank& r, const TpShards& sh, cudaStream_t s) {
+      char* slots = r.base + l.a_slots;
+      const void* send = lda_bytes != row_bytes ? slots + l.a_slot_bytes * r.rank : sh.a;
+      nccl(ncclAllGather(send, slots, std::size_t(l.a_slot_bytes), ncclInt8, r.comm, s),
+           "ncclAllGather(tp A)");
+      if (fp8(p))
+        nccl(ncclAllGather(sh.scale_a, r.base + l.a_scale_slots,
+                           std::size_t(l.a_scale_slot_bytes), ncclInt8, r.comm, s),
+             "ncclAllGather(tp A scales)");
+    });
+    for (std::size_t i = 0; i < c.ws.ranks.size(); ++i) {
+      Rank& r = c.ws.ranks[i];
+      device(r);
+      GemmOperands ops;
+      ops.a = r.base + l.a_slots;
+      ops.b = shards[i].b;
+      ops.d = shards[i].d;
+      if (fp8(p)) {
+        ops.scale_a = reinterpret_cast<const float*>(r.base + l.a_scale_slots);
+        ops.scale_b = shards[i].scale_b;
+      }
+      launch(c, st, ops, r.device, streams[i], false, true);
+      if (shards[i].a_gathered)
+        copy_rows(shards[i].a_gathered, row_bytes, r.base + l.a_slots, row_bytes, row_bytes, p.m,
+                  streams[i]);
+    }
+    return;
+  }
+  // reduce_scatter, all_reduce: one GEMM of the whole partial, then the collective.
+  const bool into_d = p.pattern == TpPattern::all_reduce && (p.ldd == 0 || p.ldd == p.n);
+  const int64_t part_row_bytes = p.n * c.out_bytes;
+  for (std::size_t i = 0; i < c.ws.ranks.size(); ++i) {
+    Rank& r = c.ws.ranks[i];
+    device(r);
+    GemmOperands ops;
+    ops.a = shards[i].a;
+    ops.b = shards[i].b;
+    ops.d = into_d ? shards[i].d : r.base + l.send;
+    if (fp8(p)) ops.scale_a = shards[i].scale_a, ops.scale_b = shards[i].scale_b;
+    launch(c, st, ops, r.device, streams[i], true, into_d);
+  }
+  const std::size_t chunk = std::size_t(c.chunk_rows * p.n);
+  group([&](Rank& r, const TpShards& sh, cudaStream_t s) {
+    char* whole = into_d ? static_cast<char*>(sh.d) : r.base + l.send;
+    if (p.pattern == TpPattern::all_reduce)
+      nccl(ncclAllReduce(whole, whole, chunk * std::size_t(c.g), reduce_type(p.d_type), ncclSum,
+                         r.comm, s),
+           "ncclAllReduce(tp D)");
+    else  // in place: rank r's rows of the partial are its result
+      nccl(ncclReduceScatter(whole, whole + l.part_bytes * r.rank, chunk, reduce_type(p.d_type),
+                             ncclSum, r.comm, s),
+           "ncclReduceScatter(tp D)");
+  });
+  if (into_d) return;
+  for (std::size_t i = 0; i < c.ws.ranks.size(); ++i) {
+    Rank& r = c.ws.ranks[i];
+    device(r);
+    const bool scattered = p.pattern == TpPattern::reduce_scatter;
+    const char* from = r.base + l.send + (scattered ? l.part_bytes * r.rank : 0);
+    copy_rows(shards[i].d, ldd_bytes, from, part_row_bytes, part_row_bytes,
+              scattered ? c.chunk_rows : p.m, streams[i]);
+  }
+}
+
+}  // namespace
+
+TpReport tp_gemm(const TpPlan& plan, const std::vector<TpShards>& shards, TpWorkspace& workspace,
+                 MultiGpuComm& comm, const std::vector<cudaStream_t>& streams_in) {
+  TpWorkspace::State& ws = workspace.state();
+  const std::size_t locals = ws.ranks.size();
+  if (comm.size() != ws.world || comm.local_ranks().size() != locals)
+    throw InvalidArgument("comm", fmt::format("{} ranks, {} here", comm.size(), comm.local_ranks().size()),
+                          fmt::format("the workspace was made on a communicator of {} ranks, {} "
+                                      "here", ws.world, locals));
+  if (shards.size() != locals)
+    throw InvalidArgument("shards", fmt::format("{} entries", shards.size()),
+                          fmt::format("one per local rank: {}", locals));
+  if (!streams_in.empty() && streams_in.size() != locals)
+    throw InvalidArgument("streams", fmt::format("{} entries", streams_in.size()),
+                          fmt::format("none (the default streams) or one per local rank: {}", locals));
+  std::vector<cudaStream_t> streams = streams_in;
+  streams.resize(locals, nullptr);
+  CurrentDeviceGuard restore;
+  agree(plan, shards, ws, streams);
+
+  const TpProblem& p = plan.problem;
+  CallContext c{plan,
+                ws,
+                Flags(driver::api()),
+                ws.world,
+                multi::tp_chunk_rows(p),
+                multi::tp_bands(multi::tp_chunk_rows(p), plan.bands),
+                tp_shard_shapes(p, 0),
+                dtype_bytes(p.a_type),
+                dtype_bytes(p.d_type),
+                ceil_div(tp_shard_shapes(p, 0).a_cols, 128)};
+  TpReport report;
+  report.transport = plan.transport;
+  report.launches = int(plan.steps.size());
+  if (plan.transport == TpTransport::nccl) {
+    run_nccl(c, shards, streams);
+    return report;
+  }
+  for (std::size_t i = 0; i < locals; ++i) {
+    Rank& r = ws.ranks[i];
+    cuda_check(cudaSetDevice(r.device), "cudaSetDevice(tp)");
+    const bool gather = p.pattern == TpPattern::all_gather;
+    if (gather) run_all_gather(c, r, shards[i], streams[i]);
+    else run_ring(c, r, shards[i], streams[i]);
+    const bool local_copies = (gather && shards[i].a_gathered) || p.pattern == TpPattern::all_reduce;
+    finish_copy_engine(c, r, local_copies, streams[i]);
+  }
+  return report;
+}
+
+#endif
+
+}  // namespace autogemm

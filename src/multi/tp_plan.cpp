@@ -1,0 +1,492 @@
+// plan_tp (tensor_parallel.hpp): the launches of one rank and the time a call takes, simulated
+// band by band from the one-GPU planner's predictions and the copy engines' measured rate.
+#include "multi/tp_plan.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <tuple>
+
+#include "autogemm/errors.hpp"
+#include "autogemm/plan.hpp"
+#include "multi/comm_cost.hpp"
+
+namespace autogemm {
+
+namespace {
+
+constexpr int64_t kFp8Group = 128;
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t align256(int64_t bytes) { return (bytes + 255) / 256 * 256; }
+
+// A band's arrival is a flag written by the sender's stream after its copy and seen by the
+// receiver's wait: a few microseconds of memory operations on both streams. An assumption the
+// bench's predicted-against-measured line checks.
+constexpr double kFlagHandoffUs = 4.0;
+
+// The copy engines move a peer copy at this share of NVLink's per-direction figure when every
+// GPU sends to one peer and receives from another (the rotation and the ring): see
+// docs/decisions.md, "Tensor-parallel transport".
+constexpr double kCopyEngineShareOfNvlink = 0.87;
+
+bool fp8(const TpProblem& p) { return p.scaling == Scaling::block_1x128_128x128; }
+
+}  // namespace
+
+std::string_view to_string(TpPattern pattern) {
+  switch (pattern) {
+    case TpPattern::all_gather: return "all-gather";
+    case TpPattern::reduce_scatter: return "reduce-scatter";
+    case TpPattern::all_reduce: return "all-reduce";
+  }
+  return "?";
+}
+
+std::optional<TpPattern> parse_tp_pattern(std::string_view text) {
+  if (text == "all-gather" || text == "ag") return TpPattern::all_gather;
+  if (text == "reduce-scatter" || text == "rs") return TpPattern::reduce_scatter;
+  if (text == "all-reduce" || text == "ar") return TpPattern::all_reduce;
+  return std::nullopt;
+}
+
+std::string_view to_string(TpTransport transport) {
+  return transport == TpTransport::copy_engine ? "copy-engine" : "nccl";
+}
+
+std::optional<TpTransport> parse_tp_transport(std::string_view text) {
+  if (text == "copy-engine" || text == "ce") return TpTransport::copy_engine;
+  if (text == "nccl") return TpTransport::nccl;
+  return std::nullopt;
+}
+
+TpShardShapes tp_shard_shapes(const TpProblem& p, int rank) {
+  const int g = std::max(1, p.world);
+  TpShardShapes s;
+  if (p.pattern == TpPattern::all_gather) {
+    s.a_rows = p.m / g, s.a_cols = p.k;
+    s.b_rows = p.n / g, s.b_cols = p.k;
+    s.d_rows = p.m, s.d_cols = p.n / g;
+  } else {
+    s.a_rows = p.m, s.a_cols = p.k / g;
+    s.b_rows = p.n, s.b_cols = p.k / g;
+    const bool scattered = p.pattern == TpPattern::reduce_scatter;
+    s.d_rows = scattered ? p.m / g : p.m, s.d_cols = p.n;
+    s.d_row_offset = scattered ? int64_t(rank) * (p.m / g) : 0;
+  }
+  return s;
+}
+
+void validate(const TpProblem& p) {
+  auto positive = [](const char* name, int64_t v) {
+    if (v < 1) throw InvalidArgument(name, std::to_string(v), "must be >= 1");
+  };
+  positive("m", p.m), positive("n", p.n), positive("k", p.k), positive("world", p.world);
+  const bool sixteen_bit = (p.a_type == DType::bf16 || p.a_type == DType::fp16) &&
+                           p.b_type == p.a_type && p.scaling == Scaling::none;
+  const bool block_fp8 = p.a_type == DType::e4m3 && p.b_type == DType::e4m3 &&
+                         p.scaling == Scaling::block_1x128_128x128;
+  if (!sixteen_bit && !block_fp8)
+    throw InvalidArgument("types", fmt::format("{} x {} ({})", to_string(p.a_type),
+                                               to_string(p.b_type), to_string(p.scaling)),
+                          "tensor-parallel GEMMs take bf16 x bf16, fp16 x fp16, or e4m3 x e4m3 "
+                          "with 1x128 / 128x128 block scales");
+  if (p.d_type != DType::bf16 && p.d_type != DType::fp16 && p.d_type != DType::fp32)
+    throw InvalidArgument("d_type", std::string(to_string(p.d_type)), "D is bf16, fp16 or fp32");
+  const int g = p.world;
+  if (p.m % g != 0)
+    throw InvalidArgument("m", std::to_string(p.m),
+                          fmt::format("every one of the {} ranks holds M / world rows, so M must "
+                                      "be a multiple of {}", g, g));
+  const int in_bytes = dtype_bytes(p.a_type);
+  if (p.pattern == TpPattern::all_gather) {
+    if (p.n % g != 0)
+      throw InvalidArgument("n", std::to_string(p.n),
+                            fmt::format("all-gather gives each rank N / world columns of the "
+                                        "weight; N must be a multiple of {}", g));
+  } else {
+    const int64_t granule = block_fp8 ? kFp8Group : std::max<int64_t>(1, 16 / in_bytes);
+    if (p.k % (g * granule) != 0)
+      throw InvalidArgument(
+          "k", std::to_string(p.k),
+          block_fp8 ? fmt::format("each rank's K / world must hold whole 128-element scale "
+                                  "groups: K must be a multiple of {}", g * granule)
+                    : fmt::format("each rank's K / world rows must be whole 16-byte chunks for "
+                                  "TMA: K must be a multiple of {}", g * granule));
+  }
+  const TpShardShapes s = tp_shard_shapes(p, 0);
+  auto leading = [](const char* name, int64_t ld, int64_t row) {
+    if (ld != 0 && ld < row)
+      throw InvalidArgument(name, std::to_string(ld),
+                            fmt::format("a shard's leading dimension is at least its row of {} "
+                                        "elements", row));
+  };
+  leading("lda", p.lda, s.a_cols), leading("ldb", p.ldb, s.b_cols), leading("ldd", p.ldd, s.d_cols);
+}
+
+namespace multi {
+
+std::vector<Range> tp_bands(int64_t chunk_rows, int bands) {
+  std::vector<Range> out;
+  for (const Range& r : split_range({0, chunk_rows}, std::max(1, bands), kTpBandGranule))
+    if (r.size() > 0) out.push_back(r);
+  return out;
+}
+
+int64_t tp_chunk_rows(const TpProblem& p) { return p.m / std::max(1, p.world); }
+
+GemmProblem tp_launch_problem(const TpProblem& p, int64_t rows, bool a_from_caller,
+                              bool d_to_caller, bool reads_c) {
+  const TpShardShapes s = tp_shard_shapes(p, 0);
+  GemmProblem q;
+  q.m = rows;
+  q.n = p.pattern == TpPattern::all_gather ? s.d_cols : p.n;
+  q.k = s.a_cols;
+  q.a_type = p.a_type, q.b_type = p.b_type, q.d_type = p.d_type;
+  q.scaling = p.scaling;
+  q.layout = Layout::nt;
+  q.lda = a_from_caller && p.lda ? p.lda : q.k;
+  q.ldb = p.ldb ? p.ldb : q.k;
+  q.ldd = d_to_caller && p.ldd ? p.ldd : q.n;
+  q.reads_c = reads_c;
+  q.ldc = reads_c ? q.n : 0;  // C: a partial in the workspace, packed
+  return q;
+}
+
+TpLayout tp_layout(const TpProblem& p, TpTransport transport) {
+  const int g = p.world;
+  const int64_t rows = tp_chunk_rows(p);
+  const TpShardShapes s = tp_shard_shapes(p, 0);
+  TpLayout l;
+  int64_t at = 0;
+  auto region = [&at](int64_t bytes) {
+    const int64_t start = at;
+    at += align256(bytes);
+    return start;
+  };
+  if (p.pattern == TpPattern::all_gather) {
+    l.a_slot_bytes = rows * s.a_cols * dtype_bytes(p.a_type);
+    l.a_scale_slot_bytes = fp8(p) ? rows * ceil_div(s.a_cols, kFp8Group) * 4 : 0;
+    // Slots lie back to back: the NCCL transport gathers into them as one [M, K] tensor.
+    l.a_slots = region(g * l.a_slot_bytes);
+    l.a_scale_slots = region(g * l.a_scale_slot_bytes);
+  } else {
+    l.part_bytes = rows * p.n * dtype_bytes(p.d_type);
+    if (transport == TpTransport::nccl) {
+      l.send = region(g * l.part_bytes);  // the whole [M, N] partial, reduced by NCCL
+    } else {
+      l.send = region((g - 1) * l.part_bytes);
+      l.recv = region((g - 1) * l.part_bytes);
+      if (p.pattern == TpPattern::all_reduce) l.d_slots = region(g * l.part_bytes);
+    }
+  }
+  l.total = std::max<int64_t>(at, 256);
+  return l;
+}
+
+}  // namespace multi
+
+double tp_copy_engine_gbps(const Link& link) {
+  if (link.kind == LinkKind::self) return std::numeric_limits<double>::infinity();
+  // A measured link is already a copy-engine peer copy (measure_topology).
+  if (link.source == "measured") return link.bandwidth_gbps;
+  return link.kind == LinkKind::nvlink ? link.bandwidth_gbps * kCopyEngineShareOfNvlink
+                                       : link.bandwidth_gbps;
+}
+
+namespace {
+
+using multi::Range;
+
+bool every_pair_has_peer_access(const Topology& t) {
+  for (int i = 0; i < t.gpus(); ++i)
+    for (int j = 0; j < t.gpus(); ++j)
+      if (i != j && !t.links[i][j].peer_access) return false;
+  return true;
+}
+
+double slowest_copy_engine_gbps(const Topology& t) {
+  double gbps = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < t.gpus(); ++i)
+    for (int j = 0; j < t.gpus(); ++j)
+      if (i != j) gbps = std::min(gbps, tp_copy_engine_gbps(t.links[i][j]));
+  return gbps;
+}
+
+class TpPricer {
+ public:
+  TpPricer(const TpProblem& p, const GpuInfo& device, const Topology& t)
+      : p_(p), device_(device), t_(t), g_(p.world), rate_(slowest_copy_engine_gbps(t)) {}
+
+  TpPlan copy_engine(int bands) {
+    TpPlan plan = base(TpTransport::copy_engine);
+    const std::vector<Range> cut = multi::tp_bands(multi::tp_chunk_rows(p_), bands);
+    plan.bands = int(cut.size());
+    plan.link_gbps = rate_;
+    const bool gather = p_.pattern == TpPattern::all_gather;
+    // Launches, in the order one rank runs them.
+    for (int step = 0; step < g_; ++step)
+      for (int b = 0; b < plan.bands; ++b) {
+        TpStep s;
+        s.step = step, s.band = b, s.rows = cut[b].size();
+        s.reads_c = !gather && step > 0;
+        const bool a_from_caller = !gather || step == 0;
+        const bool d_to_caller = gather || step == g_ - 1;
+        const Candidate& best = launch(s.rows, a_from_caller, d_to_caller, s.reads_c);
+        s.config = best.config;
+        s.predicted_us = best.prediction.time_us;
+        plan.compute_us += s.predicted_us;
+        plan.steps.push_back(s);
+      }
+    if (gather) simulate_gather(plan, cut);
+    else simulate_ring(plan, cut);
+    plan.exposed_us = std::max(0.0, plan.total_us - plan.compute_us);
+    return plan;
+  }
+
+  TpPlan nccl() {
+    TpPlan plan = base(TpTransport::nccl);
+    plan.bands = 1;
+    plan.link_gbps = t_.ring_bandwidth_gbps();
+    const bool gather = p_.pattern == TpPattern::all_gather;
+    TpStep s;
+    s.rows = p_.m;
+    // all_gather reads the gathered A from the workspace; the others write the whole partial
+    // there (reduce_scatter) or into D (all_reduce, reduced in place when D is packed).
+    const bool d_to_caller = gather || (p_.pattern == TpPattern::all_reduce && packed_d());
+    const Candidate& best = launch(s.rows, /*a_from_caller=*/!gather, d_to_caller, false);
+    s.config = best.config;
+    s.predicted_us = best.prediction.time_us;
+    plan.steps.push_back(s);
+    plan.compute_us = s.predicted_us;
+    const double d_bytes = double(p_.m) * p_.n * dtype_bytes(p_.d_type);
+    switch (p_.pattern) {
+      case TpPattern::all_gather:
+        plan.transfer_us = multi::ring_all_gather_us(a_bytes(p_.m), t_); break;
+      case TpPattern::reduce_scatter:
+        plan.transfer_us = multi::ring_reduce_scatter_us(d_bytes, t_); break;
+      case TpPattern::all_reduce: plan.transfer_us = multi::ring_all_reduce_us(d_bytes, t_); break;
+    }
+    plan.total_us = plan.compute_us + plan.transfer_us;
+    plan.exposed_us = plan.transfer_us;
+    plan.explanation = fmt::format(
+        "NCCL {} of {:.0f} MB {} one GEMM of {:.0f} us, not overlapped: NCCL's kernels would "
+        "hold SMs the GEMM needs; {:.0f} us over the ring at {:.0f} GB/s",
+        to_string(p_.pattern), (gather ? a_bytes(p_.m) : d_bytes) / 1e6,
+        gather ? "before" : "after", plan.compute_us, plan.transfer_us, plan.link_gbps);
+    return plan;
+  }
+
+ private:
+  bool packed_d() const { return p_.ldd == 0 || p_.ldd == p_.n; }
+
+  TpPlan base(TpTransport transport) const {
+    TpPlan plan;
+    plan.problem = p_;
+    plan.device = device_;
+    plan.topology = t_;
+    plan.transport = transport;
+    return plan;
+  }
+
+  // Bytes of `rows` rows of A with their scales.
+  double a_bytes(int64_t rows) const {
+    const TpShardShapes s = tp_shard_shapes(p_, 0);
+    double bytes = double(rows) * s.a_cols * dtype_bytes(p_.a_type);
+    if (fp8(p_)) bytes += double(rows) * ceil_div(s.a_cols, kFp8Group) * 4;
+    return bytes;
+  }
+  double part_bytes(int64_t rows) const { return double(rows) * p_.n * dtype_bytes(p_.d_type); }
+  double send_us(double bytes) const { return multi::transfer_us(bytes, rate_); }
+  // A copy inside one GPU (workspace to D): read and write at its DRAM rate.
+  double local_copy_us(double bytes) const {
+    return multi::transfer_us(2 * bytes, device_.memory_bandwidth_gbps);
+  }
+
+  const Candidate& launch(int64_t rows, bool a_from_caller, bool d_to_caller, bool reads_c) {
+    const GemmProblem q = multi::tp_launch_problem(p_, rows, a_from_caller, d_to_caller, reads_c);
+    const auto key = std::make_tuple(q.m, q.lda, q.ldd, q.reads_c);
+    auto it = cache_.find(key);
+    if (it == cache_.end()) it = cache_.emplace(key, plan_gemm(q, device_).best()).first;
+    return it->second;
+  }
+
+  // Source s = r + i sends its shard to r as the i-th of its pushes (it serves r - 1 first,
+  // then r - 2, ...): so band b of step i arrives after i - 1 whole shards and b + 1 bands.
+  void simulate_gather(TpPlan& plan, const std::vector<Range>& cut) {
+    const int bands = int(cut.size());
+    std::vector<double> band_send(bands);
+    double shard_send = 0;
+    for (int b = 0; b < bands; ++b) shard_send += band_send[b] = send_us(a_bytes(cut[b].size()));
+    plan.transfer_us = (g_ - 1) * shard_send;
+    double t = 0, first_wait = 0;
+    for (const TpStep& s : plan.steps) {
+      double start = t;
+      if (s.step > 0) {
+        double arrival = (s.step - 1) * shard_send + kFlagHandoffUs;
+        for (int b = 0; b <= s.band; ++b) arrival += band_send[b];
+        if (arrival > t && first_wait == 0) first_wait = arrival - t;
+        start = std::max(t, arrival);
+      }
+      t = start + s.predicted_us;
+    }
+    plan.total_us = t + kFlagHandoffUs;
+    plan.explanation = fmt::format(
+        "copy engines gather A while the GEMMs run: {} steps x {} band(s) of {} rows, {:.0f} us "
+        "of GEMMs back to back on all SMs; each rank sends its {:.0f} MB shard to {} peers in "
+        "turn at {:.0f} GB/s ({:.0f} us per shard), each band before the step that needs it; "
+        "{:.0f} us exposed{}",
+        g_, bands, cut[0].size(), plan.compute_us, a_bytes(multi::tp_chunk_rows(p_)) / 1e6,
+        g_ - 1, rate_, shard_send, std::max(0.0, t + kFlagHandoffUs - plan.compute_us),
+        first_wait > 0 ? fmt::format(" (the first wait for a band: {:.0f} us)", first_wait) : "");
+  }
+
+  // The ring: band b of step i needs band b of the left neighbour's step i - 1 (every rank
+  // runs in step with the others); each finished partial band is sent right at once.
+  void simulate_ring(TpPlan& plan, const std::vector<Range>& cut) {
+    const int bands = int(cut.size());
+    std::vector<double> arrival(bands, 0.0);
+    double t = 0, push_end = 0, waited = 0;
+    std::vector<double> final_band_end(bands, 0.0);
+    for (const TpStep& s : plan.steps) {
+      const double start = s.step > 0 ? std::max(t, arrival[s.band]) : t;
+      waited += start - t;
+      t = start + s.predicted_us;
+      if (s.step < g_ - 1) {
+        push_end = std::max(push_end, t) + send_us(part_bytes(cut[s.band].size()));
+        arrival[s.band] = push_end + kFlagHandoffUs;
+        plan.transfer_us += send_us(part_bytes(cut[s.band].size()));
+      } else {
+        final_band_end[s.band] = t;
+      }
+    }
+    double end = t;
+    std::string tail;
+    if (p_.pattern == TpPattern::all_reduce) {
+      // Each finished band of this rank's rows goes to the G - 1 others, one after the other;
+      // the receivers copy it from their workspace into D.
+      double copy_end = 0;
+      for (int b = 0; b < bands; ++b) {
+        const double bytes = part_bytes(cut[b].size());
+        push_end = std::max(push_end, final_band_end[b]) + (g_ - 1) * send_us(bytes);
+        plan.transfer_us += (g_ - 1) * send_us(bytes);
+        copy_end = std::max(copy_end, push_end + kFlagHandoffUs) + (g_ - 1) * local_copy_us(bytes);
+      }
+      end = std::max(end, copy_end);
+      tail = fmt::format("; then every finished band of D goes to the {} others ({:.0f} MB at "
+                         "{:.0f} GB/s) and is copied into their D", g_ - 1,
+                         (g_ - 1) * part_bytes(multi::tp_chunk_rows(p_)) / 1e6, rate_);
+    }
+    plan.total_us = end + kFlagHandoffUs;
+    plan.explanation = fmt::format(
+        "a ring of {} steps x {} band(s) of {} rows: each GEMM adds the partial sum its left "
+        "neighbour sent (C, beta = 1) and its result goes right on the copy engines ({:.0f} MB "
+        "per step at {:.0f} GB/s); {:.0f} us of GEMMs, {:.0f} us waiting for partials{}; "
+        "{:.0f} us exposed",
+        g_, bands, cut[0].size(), rate_ > 0 ? part_bytes(multi::tp_chunk_rows(p_)) / 1e6 : 0.0,
+        rate_, plan.compute_us, waited, tail,
+        std::max(0.0, plan.total_us - plan.compute_us));
+  }
+
+  TpProblem p_;
+  GpuInfo device_;
+  Topology t_;
+  int g_;
+  double rate_;
+  std::map<std::tuple<int64_t, int64_t, int64_t, bool>, Candidate> cache_;
+};
+
+uint64_t fnv1a(std::string_view text) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+}  // namespace
+
+TpPlan plan_tp(const TpProblem& problem, const GpuInfo& device, const Topology& topology,
+               const TpOptions& options) {
+  validate(problem);
+  if (topology.gpus() != problem.world)
+    throw InvalidArgument("topology", fmt::format("{} GPUs", topology.gpus()),
+                          fmt::format("the problem's world is {} ranks: plan with a topology of "
+                                      "that many GPUs", problem.world));
+  if (options.bands < 0 || options.bands > multi::kTpMaxBands)
+    throw InvalidArgument("bands", std::to_string(options.bands),
+                          fmt::format("0 (the planner's choice) or 1..{}", multi::kTpMaxBands));
+  const bool peers = every_pair_has_peer_access(topology);
+  TpTransport transport = options.transport.value_or(peers ? TpTransport::copy_engine
+                                                           : TpTransport::nccl);
+  if (transport == TpTransport::copy_engine && !peers)
+    throw InvalidArgument("transport", "copy-engine",
+                          "copy engines need peer access between every pair of ranks; this "
+                          "topology has a pair without it: use nccl");
+  GemmProblem whole;
+  whole.m = problem.m, whole.n = problem.n, whole.k = problem.k;
+  whole.a_type = problem.a_type, whole.b_type = problem.b_type, whole.d_type = problem.d_type;
+  whole.scaling = problem.scaling;
+  TpPricer pricer(problem, device, topology);
+  TpPlan best;
+  if (transport == TpTransport::nccl) {
+    best = pricer.nccl();
+  } else {
+    // More bands start the pipeline sooner but cut the GEMMs smaller (more partial waves, more
+    // launches): fewer bands win unless more save over 1%.
+    std::vector<int> tries = options.bands > 0 ? std::vector<int>{options.bands}
+                                               : std::vector<int>{1, 2, 4};
+    bool have = false;
+    for (int bands : tries) {
+      if (have && multi::tp_bands(multi::tp_chunk_rows(problem), bands).size() <= std::size_t(best.bands))
+        continue;
+      TpPlan plan = pricer.copy_engine(bands);
+      if (!have || plan.total_us < 0.99 * best.total_us) best = std::move(plan), have = true;
+    }
+  }
+  best.single_gpu_us = plan_gemm(whole, device).best().prediction.time_us;
+  return best;
+}
+
+uint64_t TpPlan::hash() const {
+  const TpProblem& p = problem;
+  std::string text = fmt::format("{} {} {}x{}x{} {} {} {} {} lda{} ldb{} ldd{} {} b{}",
+                                 to_string(p.pattern), p.world, p.m, p.n, p.k,
+                                 to_string(p.a_type), to_string(p.b_type), to_string(p.d_type),
+                                 to_string(p.scaling), p.lda, p.ldb, p.ldd,
+                                 to_string(transport), bands);
+  for (const TpStep& s : steps)
+    text += fmt::format("|{}.{} {} {} {}", s.step, s.band, s.rows, s.reads_c ? "c" : "-",
+                        s.config.describe());
+  return fnv1a(text);
+}
+
+std::string TpPlan::describe() const {
+  const TpProblem& p = problem;
+  const TpShardShapes s = tp_shard_shapes(p, 0);
+  std::string out = fmt::format(
+      "{} over {} ranks: {}x{}x{} {}{}\n"
+      "  each rank: A [{}, {}], B [{}, {}] -> D [{}, {}]\n"
+      "  transport: {}; {} launch(es) per rank\n"
+      "  predicted: {:.1f} us (GEMMs {:.1f} us, sends {:.1f} us alone, {:.1f} us exposed); one "
+      "GPU {:.1f} us: speedup {:.2f}\n"
+      "  why: {}\n",
+      to_string(p.pattern), p.world, p.m, p.n, p.k, to_string(p.a_type),
+      fp8(p) ? " (1x128 / 128x128 block scales)" : "", s.a_rows, s.a_cols, s.b_rows, s.b_cols,
+      s.d_rows, s.d_cols, to_string(transport), steps.size(), total_us, compute_us, transfer_us,
+      exposed_us, single_gpu_us, speedup(), explanation);
+  std::string last;
+  for (const TpStep& step : steps) {
+    const std::string line = fmt::format("{} rows{}: {} ({:.1f} us)", step.rows,
+                                         step.reads_c ? " + C" : "", step.config.describe(),
+                                         step.predicted_us);
+    if (line == last) continue;
+    out += fmt::format("  step {} band {}: {}\n", step.step, step.band, line);
+    last = line;
+  }
+  return out;
+}
+
+}  // namespace autogemm

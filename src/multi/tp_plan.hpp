@@ -1,0 +1,56 @@
+#pragma once
+// What the tensor-parallel planner (tp_plan.cpp) shares with the executor (tp_exec.cpp): the
+// band rows of a chunk, the one-GPU problem each launch runs, and the workspace layout. Pure.
+#include <cstdint>
+#include <vector>
+
+#include "autogemm/tensor_parallel.hpp"
+#include "multi/partition.hpp"
+
+namespace autogemm::multi {
+
+// Bands are cut in whole 128-row granules (the tile height of every wgmma tile but the 64-row
+// ones), so that a band's GEMM wastes no more rows than the chunk's would.
+inline constexpr int64_t kTpBandGranule = 128;
+inline constexpr int kTpMaxBands = 8;
+
+// Rows [begin, end) of band `band` within a chunk of `chunk_rows` rows cut into `bands`.
+std::vector<Range> tp_bands(int64_t chunk_rows, int bands);
+
+// Rows of the whole D each rank's chunk covers: M / world.
+int64_t tp_chunk_rows(const TpProblem& problem);
+
+// The single-GPU problem one launch runs: `rows` rows of A, the rank's B, and D (or a partial)
+// of `d_rows_ld` leading dimension; reads_c for the ring's later steps. The operands' leading
+// dimensions are those the executor passes: A from the caller's shard (lda) or from the
+// workspace (packed), D into the caller's D (ldd) or the workspace (packed).
+GemmProblem tp_launch_problem(const TpProblem& problem, int64_t rows, bool a_from_caller,
+                              bool d_to_caller, bool reads_c);
+
+// Bytes per rank of the workspace parts, and where each lies in the one allocation.
+struct TpLayout {
+  int64_t a_slot_bytes = 0;       // one rank's A shard (all_gather), packed
+  int64_t a_scale_slot_bytes = 0; // its 1x128 scales (block-scaled FP8)
+  int64_t part_bytes = 0;         // one M/G x N partial (reduce_scatter, all_reduce), packed
+  // Offsets into the workspace; every part 256-byte aligned.
+  int64_t a_slots = 0;            // world slots (own slot unused)
+  int64_t a_scale_slots = 0;
+  int64_t send = 0;               // world - 1 partial chunks this rank computes for others
+  int64_t recv = 0;               // world - 1 partial chunks from the left neighbour
+  int64_t d_slots = 0;            // all_reduce: world finished chunks of D from the others
+  int64_t total = 0;
+};
+// The NCCL transport keeps a whole [M, N] partial instead of the ring's chunks.
+TpLayout tp_layout(const TpProblem& problem, TpTransport transport);
+
+// The flag pad: 32-bit words after the buffers, one per (kind, slot, band) and one per peer.
+struct TpFlags {
+  int world = 1, bands = 1;
+  int64_t a_ready(int source, int band) const { return int64_t(source) * bands + band; }
+  int64_t part_ready(int step, int band) const { return int64_t(world + step) * bands + band; }
+  int64_t d_ready(int source, int band) const { return int64_t(2 * world + source) * bands + band; }
+  int64_t done(int peer) const { return int64_t(3 * world) * bands + peer; }
+  int64_t count() const { return int64_t(3 * world) * bands + world; }
+};
+
+}  // namespace autogemm::multi
