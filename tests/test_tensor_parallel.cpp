@@ -1,0 +1,145 @@
+// Tensor-parallel planning (plan_tp), shard shapes, bands, workspace layout and flag indices:
+// host only, on presets.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "autogemm/tensor_parallel.hpp"
+#include "multi/tp_plan.hpp"
+#include "multi_test_util.hpp"
+
+using namespace autogemm;
+using autogemm::testing::contains;
+using autogemm::testing::expect_invalid;
+
+namespace {
+
+TpProblem tp(TpPattern pattern, int world, int64_t m, int64_t n, int64_t k) {
+  TpProblem p;
+  p.pattern = pattern, p.world = world, p.m = m, p.n = n, p.k = k;
+  return p;
+}
+
+TpPlan plan_on_h200(const TpProblem& p, const TpOptions& o = {}) {
+  return plan_tp(p, device_preset("h200"), topology_preset("nvlink", p.world), o);
+}
+
+}  // namespace
+
+TEST(TensorParallelPlan, ShardShapesFollowThePattern) {
+  const TpShardShapes ag = tp_shard_shapes(tp(TpPattern::all_gather, 4, 8192, 28672, 8192), 2);
+  EXPECT_EQ(ag.a_rows, 2048); EXPECT_EQ(ag.a_cols, 8192);
+  EXPECT_EQ(ag.b_rows, 7168); EXPECT_EQ(ag.d_rows, 8192); EXPECT_EQ(ag.d_cols, 7168);
+  const TpShardShapes rs = tp_shard_shapes(tp(TpPattern::reduce_scatter, 4, 8192, 8192, 28672), 3);
+  EXPECT_EQ(rs.a_rows, 8192); EXPECT_EQ(rs.a_cols, 7168); EXPECT_EQ(rs.d_rows, 2048);
+  EXPECT_EQ(rs.d_row_offset, 3 * 2048);
+  const TpShardShapes ar = tp_shard_shapes(tp(TpPattern::all_reduce, 2, 4096, 4096, 4096), 1);
+  EXPECT_EQ(ar.d_rows, 4096); EXPECT_EQ(ar.d_row_offset, 0); EXPECT_EQ(ar.b_cols, 2048);
+}
+
+TEST(TensorParallelPlan, BadProblemsNameTheField) {
+  expect_invalid([] { validate(tp(TpPattern::all_gather, 3, 1000, 300, 64)); }, "m");
+  expect_invalid([] { validate(tp(TpPattern::all_gather, 4, 1024, 1002, 64)); }, "n");
+  // K / world must be whole 16-byte rows of bf16: 8 elements.
+  expect_invalid([] { validate(tp(TpPattern::reduce_scatter, 4, 1024, 1024, 4 * 12)); }, "k");
+  TpProblem fp8 = tp(TpPattern::reduce_scatter, 2, 1024, 1024, 2 * 192);
+  fp8.a_type = fp8.b_type = DType::e4m3;
+  fp8.scaling = Scaling::block_1x128_128x128;
+  const std::string what = expect_invalid([&] { validate(fp8); }, "k");
+  EXPECT_TRUE(contains(what, "scale groups")) << what;
+  TpProblem mixed = tp(TpPattern::all_gather, 2, 1024, 1024, 1024);
+  mixed.b_type = DType::fp16;
+  expect_invalid([&] { validate(mixed); }, "types");
+  expect_invalid([] { validate(tp(TpPattern::all_gather, 0, 1024, 1024, 1024)); }, "world");
+  TpProblem narrow = tp(TpPattern::all_gather, 2, 1024, 1024, 1024);
+  narrow.lda = 100;
+  expect_invalid([&] { validate(narrow); }, "lda");
+  expect_invalid([] { plan_tp(tp(TpPattern::all_gather, 2, 1024, 1024, 1024), device_preset("h200"),
+                              topology_preset("nvlink", 4)); },
+                 "topology");
+  TpOptions bands;
+  bands.bands = 9;
+  expect_invalid([&] { plan_on_h200(tp(TpPattern::all_gather, 2, 1024, 1024, 1024), bands); }, "bands");
+  EXPECT_FALSE(parse_tp_pattern("all-to-all"));
+  EXPECT_EQ(parse_tp_pattern("rs"), TpPattern::reduce_scatter);
+  EXPECT_EQ(parse_tp_transport("nccl"), TpTransport::nccl);
+}
+
+TEST(TensorParallelPlan, CopyEnginesHideTheGatherOfLargeGemms) {
+  // 16384^3 on 4 H200s: each rank's 134 MB shard reaches a peer in ~340 us while each step's
+  // GEMM runs ~700 us, so nothing but the flags is exposed.
+  const TpPlan plan = plan_on_h200(tp(TpPattern::all_gather, 4, 16384, 16384, 16384));
+  EXPECT_EQ(plan.transport, TpTransport::copy_engine);
+  EXPECT_GT(plan.speedup(), 3.7) << plan.describe();
+  EXPECT_LT(plan.exposed_us, 0.02 * plan.total_us) << plan.describe();
+  EXPECT_EQ(plan.steps.size(), std::size_t(4 * plan.bands));
+  EXPECT_FALSE(plan.steps.front().reads_c);
+}
+
+TEST(TensorParallelPlan, TheRingAddsTheNeighboursPartialAndAllReduceAddsTheGather) {
+  const TpPlan rs = plan_on_h200(tp(TpPattern::reduce_scatter, 4, 16384, 16384, 16384));
+  ASSERT_EQ(rs.steps.size(), std::size_t(4 * rs.bands));
+  for (const TpStep& s : rs.steps) EXPECT_EQ(s.reads_c, s.step > 0);
+  const TpPlan ar = plan_on_h200(tp(TpPattern::all_reduce, 4, 16384, 16384, 16384));
+  // All-reduce moves D a second time: it cannot be faster than reduce-scatter.
+  EXPECT_GT(ar.total_us, rs.total_us);
+  EXPECT_TRUE(contains(ar.explanation, "every finished band of D")) << ar.explanation;
+}
+
+TEST(TensorParallelPlan, NcclWhenAPairHasNoPeerAccess) {
+  Topology t = topology_preset("pcie", 2);
+  t.links[0][1].peer_access = false;
+  const TpPlan plan = plan_tp(tp(TpPattern::reduce_scatter, 2, 4096, 4096, 4096), device_preset("h100-pcie"), t);
+  EXPECT_EQ(plan.transport, TpTransport::nccl);
+  EXPECT_EQ(plan.steps.size(), 1u);
+  EXPECT_NEAR(plan.total_us, plan.compute_us + plan.transfer_us, 1e-6);
+  TpOptions force;
+  force.transport = TpTransport::copy_engine;
+  expect_invalid([&] { plan_tp(tp(TpPattern::reduce_scatter, 2, 4096, 4096, 4096), device_preset("h100-pcie"), t, force); },
+                 "transport");
+}
+
+TEST(TensorParallelPlan, TheHashIsWhatEveryRankMustAgreeOn) {
+  const TpProblem p = tp(TpPattern::all_gather, 4, 8192, 8192, 8192);
+  TpOptions one, two;
+  one.bands = 1, two.bands = 2;
+  EXPECT_EQ(plan_on_h200(p, one).hash(), plan_on_h200(p, one).hash());
+  EXPECT_NE(plan_on_h200(p, one).hash(), plan_on_h200(p, two).hash());
+  TpProblem q = p;
+  q.k = 4096;
+  EXPECT_NE(plan_on_h200(p, one).hash(), plan_on_h200(q, one).hash());
+}
+
+TEST(TensorParallelPlan, BandsAreWholeGranulesAndCoverTheChunk) {
+  for (int64_t rows : {64, 200, 1024, 4096, 4100})
+    for (int bands : {1, 2, 4, 8}) {
+      const auto cut = multi::tp_bands(rows, bands);
+      ASSERT_FALSE(cut.empty());
+      EXPECT_EQ(cut.front().begin, 0);
+      EXPECT_EQ(cut.back().end, rows);
+      for (std::size_t i = 1; i < cut.size(); ++i) EXPECT_EQ(cut[i].begin, cut[i - 1].end);
+      for (std::size_t i = 0; i + 1 < cut.size(); ++i) EXPECT_EQ(cut[i].size() % multi::kTpBandGranule, 0);
+    }
+}
+
+TEST(TensorParallelPlan, WorkspaceLayoutAndFlagsDoNotOverlap) {
+  const TpProblem p = tp(TpPattern::all_reduce, 4, 4096, 1000, 4096);
+  const multi::TpLayout l = multi::tp_layout(p, TpTransport::copy_engine);
+  EXPECT_EQ(l.part_bytes, 1024 * 1000 * 2);
+  EXPECT_GE(l.recv, l.send + 3 * l.part_bytes);
+  EXPECT_GE(l.d_slots, l.recv + 3 * l.part_bytes);
+  EXPECT_GE(l.total, l.d_slots + 4 * l.part_bytes);
+  const multi::TpFlags f{4, 3};
+  std::set<int64_t> seen;
+  for (int s = 0; s < 4; ++s)
+    for (int b = 0; b < 3; ++b) {
+      seen.insert(f.a_ready(s, b));
+      seen.insert(f.part_ready(s, b));
+      seen.insert(f.d_ready(s, b));
+    }
+  for (int q = 0; q < 4; ++q) seen.insert(f.done(q));
+  EXPECT_EQ(int64_t(seen.size()), f.count());
+  EXPECT_EQ(*seen.rbegin(), f.count() - 1);
+  // NCCL's reduce-scatter needs the whole [M, N] partial in one piece.
+  EXPECT_GE(multi::tp_layout(p, TpTransport::nccl).total, 4096 * 1000 * 2);
+}
