@@ -7,3 +7,16 @@ mkdir -p "$OUT"
 if [[ -d .gpu-deps ]]; then eval "$(bash .gpu-deps/gpu-deps unpack)"; fi
 export AUTOGEMM_CACHE_DIR="${AUTOGEMM_CACHE_DIR:-/tmp/autogemm-cache}"
 bin=build-gpu/src/cli/autogemm
+
+# NCCL for build-gpu: the toolkit's (cmake/nccl.cmake finds it); else the pip wheel's that the
+# image's python3 has. Notes go to the log file given.
+configure_nccl() {
+  if [[ ! -f /usr/local/cuda/include/nccl.h ]]; then
+    local nccl_root
+    nccl_root=$(python3 -c 'import nvidia.nccl as n; print(list(n.__path__)[0])' 2>>"$1")
+    if [[ -n "$nccl_root" ]]; then
+      echo "NCCL from $nccl_root" >> "$1"
+      cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DAUTOGEMM_NCCL_ROOT="$nccl_root" >> "$1" 2>&1
+    fi
+  fi
+}

@@ -20,14 +20,7 @@ source "$(dirname "$0")/gpu-env.sh"
 export NCCL_NVLS_ENABLE=0
 log="$OUT/multi.log"
 : > "$log"
-# NCCL: the toolkit's (cmake/nccl.cmake finds it); else the pip wheel's the image's python3 has.
-if [[ ! -f /usr/local/cuda/include/nccl.h ]]; then
-  nccl_root=$(python3 -c 'import nvidia.nccl as n; print(list(n.__path__)[0])' 2>>"$log")
-  if [[ -n "$nccl_root" ]]; then
-    echo "NCCL from $nccl_root" >> "$log"
-    cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DAUTOGEMM_NCCL_ROOT="$nccl_root" >> "$log" 2>&1
-  fi
-fi
+configure_nccl "$log"
 scripts/gpu-run.sh profile || exit 1
 status=0
 # Without NCCL the split runs fail (the library says so) and its tests skip; the scheduler needs

@@ -18,6 +18,7 @@
 #                          when it fails); cmake: configure with -DAUTOGEMM_BUILD_PYTHON=ON and
 #                          import from the build folder. Default pip.
 #   PYTEST_ARGS="-k ..."   more pytest arguments
+#   PY_CMAKE_ARGS="..."    more CMake arguments for PY_BUILD=cmake (e.g. -DAUTOGEMM_NCCL_ROOT=...)
 #   BUILD_TIMEOUT=240 TEST_TIMEOUT=300 BENCH_TIMEOUT=90   seconds per step (a call has 600)
 set -euo pipefail
 
@@ -108,7 +109,7 @@ build_with_pip() {
 build_with_cmake() {
   timeout "${BUILD_TIMEOUT:-240}" bash -c "
     cmake -S . -B $cmake_build -G Ninja -DCMAKE_BUILD_TYPE=Release -DAUTOGEMM_BUILD_TESTS=OFF \
-      -DAUTOGEMM_BUILD_CLI=OFF -DAUTOGEMM_BUILD_PYTHON=ON -DPython_EXECUTABLE='$py_path' &&
+      -DAUTOGEMM_BUILD_CLI=OFF -DAUTOGEMM_BUILD_PYTHON=ON -DPython_EXECUTABLE='$py_path' ${PY_CMAKE_ARGS:-} &&
     cmake --build $cmake_build --target _core -j $(nproc)" || return 1
   export PYTHONPATH="$PWD/$cmake_build/python${PYTHONPATH:+:$PYTHONPATH}"
   runner="$py"
