@@ -217,6 +217,7 @@ class MultiGpuComm {
   int size() const;                                 // ranks in the communicator
   const std::vector<LocalRank>& local_ranks() const;
   ::ncclComm* comm(std::size_t local_index) const;  // the local rank's communicator
+  const GpuInfo& device(std::size_t local_index) const;  // the local rank's GPU, profiled
 
   struct State;
 

@@ -14,6 +14,7 @@
 #include "binding.hpp"
 #include "gemm_call.hpp"
 #include "grouped_call.hpp"
+#include "tp_call.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -353,4 +354,6 @@ NB_MODULE(_core, m) {
   m.def("dequantize_fp8", &dequantize, "values"_a.none(), "scales"_a.none(), "block_rows"_a,
         "out"_a.none(), "out_dtype"_a, "stream"_a, "alloc"_a.none(),
         "e4m3 values and their scales -> bf16/fp32.");
+
+  register_tensor_parallel(m);
 }

@@ -1,9 +1,11 @@
 #pragma once
 // Timing one call that runs on several GPUs (bench_split.cpp, bench_tp.cpp): CUDA events on
 // GPU 0's stream. The other GPUs' streams wait for the start event and GPU 0's stream waits for
-// each of theirs before the end event, so the span covers every GPU's work (the host's
-// enqueueing overlaps it: the work starts as it is enqueued). A one-GPU baseline timed the same
-// way includes the same host latency to its first launch.
+// each of theirs before the end event, so the span covers every GPU's work. GPU 0's stream
+// first waits on a gate in device memory that the host opens only once the whole call is
+// enqueued: one host thread enqueues the GPUs one after the other (hundreds of microseconds for
+// a call of many launches), and without the gate the last GPU would start that much later than
+// the first, a skew that processes of their own (torchrun) do not have.
 #include <CLI/CLI.hpp>
 #include <cuda_runtime_api.h>
 
@@ -28,6 +30,8 @@ class SpanTimer {
   std::vector<cudaStream_t> streams_;
   std::vector<cudaEvent_t> done_;
   cudaEvent_t start_ = nullptr, end_ = nullptr;
+  unsigned* gate_ = nullptr;             // on GPU 0: 1 opens it
+  cudaStream_t opener_ = nullptr;        // GPU 0, writes the gate
 };
 
 // The median of `iters` timings after `warmup` untimed ones.

@@ -89,6 +89,9 @@ MultiGpuComm::~MultiGpuComm() = default;
 int MultiGpuComm::size() const { return state_->size; }
 const std::vector<MultiGpuComm::LocalRank>& MultiGpuComm::local_ranks() const { return state_->ranks; }
 ::ncclComm* MultiGpuComm::comm(std::size_t local_index) const { return state_->comms.at(local_index); }
+const GpuInfo& MultiGpuComm::device(std::size_t local_index) const {
+  return state_->devices.at(local_index);
+}
 
 namespace {
 

@@ -13,6 +13,7 @@
 
 #include "autogemm/errors.hpp"
 #include "autogemm/gemm.hpp"
+#include "autogemm/plan.hpp"
 #include "autogemm/tensor_parallel.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/current_device_guard.hpp"
@@ -257,7 +258,49 @@ GemmReport launch(const CallContext& c, const TpStep& step, const GemmOperands& 
   options.autotune = 0;  // every rank runs exactly the agreed plan
   const GemmProblem q = multi::tp_launch_problem(c.plan.problem, step.rows, a_from_caller,
                                                  d_to_caller, step.reads_c);
-  return gemm(q, ops, s, options);
+  try {
+    return gemm(q, ops, s, options);
+  } catch (const std::exception& e) {
+    throw CudaError(fmt::format("GPU {}: step {} band {} ({} rows{}, {}): {}", device, step.step,
+                                step.band, step.rows, step.reads_c ? " + C" : "",
+                                step.config.describe(), e.what()));
+  }
+}
+
+// Every launch of the plan is legal for the problem it runs on this GPU, checked before anything
+// is enqueued: a launch refused half-way would leave the other ranks waiting for it.
+void check_launches(const TpPlan& plan, const GpuInfo& device) {
+  const bool gather = plan.problem.pattern == TpPattern::all_gather;
+  const int g = plan.problem.world;
+  for (const TpStep& st : plan.steps) {
+    const bool nccl_path = plan.transport == TpTransport::nccl;
+    const bool a_from_caller = nccl_path ? !gather : (!gather || st.step == 0);
+    const bool d_to_caller = nccl_path ? (gather || (plan.problem.pattern == TpPattern::all_reduce &&
+                                                     (plan.problem.ldd == 0 || plan.problem.ldd == plan.problem.n)))
+                                       : (gather || st.step == g - 1);
+    const GemmProblem q = multi::tp_launch_problem(plan.problem, st.rows, a_from_caller,
+                                                   d_to_caller, st.reads_c);
+    if (st.config.instruction == Instruction::vendor) continue;
+    const std::string why = legality_violation(q, st.config, device);
+    if (!why.empty())
+      throw InvalidArgument("plan", fmt::format("step {} band {}: {}", st.step, st.band, st.config.describe()),
+                            fmt::format("not legal on {} for {}x{}x{}: {}", device.name, q.m, q.n,
+                                        q.k, why));
+  }
+}
+
+// A call that failed after some of it was enqueued: every flag of every rank this process maps
+// is set, so that no stream waits for ever on a rank that stopped (the results of the call are
+// garbage; the error says so). On the workspace's own streams, which wait on nothing.
+void release_waiters(TpWorkspace::State& ws) {
+  std::vector<uint32_t> ones(std::size_t(ws.flags.count()), 1u);
+  for (Rank& r : ws.ranks) {
+    if (cudaSetDevice(r.device) != cudaSuccess) continue;
+    for (uint32_t* pad : r.peer_pad)
+      if (pad) (void)cudaMemcpyAsync(pad, ones.data(), ones.size() * 4, cudaMemcpyHostToDevice, r.agree);
+    (void)cudaStreamSynchronize(r.agree);
+  }
+  (void)cudaGetLastError();
 }
 
 void run_all_gather(const CallContext& c, Rank& r, const TpShards& sh, cudaStream_t s) {
@@ -535,6 +578,7 @@ TpReport tp_gemm(const TpPlan& plan, const std::vector<TpShards>& shards, TpWork
                 dtype_bytes(p.a_type),
                 dtype_bytes(p.d_type),
                 ceil_div(tp_shard_shapes(p, 0).a_cols, 128)};
+  check_launches(plan, comm.device(0));
   TpReport report;
   report.transport = plan.transport;
   report.launches = int(plan.steps.size());
@@ -542,14 +586,21 @@ TpReport tp_gemm(const TpPlan& plan, const std::vector<TpShards>& shards, TpWork
     run_nccl(c, shards, streams);
     return report;
   }
-  for (std::size_t i = 0; i < locals; ++i) {
-    Rank& r = ws.ranks[i];
-    cuda_check(cudaSetDevice(r.device), "cudaSetDevice(tp)");
-    const bool gather = p.pattern == TpPattern::all_gather;
-    if (gather) run_all_gather(c, r, shards[i], streams[i]);
-    else run_ring(c, r, shards[i], streams[i]);
-    const bool local_copies = (gather && shards[i].a_gathered) || p.pattern == TpPattern::all_reduce;
-    finish_copy_engine(c, r, local_copies, streams[i]);
+  try {
+    for (std::size_t i = 0; i < locals; ++i) {
+      Rank& r = ws.ranks[i];
+      cuda_check(cudaSetDevice(r.device), "cudaSetDevice(tp)");
+      const bool gather = p.pattern == TpPattern::all_gather;
+      if (gather) run_all_gather(c, r, shards[i], streams[i]);
+      else run_ring(c, r, shards[i], streams[i]);
+      const bool local_copies = (gather && shards[i].a_gathered) || p.pattern == TpPattern::all_reduce;
+      finish_copy_engine(c, r, local_copies, streams[i]);
+    }
+  } catch (const std::exception& e) {
+    release_waiters(ws);
+    throw CudaError(fmt::format("tp_gemm failed after part of the call was enqueued; every "
+                                "flag was released so that no rank waits for ever, and this "
+                                "call's results are garbage: {}", e.what()));
   }
   return report;
 }

@@ -189,8 +189,8 @@ TpLayout tp_layout(const TpProblem& p, TpTransport transport) {
 
 double tp_copy_engine_gbps(const Link& link) {
   if (link.kind == LinkKind::self) return std::numeric_limits<double>::infinity();
-  // A measured link is already a copy-engine peer copy (measure_topology).
-  if (link.source == "measured") return link.bandwidth_gbps;
+  // A measured link is already a copy-engine peer copy (measure_topology: "measured: ...").
+  if (link.source.rfind("measured", 0) == 0) return link.bandwidth_gbps;
   return link.kind == LinkKind::nvlink ? link.bandwidth_gbps * kCopyEngineShareOfNvlink
                                        : link.bandwidth_gbps;
 }

@@ -1,0 +1,261 @@
+#!/usr/bin/env python3
+# Tensor-parallel GEMMs on one node: autogemm.distributed against PyTorch's (an NCCL collective
+# and torch.matmul; torch.ops.symm_mem's fused ops where they run) and against one GPU, in one
+# torchrun job. Per shape (the whole GEMM D = A @ W.T, A: M x K, W: N x K):
+#   one GPU    autogemm.gemm(A, W) of the whole problem (torch.matmul for reference)
+#   all-gather A sharded on M, W on N: D [M, N/G] per rank
+#   reduce-scatter / all-reduce: A and W sharded on K: D [M/G, N] / [M, N] per rank
+# ours with the planner's transport and with transport="nccl", each rank's block checked against
+# the one-GPU result. CUDA events; warm-up, then barrier + synchronize before every timed
+# iteration; the median per rank, the maximum over ranks. Exit status 1 when a check fails.
+#
+# Run (NVLink multicast must stay off):
+#   NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 torchrun --standalone --nproc_per_node 4 \
+#       bench/tp_torchrun.py [--shapes 16384x16384x16384,8192x28672x8192,8192x8192x28672] \
+#       [--dtype bf16|fp8] [--iters 20] [--json OUT]
+import argparse
+import json
+import os
+import statistics
+import sys
+
+os.environ["NCCL_NVLS_ENABLE"] = "0"            # before any communicator exists
+os.environ.setdefault("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1")
+
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+
+import autogemm  # noqa: E402
+import autogemm.distributed as agd  # noqa: E402
+
+PATTERNS = ("all_gather", "reduce_scatter", "all_reduce")
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description="Tensor-parallel GEMMs: autogemm.distributed "
+                                "against PyTorch and one GPU (run under torchrun)")
+    p.add_argument("--shapes", default="16384x16384x16384,8192x28672x8192,8192x8192x28672",
+                   help="comma-separated MxNxK of the whole GEMM")
+    p.add_argument("--dtype", choices=("bf16", "fp8"), default="bf16")
+    p.add_argument("--iters", type=int, default=20)
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--json", help="write the table's rows here (rank 0)")
+    args = p.parse_args()
+    args.shapes = [tuple(int(v) for v in s.lower().split("x")) for s in args.shapes.split(",")]
+    return args
+
+
+def diff(x, y):
+    """1 - 2 sum(xy) / sum(x^2 + y^2) in float64: 0 for equal tensors."""
+    x, y = x.double(), y.double()
+    den = (x * x + y * y).sum().item()
+    return 0.0 if den == 0 else 1.0 - 2.0 * (x * y).sum().item() / den
+
+
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        self.rank, self.world = dist.get_rank(), dist.get_world_size()
+        self.dev = torch.device("cuda", torch.cuda.current_device())
+        self.group = dist.group.WORLD
+        self.symm = None
+        try:   # PyTorch's async-TP ops need symmetric memory for the group
+            import torch.distributed._symmetric_memory as symm
+            symm.enable_symm_mem_for_group(self.group.group_name)
+            self.symm = symm
+        except Exception as e:  # noqa: BLE001 - whatever this torch build lacks
+            self.say(f"# torch symm_mem unavailable: {e}")
+        self.tp = agd.TensorParallel(self.group)
+        self.failures = []
+
+    def say(self, text):
+        if self.rank == 0:
+            print(text, flush=True)
+
+    def time(self, fn):
+        """Median microseconds of fn over the iterations, the slowest rank's; None if it fails
+        (on every rank: the failure is agreed through a MAX reduction)."""
+        failed = torch.zeros(1, device=self.dev)
+        try:
+            for _ in range(self.args.warmup):
+                fn()
+            torch.cuda.synchronize()
+        except Exception as e:  # noqa: BLE001
+            failed += 1
+            self.say(f"#   failed: {type(e).__name__}: {str(e)[:200]}")
+        dist.all_reduce(failed, op=dist.ReduceOp.MAX)
+        if failed.item():
+            return None
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        times = []
+        for _ in range(self.args.iters):
+            dist.barrier()
+            torch.cuda.synchronize()
+            start.record()
+            fn()
+            end.record()
+            torch.cuda.synchronize()
+            times.append(start.elapsed_time(end) * 1000.0)
+        t = torch.tensor([statistics.median(times)], device=self.dev, dtype=torch.float64)
+        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        return t.item()
+
+    def check(self, what, got, want, limit):
+        d = diff(got, want)
+        if not d < limit:   # NaN fails too
+            self.failures.append(what)
+            print(f"rank {self.rank}: FAILED {what}: diff {d:.3g} >= {limit:g}", flush=True)
+        t = torch.tensor([d if d == d else 1.0], device=self.dev, dtype=torch.float64)
+        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        return t.item()
+
+    def shape(self, m, n, k):
+        g, r, fp8, bf = self.world, self.rank, self.args.dtype == "fp8", torch.bfloat16
+        torch.manual_seed(1234)   # the same A and W on every rank
+        A = torch.randn(m, k, device=self.dev, dtype=bf)
+        W = torch.randn(n, k, device=self.dev, dtype=bf)
+        rows, cols = slice(r * m // g, (r + 1) * m // g), slice(r * n // g, (r + 1) * n // g)
+        ks = slice(r * k // g, (r + 1) * k // g)
+        shards = {"all_gather": (A[rows].contiguous(), W[cols].contiguous()),
+                  "reduce_scatter": (A[:, ks].contiguous(), W[:, ks].contiguous())}
+        shards["all_reduce"] = shards["reduce_scatter"]
+        one = torch.empty(m, n, device=self.dev, dtype=bf)
+        if fp8:   # quantised per shard, as each rank would hold them
+            q = {p: (autogemm.quantize_fp8(a, (1, 128)), autogemm.quantize_fp8(w, (128, 128)))
+                 for p, (a, w) in shards.items()}
+            aq, wq = autogemm.quantize_fp8(A, (1, 128)), autogemm.quantize_fp8(W, (128, 128))
+            one_us = self.time(lambda: autogemm.fp8_gemm(aq[0], aq[1], wq[0], wq[1], out=one))
+            want = (A.double() @ W.double().t())   # unquantised inputs, float64
+            limit = 1e-3
+        else:
+            one_us = self.time(lambda: autogemm.gemm(A, W, out=one))
+            want, limit = one, 1e-5
+        mm_us = self.time(lambda: torch.matmul(A, W.t()))
+        self.say(f"# {m}x{n}x{k} {self.args.dtype}: one GPU autogemm {fmt(one_us, '.1f')} us, "
+                 f"torch.matmul (bf16) {fmt(mm_us, '.1f')} us")
+        blocks = {"all_gather": lambda x: x[:, cols], "reduce_scatter": lambda x: x[rows],
+                  "all_reduce": lambda x: x}
+        rows_out = []
+        for pattern in PATTERNS:
+            a, w = shards[pattern]
+            torch_us = self.torch_times(pattern, a, w, m, n)
+            best = min(((t, name) for name, t in torch_us.items() if t is not None),
+                       default=(None, "none"))
+            for transport in (None, "nccl"):
+                kw = dict(transport=transport)
+                if fp8:
+                    (a8, sa), (w8, sw) = q[pattern]
+                    args, kw = (a8, w8), dict(kw, scale_a=sa, scale_w=sw)
+                else:
+                    args = (a, w)
+                call = {"all_gather": self.tp.all_gather_gemm,
+                        "reduce_scatter": self.tp.gemm_reduce_scatter,
+                        "all_reduce": self.tp.gemm_all_reduce}[pattern]
+                name = f"{pattern} {transport or 'default'}"
+                try:
+                    info = self.tp.plan_info(pattern, *args, transport=transport)
+                    out = call(*args, **kw)
+                    torch.cuda.synchronize()
+                    d = self.check(f"{name} {m}x{n}x{k}", out, blocks[pattern](want), limit)
+                    us = self.time(lambda: call(*args, out=out, **kw))
+                    if us is None:
+                        self.failures.append(name)
+                except autogemm.Error as e:   # raised on every rank alike
+                    self.say(f"#   {name}: {type(e).__name__}: {e}")
+                    self.failures.append(name)
+                    continue
+                rows_out.append(dict(
+                    pattern=pattern, transport=info["transport"], m=m, n=n, k=k,
+                    dtype=self.args.dtype, world=g, ours_us=us, torch_us=best[0],
+                    torch_best=best[1], torch_all=torch_us,
+                    torch_over_ours=None if best[0] is None or not us else best[0] / us,
+                    one_gpu_us=one_us, torch_matmul_us=mm_us,
+                    speedup=None if not us or one_us is None else one_us / us,
+                    predicted_us=info["total_us"],
+                    prediction_error_pct=None if not us else
+                    100.0 * (us - info["total_us"]) / info["total_us"], diff=d))
+        return rows_out
+
+    def torch_times(self, pattern, a, w, m, n):
+        """PyTorch's ways on the bf16 shards (an FP8 run compares against these too): name ->
+        microseconds, or None where it failed."""
+        g, dev, bf, name = self.world, self.dev, torch.bfloat16, self.group.group_name
+        out = {}
+        if pattern == "all_gather":
+            gathered = torch.empty(m, a.shape[1], device=dev, dtype=bf)
+
+            def unfused():
+                dist.all_gather_into_tensor(gathered, a)
+                return gathered @ w.t()
+            out["nccl+matmul"] = self.time(unfused)
+            if self.symm is not None:
+                out["symm_mem fused"] = self.time(lambda: torch.ops.symm_mem.fused_all_gather_matmul(
+                    a, [w.t()], gather_dim=0, group_name=name))
+        else:
+            scattered = torch.empty(m // g, n, device=dev, dtype=bf)
+            gathered = torch.empty(m, n, device=dev, dtype=bf)
+            if pattern == "reduce_scatter":
+                def unfused():
+                    dist.reduce_scatter_tensor(scattered, a @ w.t())
+                    return scattered
+
+                def fused():
+                    return torch.ops.symm_mem.fused_matmul_reduce_scatter(
+                        a, w.t(), "sum", scatter_dim=0, group_name=name)
+            else:
+                def unfused():
+                    p = a @ w.t()
+                    dist.all_reduce(p)
+                    return p
+
+                def fused():
+                    part = torch.ops.symm_mem.fused_matmul_reduce_scatter(
+                        a, w.t(), "sum", scatter_dim=0, group_name=name)
+                    dist.all_gather_into_tensor(gathered, part)
+                    return gathered
+            out["nccl+matmul"] = self.time(unfused)
+            if self.symm is not None:
+                out["symm_mem fused"] = self.time(fused)
+        return out
+
+
+def fmt(v, spec):
+    return "-" if v is None else format(v, spec)
+
+
+def main():
+    args = parse_args()
+    dist.init_process_group("nccl")
+    torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", dist.get_rank())))
+    bench = Bench(args)
+    bench.say(f"# torch {torch.__version__}, autogemm {autogemm.__version__}, "
+              f"{bench.world} x {torch.cuda.get_device_name()}, {args.dtype}, {bench.tp!r}")
+    rows = []
+    for m, n, k in args.shapes:
+        rows += bench.shape(m, n, k)
+        torch.cuda.empty_cache()   # the shape's tensors are gone: give their memory back
+    bench.say(f"\n{'pattern':<15} {'transport':<11} {'shape':<19} {'ours us':>9} "
+              f"{'torch us':>9} {'torch best':<15} {'torch/ours':>10} {'speedup':>8} "
+              f"{'pred us':>9} {'pred err%':>9} {'diff':>9}")
+    for r in rows:
+        shape = f"{r['m']}x{r['n']}x{r['k']}"
+        bench.say(f"{r['pattern']:<15} {r['transport']:<11} {shape:<19} "
+                  f"{fmt(r['ours_us'], '9.1f')} {fmt(r['torch_us'], '9.1f')} "
+                  f"{r['torch_best']:<15} {fmt(r['torch_over_ours'], '10.2f')} "
+                  f"{fmt(r['speedup'], '8.2f')} {r['predicted_us']:9.1f} "
+                  f"{fmt(r['prediction_error_pct'], '+9.1f')} {r['diff']:9.2e}")
+    failed = torch.tensor([len(bench.failures)], device=bench.dev)
+    dist.all_reduce(failed, op=dist.ReduceOp.MAX)
+    if args.json and bench.rank == 0:
+        with open(args.json, "w") as f:
+            json.dump({"world": bench.world, "dtype": args.dtype, "torch": torch.__version__,
+                       "gpu": torch.cuda.get_device_name(), "rows": rows,
+                       "failed_checks": int(failed.item())}, f, indent=1)
+    bench.say("# all checks passed" if not failed.item() else "# CHECKS FAILED")
+    dist.barrier()
+    dist.destroy_process_group()
+    return 1 if failed.item() else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
