@@ -93,7 +93,7 @@ void run_split_bench(const CLI::App& bench, const MultiBenchOptions& o) {
   GemmOptions on_gpu0;
   on_gpu0.device = 0;
   const double single_us = median_of(
-      [&] { return timer.time([&] { gemm(problem, single_ops, timer.streams()[0], on_gpu0); }); }, warmup, iters);
+      [&] { return timer.time([&] { gemm(problem, single_ops, timer.streams()[0], on_gpu0); }, false); }, warmup, iters);
   const auto want = multi::download_bytes(single_d.get(), d_bytes(problem));
 
   MultiGpuComm comm = MultiGpuComm::local(devices);
@@ -103,7 +103,7 @@ void run_split_bench(const CLI::App& bench, const MultiBenchOptions& o) {
     if (split.inputs == InputPlacement::root && g > 0) ops.back().a = ops.back().b = nullptr;
   }
   const double split_us = median_of(
-      [&] { return timer.time([&] { split_gemm(problem, ops, plan, comm, timer.streams()); }); }, warmup, iters);
+      [&] { return timer.time([&] { split_gemm(problem, ops, plan, comm, timer.streams()); }, false); }, warmup, iters);
   // The check: all of D on GPU 0, or (sharded) GPU 0's D holds at least its own part; the
   // whole comparison then needs the root output.
   const multi::ResultMatch match =

@@ -54,13 +54,15 @@ SpanTimer::~SpanTimer() {
   (void)cudaFree(gate_);
 }
 
-double SpanTimer::time(const std::function<void()>& call) {
+double SpanTimer::time(const std::function<void()>& call, bool gated) {
   cuda_check(cudaSetDevice(0), "cudaSetDevice(bench span)");
   const driver::Api& api = driver::api();
-  driver::check(api.cuStreamWaitValue32(streams_[0], CUdeviceptr(gate_), 1, CU_STREAM_WAIT_VALUE_EQ),
+  if (gated)
+    driver::check(api.cuStreamWaitValue32(streams_[0], CUdeviceptr(gate_), 1, CU_STREAM_WAIT_VALUE_EQ),
                 "cuStreamWaitValue32(bench span gate)");
-  driver::check(api.cuStreamWriteValue32(streams_[0], CUdeviceptr(gate_), 0, CU_STREAM_WRITE_VALUE_DEFAULT),
-                "cuStreamWriteValue32(bench span gate)");
+  if (gated)
+    driver::check(api.cuStreamWriteValue32(streams_[0], CUdeviceptr(gate_), 0, CU_STREAM_WRITE_VALUE_DEFAULT),
+                  "cuStreamWriteValue32(bench span gate)");
   cuda_check(cudaEventRecord(start_, streams_[0]), "cudaEventRecord(span start)");
   for (std::size_t g = 1; g < streams_.size(); ++g)
     cuda_check(cudaStreamWaitEvent(streams_[g], start_, 0), "cudaStreamWaitEvent(span start)");
@@ -72,8 +74,9 @@ double SpanTimer::time(const std::function<void()>& call) {
     cuda_check(cudaStreamWaitEvent(streams_[0], done_[g], 0), "cudaStreamWaitEvent(span done)");
   }
   cuda_check(cudaEventRecord(end_, streams_[0]), "cudaEventRecord(span end)");
-  driver::check(api.cuStreamWriteValue32(opener_, CUdeviceptr(gate_), 1, CU_STREAM_WRITE_VALUE_DEFAULT),
-                "cuStreamWriteValue32(bench span gate open)");
+  if (gated)
+    driver::check(api.cuStreamWriteValue32(opener_, CUdeviceptr(gate_), 1, CU_STREAM_WRITE_VALUE_DEFAULT),
+                  "cuStreamWriteValue32(bench span gate open)");
   cuda_check(cudaEventSynchronize(end_), "cudaEventSynchronize(span end)");
   float ms = 0;
   cuda_check(cudaEventElapsedTime(&ms, start_, end_), "cudaEventElapsedTime(span)");

@@ -24,7 +24,9 @@ class SpanTimer {
   SpanTimer& operator=(const SpanTimer&) = delete;
   const std::vector<cudaStream_t>& streams() const { return streams_; }
   // Microseconds from before `call` (enqueued on every stream) to when all of it is done.
-  double time(const std::function<void()>& call);
+  // gated: the work waits until the host has enqueued all of it; a call that blocks the host
+  // on its own work (a first call that compiles and allocates may) must not be gated.
+  double time(const std::function<void()>& call, bool gated = true);
 
  private:
   std::vector<cudaStream_t> streams_;

@@ -310,6 +310,16 @@ void run_all_gather(const CallContext& c, Rank& r, const TpShards& sh, cudaStrea
   const int64_t lda_bytes = (p.lda ? p.lda : c.shapes.a_cols) * c.in_bytes;
   const int64_t scale_row_bytes = c.a_kblocks * 4;
   after(r.copy, s, r.from_caller);
+  // Peer copies are whole contiguous runs: a strided 2D copy between GPUs may be staged through
+  // the host and block it, which would stall the one thread that drives every GPU. Rows of a
+  // padded A are packed into this rank's own (otherwise unused) slot first.
+  const char* source = static_cast<const char*>(sh.a);
+  int64_t source_ld = lda_bytes;
+  if (lda_bytes != row_bytes) {
+    char* own = r.base + l.a_slots + l.a_slot_bytes * r.rank;
+    copy_rows(own, row_bytes, sh.a, lda_bytes, row_bytes, c.chunk_rows, r.copy);
+    source = own, source_ld = row_bytes;
+  }
   // Sends: peers in the order their steps need this shard (r - 1 first).
   for (int j = 1; j < c.g; ++j) {
     const int q = (r.rank - j + c.g) % c.g;
@@ -318,9 +328,8 @@ void run_all_gather(const CallContext& c, Rank& r, const TpShards& sh, cudaStrea
     char* scale_slot = r.peer_base[q] + l.a_scale_slots + l.a_scale_slot_bytes * r.rank;
     for (int b = 0; b < int(c.cut.size()); ++b) {
       const Range band = c.cut[b];
-      copy_rows(slot + band.begin * row_bytes, row_bytes,
-                static_cast<const char*>(sh.a) + band.begin * lda_bytes, lda_bytes, row_bytes,
-                band.size(), r.copy);
+      copy_rows(slot + band.begin * row_bytes, row_bytes, source + band.begin * source_ld,
+                source_ld, row_bytes, band.size(), r.copy);
       if (fp8(p))
         copy_rows(scale_slot + band.begin * scale_row_bytes, scale_row_bytes,
                   sh.scale_a + band.begin * c.a_kblocks, scale_row_bytes, scale_row_bytes,
@@ -411,13 +420,20 @@ void run_ring(const CallContext& c, Rank& r, const TpShards& sh, cudaStream_t s)
                   part_row_bytes, d_band, part_row_bytes, part_row_bytes, band.size(), r.copy);
         c.flags.set(r.copy, r.peer_pad[right] + c.ws.flags.part_ready(step, b));
       } else if (all_reduce) {
-        // This band of r's rows is final: to every other rank, nearest first.
+        // This band of r's rows is final: to every other rank, nearest first (packed into
+        // r's own slot first when D's rows are padded: peer copies are contiguous runs).
         after(r.copy, s, r.from_caller);
+        const char* band_rows = d_band;
+        if (ldd_bytes != part_row_bytes) {
+          char* own = r.base + l.d_slots + l.part_bytes * r.rank + band.begin * part_row_bytes;
+          copy_rows(own, part_row_bytes, d_band, ldd_bytes, part_row_bytes, band.size(), r.copy);
+          band_rows = own;
+        }
         for (int j = 1; j < c.g; ++j) {
           const int q = (r.rank + j) % c.g;
           before_first_send(q);
           copy_rows(r.peer_base[q] + l.d_slots + l.part_bytes * r.rank + band.begin * part_row_bytes,
-                    part_row_bytes, d_band, ldd_bytes, part_row_bytes, band.size(), r.copy);
+                    part_row_bytes, band_rows, part_row_bytes, part_row_bytes, band.size(), r.copy);
           c.flags.set(r.copy, r.peer_pad[q] + c.ws.flags.d_ready(r.rank, b));
         }
       }
