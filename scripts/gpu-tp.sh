@@ -69,11 +69,15 @@ for step in "${steps[@]}"; do
     fp8) bench_rows "--dtype fp8" ;;
     nccl) bench_rows "--transport nccl" ;;
     alltests)
+      # Shards by test name (not GTEST_TOTAL_SHARDS: tests that rerun the binary would inherit it).
       : > "$OUT/all-tests.log"
+      build-gpu/tests/autogemm_tests --gtest_list_tests --gtest_filter="-TensorParallel*:Multi*" |
+        awk '/^[^ ]/ {suite=$1} /^  / {print suite $1}' > /tmp/all-tests.txt
       for ((i = 0; i < gpus; i++)); do
-        CUDA_VISIBLE_DEVICES=$i GTEST_TOTAL_SHARDS=$gpus GTEST_SHARD_INDEX=$i CUDA_CACHE_DISABLE=1 \
-          AUTOGEMM_CACHE_DIR=/tmp/autogemm-cache-$i timeout "${ALL_TIMEOUT:-420}" \
-          build-gpu/tests/autogemm_tests --gtest_filter="-TensorParallel*:Multi*" > "/tmp/all-tests-$i.log" 2>&1 &
+        filter=$(awk -v n="$gpus" -v i="$i" 'NR % n == i' /tmp/all-tests.txt | paste -sd:)
+        CUDA_VISIBLE_DEVICES=$i CUDA_CACHE_DISABLE=1 AUTOGEMM_CACHE_DIR=/tmp/autogemm-cache-$i \
+          timeout "${ALL_TIMEOUT:-420}" build-gpu/tests/autogemm_tests --gtest_filter="$filter" \
+          > "/tmp/all-tests-$i.log" 2>&1 &
       done
       wait
       for ((i = 0; i < gpus; i++)); do
