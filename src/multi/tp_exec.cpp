@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <set>
 
 #include "autogemm/errors.hpp"
 #include "autogemm/gemm.hpp"
@@ -22,6 +23,7 @@
 #include "multi/nccl_exec.hpp"
 #include "multi/tp_plan.hpp"
 #include "multi/tp_workspace.hpp"
+#include "runtime/launch.hpp"
 
 #ifdef AUTOGEMM_HAVE_NCCL
 #include <nccl.h>
@@ -267,26 +269,55 @@ GemmReport launch(const CallContext& c, const TpStep& step, const GemmOperands& 
   }
 }
 
+// The one-GPU problem of every launch of the plan, in order, as the executor runs it.
+std::vector<GemmProblem> launch_problems(const TpPlan& plan) {
+  const TpProblem& p = plan.problem;
+  const bool gather = p.pattern == TpPattern::all_gather;
+  const bool nccl_path = plan.transport == TpTransport::nccl;
+  std::vector<GemmProblem> out;
+  for (const TpStep& st : plan.steps) {
+    const bool a_from_caller = nccl_path ? !gather : (!gather || st.step == 0);
+    const bool d_to_caller =
+        nccl_path ? (gather || (p.pattern == TpPattern::all_reduce && (p.ldd == 0 || p.ldd == p.n)))
+                  : (gather || st.step == p.world - 1);
+    out.push_back(multi::tp_launch_problem(p, st.rows, a_from_caller, d_to_caller, st.reads_c));
+  }
+  return out;
+}
+
 // Every launch of the plan is legal for the problem it runs on this GPU, checked before anything
 // is enqueued: a launch refused half-way would leave the other ranks waiting for it.
 void check_launches(const TpPlan& plan, const GpuInfo& device) {
-  const bool gather = plan.problem.pattern == TpPattern::all_gather;
-  const int g = plan.problem.world;
-  for (const TpStep& st : plan.steps) {
-    const bool nccl_path = plan.transport == TpTransport::nccl;
-    const bool a_from_caller = nccl_path ? !gather : (!gather || st.step == 0);
-    const bool d_to_caller = nccl_path ? (gather || (plan.problem.pattern == TpPattern::all_reduce &&
-                                                     (plan.problem.ldd == 0 || plan.problem.ldd == plan.problem.n)))
-                                       : (gather || st.step == g - 1);
-    const GemmProblem q = multi::tp_launch_problem(plan.problem, st.rows, a_from_caller,
-                                                   d_to_caller, st.reads_c);
+  const std::vector<GemmProblem> problems = launch_problems(plan);
+  for (std::size_t i = 0; i < problems.size(); ++i) {
+    const TpStep& st = plan.steps[i];
     if (st.config.instruction == Instruction::vendor) continue;
-    const std::string why = legality_violation(q, st.config, device);
+    const std::string why = legality_violation(problems[i], st.config, device);
     if (!why.empty())
       throw InvalidArgument("plan", fmt::format("step {} band {}: {}", st.step, st.band, st.config.describe()),
-                            fmt::format("not legal on {} for {}x{}x{}: {}", device.name, q.m, q.n,
-                                        q.k, why));
+                            fmt::format("not legal on {} for {}x{}x{}: {}", device.name,
+                                        problems[i].m, problems[i].n, problems[i].k, why));
   }
+}
+
+// Compiles and loads every kernel of the plan on every local GPU before the first call enqueues
+// anything. Loading a module can wait for the GPU to go idle (CUDA's lazy loading), and a GPU
+// whose streams already wait on flags that another GPU of this thread has yet to enqueue would
+// never go idle: seen as a hang whenever a later step ran a kernel the first had not loaded
+// (a ring whose C-reading steps run another tile than its first, a padded A's first step).
+void prepare_kernels(const TpPlan& plan, TpWorkspace::State& ws, MultiGpuComm& comm) {
+  const uint64_t hash = plan.hash();
+  if (ws.prepared.count(hash)) return;
+  const std::vector<GemmProblem> problems = launch_problems(plan);
+  for (std::size_t i = 0; i < ws.ranks.size(); ++i) {
+    cuda_check(cudaSetDevice(ws.ranks[i].device), "cudaSetDevice(tp prepare)");
+    for (std::size_t j = 0; j < problems.size(); ++j) {  // prepare() keeps what it loaded
+      const TpStep& st = plan.steps[j];
+      if (st.config.instruction == Instruction::vendor) continue;
+      runtime::prepare(make_kernel_spec(problems[j], st.config, comm.device(i)));
+    }
+  }
+  ws.prepared.insert(hash);
 }
 
 // A call that failed after some of it was enqueued: every flag of every rank this process maps
@@ -595,6 +626,7 @@ TpReport tp_gemm(const TpPlan& plan, const std::vector<TpShards>& shards, TpWork
                 dtype_bytes(p.d_type),
                 ceil_div(tp_shard_shapes(p, 0).a_cols, 128)};
   check_launches(plan, comm.device(0));
+  prepare_kernels(plan, ws, comm);
   TpReport report;
   report.transport = plan.transport;
   report.launches = int(plan.steps.size());

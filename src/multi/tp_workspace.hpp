@@ -37,6 +37,7 @@ struct TpWorkspace::State {
   bool one_process = true;               // this process drives every rank
   std::vector<Rank> ranks;               // local ranks, in comm.local_ranks() order
   std::set<uint64_t> agreed;             // plan hashes every rank has agreed on
+  std::set<uint64_t> prepared;           // plan hashes whose kernels are loaded on every local GPU
   ~State();
 };
 
