@@ -18,18 +18,10 @@
 
 using namespace autogemm;
 using autogemm::testing::contains;
+using autogemm::testing::gpu_count;
 using autogemm::testing::expect_invalid;
 
 namespace {
-
-int gpu_count() {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return 0;
-  }
-  return count;
-}
 
 #define REQUIRE_TP_GPUS()                                                                 \
   do {                                                                                    \

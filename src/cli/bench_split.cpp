@@ -1,7 +1,7 @@
 // `autogemm bench --gpus N --m M --n N --k K`: one GEMM split over GPUs 0..N-1 by split_gemm,
 // timed against the same GEMM on GPU 0 alone, with the cost model's predicted speedup beside
 // the measured one and the result checked against the single-GPU result (cmd_bench_multi.hpp).
-// Timing: SpanTimer (span_timer.hpp), the same for the split and for the one GPU.
+// Timing: SpanTimer (multi_bench_common.hpp), the same for the split and for the one GPU.
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
@@ -16,7 +16,7 @@
 #include "cli/cmd_bench_multi.hpp"
 #include "cli/cmd_plan_split.hpp"
 #include "cli/multi_gpu_cli.hpp"
-#include "cli/span_timer.hpp"
+#include "cli/multi_bench_common.hpp"
 #include "cli/topology_report.hpp"
 #include "cuda/cuda_check.hpp"
 #include "multi/result_match.hpp"
@@ -36,7 +36,6 @@ void run_split_bench(const CLI::App& bench, const MultiBenchOptions& o) {
                         {"--gpus", "--split", "--inputs", "--output", "--tp", "--m", "--n", "--k", "--dtype",
                          "--device", "--json", "--seed", "--warmup", "--iters"},
                         "--gpus and --m/--n/--k");
-  if (o.gpus < 1) throw InvalidArgument("--gpus", std::to_string(o.gpus), "must be >= 1");
   const GemmProblem problem = one_bench_problem(bench);
   const SplitOptions split = parse_split_options(o.inputs, o.output, o.split, 8);
   const bool json = bench.get_option("--json")->count() > 0;
@@ -44,39 +43,21 @@ void run_split_bench(const CLI::App& bench, const MultiBenchOptions& o) {
   const int iters = std::stoi(option_text(bench, "--iters", "10"));
   if (warmup < 0) throw InvalidArgument("--warmup", std::to_string(warmup), "must be >= 0");
   if (iters < 1) throw InvalidArgument("--iters", std::to_string(iters), "must be >= 1");
-  const std::string device_spec = option_text(bench, "--device");
-  const GpuProfile profile = profile_gpus();
-  const bool preset_asked = !device_spec.empty() && device_spec.find_first_not_of("0123456789") != std::string::npos;
-
-  if (profile.gpus.empty() || preset_asked) {
-    // Nothing to measure: the plan, as `plan --gpus` shows it.
-    const GpuInfo device = device_preset(preset_asked ? device_spec : kFallbackPreset);
-    std::string note;
-    const Topology topology = split_topology("", o.gpus, device, &note);
-    const SplitPlan plan = plan_split(problem, device, topology, split);
-    const std::string why = profile.gpus.empty()
-                                ? fmt::format("no GPU ({})", profile.unavailable_reason)
-                                : fmt::format("{} is a preset", device_spec);
+  const MultiBenchMachine machine = multi_bench_machine(bench, o.gpus);
+  const SplitPlan plan = plan_split(problem, machine.device, machine.topology, split);
+  if (!machine.measured) {  // nothing to measure: the plan, as `plan --gpus` shows it
     if (json) {
       nlohmann::json out = split_plan_json(plan);
       out["measured"] = false;
-      out["note"] = fmt::format("{}: showing the plan instead of measuring", why);
+      out["note"] = fmt::format("{}: showing the plan instead of measuring", machine.why);
       std::cout << out.dump(2) << "\n";
     } else {
-      fmt::print("{}: showing the plan instead of measuring\n\n", why);
-      print_split_plan(plan, note);
+      fmt::print("{}: showing the plan instead of measuring\n\n", machine.why);
+      print_split_plan(plan, machine.note);
     }
     return;
   }
-  if (int(profile.gpus.size()) < o.gpus)
-    throw InvalidArgument("--gpus", std::to_string(o.gpus),
-                          fmt::format("this machine has {} CUDA device(s)", profile.gpus.size()));
-
-  std::vector<int> devices;
-  for (int g = 0; g < o.gpus; ++g) devices.push_back(g);
-  const Topology topology =
-      o.gpus >= 2 ? measure_topology(devices) : topology_preset(default_link_preset(profile.gpus[0]), 1);
-  const SplitPlan plan = plan_split(problem, profile.gpus[0], topology, split);
+  const std::vector<int>& devices = machine.devices;
   const uint64_t seed = std::stoull(option_text(bench, "--seed", "2026"));
 
   // The same inputs on every GPU (the same seed); with inputs on the root the others' are unused.

@@ -21,7 +21,7 @@
 #include "cli/cmd_plan_split.hpp"
 #include "cli/cmd_plan_tp.hpp"
 #include "cli/multi_gpu_cli.hpp"
-#include "cli/span_timer.hpp"
+#include "cli/multi_bench_common.hpp"
 #include "cuda/cuda_check.hpp"
 #include "multi/result_match.hpp"
 
@@ -46,38 +46,21 @@ void run_tp_bench(const CLI::App& bench, const MultiBenchOptions& o) {
   const int iters = std::stoi(option_text(bench, "--iters", "10"));
   if (warmup < 0) throw InvalidArgument("--warmup", std::to_string(warmup), "must be >= 0");
   if (iters < 1) throw InvalidArgument("--iters", std::to_string(iters), "must be >= 1");
-  const std::string device_spec = option_text(bench, "--device");
-  const GpuProfile profile = profile_gpus();
-  const bool preset_asked =
-      !device_spec.empty() && device_spec.find_first_not_of("0123456789") != std::string::npos;
-
-  if (profile.gpus.empty() || preset_asked) {
-    const GpuInfo device = device_preset(preset_asked ? device_spec : kFallbackPreset);
-    std::string note;
-    const Topology topology = split_topology("", o.gpus, device, &note);
-    const TpPlan plan = plan_tp(problem, device, topology, options);
-    const std::string why = profile.gpus.empty()
-                                ? fmt::format("no GPU ({})", profile.unavailable_reason)
-                                : fmt::format("{} is a preset", device_spec);
+  const MultiBenchMachine machine = multi_bench_machine(bench, o.gpus);
+  const TpPlan plan = plan_tp(problem, machine.device, machine.topology, options);
+  if (!machine.measured) {  // nothing to measure: the plan, as `plan --tp` shows it
     if (json) {
       nlohmann::json out = tp_plan_json(plan);
       out["measured"] = false;
-      out["note"] = fmt::format("{}: showing the plan instead of measuring", why);
+      out["note"] = fmt::format("{}: showing the plan instead of measuring", machine.why);
       std::cout << out.dump(2) << "\n";
     } else {
-      fmt::print("{}: showing the plan instead of measuring\n\n", why);
-      print_tp_plan(plan, note);
+      fmt::print("{}: showing the plan instead of measuring\n\n", machine.why);
+      print_tp_plan(plan, machine.note);
     }
     return;
   }
-  if (int(profile.gpus.size()) < o.gpus)
-    throw InvalidArgument("--gpus", std::to_string(o.gpus),
-                          fmt::format("this machine has {} CUDA device(s)", profile.gpus.size()));
-  std::vector<int> devices;
-  for (int g = 0; g < o.gpus; ++g) devices.push_back(g);
-  const Topology topology =
-      o.gpus >= 2 ? measure_topology(devices) : topology_preset(default_link_preset(profile.gpus[0]), 1);
-  const TpPlan plan = plan_tp(problem, profile.gpus[0], topology, options);
+  const std::vector<int>& devices = machine.devices;
   const uint64_t seed = std::stoull(option_text(bench, "--seed", "2026"));
 
   // The whole GEMM on GPU 0: the inputs every shard is cut from, the reference and its time.
@@ -91,7 +74,7 @@ void run_tp_bench(const CLI::App& bench, const MultiBenchOptions& o) {
   GemmOptions on_gpu0;
   on_gpu0.device = 0;
   const GemmOperands single_ops = inputs.operands();
-  // The first call compiles and may wait on its stream: not gated (span_timer.hpp).
+  // The first call compiles and may wait on its stream: not gated (multi_bench_common.hpp).
   timer.time([&] { gemm(whole, single_ops, timer.streams()[0], on_gpu0); }, false);
   const double single_us = median_of(
       [&] { return timer.time([&] { gemm(whole, single_ops, timer.streams()[0], on_gpu0); }); },
@@ -142,7 +125,7 @@ void run_tp_bench(const CLI::App& bench, const MultiBenchOptions& o) {
                 {"all_ranks_ok", all_ok}});
     std::cout << out.dump(2) << "\n";
   } else {
-    print_tp_plan(plan, "measured on this machine");
+    print_tp_plan(plan, machine.note);
     fmt::print("\nmeasured   one GPU {:.1f} us; {} over {} GPUs {:.1f} us (median of {}): speedup "
                "{:.2f}x measured, {:.2f}x predicted (time {:+.1f}%)\n",
                single_us, to_string(problem.pattern), o.gpus, tp_us, iters, measured,

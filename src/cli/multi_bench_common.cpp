@@ -1,11 +1,12 @@
-// SpanTimer and the one-problem parser of the multi-GPU benches (span_timer.hpp).
-#include "cli/span_timer.hpp"
+// What the multi-GPU benches of one GEMM share (multi_bench_common.hpp).
+#include "cli/multi_bench_common.hpp"
 
 #include <fmt/format.h>
 
 #include "autogemm/errors.hpp"
 #include "bench/timing.hpp"
 #include "cli/cli_common.hpp"
+#include "cli/cmd_plan_split.hpp"
 #include "cli/multi_gpu_cli.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/driver.hpp"
@@ -88,6 +89,32 @@ double median_of(const std::function<double()>& once, int warmup, int iters) {
   std::vector<double> times;
   for (int i = 0; i < iters; ++i) times.push_back(once());
   return bench::summarize(times).median_us;
+}
+
+MultiBenchMachine multi_bench_machine(const CLI::App& bench, int gpus) {
+  if (gpus < 1) throw InvalidArgument("--gpus", std::to_string(gpus), "must be >= 1");
+  const std::string device_spec = option_text(bench, "--device");
+  const GpuProfile profile = profile_gpus();
+  const bool preset_asked =
+      !device_spec.empty() && device_spec.find_first_not_of("0123456789") != std::string::npos;
+  MultiBenchMachine m;
+  if (profile.gpus.empty() || preset_asked) {
+    m.device = device_preset(preset_asked ? device_spec : kFallbackPreset);
+    m.topology = split_topology("", gpus, m.device, &m.note);
+    m.why = profile.gpus.empty() ? fmt::format("no GPU ({})", profile.unavailable_reason)
+                                 : fmt::format("{} is a preset", device_spec);
+    return m;
+  }
+  if (int(profile.gpus.size()) < gpus)
+    throw InvalidArgument("--gpus", std::to_string(gpus),
+                          fmt::format("this machine has {} CUDA device(s)", profile.gpus.size()));
+  m.measured = true;
+  m.device = profile.gpus[0];
+  for (int g = 0; g < gpus; ++g) m.devices.push_back(g);
+  m.topology = gpus >= 2 ? measure_topology(m.devices)
+                         : topology_preset(default_link_preset(profile.gpus[0]), 1);
+  m.note = "measured on this machine";
+  return m;
 }
 
 }  // namespace autogemm::cli

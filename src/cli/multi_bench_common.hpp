@@ -1,5 +1,8 @@
 #pragma once
-// Timing one call that runs on several GPUs (bench_split.cpp, bench_tp.cpp): CUDA events on
+// What the benches of one GEMM over several GPUs share (bench_split.cpp, bench_tp.cpp): the
+// machine they measure on (or the preset they plan for), and the timer.
+//
+// SpanTimer times one call that runs on several GPUs: CUDA events on
 // GPU 0's stream. The other GPUs' streams wait for the start event and GPU 0's stream waits for
 // each of theirs before the end event, so the span covers every GPU's work. GPU 0's stream
 // first waits on a gate in device memory that the host opens only once the whole call is
@@ -12,6 +15,8 @@
 #include <functional>
 #include <vector>
 
+#include "autogemm/device.hpp"
+#include "autogemm/multi_gpu.hpp"
 #include "autogemm/problem.hpp"
 
 namespace autogemm::cli {
@@ -41,5 +46,18 @@ double median_of(const std::function<double()>& once, int warmup, int iters);
 
 // The one GEMM of --m/--n/--k/--dtype (each a single size). InvalidArgument naming the option.
 GemmProblem one_bench_problem(const CLI::App& bench);
+
+// Where `bench --gpus N --m ...` runs: GPUs 0..N-1 of this machine with their measured links,
+// or, without a GPU or with a preset --device, that preset and its default links (measured =
+// false, `why` says which). InvalidArgument: --gpus < 1, or more than this machine has.
+struct MultiBenchMachine {
+  bool measured = false;
+  GpuInfo device;              // GPU 0's profile, or the preset
+  Topology topology;
+  std::vector<int> devices;    // 0..N-1 when measured
+  std::string why;             // when not measured: "no GPU (...)" or "<preset> is a preset"
+  std::string note;            // where the links come from
+};
+MultiBenchMachine multi_bench_machine(const CLI::App& bench, int gpus);
 
 }  // namespace autogemm::cli
