@@ -35,7 +35,14 @@ TpProblem tp_problem(const GemmProblem& p, const std::string& pattern, int gpus)
   t.m = p.m, t.n = p.n, t.k = p.k;
   t.a_type = p.a_type, t.b_type = p.b_type, t.d_type = p.d_type;
   t.scaling = p.scaling;
-  validate(t);
+  try {
+    validate(t);
+  } catch (const InvalidArgument& e) {  // the command's own option names
+    const std::string& a = e.argument();
+    if (a == "m" || a == "n" || a == "k") throw InvalidArgument("--" + a, e.value(), e.rule());
+    if (a == "world") throw InvalidArgument("--gpus", e.value(), e.rule());
+    throw;
+  }
   return t;
 }
 
