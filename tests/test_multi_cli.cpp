@@ -124,3 +124,35 @@ TEST(MultiCli, ProfileReportsTheLinksOrWhyThereAreNone) {
     EXPECT_EQ(j["topology"]["links"].size(), j["gpus"].size() * (j["gpus"].size() - 1));
   }
 }
+
+TEST(MultiCli, PlanTensorParallelPatterns) {
+  const auto ag = run_cli("plan --gpus 4 --tp all-gather --device h200 --m 16384 --n 16384 --k 16384");
+  ASSERT_EQ(ag.exit_code, 0) << ag.out;
+  EXPECT_TRUE(contains(ag.out, "all-gather over 4 ranks")) << ag.out;
+  EXPECT_TRUE(contains(ag.out, "A [4096, 16384], B [4096, 16384] -> D [16384, 4096]")) << ag.out;
+  EXPECT_TRUE(contains(ag.out, "transport: copy-engine")) << ag.out;
+  const auto rs = run_cli("plan --gpus 2 --tp rs --device h200 --m 8192 --n 8192 --k 28672 --transport nccl --json");
+  ASSERT_EQ(rs.exit_code, 0) << rs.out;
+  const auto j = nlohmann::json::parse(rs.out.substr(rs.out.find('[')));
+  EXPECT_EQ(j[0]["pattern"], "reduce-scatter");
+  EXPECT_EQ(j[0]["transport"], "nccl");
+  EXPECT_EQ(j[0]["shards"]["d"][0], 4096);
+  EXPECT_GT(j[0]["speedup"].get<double>(), 1.0);
+  // Without a GPU (or with a preset) the bench shows the plan.
+  const auto bench = run_cli("bench --gpus 4 --tp all-reduce --device h200 --m 4096 --n 4096 --k 4096");
+  ASSERT_EQ(bench.exit_code, 0) << bench.out;
+  EXPECT_TRUE(contains(bench.out, "showing the plan instead of measuring")) << bench.out;
+  EXPECT_TRUE(contains(bench.out, "all-reduce over 4 ranks")) << bench.out;
+}
+
+TEST(MultiCli, TensorParallelErrorsNameTheOption) {
+  expect_cli_error("plan --gpus 4 --tp all-to-all --device h200 --m 4096 --n 4096 --k 4096", "--tp = all-to-all");
+  expect_cli_error("plan --tp ag --device h200 --m 4096 --n 4096 --k 4096", "--gpus = missing");
+  expect_cli_error("plan --gpus 3 --tp rs --device h200 --m 4096 --n 4096 --k 4096", "--m = 4096");
+  expect_cli_error("plan --gpus 4 --tp rs --device h200 --m 4096 --n 4096 --k 4100", "--k = 4100");
+  expect_cli_error("plan --gpus 4 --tp ag --device h200 --m 4096 --n 4096 --k 4096 --transport pigeon",
+                   "--transport = pigeon");
+  expect_cli_error("plan --gpus 4 --tp ag --device h200 --m 4096 --n 4096 --k 4096 --layout nn", "--layout = nn");
+  expect_cli_error("plan --gpus 4 --tp ag --device h200 --m 4096 --n 4096 --k 4096 --bands 9", "--bands = 9");
+  expect_cli_error("bench --gpus 0 --tp ag --m 4096 --n 4096 --k 4096", "--gpus = 0");
+}

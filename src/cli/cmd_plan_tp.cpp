@@ -55,6 +55,8 @@ TpOptions tp_options(const std::string& transport, int bands) {
                             "expected copy-engine (peer copies beside the GEMMs) or nccl "
                             "(collectives, any ranks)");
   }
+  if (bands < 0 || bands > 8)
+    throw InvalidArgument("--bands", std::to_string(bands), "0 (the planner's choice) or 1..8");
   o.bands = bands;
   return o;
 }
