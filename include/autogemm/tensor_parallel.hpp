@@ -75,7 +75,7 @@ struct TpProblem {
   int64_t m = 0, n = 0, k = 0;        // the whole GEMM's sizes
   DType a_type = DType::bf16;         // bf16, fp16, or e4m3 with block scales
   DType b_type = DType::bf16;
-  DType d_type = DType::bf16;         // bf16, fp16 (fp32 for all_gather only)
+  DType d_type = DType::bf16;         // bf16, fp16 or fp32 (the ring reduces in this type)
   Scaling scaling = Scaling::none;    // block_1x128_128x128 for e4m3: each rank's scales are
                                       // those of its own shards (quantize.hpp on the shard)
   // Leading dimensions of the shards as the caller stores them (elements; 0 = packed).
