@@ -37,13 +37,6 @@ std::vector<int> devices(int g) {
   return d;
 }
 
-GemmProblem whole_of(const TpProblem& p) {
-  GemmProblem w;
-  w.m = p.m, w.n = p.n, w.k = p.k;
-  w.a_type = p.a_type, w.b_type = p.b_type, w.d_type = p.d_type, w.scaling = p.scaling;
-  return w;
-}
-
 void synchronize(int g) {
   for (int i = 0; i < g; ++i) {
     cuda_check(cudaSetDevice(i), "cudaSetDevice(test)");
@@ -60,7 +53,7 @@ struct TpSetup {
   std::vector<bench::TpRankBuffers> ranks;
   TpSetup(const TpProblem& p, uint64_t seed = 11) : problem(p) {
     cuda_check(cudaSetDevice(0), "cudaSetDevice(test)");
-    const GemmProblem w = whole_of(p);
+    const GemmProblem w = tp_whole_problem(p);
     whole = bench::make_gemm_inputs(w, seed);
     gemm(w, whole.operands(), nullptr);
     cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize(test)");

@@ -91,6 +91,10 @@ struct TpShardShapes {
 };
 TpShardShapes tp_shard_shapes(const TpProblem& problem, int rank);
 
+// The whole GEMM as one GPU would run it (packed, layout nt): the baseline a plan's speedup is
+// over, and the reference every rank's block is checked against.
+GemmProblem tp_whole_problem(const TpProblem& problem);
+
 // Checks sizes, types and divisibility (InvalidArgument naming the field, value and rule):
 // sizes >= 1, world >= 1, M divisible by world (every rank's rows the same, as
 // torch.distributed's all_gather_into_tensor needs), N / world (all_gather) or K / world
@@ -110,6 +114,10 @@ struct TpStep {
   int64_t rows = 0;                   // band rows (A rows read and D rows written)
   GemmConfig config;                  // forced: every rank runs exactly this
   bool reads_c = false;               // reduce_scatter ring: C = the left neighbour's partial
+  bool a_from_caller = true;          // A rows from the caller's shard (lda), else from the
+                                      // workspace (packed)
+  bool d_to_caller = true;            // D rows into the caller's D (ldd), else a workspace
+                                      // partial (packed)
   double predicted_us = 0;
 };
 

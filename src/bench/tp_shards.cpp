@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "cuda/cuda_check.hpp"
+#include "multi/tp_plan.hpp"
 
 namespace autogemm::bench {
 
@@ -33,8 +34,6 @@ DeviceBuffer shard_of(const Block& b, int device) {
   return out;
 }
 
-int64_t blocks128(int64_t x) { return (x + 127) / 128; }
-
 }  // namespace
 
 TpShards TpRankBuffers::shards() const {
@@ -49,7 +48,7 @@ TpRankBuffers cut_tp_rank(const TpProblem& p, const GemmInputs& whole, int rank)
   const bool fp8 = p.scaling == Scaling::block_1x128_128x128;
   const int in = dtype_bytes(p.a_type);
   const TpShardShapes s = tp_shard_shapes(p, rank);
-  const int64_t kb = blocks128(p.k);  // scale columns of the whole A and B
+  const int64_t kb = multi::tp_scale_blocks(p.k);  // scale columns of the whole A and B
   TpRankBuffers r;
   if (p.pattern == TpPattern::all_gather) {
     const int64_t row0 = rank * s.a_rows, col0 = rank * s.b_rows;
@@ -57,16 +56,16 @@ TpRankBuffers cut_tp_rank(const TpProblem& p, const GemmInputs& whole, int rank)
     r.b = shard_of({whole.b.get(), p.k * in, col0, 0, s.b_rows, p.k * in}, rank);
     if (fp8) {
       r.scale_a = shard_of({whole.scales.a.get(), kb * 4, row0, 0, s.a_rows, kb * 4}, rank);
-      r.scale_b = shard_of({whole.scales.b.get(), kb * 4, col0 / 128, 0, blocks128(s.b_rows), kb * 4}, rank);
+      r.scale_b = shard_of({whole.scales.b.get(), kb * 4, col0 / 128, 0, multi::tp_scale_blocks(s.b_rows), kb * 4}, rank);
     }
   } else {
     const int64_t k0 = rank * s.a_cols;
     r.a = shard_of({whole.a.get(), p.k * in, 0, k0 * in, p.m, s.a_cols * in}, rank);
     r.b = shard_of({whole.b.get(), p.k * in, 0, k0 * in, p.n, s.b_cols * in}, rank);
     if (fp8) {
-      const int64_t kb0 = k0 / 128, kbs = blocks128(s.a_cols);
+      const int64_t kb0 = k0 / 128, kbs = multi::tp_scale_blocks(s.a_cols);
       r.scale_a = shard_of({whole.scales.a.get(), kb * 4, 0, kb0 * 4, p.m, kbs * 4}, rank);
-      r.scale_b = shard_of({whole.scales.b.get(), kb * 4, 0, kb0 * 4, blocks128(p.n), kbs * 4}, rank);
+      r.scale_b = shard_of({whole.scales.b.get(), kb * 4, 0, kb0 * 4, multi::tp_scale_blocks(p.n), kbs * 4}, rank);
     }
   }
   cuda_check(cudaSetDevice(rank), "cudaSetDevice(bench tp)");

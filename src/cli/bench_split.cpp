@@ -45,18 +45,9 @@ void run_split_bench(const CLI::App& bench, const MultiBenchOptions& o) {
   if (iters < 1) throw InvalidArgument("--iters", std::to_string(iters), "must be >= 1");
   const MultiBenchMachine machine = multi_bench_machine(bench, o.gpus);
   const SplitPlan plan = plan_split(problem, machine.device, machine.topology, split);
-  if (!machine.measured) {  // nothing to measure: the plan, as `plan --gpus` shows it
-    if (json) {
-      nlohmann::json out = split_plan_json(plan);
-      out["measured"] = false;
-      out["note"] = fmt::format("{}: showing the plan instead of measuring", machine.why);
-      std::cout << out.dump(2) << "\n";
-    } else {
-      fmt::print("{}: showing the plan instead of measuring\n\n", machine.why);
-      print_split_plan(plan, machine.note);
-    }
-    return;
-  }
+  if (!machine.measured)  // nothing to measure: the plan, as `plan --gpus` shows it
+    return show_unmeasured(machine, json, split_plan_json(plan),
+                           [&] { print_split_plan(plan, machine.note); });
   const std::vector<int>& devices = machine.devices;
   const uint64_t seed = std::stoull(option_text(bench, "--seed", "2026"));
 

@@ -48,26 +48,14 @@ void run_tp_bench(const CLI::App& bench, const MultiBenchOptions& o) {
   if (iters < 1) throw InvalidArgument("--iters", std::to_string(iters), "must be >= 1");
   const MultiBenchMachine machine = multi_bench_machine(bench, o.gpus);
   const TpPlan plan = plan_tp(problem, machine.device, machine.topology, options);
-  if (!machine.measured) {  // nothing to measure: the plan, as `plan --tp` shows it
-    if (json) {
-      nlohmann::json out = tp_plan_json(plan);
-      out["measured"] = false;
-      out["note"] = fmt::format("{}: showing the plan instead of measuring", machine.why);
-      std::cout << out.dump(2) << "\n";
-    } else {
-      fmt::print("{}: showing the plan instead of measuring\n\n", machine.why);
-      print_tp_plan(plan, machine.note);
-    }
-    return;
-  }
+  if (!machine.measured)  // nothing to measure: the plan, as `plan --tp` shows it
+    return show_unmeasured(machine, json, tp_plan_json(plan),
+                           [&] { print_tp_plan(plan, machine.note); });
   const std::vector<int>& devices = machine.devices;
   const uint64_t seed = std::stoull(option_text(bench, "--seed", "2026"));
 
   // The whole GEMM on GPU 0: the inputs every shard is cut from, the reference and its time.
-  GemmProblem whole;
-  whole.m = problem.m, whole.n = problem.n, whole.k = problem.k;
-  whole.a_type = problem.a_type, whole.b_type = problem.b_type, whole.d_type = problem.d_type;
-  whole.scaling = problem.scaling;
+  const GemmProblem whole = tp_whole_problem(problem);
   cuda_check(cudaSetDevice(0), "cudaSetDevice(bench tp)");
   const bench::GemmInputs inputs = bench::make_gemm_inputs(whole, seed);
   SpanTimer timer(o.gpus);

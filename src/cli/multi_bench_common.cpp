@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <iostream>
+
 #include "autogemm/errors.hpp"
 #include "bench/timing.hpp"
 #include "cli/cli_common.hpp"
@@ -115,6 +117,19 @@ MultiBenchMachine multi_bench_machine(const CLI::App& bench, int gpus) {
                          : topology_preset(default_link_preset(profile.gpus[0]), 1);
   m.note = "measured on this machine";
   return m;
+}
+
+void show_unmeasured(const MultiBenchMachine& machine, bool json, nlohmann::json plan_json,
+                     const std::function<void()>& print_plan) {
+  const std::string note = fmt::format("{}: showing the plan instead of measuring", machine.why);
+  if (json) {
+    plan_json["measured"] = false;
+    plan_json["note"] = note;
+    std::cout << plan_json.dump(2) << "\n";
+  } else {
+    fmt::print("{}\n\n", note);
+    print_plan();
+  }
 }
 
 }  // namespace autogemm::cli

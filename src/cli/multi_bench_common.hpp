@@ -10,6 +10,7 @@
 // a call of many launches), and without the gate the last GPU would start that much later than
 // the first, a skew that processes of their own (torchrun) do not have.
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 #include <cuda_runtime_api.h>
 
 #include <functional>
@@ -59,5 +60,10 @@ struct MultiBenchMachine {
   std::string note;            // where the links come from
 };
 MultiBenchMachine multi_bench_machine(const CLI::App& bench, int gpus);
+
+// What such a bench shows when it cannot measure: the plan, as JSON (`plan_json` with
+// measured = false and the reason) or as text (the reason, then print_plan()).
+void show_unmeasured(const MultiBenchMachine& machine, bool json, nlohmann::json plan_json,
+                     const std::function<void()>& print_plan);
 
 }  // namespace autogemm::cli

@@ -10,11 +10,10 @@
 
 #include <algorithm>
 #include <cstring>
-#include <set>
 
 #include "autogemm/errors.hpp"
 #include "autogemm/gemm.hpp"
-#include "autogemm/plan.hpp"
+#include "autogemm/kernel_spec.hpp"
 #include "autogemm/tensor_parallel.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/current_device_guard.hpp"
@@ -46,12 +45,31 @@ using multi::Range;
 using multi::TpRecord;
 using Rank = TpWorkspace::State::Rank;
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-bool fp8(const TpProblem& p) { return p.scaling == Scaling::block_1x128_128x128; }
+bool fp8(const TpProblem& p) { return multi::tp_block_scaled(p); }
 
 void nccl(ncclResult_t r, const char* what) { multi::nccl_check(r, what); }
 
 // ---- the agreement -------------------------------------------------------------------------
+
+// Makes every kernel of the plan (make_kernel_spec refuses a configuration the rules forbid, with
+// the rule) and compiles and loads it on this rank's GPU, once per plan: before the call enqueues
+// anything, and inside the rank's own check, so that a refusal reaches every rank. Loading a
+// module can wait for the GPU to go idle (CUDA's lazy loading); a GPU whose streams already
+// wait on flags that another GPU driven by the same thread has yet to enqueue never would: the
+// hangs seen where a later step ran another kernel than the first (docs/decisions.md).
+std::string ready_kernels(const TpPlan& plan, const Rank& r, const GpuInfo& device) {
+  try {
+    cuda_check(cudaSetDevice(r.device), "cudaSetDevice(tp prepare)");
+    for (const TpStep& st : plan.steps)  // runtime::prepare keeps what it loaded
+      if (st.config.instruction != Instruction::vendor)
+        runtime::prepare(make_kernel_spec(multi::tp_launch_problem(plan.problem, st), st.config, device));
+  } catch (const InvalidArgument& e) {
+    return fmt::format("plan = {}: {}", e.value(), e.rule());
+  } catch (const std::exception& e) {
+    return fmt::format("plan = its kernels: {}", e.what());
+  }
+  return {};
+}
 
 // This rank's own check of its arguments: empty when they pass, else "argument = value: rule".
 std::string own_check(const TpPlan& plan, const TpShards& shards, const Rank& r,
@@ -98,11 +116,11 @@ std::string own_check(const TpPlan& plan, const TpShards& shards, const Rank& r,
   return {};
 }
 
-TpRecord make_record(const TpPlan& plan, int rank, const std::string& error) {
+TpRecord make_record(const TpPlan& plan, uint64_t hash, int rank, const std::string& error) {
   const TpProblem& p = plan.problem;
   TpRecord rec;
   rec.magic = multi::kTpRecordMagic;
-  rec.plan_hash = plan.hash();
+  rec.plan_hash = hash;
   rec.world = p.world, rec.rank = rank, rec.pattern = int64_t(p.pattern);
   rec.m = p.m, rec.n = p.n, rec.k = p.k;
   rec.a_type = int64_t(p.a_type), rec.b_type = int64_t(p.b_type), rec.d_type = int64_t(p.d_type);
@@ -159,12 +177,17 @@ void judge(const std::vector<TpRecord>& all, int world) {
   }
 }
 
-void agree(const TpPlan& plan, const std::vector<TpShards>& shards, TpWorkspace::State& ws,
-           const std::vector<cudaStream_t>& streams) {
-  const uint64_t hash = plan.hash();
+void agree(const TpPlan& plan, uint64_t hash, const std::vector<TpShards>& shards,
+           TpWorkspace::State& ws, MultiGpuComm& comm, const std::vector<cudaStream_t>& streams) {
   std::vector<TpRecord> mine;
-  for (std::size_t i = 0; i < ws.ranks.size(); ++i)
-    mine.push_back(make_record(plan, ws.ranks[i].rank, own_check(plan, shards[i], ws.ranks[i], ws)));
+  bool ready = true;
+  for (std::size_t i = 0; i < ws.ranks.size(); ++i) {
+    std::string error = own_check(plan, shards[i], ws.ranks[i], ws);
+    if (error.empty() && !ws.prepared.count(hash)) error = ready_kernels(plan, ws.ranks[i], comm.device(i));
+    ready = ready && error.empty();
+    mine.push_back(make_record(plan, hash, ws.ranks[i].rank, error));
+  }
+  if (ready) ws.prepared.insert(hash);
   bool capturing = false;
   for (cudaStream_t s : streams) {
     cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
@@ -253,13 +276,12 @@ struct CallContext {
 };
 
 GemmReport launch(const CallContext& c, const TpStep& step, const GemmOperands& ops, int device,
-                  cudaStream_t s, bool a_from_caller, bool d_to_caller) {
+                  cudaStream_t s) {
   GemmOptions options;
   options.config = step.config;
   options.device = device;
   options.autotune = 0;  // every rank runs exactly the agreed plan
-  const GemmProblem q = multi::tp_launch_problem(c.plan.problem, step.rows, a_from_caller,
-                                                 d_to_caller, step.reads_c);
+  const GemmProblem q = multi::tp_launch_problem(c.plan.problem, step);
   try {
     return gemm(q, ops, s, options);
   } catch (const std::exception& e) {
@@ -267,57 +289,6 @@ GemmReport launch(const CallContext& c, const TpStep& step, const GemmOperands& 
                                 step.band, step.rows, step.reads_c ? " + C" : "",
                                 step.config.describe(), e.what()));
   }
-}
-
-// The one-GPU problem of every launch of the plan, in order, as the executor runs it.
-std::vector<GemmProblem> launch_problems(const TpPlan& plan) {
-  const TpProblem& p = plan.problem;
-  const bool gather = p.pattern == TpPattern::all_gather;
-  const bool nccl_path = plan.transport == TpTransport::nccl;
-  std::vector<GemmProblem> out;
-  for (const TpStep& st : plan.steps) {
-    const bool a_from_caller = nccl_path ? !gather : (!gather || st.step == 0);
-    const bool d_to_caller =
-        nccl_path ? (gather || (p.pattern == TpPattern::all_reduce && (p.ldd == 0 || p.ldd == p.n)))
-                  : (gather || st.step == p.world - 1);
-    out.push_back(multi::tp_launch_problem(p, st.rows, a_from_caller, d_to_caller, st.reads_c));
-  }
-  return out;
-}
-
-// Every launch of the plan is legal for the problem it runs on this GPU, checked before anything
-// is enqueued: a launch refused half-way would leave the other ranks waiting for it.
-void check_launches(const TpPlan& plan, const GpuInfo& device) {
-  const std::vector<GemmProblem> problems = launch_problems(plan);
-  for (std::size_t i = 0; i < problems.size(); ++i) {
-    const TpStep& st = plan.steps[i];
-    if (st.config.instruction == Instruction::vendor) continue;
-    const std::string why = legality_violation(problems[i], st.config, device);
-    if (!why.empty())
-      throw InvalidArgument("plan", fmt::format("step {} band {}: {}", st.step, st.band, st.config.describe()),
-                            fmt::format("not legal on {} for {}x{}x{}: {}", device.name,
-                                        problems[i].m, problems[i].n, problems[i].k, why));
-  }
-}
-
-// Compiles and loads every kernel of the plan on every local GPU before the first call enqueues
-// anything. Loading a module can wait for the GPU to go idle (CUDA's lazy loading), and a GPU
-// whose streams already wait on flags that another GPU of this thread has yet to enqueue would
-// never go idle: seen as a hang whenever a later step ran a kernel the first had not loaded
-// (a ring whose C-reading steps run another tile than its first, a padded A's first step).
-void prepare_kernels(const TpPlan& plan, TpWorkspace::State& ws, MultiGpuComm& comm) {
-  const uint64_t hash = plan.hash();
-  if (ws.prepared.count(hash)) return;
-  const std::vector<GemmProblem> problems = launch_problems(plan);
-  for (std::size_t i = 0; i < ws.ranks.size(); ++i) {
-    cuda_check(cudaSetDevice(ws.ranks[i].device), "cudaSetDevice(tp prepare)");
-    for (std::size_t j = 0; j < problems.size(); ++j) {  // prepare() keeps what it loaded
-      const TpStep& st = plan.steps[j];
-      if (st.config.instruction == Instruction::vendor) continue;
-      runtime::prepare(make_kernel_spec(problems[j], st.config, comm.device(i)));
-    }
-  }
-  ws.prepared.insert(hash);
 }
 
 // A call that failed after some of it was enqueued: every flag of every rank this process maps
@@ -380,7 +351,7 @@ void run_all_gather(const CallContext& c, Rank& r, const TpShards& sh, cudaStrea
       ops.scale_b = sh.scale_b;
       ops.d = static_cast<char*>(sh.d) + (source * c.chunk_rows + band.begin) * ldd * c.out_bytes;
       const char* a_rows = nullptr;
-      if (step == 0) {
+      if (st.a_from_caller) {  // the own shard, where the caller keeps it
         a_rows = static_cast<const char*>(sh.a) + band.begin * lda_bytes;
         if (fp8(p)) ops.scale_a = sh.scale_a + band.begin * c.a_kblocks;
       } else {
@@ -395,10 +366,10 @@ void run_all_gather(const CallContext& c, Rank& r, const TpShards& sh, cudaStrea
       if (sh.a_gathered) {  // the band is here: copy it out beside the GEMMs
         after(r.local_copy, s, r.from_caller);
         char* out = static_cast<char*>(sh.a_gathered) + (source * c.chunk_rows + band.begin) * row_bytes;
-        copy_rows(out, row_bytes, a_rows, step == 0 ? lda_bytes : row_bytes, row_bytes,
+        copy_rows(out, row_bytes, a_rows, st.a_from_caller ? lda_bytes : row_bytes, row_bytes,
                   band.size(), r.local_copy);
       }
-      launch(c, st, ops, r.device, s, step == 0, true);
+      launch(c, st, ops, r.device, s);
     }
   }
 }
@@ -422,7 +393,6 @@ void run_ring(const CallContext& c, Rank& r, const TpShards& sh, cudaStream_t s)
   std::size_t i = 0;
   for (int step = 0; step < c.g; ++step) {
     const int dest = ((r.rank - 1 - step) % c.g + c.g) % c.g;
-    const bool last = step == c.g - 1;
     for (int b = 0; b < int(c.cut.size()); ++b, ++i) {
       const TpStep& st = c.plan.steps[i];
       const Range band = c.cut[b];
@@ -433,18 +403,19 @@ void run_ring(const CallContext& c, Rank& r, const TpShards& sh, cudaStream_t s)
         ops.scale_a = sh.scale_a + (dest * c.chunk_rows + band.begin) * c.a_kblocks;
         ops.scale_b = sh.scale_b;
       }
-      if (step > 0) {
+      if (st.reads_c) {  // the left neighbour's partial of step - 1
         c.flags.take(s, r.pad + c.ws.flags.part_ready(step - 1, b));
         ops.c = r.base + l.recv + l.part_bytes * (step - 1) + band.begin * part_row_bytes;
         ops.beta = 1.0f;
       }
       // Reduce-scatter: D is this rank's rows; all-reduce: D is whole, these rows at r's place.
       const int64_t d_row = (all_reduce ? r.rank * c.chunk_rows : 0) + band.begin;
-      char* d_band = last ? static_cast<char*>(sh.d) + d_row * ldd_bytes
-                          : r.base + l.send + l.part_bytes * step + band.begin * part_row_bytes;
+      char* d_band = st.d_to_caller
+                         ? static_cast<char*>(sh.d) + d_row * ldd_bytes
+                         : r.base + l.send + l.part_bytes * step + band.begin * part_row_bytes;
       ops.d = d_band;
-      launch(c, st, ops, r.device, s, true, last);
-      if (!last) {
+      launch(c, st, ops, r.device, s);
+      if (!st.d_to_caller) {  // a partial: to the right neighbour
         after(r.copy, s, r.from_caller);
         before_first_send(right);
         copy_rows(r.peer_base[right] + l.recv + l.part_bytes * step + band.begin * part_row_bytes,
@@ -550,7 +521,7 @@ void run_nccl(const CallContext& c, const std::vector<TpShards>& shards,
         ops.scale_a = reinterpret_cast<const float*>(r.base + l.a_scale_slots);
         ops.scale_b = shards[i].scale_b;
       }
-      launch(c, st, ops, r.device, streams[i], false, true);
+      launch(c, st, ops, r.device, streams[i]);
       if (shards[i].a_gathered)
         copy_rows(shards[i].a_gathered, row_bytes, r.base + l.a_slots, row_bytes, row_bytes, p.m,
                   streams[i]);
@@ -558,7 +529,7 @@ void run_nccl(const CallContext& c, const std::vector<TpShards>& shards,
     return;
   }
   // reduce_scatter, all_reduce: one GEMM of the whole partial, then the collective.
-  const bool into_d = p.pattern == TpPattern::all_reduce && (p.ldd == 0 || p.ldd == p.n);
+  const bool into_d = st.d_to_caller;  // the plan's: all-reduce into a packed D
   const int64_t part_row_bytes = p.n * c.out_bytes;
   for (std::size_t i = 0; i < c.ws.ranks.size(); ++i) {
     Rank& r = c.ws.ranks[i];
@@ -568,7 +539,7 @@ void run_nccl(const CallContext& c, const std::vector<TpShards>& shards,
     ops.b = shards[i].b;
     ops.d = into_d ? shards[i].d : r.base + l.send;
     if (fp8(p)) ops.scale_a = shards[i].scale_a, ops.scale_b = shards[i].scale_b;
-    launch(c, st, ops, r.device, streams[i], true, into_d);
+    launch(c, st, ops, r.device, streams[i]);
   }
   const std::size_t chunk = std::size_t(c.chunk_rows * p.n);
   group([&](Rank& r, const TpShards& sh, cudaStream_t s) {
@@ -612,7 +583,7 @@ TpReport tp_gemm(const TpPlan& plan, const std::vector<TpShards>& shards, TpWork
   std::vector<cudaStream_t> streams = streams_in;
   streams.resize(locals, nullptr);
   CurrentDeviceGuard restore;
-  agree(plan, shards, ws, streams);
+  agree(plan, plan.hash(), shards, ws, comm, streams);
 
   const TpProblem& p = plan.problem;
   CallContext c{plan,
@@ -624,9 +595,7 @@ TpReport tp_gemm(const TpPlan& plan, const std::vector<TpShards>& shards, TpWork
                 tp_shard_shapes(p, 0),
                 dtype_bytes(p.a_type),
                 dtype_bytes(p.d_type),
-                ceil_div(tp_shard_shapes(p, 0).a_cols, 128)};
-  check_launches(plan, comm.device(0));
-  prepare_kernels(plan, ws, comm);
+                multi::tp_scale_blocks(tp_shard_shapes(p, 0).a_cols)};
   TpReport report;
   report.transport = plan.transport;
   report.launches = int(plan.steps.size());

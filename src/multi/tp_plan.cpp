@@ -11,14 +11,13 @@
 
 #include "autogemm/errors.hpp"
 #include "autogemm/plan.hpp"
+#include "autogemm/quantize.hpp"
 #include "multi/comm_cost.hpp"
 
 namespace autogemm {
 
 namespace {
 
-constexpr int64_t kFp8Group = 128;
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t align256(int64_t bytes) { return (bytes + 255) / 256 * 256; }
 
 // A band's arrival is a flag written by the sender's stream after its copy and seen by the
@@ -31,7 +30,7 @@ constexpr double kFlagHandoffUs = 4.0;
 // docs/decisions.md, "Tensor-parallel transport".
 constexpr double kCopyEngineShareOfNvlink = 0.87;
 
-bool fp8(const TpProblem& p) { return p.scaling == Scaling::block_1x128_128x128; }
+bool fp8(const TpProblem& p) { return multi::tp_block_scaled(p); }
 
 }  // namespace
 
@@ -78,6 +77,14 @@ TpShardShapes tp_shard_shapes(const TpProblem& p, int rank) {
   return s;
 }
 
+GemmProblem tp_whole_problem(const TpProblem& p) {
+  GemmProblem whole;
+  whole.m = p.m, whole.n = p.n, whole.k = p.k;
+  whole.a_type = p.a_type, whole.b_type = p.b_type, whole.d_type = p.d_type;
+  whole.scaling = p.scaling;
+  return whole;
+}
+
 void validate(const TpProblem& p) {
   auto positive = [](const char* name, int64_t v) {
     if (v < 1) throw InvalidArgument(name, std::to_string(v), "must be >= 1");
@@ -106,7 +113,7 @@ void validate(const TpProblem& p) {
                             fmt::format("all-gather gives each rank N / world columns of the "
                                         "weight; N must be a multiple of {}", g));
   } else {
-    const int64_t granule = block_fp8 ? kFp8Group : std::max<int64_t>(1, 16 / in_bytes);
+    const int64_t granule = block_fp8 ? kFp8ScaleGroup : std::max<int64_t>(1, 16 / in_bytes);
     if (p.k % (g * granule) != 0)
       throw InvalidArgument(
           "k", std::to_string(p.k),
@@ -136,21 +143,20 @@ std::vector<Range> tp_bands(int64_t chunk_rows, int bands) {
 
 int64_t tp_chunk_rows(const TpProblem& p) { return p.m / std::max(1, p.world); }
 
-GemmProblem tp_launch_problem(const TpProblem& p, int64_t rows, bool a_from_caller,
-                              bool d_to_caller, bool reads_c) {
+GemmProblem tp_launch_problem(const TpProblem& p, const TpStep& step) {
   const TpShardShapes s = tp_shard_shapes(p, 0);
   GemmProblem q;
-  q.m = rows;
+  q.m = step.rows;
   q.n = p.pattern == TpPattern::all_gather ? s.d_cols : p.n;
   q.k = s.a_cols;
   q.a_type = p.a_type, q.b_type = p.b_type, q.d_type = p.d_type;
   q.scaling = p.scaling;
   q.layout = Layout::nt;
-  q.lda = a_from_caller && p.lda ? p.lda : q.k;
+  q.lda = step.a_from_caller && p.lda ? p.lda : q.k;
   q.ldb = p.ldb ? p.ldb : q.k;
-  q.ldd = d_to_caller && p.ldd ? p.ldd : q.n;
-  q.reads_c = reads_c;
-  q.ldc = reads_c ? q.n : 0;  // C: a partial in the workspace, packed
+  q.ldd = step.d_to_caller && p.ldd ? p.ldd : q.n;
+  q.reads_c = step.reads_c;
+  q.ldc = step.reads_c ? q.n : 0;  // C: a partial in the workspace, packed
   return q;
 }
 
@@ -167,7 +173,7 @@ TpLayout tp_layout(const TpProblem& p, TpTransport transport) {
   };
   if (p.pattern == TpPattern::all_gather) {
     l.a_slot_bytes = rows * s.a_cols * dtype_bytes(p.a_type);
-    l.a_scale_slot_bytes = fp8(p) ? rows * ceil_div(s.a_cols, kFp8Group) * 4 : 0;
+    l.a_scale_slot_bytes = fp8(p) ? rows * multi::tp_scale_blocks(s.a_cols) * 4 : 0;
     // Slots lie back to back: the NCCL transport gathers into them as one [M, K] tensor.
     l.a_slots = region(g * l.a_slot_bytes);
     l.a_scale_slots = region(g * l.a_scale_slot_bytes);
@@ -231,9 +237,9 @@ class TpPricer {
         TpStep s;
         s.step = step, s.band = b, s.rows = cut[b].size();
         s.reads_c = !gather && step > 0;
-        const bool a_from_caller = !gather || step == 0;
-        const bool d_to_caller = gather || step == g_ - 1;
-        const Candidate& best = launch(s.rows, a_from_caller, d_to_caller, s.reads_c);
+        s.a_from_caller = !gather || step == 0;  // all-gather: later steps read gathered A
+        s.d_to_caller = gather || step == g_ - 1;  // the ring: earlier steps write partials
+        const Candidate& best = launch(s);
         s.config = best.config;
         s.predicted_us = best.prediction.time_us;
         plan.compute_us += s.predicted_us;
@@ -254,8 +260,9 @@ class TpPricer {
     s.rows = p_.m;
     // all_gather reads the gathered A from the workspace; the others write the whole partial
     // there (reduce_scatter) or into D (all_reduce, reduced in place when D is packed).
-    const bool d_to_caller = gather || (p_.pattern == TpPattern::all_reduce && packed_d());
-    const Candidate& best = launch(s.rows, /*a_from_caller=*/!gather, d_to_caller, false);
+    s.a_from_caller = !gather;
+    s.d_to_caller = gather || (p_.pattern == TpPattern::all_reduce && packed_d());
+    const Candidate& best = launch(s);
     s.config = best.config;
     s.predicted_us = best.prediction.time_us;
     plan.steps.push_back(s);
@@ -294,7 +301,7 @@ class TpPricer {
   double a_bytes(int64_t rows) const {
     const TpShardShapes s = tp_shard_shapes(p_, 0);
     double bytes = double(rows) * s.a_cols * dtype_bytes(p_.a_type);
-    if (fp8(p_)) bytes += double(rows) * ceil_div(s.a_cols, kFp8Group) * 4;
+    if (fp8(p_)) bytes += double(rows) * multi::tp_scale_blocks(s.a_cols) * 4;
     return bytes;
   }
   double part_bytes(int64_t rows) const { return double(rows) * p_.n * dtype_bytes(p_.d_type); }
@@ -304,8 +311,8 @@ class TpPricer {
     return multi::transfer_us(2 * bytes, device_.memory_bandwidth_gbps);
   }
 
-  const Candidate& launch(int64_t rows, bool a_from_caller, bool d_to_caller, bool reads_c) {
-    const GemmProblem q = multi::tp_launch_problem(p_, rows, a_from_caller, d_to_caller, reads_c);
+  const Candidate& launch(const TpStep& step) {
+    const GemmProblem q = multi::tp_launch_problem(p_, step);
     const auto key = std::make_tuple(q.m, q.lda, q.ldd, q.reads_c);
     auto it = cache_.find(key);
     if (it == cache_.end()) it = cache_.emplace(key, plan_gemm(q, device_).best()).first;
@@ -425,10 +432,6 @@ TpPlan plan_tp(const TpProblem& problem, const GpuInfo& device, const Topology& 
     throw InvalidArgument("transport", "copy-engine",
                           "copy engines need peer access between every pair of ranks; this "
                           "topology has a pair without it: use nccl");
-  GemmProblem whole;
-  whole.m = problem.m, whole.n = problem.n, whole.k = problem.k;
-  whole.a_type = problem.a_type, whole.b_type = problem.b_type, whole.d_type = problem.d_type;
-  whole.scaling = problem.scaling;
   TpPricer pricer(problem, device, topology);
   TpPlan best;
   if (transport == TpTransport::nccl) {
@@ -446,7 +449,7 @@ TpPlan plan_tp(const TpProblem& problem, const GpuInfo& device, const Topology& 
       if (!have || plan.total_us < 0.99 * best.total_us) best = std::move(plan), have = true;
     }
   }
-  best.single_gpu_us = plan_gemm(whole, device).best().prediction.time_us;
+  best.single_gpu_us = plan_gemm(tp_whole_problem(problem), device).best().prediction.time_us;
   return best;
 }
 
@@ -458,8 +461,8 @@ uint64_t TpPlan::hash() const {
                                  to_string(p.scaling), p.lda, p.ldb, p.ldd,
                                  to_string(transport), bands);
   for (const TpStep& s : steps)
-    text += fmt::format("|{}.{} {} {} {}", s.step, s.band, s.rows, s.reads_c ? "c" : "-",
-                        s.config.describe());
+    text += fmt::format("|{}.{} {} {}{}{} {}", s.step, s.band, s.rows, s.reads_c ? "c" : "-",
+                        s.a_from_caller ? "a" : "-", s.d_to_caller ? "d" : "-", s.config.describe());
   return fnv1a(text);
 }
 

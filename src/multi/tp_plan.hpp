@@ -20,12 +20,15 @@ std::vector<Range> tp_bands(int64_t chunk_rows, int bands);
 // Rows of the whole D each rank's chunk covers: M / world.
 int64_t tp_chunk_rows(const TpProblem& problem);
 
-// The single-GPU problem one launch runs: `rows` rows of A, the rank's B, and D (or a partial)
-// of `d_rows_ld` leading dimension; reads_c for the ring's later steps. The operands' leading
-// dimensions are those the executor passes: A from the caller's shard (lda) or from the
-// workspace (packed), D into the caller's D (ldd) or the workspace (packed).
-GemmProblem tp_launch_problem(const TpProblem& problem, int64_t rows, bool a_from_caller,
-                              bool d_to_caller, bool reads_c);
+inline bool tp_block_scaled(const TpProblem& p) { return p.scaling == Scaling::block_1x128_128x128; }
+// 1x128 (or 128x128) scale blocks along `elements`.
+inline int64_t tp_scale_blocks(int64_t elements) { return (elements + 127) / 128; }
+
+// The single-GPU problem one launch runs: the step's rows of A, the rank's B, and D (or a
+// partial); C for the ring's later steps. The leading dimensions are those the executor passes:
+// A from the caller's shard (lda) or the workspace (packed), D into the caller's D (ldd) or the
+// workspace (packed), as the step says.
+GemmProblem tp_launch_problem(const TpProblem& problem, const TpStep& step);
 
 // Bytes per rank of the workspace parts, and where each lies in the one allocation.
 struct TpLayout {

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import re
 
 # JAX would otherwise take 75% of the GPU's memory at its first array.
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
@@ -37,3 +38,25 @@ def repo_root() -> pathlib.Path:
 def pytest_report_header(config):
     return [f"autogemm {autogemm.__version__} from {pathlib.Path(autogemm.__file__).parent}",
             f"GPU: {gpu_unavailable_reason() or 'present'}"]
+
+
+def raises_invalid(argument: str, match: str | None = None):
+    """pytest.raises for InvalidArgument naming `argument` (and a rule matching `match`), whose
+    message is "<argument> = <value>: <rule>"."""
+
+    class Checker:
+        def __enter__(self):
+            self.ctx = pytest.raises(autogemm.InvalidArgument)
+            self.info = self.ctx.__enter__()
+            return self.info
+
+        def __exit__(self, *exc):
+            handled = self.ctx.__exit__(*exc)
+            error = self.info.value
+            assert error.argument == argument, f"argument {error.argument!r}: {error}"
+            if match is not None:
+                assert re.search(match, error.rule), f"rule {error.rule!r} !~ {match!r}"
+            assert str(error) == f"{error.argument} = {error.value}: {error.rule}"
+            return handled
+
+    return Checker()

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import pathlib
-import re
 import subprocess
 import sys
 import textwrap
@@ -18,29 +17,9 @@ import autogemm.distributed as agd
 import pytest
 from autogemm import _core
 
-from conftest import ROOT, gpu_unavailable_reason
+from conftest import ROOT, gpu_unavailable_reason, raises_invalid
 
 BIG = (16384, 16384, 16384)
-
-
-def raises_invalid(argument: str, match: str | None = None):
-    """pytest.raises for InvalidArgument naming `argument` (and a rule matching `match`)."""
-
-    class Checker:
-        def __enter__(self):
-            self.ctx = pytest.raises(autogemm.InvalidArgument)
-            self.info = self.ctx.__enter__()
-            return self.info
-
-        def __exit__(self, *exc):
-            handled = self.ctx.__exit__(*exc)
-            error = self.info.value
-            assert error.argument == argument, f"argument {error.argument!r}: {error}"
-            if match is not None:
-                assert re.search(match, error.rule), f"rule {error.rule!r} !~ {match!r}"
-            return handled
-
-    return Checker()
 
 
 # --- the planner (presets) ---------------------------------------------------------------------

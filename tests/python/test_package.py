@@ -17,7 +17,7 @@ import autogemm
 import pytest
 from autogemm import _core
 
-from conftest import gpu_unavailable_reason
+from conftest import gpu_unavailable_reason, raises_invalid
 
 np = pytest.importorskip("numpy", reason="numpy is needed for the argument checks' arrays")
 
@@ -28,27 +28,6 @@ SM90_PRESETS = ("h100-sxm", "h100-pcie", "h200")
 def cli_path(root: pathlib.Path) -> pathlib.Path | None:
     path = pathlib.Path(os.environ.get("AUTOGEMM_CLI", root / "build" / "src" / "cli" / "autogemm"))
     return path if path.is_file() and os.access(path, os.X_OK) else None
-
-
-def raises_invalid(argument: str, match: str | None = None):
-    """pytest.raises for InvalidArgument naming `argument` (and a rule matching `match`)."""
-
-    class Checker:
-        def __enter__(self):
-            self.ctx = pytest.raises(autogemm.InvalidArgument)
-            self.info = self.ctx.__enter__()
-            return self.info
-
-        def __exit__(self, *exc):
-            handled = self.ctx.__exit__(*exc)
-            error = self.info.value
-            assert error.argument == argument, f"argument {error.argument!r}: {error}"
-            if match is not None:
-                assert re.search(match, error.rule), f"rule {error.rule!r} !~ {match!r}"
-            assert str(error) == f"{error.argument} = {error.value}: {error.rule}"
-            return handled
-
-    return Checker()
 
 
 # --- the package ------------------------------------------------------------------------------
