@@ -36,19 +36,19 @@ cases=(
 mkdir -p /tmp/sanitize
 summary="$OUT/sanitize-summary.txt"
 : > "$summary"
-# racecheck and mbarriers: scripts/racecheck_mbarrier_probe.cu is a correct mbarrier ring with
+# racecheck and mbarriers: probes/racecheck_mbarrier_probe.cu is a correct mbarrier ring with
 # plain shared stores and loads (the protocol of block-scaled FP8's scale slots). If racecheck
 # reports it as racy, the tool does not follow mbarrier arrive/wait ordering, and hazards it
 # reports only between the scale slot's writes and reads are listed as not checkable.
 racecheck_blind=""
 if [[ " ${tools[*]} " == *" racecheck "* ]]; then
   nvcc -gencode arch=compute_90a,code=sm_90a -o /tmp/sanitize/probe \
-    scripts/racecheck_mbarrier_probe.cu > /tmp/sanitize/probe-build.log 2>&1 &&
+    probes/racecheck_mbarrier_probe.cu > /tmp/sanitize/probe-build.log 2>&1 &&
     /tmp/sanitize/probe > /tmp/sanitize/probe.log 2>&1 &&
     compute-sanitizer --tool racecheck /tmp/sanitize/probe > /tmp/sanitize/probe-race.log 2>&1
   if grep -q "mbarrier ring correct" /tmp/sanitize/probe.log &&
      grep -q "Race reported" /tmp/sanitize/probe-race.log; then
-    racecheck_blind="racecheck reports the correct mbarrier ring of scripts/racecheck_mbarrier_probe.cu as racy"
+    racecheck_blind="racecheck reports the correct mbarrier ring of probes/racecheck_mbarrier_probe.cu as racy"
     echo "racecheck probe: $racecheck_blind" | tee -a "$summary"
   fi
 fi

@@ -157,7 +157,7 @@ constexpr double kOverlapNorm16Bit = 8;
 // ---- Rows off 32-byte sectors ----
 // A row pitch of 16 mod 32 bytes (bf16 K = 8 mod 16: 1000, 2616, 24840) starts every other row
 // mid-sector, so a 128-byte box row touches 5 sectors where an aligned one touches 4: the TMA
-// probe (scripts/tma_line_probe.cu, H200) moved L2 -> SM 17-35% slower whatever the box or
+// probe (probes/tma_line_probe.cu, H200) moved L2 -> SM 17-35% slower whatever the box or
 // swizzle. Such an operand's L2 bytes are charged 1.3x. It is what keeps the multicast pair on
 // these rows under the sharper overlap above: without their pairs 5000 x 3000 x 1000 ran 68.4 us
 // against 53.0 and 879 x 11144 x 2616 101.6 against 90.9 (H200, 2026-11-28).

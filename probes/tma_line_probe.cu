@@ -2,8 +2,8 @@
 // issues them. Does a row pitch that is not whole 128-byte lines slow the loads, and does any box
 // shape, swizzle or promotion avoid it?
 // stdin lines: rows K passes box_rows box_cols swizzle(0,32,64,128) promo(0,64,128,256) ctas_per_sm stages flush(0/1)
-// Build: nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a scripts/tma_line_probe.cu -o tma_line_probe -lcuda
-// Figures: docs/perf/README.md, "Session of 2026-11-25 (14)".
+// Build: nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a probes/tma_line_probe.cu -o tma_line_probe -lcuda
+// Figures: docs/decisions.md, the calibration of rows whose pitch is 16 mod 32 bytes.
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <algorithm>
