@@ -38,18 +38,16 @@ void run_split_bench(const CLI::App& bench, const MultiBenchOptions& o) {
                         "--gpus and --m/--n/--k");
   const GemmProblem problem = one_bench_problem(bench);
   const SplitOptions split = parse_split_options(o.inputs, o.output, o.split, 8);
-  const bool json = bench.get_option("--json")->count() > 0;
-  const int warmup = std::stoi(option_text(bench, "--warmup", "3"));
-  const int iters = std::stoi(option_text(bench, "--iters", "10"));
-  if (warmup < 0) throw InvalidArgument("--warmup", std::to_string(warmup), "must be >= 0");
-  if (iters < 1) throw InvalidArgument("--iters", std::to_string(iters), "must be >= 1");
+  const MultiBenchArgs args = multi_bench_args(bench);
+  const bool json = args.json;
+  const int warmup = args.warmup, iters = args.iters;
   const MultiBenchMachine machine = multi_bench_machine(bench, o.gpus);
   const SplitPlan plan = plan_split(problem, machine.device, machine.topology, split);
   if (!machine.measured)  // nothing to measure: the plan, as `plan --gpus` shows it
     return show_unmeasured(machine, json, split_plan_json(plan),
                            [&] { print_split_plan(plan, machine.note); });
   const std::vector<int>& devices = machine.devices;
-  const uint64_t seed = std::stoull(option_text(bench, "--seed", "2026"));
+  const uint64_t seed = args.seed;
 
   // The same inputs on every GPU (the same seed); with inputs on the root the others' are unused.
   std::vector<bench::GemmInputs> inputs;

@@ -41,18 +41,16 @@ void run_tp_bench(const CLI::App& bench, const MultiBenchOptions& o) {
                           fmt::format("the FP8 bench cuts each rank's weight and its 128 x 128 "
                                       "scales from one quantised weight: N / {} must be a "
                                       "multiple of 128", problem.world));
-  const bool json = bench.get_option("--json")->count() > 0;
-  const int warmup = std::stoi(option_text(bench, "--warmup", "3"));
-  const int iters = std::stoi(option_text(bench, "--iters", "10"));
-  if (warmup < 0) throw InvalidArgument("--warmup", std::to_string(warmup), "must be >= 0");
-  if (iters < 1) throw InvalidArgument("--iters", std::to_string(iters), "must be >= 1");
+  const MultiBenchArgs args = multi_bench_args(bench);
+  const bool json = args.json;
+  const int warmup = args.warmup, iters = args.iters;
   const MultiBenchMachine machine = multi_bench_machine(bench, o.gpus);
   const TpPlan plan = plan_tp(problem, machine.device, machine.topology, options);
   if (!machine.measured)  // nothing to measure: the plan, as `plan --tp` shows it
     return show_unmeasured(machine, json, tp_plan_json(plan),
                            [&] { print_tp_plan(plan, machine.note); });
   const std::vector<int>& devices = machine.devices;
-  const uint64_t seed = std::stoull(option_text(bench, "--seed", "2026"));
+  const uint64_t seed = args.seed;
 
   // The whole GEMM on GPU 0: the inputs every shard is cut from, the reference and its time.
   const GemmProblem whole = tp_whole_problem(problem);

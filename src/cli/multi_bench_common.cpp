@@ -93,6 +93,17 @@ double median_of(const std::function<double()>& once, int warmup, int iters) {
   return bench::summarize(times).median_us;
 }
 
+MultiBenchArgs multi_bench_args(const CLI::App& bench) {
+  MultiBenchArgs a;
+  a.json = bench.get_option("--json")->count() > 0;
+  a.warmup = std::stoi(option_text(bench, "--warmup", "3"));
+  a.iters = std::stoi(option_text(bench, "--iters", "10"));
+  a.seed = std::stoull(option_text(bench, "--seed", "2026"));
+  if (a.warmup < 0) throw InvalidArgument("--warmup", std::to_string(a.warmup), "must be >= 0");
+  if (a.iters < 1) throw InvalidArgument("--iters", std::to_string(a.iters), "must be >= 1");
+  return a;
+}
+
 MultiBenchMachine multi_bench_machine(const CLI::App& bench, int gpus) {
   if (gpus < 1) throw InvalidArgument("--gpus", std::to_string(gpus), "must be >= 1");
   const std::string device_spec = option_text(bench, "--device");

@@ -48,6 +48,15 @@ double median_of(const std::function<double()>& once, int warmup, int iters);
 // The one GEMM of --m/--n/--k/--dtype (each a single size). InvalidArgument naming the option.
 GemmProblem one_bench_problem(const CLI::App& bench);
 
+// --json, --warmup (>= 0, default 3), --iters (>= 1, default 10) and --seed (default 2026);
+// InvalidArgument naming the option for a bad count.
+struct MultiBenchArgs {
+  bool json = false;
+  int warmup = 3, iters = 10;
+  uint64_t seed = 2026;
+};
+MultiBenchArgs multi_bench_args(const CLI::App& bench);
+
 // Where `bench --gpus N --m ...` runs: GPUs 0..N-1 of this machine with their measured links,
 // or, without a GPU or with a preset --device, that preset and its default links (measured =
 // false, `why` says which). InvalidArgument: --gpus < 1, or more than this machine has.
