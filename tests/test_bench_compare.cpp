@@ -2,10 +2,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "autogemm/errors.hpp"
 #include "bench/compare.hpp"
+#include "multi/result_match.hpp"
 
 using namespace autogemm;
 using namespace autogemm::bench;
@@ -123,4 +125,31 @@ TEST(BenchCheck, TooShortInputsAreErrors) {
   const std::vector<double> ref(12, 1.0), got(11, 1.0);
   EXPECT_THROW(check_result(got, 4, ref, 3, 4, 0, 0, 0, 1), InvalidArgument);
   EXPECT_THROW(check_result(ref, 3, ref, 3, 4, 0, 0, 0, 1), InvalidArgument);  // ld < n
+}
+
+// The multi-GPU check streams bytes through DiffSums over several threads: the same diff as
+// gemm_diff on the decoded values, and a poisoned (NaN) element anywhere makes it not finite.
+TEST(MultiResultMatch, ThreadedStreamingEqualsGemmDiffAndFindsPoison) {
+  const std::size_t n = (std::size_t(1) << 23) + 5;  // several threads' worth, and a ragged end
+  std::vector<float> x(n), y(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    x[i] = float(std::sin(0.7 * double(i) + 0.3));
+    y[i] = x[i] * (1.0f + 1e-3f * float((i % 7) - 3));
+  }
+  auto bytes = [](const std::vector<float>& v) {
+    std::vector<unsigned char> b(v.size() * 4);
+    std::memcpy(b.data(), v.data(), b.size());
+    return b;
+  };
+  const multi::ResultMatch m = multi::match_results(bytes(x), bytes(y), DType::fp32);
+  const double want = gemm_diff(std::vector<double>(x.begin(), x.end()), std::vector<double>(y.begin(), y.end()));
+  EXPECT_FALSE(m.bitwise);
+  EXPECT_TRUE(m.finite);
+  EXPECT_NEAR(m.diff, want, 1e-12);
+  EXPECT_GT(m.diff, 1e-7);
+  EXPECT_TRUE(multi::match_results(bytes(x), bytes(x), DType::fp32).bitwise);
+  x[n - 1] = std::numeric_limits<float>::quiet_NaN();  // in the last thread's share
+  const multi::ResultMatch poisoned = multi::match_results(bytes(x), bytes(y), DType::fp32);
+  EXPECT_FALSE(poisoned.finite);
+  EXPECT_FALSE(poisoned.ok());
 }

@@ -17,13 +17,9 @@ double gemm_diff(const std::vector<double>& x, const std::vector<double>& y) {
   // diff = 1 - 2 sum(xy) / sum(x^2 + y^2): 0 for x == y, 1 for orthogonal, 2 for x == -y;
   // insensitive to where the error sits, close to the mean relative squared error for small
   // errors (DeepGEMM's calc_diff).
-  double cross = 0, squares = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    cross += x[i] * y[i];
-    squares += x[i] * x[i] + y[i] * y[i];
-  }
-  if (squares == 0) return 0;  // both all zeros: identical
-  return 1.0 - 2.0 * cross / squares;
+  DiffSums sums;
+  for (std::size_t i = 0; i < x.size(); ++i) sums.add(x[i], y[i]);
+  return sums.diff();
 }
 
 CheckReport check_result(const std::vector<double>& got, int64_t ld, const std::vector<double>& ref,

@@ -8,6 +8,21 @@ namespace autogemm::bench {
 
 double gemm_diff(const std::vector<double>& x, const std::vector<double>& y);
 
+// gemm_diff's two sums, for callers that stream the values (or add up partial sums from
+// several threads) instead of holding two float64 vectors.
+struct DiffSums {
+  double cross = 0, squares = 0;
+  void add(double x, double y) {
+    cross += x * y;
+    squares += x * x + y * y;
+  }
+  void add(const DiffSums& o) {
+    cross += o.cross;
+    squares += o.squares;
+  }
+  double diff() const { return squares == 0 ? 0 : 1.0 - 2.0 * cross / squares; }  // 0: both zero
+};
+
 struct CheckReport {
   double diff = 0;            // gemm_diff over all elements
   int64_t unwritten = 0;      // elements that are still NaN (poison) or non-finite

@@ -281,6 +281,9 @@ GemmReport launch(const CallContext& c, const TpStep& step, const GemmOperands& 
   options.config = step.config;
   options.device = device;
   options.autotune = 0;  // every rank runs exactly the agreed plan
+  // ... and never cuBLASLt in place of a step of ours: its first call allocates and loads
+  // modules, which can wait for a GPU whose streams wait on another rank's flags.
+  options.allow_vendor_fallback = step.config.instruction == Instruction::vendor;
   const GemmProblem q = multi::tp_launch_problem(c.plan.problem, step);
   try {
     return gemm(q, ops, s, options);
