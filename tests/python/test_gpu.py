@@ -249,9 +249,11 @@ CROSS_SHAPES = [(64, 2112, 7168), (128, 7168, 2048), (512, 1024, 1536)]
 
 
 def fp16_pair(torch, m, n, k):
-    """torch fp16 operands, autogemm's result on them (checked against float64), host copies."""
-    a = torch.randn(m, k, device="cuda", dtype=torch.float16)
-    w = torch.randn(n, k, device="cuda", dtype=torch.float16)
+    """torch fp16 operands, autogemm's result on them (checked against float64), host copies.
+    On GPU 0 by name: JAX's first use makes the last GPU current on a machine of several, so
+    "cuda" would mean another GPU before and after it."""
+    a = torch.randn(m, k, device="cuda:0", dtype=torch.float16)
+    w = torch.randn(n, k, device="cuda:0", dtype=torch.float16)
     want = autogemm.gemm(a, w)
     assert calc_diff(want, a.double() @ w.double().T) < 1e-5
     return a.cpu().numpy(), w.cpu().numpy(), want
@@ -280,8 +282,8 @@ def test_jax_inputs_bit_identical_to_torch(torch, jax, shape):
     with pytest.raises(autogemm.InvalidArgument) as e:       # JAX arrays are immutable
         autogemm.gemm(ja, jw)
     assert e.value.argument == "out"
-    out = torch.empty(m, n, device="cuda", dtype=torch.float16)
-    autogemm.gemm(ja, jw, out=out, stream=torch.cuda.current_stream().cuda_stream)
+    out = torch.empty(m, n, device=want.device, dtype=torch.float16)
+    autogemm.gemm(ja, jw, out=out, stream=torch.cuda.current_stream(out.device).cuda_stream)
     assert torch.equal(bits(out), bits(want))
 
 
@@ -306,9 +308,9 @@ def test_jax_bf16_inputs(torch, jax):
     a = jax.device_put(jax.random.normal(ka, (64, 1024), dtype=jnp.bfloat16), gpu)
     w = jax.device_put(jax.random.normal(kw, (512, 1024), dtype=jnp.bfloat16), gpu)
     jax.block_until_ready((a, w))
-    out = torch.empty(64, 512, device="cuda", dtype=torch.bfloat16)
+    out = torch.empty(64, 512, device="cuda:0", dtype=torch.bfloat16)   # beside JAX's GPU 0
     autogemm.gemm(a, w, out=out)
-    torch.cuda.synchronize()
+    torch.cuda.synchronize(out.device)
     reference = torch.from_dlpack(a).double() @ torch.from_dlpack(w).double().T
     assert calc_diff(out, reference) < 1e-5
 
