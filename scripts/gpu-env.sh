@@ -4,7 +4,16 @@
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 OUT="${OUT:-/tmp/autogemm-out}"
 mkdir -p "$OUT"
-if [[ -d .gpu-deps ]]; then eval "$(bash .gpu-deps/gpu-deps unpack)"; fi
+# Unpacked once per machine, under a lock: an unpack rewrites the pkg-config files it extracts,
+# and two at once (a script that builds beside another) rewrote their paths twice.
+if [[ -d .gpu-deps ]]; then
+  exec 9> /tmp/gpu-deps.lock
+  flock 9
+  [[ -s /tmp/gpu-deps.env ]] || bash .gpu-deps/gpu-deps unpack > /tmp/gpu-deps.env
+  flock -u 9
+  exec 9>&-
+  source /tmp/gpu-deps.env
+fi
 export AUTOGEMM_CACHE_DIR="${AUTOGEMM_CACHE_DIR:-/tmp/autogemm-cache}"
 bin=build-gpu/src/cli/autogemm
 
