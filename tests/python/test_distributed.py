@@ -240,7 +240,7 @@ def test_schedule_checks_its_arguments_without_a_gpu():
     with pytest.raises(autogemm.InvalidArgument) as info:
         _core.schedule([(a, b, out)], [0], "load", None)
     assert info.value.argument.startswith("calls[0]."), info.value.argument
-    with raises_invalid("calls[1]", "must be (a, w) or (a, w, out)"):
+    with raises_invalid("calls[1]", r"must be \(a, w\) or \(a, w, out\)"):
         agd.schedule([(a, b, out), "gemm"], devices=[0], strategy="load")
     with raises_invalid("strategy"):
         agd.schedule([(a, b, out)], devices=[0], strategy="fifo")
