@@ -30,7 +30,7 @@ status=0
 start=$SECONDS
 
 CUDA_CACHE_DISABLE=1 timeout "${TEST_TIMEOUT:-180}" build-gpu/tests/autogemm_tests \
-  --gtest_filter="${GTEST_FILTER:-MultiSchedule*:MultiScheduler*:MultiPlacement*:MultiMigration*}" \
+  --gtest_filter="${GTEST_FILTER:-MultiSchedule*:MultiPlacement*:MultiPool*:MultiActivity*:MultiMigration*}" \
   > "$OUT/schedule-tests.log" 2>&1 || status=1
 grep -E "^\[  (FAILED|PASSED|SKIPPED) |Failure" "$OUT/schedule-tests.log" | head -20
 echo "  tests: $((SECONDS - start)) s"
