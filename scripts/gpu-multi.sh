@@ -44,9 +44,9 @@ j = json.load(open(sys.argv[1]))
 if "strategies" in j:
     for s in j["strategies"]:
         c = s.get("check", {})
-        print(f'  {s["strategy"]:8} makespan {s.get("makespan_us", 0):9.1f} us, ideal {s.get("ideal_predicted_us", 0):9.1f} us '
-              f'(x{s.get("ratio_to_ideal_predicted", 0):.3f}; measured ideal x{s.get("ratio_to_ideal_measured", 0):.3f}), '
-              f'bound {s.get("lower_bound_predicted_us", 0):.1f} us, {s.get("migrations", 0)} migrations, '
+        print(f'  {s["strategy"]:8} makespan {s.get("makespan_us", 0):9.1f} us, measured ideal {s.get("ideal_us", 0):9.1f} us '
+              f'(x{s.get("ratio_to_ideal", 0):.3f}; predicted ideal {s.get("ideal_predicted_us", 0):.1f} us), '
+              f'bound {s.get("bound_us", 0):.1f} us, {s.get("migrations", 0)} migrations, '
               f'{c.get("bitwise", 0)} bitwise / {c.get("within_diff", 0)} within / {c.get("failed", 0)} failed')
     if "rr_over_load" in j: print(f'  round-robin / load-balanced makespan: {j["rr_over_load"]:.3f}')
 else:

@@ -310,3 +310,24 @@ TEST(BenchPlot, TheDocsPictureIsTheReplotOfItsCsv) {
   EXPECT_EQ(count(drawn, "class=\"share-bar\""), 12u);
   EXPECT_EQ(drawn, read_all(dir + "docs/perf/h200-bf16-public.svg"));
 }
+
+TEST(BenchPlot, ScheduleTimelineHasALanePerGpuABarPerGemmAndTheGaps) {
+  using namespace autogemm::bench;
+  TimelinePanel panel;
+  panel.heading = "load: makespan 300 us & more";
+  TimelineLane gpu0{"GPU 0", {{0, 100, false, "GEMM 0: 64 x 2112 x 7168"}, {130, 300, true, "GEMM 2 <x>"}}, {{100, 30}}};
+  TimelineLane gpu1{"GPU 1", {{0, 290, false, "GEMM 1"}}, {}};
+  panel.lanes = {gpu0, gpu1};
+  const std::string svg = timeline_svg({panel, panel}, PlotOptions{"schedule", "", 0});
+  auto count = [&](const std::string& part) {
+    std::size_t n = 0;
+    for (std::size_t at = svg.find(part); at != std::string::npos; at = svg.find(part, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("class=\"gemm\""), 6u);
+  EXPECT_EQ(count("class=\"gap\""), 2u);
+  EXPECT_EQ(count("fill=\"#ef6c00\""), 2u);   // the migrated GEMM, in both panels
+  EXPECT_NE(svg.find("GEMM 2 &lt;x&gt;"), std::string::npos);
+  EXPECT_NE(svg.find("makespan 300 us &amp; more"), std::string::npos);
+  EXPECT_EQ(svg.rfind("</svg>\n"), svg.size() - 7);
+}

@@ -156,3 +156,64 @@ TEST(MultiCli, TensorParallelErrorsNameTheOption) {
   expect_cli_error("plan --gpus 4 --tp ag --device h200 --m 4096 --n 4096 --k 4096 --bands 9", "--bands = 9");
   expect_cli_error("bench --gpus 0 --tp ag --m 4096 --n 4096 --k 4096", "--gpus = 0");
 }
+
+TEST(MultiCli, BenchPlacesUnderUnequalMemoryLimitsOnAPreset) {
+  const std::string list = std::string(AUTOGEMM_SOURCE_DIR) + "/bench/suites/schedule-64.csv";
+  const auto r = run_cli("bench --gpus 4 --device h200 --inputs host --memory-limit 6GiB,3GiB,1.5GiB,768MiB "
+                         "--schedule load,rr --json --suite " + list + " 2>/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["gemms"], 64);
+  EXPECT_EQ(j["inputs"], "host");
+  const std::vector<int64_t> limits = j["memory_limit_bytes"];
+  ASSERT_EQ(limits.size(), 4u);
+  EXPECT_EQ(limits[3], int64_t(768) << 20);
+  for (const auto& s : j["strategies"])
+    for (const auto& g : s["per_gpu"]) {
+      EXPECT_LE(g["memory_bytes"].get<int64_t>(), limits[g["gpu"].get<std::size_t>()]) << s["strategy"];
+      EXPECT_GT(g["bytes_moved"].get<int64_t>(), 0) << s["strategy"];
+    }
+  // The text names each GPU's allocation against its limit.
+  const auto text = run_cli("bench --gpus 2 --device h200 --inputs root --memory-limit 4GiB,1GiB --suite " + list);
+  ASSERT_EQ(text.exit_code, 0) << text.out;
+  EXPECT_TRUE(contains(text.out, "of 1024.0 MiB")) << text.out;
+  EXPECT_TRUE(contains(text.out, "GEMMs pooled for the end")) << text.out;
+}
+
+TEST(MultiCli, BenchRefusesAListThatCannotFitNamingTheGemm) {
+  const std::string list = std::string(AUTOGEMM_SOURCE_DIR) + "/bench/suites/schedule-64.csv";
+  // 8192^3 (row 20 of the public suite) needs 384 MiB of copies: no GPU has that much.
+  const auto r = run_cli("bench --gpus 2 --device h200 --inputs host --memory-limit 300MiB --suite " + list);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "(8192 x 8192 x 8192 square)")) << r.out;
+  EXPECT_TRUE(contains(r.out, "fits on no GPU")) << r.out;
+  EXPECT_TRUE(contains(r.out, "384.0 MiB of operands and D")) << r.out;
+}
+
+TEST(MultiCli, BenchScheduleOptionErrors) {
+  const std::string suites = " --device h200 --suite " + kSuites;
+  expect_cli_error("bench --gpus 2 --memory-limit 4GiB,2GiB,1GiB" + suites, "--memory-limit = 4GiB,2GiB,1GiB");
+  expect_cli_error("bench --gpus 2 --memory-limit 4parsecs" + suites, "--memory-limit = 4parsecs");
+  expect_cli_error("bench --gpus 2 --inputs nowhere" + suites, "--inputs = nowhere");
+  expect_cli_error("bench --gpus 2 --plot t.svg" + suites, "--plot = t.svg: draws a measured run's timeline");
+  EXPECT_EQ(autogemm::cli::parse_memory_limits("1GiB", 3), (std::vector<int64_t>(3, int64_t(1) << 30)));
+  EXPECT_EQ(autogemm::cli::parse_memory_limits("1.5GB,512MiB", 2), (std::vector<int64_t>{1500000000, 512 << 20}));
+}
+
+TEST(MultiCli, TheScheduleListsFollowTheirRules) {
+  using autogemm::bench::load_suite;
+  const std::string dir = std::string(AUTOGEMM_SOURCE_DIR) + "/bench/suites/";
+  const auto list64 = load_suite(dir + "schedule-64.csv");
+  const auto list512 = load_suite(dir + "schedule-512.csv");
+  ASSERT_EQ(list64.size(), 64u);
+  ASSERT_EQ(list512.size(), 512u);
+  auto both = load_suite(dir + "gemm-public.csv");
+  for (const auto& c : load_suite(dir + "gemm-decode.csv")) both.push_back(c);
+  EXPECT_EQ(list64, autogemm::cli::multi_bench_list(both, 1, 64));
+  std::size_t decode = 0;
+  for (const auto& c : list512) {
+    decode += c.m <= 128 ? 1 : 0;
+    EXPECT_TRUE(c.m <= 128 || c.m >= 400) << c.m;
+  }
+  EXPECT_EQ(decode, 296u);
+}

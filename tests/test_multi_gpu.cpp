@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 
 #include "autogemm/gemm.hpp"
 #include "autogemm/multi_gpu.hpp"
@@ -322,6 +323,21 @@ TEST(MultiScheduleGpu, EveryStrategyMatchesOneGpuBitwise) {
     const ScheduleResult r = run_gemm_schedule(gemms, options);
     ASSERT_EQ(r.runs.size(), gemms.size());
     EXPECT_GT(r.makespan_us, 0.0);
+    // The report: per GPU busy and idle add up to the makespan, the ideal is busy / G.
+    ASSERT_EQ(r.gpus.size(), std::size_t(gpus));
+    double busy = 0;
+    int ran = 0;
+    for (const GpuActivity& a : r.gpus) {
+      EXPECT_NEAR(a.busy_us + a.idle_us, r.makespan_us, 1e-3 * r.makespan_us);
+      EXPECT_LE(a.span_us, r.makespan_us + 1e-6);
+      EXPECT_EQ(a.bytes_moved, 0);   // replicated: nothing copied
+      busy += a.busy_us;
+      ran += a.gemms;
+    }
+    EXPECT_EQ(ran, int(gemms.size()));
+    EXPECT_NEAR(r.ideal_us, busy / gpus, 1e-6);
+    EXPECT_GE(r.bound_us, r.ideal_us);
+    EXPECT_GT(r.host_us_per_gemm, 0.0);
     for (std::size_t i = 0; i < gemms.size(); ++i) {
       const int g = r.runs[i].gpu;
       ASSERT_GE(g, 0);
@@ -336,4 +352,87 @@ TEST(MultiScheduleGpu, EveryStrategyMatchesOneGpuBitwise) {
   ScheduleOptions options;
   options.devices = devices;
   expect_invalid([&] { run_gemm_schedule(short_list, options); }, "gemms[0].operands");
+}
+
+TEST(MultiScheduleGpu, OperandsOnOneGpuOrTheHostAreCopiedAndMatchOneGpu) {
+  REQUIRE_GPUS(1);
+  const int gpus = std::min(gpu_count(), 4);
+  const std::vector<GemmProblem> problems = {autogemm::testing::problem(64, 2112, 7168),
+                                             autogemm::testing::problem(1024, 1024, 1024),
+                                             autogemm::testing::problem(8, 4096, 1024)};
+  std::vector<Data> data;
+  std::vector<std::vector<unsigned char>> want;
+  for (const GemmProblem& p : problems) {
+    data.push_back(make_data(p, 1));
+    want.push_back(single_gpu_result(p, data.back()));
+  }
+  std::vector<int> devices;
+  for (int g = 0; g < gpus; ++g) devices.push_back(g);
+  for (OperandHome home : {OperandHome::device, OperandHome::host}) {
+    SCOPED_TRACE(std::string(to_string(home)));
+    std::vector<ScheduledGemm> gemms;
+    std::vector<bench::DeviceBuffer> d_device;
+    std::vector<std::vector<unsigned char>> host_a, host_b;
+    std::vector<void*> host_d;
+    for (std::size_t i = 0; i < problems.size() * 4; ++i) {
+      const GemmProblem& p = problems[i % problems.size()];
+      ScheduledGemm g;
+      g.problem = p;
+      g.placement = {home, 0};
+      GemmOperands o = operands_on(data[i % problems.size()], 0);
+      if (home == OperandHome::device) {
+        cuda_check(cudaSetDevice(0), "cudaSetDevice(test)");
+        d_device.emplace_back(d_bytes(p));
+        bench::fill_poison(d_device.back().get(), bench::operand_elements(p, 'D'), p.d_type);
+        o.d = d_device.back().get();
+      } else {
+        void* h = nullptr;
+        cuda_check(cudaMallocHost(&h, d_bytes(p)), "cudaMallocHost(test)");
+        std::memset(h, 0xff, d_bytes(p));
+        host_d.push_back(h);
+        o.d = h;
+        // A and B in pageable host memory: the scheduler copies from them all the same.
+        host_a.push_back(multi::download_bytes(o.a, bench::operand_elements(p, 'A') * 2));
+        host_b.push_back(multi::download_bytes(o.b, bench::operand_elements(p, 'B') * 2));
+        o.a = host_a.back().data();
+        o.b = host_b.back().data();
+      }
+      g.operands = {o};
+      gemms.push_back(g);
+    }
+    cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize(test)");
+    ScheduleOptions options;
+    options.devices = devices;
+    options.topology = topology_preset("nvlink", gpus);
+    const ScheduleResult r = run_gemm_schedule(gemms, options);
+    int64_t moved = 0;
+    for (std::size_t i = 0; i < gemms.size(); ++i) {
+      const GemmProblem& p = gemms[i].problem;
+      const auto got = multi::download_bytes(gemms[i].operands[0].d, d_bytes(p));
+      EXPECT_TRUE(got == want[i % problems.size()]) << "GEMM " << i << " on GPU " << r.runs[i].gpu;
+      if (home == OperandHome::device && r.runs[i].gpu == 0) EXPECT_EQ(r.runs[i].bytes_moved, 0);
+      else EXPECT_GT(r.runs[i].bytes_moved, 0) << i;
+      moved += r.runs[i].bytes_moved;
+    }
+    int64_t reported = 0;
+    for (const GpuActivity& a : r.gpus) reported += a.bytes_moved;
+    EXPECT_EQ(reported, moved);
+    for (void* h : host_d) cuda_check(cudaFreeHost(h), "cudaFreeHost(test)");
+  }
+  // A limit nothing fits in: refused before anything runs, naming the GEMM.
+  std::vector<ScheduledGemm> one(1);
+  one[0].problem = problems[1];
+  one[0].placement = {OperandHome::host, 0};
+  GemmOperands o = operands_on(data[1], 0);
+  std::vector<unsigned char> a = multi::download_bytes(o.a, d_bytes(problems[1])), b = a, d = a;
+  o.a = a.data();
+  o.b = b.data();
+  o.d = d.data();
+  one[0].operands = {o};
+  ScheduleOptions tight;
+  tight.devices = devices;
+  tight.topology = topology_preset("nvlink", gpus);
+  tight.memory_limit_bytes.assign(std::size_t(gpus), 0);
+  const std::string message = expect_invalid([&] { run_gemm_schedule(one, tight); }, "gemms[0]");
+  EXPECT_TRUE(contains(message, "fits on no GPU")) << message;
 }

@@ -48,6 +48,8 @@ struct Link {
 struct Topology {
   std::vector<int> devices;               // CUDA ordinals (measured) or 0..G-1 (preset)
   std::vector<std::vector<Link>> links;   // [i][j] from devices[i] to devices[j]; [i][i]: self
+  std::vector<Link> host_links;           // [i] from pinned host memory to devices[i]
+                                          // (cudaMemcpyAsync; presets: the board's PCIe)
   std::string description;                // one line: the preset and its source, or "measured"
   bool measured = false;
   int gpus() const { return int(devices.size()); }
@@ -231,64 +233,147 @@ class MultiGpuComm {
 // ---- many independent GEMMs over the GPUs of this process -----------------------------------
 
 enum class ScheduleStrategy {
-  round_robin,    // GEMM i to GPU i mod G, in list order; never migrated (the baseline)
-  load_balanced,  // longest predicted first, each to the GPU that frees first; migrated
-  priority,       // higher priority first, each to the GPU that frees first; migrated
+  round_robin,    // GEMM i to GPU i mod G, in list order, all enqueued up front; never
+                  // migrated (the baseline)
+  load_balanced,  // longest first, each to the GPU that finishes it first; the shortest are
+                  // held in a shared pool for the end; migrated
+  priority,       // higher priority first, each to the GPU that finishes it first; the
+                  // shortest of the lowest priority pooled; migrated
 };
 std::string_view to_string(ScheduleStrategy strategy);
 std::optional<ScheduleStrategy> parse_schedule_strategy(std::string_view text);  // rr, load, priority
 
+// Where a GEMM's operands (A, B, C, scales) and its D live before and after it runs.
+enum class OperandHome {
+  replicated,  // on every GPU of the schedule: it runs anywhere without a copy
+  device,      // on one GPU: elsewhere its inputs are copied there first and D copied back
+  host,        // in host memory (pinned, for the copies to be asynchronous): copied in and out
+};
+std::string_view to_string(OperandHome home);
+std::optional<OperandHome> parse_operand_home(std::string_view text);  // replicated, device, host
+
+struct OperandPlacement {
+  OperandHome home = OperandHome::replicated;
+  int device = 0;   // OperandHome::device: an index into the schedule's GPUs
+};
+
+// One GEMM as the scheduler plans it (a ScheduledGemm without its pointers).
+struct GemmDemand {
+  double time_us = 0;            // on one GPU: measured by a warm-up, or predicted
+  int priority = 0;              // ScheduleStrategy::priority: higher runs first
+  OperandPlacement placement;
+  int64_t input_bytes = 0;       // A, B, C and scales: copied to a GPU they do not live on
+  int64_t output_bytes = 0;      // D: made there, and copied back home after
+  int64_t workspace_bytes = 0;   // what the call itself allocates on its GPU (split-K, copies
+                                 // of unaligned rows, A's scales re-laid, cuBLASLt's)
+};
+
+// What limits the placement.
+struct PlacementLimits {
+  // [gpu]: bytes the scheduler may allocate there (copies of operands that live elsewhere, and
+  // the largest workspace of its GEMMs); empty: no limit. run_gemm_schedule: each GPU's free
+  // memory when the call starts, unless ScheduleOptions says less.
+  std::vector<int64_t> memory_bytes;
+  // Prices copies (links[home][gpu], host_links[gpu]); empty: the "nvlink" preset's.
+  std::optional<Topology> topology;
+  std::vector<double> speed;     // [gpu]: measured / predicted (1 when empty)
+  // The pool (the shortest GEMMs, which any GPU takes at the end) holds at most this share of
+  // the total time; 0: no pool.
+  double pool_share = 0.15;
+};
+
 struct GemmAssignment {
   std::vector<std::vector<int>> queues;   // [gpu]: GEMM indices in the order they run
-  std::vector<double> predicted_busy_us;  // [gpu]: sum of its GEMMs' predicted times
-  double predicted_makespan_us = 0;       // the largest of those
-  double ideal_us = 0;                    // total predicted time / G
+  std::vector<int> gpu;                   // [gemm]: the GPU it is planned on
+  std::vector<double> copy_us;            // [gemm]: its copies there (0: no copy)
+  // GEMMs held back in the shared pool (each also in its planned GPU's queue, last), longest
+  // first: a GPU whose own share runs out takes from it.
+  std::vector<int> pool;
+  std::vector<double> predicted_busy_us;  // [gpu]: its GEMMs' times and copies
+  std::vector<int64_t> memory_bytes;      // [gpu]: what the plan allocates there
+  std::vector<int64_t> bytes_moved;       // [gpu]: operands copied in and D copied out
+  double predicted_makespan_us = 0;       // the largest busy time
+  double ideal_us = 0;                    // total time (without copies) / G, at each GPU's speed
   double lower_bound_us = 0;              // no schedule ends sooner: the ideal, or the longest
                                           // GEMM on the fastest GPU when that is longer
 };
 
-// The static assignment of a strategy: pure. speed[g] scales GPU g's predicted times (1 when
-// empty; 1.2 = 20% slower than predicted, as measured). Throws InvalidArgument for gpus < 1,
-// a negative or non-finite time, or lists of different lengths.
+// The static plan of a strategy: pure. Each GEMM goes to the GPU that would finish it first,
+// counting its copies there, among the GPUs with room for it (round-robin: the next GPU in
+// turn with room). Throws InvalidArgument for gpus < 1, a bad time, placement or speed, and
+// "gemms[i]" naming the bytes when a GEMM fits on no GPU: nothing runs.
+GemmAssignment assign_gemms(const std::vector<GemmDemand>& gemms, int gpus,
+                            ScheduleStrategy strategy, const PlacementLimits& limits = {});
+// Replicated GEMMs of these times (and priorities: none, or one each), no memory limit.
 GemmAssignment assign_gemms(const std::vector<double>& predicted_us,
                             const std::vector<int>& priorities, int gpus,
                             ScheduleStrategy strategy, const std::vector<double>& speed = {});
 
 struct ScheduledGemm {
   GemmProblem problem;
-  std::vector<GemmOperands> operands;  // one per device of ScheduleOptions::devices: the GEMM
-                                       // may run (or be migrated) to any of them
+  OperandPlacement placement;
+  // Replicated: one per device of ScheduleOptions::devices. Device or host: one, where they
+  // live (D too; host pointers should be pinned).
+  std::vector<GemmOperands> operands;
   int priority = 0;                    // ScheduleStrategy::priority: higher runs first
   double predicted_us = 0;             // 0: plan_gemm on the first device
+  double measured_us = 0;              // a warm-up's time on one GPU: balanced on this when > 0
 };
 
 struct ScheduleOptions {
   ScheduleStrategy strategy = ScheduleStrategy::load_balanced;
   std::vector<int> devices;            // CUDA ordinals, each once
   std::optional<bool> migrate;         // default: on for load_balanced and priority
-  int in_flight = 2;                   // GEMMs enqueued ahead per GPU; the rest can migrate
+  // [device]: at most this many bytes allocated there; empty: its free memory at the call.
+  std::vector<int64_t> memory_limit_bytes;
+  // Prices copies; empty: measured once per process (measure_topology) when some GEMM's
+  // operands are not replicated.
+  std::optional<Topology> topology;
+  double pool_share = 0.15;            // PlacementLimits::pool_share
 };
+
+// Idle stretches of a GPU's stream longer than this are listed: longer than the host's cost of
+// a launch (about 5 us) several times over, so a gap this long means the GPU waited on the host.
+inline constexpr double kIdleGapUs = 20.0;
 
 struct ScheduledRun {
   int gpu = -1;               // index into ScheduleOptions::devices where it ran
-  bool migrated = false;      // it ran elsewhere than assigned
-  double predicted_us = 0;
-  double measured_us = 0;     // CUDA events around its gemm()
+  bool migrated = false;      // it ran elsewhere than planned
+  double predicted_us = 0;    // what it was balanced on (measured_us when given)
+  double start_us = 0;        // CUDA events around it (its copies included), from the run's
+  double end_us = 0;          // start on its GPU
+  double measured_us = 0;     // end - start
+  double host_us = 0;         // the host's time to enqueue it (copies, gemm(), events)
+  int64_t bytes_moved = 0;    // its copies
   GemmReport report;
+};
+
+struct GpuActivity {
+  int gemms = 0;
+  int migrated_in = 0;         // GEMMs planned elsewhere that it ran
+  double busy_us = 0;          // its GEMMs' measured times
+  double span_us = 0;          // the run's start to its last end
+  double idle_us = 0;          // makespan - busy: every microsecond it did nothing
+  std::vector<std::pair<double, double>> gaps;  // (start, length) of idle stretches > kIdleGapUs
+                                                // before its last end
+  int64_t bytes_moved = 0;
 };
 
 struct ScheduleResult {
   GemmAssignment assignment;          // the static plan before migration
   std::vector<ScheduledRun> runs;     // per GEMM
-  std::vector<double> busy_us;        // [gpu]: measured time of its GEMMs
-  std::vector<double> span_us;        // [gpu]: the run's start (an event recorded on each
-                                      // device before anything is launched) to its last end
+  std::vector<GpuActivity> gpus;      // per device
   double makespan_us = 0;             // the largest span
+  double ideal_us = 0;                // measured busy time / G
+  double bound_us = 0;                // max(ideal, the longest GEMM measured)
+  double host_us_per_gemm = 0;        // mean ScheduledRun::host_us
   int migrations = 0;
 };
 
-// Runs every GEMM once on one stream per device and returns when all are done. Checks every
-// GEMM's operands against its devices first (nothing launched on bad input).
+// Runs every GEMM once, a stream per device, each fed by a host thread of its own (kept for
+// the process): its share enqueued up front, then the pool taken as its stream drains. Returns
+// when all are done. Everything is checked first (operands on their devices, the placement
+// within each device's memory): on bad input nothing runs.
 ScheduleResult run_gemm_schedule(const std::vector<ScheduledGemm>& gemms,
                                  const ScheduleOptions& options);
 

@@ -17,6 +17,11 @@ the same calls run NCCL collectives before or after one GEMM.
 
 ``plan`` works without a GPU (and without torch); ``TensorParallel`` needs torch.distributed
 and a GPU per rank.
+
+``schedule`` is the other way to use several GPUs from one process: many independent GEMMs
+spread over them (C++: ``run_gemm_schedule`` in autogemm/multi_gpu.hpp)::
+
+    outs = agd.schedule([(x1, w1), (x2, w2), ...], devices=[0, 1, 2, 3], strategy="load")
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from typing import Any, Optional, Tuple
 from . import _core, _dtype_text, _fp8_bytes, _torch_current_stream_exporter
 from ._errors import Error, InvalidArgument
 
-__all__ = ["TensorParallel", "plan", "PATTERNS"]
+__all__ = ["TensorParallel", "plan", "PATTERNS", "schedule", "STRATEGIES"]
 
 PATTERNS = ("all_gather", "reduce_scatter", "all_reduce")
 """The patterns: ``all_gather`` (A sharded on M, W on N: column parallel after sequence
@@ -412,3 +417,86 @@ def _key_text(key: tuple, world: int) -> str:
             f"{dtype} -> {d_text}{lds}, transport {transport or 'default'}, "
             f"bands {bands or 'default'}")
 
+
+
+STRATEGIES = ("load", "rr", "priority")
+"""``schedule``'s strategies: ``load`` (longest first, each to the GPU that finishes it first,
+the shortest pooled for the end and migrated to whichever GPU frees first), ``rr`` (round-robin
+in list order, the baseline) and ``priority`` (the list order, decode first when it comes
+first)."""
+
+
+def schedule(calls: Any, devices: Any = None, strategy: str = "load", *,
+             migrate: Optional[bool] = None, report: bool = False) -> Any:
+    """Runs many independent GEMMs ``out = a @ w.T`` over the GPUs of this process and returns
+    when all are done.
+
+    Args:
+        calls: a list of ``(a, w)`` or ``(a, w, out)`` torch CUDA tensors: a [M, K], w [N, K]
+            (K contiguous), out [M, N] (default: a new tensor of a's dtype on a's device). Each
+            call's tensors stay on their GPU; the scheduler may run a call on another GPU of
+            ``devices`` (copying a and w there and D back) when that finishes sooner.
+        devices: CUDA ordinals (ints or torch devices); default every GPU the calls' tensors
+            are on.
+        strategy: "load", "rr" or "priority" (``STRATEGIES``).
+        migrate: None (on for "load" and "priority"), True or False.
+        report: also return the run's report: a dict with "gpu" (where each call ran),
+            "busy_us" and "idle_us" per GPU, "makespan_us", "ideal_us" (busy / GPUs),
+            "bound_us", "migrations" and "host_us_per_gemm".
+
+    Returns:
+        The list of outputs, in the calls' order (and the report with ``report=True``).
+
+    Raises:
+        InvalidArgument: a bad call (``.argument`` names it: "calls[3].b"), device or strategy,
+            or a list that fits on no GPU's free memory (before anything runs).
+    """
+    for i, call in enumerate(calls):
+        if not isinstance(call, (tuple, list)) or len(call) not in (2, 3):
+            raise InvalidArgument(f"calls[{i}]", type(call).__qualname__,
+                                  "must be (a, w) or (a, w, out)")
+    text = str(strategy).lower()
+    text = {"load_balanced": "load", "round_robin": "rr", "round-robin": "rr",
+            "load-balanced": "load"}.get(text, text)
+    if text not in STRATEGIES:
+        raise InvalidArgument("strategy", str(strategy), "expected load, rr or priority")
+    try:
+        import torch
+    except ImportError:   # arrays of another framework: passed as they are (DLPack)
+        torch = None
+    is_tensor = (lambda x: False) if torch is None else (lambda x: isinstance(x, torch.Tensor))
+    items = []
+    for i, call in enumerate(calls):
+        a, w = call[0], call[1]
+        out = call[2] if len(call) == 3 else None
+        if out is None:
+            if not (is_tensor(a) and is_tensor(w) and a.dim() == 2 and w.dim() == 2):
+                raise InvalidArgument(f"calls[{i}].a", type(a).__qualname__,
+                                      "without out, a and w must be 2-D torch tensors")
+            out = torch.empty((a.shape[0], w.shape[0]), dtype=a.dtype, device=a.device)
+        items.append((a, w, out))
+    if devices is None:
+        found = sorted({int(x.device.index) for item in items for x in item
+                        if is_tensor(x) and x.is_cuda})
+        devices = found or ([torch.cuda.current_device()] if torch is not None else [0])
+    ordinals = []
+    for d in devices:
+        if isinstance(d, int) and not isinstance(d, bool):
+            ordinals.append(d)
+            continue
+        dev = torch.device(d) if torch is not None else None
+        if dev is None or dev.type != "cuda":
+            raise InvalidArgument("devices", repr(d), "must be CUDA ordinals or devices")
+        ordinals.append(torch.cuda.current_device() if dev.index is None else dev.index)
+    export: Any = lambda x: x
+    if torch is not None:
+        # The scheduler's streams read what torch's streams wrote: let those finish first.
+        if torch.cuda.is_available():
+            for d in ordinals:
+                if d < torch.cuda.device_count():
+                    torch.cuda.synchronize(d)
+        export = _torch_current_stream_exporter(torch)
+    summary = _core.schedule([(export(a), export(w), export(out)) for a, w, out in items],
+                             ordinals, text, migrate)
+    outs = [out for _, _, out in items]
+    return (outs, summary) if report else outs

@@ -14,6 +14,7 @@
 #include "binding.hpp"
 #include "gemm_call.hpp"
 #include "grouped_call.hpp"
+#include "schedule_call.hpp"
 #include "tp_call.hpp"
 
 namespace nb = nanobind;
@@ -356,4 +357,5 @@ NB_MODULE(_core, m) {
         "e4m3 values and their scales -> bf16/fp32.");
 
   register_tensor_parallel(m);
+  register_schedule(m);
 }

@@ -244,4 +244,74 @@ std::string plot_svg(const std::vector<PlotRow>& rows, const PlotOptions& option
   return out + "</svg>\n";
 }
 
+namespace {
+
+constexpr double kLaneHeight = 26;
+const char* const kMigrated = "#ef6c00";
+
+std::string timeline_panel(const TimelinePanel& panel, const Axis& a, double top) {
+  const double first = top + kHeadingHeight + kAxisHeight;
+  const double bottom = first + kLaneHeight * double(panel.lanes.size());
+  std::string out = "<g class=\"panel timeline\">\n";
+  out += text(16, top + 16, panel.heading, "font-weight=\"bold\"");
+  for (std::size_t i = 0; i < panel.lanes.size(); ++i)
+    out += row_frame(panel.lanes[i].label, i, first + kLaneHeight * double(i));
+  out += grid(a, first, bottom, false);
+  for (std::size_t i = 0; i < panel.lanes.size(); ++i) {
+    const double y = first + kLaneHeight * double(i);
+    for (const TimelineBar& b : panel.lanes[i].bars)
+      out += fmt::format("<rect class=\"gemm\" x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" "
+                         "height=\"{:.0f}\" fill=\"{}\" stroke=\"#ffffff\" stroke-width=\"0.3\">"
+                         "<title>{}: {:.1f}-{:.1f} us</title></rect>\n",
+                         a.x(b.start_us), y + (kLaneHeight - kBarHeight) / 2 - 2,
+                         std::max(a.x(b.end_us) - a.x(b.start_us), 0.5), kBarHeight,
+                         b.migrated ? kMigrated : kShare, xml_escape(b.label), b.start_us, b.end_us);
+    for (const auto& [start, length] : panel.lanes[i].gaps)
+      out += fmt::format("<rect class=\"gap\" x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" "
+                         "height=\"3\" fill=\"{}\"><title>idle {:.1f} us</title></rect>\n",
+                         a.x(start), y + kLaneHeight - 6, std::max(a.x(start + length) - a.x(start), 0.5),
+                         kSlower, length);
+  }
+  return out + "</g>\n";
+}
+
+}  // namespace
+
+std::string timeline_svg(const std::vector<TimelinePanel>& panels, const PlotOptions& options) {
+  // One time axis for every panel, so strategies compare by eye.
+  double end = 1;
+  for (const TimelinePanel& p : panels)
+    for (const TimelineLane& l : p.lanes)
+      for (const TimelineBar& b : l.bars) end = std::max(end, b.end_us);
+  Axis a;
+  a.lo = 0;
+  a.step = nice_step(end, 8);
+  a.hi = std::ceil(end / a.step - 1e-9) * a.step;
+  const double title_height = options.subtitle.empty() ? 40 : 58;
+  double height = title_height;
+  std::vector<double> tops;
+  for (const TimelinePanel& p : panels) {
+    tops.push_back(height);
+    height += kHeadingHeight + kAxisHeight + kLaneHeight * double(p.lanes.size()) + 16;
+  }
+  height += 24;
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  out += fmt::format("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0:.0f}\" "
+                     "height=\"{1:.0f}\" viewBox=\"0 0 {0:.0f} {1:.0f}\" "
+                     "font-family=\"Helvetica, Arial, sans-serif\" font-size=\"12\">\n",
+                     kWidth, height);
+  out += "<title>" + xml_escape(options.title) + "</title>\n";
+  out += fmt::format("<rect x=\"0\" y=\"0\" width=\"{:.0f}\" height=\"{:.0f}\" "
+                     "fill=\"#ffffff\"/>\n", kWidth, height);
+  out += text(16, 26, options.title, "class=\"title\" font-size=\"16\" font-weight=\"bold\"");
+  if (!options.subtitle.empty())
+    out += text(16, 46, options.subtitle, fmt::format("class=\"subtitle\" fill=\"{}\"", kMuted));
+  for (std::size_t i = 0; i < panels.size(); ++i) out += timeline_panel(panels[i], a, tops[i]);
+  out += text(kPlotLeft, height - 10,
+              "us from the run's start; blue: a GPU's own GEMMs, orange: migrated to it, red: "
+              "idle longer than 20 us",
+              fmt::format("fill=\"{}\"", kMuted));
+  return out + "</svg>\n";
+}
+
 }  // namespace autogemm::bench

@@ -5,6 +5,7 @@
 // kMemoryBoundMaxM) have a share of the device copy bandwidth, a second panel of that share.
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/bench_runner.hpp"
@@ -32,6 +33,25 @@ struct PlotOptions {
 // The SVG document (UTF-8 text). Labels and titles are escaped (& < > " '). The memory-bound
 // panel is drawn only when some memory-bound row has a copy_share.
 std::string plot_svg(const std::vector<PlotRow>& rows, const PlotOptions& options = {});
+
+// `bench --gpus N --suite ... --plot FILE.svg`: each strategy's run as a timeline, one lane per
+// GPU, one bar per GEMM (migrated ones in another colour), idle gaps longer than the report's
+// threshold marked under the lane. Times in microseconds from the run's start.
+struct TimelineBar {
+  double start_us = 0, end_us = 0;
+  bool migrated = false;
+  std::string label;                  // the hover text: "GEMM 12: 4096 x 7168 x 16384"
+};
+struct TimelineLane {
+  std::string label;                  // "GPU 0"
+  std::vector<TimelineBar> bars;
+  std::vector<std::pair<double, double>> gaps;   // (start, length)
+};
+struct TimelinePanel {
+  std::string heading;                // "load: makespan 2010 us, 1.02x the ideal"
+  std::vector<TimelineLane> lanes;
+};
+std::string timeline_svg(const std::vector<TimelinePanel>& panels, const PlotOptions& options);
 
 // "1 &amp; 2 &lt; 3": text made safe for SVG element content and attribute values.
 std::string xml_escape(const std::string& text);

@@ -7,6 +7,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <tuple>
+#include <utility>
 #include <iostream>
 #include <map>
 #include <numeric>
@@ -15,11 +20,15 @@
 #include "autogemm/errors.hpp"
 #include "autogemm/gemm.hpp"
 #include "autogemm/plan.hpp"
+#include "bench/plot_svg.hpp"
 #include "bench/tensors.hpp"
+#include "bench/timing.hpp"
 #include "cli/cli_common.hpp"
+#include "cli/cmd_bench.hpp"
 #include "cli/multi_gpu_cli.hpp"
 #include "cuda/cuda_check.hpp"
 #include "multi/result_match.hpp"
+#include "multi/scheduler.hpp"
 
 namespace autogemm::cli {
 
@@ -29,7 +38,7 @@ const std::vector<std::string> kMultiOptionNames = {"--gpus",       "--schedule"
                                                     "--count",      "--no-migrate", "--split",
                                                     "--inputs",     "--output",
                                                     "--tp",         "--transport", "--bands",
-                                                    "--panels"};
+                                                    "--panels",     "--memory-limit"};
 
 struct Item {
   bench::BenchCase row;
@@ -37,6 +46,8 @@ struct Item {
   std::size_t distinct = 0;   // index of its problem among the distinct ones
   int priority = 0;
   double predicted_us = 0;
+  double measured_us = 0;     // the warm-up's time on GPU 0 (0: not measured)
+  multi::GemmBytes bytes;
 };
 
 std::vector<std::string> split_commas(const std::string& text) {
@@ -84,49 +95,99 @@ std::vector<Item> make_items(const CLI::App& bench, const MultiBenchOptions& o,
   return items;
 }
 
-// Predicted time of each distinct problem on the device.
+// Predicted time and bytes of each distinct problem on the device.
 void predict(std::vector<Item>& items, const std::vector<GemmProblem>& distinct, const GpuInfo& device) {
-  std::vector<double> times;
-  for (const GemmProblem& p : distinct) times.push_back(plan_gemm(p, device).best().prediction.time_us);
-  for (Item& item : items) item.predicted_us = times[item.distinct];
+  std::vector<std::pair<double, multi::GemmBytes>> planned;
+  for (const GemmProblem& p : distinct) {
+    const Plan plan = plan_gemm(p, device);
+    planned.emplace_back(plan.best().prediction.time_us, multi::gemm_bytes(p, plan.spec));
+  }
+  for (Item& item : items) std::tie(item.predicted_us, item.bytes) = planned[item.distinct];
 }
 
-std::vector<double> predicted_list(const std::vector<Item>& items) {
-  std::vector<double> t;
-  for (const Item& item : items) t.push_back(item.predicted_us);
-  return t;
+std::string row_text(const Item& item) {
+  return fmt::format("{} x {} x {}{}", item.row.m, item.row.n, item.row.k,
+                     item.row.tag.empty() ? "" : " " + item.row.tag);
 }
 
-std::vector<int> priority_list(const std::vector<Item>& items) {
-  std::vector<int> p;
-  for (const Item& item : items) p.push_back(item.priority);
-  return p;
+// A placement refused by assign_gemms names "gemms[i]": the command names the suite's row.
+template <class F>
+auto naming_rows(const std::vector<Item>& items, F&& f) {
+  try {
+    return f();
+  } catch (const InvalidArgument& e) {
+    std::size_t i = 0;
+    if (std::sscanf(e.argument().c_str(), "gemms[%zu]", &i) == 1 && i < items.size())
+      throw InvalidArgument(fmt::format("GEMM {} ({})", i, row_text(items[i])), e.value(), e.rule());
+    throw;
+  }
 }
+
+std::vector<GemmDemand> demands(const std::vector<Item>& items, OperandPlacement placement) {
+  std::vector<GemmDemand> out;
+  for (const Item& item : items) {
+    GemmDemand d;
+    d.time_us = item.measured_us > 0 ? item.measured_us : item.predicted_us;
+    d.priority = item.priority;
+    d.placement = placement;
+    d.input_bytes = item.bytes.input;
+    d.output_bytes = item.bytes.output;
+    d.workspace_bytes = item.bytes.workspace;
+    out.push_back(d);
+  }
+  return out;
+}
+
+// --inputs for the schedule: replicated (every GPU), root (GPU 0) or host.
+OperandPlacement parse_placement(const std::string& text) {
+  if (text == "replicated") return {OperandHome::replicated, 0};
+  if (text == "root") return {OperandHome::device, 0};
+  if (text == "host") return {OperandHome::host, 0};
+  throw InvalidArgument("--inputs", text,
+                        "with --gpus and --suite: replicated (on every GPU), root (on GPU 0: "
+                        "copied to the GPU that runs it, D copied back) or host (pinned host "
+                        "memory, copied in and out)");
+}
+
+std::string mib(int64_t bytes) { return fmt::format("{:.1f} MiB", double(bytes) / double(1 << 20)); }
 
 // ---- without a GPU: each strategy's predicted assignment -------------------------------------
 
 void show_plans(const std::vector<Item>& items, const std::vector<ScheduleStrategy>& strategies,
-                int gpus, const GpuInfo& device, const std::string& note, bool json) {
+                const MultiBenchOptions& o, const GpuInfo& device, const std::vector<int64_t>& limits,
+                const std::string& note, bool json) {
+  const int gpus = o.gpus;
+  const OperandPlacement placement = parse_placement(o.inputs);
   nlohmann::json out = {{"note", note}, {"gpus", gpus}, {"device", device.preset}, {"gemms", items.size()},
-                        {"measured", false}, {"strategies", nlohmann::json::array()}};
-  if (!json) fmt::print("{}\n{} GEMMs over {} x {}\n", note, items.size(), gpus, device.preset);
+                        {"measured", false}, {"inputs", o.inputs}, {"strategies", nlohmann::json::array()}};
+  if (!limits.empty()) out["memory_limit_bytes"] = limits;
+  if (!json) fmt::print("{}\n{} GEMMs over {} x {}, operands {}\n", note, items.size(), gpus, device.preset,
+                        o.inputs);
+  PlacementLimits pl;
+  pl.memory_bytes = limits;
+  pl.topology = topology_preset(default_link_preset(device), gpus);
   for (ScheduleStrategy s : strategies) {
-    const GemmAssignment a = assign_gemms(predicted_list(items), priority_list(items), gpus, s);
+    const GemmAssignment a =
+        naming_rows(items, [&] { return assign_gemms(demands(items, placement), gpus, s, pl); });
     nlohmann::json per_gpu = nlohmann::json::array();
     if (!json) fmt::print("\n{}: predicted makespan {:.1f} us, ideal {:.1f} us (ratio {:.3f}), lower "
-                          "bound {:.1f} us (ratio {:.3f})\n",
+                          "bound {:.1f} us (ratio {:.3f}); {} GEMMs pooled for the end\n",
                           to_string(s), a.predicted_makespan_us, a.ideal_us,
                           a.predicted_makespan_us / a.ideal_us, a.lower_bound_us,
-                          a.predicted_makespan_us / a.lower_bound_us);
+                          a.predicted_makespan_us / a.lower_bound_us, a.pool.size());
     for (int g = 0; g < gpus; ++g) {
-      per_gpu.push_back({{"gpu", g}, {"gemms", a.queues[g].size()}, {"predicted_busy_us", a.predicted_busy_us[g]}});
-      if (!json) fmt::print("  GPU {}: {} GEMMs, predicted busy {:.1f} us\n", g, a.queues[g].size(),
-                            a.predicted_busy_us[g]);
+      per_gpu.push_back({{"gpu", g}, {"gemms", a.queues[g].size()}, {"predicted_busy_us", a.predicted_busy_us[g]},
+                         {"memory_bytes", a.memory_bytes[g]}, {"bytes_moved", a.bytes_moved[g]}});
+      if (!json)
+        fmt::print("  GPU {}: {} GEMMs, predicted busy {:.1f} us, allocates {}{}, moves {}\n", g,
+                   a.queues[g].size(), a.predicted_busy_us[g], mib(a.memory_bytes[g]),
+                   limits.empty() ? "" : fmt::format(" of {}", mib(limits[g])), mib(a.bytes_moved[g]));
     }
     out["strategies"].push_back({{"strategy", std::string(to_string(s))},
                                  {"predicted_makespan_us", a.predicted_makespan_us},
                                  {"ideal_us", a.ideal_us},
                                  {"lower_bound_us", a.lower_bound_us},
+                                 {"pooled", a.pool.size()},
                                  {"per_gpu", per_gpu}});
   }
   if (json) std::cout << out.dump(2) << "\n";
@@ -134,36 +195,63 @@ void show_plans(const std::vector<Item>& items, const std::vector<ScheduleStrate
 
 // ---- on the GPUs ------------------------------------------------------------------------------
 
-// The distinct problems' inputs on every GPU (the same values: the same seed), and one D per
-// GEMM per GPU, since any GEMM may run (or be migrated) anywhere.
-struct DeviceData {
-  std::vector<std::vector<bench::GemmInputs>> inputs;   // [gpu][distinct]
-  std::vector<std::vector<bench::DeviceBuffer>> d;      // [gpu][item]
-};
-
-DeviceData allocate(const std::vector<Item>& items, const std::vector<GemmProblem>& distinct,
-                    int gpus, uint64_t seed) {
-  DeviceData data;
-  data.inputs.resize(std::size_t(gpus));
-  data.d.resize(std::size_t(gpus));
-  for (int g = 0; g < gpus; ++g) {
-    cuda_check(cudaSetDevice(g), "cudaSetDevice(bench --gpus)");
-    for (std::size_t i = 0; i < distinct.size(); ++i)
-      data.inputs[g].push_back(bench::make_gemm_inputs(distinct[i], seed + 10 * i));
-    for (const Item& item : items)
-      data.d[g].emplace_back(bench::operand_elements(item.problem, 'D') * dtype_bytes(item.problem.d_type));
-  }
-  return data;
-}
-
 std::size_t d_bytes(const GemmProblem& p) {
   return bench::operand_elements(p, 'D') * std::size_t(dtype_bytes(p.d_type));
 }
 
-// Each distinct problem once on every GPU (loads its kernel there; the first compiles it), and
-// GPU 0's result kept as the single-GPU reference.
+// Pinned host memory (the copies to and from it are asynchronous).
+struct HostBuffer {
+  void* p = nullptr;
+  explicit HostBuffer(std::size_t bytes) { cuda_check(cudaMallocHost(&p, std::max<std::size_t>(bytes, 1)), "cudaMallocHost(bench --gpus)"); }
+  HostBuffer(HostBuffer&& o) noexcept : p(std::exchange(o.p, nullptr)) {}
+  ~HostBuffer() { if (p) (void)cudaFreeHost(p); }
+};
+
+// The distinct problems' inputs where --inputs puts them (every GPU: the same values, the same
+// seed; root: GPU 0; host: GPU 0's copied to pinned host memory), and one D per GEMM where its
+// operands live (replicated: on every GPU, since any GEMM may run anywhere).
+struct DeviceData {
+  std::vector<std::vector<bench::GemmInputs>> inputs;   // [gpu][distinct]
+  std::vector<std::vector<bench::DeviceBuffer>> d;      // [gpu][item]
+  std::vector<std::vector<HostBuffer>> host_inputs;     // [distinct]: a, b (host placement)
+  std::vector<HostBuffer> host_d;                       // [item]
+};
+
+DeviceData allocate(const std::vector<Item>& items, const std::vector<GemmProblem>& distinct,
+                    int gpus, uint64_t seed, OperandHome home) {
+  DeviceData data;
+  const int holders = home == OperandHome::replicated ? gpus : 1;
+  data.inputs.resize(std::size_t(gpus));
+  data.d.resize(std::size_t(gpus));
+  for (int g = 0; g < gpus; ++g) {
+    cuda_check(cudaSetDevice(g), "cudaSetDevice(bench --gpus)");
+    // Every GPU gets the inputs for the warm-up (kernels loaded, GPU 0's result the reference).
+    for (std::size_t i = 0; i < distinct.size(); ++i)
+      data.inputs[g].push_back(bench::make_gemm_inputs(distinct[i], seed + 10 * i));
+    if (g < holders && home != OperandHome::host)
+      for (const Item& item : items) data.d[g].emplace_back(d_bytes(item.problem));
+  }
+  if (home == OperandHome::host) {
+    for (std::size_t i = 0; i < distinct.size(); ++i) {
+      const GemmProblem& p = distinct[i];
+      std::vector<HostBuffer> ab;
+      for (const auto& [operand, buffer] : {std::pair{'A', &data.inputs[0][i].a}, {'B', &data.inputs[0][i].b}}) {
+        const std::size_t n = bench::operand_elements(p, operand) * dtype_bytes(operand == 'A' ? p.a_type : p.b_type);
+        ab.emplace_back(n);
+        cuda_check(cudaMemcpy(ab.back().p, buffer->get(), n, cudaMemcpyDefault), "cudaMemcpy(bench --gpus host inputs)");
+      }
+      data.host_inputs.push_back(std::move(ab));
+    }
+    for (const Item& item : items) data.host_d.emplace_back(d_bytes(item.problem));
+  }
+  return data;
+}
+
+// Each distinct problem on every GPU (loads its kernel there; the first compiles it), then timed
+// once more on GPU 0 (the scheduler balances on these), and GPU 0's result kept as the single-GPU
+// reference.
 std::vector<std::vector<unsigned char>> warm_up(const std::vector<GemmProblem>& distinct,
-                                                DeviceData& data, int gpus) {
+                                                DeviceData& data, int gpus, std::vector<double>* times) {
   std::vector<std::vector<unsigned char>> reference;
   for (int g = 0; g < gpus; ++g) {
     cuda_check(cudaSetDevice(g), "cudaSetDevice(bench --gpus)");
@@ -173,9 +261,26 @@ std::vector<std::vector<unsigned char>> warm_up(const std::vector<GemmProblem>& 
       gemm(distinct[i], data.inputs[g][i].operands(), nullptr, options);
     cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize(bench --gpus warm-up)");
   }
+  cuda_check(cudaSetDevice(0), "cudaSetDevice(bench --gpus)");
+  bench::Stream stream;
+  // L2 flushed before each: in the schedule a GEMM follows others' data, not its own.
+  bench::L2Flusher flusher;
+  GemmOptions options;
+  options.device = 0;
+  for (std::size_t i = 0; i < distinct.size(); ++i) {
+    const auto timed = bench::time_calls(
+        [&](cudaStream_t s) { gemm(distinct[i], data.inputs[0][i].operands(), s, options); }, 1, 3,
+        stream.get(), &flusher);
+    times->push_back(bench::summarize(timed).median_us);
+  }
   for (std::size_t i = 0; i < distinct.size(); ++i)
     reference.push_back(multi::download_bytes(data.inputs[0][i].d.get(), d_bytes(distinct[i])));
   return reference;
+}
+
+void* d_of(const DeviceData& data, std::size_t item, int gpu, OperandHome home) {
+  if (home == OperandHome::host) return data.host_d[item].p;
+  return data.d[home == OperandHome::replicated ? std::size_t(gpu) : 0][item].get();
 }
 
 struct Checked {
@@ -185,12 +290,12 @@ struct Checked {
 };
 
 Checked check_results(const std::vector<Item>& items, const ScheduleResult& r, const DeviceData& data,
-                      const std::vector<std::vector<unsigned char>>& reference) {
+                      const std::vector<std::vector<unsigned char>>& reference, OperandHome home) {
   Checked c;
   for (std::size_t i = 0; i < items.size(); ++i) {
     const int g = r.runs[i].gpu;
     const multi::ResultMatch m = multi::match_results(
-        multi::download_bytes(data.d[g][i].get(), d_bytes(items[i].problem)),
+        multi::download_bytes(d_of(data, i, g, home), d_bytes(items[i].problem)),
         reference[items[i].distinct], items[i].problem.d_type);
     c.worst_diff = std::max(c.worst_diff, m.diff);
     if (m.bitwise) ++c.bitwise;
@@ -198,43 +303,51 @@ Checked check_results(const std::vector<Item>& items, const ScheduleResult& r, c
     else {
       ++c.failed;
       if (c.first_failure.empty())
-        c.first_failure = fmt::format("GEMM {} ({}x{}x{}) on GPU {}: diff {:.3g}{}", i, items[i].row.m,
-                                      items[i].row.n, items[i].row.k, g, m.diff,
-                                      m.finite ? "" : ", unwritten (NaN) elements");
+        c.first_failure = fmt::format("GEMM {} ({}) on GPU {}: diff {:.3g}{}", i, row_text(items[i]), g,
+                                      m.diff, m.finite ? "" : ", unwritten (NaN) elements");
     }
   }
   return c;
 }
 
 nlohmann::json report(ScheduleStrategy s, const ScheduleResult& r, const Checked& c, int gpus, bool json) {
-  const double busy_total = std::accumulate(r.busy_us.begin(), r.busy_us.end(), 0.0);
-  const double ideal_measured = busy_total / gpus;
   nlohmann::json per_gpu = nlohmann::json::array();
+  double worst_idle = 0;
   for (int g = 0; g < gpus; ++g) {
-    int runs = 0, migrated_in = 0;
-    for (const ScheduledRun& run : r.runs)
-      if (run.gpu == g) {
-        ++runs;
-        migrated_in += run.migrated ? 1 : 0;
-      }
-    per_gpu.push_back({{"gpu", g}, {"gemms", runs}, {"migrated_in", migrated_in},
-                       {"predicted_busy_us", r.assignment.predicted_busy_us[g]},
-                       {"busy_us", r.busy_us[g]}, {"span_us", r.span_us[g]}});
+    const GpuActivity& a = r.gpus[std::size_t(g)];
+    double gap_total = 0, gap_longest = 0;
+    for (const auto& [start, length] : a.gaps) {
+      gap_total += length;
+      gap_longest = std::max(gap_longest, length);
+    }
+    const double idle_share = r.makespan_us > 0 ? a.idle_us / r.makespan_us : 0;
+    worst_idle = std::max(worst_idle, idle_share);
+    nlohmann::json gaps = nlohmann::json::array();
+    for (const auto& [start, length] : a.gaps) gaps.push_back({{"start_us", start}, {"us", length}});
+    per_gpu.push_back({{"gpu", g}, {"gemms", a.gemms}, {"migrated_in", a.migrated_in},
+                       {"predicted_busy_us", r.assignment.predicted_busy_us[std::size_t(g)]},
+                       {"busy_us", a.busy_us}, {"span_us", a.span_us}, {"idle_us", a.idle_us},
+                       {"idle_share", idle_share}, {"gaps_over_20us", a.gaps.size()},
+                       {"gap_us", gap_total}, {"longest_gap_us", gap_longest}, {"gaps", gaps},
+                       {"bytes_moved", a.bytes_moved}});
   }
+  const double ratio = r.ideal_us > 0 ? r.makespan_us / r.ideal_us : 0;
   if (!json) {
-    fmt::print("\n{}: makespan {:.1f} us; ideal {:.1f} us predicted (ratio {:.3f}), {:.1f} us measured "
-               "(ratio {:.3f}); lower bound {:.1f} us predicted (the longest GEMM when it exceeds the "
-               "ideal); {} migration{}\n",
-               to_string(s), r.makespan_us, r.assignment.ideal_us, r.makespan_us / r.assignment.ideal_us,
-               ideal_measured, r.makespan_us / ideal_measured, r.assignment.lower_bound_us,
-               r.migrations, r.migrations == 1 ? "" : "s");
-    fmt::print("  {:>4} {:>6} {:>9} {:>15} {:>12} {:>12}\n", "GPU", "GEMMs", "migrated", "predicted_busy",
-               "busy_us", "span_us");
+    fmt::print("\n{}: makespan {:.1f} us = {:.3f}x the ideal {:.1f} us (measured busy / {}); bound "
+               "{:.1f} us (ideal or the longest GEMM: {:.3f}x); predicted ideal {:.1f} us; {} "
+               "migration{}; host {:.2f} us per GEMM\n",
+               to_string(s), r.makespan_us, ratio, r.ideal_us, gpus, r.bound_us,
+               r.bound_us > 0 ? r.makespan_us / r.bound_us : 0, r.assignment.ideal_us, r.migrations,
+               r.migrations == 1 ? "" : "s", r.host_us_per_gemm);
+    fmt::print("  {:>4} {:>6} {:>9} {:>15} {:>11} {:>11} {:>7} {:>12} {:>11} {:>12}\n", "GPU", "GEMMs",
+               "migrated", "predicted_busy", "busy_us", "idle_us", "idle%", "gaps>20us", "gap_us", "moved_MiB");
     for (const auto& row : per_gpu)
-      fmt::print("  {:>4} {:>6} {:>9} {:>15.1f} {:>12.1f} {:>12.1f}\n", row["gpu"].get<int>(),
-                 row["gemms"].get<int>(), row["migrated_in"].get<int>(),
+      fmt::print("  {:>4} {:>6} {:>9} {:>15.1f} {:>11.1f} {:>11.1f} {:>6.2f}% {:>12} {:>11.1f} {:>12.1f}\n",
+                 row["gpu"].get<int>(), row["gemms"].get<int>(), row["migrated_in"].get<int>(),
                  row["predicted_busy_us"].get<double>(), row["busy_us"].get<double>(),
-                 row["span_us"].get<double>());
+                 row["idle_us"].get<double>(), 100 * row["idle_share"].get<double>(),
+                 row["gaps_over_20us"].get<std::size_t>(), row["gap_us"].get<double>(),
+                 double(row["bytes_moved"].get<int64_t>()) / double(1 << 20));
     fmt::print("  results against the single-GPU result (GPU 0): {} bitwise equal, {} within diff 1e-5, "
                "{} FAILED{}\n",
                c.bitwise, c.within, c.failed,
@@ -242,28 +355,57 @@ nlohmann::json report(ScheduleStrategy s, const ScheduleResult& r, const Checked
   }
   return {{"strategy", std::string(to_string(s))},
           {"makespan_us", r.makespan_us},
+          {"ideal_us", r.ideal_us},
+          {"ratio_to_ideal", ratio},
+          {"bound_us", r.bound_us},
+          {"ratio_to_bound", r.bound_us > 0 ? r.makespan_us / r.bound_us : 0},
           {"ideal_predicted_us", r.assignment.ideal_us},
-          {"ideal_measured_us", ideal_measured},
-          {"ratio_to_ideal_predicted", r.makespan_us / r.assignment.ideal_us},
-          {"ratio_to_ideal_measured", r.makespan_us / ideal_measured},
-          {"lower_bound_predicted_us", r.assignment.lower_bound_us},
+          {"worst_idle_share", worst_idle},
           {"migrations", r.migrations},
+          {"pooled", r.assignment.pool.size()},
+          {"host_us_per_gemm", r.host_us_per_gemm},
           {"per_gpu", per_gpu},
           {"check", {{"bitwise", c.bitwise}, {"within_diff", c.within}, {"failed", c.failed},
                      {"worst_diff", c.worst_diff}, {"first_failure", c.first_failure}}}};
 }
 
-void measure(const std::vector<Item>& items, const std::vector<GemmProblem>& distinct,
+bench::TimelinePanel timeline(ScheduleStrategy s, const ScheduleResult& r, const std::vector<Item>& items,
+                              int gpus) {
+  bench::TimelinePanel panel;
+  panel.heading = fmt::format("{}: makespan {:.0f} us, {:.3f}x the ideal; {} migrations", to_string(s),
+                              r.makespan_us, r.ideal_us > 0 ? r.makespan_us / r.ideal_us : 0, r.migrations);
+  for (int g = 0; g < gpus; ++g) {
+    bench::TimelineLane lane;
+    lane.label = fmt::format("GPU {} ({:.1f}% idle)", g,
+                             r.makespan_us > 0 ? 100 * r.gpus[std::size_t(g)].idle_us / r.makespan_us : 0);
+    lane.gaps = r.gpus[std::size_t(g)].gaps;
+    for (std::size_t i = 0; i < r.runs.size(); ++i)
+      if (r.runs[i].gpu == g)
+        lane.bars.push_back({r.runs[i].start_us, r.runs[i].end_us, r.runs[i].migrated,
+                             fmt::format("GEMM {}: {}", i, row_text(items[i]))});
+    panel.lanes.push_back(std::move(lane));
+  }
+  return panel;
+}
+
+void measure(std::vector<Item>& items, const std::vector<GemmProblem>& distinct,
              const std::vector<ScheduleStrategy>& strategies, const MultiBenchOptions& o,
-             uint64_t seed, bool json) {
-  DeviceData data = allocate(items, distinct, o.gpus, seed);
-  const auto reference = warm_up(distinct, data, o.gpus);
-  nlohmann::json out = {{"gpus", o.gpus}, {"gemms", items.size()}, {"measured", true},
+             const std::vector<int64_t>& limits, uint64_t seed, bool json, const std::string& plot) {
+  const OperandPlacement placement = parse_placement(o.inputs);
+  const OperandHome home = placement.home;
+  DeviceData data = allocate(items, distinct, o.gpus, seed, home);
+  std::vector<double> warm_times;
+  const auto reference = warm_up(distinct, data, o.gpus, &warm_times);
+  for (Item& item : items) item.measured_us = warm_times[item.distinct];
+  nlohmann::json out = {{"gpus", o.gpus}, {"gemms", items.size()}, {"distinct", distinct.size()},
+                        {"measured", true}, {"inputs", o.inputs}, {"balanced_on", "warm-up times (GPU 0)"},
                         {"strategies", nlohmann::json::array()}};
-  if (!json) fmt::print("{} GEMMs ({} distinct) over {} GPUs; every result checked against GPU 0's "
-                        "single-GPU result\n", items.size(), distinct.size(), o.gpus);
+  if (!json) fmt::print("{} GEMMs ({} distinct) over {} GPUs, operands {}; balanced on each problem's "
+                        "warm-up time on GPU 0; every result checked against GPU 0's single-GPU "
+                        "result\n", items.size(), distinct.size(), o.gpus, o.inputs);
   std::size_t failed = 0;
   std::map<ScheduleStrategy, double> makespans;
+  std::vector<bench::TimelinePanel> panels;
   for (ScheduleStrategy s : strategies) {
     std::vector<ScheduledGemm> gemms;
     for (std::size_t i = 0; i < items.size(); ++i) {
@@ -271,30 +413,51 @@ void measure(const std::vector<Item>& items, const std::vector<GemmProblem>& dis
       g.problem = items[i].problem;
       g.priority = items[i].priority;
       g.predicted_us = items[i].predicted_us;
-      for (int dev = 0; dev < o.gpus; ++dev) {
+      g.measured_us = items[i].measured_us;
+      g.placement = placement;
+      const int holders = home == OperandHome::replicated ? o.gpus : 1;
+      for (int dev = 0; dev < holders; ++dev) {
         GemmOperands ops = data.inputs[dev][items[i].distinct].operands();
-        ops.d = data.d[dev][i].get();
-        cuda_check(cudaSetDevice(dev), "cudaSetDevice(bench --gpus)");
-        bench::fill_poison(ops.d, bench::operand_elements(g.problem, 'D'), g.problem.d_type);
+        if (home == OperandHome::host) {
+          ops.a = data.host_inputs[items[i].distinct][0].p;
+          ops.b = data.host_inputs[items[i].distinct][1].p;
+        }
+        ops.d = d_of(data, i, dev, home);
+        if (home == OperandHome::host) {
+          std::memset(ops.d, 0xff, d_bytes(g.problem));   // NaN in every type: unwritten shows
+        } else {
+          cuda_check(cudaSetDevice(dev), "cudaSetDevice(bench --gpus)");
+          bench::fill_poison(ops.d, bench::operand_elements(g.problem, 'D'), g.problem.d_type);
+        }
         g.operands.push_back(ops);
       }
       gemms.push_back(std::move(g));
     }
+    cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize(bench --gpus poison)");
     ScheduleOptions options;
     options.strategy = s;
     for (int dev = 0; dev < o.gpus; ++dev) options.devices.push_back(dev);
     if (o.no_migrate) options.migrate = false;
-    const ScheduleResult r = run_gemm_schedule(gemms, options);
-    const Checked c = check_results(items, r, data, reference);
+    options.memory_limit_bytes = limits;
+    const ScheduleResult r = naming_rows(items, [&] { return run_gemm_schedule(gemms, options); });
+    const Checked c = check_results(items, r, data, reference, home);
     failed += c.failed;
     makespans[s] = r.makespan_us;
     out["strategies"].push_back(report(s, r, c, o.gpus, json));
+    if (!plot.empty()) panels.push_back(timeline(s, r, items, o.gpus));
   }
   if (makespans.count(ScheduleStrategy::load_balanced) && makespans.count(ScheduleStrategy::round_robin)) {
     const double ratio = makespans[ScheduleStrategy::round_robin] / makespans[ScheduleStrategy::load_balanced];
     out["rr_over_load"] = ratio;
     if (!json) fmt::print("\nload-balanced against round-robin: {:.3f}x ({})\n", ratio,
                           ratio > 1 ? "load-balanced finishes first" : "round-robin finishes first");
+  }
+  if (!plot.empty()) {
+    bench::PlotOptions po;
+    po.title = fmt::format("autogemm scheduler: {} GEMMs over {} GPUs", items.size(), o.gpus);
+    po.subtitle = fmt::format("operands {}; every result checked against GPU 0 ({} failed)", o.inputs, failed);
+    write_file("--plot", plot, bench::timeline_svg(panels, po));
+    if (!json) fmt::print("timeline drawn into {}\n", plot);
   }
   if (json) std::cout << out.dump(2) << "\n";
   if (failed > 0) {
@@ -332,6 +495,35 @@ std::vector<ScheduleStrategy> parse_strategies(const std::string& text) {
   return out;
 }
 
+std::vector<int64_t> parse_memory_limits(const std::string& text, int gpus) {
+  const std::vector<std::string> parts = split_commas(text);
+  std::vector<int64_t> limits;
+  for (const std::string& part : parts) {
+    std::size_t used = 0;
+    double value = 0;
+    try {
+      value = std::stod(part, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    const std::string unit = part.substr(used);
+    static const std::map<std::string, double> units = {
+        {"", 1},     {"B", 1},     {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0},
+        {"KB", 1e3}, {"MB", 1e6},  {"GB", 1e9},     {"TiB", 1099511627776.0}, {"TB", 1e12}};
+    const auto it = units.find(unit);
+    if (used == 0 || it == units.end() || !std::isfinite(value) || value < 0)
+      throw InvalidArgument("--memory-limit", part,
+                            "a size per GPU: a number of bytes >= 0 with B, KiB, MiB, GiB, TiB, "
+                            "KB, MB, GB or TB (40GiB,20GiB: GPU 0 and GPU 1; one size: every GPU)");
+    limits.push_back(int64_t(value * it->second));
+  }
+  if (parts.size() == 1 && gpus > 1) limits.assign(std::size_t(gpus), limits.front());
+  if (limits.size() != std::size_t(gpus))
+    throw InvalidArgument("--memory-limit", text,
+                          fmt::format("one size, or one per GPU ({} given for {} GPUs)", parts.size(), gpus));
+  return limits;
+}
+
 std::shared_ptr<MultiBenchOptions> add_multi_bench_options(CLI::App& bench) {
   auto o = std::make_shared<MultiBenchOptions>();
   bench.add_option("--gpus", o->gpus,
@@ -351,8 +543,14 @@ std::shared_ptr<MultiBenchOptions> add_multi_bench_options(CLI::App& bench) {
                    "with --gpus and --m/--n/--k: split the GEMM this way (none, m, n, k; default: "
                    "the planner's choice)");
   bench.add_option("--inputs", o->inputs,
-                   "with --gpus and --m/--n/--k: replicated (A, B on every GPU) or root (GPU 0 only)")
+                   "with --gpus: replicated (A, B on every GPU) or root (GPU 0 only); with "
+                   "--suite also host (pinned host memory): operands not on the GPU that runs a "
+                   "GEMM are copied there and D copied back")
       ->capture_default_str();
+  bench.add_option("--memory-limit", o->memory_limit,
+                   "with --gpus and --suite: what the scheduler may allocate per GPU (40GiB,20GiB: "
+                   "GPU 0, GPU 1; one size: every GPU; default: each GPU's free memory, or no "
+                   "limit on a preset); a list that cannot fit is refused before anything runs");
   bench.add_option("--output", o->output,
                    "with --gpus and --m/--n/--k: root (D gathered on GPU 0) or sharded")
       ->capture_default_str();
@@ -375,7 +573,8 @@ void run_multi_bench(const CLI::App& bench, const MultiBenchOptions& o) {
     return run_split_bench(bench, o);
   }
   std::vector<std::string> taken = {"--gpus", "--schedule", "--repeat", "--count", "--no-migrate",
-                                    "--suite", "--dtype", "--device", "--json", "--seed"};
+                                    "--suite", "--dtype", "--device", "--json", "--seed",
+                                    "--inputs", "--memory-limit", "--plot"};
   refuse_options_except(bench, taken, "--gpus");
   if (bench.get_option("--gpus")->count() == 0)
     throw InvalidArgument("--gpus", "missing",
@@ -383,6 +582,11 @@ void run_multi_bench(const CLI::App& bench, const MultiBenchOptions& o) {
                           "--output go with --gpus N");
   if (o.gpus < 1) throw InvalidArgument("--gpus", std::to_string(o.gpus), "must be >= 1");
   const std::vector<ScheduleStrategy> strategies = parse_strategies(o.schedule);
+  parse_placement(o.inputs);
+  const std::vector<int64_t> limits =
+      o.memory_limit.empty() ? std::vector<int64_t>{} : parse_memory_limits(o.memory_limit, o.gpus);
+  const std::string plot = option_text(bench, "--plot");
+  if (!plot.empty()) check_writable("--plot", plot);
   std::vector<GemmProblem> distinct;
   std::vector<Item> items = make_items(bench, o, &distinct);
   const bool json = bench.get_option("--json")->count() > 0;
@@ -404,8 +608,10 @@ void run_multi_bench(const CLI::App& bench, const MultiBenchOptions& o) {
             : fmt::format("{} is a device preset: showing each strategy's predicted assignment "
                           "instead of measuring",
                           preset);
+    if (!plot.empty())
+      throw InvalidArgument("--plot", plot, "draws a measured run's timeline: it needs the GPUs");
     predict(items, distinct, device);
-    return show_plans(items, strategies, o.gpus, device, note, json);
+    return show_plans(items, strategies, o, device, limits, note, json);
   }
   if (int(profile.gpus.size()) < o.gpus)
     throw InvalidArgument("--gpus", std::to_string(o.gpus),
@@ -414,7 +620,7 @@ void run_multi_bench(const CLI::App& bench, const MultiBenchOptions& o) {
     throw InvalidArgument("--device", device_spec,
                           "with --gpus N the GEMMs run on GPUs 0..N-1; give no --device (or a preset)");
   predict(items, distinct, profile.gpus.front());
-  measure(items, distinct, strategies, o, seed, json);
+  measure(items, distinct, strategies, o, limits, seed, json, plot);
 }
 
 }  // namespace autogemm::cli

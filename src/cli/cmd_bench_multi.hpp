@@ -1,6 +1,7 @@
 #pragma once
 // `autogemm bench --gpus N`, registered on the bench command by cmd_bench.cpp:
-//  - with --suite FILE[,FILE] [--schedule load|rr|priority] [--repeat R | --count C]: many
+//  - with --suite FILE[,FILE] [--schedule load|rr|priority] [--repeat R | --count C]
+//    [--inputs replicated|root|host] [--memory-limit SIZE[,SIZE]] [--plot FILE.svg]: many
 //    independent GEMMs scheduled over N GPUs (run_gemm_schedule, multi_gpu.hpp);
 //  - with --m --n --k [--split m|n|k|none] [--inputs ...] [--output ...]: one GEMM split over N
 //    GPUs (split_gemm) against the same GEMM on one (bench_split.cpp).
@@ -21,6 +22,7 @@ struct MultiBenchOptions {
   int repeat = 1;                    // the suite list this many times
   int count = 0;                     // or: exactly this many GEMMs, cycling through the list
   bool no_migrate = false;
+  std::string memory_limit;          // --memory-limit SIZE[,SIZE...]
   // One GEMM split (--m/--n/--k): as `plan --gpus` takes them.
   std::string split;                 // force a kind: none, m, n, k
   std::string inputs = "replicated";
@@ -59,6 +61,10 @@ std::vector<bench::BenchCase> multi_bench_list(const std::vector<bench::BenchCas
 // The priority the bench gives a row: decode rows (tag starting "decode": a token waits for
 // them) before the rest.
 int multi_bench_priority(const bench::BenchCase& row);
+
+// --memory-limit: one size for every GPU or one per GPU, in bytes ("40GiB,20GiB", "512MiB").
+// InvalidArgument naming --memory-limit for a bad size or count.
+std::vector<int64_t> parse_memory_limits(const std::string& text, int gpus);
 
 // "load,rr" -> the strategies, in order. InvalidArgument naming a bad one.
 std::vector<ScheduleStrategy> parse_strategies(const std::string& text);

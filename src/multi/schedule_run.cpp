@@ -1,20 +1,32 @@
-// run_gemm_schedule (multi_gpu.hpp): many independent GEMMs over the GPUs of this process, one
-// stream per GPU. The host keeps a few GEMMs enqueued per GPU (ScheduleOptions::in_flight) and
-// the rest in per-GPU queues, polls CUDA events for completions, and when a GPU's queue runs
-// dry moves the last queued GEMM of the GPU projected to finish last (scheduler.hpp), projected
-// from predicted times corrected by each GPU's measured/predicted ratio so far.
+// run_gemm_schedule (multi_gpu.hpp): many independent GEMMs over the GPUs of this process.
+//
+// Each GPU has a host thread of its own (kept for the process, so gemm()'s per-thread caches of
+// kernels and tensor maps stay warm between calls) and one stream. The thread enqueues its
+// whole planned share up front, then keeps its stream kRefillLeadUs of work ahead by taking
+// from the shared pool of short GEMMs: it blocks in cudaEventSynchronize on the GEMM after
+// whose end that much work remains (no sleep polling), and takes its own pooled GEMMs first,
+// then (migration) the last pooled GEMM of the GPU projected to finish last. On 4 H200s the
+// one-thread dispatcher it replaces left each GPU idle 547-708 us of a 2-2.7 ms run (issue 53):
+// at most two GEMMs ahead, sleep_for(10 us) polls costing ~60 us, two events created a launch.
+// Timing events come from a per-device pool made once per process.
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <deque>
+#include <functional>
+#include <future>
 #include <map>
+#include <mutex>
 #include <thread>
 #include <tuple>
 
 #include "autogemm/errors.hpp"
 #include "autogemm/multi_gpu.hpp"
 #include "autogemm/plan.hpp"
+#include "autogemm/quantize.hpp"
+#include "bench/tensors.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/current_device_guard.hpp"
 #include "multi/device_list.hpp"
@@ -25,27 +37,126 @@ namespace autogemm {
 
 namespace {
 
-// How long the dispatcher sleeps when nothing completed and nothing could be launched: short
-// next to the shortest GEMMs (decode rows run 5-30 us), long enough not to spin a core.
-constexpr auto kPollInterval = std::chrono::microseconds(10);
+// ---- process-wide resources: a thread, a stream and timing events per device -----------------
+
+class DeviceWorker {
+ public:
+  explicit DeviceWorker(int device) : device_(device), thread_([this] { loop(); }) {}
+  ~DeviceWorker() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_one();
+    thread_.join();
+  }
+  std::future<void> submit(std::function<void()> job) {
+    std::packaged_task<void()> task(std::move(job));
+    std::future<void> done = task.get_future();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      jobs_.push_back(std::move(task));
+    }
+    wake_.notify_one();
+    return done;
+  }
+  // The worker's stream on its device (created on its first job).
+  cudaStream_t stream() {
+    if (!stream_) {
+      cuda_check(cudaSetDevice(device_), "cudaSetDevice(schedule worker)");
+      cuda_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate(schedule)");
+    }
+    return stream_;
+  }
+  // `count` timing events of this device, reused from earlier runs where there are enough.
+  std::vector<cudaEvent_t> events(std::size_t count) {
+    while (events_.size() < count) {
+      cudaEvent_t e = nullptr;
+      cuda_check(cudaEventCreate(&e), "cudaEventCreate(schedule)");
+      events_.push_back(e);
+    }
+    return {events_.begin(), events_.begin() + std::ptrdiff_t(count)};
+  }
+
+ private:
+  void loop() {
+    for (;;) {
+      std::packaged_task<void()> job;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        wake_.wait(lock, [&] { return stop_ || !jobs_.empty(); });
+        if (stop_ && jobs_.empty()) return;
+        job = std::move(jobs_.front());
+        jobs_.pop_front();
+      }
+      job();
+    }
+  }
+  int device_;
+  cudaStream_t stream_ = nullptr;          // kept for the process (split-K keeps a workspace
+  std::vector<cudaEvent_t> events_;        // per stream); both released with the process
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::packaged_task<void()>> jobs_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+DeviceWorker& worker(int device) {
+  static std::mutex mutex;
+  static std::map<int, std::unique_ptr<DeviceWorker>> workers;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& w = workers[device];
+  if (!w) w = std::make_unique<DeviceWorker>(device);
+  return *w;
+}
+
+// ---- checks -------------------------------------------------------------------------------
+
+// Empty when `pointer` is host memory (pinned or not), else why not.
+std::string host_pointer_violation(const void* pointer) {
+  cudaPointerAttributes attributes{};
+  const cudaError_t e = cudaPointerGetAttributes(&attributes, pointer);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    return {};  // not known to CUDA: pageable host memory
+  }
+  if (attributes.type == cudaMemoryTypeDevice)
+    return fmt::format("is memory of device {}, not of the host", attributes.device);
+  return {};
+}
 
 void check_operands(const std::vector<ScheduledGemm>& gemms, const std::vector<int>& devices) {
   for (std::size_t i = 0; i < gemms.size(); ++i) {
     const ScheduledGemm& g = gemms[i];
     validate(g.problem);
-    if (g.operands.size() != devices.size())
-      throw InvalidArgument(fmt::format("gemms[{}].operands", i), fmt::format("{} entries", g.operands.size()),
-                            fmt::format("one per device ({}): a GEMM may run on any of them",
-                                        devices.size()));
-    for (std::size_t d = 0; d < devices.size(); ++d) {
+    const OperandPlacement& at = g.placement;
+    if (at.home == OperandHome::device && (at.device < 0 || at.device >= int(devices.size())))
+      throw InvalidArgument(fmt::format("gemms[{}].placement.device", i), std::to_string(at.device),
+                            fmt::format("an index into options.devices ({} devices)", devices.size()));
+    const std::size_t wanted = at.home == OperandHome::replicated ? devices.size() : 1;
+    if (g.operands.size() != wanted)
+      throw InvalidArgument(
+          fmt::format("gemms[{}].operands", i), fmt::format("{} entries", g.operands.size()),
+          at.home == OperandHome::replicated
+              ? fmt::format("one per device ({}): a replicated GEMM may run on any of them",
+                            devices.size())
+              : fmt::format("one: where the operands live ({})", to_string(at.home)));
+    for (std::size_t d = 0; d < wanted; ++d) {
       const GemmOperands& o = g.operands[d];
+      const int device = at.home == OperandHome::replicated ? devices[d]
+                         : at.home == OperandHome::device  ? devices[std::size_t(at.device)]
+                                                           : -1;
       auto check = [&](const char* name, const void* pointer, bool needed) {
         if (!needed) return;
         const std::string argument = fmt::format("gemms[{}].operands[{}].{}", i, d, name);
         if (pointer == nullptr)
-          throw InvalidArgument(argument, "null", fmt::format("device {} needs it", devices[d]));
-        if (const std::string why = multi::pointer_device_violation(pointer, devices[d]); !why.empty())
-          throw InvalidArgument(argument, fmt::format("{}", pointer), why);
+          throw InvalidArgument(argument, "null",
+                                device < 0 ? std::string("the GEMM needs it")
+                                           : fmt::format("device {} needs it", device));
+        const std::string why = device < 0 ? host_pointer_violation(pointer)
+                                           : multi::pointer_device_violation(pointer, device);
+        if (!why.empty()) throw InvalidArgument(argument, fmt::format("{}", pointer), why);
       };
       const bool fp8 = g.problem.scaling != Scaling::none;
       check("a", o.a, true);
@@ -58,47 +169,66 @@ void check_operands(const std::vector<ScheduledGemm>& gemms, const std::vector<i
   }
 }
 
-// Each GEMM's predicted time on the first device (the caller's, or the planner's).
-std::vector<double> predicted_times(const std::vector<ScheduledGemm>& gemms, int device) {
-  const GpuProfile profile = profile_gpus();
-  const GpuInfo& gpu = profile.gpus.at(std::size_t(device));
-  std::map<std::tuple<int64_t, int64_t, int64_t, DType, DType, Layout>, double> planned;
-  std::vector<double> out;
+// ---- what the plan needs: times and bytes ------------------------------------------------------
+
+struct Planned {
+  double time_us = 0;
+  multi::GemmBytes bytes;
+};
+
+// Each distinct problem planned once per process and device (plan_gemm: ~ms each).
+const Planned& planned(const GemmProblem& p, int device) {
+  using Key = std::tuple<int, int64_t, int64_t, int64_t, DType, DType, DType, Layout, int64_t,
+                         int64_t, int64_t, int64_t, Scaling, bool>;
+  static std::mutex mutex;
+  static std::map<Key, Planned> cache;
+  const Key key{device, p.m,      p.n,      p.k,      p.a_type,  p.b_type, p.d_type,
+                p.layout, p.lda, p.ldb, p.ldc, p.ldd, p.scaling, p.reads_c};
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  static const GpuProfile profile = profile_gpus();
+  const Plan plan = plan_gemm(p, profile.gpus.at(std::size_t(device)));
+  Planned out{plan.best().prediction.time_us, multi::gemm_bytes(p, plan.spec)};
+  std::lock_guard<std::mutex> lock(mutex);
+  return cache.emplace(key, out).first->second;
+}
+
+std::vector<GemmDemand> demands(const std::vector<ScheduledGemm>& gemms, int device) {
+  std::vector<GemmDemand> out;
+  out.reserve(gemms.size());
   for (const ScheduledGemm& g : gemms) {
-    if (g.predicted_us > 0) {
-      out.push_back(g.predicted_us);
-      continue;
-    }
-    const GemmProblem& p = g.problem;
-    const auto key = std::make_tuple(p.m, p.n, p.k, p.a_type, p.d_type, p.layout);
-    auto it = planned.find(key);
-    if (it == planned.end())
-      it = planned.emplace(key, plan_gemm(p, gpu).best().prediction.time_us).first;
-    out.push_back(it->second);
+    const Planned& p = planned(g.problem, device);
+    GemmDemand d;
+    d.time_us = g.measured_us > 0 ? g.measured_us : g.predicted_us > 0 ? g.predicted_us : p.time_us;
+    d.priority = g.priority;
+    d.placement = g.placement;
+    d.input_bytes = p.bytes.input;
+    d.output_bytes = p.bytes.output;
+    d.workspace_bytes = p.bytes.workspace;
+    out.push_back(d);
   }
   return out;
 }
 
-struct Launched {
-  std::size_t gemm = 0;
-  cudaEvent_t start = nullptr, end = nullptr;
-};
+// The links, measured once per process and device list (a few hundred ms), when some GEMM's
+// operands must travel.
+Topology schedule_topology(const std::vector<ScheduledGemm>& gemms, const ScheduleOptions& o) {
+  if (o.topology) return *o.topology;
+  const int g = int(o.devices.size());
+  bool travels = false;
+  for (const ScheduledGemm& s : gemms) travels = travels || s.placement.home != OperandHome::replicated;
+  if (!travels) return topology_preset("nvlink", g);   // nothing is copied: never priced
+  static std::mutex mutex;
+  static std::map<std::vector<int>, Topology> measured;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = measured.find(o.devices);
+  if (it == measured.end()) it = measured.emplace(o.devices, measure_topology(o.devices)).first;
+  return it->second;
+}
 
-// Streams and events, destroyed however the run ends.
-struct Resources {
-  std::vector<cudaStream_t> streams;
-  std::vector<cudaEvent_t> events;
-  ~Resources() {
-    for (cudaEvent_t e : events) (void)cudaEventDestroy(e);
-    for (cudaStream_t s : streams) (void)cudaStreamDestroy(s);
-  }
-  cudaEvent_t event() {
-    cudaEvent_t e = nullptr;
-    cuda_check(cudaEventCreate(&e), "cudaEventCreate(schedule)");
-    events.push_back(e);
-    return e;
-  }
-};
+// ---- the run ----------------------------------------------------------------------------------
 
 double elapsed_us(cudaEvent_t from, cudaEvent_t to) {
   float ms = 0;
@@ -106,138 +236,252 @@ double elapsed_us(cudaEvent_t from, cudaEvent_t to) {
   return double(ms) * 1000.0;
 }
 
-class Dispatcher {
+// A GEMM's operands copied to the GPU it runs on (its operands live elsewhere), in stream-
+// ordered memory freed after D is copied home.
+struct Staged {
+  GemmOperands operands;
+  std::vector<void*> buffers;
+  int64_t bytes = 0;
+};
+
+Staged stage_in(const ScheduledGemm& g, cudaStream_t stream) {
+  const GemmOperands& home = g.operands.front();
+  const GemmProblem& p = g.problem;
+  Staged s;
+  s.operands = home;
+  auto copy = [&](const void* from, std::size_t n) -> void* {
+    void* to = nullptr;
+    cuda_check(cudaMallocAsync(&to, n, stream), "cudaMallocAsync(schedule copy)");
+    s.buffers.push_back(to);
+    if (from) cuda_check(cudaMemcpyAsync(to, from, n, cudaMemcpyDefault, stream), "cudaMemcpyAsync(schedule operand)");
+    s.bytes += from ? int64_t(n) : 0;
+    return to;
+  };
+  auto size = [&](char operand, DType t) {
+    return bench::operand_elements(p, operand) * std::size_t(dtype_bytes(t));
+  };
+  s.operands.a = copy(home.a, size('A', p.a_type));
+  s.operands.b = copy(home.b, size('B', p.b_type));
+  if (home.beta != 0.0f) s.operands.c = copy(home.c, size('C', p.d_type));
+  if (p.scaling == Scaling::per_tensor) {
+    s.operands.scale_a = static_cast<const float*>(copy(home.scale_a, sizeof(float)));
+    s.operands.scale_b = static_cast<const float*>(copy(home.scale_b, sizeof(float)));
+  } else if (p.scaling == Scaling::block_1x128_128x128) {
+    s.operands.scale_a = static_cast<const float*>(
+        copy(home.scale_a, std::size_t(fp8_scale_count_1x128(p.stored_rows(), p.k)) * sizeof(float)));
+    s.operands.scale_b = static_cast<const float*>(
+        copy(home.scale_b, std::size_t(fp8_scale_count_128x128(p.n, p.k)) * sizeof(float)));
+  }
+  // D: C's values where C is D (beta != 0 reads them), else written whole by the GEMM.
+  s.operands.d = home.c == home.d && home.beta != 0.0f ? const_cast<void*>(s.operands.c)
+                                                       : copy(nullptr, size('D', p.d_type));
+  return s;
+}
+
+void stage_out(const ScheduledGemm& g, Staged& s, cudaStream_t stream) {
+  const std::size_t n = bench::operand_elements(g.problem, 'D') * std::size_t(dtype_bytes(g.problem.d_type));
+  cuda_check(cudaMemcpyAsync(g.operands.front().d, s.operands.d, n, cudaMemcpyDefault, stream),
+             "cudaMemcpyAsync(schedule D home)");
+  s.bytes += int64_t(n);
+  for (void* b : s.buffers) cuda_check(cudaFreeAsync(b, stream), "cudaFreeAsync(schedule copy)");
+}
+
+class Run {
  public:
-  Dispatcher(const std::vector<ScheduledGemm>& gemms, const ScheduleOptions& options,
-             const std::vector<double>& predicted, const GemmAssignment& assignment)
-      : gemms_(gemms), options_(options), predicted_(predicted), g_(options.devices.size()) {
-    queues_.resize(g_);
-    for (std::size_t d = 0; d < g_; ++d)
-      for (int i : assignment.queues[d]) queues_[d].push_back(std::size_t(i));
-    in_flight_.resize(g_);
-    measured_sum_.assign(g_, 0.0);
-    predicted_sum_.assign(g_, 0.0);
-    last_end_.assign(g_, nullptr);
+  Run(const std::vector<ScheduledGemm>& gemms, const ScheduleOptions& options,
+      const std::vector<GemmDemand>& demand, const GemmAssignment& plan)
+      : gemms_(gemms), options_(options), demand_(demand), plan_(plan), g_(options.devices.size()) {
     runs_.resize(gemms.size());
-    for (std::size_t d = 0; d < g_; ++d)
-      for (int i : assignment.queues[d]) runs_[std::size_t(i)].gpu = int(d);
+    pooled_.assign(gemms.size(), 0);
+    for (int i : plan.pool) pooled_[std::size_t(i)] = 1;
+    pools_.resize(g_);
+    for (int i : plan.pool) pools_[std::size_t(plan.gpu[std::size_t(i)])].push_back(std::size_t(i));
+    in_flight_us_.assign(g_, 0.0);
+    speed_.assign(g_, 1.0);
     migrate_ = options.migrate.value_or(options.strategy != ScheduleStrategy::round_robin);
   }
 
   ScheduleResult run() {
+    std::vector<cudaEvent_t> start(g_);
+    std::vector<std::vector<cudaEvent_t>> events(g_);
     for (std::size_t d = 0; d < g_; ++d) {
-      set_device(d);
-      cudaStream_t s = nullptr;
-      cuda_check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate(schedule)");
-      resources_.streams.push_back(s);
-      start_.push_back(resources_.event());
-      cuda_check(cudaEventRecord(start_.back(), s), "cudaEventRecord(schedule start)");
+      // Every GEMM may end up on any GPU (the pool): two events each, and the start.
+      DeviceWorker& w = worker(options_.devices[d]);
+      cuda_check(cudaSetDevice(options_.devices[d]), "cudaSetDevice(schedule)");
+      events[d] = w.events(2 * (plan_.queues[d].size() + plan_.pool.size()) + 1);
+      cuda_check(cudaStreamSynchronize(w.stream()), "cudaStreamSynchronize(schedule)");
     }
-    std::size_t finished = 0;
-    while (finished < gemms_.size()) {
-      bool progress = false;
-      for (std::size_t d = 0; d < g_; ++d) finished += collect(d, &progress);
-      for (std::size_t d = 0; d < g_; ++d) feed(d, &progress);
-      if (!progress) std::this_thread::sleep_for(kPollInterval);
+    // The run starts on every GPU at once, as near as the host can: the feeding threads' start-up
+    // counts as idle time.
+    for (std::size_t d = 0; d < g_; ++d) {
+      cuda_check(cudaSetDevice(options_.devices[d]), "cudaSetDevice(schedule)");
+      start[d] = events[d].back();
+      cuda_check(cudaEventRecord(start[d], worker(options_.devices[d]).stream()), "cudaEventRecord(schedule start)");
     }
+    std::vector<std::future<void>> done;
+    for (std::size_t d = 0; d < g_; ++d)
+      done.push_back(worker(options_.devices[d]).submit([this, d, &events] { feed(d, events[d]); }));
+    std::exception_ptr failure;
+    for (auto& f : done) {
+      try {
+        f.get();
+      } catch (...) {
+        if (!failure) failure = std::current_exception();
+      }
+    }
+    if (failure) std::rethrow_exception(failure);
+
     ScheduleResult result;
-    result.runs = runs_;
-    result.busy_us = measured_sum_;
+    std::vector<std::vector<std::pair<double, double>>> intervals(g_);
+    double host_us = 0;
     for (std::size_t d = 0; d < g_; ++d) {
-      set_device(d);
-      result.span_us.push_back(last_end_[d] ? elapsed_us(start_[d], last_end_[d]) : 0.0);
-      result.makespan_us = std::max(result.makespan_us, result.span_us.back());
+      cuda_check(cudaSetDevice(options_.devices[d]), "cudaSetDevice(schedule)");
+      for (const Launched& l : launched_[d]) {
+        ScheduledRun& r = runs_[l.gemm];
+        r.start_us = elapsed_us(start[d], l.start);
+        r.end_us = elapsed_us(start[d], l.end);
+        r.measured_us = r.end_us - r.start_us;
+        intervals[d].emplace_back(r.start_us, r.end_us);
+        result.makespan_us = std::max(result.makespan_us, r.end_us);
+        host_us += r.host_us;
+      }
     }
-    result.migrations = migrations_;
+    double busy = 0, longest = 0;
+    for (std::size_t d = 0; d < g_; ++d) {
+      GpuActivity a = multi::gpu_activity(intervals[d], 0);
+      busy += a.busy_us;
+      result.gpus.push_back(std::move(a));
+    }
+    for (std::size_t i = 0; i < runs_.size(); ++i) {
+      const ScheduledRun& r = runs_[i];
+      GpuActivity& a = result.gpus[std::size_t(r.gpu)];
+      a.migrated_in += r.migrated ? 1 : 0;
+      a.bytes_moved += r.bytes_moved;
+      result.migrations += r.migrated ? 1 : 0;
+      longest = std::max(longest, r.measured_us);
+    }
+    for (GpuActivity& a : result.gpus) a.idle_us = std::max(0.0, result.makespan_us - a.busy_us);
+    result.ideal_us = busy / double(g_);
+    result.bound_us = std::max(result.ideal_us, longest);
+    result.host_us_per_gemm = runs_.empty() ? 0 : host_us / double(runs_.size());
+    result.runs = std::move(runs_);
     return result;
   }
 
  private:
-  void set_device(std::size_t d) const {
+  struct Launched {
+    std::size_t gemm = 0;
+    cudaEvent_t start = nullptr, end = nullptr;
+  };
+
+  // GPU d's thread: its share up front, then the pool, kRefillLeadUs ahead of the GPU.
+  void feed(std::size_t d, const std::vector<cudaEvent_t>& events) {
     cuda_check(cudaSetDevice(options_.devices[d]), "cudaSetDevice(schedule)");
-  }
-
-  // Finished GEMMs of GPU d, in stream order.
-  std::size_t collect(std::size_t d, bool* progress) {
-    std::size_t done = 0;
-    while (!in_flight_[d].empty()) {
-      const Launched& l = in_flight_[d].front();
-      const cudaError_t state = cudaEventQuery(l.end);
-      if (state == cudaErrorNotReady) break;
-      cuda_check(state, "cudaEventQuery(schedule)");
-      set_device(d);
-      ScheduledRun& run = runs_[l.gemm];
-      run.measured_us = elapsed_us(l.start, l.end);
-      measured_sum_[d] += run.measured_us;
-      predicted_sum_[d] += run.predicted_us;
-      last_end_[d] = l.end;
-      in_flight_[d].pop_front();
-      ++done;
-      *progress = true;
-    }
-    return done;
-  }
-
-  multi::DeviceOutlook outlook(std::size_t d) const {
-    multi::DeviceOutlook o;
-    for (std::size_t i : queues_[d]) o.queued_us.push_back(predicted_[i]);
-    for (const Launched& l : in_flight_[d]) o.in_flight_us += predicted_[l.gemm];
-    if (predicted_sum_[d] > 0) o.speed = measured_sum_[d] / predicted_sum_[d];
-    return o;
-  }
-
-  // Keeps GPU d's stream `in_flight` GEMMs ahead: from its queue, else migrated from another.
-  void feed(std::size_t d, bool* progress) {
-    while (in_flight_[d].size() < std::size_t(std::max(1, options_.in_flight))) {
-      if (!queues_[d].empty()) {
-        const std::size_t gemm = queues_[d].front();
-        queues_[d].pop_front();
-        launch(d, gemm);
-      } else if (migrate_) {
-        std::vector<multi::DeviceOutlook> outlooks;
-        for (std::size_t e = 0; e < g_; ++e) outlooks.push_back(outlook(e));
-        const auto move = multi::choose_migration(outlooks, int(d));
-        if (!move) return;
-        auto& donor = queues_[std::size_t(move->from)];
-        const std::size_t gemm = donor[move->position];
-        donor.erase(donor.begin() + std::ptrdiff_t(move->position));
-        runs_[gemm].migrated = true;
-        ++migrations_;
-        launch(d, gemm);
+    cudaStream_t stream = worker(options_.devices[d]).stream();
+    std::size_t next_event = 0;
+    std::vector<Launched>& mine = launched_[d];
+    mine.reserve(plan_.queues[d].size() + plan_.pool.size());
+    auto launch = [&](std::size_t i, bool migrated) {
+      const auto t0 = std::chrono::steady_clock::now();
+      Launched l{i, events[next_event], events[next_event + 1]};
+      next_event += 2;
+      ScheduledRun& run = runs_[i];
+      run.gpu = int(d);
+      run.migrated = migrated;
+      run.predicted_us = demand_[i].time_us;
+      const ScheduledGemm& g = gemms_[i];
+      GemmOptions options;
+      options.device = options_.devices[d];
+      cuda_check(cudaEventRecord(l.start, stream), "cudaEventRecord(gemm start)");
+      if (multi::copy_bytes(demand_[i], int(d)) > 0) {
+        Staged s = stage_in(g, stream);
+        run.report = gemm(g.problem, s.operands, stream, options);
+        stage_out(g, s, stream);
+        run.bytes_moved = s.bytes;
       } else {
-        return;
+        const GemmOperands& o = g.placement.home == OperandHome::replicated ? g.operands[d] : g.operands.front();
+        run.report = gemm(g.problem, o, stream, options);
       }
-      *progress = true;
+      cuda_check(cudaEventRecord(l.end, stream), "cudaEventRecord(gemm end)");
+      run.host_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+      mine.push_back(l);
+    };
+    for (int i : plan_.queues[d])
+      if (!pooled_[std::size_t(i)]) launch(std::size_t(i), false);
+
+    std::size_t finished = 0;      // launches of `mine` known to have ended
+    double measured = 0, predicted = 0;
+    for (;;) {
+      std::vector<double> ahead;
+      for (std::size_t j = finished; j < mine.size(); ++j) ahead.push_back(demand_[mine[j].gemm].time_us);
+      if (const auto wait = multi::refill_wait_index(ahead, multi::kRefillLeadUs)) {
+        const Launched& l = mine[finished + *wait];
+        cuda_check(cudaEventSynchronize(l.end), "cudaEventSynchronize(schedule)");
+        for (std::size_t j = finished; j <= finished + *wait; ++j) {
+          measured += elapsed_us(mine[j].start, mine[j].end);
+          predicted += demand_[mine[j].gemm].time_us;
+        }
+        finished += *wait + 1;
+      }
+      std::optional<std::pair<std::size_t, bool>> take;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        double left = 0;
+        for (std::size_t j = finished; j < mine.size(); ++j) left += demand_[mine[j].gemm].time_us;
+        in_flight_us_[d] = left;
+        if (predicted > 0) speed_[d] = measured / predicted;
+        if (!pools_[d].empty()) {
+          take = std::make_pair(pools_[d].front(), false);
+          pools_[d].pop_front();
+        } else if (migrate_) {
+          std::vector<multi::DeviceOutlook> outlooks(g_);
+          for (std::size_t e = 0; e < g_; ++e) {
+            for (std::size_t i : pools_[e]) outlooks[e].queued_us.push_back(demand_[i].time_us);
+            outlooks[e].in_flight_us = in_flight_us_[e];
+            outlooks[e].speed = speed_[e];
+          }
+          if (const auto move = multi::choose_migration(outlooks, int(d))) {
+            auto& donor = pools_[std::size_t(move->from)];
+            take = std::make_pair(donor[move->position], true);
+            donor.erase(donor.begin() + std::ptrdiff_t(move->position));
+          }
+        }
+        if (take) in_flight_us_[d] += demand_[take->first].time_us;
+      }
+      if (!take) {
+        // Nothing left for this GPU; once its pool is empty it only waits if another GPU's
+        // pooled work could still end sooner here: re-check after its next GEMM ends.
+        if (finished == mine.size() || !migrate_ || !any_pooled()) break;
+        cuda_check(cudaEventSynchronize(mine[finished].end), "cudaEventSynchronize(schedule)");
+        measured += elapsed_us(mine[finished].start, mine[finished].end);
+        predicted += demand_[mine[finished].gemm].time_us;
+        ++finished;
+        continue;
+      }
+      launch(take->first, take->second);
     }
+    cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize(schedule)");
   }
 
-  void launch(std::size_t d, std::size_t index) {
-    set_device(d);
-    Launched l{index, resources_.event(), resources_.event()};
-    ScheduledRun& run = runs_[index];
-    run.gpu = int(d);
-    run.predicted_us = predicted_[index];
-    GemmOptions options;
-    options.device = options_.devices[d];
-    cuda_check(cudaEventRecord(l.start, resources_.streams[d]), "cudaEventRecord(gemm start)");
-    const ScheduledGemm& g = gemms_[index];
-    run.report = gemm(g.problem, g.operands[d], resources_.streams[d], options);
-    cuda_check(cudaEventRecord(l.end, resources_.streams[d]), "cudaEventRecord(gemm end)");
-    in_flight_[d].push_back(l);
+  bool any_pooled() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& p : pools_)
+      if (!p.empty()) return true;
+    return false;
   }
 
   const std::vector<ScheduledGemm>& gemms_;
   const ScheduleOptions& options_;
-  const std::vector<double>& predicted_;
+  const std::vector<GemmDemand>& demand_;
+  const GemmAssignment& plan_;
   const std::size_t g_;
   bool migrate_ = false;
-  int migrations_ = 0;
-  Resources resources_;
-  std::vector<cudaEvent_t> start_, last_end_;
-  std::vector<std::deque<std::size_t>> queues_;
-  std::vector<std::deque<Launched>> in_flight_;
-  std::vector<double> measured_sum_, predicted_sum_;
-  std::vector<ScheduledRun> runs_;
+  std::vector<ScheduledRun> runs_;        // each written by the one thread that launches it
+  std::vector<char> pooled_;
+  std::vector<std::vector<Launched>> launched_ = std::vector<std::vector<Launched>>(g_);
+  std::mutex mutex_;                      // guards the pools and the outlooks
+  std::vector<std::deque<std::size_t>> pools_;   // [planned gpu], longest first
+  std::vector<double> in_flight_us_, speed_;
 };
 
 }  // namespace
@@ -245,17 +489,27 @@ class Dispatcher {
 ScheduleResult run_gemm_schedule(const std::vector<ScheduledGemm>& gemms,
                                  const ScheduleOptions& options) {
   multi::check_device_list("options.devices", options.devices);
-  if (options.in_flight < 1)
-    throw InvalidArgument("options.in_flight", std::to_string(options.in_flight),
-                          "at least one GEMM is enqueued per GPU");
+  const std::size_t g = options.devices.size();
+  if (!options.memory_limit_bytes.empty() && options.memory_limit_bytes.size() != g)
+    throw InvalidArgument("options.memory_limit_bytes", fmt::format("{} entries", options.memory_limit_bytes.size()),
+                          fmt::format("none, or one per device ({})", g));
   check_operands(gemms, options.devices);
   CurrentDeviceGuard restore;
-  const std::vector<double> predicted = predicted_times(gemms, options.devices.front());
-  std::vector<int> priorities;
-  for (const ScheduledGemm& g : gemms) priorities.push_back(g.priority);
-  const GemmAssignment assignment =
-      assign_gemms(predicted, priorities, int(options.devices.size()), options.strategy);
-  ScheduleResult result = Dispatcher(gemms, options, predicted, assignment).run();
+  PlacementLimits limits;
+  limits.pool_share = options.pool_share;
+  limits.topology = schedule_topology(gemms, options);
+  limits.memory_bytes = options.memory_limit_bytes;
+  if (limits.memory_bytes.empty())
+    for (int device : options.devices) {
+      cuda_check(cudaSetDevice(device), "cudaSetDevice(schedule)");
+      std::size_t free_bytes = 0, total = 0;
+      cuda_check(cudaMemGetInfo(&free_bytes, &total), "cudaMemGetInfo(schedule)");
+      limits.memory_bytes.push_back(int64_t(free_bytes));
+    }
+  const std::vector<GemmDemand> demand = demands(gemms, options.devices.front());
+  // Refused here, naming the GEMM and its bytes, before anything runs.
+  const GemmAssignment assignment = assign_gemms(demand, int(g), options.strategy, limits);
+  ScheduleResult result = Run(gemms, options, demand, assignment).run();
   result.assignment = assignment;
   return result;
 }

@@ -158,6 +158,12 @@ Topology uniform_topology(const Link& link, int gpus, const std::string& descrip
   self.source = "the same GPU";
   t.links.assign(gpus, std::vector<Link>(gpus, link));
   for (int i = 0; i < gpus; ++i) t.links[i][i] = self;
+  // The host reaches a GPU over PCIe whatever joins the GPUs: Gen4 behind a Gen4 GPU link,
+  // else Gen5 (H100/H200 SXM hosts are Gen5).
+  t.host_links.assign(gpus, preset_link(link.kind == LinkKind::pcie && link.bandwidth_gbps <=
+                                                preset_link("pcie4").bandwidth_gbps
+                                            ? "pcie4"
+                                            : "pcie5"));
   return t;
 }
 

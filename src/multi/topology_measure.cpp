@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <utility>
 
@@ -103,6 +104,28 @@ Link measure_link(int from, int to, void* source, void* destination, std::size_t
   return link;
 }
 
+// Pinned host memory to `device`: the copy a GEMM whose operands live on the host waits for.
+Link measure_host_link(int device, const void* host, void* destination, std::size_t bytes) {
+  cuda_check(cudaSetDevice(device), "cudaSetDevice(topology)");
+  bench::Stream stream;
+  auto copy = [=](std::size_t n) {
+    return [=](cudaStream_t s) {
+      cuda_check(cudaMemcpyAsync(destination, host, n, cudaMemcpyHostToDevice, s),
+                 "cudaMemcpyAsync(host to device)");
+    };
+  };
+  Link link;
+  link.kind = LinkKind::pcie;
+  const double bandwidth_us = median_us(copy(bytes), kBandwidthWarmup, kBandwidthIters, stream.get());
+  link.bandwidth_gbps = bandwidth_us > 0 ? double(bytes) / bandwidth_us * 1e-3 : 0;
+  link.latency_us =
+      median_us(copy(multi::kLatencyCopyBytes), kLatencyWarmup, kLatencyIters, stream.get());
+  link.source = fmt::format("measured: cudaMemcpyAsync from pinned host memory, {} MiB (median of "
+                            "{}) and {} bytes (median of {})",
+                            bytes >> 20, kBandwidthIters, multi::kLatencyCopyBytes, kLatencyIters);
+  return link;
+}
+
 }  // namespace
 
 Topology measure_topology(const std::vector<int>& devices) {
@@ -129,8 +152,17 @@ Topology measure_topology(const std::vector<int>& devices) {
       t.links[i][j] = measure_link(devices[i], devices[j], source[i].get(), destination[j].get(),
                                    bytes, peer);
     }
-  t.description = fmt::format("{} GPUs ({}), every ordered pair measured with cudaMemcpyPeerAsync",
-                              g, multi::device_list_text(devices));
+  {
+    void* host = nullptr;
+    cuda_check(cudaMallocHost(&host, bytes), "cudaMallocHost(topology)");
+    std::unique_ptr<void, void (*)(void*)> held(host, [](void* p) { (void)cudaFreeHost(p); });
+    std::memset(host, 0x5a, bytes);
+    for (int i = 0; i < g; ++i)
+      t.host_links[i] = measure_host_link(devices[i], host, destination[i].get(), bytes);
+  }
+  t.description = fmt::format(
+      "{} GPUs ({}), every ordered pair measured with cudaMemcpyPeerAsync, and the host's links",
+      g, multi::device_list_text(devices));
   return t;
 }
 

@@ -22,9 +22,7 @@ namespace autogemm::runtime {
 
 namespace {
 
-// 32-64 MiB lets cuBLASLt pick split-K and stream-K algorithms for every suite shape
-// (baselines.md); more buys nothing measurable.
-constexpr std::size_t kWorkspaceBytes = std::size_t(64) << 20;
+constexpr std::size_t kWorkspaceBytes = kCublasLtWorkspaceBytes;
 constexpr int64_t kScaleBlock = 128;  // FP8 block scaling granularity
 // cuBLASLt assumes 256-byte aligned pointers unless told otherwise (CUBLASLT_MATMUL_PREF_MIN_
 // ALIGNMENT_*_BYTES, default 256); we tell it the real alignment so odd offsets still run.

@@ -13,6 +13,11 @@
 
 namespace autogemm::runtime {
 
+// The workspace each device's cuBLASLt path allocates once. 32-64 MiB lets cuBLASLt pick
+// split-K and stream-K algorithms for every suite shape (baselines.md); more buys nothing
+// measurable.
+inline constexpr std::size_t kCublasLtWorkspaceBytes = std::size_t(64) << 20;
+
 // ---- cuBLASLt declining a problem ----------------------------------------------------------
 //
 // cuBLASLt serves most problems, not all: a documented limit of a path (block-scaled FP8 needs M

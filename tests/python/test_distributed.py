@@ -223,3 +223,49 @@ def test_torchrun_ranks(tmp_path):
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
     assert run.stdout.count(": ok") == ranks, run.stdout
+
+
+# --- schedule: many GEMMs over the GPUs of this process ------------------------------------------
+
+
+def test_schedule_checks_its_arguments_without_a_gpu():
+    import numpy as np
+
+    with raises_invalid("strategy", "expected load, rr or priority"):
+        _core.schedule([], [0], "fifo", None)
+    a = np.zeros((64, 128), dtype=np.float16)
+    b = np.zeros((32, 128), dtype=np.float16)
+    out = np.zeros((64, 32), dtype=np.float16)
+    # Host arrays: gemm()'s own check, named by the call's place in the list.
+    with pytest.raises(autogemm.InvalidArgument) as info:
+        _core.schedule([(a, b, out)], [0], "load", None)
+    assert info.value.argument.startswith("calls[0]."), info.value.argument
+    with raises_invalid("calls[1]", r"must be \(a, w\) or \(a, w, out\)"):
+        agd.schedule([(a, b, out), "gemm"], devices=[0], strategy="load")
+    with raises_invalid("strategy"):
+        agd.schedule([(a, b, out)], devices=[0], strategy="fifo")
+    assert set(agd.STRATEGIES) == {"load", "rr", "priority"}
+
+
+def test_schedule_matches_torch_on_the_gpus():
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    if gpu_unavailable_reason() or not torch.cuda.is_available():
+        pytest.skip(gpu_unavailable_reason() or "torch sees no CUDA GPU")
+    gpus = min(torch.cuda.device_count(), 4)
+    torch.manual_seed(0)
+    calls, want = [], []
+    for i, (m, n, k) in enumerate([(64, 2112, 7168), (1024, 1024, 1024), (8, 4096, 1024)] * 4):
+        device = f"cuda:{i % gpus}"
+        a = torch.randn(m, k, device=device, dtype=torch.bfloat16)
+        w = torch.randn(n, k, device=device, dtype=torch.bfloat16)
+        calls.append((a, w))
+        want.append((a.double() @ w.double().T))
+    for strategy in agd.STRATEGIES:
+        outs, report = agd.schedule(calls, devices=list(range(gpus)), strategy=strategy, report=True)
+        assert len(outs) == len(calls) and len(report["gpu"]) == len(calls)
+        assert report["makespan_us"] > 0 and report["bound_us"] >= report["ideal_us"] > 0
+        for i, (d, ref) in enumerate(zip(outs, want)):
+            assert d.device == calls[i][0].device and d.shape == ref.shape
+            x, y = d.double(), ref
+            diff = 1 - 2 * (x * y).sum() / (x * x + y * y).sum()
+            assert diff < 1e-5, (strategy, i, float(diff))
