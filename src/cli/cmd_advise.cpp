@@ -22,6 +22,7 @@
 #include "bench/progress.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
+#include "cli/multi_gpu_cli.hpp"
 
 namespace autogemm::cli {
 
@@ -441,7 +442,10 @@ void add_advise_command(CLI::App& app) {
   cmd->add_option("--json-out", o->json_out,
                   "with --measure: also write the JSON into this file (the table still prints)")
       ->needs(measure);
-  cmd->callback([o] { run_advise(*o); });
+  cmd->callback([o, cmd] {
+    check_gpus_option(*cmd);
+    run_advise(*o);
+  });
 }
 
 }  // namespace autogemm::cli

@@ -31,6 +31,7 @@
 #include "cli/cmd_bench_multi.hpp"
 #include "cli/cmd_bench.hpp"
 #include "cli/commands.hpp"
+#include "cli/multi_gpu_cli.hpp"
 #include "cli/size_list.hpp"
 
 namespace autogemm::cli {
@@ -382,6 +383,7 @@ void add_bench_command(CLI::App& app) {
   // --gpus N: the suite scheduled over several GPUs instead (cmd_bench_multi.cpp).
   auto multi = add_multi_bench_options(*cmd);
   cmd->callback([o, multi, cmd] {
+    check_gpus_option(*cmd);
     if (wants_multi_bench(*cmd)) return run_multi_bench(*cmd, *multi);
     run(*o);
   });

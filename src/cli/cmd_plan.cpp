@@ -11,6 +11,7 @@
 #include "cli/cli_common.hpp"
 #include "cli/cmd_plan_split.hpp"
 #include "cli/commands.hpp"
+#include "cli/multi_gpu_cli.hpp"
 #include "hw/device_json.hpp"
 #include "plan/gemm_search.hpp"
 
@@ -235,6 +236,7 @@ void add_plan_command(CLI::App& app) {
   // --gpus G: the GEMM split over G GPUs instead (cmd_plan_split.cpp).
   auto split = add_split_plan_options(*cmd);
   cmd->callback([options, split, cmd] {
+    check_gpus_option(*cmd);
     if (wants_split_plan(*cmd)) return run_split_plan(*cmd, *split, options->problem.problems());
     run_plan(*options);
   });
