@@ -71,6 +71,16 @@ GemmProblem make_problem(int64_t m, int64_t n, int64_t k, const std::string& dty
   return p;
 }
 
+KernelSpec config_spec(const GemmProblem& problem, const std::string& config,
+                       const GpuInfo& device) {
+  try {
+    return make_kernel_spec(problem, GemmConfig::parse(config), device);
+  } catch (const InvalidArgument& e) {
+    if (e.argument() != "config") throw;
+    throw InvalidArgument("--config", e.value(), e.rule());
+  }
+}
+
 std::string dtype_name(const GemmProblem& problem) {
   if (problem.a_type == DType::e4m3 || problem.a_type == DType::e5m2) return "fp8";
   return std::string(to_string(problem.a_type));

@@ -130,6 +130,22 @@ Target choose_target(const std::string& spec) {
   return t;
 }
 
+std::optional<GemmConfig> checked_config(const std::string& config,
+                                         const std::vector<GemmProblem>& problems,
+                                         const GpuInfo& device) {
+  if (config.empty()) return std::nullopt;
+  for (const GemmProblem& p : problems) {
+    try {
+      config_spec(p, config, device);
+    } catch (const InvalidArgument& e) {
+      if (e.argument() != "--config" || problems.size() == 1) throw;
+      throw InvalidArgument("--config", e.value(),
+                            fmt::format("the row M={} N={} K={}: {}", p.m, p.n, p.k, e.rule()));
+    }
+  }
+  return GemmConfig::parse(config);
+}
+
 // Throws unless `path` can be written, before anything is measured, so a bad directory or a
 // missing permission does not cost a whole suite's run: an existing file is opened for writing
 // without truncating it, a missing one is created and removed again.
@@ -256,9 +272,12 @@ void run(const BenchCliOptions& o) {
     check_writable("--plot", o.plot);
   }
   const Target target = choose_target(o.device);
+  std::vector<GemmProblem> problems;
+  for (const bench::BenchItem& item : items) problems.push_back(item.problem);
+  const std::optional<GemmConfig> config = checked_config(o.config, problems, target.device);
 
   if (!target.measure) {
-    const auto rows = bench::plan_items(items, target.device);
+    const auto rows = bench::plan_items(items, target.device, config);
     if (o.json) {
       fmt::print(stderr, "{}\n", target.plan_note);
       std::cout << bench::plan_rows_to_json(rows, target.device.preset, target.plan_note) << "\n";
@@ -273,7 +292,7 @@ void run(const BenchCliOptions& o) {
   }
 
   bench::BenchOptions options = measure_options(o, target);
-  if (!o.config.empty()) options.config = GemmConfig::parse(o.config);
+  options.config = config;
   options.autotune = o.autotune;
   // The copy bandwidth is what the memory-bound rows (M <= 128) are judged against. It is
   // measured on every GPU run, not only when such a row exists: it costs tens of milliseconds,
