@@ -5,6 +5,9 @@
 
 #include <cmath>
 #include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
 
 #include "advise/advisor.hpp"
 #include "advise/model.hpp"
@@ -175,4 +178,27 @@ TEST(AdviseCli, PlainAndJsonAndErrors) {
   EXPECT_EQ(run.exit_code, 2) << run.out;
   run = autogemm::testing::run_cli("advise --model llama-3-8b --device h100-sxm --batch 0");
   EXPECT_EQ(run.exit_code, 2) << run.out;
+}
+
+// docs/advise-models.md documents the model file format: every JSON example there parses, and
+// the two describe the shipped models they say they do.
+TEST(Advise, DocumentedModelFilesParse) {
+  const std::string path = std::string(AUTOGEMM_SOURCE_DIR) + "/docs/advise-models.md";
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << path;
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::string> examples;
+  for (std::size_t at = text.find("```json\n"); at != std::string::npos;
+       at = text.find("```json\n", at)) {
+    const std::size_t start = at + 8, end = text.find("```", start);
+    ASSERT_NE(end, std::string::npos) << "an example that does not end";
+    examples.push_back(text.substr(start, end - start));
+    at = end + 3;
+  }
+  ASSERT_EQ(examples.size(), 2u) << path;
+  const char* shipped[] = {"llama-3-8b", "mixtral-8x7b"};
+  for (std::size_t i = 0; i < examples.size(); ++i) {
+    const ModelDescription m = parse_model_json(examples[i], path);
+    EXPECT_EQ(parameter_count(m), parameter_count(load_model(shipped[i]))) << shipped[i];
+  }
 }
