@@ -202,3 +202,13 @@ TEST(Advise, DocumentedModelFilesParse) {
     EXPECT_EQ(parameter_count(m), parameter_count(load_model(shipped[i]))) << shipped[i];
   }
 }
+
+// The note under a mixture of experts is true: grouped GEMM exists (autogemm/grouped.hpp), the
+// advisor times experts one GEMM each.
+TEST(AdviseCli, ExpertsNoteNamesTheGroupedGemm) {
+  const auto run = autogemm::testing::run_cli("advise --model mixtral-8x7b --device h200");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_EQ(run.out.find("no grouped GEMM"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("grouped_gemm() runs a layer's experts in one launch"), std::string::npos)
+      << run.out;
+}

@@ -99,8 +99,9 @@ void print_advice(const advise::Advice& a) {
   fmt::print("\n* no kernel of autogemm's for this format here: a roofline estimate. Times are one "
              "GPU's share with tensor parallelism, without its communication.\n");
   if (a.model.experts > 0)
-    fmt::print("Experts are timed as one GEMM each (a call per expert): autogemm has no "
-               "grouped GEMM yet, so each pays a launch.\n");
+    fmt::print("Experts are timed as one GEMM each, a launch per expert: grouped_gemm() runs a "
+               "layer's experts in one launch (`autogemm plan --grouped`), which these times do "
+               "not count on.\n");
 }
 
 advise::AdviseOptions advise_options(const AdviseCliOptions& o) {
