@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -107,6 +108,28 @@ TEST(PlanCli, TextShowsTheChoiceAndWhy) {
   for (const char* part : {"config", "predicted", "TFLOP/s", "candidates (3 of", "rejected (3 of",
                            "wgmma"})
     EXPECT_TRUE(contains(r.out, part)) << part << "\n" << r.out;
+}
+
+// --top's heading names the order the candidates come in, and they come in it: predicted times
+// within 2% tie, so a later candidate is never 2% faster than an earlier one, but the list is
+// not sorted by time alone (it said "fastest first" above 182.03 us ranked before 180.50).
+TEST(PlanCli, TopListsTheCandidatesInTheOrderItNames) {
+  const std::string args = "plan --m 4096 --n 4096 --k 4096 --device h100-sxm --top 0";
+  const CliResult text = run_cli(args);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_FALSE(contains(text.out, "fastest first")) << text.out;
+  EXPECT_TRUE(contains(text.out, "predicted times within 2% tie")) << text.out;
+  const auto candidates = run_json_one(args)["candidates"];
+  ASSERT_GT(candidates.size(), 2u);
+  double slowest_before = 0;
+  bool a_faster_one_comes_later = false;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const double t = candidates[i]["prediction"]["time_us"].get<double>();
+    EXPECT_GT(t * 1.02 * (1 + 1e-9), slowest_before) << "candidate " << i;
+    a_faster_one_comes_later |= t < slowest_before;
+    slowest_before = std::max(slowest_before, t);
+  }
+  EXPECT_TRUE(a_faster_one_comes_later) << "the ties this test is about do not occur here";
 }
 
 TEST(PlanCli, TopZeroListsEverything) {

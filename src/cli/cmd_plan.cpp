@@ -113,7 +113,8 @@ void print_plan(const Plan& plan, int top) {
   if (top < 0) return;
 
   const std::size_t n_candidates = shown(plan.candidates, top);
-  fmt::print("\ncandidates ({} of {}, fastest first)\n", n_candidates, plan.candidates.size());
+  fmt::print("\ncandidates ({} of {}, in {})\n", n_candidates, plan.candidates.size(),
+             plan::kCandidateOrder);
   fmt::print("{:>5}  {:<38} {:>9} {:>8} {:>7} {:>5} {:>5} {:>9} {:>9} {:>9} {:>7} {:>5}\n",
              "rank", "config", "time_us", "TFLOP/s", "tiles", "waves", "busy", "compute",
              "dram", "l2", "fixed", "mma%");
