@@ -429,7 +429,7 @@ std::string cuda_context_lost() {
   const cudaError_t again = cudaDeviceSynchronize();   // a sticky error comes back every time
   if (again == cudaSuccess) return {};
   e = again;
-  return fmt::format("{}: {}", cudaGetErrorName(e), cudaGetErrorString(e));
+  return cuda_error_text(e, "cudaDeviceSynchronize");
 }
 
 BenchRow run_case(const BenchItem& item, const BenchOptions& options, const GpuInfo& gpu,

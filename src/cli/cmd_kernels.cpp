@@ -26,7 +26,7 @@ struct KernelsOptions {
 GpuInfo default_device() {
   const GpuProfile profile = profile_gpus();
   if (!profile.gpus.empty()) return resolve_device("0");
-  fmt::print(stderr, "autogemm: note: no GPU found ({}); showing the {} preset, choose another "
+  fmt::print(stderr, "autogemm: note: {}; showing the {} preset, choose another "
                      "with --device <preset>\n",
              profile.unavailable_reason, kFallbackPreset);
   return resolve_device(kFallbackPreset);

@@ -149,7 +149,7 @@ def test_plan_without_gpu_default_device_warns():
 
 @pytest.mark.skipif(not NO_GPU, reason="this machine has a GPU")
 def test_ordinal_without_gpu_is_no_device():
-    with pytest.raises(autogemm.NoDevice, match="no CUDA device"):
+    with pytest.raises(autogemm.NoDevice, match="no CUDA driver or GPU found"):
         autogemm.plan(64, 64, 64, device=0)
     with pytest.raises(autogemm.NoDevice):
         autogemm.profile(0)
