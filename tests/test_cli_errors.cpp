@@ -1,6 +1,7 @@
 // Error paths of the `autogemm` sub-commands that have no test file of their own (warmup,
-// ladder) and of bench's problem options, through the built binary: a user error exits 2 with
-// a message naming the argument, its value and the rule.
+// ladder), of bench's problem options, and those every command shares (the parser's errors,
+// --seed, --device), through the built binary: a user error exits 2 with a message naming the
+// argument, its value and the rule.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -8,6 +9,7 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cli_test_util.hpp"
 #include "test_jit_util.hpp"
@@ -122,4 +124,33 @@ TEST(CliErrors, RefusedOptionValuesExitTwo) {
   }
   const auto run = autogemm::testing::run_cli("bench --m 64 --n 64 --k 64 --autotune -5");
   EXPECT_NE(run.out.find("0..64"), std::string::npos) << run.out;
+}
+
+namespace {
+
+// `autogemm <args>` exits 2 with `message` after "autogemm: error: ".
+void expect_user_error(const std::string& args, const std::string& message) {
+  const CliRun run = run_cli(args);
+  EXPECT_EQ(run.exit_code, 2) << args << "\n" << run.out;
+  EXPECT_TRUE(contains(run.out, "autogemm: error: " + message)) << args << "\n" << run.out;
+}
+
+}  // namespace
+
+// The command-line parser's own errors read like every other: the argument, its value, the rule.
+TEST(CliErrors, ParserErrorsNameTheArgumentItsValueAndTheRule) {
+  expect_user_error("compile --m 64 --n 64 --out x", "--k = (not given): is required");
+  expect_user_error("tune --suite x.csv --candidates 1", "--candidates = 1: must be in 2..64");
+  expect_user_error("plan --m 64 --n 64 --k 64 --grouped lumpy",
+                    "--grouped = lumpy: expected one of");
+  expect_user_error("plan --m 64 --n 64 --k 64 --top many",
+                    "--top = many: must be an integer");
+  expect_user_error("plan --m 64 --n 64 --k 64 --frobnicate",
+                    "argument = --frobnicate: not taken by `autogemm plan`");
+  expect_user_error("frobnicate --m 64", "command = frobnicate: not an autogemm command");
+  expect_user_error("", "command = (none): give one");
+  expect_user_error("plan --m", "--m = (no value): needs a value");
+  EXPECT_EQ(run_cli("--help").exit_code, 0);
+  EXPECT_EQ(run_cli("plan --help").exit_code, 0);
+  EXPECT_EQ(run_cli("--version").exit_code, 0);
 }

@@ -186,7 +186,7 @@ TEST(PlanCli, BadInputsNameTheArgument) {
   EXPECT_TRUE(contains(r.err, "lda = 32")) << r.err;
   r = run_cli("plan --m 64 --n 64 --k 64 --top=-2 --device h100-sxm");
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_TRUE(contains(r.err, "--top: -2 must be >= 0")) << r.err;
+  EXPECT_TRUE(contains(r.err, "--top = -2: must be >= 0")) << r.err;
   r = run_cli("plan --m 64 --n 64 --k 64 --device no-such-gpu");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_TRUE(contains(r.err, "no-such-gpu")) << r.err;

@@ -391,9 +391,9 @@ void add_bench_command(CLI::App& app) {
         try {
           n = std::stoi(v);
         } catch (...) {
-          return "--autotune = " + v + ": not a count";
+          return "not a count";
         }
-        return n < 0 || n > 64 ? "--autotune = " + v + ": a count of candidates in 0..64" : "";
+        return n < 0 || n > 64 ? "must be a count of candidates in 0..64" : "";
       });
   cmd->add_option("--config", o->config,
                   "force our configuration for every case, as `autogemm plan` prints it "

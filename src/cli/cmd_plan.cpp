@@ -220,8 +220,7 @@ void add_plan_command(CLI::App& app) {
                   "also list the N best candidates and N rejected configurations (0 = all)")
       ->check([](const std::string& value) -> std::string {
         // CLI11 reports this as a parse error naming --top; -1 is our "not given" marker.
-        return !value.empty() && value[0] == '-' ? value + " must be >= 0 (0 = all)"
-                                                 : std::string();
+        return !value.empty() && value[0] == '-' ? "must be >= 0 (0 = all)" : std::string();
       });
   cmd->add_flag("--json", options->json,
                 "print JSON instead of text: a list with one plan per problem");
