@@ -154,3 +154,30 @@ TEST(CliErrors, ParserErrorsNameTheArgumentItsValueAndTheRule) {
   EXPECT_EQ(run_cli("plan --help").exit_code, 0);
   EXPECT_EQ(run_cli("--version").exit_code, 0);
 }
+
+// Options that only mean something with another option are refused without it, not ignored.
+TEST(CliErrors, OptionsWithoutTheOptionTheyGoWithAreRefused) {
+  const std::string shape = " --m 64 --n 64 --k 64 --device h200";
+  expect_user_error("plan --groups 4" + shape, "--groups = 4: goes with --grouped");
+  expect_user_error("plan --m-per-group 8" + shape, "--m-per-group = 8: goes with --grouped");
+  expect_user_error("fuzz --cases 1 --device h200", "--device = h200: goes with --cpu");
+  expect_user_error("fuzz --cases 1 --compile-limit 3", "--compile-limit = 3: goes with --cpu");
+  expect_user_error("advise --model llama-3-8b --device h200 --formats bf16",
+                    "--formats = bf16: goes with --measure");
+}
+
+// A negative seed was read as 2^64 - 1, and an empty --device as the default device.
+TEST(CliErrors, NegativeSeedAndEmptyDeviceAreRefused) {
+  ScratchDir dir;
+  const std::string suite = small_suite(dir);
+  for (const std::string& args : std::vector<std::string>{
+           "bench --m 64 --n 64 --k 64 --device h200", "bench --gpus 2 --m 64 --n 64 --k 64 --device h200",
+        "bench --gpus 2 --suite " + suite, "tune --suite " + suite, "fuzz --cpu --cases 1",
+        "advise --model llama-3-8b --measure"})
+    expect_user_error(args + " --seed -1", "--seed = -1: must be a non-negative integer");
+  for (const std::string& args : std::vector<std::string>{
+           "plan --m 64 --n 64 --k 64", "bench --m 64 --n 64 --k 64", "compile --m 64 --n 64 --k 64 --out x",
+        "kernels", "profile", "advise --model llama-3-8b", "tune --suite " + suite,
+        "warmup --suite " + suite, "fuzz --cpu --cases 1"})
+    expect_user_error(args + " --device ''", "--device = \"\": names no device");
+}

@@ -22,6 +22,13 @@ inline constexpr const char* kFallbackPreset = "h100-sxm";
 // else kFallbackPreset with a one-line note on stderr saying why.
 GpuInfo resolve_cli_device(const std::string& spec);
 
+// Checks of options every command spells alike, as CLI11 validators: the parser refuses the
+// value before the command runs (main.cpp words it as "--seed = -1: <rule>").
+// --device: not empty (an empty name silently meant the default device).
+CLI::Validator device_name_check();
+// --seed: a non-negative integer (CLI11 reads "-1" into an unsigned seed as 2^64 - 1).
+CLI::Validator seed_check();
+
 // --m/--n/--k (size lists, see size_list.hpp), --dtype, --layout, --lda/--ldb/--ldd.
 struct ProblemOptions {
   std::string m, n, k;

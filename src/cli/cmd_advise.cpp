@@ -411,7 +411,8 @@ void add_advise_command(CLI::App& app) {
   for (const auto& n : advise::model_names()) names += (names.empty() ? "" : ", ") + n;
   cmd->add_option("--model", o->model, "a shipped model (" + names + ") or a JSON file")
       ->required();
-  cmd->add_option("--device", o->device, "GPU index or preset; default: GPU 0, else h100-sxm");
+  cmd->add_option("--device", o->device, "GPU index or preset; default: GPU 0, else h100-sxm")
+      ->check(device_name_check());
   cmd->add_option("--gpus", o->gpus, "GPUs, tensor parallel")->capture_default_str();
   cmd->add_option("--batch", o->batch, "sequences decoded together")->capture_default_str();
   cmd->add_option("--context", o->context, "tokens per sequence (KV cache, prefill)")
@@ -438,6 +439,7 @@ void add_advise_command(CLI::App& app) {
       ->capture_default_str()
       ->needs(measure);
   cmd->add_option("--seed", o->seed, "with --measure: random input seed")
+      ->check(seed_check())
       ->capture_default_str()
       ->needs(measure);
   cmd->add_option("--json-out", o->json_out,

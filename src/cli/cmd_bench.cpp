@@ -358,7 +358,8 @@ void add_bench_command(CLI::App& app) {
                                                "fp16 for fp16 inputs)");
   cmd->add_option("--device", o->device,
                   "GPU index to measure, or a preset name to show its plan; default: GPU 0, "
-                  "else the plan for h100-sxm");
+                  "else the plan for h100-sxm")
+      ->check(device_name_check());
   cmd->add_option("--warmup", o->warmup, "untimed calls before timing")->capture_default_str();
   cmd->add_option("--iters", o->iters, "timed calls (the median is reported)")
       ->capture_default_str();
@@ -380,7 +381,9 @@ void add_bench_command(CLI::App& app) {
   cmd->add_flag("--l2-warm", o->l2_warm,
                 "do not flush the L2 before each timed call (diagnostic: shows whether a row is "
                 "limited by DRAM; reported figures use the default flush)");
-  cmd->add_option("--seed", o->seed, "random input seed")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "random input seed")
+      ->check(seed_check())
+      ->capture_default_str();
   cmd->add_option("--autotune", o->autotune,
                   "time this many (0..64) of the planner's best distinct configurations on the "
                   "first call of each case and keep the fastest (warm-up calls absorb it; "

@@ -116,7 +116,8 @@ void add_compile_command(CLI::App& app) {
   o->problem.add_to(*cmd);
   cmd->add_option("--config", o->config,
                   "configuration as `autogemm plan` prints it; default: the planner's choice");
-  cmd->add_option("--device", o->device, "GPU index or preset; default: GPU 0, else h100-sxm");
+  cmd->add_option("--device", o->device, "GPU index or preset; default: GPU 0, else h100-sxm")
+      ->check(device_name_check());
   cmd->add_option("--out", o->out, "folder for kernel.cu, kernel.ptx, kernel.cubin, nvrtc.log")
       ->required();
   cmd->callback([o] { run_compile(*o); });

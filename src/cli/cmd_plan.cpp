@@ -183,6 +183,17 @@ std::vector<GemmProblem> planned_problems(PlanOptions options) {
   return problems;
 }
 
+// --groups and --m-per-group describe the groups of a grouped GEMM: without --grouped the plan
+// is of one GEMM, and they were ignored without a word.
+void check_grouped_options(const CLI::App& command, const PlanOptions& options) {
+  if (!options.grouping.empty()) return;
+  for (const char* name : {"--groups", "--m-per-group"})
+    if (command.get_option(name)->count() > 0)
+      throw InvalidArgument(name, option_text(command, name),
+                            "goes with --grouped contiguous|masked (the groups of a grouped "
+                            "GEMM); without it the plan is of one GEMM");
+}
+
 void run_plan(const PlanOptions& options) {
   // Problems first: a bad size is reported before any device query.
   const std::vector<GemmProblem> problems = planned_problems(options);
@@ -215,7 +226,8 @@ void add_plan_command(CLI::App& app) {
   cmd->get_option("--m")->required(false);
   cmd->add_option("--device", options->device,
                   "GPU index (0, 1, ...) or preset name (h100-sxm, h200, a100-80g, b200, ...); "
-                  "default: GPU 0, else h100-sxm");
+                  "default: GPU 0, else h100-sxm")
+      ->check(device_name_check());
   cmd->add_option("--top", options->top,
                   "also list the N best candidates and N rejected configurations (0 = all)")
       ->check([](const std::string& value) -> std::string {
@@ -237,6 +249,7 @@ void add_plan_command(CLI::App& app) {
   auto split = add_split_plan_options(*cmd);
   cmd->callback([options, split, cmd] {
     check_gpus_option(*cmd);
+    check_grouped_options(*cmd, *options);
     if (wants_split_plan(*cmd)) return run_split_plan(*cmd, *split, options->problem.problems());
     run_plan(*options);
   });
