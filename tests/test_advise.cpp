@@ -212,3 +212,29 @@ TEST(AdviseCli, ExpertsNoteNamesTheGroupedGemm) {
   EXPECT_NE(run.out.find("grouped_gemm() runs a layer's experts in one launch"), std::string::npos)
       << run.out;
 }
+
+// --gpus must split the heads: three GPUs cannot each take whole heads of Llama-3-8B's 32
+// (accepted without a word before).
+TEST(Advise, GpusMustSplitTheHeads) {
+  const ModelDescription m = load_model("llama-3-8b");   // 32 heads, 8 KV heads
+  const GpuInfo h200 = device_preset("h200");
+  AdviseOptions o;
+  for (int gpus : {3, 5, 12}) {
+    o.gpus = gpus;
+    try {
+      advise::advise(m, h200, o);
+      ADD_FAILURE() << gpus << " GPUs accepted";
+    } catch (const InvalidArgument& e) {
+      EXPECT_EQ(e.argument(), "--gpus");
+      EXPECT_EQ(e.value(), std::to_string(gpus));
+      EXPECT_NE(e.rule().find("heads"), std::string::npos) << e.what();
+    }
+  }
+  for (int gpus : {1, 2, 8, 16, 32}) {   // 16 and 32: each KV head kept by 2 and 4 GPUs
+    o.gpus = gpus;
+    EXPECT_NO_THROW(advise::advise(m, h200, o)) << gpus;
+  }
+  const auto run = autogemm::testing::run_cli("advise --model llama-3-8b --device h200 --gpus 3");
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+  EXPECT_NE(run.out.find("--gpus = 3: tensor parallelism"), std::string::npos) << run.out;
+}
