@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "autogemm/errors.hpp"
 #include "cli_test_util.hpp"
 #include "test_jit_util.hpp"
 
@@ -180,4 +181,27 @@ TEST(CliErrors, NegativeSeedAndEmptyDeviceAreRefused) {
         "kernels", "profile", "advise --model llama-3-8b", "tune --suite " + suite,
         "warmup --suite " + suite, "fuzz --cpu --cases 1"})
     expect_user_error(args + " --device ''", "--device = \"\": names no device");
+}
+
+// Each message names what the user gave: the batch, not the GEMM it made; the leading
+// dimension, not the problem; a folder given as a model, not "not JSON"; a binary suite's line,
+// without its bytes cutting the message short.
+TEST(CliErrors, MessagesNameTheUsersArgument) {
+  expect_user_error("advise --model llama-3-8b --device h200 --batch 100000000",
+                    "--batch = 100000000: the decode step's GEMM");
+  expect_user_error("plan --m 64 --n 64 --k 64 --lda 1000000000000 --device h200",
+                    "lda = 1000000000000: A, B and D need");
+  ScratchDir dir;
+  expect_user_error("advise --model " + dir.path().string() + " --device h200",
+                    "--model = " + dir.path().string() + ": is a directory");
+  const auto binary = dir.path() / "binary.csv";
+  std::ofstream(binary, std::ios::binary) << std::string("m,n,k\n1\0" "2,3\n", 12);
+  expect_user_error("bench --device h200 --suite " + binary.string(),
+                    binary.string() + " line 2 = (not text): byte 0x00 at column 2");
+}
+
+TEST(CliErrors, ControlBytesInAValueAreEscaped) {
+  const autogemm::InvalidArgument e("suite", std::string("a\0b\x1b[2J", 7), "rule");
+  EXPECT_EQ(std::string(e.what()), "suite = a\\x00b\\x1b[2J: rule");
+  EXPECT_EQ(e.value(), std::string("a\0b\x1b[2J", 7));
 }

@@ -240,13 +240,26 @@ Advice advise(const ModelDescription& model, const GpuInfo& device, const Advise
     s.total_bytes = s.weight_bytes / o.gpus + s.kv_bytes / o.gpus + s.activation_bytes;
     s.capacity_bytes = double(device.memory_total_bytes) * (1 - o.headroom);
     s.fits = s.total_bytes <= s.capacity_bytes;
-    auto step_us = [&](const std::vector<StepGemm>& gemms) {
+    // A GEMM the planner refuses (its operands past the GPU's memory) comes from the batch,
+    // and for the prefill the context: the message names those.
+    auto step_us = [&](const std::vector<StepGemm>& gemms, bool prefill) {
       double t = 0;
-      for (const StepGemm& g : gemms) t += double(g.count) * timer.time_us(g, f, s.ours);
+      for (const StepGemm& g : gemms) {
+        try {
+          t += double(g.count) * timer.time_us(g, f, s.ours);
+        } catch (const InvalidArgument& e) {
+          throw InvalidArgument(
+              prefill ? "--batch x --context" : "--batch",
+              prefill ? fmt::format("{} x {}", o.batch, o.context) : std::to_string(o.batch),
+              fmt::format("the {} step's GEMM {} ({} x {} x {}, {}) cannot run: {}",
+                          prefill ? "prefill" : "decode", g.what, g.m, g.n, g.k, to_string(f),
+                          e.rule()));
+        }
+      }
       return t;
     };
-    s.decode_gemm_us = step_us(a.decode_gemms);
-    s.prefill_gemm_us = step_us(prefill_gemms);
+    s.decode_gemm_us = step_us(a.decode_gemms, false);
+    s.prefill_gemm_us = step_us(prefill_gemms, true);
     s.decode_us = s.decode_gemm_us +
                   attention_us(model, device, s.kv_bytes, o.batch, o.batch, false, o.gpus);
     s.prefill_us = s.prefill_gemm_us +
