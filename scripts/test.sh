@@ -6,7 +6,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
 build="${AUTOGEMM_BUILD_DIR:-build}"
-ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
+# CTest says "(Skipped)" without the reason: scripts/ctest_skips.py prints each reason once.
+junit="$(cd "$build" && pwd)/ctest-junit.xml"
+ctest_status=0
+ctest --test-dir "$build" --output-on-failure -j "$(nproc)" --output-junit "$junit" ||
+  ctest_status=$?
+python3 scripts/ctest_skips.py "$junit"
+((ctest_status == 0)) || exit "$ctest_status"
 
 # The Python package (pyproject.toml, python/): `pip install .` into a fresh virtual
 # environment (scikit-build-core builds the wheel from this CMake project), then pytest on

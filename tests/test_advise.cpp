@@ -5,6 +5,9 @@
 
 #include <cmath>
 #include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
 
 #include "advise/advisor.hpp"
 #include "advise/model.hpp"
@@ -175,4 +178,63 @@ TEST(AdviseCli, PlainAndJsonAndErrors) {
   EXPECT_EQ(run.exit_code, 2) << run.out;
   run = autogemm::testing::run_cli("advise --model llama-3-8b --device h100-sxm --batch 0");
   EXPECT_EQ(run.exit_code, 2) << run.out;
+}
+
+// docs/advise-models.md documents the model file format: every JSON example there parses, and
+// the two describe the shipped models they say they do.
+TEST(Advise, DocumentedModelFilesParse) {
+  const std::string path = std::string(AUTOGEMM_SOURCE_DIR) + "/docs/advise-models.md";
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << path;
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::string> examples;
+  for (std::size_t at = text.find("```json\n"); at != std::string::npos;
+       at = text.find("```json\n", at)) {
+    const std::size_t start = at + 8, end = text.find("```", start);
+    ASSERT_NE(end, std::string::npos) << "an example that does not end";
+    examples.push_back(text.substr(start, end - start));
+    at = end + 3;
+  }
+  ASSERT_EQ(examples.size(), 2u) << path;
+  const char* shipped[] = {"llama-3-8b", "mixtral-8x7b"};
+  for (std::size_t i = 0; i < examples.size(); ++i) {
+    const ModelDescription m = parse_model_json(examples[i], path);
+    EXPECT_EQ(parameter_count(m), parameter_count(load_model(shipped[i]))) << shipped[i];
+  }
+}
+
+// The note under a mixture of experts is true: grouped GEMM exists (autogemm/grouped.hpp), the
+// advisor times experts one GEMM each.
+TEST(AdviseCli, ExpertsNoteNamesTheGroupedGemm) {
+  const auto run = autogemm::testing::run_cli("advise --model mixtral-8x7b --device h200");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_EQ(run.out.find("no grouped GEMM"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("grouped_gemm() runs a layer's experts in one launch"), std::string::npos)
+      << run.out;
+}
+
+// --gpus must split the heads: three GPUs cannot each take whole heads of Llama-3-8B's 32
+// (accepted without a word before).
+TEST(Advise, GpusMustSplitTheHeads) {
+  const ModelDescription m = load_model("llama-3-8b");   // 32 heads, 8 KV heads
+  const GpuInfo h200 = device_preset("h200");
+  AdviseOptions o;
+  for (int gpus : {3, 5, 12}) {
+    o.gpus = gpus;
+    try {
+      advise::advise(m, h200, o);
+      ADD_FAILURE() << gpus << " GPUs accepted";
+    } catch (const InvalidArgument& e) {
+      EXPECT_EQ(e.argument(), "--gpus");
+      EXPECT_EQ(e.value(), std::to_string(gpus));
+      EXPECT_NE(e.rule().find("heads"), std::string::npos) << e.what();
+    }
+  }
+  for (int gpus : {1, 2, 8, 16, 32}) {   // 16 and 32: each KV head kept by 2 and 4 GPUs
+    o.gpus = gpus;
+    EXPECT_NO_THROW(advise::advise(m, h200, o)) << gpus;
+  }
+  const auto run = autogemm::testing::run_cli("advise --model llama-3-8b --device h200 --gpus 3");
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+  EXPECT_NE(run.out.find("--gpus = 3: tensor parallelism"), std::string::npos) << run.out;
 }

@@ -116,3 +116,29 @@ TEST(BenchCli, WritableOutputIsNotLeftBehindWhenNothingIsMeasured) {
   EXPECT_EQ(std::fopen(csv.c_str(), "r"), nullptr);
   EXPECT_EQ(std::fopen(svg.c_str(), "r"), nullptr);
 }
+
+// --config goes through compile's rules (one function, config_spec), with or without a GPU:
+// without one, bench showed the planner's choice instead and exited 0. A suite row it cannot
+// run is named.
+TEST(BenchCli, ConfigIsRefusedAsCompileRefusesIt) {
+  const std::string shape = " --m 4096 --n 4096 --k 4096 --device h100-sxm";
+  const std::string never_written = ::testing::TempDir() + "autogemm_bench_cli_never";
+  for (const std::string config : {"128x256x64 s3 c2 cl3x1/b", "128x256x64 s99 c2"}) {
+    const std::string option = " --config '" + config + "'";
+    const CliRun compile = run_cli("compile" + shape + option + " --out " + never_written);
+    const CliRun bench = run_cli("bench" + shape + option);
+    EXPECT_EQ(compile.exit_code, 2) << compile.out;
+    EXPECT_EQ(bench.exit_code, 2) << bench.out;
+    EXPECT_NE(bench.out.find("--config = "), std::string::npos) << bench.out;
+    EXPECT_EQ(bench.out, compile.out);
+  }
+  const CliRun rows = run_cli("bench --m 4096,64 --n 4096 --k 4096 --device h100-sxm "
+                              "--config '128x256x64 s99 c2'");
+  EXPECT_EQ(rows.exit_code, 2) << rows.out;
+  EXPECT_NE(rows.out.find("the row M=4096 N=4096 K=4096"), std::string::npos) << rows.out;
+
+  const CliRun legal = run_cli("bench" + shape + " --config '128x128x64 s4 c1 p g8'");
+  ASSERT_EQ(legal.exit_code, 0) << legal.out;
+  EXPECT_NE(legal.out.find("128x128x64 s4 c1 p g8"), std::string::npos) << legal.out;
+  EXPECT_NE(legal.out.find("forced by --config"), std::string::npos) << legal.out;
+}

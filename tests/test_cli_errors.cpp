@@ -1,6 +1,7 @@
 // Error paths of the `autogemm` sub-commands that have no test file of their own (warmup,
-// ladder) and of bench's problem options, through the built binary: a user error exits 2 with
-// a message naming the argument, its value and the rule.
+// ladder), of bench's problem options, and those every command shares (the parser's errors,
+// --seed, --device), through the built binary: a user error exits 2 with a message naming the
+// argument, its value and the rule.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -8,7 +9,9 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "autogemm/errors.hpp"
 #include "cli_test_util.hpp"
 #include "test_jit_util.hpp"
 
@@ -122,4 +125,83 @@ TEST(CliErrors, RefusedOptionValuesExitTwo) {
   }
   const auto run = autogemm::testing::run_cli("bench --m 64 --n 64 --k 64 --autotune -5");
   EXPECT_NE(run.out.find("0..64"), std::string::npos) << run.out;
+}
+
+namespace {
+
+// `autogemm <args>` exits 2 with `message` after "autogemm: error: ".
+void expect_user_error(const std::string& args, const std::string& message) {
+  const CliRun run = run_cli(args);
+  EXPECT_EQ(run.exit_code, 2) << args << "\n" << run.out;
+  EXPECT_TRUE(contains(run.out, "autogemm: error: " + message)) << args << "\n" << run.out;
+}
+
+}  // namespace
+
+// The command-line parser's own errors read like every other: the argument, its value, the rule.
+TEST(CliErrors, ParserErrorsNameTheArgumentItsValueAndTheRule) {
+  expect_user_error("compile --m 64 --n 64 --out x", "--k = (not given): is required");
+  expect_user_error("tune --suite x.csv --candidates 1", "--candidates = 1: must be in 2..64");
+  expect_user_error("plan --m 64 --n 64 --k 64 --grouped lumpy",
+                    "--grouped = lumpy: expected one of");
+  expect_user_error("plan --m 64 --n 64 --k 64 --top many",
+                    "--top = many: must be an integer");
+  expect_user_error("plan --m 64 --n 64 --k 64 --frobnicate",
+                    "argument = --frobnicate: not taken by `autogemm plan`");
+  expect_user_error("frobnicate --m 64", "command = frobnicate: not an autogemm command");
+  expect_user_error("", "command = (none): give one");
+  expect_user_error("plan --m", "--m = (no value): needs a value");
+  EXPECT_EQ(run_cli("--help").exit_code, 0);
+  EXPECT_EQ(run_cli("plan --help").exit_code, 0);
+  EXPECT_EQ(run_cli("--version").exit_code, 0);
+}
+
+// Options that only mean something with another option are refused without it, not ignored.
+TEST(CliErrors, OptionsWithoutTheOptionTheyGoWithAreRefused) {
+  const std::string shape = " --m 64 --n 64 --k 64 --device h200";
+  expect_user_error("plan --groups 4" + shape, "--groups = 4: goes with --grouped");
+  expect_user_error("plan --m-per-group 8" + shape, "--m-per-group = 8: goes with --grouped");
+  expect_user_error("fuzz --cases 1 --device h200", "--device = h200: goes with --cpu");
+  expect_user_error("fuzz --cases 1 --compile-limit 3", "--compile-limit = 3: goes with --cpu");
+  expect_user_error("advise --model llama-3-8b --device h200 --formats bf16",
+                    "--formats = bf16: goes with --measure");
+}
+
+// A negative seed was read as 2^64 - 1, and an empty --device as the default device.
+TEST(CliErrors, NegativeSeedAndEmptyDeviceAreRefused) {
+  ScratchDir dir;
+  const std::string suite = small_suite(dir);
+  for (const std::string& args : std::vector<std::string>{
+           "bench --m 64 --n 64 --k 64 --device h200", "bench --gpus 2 --m 64 --n 64 --k 64 --device h200",
+        "bench --gpus 2 --suite " + suite, "tune --suite " + suite, "fuzz --cpu --cases 1",
+        "advise --model llama-3-8b --measure"})
+    expect_user_error(args + " --seed -1", "--seed = -1: must be a non-negative integer");
+  for (const std::string& args : std::vector<std::string>{
+           "plan --m 64 --n 64 --k 64", "bench --m 64 --n 64 --k 64", "compile --m 64 --n 64 --k 64 --out x",
+        "kernels", "profile", "advise --model llama-3-8b", "tune --suite " + suite,
+        "warmup --suite " + suite, "fuzz --cpu --cases 1"})
+    expect_user_error(args + " --device ''", "--device = \"\": names no device");
+}
+
+// Each message names what the user gave: the batch, not the GEMM it made; the leading
+// dimension, not the problem; a folder given as a model, not "not JSON"; a binary suite's line,
+// without its bytes cutting the message short.
+TEST(CliErrors, MessagesNameTheUsersArgument) {
+  expect_user_error("advise --model llama-3-8b --device h200 --batch 100000000",
+                    "--batch = 100000000: the decode step's GEMM");
+  expect_user_error("plan --m 64 --n 64 --k 64 --lda 1000000000000 --device h200",
+                    "lda = 1000000000000: A, B and D need");
+  ScratchDir dir;
+  expect_user_error("advise --model " + dir.path().string() + " --device h200",
+                    "--model = " + dir.path().string() + ": is a directory");
+  const auto binary = dir.path() / "binary.csv";
+  std::ofstream(binary, std::ios::binary) << std::string("m,n,k\n1\0" "2,3\n", 12);
+  expect_user_error("bench --device h200 --suite " + binary.string(),
+                    binary.string() + " line 2 = (not text): byte 0x00 at column 2");
+}
+
+TEST(CliErrors, ControlBytesInAValueAreEscaped) {
+  const autogemm::InvalidArgument e("suite", std::string("a\0b\x1b[2J", 7), "rule");
+  EXPECT_EQ(std::string(e.what()), "suite = a\\x00b\\x1b[2J: rule");
+  EXPECT_EQ(e.value(), std::string("a\0b\x1b[2J", 7));
 }

@@ -191,6 +191,27 @@ TEST(ConfigRules, TheGrammarRefusesWhatIsNoField) {
   EXPECT_TRUE(vendor.kernels.empty());
 }
 
+// A field given twice is refused, naming the token, rather than the last one silently winning
+// ("... p p" and "s3 s4" were accepted).
+TEST(ConfigRules, EachFieldIsGivenOnce) {
+  for (const char* text : {"128x256x64 s3 c2 p p", "128x256x64 s3 s4 c2", "128x256x64 s3 c1 c2",
+                           "128x256x64 s3 c2 g8 g4n", "128x256x64 s3 c2 cl2x1/b cl1x2/a",
+                           "128x256x64 s3 c2 sk2 sk4", "128x128x128 s5 c2 pb2 pb2",
+                           "128x128x128 s5 c2 oi oi", "128x128x64 s4 c2 ntk ntk",
+                           "64x64x64 s4 c1 swap swap", "mma 8x16x128 s3 s4", "cuBLASLt cuBLASLt"}) {
+    try {
+      GemmConfig::parse(text);
+      ADD_FAILURE() << "parsed: '" << text << "'";
+    } catch (const InvalidArgument& e) {
+      EXPECT_EQ(e.argument(), "config");
+      EXPECT_EQ(e.value(), text);
+      EXPECT_NE(e.rule().find("each field is given once"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(GemmConfig::parse("128x256x64 s3 c2 p g8 cl2x1/b").describe(),
+            "128x256x64 s3 c2 p g8 cl2x1/b");
+}
+
 // The forced configuration and the planner's choice go through the one function: the
 // planner's spec equals the one make_kernel_spec gives for its configuration.
 TEST(ConfigRules, PlannerAndForcedConfigurationsMakeTheSameSpec) {

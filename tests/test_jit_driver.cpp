@@ -11,6 +11,8 @@
 #include "cuda/driver.hpp"
 #include "jit/module.hpp"
 #include "test_jit_util.hpp"
+#include "cli_test_util.hpp"
+#include "autogemm/device.hpp"
 
 using namespace autogemm;
 
@@ -31,7 +33,7 @@ TEST(JitDriver, ApiResolvesEveryEntryPointOrSaysWhyNot) {
     EXPECT_EQ(&driver::api(), &api);  // resolved once
   } catch (const NoDevice& e) {
     const std::string what = e.what();
-    EXPECT_EQ(what.rfind("no CUDA device: ", 0), 0u) << what;
+    EXPECT_EQ(what.rfind(std::string(kNoDriverOrGpu), 0), 0u) << what;
     // The reason names the failing call and its runtime error.
     EXPECT_NE(what.find("cudaError"), std::string::npos) << what;
     // A second call fails the same way (the failure is remembered, not retried).
@@ -70,6 +72,42 @@ TEST(JitDriver, CudaCheckNamesTheCallAndTheError) {
     const std::string what = e.what();
     EXPECT_EQ(what, std::string("cudaMemcpy(d, h): cudaErrorInvalidValue: ") +
                         cudaGetErrorString(cudaErrorInvalidValue));
+  }
+}
+
+// No driver or no GPU reads as that, from the runtime and the driver API alike: the runtime
+// calls a missing driver cudaErrorInsufficientDriver, "CUDA driver version is insufficient for
+// CUDA runtime version", which asked users to upgrade a driver they did not have.
+TEST(JitDriver, NoDriverOrGpuIsSaidSo) {
+  EXPECT_EQ(cuda_error_text(cudaErrorNoDevice, "cudaSetDevice"),
+            std::string(kNoDriverOrGpu) + " (cudaSetDevice: cudaErrorNoDevice)");
+  EXPECT_THROW(cuda_check(cudaErrorNoDevice, "cudaSetDevice"), NoDevice);
+  int driver = 0;
+  const bool driver_loaded = cudaDriverGetVersion(&driver) == cudaSuccess && driver > 0;
+  const std::string insufficient = cuda_error_text(cudaErrorInsufficientDriver, "cudaFree(0)");
+  EXPECT_EQ(insufficient.rfind(std::string(kNoDriverOrGpu), 0) == 0, !driver_loaded)
+      << insufficient;
+  EXPECT_EQ(insufficient.find("insufficient"), std::string::npos) << insufficient;
+  for (const CUresult r : {CUDA_ERROR_NO_DEVICE, CUDA_ERROR_NOT_INITIALIZED}) {
+    try {
+      driver::check(r, "cuCtxGetCurrent");
+      ADD_FAILURE() << "no error for CUresult " << int(r);
+    } catch (const NoDevice& e) {
+      EXPECT_EQ(std::string(e.what()).rfind(std::string(kNoDriverOrGpu), 0), 0u) << e.what();
+    }
+  }
+}
+
+// Every command that looks for a GPU and finds none says so in those words.
+TEST(JitDriver, CommandsWithoutAGpuNeverAskForANewerDriver) {
+  for (const char* args : {"profile", "kernels", "plan --m 64 --n 64 --k 64",
+                           "bench --m 64 --n 64 --k 64", "plan --m 64 --n 64 --k 64 --device 0",
+                           "advise --model llama-3-8b"}) {
+    const auto run = autogemm::testing::run_cli(args);
+    EXPECT_EQ(run.out.find("insufficient"), std::string::npos) << args << "\n" << run.out;
+    if (profile_gpus().gpus.empty())
+      EXPECT_NE(run.out.find(std::string(kNoDriverOrGpu)), std::string::npos)
+          << args << "\n" << run.out;
   }
 }
 

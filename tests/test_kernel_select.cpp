@@ -130,8 +130,27 @@ TEST(KernelSelect, HopperUsesOurKernelsForGemmAndFp8) {
     EXPECT_EQ(gemm.path, "TMA+wgmma") << preset;
     const KernelChoice& fp8 = choice_for(choices, KernelClass::quantized_gemm);
     EXPECT_EQ(fp8.implementation, "autogemm sm90a") << preset;
-    EXPECT_EQ(choice_for(choices, KernelClass::gemv).implementation, "cuBLASLt") << preset;
+    EXPECT_EQ(choice_for(choices, KernelClass::gemv).implementation, "autogemm sm90a") << preset;
     EXPECT_EQ(choice_for(choices, KernelClass::attention).implementation, "none yet") << preset;
+  }
+}
+
+// The gemv line says what plan_gemm does with one row: it said cuBLASLt ("tensor cores do not
+// help") where the planner picks our decode family.
+TEST(KernelSelect, GemvSaysWhatThePlannerPicksForOneRow) {
+  for (const std::string& preset : device_preset_names()) {
+    const GpuInfo device = device_preset(preset);
+    GemmProblem one_row;
+    one_row.m = 1, one_row.n = 4096, one_row.k = 4096;
+    const Instruction picked = plan_gemm(one_row, device).best().config.instruction;
+    const KernelChoice gemv = choice_for(select_kernels(device), KernelClass::gemv);
+    EXPECT_EQ(gemv.implementation, picked == Instruction::vendor ? "cuBLASLt" : "autogemm sm90a")
+        << preset;
+    EXPECT_EQ(gemv.path, picked == Instruction::mma      ? "mma.sync"
+                         : picked == Instruction::vendor ? "vendor"
+                                                         : "TMA+wgmma")
+        << preset;
+    EXPECT_EQ(gemv.reason.find("do not help"), std::string::npos) << gemv.reason;
   }
 }
 

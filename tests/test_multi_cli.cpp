@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cmd_bench_multi.hpp"
+#include "cli/multi_gpu_cli.hpp"
 #include "cli_test_util.hpp"
 #include "multi_test_util.hpp"
 
@@ -56,12 +57,33 @@ TEST(MultiCli, PlanOptionsAndErrors) {
   ASSERT_EQ(sharded.exit_code, 0) << sharded.out;
   EXPECT_TRUE(contains(sharded.out, "chosen     split N")) << sharded.out;
   const std::string sizes = " --device h200 --m 64 --n 64 --k 64";
-  expect_cli_error("plan --gpus 0" + sizes, "--gpus = 0: must be >= 1");
+  expect_cli_error("plan --gpus 0" + sizes, "--gpus = 0: must be 1..");
   expect_cli_error("plan --gpus 2 --link infiniband" + sizes, "link = infiniband: unknown link preset");
   expect_cli_error("plan --link nvlink" + sizes, "--gpus = missing");
   expect_cli_error("plan --gpus 2 --top 3" + sizes, "--top = 3: is not taken with --gpus");
   expect_cli_error("plan --gpus 2 --split x" + sizes, "--split = x: expected none, m, n or k");
   expect_cli_error("plan --gpus 2 --inputs nowhere" + sizes, "--inputs = nowhere");
+}
+
+// --gpus past one NVLink domain is refused before anything is sized by it, by every command
+// that takes it: 100000 GPUs filled the machine's memory, 2^31 - 1 ended in std::bad_alloc.
+TEST(MultiCli, GpusPastOneNvlinkDomainAreRefused) {
+  const std::string shape = " --device h200 --m 4096 --n 4096 --k 4096";
+  const std::string rule = ": must be 1.." + std::to_string(autogemm::cli::kMaxGpus);
+  const std::string past = std::to_string(autogemm::cli::kMaxGpus + 1);
+  const std::pair<std::string, std::string> cases[] = {
+      {"plan --gpus 100000" + shape, "100000"},
+      {"plan --gpus 2147483647" + shape, "2147483647"},
+      {"plan --gpus -3" + shape, "-3"},
+      {"plan --gpus " + past + shape, past},
+      {"plan --gpus " + past + " --tp all-gather" + shape, past},
+      {"bench --gpus 100000" + shape, "100000"},
+      {"bench --gpus 100000 --tp all-reduce" + shape, "100000"},
+      {"bench --gpus 2147483647 --device h200 --suite " + kSuites, "2147483647"},
+      {"advise --model llama-3-8b --device h200 --gpus 100000", "100000"}};
+  for (const auto& [args, value] : cases) expect_cli_error(args, "--gpus = " + value + rule);
+  const auto most = run_cli("plan --gpus " + std::to_string(autogemm::cli::kMaxGpus) + shape);
+  EXPECT_EQ(most.exit_code, 0) << most.out;
 }
 
 TEST(MultiCli, BenchShowsEachStrategysAssignmentOnAPreset) {

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "autogemm/multi_gpu.hpp"
+#include "cuda/cuda_check.hpp"
 #include "multi/comm_cost.hpp"
 #include "multi/topology.hpp"
 #include "multi_test_util.hpp"
@@ -80,7 +81,8 @@ TEST(MultiTopology, MeasurementOutOfRangeOrWithoutGpu) {
     measure_topology({0, 64});
     ADD_FAILURE() << "expected an error";
   } catch (const NoDevice& e) {
-    EXPECT_TRUE(autogemm::testing::contains(e.what(), "no CUDA device")) << e.what();
+    EXPECT_TRUE(autogemm::testing::contains(e.what(), std::string(autogemm::kNoDriverOrGpu)))
+        << e.what();
   } catch (const InvalidArgument& e) {
     EXPECT_EQ(e.argument(), "devices");
     EXPECT_TRUE(autogemm::testing::contains(e.what(), "device 64 is out of range")) << e.what();

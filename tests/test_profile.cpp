@@ -10,6 +10,7 @@
 
 #include "autogemm/device.hpp"
 #include "autogemm/errors.hpp"
+#include "cuda/cuda_check.hpp"
 #include "gpu_test_util.hpp"
 
 using namespace autogemm;
@@ -67,9 +68,9 @@ TEST(Profile, CpuIsMeasured) {
 TEST(Profile, GpuListOrReasonNeverBoth) {
   const GpuProfile profile = profile_gpus();
   if (profile.gpus.empty()) {
-    EXPECT_TRUE(starts_with(profile.unavailable_reason, "no CUDA device: "))
+    EXPECT_TRUE(starts_with(profile.unavailable_reason, std::string(kNoDriverOrGpu)))
         << profile.unavailable_reason;
-    EXPECT_GT(profile.unavailable_reason.size(), std::string("no CUDA device: ").size());
+    EXPECT_GT(profile.unavailable_reason.size(), kNoDriverOrGpu.size());
   } else {
     EXPECT_TRUE(profile.unavailable_reason.empty());
     ASSERT_EQ(profile.peer_access.size(), profile.gpus.size());
@@ -87,7 +88,7 @@ TEST(Profile, ResolveOrdinalWithoutGpuThrowsNoDeviceElseChecksRange) {
       resolve_device("0");
       FAIL() << "resolve_device(\"0\") returned without a GPU";
     } catch (const NoDevice& e) {
-      EXPECT_TRUE(starts_with(e.what(), "no CUDA device: ")) << e.what();
+      EXPECT_TRUE(starts_with(e.what(), std::string(kNoDriverOrGpu))) << e.what();
     }
   } else {
     EXPECT_EQ(resolve_device("0").ordinal, 0);
@@ -120,7 +121,8 @@ TEST(Profile, CliJsonIsOneObjectWithCpuAndGpus) {
   if (in_process.gpus.empty()) {
     // This machine (and CI) has no driver: an empty list plus the runtime's reason.
     EXPECT_EQ(j.at("gpus"), nlohmann::json::array());
-    EXPECT_TRUE(starts_with(j.at("gpu_unavailable_reason").get<std::string>(), "no CUDA device"));
+    EXPECT_TRUE(starts_with(j.at("gpu_unavailable_reason").get<std::string>(),
+                            std::string(kNoDriverOrGpu)));
   } else {
     EXPECT_FALSE(j.contains("gpu_unavailable_reason"));
     EXPECT_EQ(j.contains("peer_access"), in_process.gpus.size() > 1);
@@ -134,7 +136,8 @@ TEST(Profile, CliTableHasCpuSectionAndGpuLine) {
   EXPECT_TRUE(starts_with(run.out, "CPU\n")) << run.out;
   EXPECT_NE(run.out.find(profile_cpu().model), std::string::npos);
   if (profile_gpus().gpus.empty())
-    EXPECT_NE(run.out.find("GPUs: none (no CUDA device: "), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find("GPUs: none (" + std::string(kNoDriverOrGpu)), std::string::npos)
+        << run.out;
   else
     EXPECT_NE(run.out.find("GPU 0: "), std::string::npos) << run.out;
 }

@@ -24,7 +24,9 @@ struct RejectedConfig {
 struct Plan {
   GemmProblem problem;
   GpuInfo device;
-  std::vector<Candidate> candidates;   // legal, best predicted time first; never empty
+  std::vector<Candidate> candidates;   // legal, the planner's choice first, then in its order
+                                       // (predicted times within 2% tie: plan --top says how
+                                       // ties break); never empty
   std::vector<RejectedConfig> rejected;
   std::string path_reason;             // why this instruction/implementation ("sm_90a: TMA+wgmma")
   KernelSpec spec;                     // what a call launches for the best candidate

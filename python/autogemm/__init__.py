@@ -22,6 +22,7 @@ Planning (``plan``), profiling (``profile``) and every argument check work witho
 
 from __future__ import annotations
 
+import numbers
 import sys
 import warnings
 from typing import Any, Callable, Optional, Tuple, Union
@@ -452,6 +453,18 @@ def dequantize_fp8(values: Array, scales: Array, block: Tuple[int, int] = (1, 12
     return out if out is not None else next(iter(made.values()))
 
 
+def _integer(name: str, value: Any) -> int:
+    """``value`` as the int argument ``name`` of a C++ call, which checks its range; an
+    InvalidArgument naming ``name`` for anything else. int() took 64.7 as 64 and True as 1, and a
+    value past 64 bits or None was a TypeError from the binding."""
+    # numbers.Integral takes numpy's integers too; bool is one, but True is no size.
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise InvalidArgument(name, repr(value), "must be an integer")
+    if not -2**63 <= int(value) < 2**63:
+        raise InvalidArgument(name, str(int(value)), "must fit in 64 bits (sizes are below 2^31)")
+    return int(value)
+
+
 def plan(m: int, n: int, k: int, dtype: str = "bf16", device: Union[int, str, None] = None,
          layout: str = "nt", *, out_dtype: Optional[str] = None, lda: int = 0, ldb: int = 0,
          ldd: int = 0) -> Plan:
@@ -469,8 +482,9 @@ def plan(m: int, n: int, k: int, dtype: str = "bf16", device: Union[int, str, No
         InvalidArgument: a bad size, type, layout or preset. NoDevice: an ordinal without a GPU.
     """
     spec = None if device is None else str(device)
-    d = _core.plan(int(m), int(n), int(k), str(dtype), str(layout), spec,
-                   _dtype_text(out_dtype), int(lda), int(ldb), int(ldd))
+    d = _core.plan(_integer("m", m), _integer("n", n), _integer("k", k), str(dtype), str(layout),
+                   spec, _dtype_text(out_dtype), _integer("lda", lda), _integer("ldb", ldb),
+                   _integer("ldd", ldd))
     if d["note"]:
         warnings.warn(d["note"], RuntimeWarning, stacklevel=2)
     return Plan._from_dict(d)

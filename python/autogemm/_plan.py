@@ -69,7 +69,8 @@ class Plan:
     dtype: str  #: "bf16", "fp16" or "fp8"
     layout: str
     split_k_workspace_bytes: int
-    candidates: tuple[Candidate, ...] = field(repr=False)  #: legal ones, fastest first
+    #: legal ones in the planner's order, its choice first (predicted times within 2% tie)
+    candidates: tuple[Candidate, ...] = field(repr=False)
     rejected: tuple[Rejected, ...] = field(repr=False)  #: refused ones, with the rule
     problem: dict[str, Any] = field(repr=False)  #: as `autogemm plan --json` writes it
     device_info: dict[str, Any] = field(repr=False)  #: as `autogemm profile --json` writes a GPU

@@ -85,6 +85,23 @@ double kv_cache_bytes(const ModelDescription& m, const AdviseOptions& o, bool fp
   return per_token * m.layers * double(o.batch) * o.context * (fp8 ? 1 : 2);
 }
 
+// Tensor parallelism gives each GPU whole attention heads, and whole KV heads or copies of one
+// (more GPUs than KV heads: each is kept by gpus / kv_heads GPUs). Latent attention keeps one
+// compressed KV per token, which every GPU holds.
+void check_head_split(const ModelDescription& m, int gpus) {
+  if (m.heads % gpus != 0)
+    throw InvalidArgument("--gpus", std::to_string(gpus),
+                          fmt::format("tensor parallelism gives each GPU whole attention heads: "
+                                      "{} has {} heads, which do not split {} ways",
+                                      m.name, m.heads, gpus));
+  if (m.attention == Attention::mha && m.kv_heads % gpus != 0 && gpus % m.kv_heads != 0)
+    throw InvalidArgument("--gpus", std::to_string(gpus),
+                          fmt::format("tensor parallelism gives each GPU whole KV heads or "
+                                      "copies of one: {} has {} KV heads, which neither split {} "
+                                      "ways nor divide {}",
+                                      m.name, m.kv_heads, gpus, gpus));
+}
+
 std::string gigabytes(double bytes) { return fmt::format("{:.1f} GB", bytes / 1e9); }
 
 }  // namespace
@@ -182,6 +199,7 @@ PredictedGemm predict_step_gemm(const StepGemm& g, Format f, bool ours, const Gp
 
 Advice advise(const ModelDescription& model, const GpuInfo& device, const AdviseOptions& o) {
   if (o.gpus < 1) throw InvalidArgument("--gpus", std::to_string(o.gpus), "must be >= 1");
+  check_head_split(model, o.gpus);
   if (o.batch < 1) throw InvalidArgument("--batch", std::to_string(o.batch), "must be >= 1");
   if (o.context < 1) throw InvalidArgument("--context", std::to_string(o.context), "must be >= 1");
   if (device.memory_total_bytes <= 0)
@@ -222,13 +240,26 @@ Advice advise(const ModelDescription& model, const GpuInfo& device, const Advise
     s.total_bytes = s.weight_bytes / o.gpus + s.kv_bytes / o.gpus + s.activation_bytes;
     s.capacity_bytes = double(device.memory_total_bytes) * (1 - o.headroom);
     s.fits = s.total_bytes <= s.capacity_bytes;
-    auto step_us = [&](const std::vector<StepGemm>& gemms) {
+    // A GEMM the planner refuses (its operands past the GPU's memory) comes from the batch,
+    // and for the prefill the context: the message names those.
+    auto step_us = [&](const std::vector<StepGemm>& gemms, bool prefill) {
       double t = 0;
-      for (const StepGemm& g : gemms) t += double(g.count) * timer.time_us(g, f, s.ours);
+      for (const StepGemm& g : gemms) {
+        try {
+          t += double(g.count) * timer.time_us(g, f, s.ours);
+        } catch (const InvalidArgument& e) {
+          throw InvalidArgument(
+              prefill ? "--batch x --context" : "--batch",
+              prefill ? fmt::format("{} x {}", o.batch, o.context) : std::to_string(o.batch),
+              fmt::format("the {} step's GEMM {} ({} x {} x {}, {}) cannot run: {}",
+                          prefill ? "prefill" : "decode", g.what, g.m, g.n, g.k, to_string(f),
+                          e.rule()));
+        }
+      }
       return t;
     };
-    s.decode_gemm_us = step_us(a.decode_gemms);
-    s.prefill_gemm_us = step_us(prefill_gemms);
+    s.decode_gemm_us = step_us(a.decode_gemms, false);
+    s.prefill_gemm_us = step_us(prefill_gemms, true);
     s.decode_us = s.decode_gemm_us +
                   attention_us(model, device, s.kv_bytes, o.batch, o.batch, false, o.gpus);
     s.prefill_us = s.prefill_gemm_us +

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -163,14 +164,20 @@ ModelDescription parse_model_json(const std::string& text, const std::string& or
 ModelDescription load_model(const std::string& name_or_file) {
   for (const auto& m : catalog())
     if (m.name == name_or_file) return m;
+  std::string names;
+  for (const auto& n : model_names()) names += (names.empty() ? "" : ", ") + n;
+  // A folder opens as a stream and reads as empty text, which said "not JSON".
+  std::error_code error;
+  if (std::filesystem::is_directory(name_or_file, error))
+    throw InvalidArgument("--model", name_or_file,
+                          fmt::format("is a directory: give a model file (docs/advise-models.md) "
+                                      "or a shipped model ({})",
+                                      names));
   std::ifstream in(name_or_file);
-  if (!in) {
-    std::string names;
-    for (const auto& n : model_names()) names += (names.empty() ? "" : ", ") + n;
+  if (!in)
     throw InvalidArgument("--model", name_or_file,
                           fmt::format("neither a shipped model ({}) nor a readable file: {}",
                                       names, std::strerror(errno)));
-  }
   std::stringstream text;
   text << in.rdbuf();
   return parse_model_json(text.str(), name_or_file);

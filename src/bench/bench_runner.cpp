@@ -429,7 +429,7 @@ std::string cuda_context_lost() {
   const cudaError_t again = cudaDeviceSynchronize();   // a sticky error comes back every time
   if (again == cudaSuccess) return {};
   e = again;
-  return fmt::format("{}: {}", cudaGetErrorName(e), cudaGetErrorString(e));
+  return cuda_error_text(e, "cudaDeviceSynchronize");
 }
 
 BenchRow run_case(const BenchItem& item, const BenchOptions& options, const GpuInfo& gpu,
@@ -510,17 +510,24 @@ std::vector<BenchRow> timed_rows(const std::vector<BenchRow>& rows) {
   return out;
 }
 
-std::vector<PlanRow> plan_items(const std::vector<BenchItem>& items, const GpuInfo& device) {
+std::vector<PlanRow> plan_items(const std::vector<BenchItem>& items, const GpuInfo& device,
+                                const std::optional<GemmConfig>& config) {
   std::vector<PlanRow> rows;
   rows.reserve(items.size());
   for (const BenchItem& item : items) {
-    const Plan plan = plan_gemm(item.problem, device);
     PlanRow row;
     row.problem = item.problem;
     row.tag = item.tag;
-    row.config = plan.best().config.describe();
-    row.path_reason = plan.path_reason;
-    row.predicted_us = plan.best().prediction.time_us;
+    if (config) {
+      row.config = config->describe();
+      row.path_reason = "forced by --config";
+      row.predicted_us = predict(item.problem, *config, device).time_us;
+    } else {
+      const Plan plan = plan_gemm(item.problem, device);
+      row.config = plan.best().config.describe();
+      row.path_reason = plan.path_reason;
+      row.predicted_us = plan.best().prediction.time_us;
+    }
     row.predicted_tflops = tflops_at(item.problem, row.predicted_us);
     rows.push_back(std::move(row));
   }

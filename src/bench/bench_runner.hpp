@@ -149,13 +149,15 @@ std::vector<BenchRow> timed_rows(const std::vector<BenchRow>& rows);
 struct PlanRow {
   GemmProblem problem;
   std::string tag;
-  std::string config;           // best candidate's describe()
+  std::string config;           // best candidate's describe(), or the forced configuration's
   std::string path_reason;
   double predicted_us = 0;
   double predicted_tflops = 0;
 };
 
-// plan_gemm for each item on a device description (a preset); no GPU involved.
-std::vector<PlanRow> plan_items(const std::vector<BenchItem>& items, const GpuInfo& device);
+// plan_gemm for each item on a device description (a preset); no GPU involved. With `config`
+// (a forced --config, legal for every item): that configuration and its predicted time instead.
+std::vector<PlanRow> plan_items(const std::vector<BenchItem>& items, const GpuInfo& device,
+                                const std::optional<GemmConfig>& config = std::nullopt);
 
 }  // namespace autogemm::bench

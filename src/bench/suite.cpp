@@ -41,6 +41,14 @@ std::string lower(std::string s) {
   return s;
 }
 
+// Bytes no text file holds (tab and carriage return aside).
+const std::string kControlBytes = [] {
+  std::string bytes;
+  for (int c = 0; c < 0x20; ++c)
+    if (c != '\t' && c != '\r') bytes += char(c);
+  return bytes + char(0x7f);
+}();
+
 }  // namespace
 
 std::optional<std::size_t> SuiteTable::column(std::string_view name) const {
@@ -58,6 +66,12 @@ SuiteTable read_suite_table(std::istream& in, const std::string& source,
   int line_number = 0;
   while (std::getline(in, raw)) {
     ++line_number;
+    // A binary file is no suite: its bytes would end up in messages, where a NUL cut them short.
+    const std::size_t control = raw.find_first_of(kControlBytes);
+    if (control != std::string::npos)
+      throw InvalidArgument(fmt::format("{} line {}", source, line_number), "(not text)",
+                            fmt::format("byte 0x{:02x} at column {}: a suite is a CSV text file",
+                                        static_cast<unsigned char>(raw[control]), control + 1));
     const std::string line = trim(std::string_view(raw).substr(0, raw.find('#')));
     if (line.empty()) continue;
     std::vector<std::string> fields = split_fields(line);

@@ -1,6 +1,7 @@
 #include "cli/cli_common.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstdio>
 
@@ -17,6 +18,26 @@ GpuInfo resolve_cli_device(const std::string& spec) {
              profile.unavailable_reason.empty() ? "no GPU found" : profile.unavailable_reason,
              kFallbackPreset);
   return device_preset(kFallbackPreset);
+}
+
+CLI::Validator device_name_check() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        if (!value.empty()) return "";
+        return fmt::format("names no device: a GPU index (0, 1, ...) or a preset ({}); leave "
+                           "--device out for the default",
+                           fmt::join(device_preset_names(), ", "));
+      },
+      "");
+}
+
+CLI::Validator seed_check() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        const bool digits = !value.empty() && value.find_first_not_of("0123456789") == std::string::npos;
+        return digits ? "" : "must be a non-negative integer (0..2^64 - 1)";
+      },
+      "");
 }
 
 void ProblemOptions::add_to(CLI::App& command) {
@@ -69,6 +90,16 @@ GemmProblem make_problem(int64_t m, int64_t n, int64_t k, const std::string& dty
   p.ldd = ldd;
   validate(p);
   return p;
+}
+
+KernelSpec config_spec(const GemmProblem& problem, const std::string& config,
+                       const GpuInfo& device) {
+  try {
+    return make_kernel_spec(problem, GemmConfig::parse(config), device);
+  } catch (const InvalidArgument& e) {
+    if (e.argument() != "config") throw;
+    throw InvalidArgument("--config", e.value(), e.rule());
+  }
 }
 
 std::string dtype_name(const GemmProblem& problem) {

@@ -9,6 +9,7 @@
 
 #include "autogemm/config.hpp"
 #include "autogemm/device.hpp"
+#include "autogemm/kernel_spec.hpp"
 #include "autogemm/plan.hpp"
 #include "autogemm/problem.hpp"
 
@@ -20,6 +21,13 @@ inline constexpr const char* kFallbackPreset = "h100-sxm";
 // --device: "0", "1", ... a present GPU; a preset name; empty = GPU 0 when one is present,
 // else kFallbackPreset with a one-line note on stderr saying why.
 GpuInfo resolve_cli_device(const std::string& spec);
+
+// Checks of options every command spells alike, as CLI11 validators: the parser refuses the
+// value before the command runs (main.cpp words it as "--seed = -1: <rule>").
+// --device: not empty (an empty name silently meant the default device).
+CLI::Validator device_name_check();
+// --seed: a non-negative integer (CLI11 reads "-1" into an unsigned seed as 2^64 - 1).
+CLI::Validator seed_check();
 
 // --m/--n/--k (size lists, see size_list.hpp), --dtype, --layout, --lda/--ldb/--ldd.
 struct ProblemOptions {
@@ -38,6 +46,12 @@ struct ProblemOptions {
 // DeepGEMM-style block scales (1x128 for A, 128x128 for B) and bf16 output.
 GemmProblem make_problem(int64_t m, int64_t n, int64_t k, const std::string& dtype,
                          const std::string& layout, int64_t lda, int64_t ldb, int64_t ldd);
+
+// The spec of a --config text for `problem` on `device`: parsed, and made by the function the
+// planner's own choices go through (make_kernel_spec), so refused by the same rules. Throws
+// InvalidArgument naming --config, its text and the rule (compile and bench share it).
+KernelSpec config_spec(const GemmProblem& problem, const std::string& config,
+                       const GpuInfo& device);
 
 // "bf16", "fp16" or "fp8": the --dtype spelling of a problem's inputs.
 std::string dtype_name(const GemmProblem& problem);

@@ -22,6 +22,7 @@
 #include "bench/progress.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
+#include "cli/multi_gpu_cli.hpp"
 
 namespace autogemm::cli {
 
@@ -98,8 +99,9 @@ void print_advice(const advise::Advice& a) {
   fmt::print("\n* no kernel of autogemm's for this format here: a roofline estimate. Times are one "
              "GPU's share with tensor parallelism, without its communication.\n");
   if (a.model.experts > 0)
-    fmt::print("Experts are timed as one GEMM each (a call per expert): autogemm has no "
-               "grouped GEMM yet, so each pays a launch.\n");
+    fmt::print("Experts are timed as one GEMM each, a launch per expert: grouped_gemm() runs a "
+               "layer's experts in one launch (`autogemm plan --grouped`), which these times do "
+               "not count on.\n");
 }
 
 advise::AdviseOptions advise_options(const AdviseCliOptions& o) {
@@ -409,7 +411,8 @@ void add_advise_command(CLI::App& app) {
   for (const auto& n : advise::model_names()) names += (names.empty() ? "" : ", ") + n;
   cmd->add_option("--model", o->model, "a shipped model (" + names + ") or a JSON file")
       ->required();
-  cmd->add_option("--device", o->device, "GPU index or preset; default: GPU 0, else h100-sxm");
+  cmd->add_option("--device", o->device, "GPU index or preset; default: GPU 0, else h100-sxm")
+      ->check(device_name_check());
   cmd->add_option("--gpus", o->gpus, "GPUs, tensor parallel")->capture_default_str();
   cmd->add_option("--batch", o->batch, "sequences decoded together")->capture_default_str();
   cmd->add_option("--context", o->context, "tokens per sequence (KV cache, prefill)")
@@ -436,12 +439,16 @@ void add_advise_command(CLI::App& app) {
       ->capture_default_str()
       ->needs(measure);
   cmd->add_option("--seed", o->seed, "with --measure: random input seed")
+      ->check(seed_check())
       ->capture_default_str()
       ->needs(measure);
   cmd->add_option("--json-out", o->json_out,
                   "with --measure: also write the JSON into this file (the table still prints)")
       ->needs(measure);
-  cmd->callback([o] { run_advise(*o); });
+  cmd->callback([o, cmd] {
+    check_gpus_option(*cmd);
+    run_advise(*o);
+  });
 }
 
 }  // namespace autogemm::cli

@@ -31,6 +31,7 @@
 #include "cli/cmd_bench_multi.hpp"
 #include "cli/cmd_bench.hpp"
 #include "cli/commands.hpp"
+#include "cli/multi_gpu_cli.hpp"
 #include "cli/size_list.hpp"
 
 namespace autogemm::cli {
@@ -127,6 +128,22 @@ Target choose_target(const std::string& spec) {
   t.measure = true;
   t.device = spec.empty() ? profile.gpus.front() : resolve_device(spec);
   return t;
+}
+
+std::optional<GemmConfig> checked_config(const std::string& config,
+                                         const std::vector<GemmProblem>& problems,
+                                         const GpuInfo& device) {
+  if (config.empty()) return std::nullopt;
+  for (const GemmProblem& p : problems) {
+    try {
+      config_spec(p, config, device);
+    } catch (const InvalidArgument& e) {
+      if (e.argument() != "--config" || problems.size() == 1) throw;
+      throw InvalidArgument("--config", e.value(),
+                            fmt::format("the row M={} N={} K={}: {}", p.m, p.n, p.k, e.rule()));
+    }
+  }
+  return GemmConfig::parse(config);
 }
 
 // Throws unless `path` can be written, before anything is measured, so a bad directory or a
@@ -255,9 +272,12 @@ void run(const BenchCliOptions& o) {
     check_writable("--plot", o.plot);
   }
   const Target target = choose_target(o.device);
+  std::vector<GemmProblem> problems;
+  for (const bench::BenchItem& item : items) problems.push_back(item.problem);
+  const std::optional<GemmConfig> config = checked_config(o.config, problems, target.device);
 
   if (!target.measure) {
-    const auto rows = bench::plan_items(items, target.device);
+    const auto rows = bench::plan_items(items, target.device, config);
     if (o.json) {
       fmt::print(stderr, "{}\n", target.plan_note);
       std::cout << bench::plan_rows_to_json(rows, target.device.preset, target.plan_note) << "\n";
@@ -272,7 +292,7 @@ void run(const BenchCliOptions& o) {
   }
 
   bench::BenchOptions options = measure_options(o, target);
-  if (!o.config.empty()) options.config = GemmConfig::parse(o.config);
+  options.config = config;
   options.autotune = o.autotune;
   // The copy bandwidth is what the memory-bound rows (M <= 128) are judged against. It is
   // measured on every GPU run, not only when such a row exists: it costs tens of milliseconds,
@@ -338,7 +358,8 @@ void add_bench_command(CLI::App& app) {
                                                "fp16 for fp16 inputs)");
   cmd->add_option("--device", o->device,
                   "GPU index to measure, or a preset name to show its plan; default: GPU 0, "
-                  "else the plan for h100-sxm");
+                  "else the plan for h100-sxm")
+      ->check(device_name_check());
   cmd->add_option("--warmup", o->warmup, "untimed calls before timing")->capture_default_str();
   cmd->add_option("--iters", o->iters, "timed calls (the median is reported)")
       ->capture_default_str();
@@ -360,7 +381,9 @@ void add_bench_command(CLI::App& app) {
   cmd->add_flag("--l2-warm", o->l2_warm,
                 "do not flush the L2 before each timed call (diagnostic: shows whether a row is "
                 "limited by DRAM; reported figures use the default flush)");
-  cmd->add_option("--seed", o->seed, "random input seed")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "random input seed")
+      ->check(seed_check())
+      ->capture_default_str();
   cmd->add_option("--autotune", o->autotune,
                   "time this many (0..64) of the planner's best distinct configurations on the "
                   "first call of each case and keep the fastest (warm-up calls absorb it; "
@@ -371,9 +394,9 @@ void add_bench_command(CLI::App& app) {
         try {
           n = std::stoi(v);
         } catch (...) {
-          return "--autotune = " + v + ": not a count";
+          return "not a count";
         }
-        return n < 0 || n > 64 ? "--autotune = " + v + ": a count of candidates in 0..64" : "";
+        return n < 0 || n > 64 ? "must be a count of candidates in 0..64" : "";
       });
   cmd->add_option("--config", o->config,
                   "force our configuration for every case, as `autogemm plan` prints it "
@@ -382,6 +405,7 @@ void add_bench_command(CLI::App& app) {
   // --gpus N: the suite scheduled over several GPUs instead (cmd_bench_multi.cpp).
   auto multi = add_multi_bench_options(*cmd);
   cmd->callback([o, multi, cmd] {
+    check_gpus_option(*cmd);
     if (wants_multi_bench(*cmd)) return run_multi_bench(*cmd, *multi);
     run(*o);
   });

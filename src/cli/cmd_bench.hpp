@@ -2,11 +2,14 @@
 // The `autogemm bench` command lives in two files: cmd_bench.cpp (the command, its options, the
 // GEMM suite) and cmd_bench_grouped.cpp (--grouped FILE: the grouped suite). What they share.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "autogemm/config.hpp"
 #include "autogemm/device.hpp"
+#include "autogemm/problem.hpp"
 #include "bench/bench_runner.hpp"
 
 namespace autogemm::cli {
@@ -27,6 +30,14 @@ Target choose_target(const std::string& spec);
 // measured; leaves no file behind.
 void check_writable(const char* option, const std::string& path);
 void write_file(const char* option, const std::string& path, const std::string& text);
+
+// --config for every problem of a suite on `device`, or nothing when `config` is empty: checked
+// by compile's rules (config_spec) for each problem before anything is planned or measured,
+// with or without a GPU. Throws InvalidArgument naming --config, the problem it cannot run and
+// the rule.
+std::optional<GemmConfig> checked_config(const std::string& config,
+                                         const std::vector<GemmProblem>& problems,
+                                         const GpuInfo& device);
 
 // The measuring options both suites take from the command line (--warmup, --iters,
 // --no-baseline, --l2-warm, --seed) on `target`'s GPU; the caller adds its --config.

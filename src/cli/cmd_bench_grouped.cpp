@@ -97,9 +97,10 @@ void run_grouped_bench(const GroupedBenchCliOptions& o) {
   const std::vector<bench::GroupedItem> items =
       bench::make_grouped_items(bench::load_grouped_suite(o.suite), o.suite, in, out, o.seed);
   if (!o.csv.empty()) check_writable("--csv", o.csv);
-  std::optional<GemmConfig> config;
-  if (!o.config.empty()) config = GemmConfig::parse(o.config);
   const Target target = choose_target(o.device);
+  std::vector<GemmProblem> problems;
+  for (const bench::GroupedItem& item : items) problems.push_back(item.problem);
+  const std::optional<GemmConfig> config = checked_config(o.config, problems, target.device);
 
   if (!target.measure) {
     // choose_target's note says why nothing is measured, then what `bench` shows instead

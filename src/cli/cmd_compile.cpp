@@ -65,14 +65,8 @@ void run_compile(const CompileOptions& o) {
   const GpuInfo gpu = resolve_cli_device(o.device);
   // The planner's spec, or the forced configuration's, made by the same function and refused
   // by the same rules as in a call.
-  KernelSpec spec;
-  try {
-    spec = o.config.empty() ? plan_gemm(problem, gpu).spec
-                            : make_kernel_spec(problem, GemmConfig::parse(o.config), gpu);
-  } catch (const InvalidArgument& e) {
-    if (e.argument() != "config") throw;
-    throw InvalidArgument("--config", e.value(), e.rule());
-  }
+  const KernelSpec spec =
+      o.config.empty() ? plan_gemm(problem, gpu).spec : config_spec(problem, o.config, gpu);
   if (spec.vendor)
     throw InvalidArgument("--config", o.config.empty() ? "(planner's choice)" : o.config,
                           "this runs cuBLASLt: there is no kernel of ours to compile");
@@ -122,7 +116,8 @@ void add_compile_command(CLI::App& app) {
   o->problem.add_to(*cmd);
   cmd->add_option("--config", o->config,
                   "configuration as `autogemm plan` prints it; default: the planner's choice");
-  cmd->add_option("--device", o->device, "GPU index or preset; default: GPU 0, else h100-sxm");
+  cmd->add_option("--device", o->device, "GPU index or preset; default: GPU 0, else h100-sxm")
+      ->check(device_name_check());
   cmd->add_option("--out", o->out, "folder for kernel.cu, kernel.ptx, kernel.cubin, nvrtc.log")
       ->required();
   cmd->callback([o] { run_compile(*o); });

@@ -163,6 +163,7 @@ void add_fuzz_command(CLI::App& app) {
               "configurations) checked element by element against a float64 reference");
   cmd->add_option("--cases", o->cases, "cases to draw")->capture_default_str();
   cmd->add_option("--seed", o->seed, "the draw's seed (case i depends on seed and i only)")
+      ->check(seed_check())
       ->capture_default_str();
   cmd->add_option("--dtype", o->dtype, "inputs: all, bf16, fp16 or fp8 (block and per-tensor)")
       ->capture_default_str();
@@ -171,12 +172,18 @@ void add_fuzz_command(CLI::App& app) {
   cmd->add_option("--families", o->families,
                   "distinct (types, layout, N, K, configuration) the cases share kernels from")
       ->capture_default_str();
-  cmd->add_flag("--cpu", o->cpu, "no GPU: plan, make and check every case's spec, compile some");
-  cmd->add_option("--device", o->device, "preset to plan for with --cpu (default h100-sxm)");
+  // --device and --compile-limit only mean something with --cpu (the GPU run uses GPU 0 and
+  // compiles every kernel): without it they are refused, not ignored.
+  CLI::Option* cpu =
+      cmd->add_flag("--cpu", o->cpu, "no GPU: plan, make and check every case's spec, compile some");
+  cmd->add_option("--device", o->device, "preset to plan for with --cpu (default h100-sxm)")
+      ->check(device_name_check())
+      ->needs(cpu);
   cmd->add_option("--compile-threads", o->compile_threads, "NVRTC threads (default: every core)");
   cmd->add_option("--compile-limit", o->compile_limit,
                   "with --cpu: compile at most this many distinct kernels")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(cpu);
   cmd->callback([o] {
     const int code = run_fuzz(*o);
     if (code != 0) throw CLI::RuntimeError(code);

@@ -10,13 +10,11 @@
 
 #include "autogemm/device.hpp"
 #include "autogemm/plan.hpp"
+#include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 
 namespace autogemm::cli {
 namespace {
-
-// Shown when no GPU is present and --device was not given: planning works offline.
-constexpr const char* kFallbackPreset = "h100-sxm";
 
 struct KernelsOptions {
   std::string device_spec;  // empty: the first GPU, or the fallback preset without one
@@ -26,7 +24,7 @@ struct KernelsOptions {
 GpuInfo default_device() {
   const GpuProfile profile = profile_gpus();
   if (!profile.gpus.empty()) return resolve_device("0");
-  fmt::print(stderr, "autogemm: note: no GPU found ({}); showing the {} preset, choose another "
+  fmt::print(stderr, "autogemm: note: {}; showing the {} preset, choose another "
                      "with --device <preset>\n",
              profile.unavailable_reason, kFallbackPreset);
   return resolve_device(kFallbackPreset);
@@ -84,7 +82,8 @@ void add_kernels_command(CLI::App& app) {
       "kernels", "Show which implementation and execution path each kernel class uses on a device");
   cmd->add_option("--device", options->device_spec,
                   "GPU index (0, 1, ...) or preset name (h100-sxm, a100-80g, b200, ...); default: "
-                  "GPU 0, or h100-sxm when no GPU is present");
+                  "GPU 0, or h100-sxm when no GPU is present")
+      ->check(device_name_check());
   cmd->add_flag("--json", options->json, "Print a JSON list of {class, implementation, path, reason}");
   cmd->callback([options] { run_kernels(*options); });
 }

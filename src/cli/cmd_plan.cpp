@@ -11,6 +11,7 @@
 #include "cli/cli_common.hpp"
 #include "cli/cmd_plan_split.hpp"
 #include "cli/commands.hpp"
+#include "cli/multi_gpu_cli.hpp"
 #include "hw/device_json.hpp"
 #include "plan/gemm_search.hpp"
 
@@ -112,7 +113,8 @@ void print_plan(const Plan& plan, int top) {
   if (top < 0) return;
 
   const std::size_t n_candidates = shown(plan.candidates, top);
-  fmt::print("\ncandidates ({} of {}, fastest first)\n", n_candidates, plan.candidates.size());
+  fmt::print("\ncandidates ({} of {}, in {})\n", n_candidates, plan.candidates.size(),
+             plan::kCandidateOrder);
   fmt::print("{:>5}  {:<38} {:>9} {:>8} {:>7} {:>5} {:>5} {:>9} {:>9} {:>9} {:>7} {:>5}\n",
              "rank", "config", "time_us", "TFLOP/s", "tiles", "waves", "busy", "compute",
              "dram", "l2", "fixed", "mma%");
@@ -181,6 +183,17 @@ std::vector<GemmProblem> planned_problems(PlanOptions options) {
   return problems;
 }
 
+// --groups and --m-per-group describe the groups of a grouped GEMM: without --grouped the plan
+// is of one GEMM, and they were ignored without a word.
+void check_grouped_options(const CLI::App& command, const PlanOptions& options) {
+  if (!options.grouping.empty()) return;
+  for (const char* name : {"--groups", "--m-per-group"})
+    if (command.get_option(name)->count() > 0)
+      throw InvalidArgument(name, option_text(command, name),
+                            "goes with --grouped contiguous|masked (the groups of a grouped "
+                            "GEMM); without it the plan is of one GEMM");
+}
+
 void run_plan(const PlanOptions& options) {
   // Problems first: a bad size is reported before any device query.
   const std::vector<GemmProblem> problems = planned_problems(options);
@@ -213,13 +226,13 @@ void add_plan_command(CLI::App& app) {
   cmd->get_option("--m")->required(false);
   cmd->add_option("--device", options->device,
                   "GPU index (0, 1, ...) or preset name (h100-sxm, h200, a100-80g, b200, ...); "
-                  "default: GPU 0, else h100-sxm");
+                  "default: GPU 0, else h100-sxm")
+      ->check(device_name_check());
   cmd->add_option("--top", options->top,
                   "also list the N best candidates and N rejected configurations (0 = all)")
       ->check([](const std::string& value) -> std::string {
         // CLI11 reports this as a parse error naming --top; -1 is our "not given" marker.
-        return !value.empty() && value[0] == '-' ? value + " must be >= 0 (0 = all)"
-                                                 : std::string();
+        return !value.empty() && value[0] == '-' ? "must be >= 0 (0 = all)" : std::string();
       });
   cmd->add_flag("--json", options->json,
                 "print JSON instead of text: a list with one plan per problem");
@@ -235,6 +248,8 @@ void add_plan_command(CLI::App& app) {
   // --gpus G: the GEMM split over G GPUs instead (cmd_plan_split.cpp).
   auto split = add_split_plan_options(*cmd);
   cmd->callback([options, split, cmd] {
+    check_gpus_option(*cmd);
+    check_grouped_options(*cmd, *options);
     if (wants_split_plan(*cmd)) return run_split_plan(*cmd, *split, options->problem.problems());
     run_plan(*options);
   });

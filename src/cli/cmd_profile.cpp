@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "autogemm/device.hpp"
+#include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "cli/topology_report.hpp"
 #include "hw/device_json.hpp"
@@ -155,7 +156,8 @@ void add_profile_command(CLI::App& app) {
   cmd->add_option("--device", options->device,
                   "Print one GPU instead of measuring everything: a preset (" +
                       fmt::format("{}", fmt::join(device_preset_names(), ", ")) +
-                      ") or a CUDA ordinal (0, 1, ...)");
+                      ") or a CUDA ordinal (0, 1, ...)")
+      ->check(device_name_check());
   cmd->callback([options] { run_profile(*options); });
 }
 

@@ -254,14 +254,17 @@ void add_tune_command(CLI::App& app) {
       ->check(CLI::Range(2, 64));
   cmd->add_option("--device", o->device,
                   "GPU index to tune, or a preset name to show its plan; default: GPU 0, else "
-                  "the plan for h100-sxm");
+                  "the plan for h100-sxm")
+      ->check(device_name_check());
   cmd->add_option("--warmup", o->warmup, "untimed calls before timing the two configurations")
       ->capture_default_str()
       ->check(CLI::Range(0, 1000));
   cmd->add_option("--iters", o->iters, "timed calls of each (the median is shown)")
       ->capture_default_str()
       ->check(CLI::Range(1, 10000));
-  cmd->add_option("--seed", o->seed, "random input seed")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "random input seed")
+      ->check(seed_check())
+      ->capture_default_str();
   cmd->add_flag("--retune", o->retune,
                 "time every shape again, replacing entries already in the record");
   cmd->callback([o] { run_tune(*o); });

@@ -90,7 +90,8 @@ void add_warmup_command(CLI::App& app) {
   cmd->add_option("--dtype", opt->dtype, "input type: bf16, fp16 or fp8 (e4m3, block-scaled)")
       ->capture_default_str();
   cmd->add_option("--layout", opt->layout, "nt, nn, tn or tt")->capture_default_str();
-  cmd->add_option("--device", opt->device, "GPU ordinal or preset (default: GPU 0, else h100-sxm)");
+  cmd->add_option("--device", opt->device, "GPU ordinal or preset (default: GPU 0, else h100-sxm)")
+      ->check(device_name_check());
   cmd->callback([opt] { run_warmup(*opt); });
 }
 

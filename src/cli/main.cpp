@@ -8,6 +8,7 @@
 #include "autogemm/errors.hpp"
 #include "autogemm/version.hpp"
 #include "cli/commands.hpp"
+#include "cli/parse_errors.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"autogemm: fast matrix multiplication on NVIDIA GPUs, planned and explained",
@@ -24,15 +25,21 @@ int main(int argc, char** argv) {
   autogemm::cli::add_fuzz_command(app);
   autogemm::cli::add_advise_command(app);
   autogemm::cli::add_tune_command(app);
+  if (const std::string unknown = autogemm::cli::unknown_command_text(app, argc, argv);
+      !unknown.empty()) {
+    fmt::print(stderr, "autogemm: error: {}\n", unknown);
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& e) {
     return e.get_exit_code();   // a command's own exit code (fuzz: 1 when a case failed)
   } catch (const CLI::ParseError& e) {
-    // CLI11 prints the option, its value and the check; a bad command line is a user error
-    // like any other (exit 2), help and version are not (0).
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
+    // Help and version are no errors (0); a bad command line is a user error like any other
+    // (exit 2), said in the same form.
+    if (e.get_exit_code() == 0) return app.exit(e);
+    fmt::print(stderr, "autogemm: error: {}\n", autogemm::cli::parse_error_text(app, e));
+    return 2;
   } catch (const autogemm::Error& e) {
     fmt::print(stderr, "autogemm: error: {}\n", e.what());
     return 2;

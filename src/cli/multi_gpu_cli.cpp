@@ -24,6 +24,17 @@ void refuse_options_except(const CLI::App& command, const std::vector<std::strin
   }
 }
 
+void check_gpus_option(const CLI::App& command) {
+  const CLI::Option* option = command.get_option_no_throw("--gpus");
+  if (option == nullptr || option->count() == 0 || option->results().empty()) return;
+  const long long gpus = option->as<long long>();
+  if (gpus < 1 || gpus > kMaxGpus)
+    throw InvalidArgument("--gpus", option->results().back(),
+                          fmt::format("must be 1..{}: the GPUs of one NVLink domain (GB200 "
+                                      "NVL72's {} is the largest)",
+                                      kMaxGpus, kMaxGpus));
+}
+
 bool any_option_given(const CLI::App& command, const std::vector<std::string>& names) {
   for (const std::string& name : names)
     if (command.get_option(name)->count() > 0) return true;

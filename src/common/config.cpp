@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <set>
 #include <sstream>
 
 #include "autogemm/errors.hpp"
@@ -72,11 +73,19 @@ GemmConfig GemmConfig::parse(std::string_view text) {
     if (ec != std::errc() || end != digits.data() + digits.size() || v < 0) bad("not a number");
     return v;
   };
+  // Each field once: a second token for a field would silently replace the first ("p p",
+  // "s3 s4"), which no configuration the planner prints has.
+  std::set<std::string_view> given;
+  auto once = [&](std::string_view field) {
+    if (!given.insert(field).second) bad("a second token for this field (each field is given once)");
+  };
   bool have_tile = false;
   while (in >> token) {
     if (token == "cuBLASLt") {
+      once("cuBLASLt");
       c.instruction = Instruction::vendor;
     } else if (token == "mma" && !have_tile) {
+      once("mma");
       c.instruction = Instruction::mma;
       c.num_stages = 1;
     } else if (!have_tile) {
@@ -87,18 +96,25 @@ GemmConfig GemmConfig::parse(std::string_view text) {
       c.block_k = number(std::string_view(token).substr(x2 + 1));
       have_tile = true;
     } else if (token == "p") {
+      once("p");
       c.persistent = true;
     } else if (token == "oi") {
+      once("oi");
       c.ordered_issue = true;
     } else if (token == "ntk") {
+      once("ntk");
       c.n_tail_kernel = true;
     } else if (token == "swap") {
+      once("swap");
       c.swap_ab = true;
     } else if (token.starts_with("pb")) {
+      once("pb");
       c.promotion_buffers = number(std::string_view(token).substr(2));
     } else if (token.starts_with("sk")) {
+      once("sk");
       c.split_k = number(std::string_view(token).substr(2));
     } else if (token.starts_with("cl")) {
+      once("cl");
       const auto x = token.find('x'), slash = token.find('/');
       if (x == std::string::npos || slash == std::string::npos) bad("clusters read clMxN/{a,b,none}");
       c.cluster_m = number(std::string_view(token).substr(2, x - 2));
@@ -113,10 +129,13 @@ GemmConfig GemmConfig::parse(std::string_view text) {
           "configuration has them (the technique ladder's steps without them run through "
           "`autogemm ladder`); leave the token out");
     } else if (token.size() > 1 && token[0] == 's') {
+      once("s");
       c.num_stages = number(std::string_view(token).substr(1));
     } else if (token.size() > 1 && token[0] == 'c') {
+      once("c");
       c.num_consumers = number(std::string_view(token).substr(1));
     } else if (token.size() > 1 && token[0] == 'g') {
+      once("g");
       std::string_view g = std::string_view(token).substr(1);
       if (g.ends_with('n')) {
         c.raster_order = RasterOrder::along_n;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "autogemm/errors.hpp"
+#include "cuda/cuda_check.hpp"
 
 namespace autogemm::driver {
 
@@ -14,10 +15,6 @@ struct Resolution {
   Api api{};
   std::string failure;  // empty on success
 };
-
-std::string runtime_error_text(cudaError_t e) {
-  return fmt::format("{}: {}", cudaGetErrorName(e), cudaGetErrorString(e));
-}
 
 // Asks for the ABI of the toolkit we were built with (CUDA_VERSION): the function pointer
 // types in Api come from its cuda.h, and a symbol whose signature changed between versions
@@ -32,8 +29,10 @@ bool resolve(const char* symbol, Function* out, std::string* failure) {
     int driver_version = 0;
     cudaDriverGetVersion(&driver_version);
     *failure = fmt::format(
-        "cudaGetDriverEntryPointByVersion({}, {}) failed ({}, status {}); driver version {}",
-        symbol, CUDA_VERSION, runtime_error_text(e), static_cast<int>(status), driver_version);
+        "the CUDA driver (version {}) lacks an entry point: {} (status {})", driver_version,
+        cuda_error_text(e, fmt::format("cudaGetDriverEntryPointByVersion({}, {})", symbol,
+                                       CUDA_VERSION)),
+        static_cast<int>(status));
     return false;
   }
   *out = reinterpret_cast<Function>(address);
@@ -44,16 +43,9 @@ Resolution resolve_all() {
   Resolution r;
   // cudaFree(nullptr) initialises the runtime and makes the device's primary context current,
   // so modules loaded through the driver API share the context of runtime allocations.
+  // A missing driver is told from an old one by cuda_error_text.
   if (const cudaError_t e = cudaFree(nullptr); e != cudaSuccess) {
-    r.failure = "cudaFree(0): " + runtime_error_text(e);
-    // The runtime reports a missing driver as an old one; say which it is.
-    int driver_version = 0;
-    if (cudaDriverGetVersion(&driver_version) == cudaSuccess)
-      r.failure += driver_version == 0
-                       ? " (no NVIDIA driver is loaded: libcuda.so.1 was not found)"
-                       : fmt::format(" (driver supports CUDA {}.{}, runtime needs {}.{})",
-                                     driver_version / 1000, driver_version % 1000 / 10,
-                                     CUDART_VERSION / 1000, CUDART_VERSION % 1000 / 10);
+    r.failure = cuda_error_text(e, "cudaFree(0)");
     return r;
   }
 #define AUTOGEMM_RESOLVE(name) \
@@ -86,12 +78,17 @@ const Resolution& resolution() {
 
 const Api& api() {
   const Resolution& r = resolution();
-  if (!r.failure.empty()) throw NoDevice("no CUDA device: " + r.failure);
+  if (!r.failure.empty()) throw NoDevice(r.failure);
   return r.api;
 }
 
 void check(CUresult r, const char* what) {
   if (r == CUDA_SUCCESS) return;
+  // The driver API's words for no GPU, or a driver not initialised because there is none.
+  if (r == CUDA_ERROR_NO_DEVICE || r == CUDA_ERROR_NOT_INITIALIZED)
+    throw NoDevice(fmt::format("{} ({}: {})", kNoDriverOrGpu, what,
+                               r == CUDA_ERROR_NO_DEVICE ? "CUDA_ERROR_NO_DEVICE"
+                                                         : "CUDA_ERROR_NOT_INITIALIZED"));
   const Resolution& resolved = resolution();
   const char* name = nullptr;
   const char* text = nullptr;

@@ -29,7 +29,8 @@ struct Api {
 // NoDevice with the reason when there is no driver or GPU.
 const Api& api();
 
-// Throws CudaError("<what>: <driver error name and string>") unless r == CUDA_SUCCESS.
+// Throws CudaError("<what>: <driver error name and string>") unless r == CUDA_SUCCESS;
+// NoDevice saying kNoDriverOrGpu for CUDA_ERROR_NO_DEVICE and CUDA_ERROR_NOT_INITIALIZED.
 void check(CUresult r, const char* what);
 
 }  // namespace autogemm::driver

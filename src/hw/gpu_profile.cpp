@@ -85,11 +85,14 @@ GpuProfile profile_gpus() {
     // No driver (cudaErrorInsufficientDriver) or no GPU (cudaErrorNoDevice): not an error for
     // a profile. Clear the error so later runtime calls do not report it again.
     cudaGetLastError();
-    profile.unavailable_reason = fmt::format("no CUDA device: {}", cudaGetErrorString(status));
+    const std::string text = cuda_error_text(status, "cudaGetDeviceCount");
+    profile.unavailable_reason =
+        means_no_device(status) ? text : fmt::format("no usable CUDA device: {}", text);
     return profile;
   }
   if (count == 0) {
-    profile.unavailable_reason = "no CUDA device: cudaGetDeviceCount found 0 devices";
+    profile.unavailable_reason =
+        fmt::format("{} (cudaGetDeviceCount found 0 devices)", kNoDriverOrGpu);
     return profile;
   }
   CurrentDeviceGuard restore_current_device;

@@ -156,7 +156,9 @@ DiskCacheRoot disk_cache_root_from_env() {
 }
 
 DiskCache::DiskCache(const std::filesystem::path& root)
-    : directory_(root / ("v" + std::to_string(kDiskCacheFormatVersion))) {
+    // fmt, not "v" + std::to_string(): GCC 12 warns (-Wrestrict) on that concatenation inlined
+    // here, a false positive in libstdc++'s insert.
+    : directory_(root / fmt::format("v{}", kDiskCacheFormatVersion)) {
   std::error_code error;
   std::filesystem::create_directories(directory_, error);
   if (error || !std::filesystem::is_directory(directory_, error)) {

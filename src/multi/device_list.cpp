@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "autogemm/errors.hpp"
+#include "cuda/cuda_check.hpp"
 
 namespace autogemm::multi {
 
@@ -32,9 +33,10 @@ void check_device_list(const std::string& argument, const std::vector<int>& devi
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess) {
     cudaGetLastError();  // not sticky: later calls must not report it again
-    throw NoDevice(fmt::format("no CUDA device: {}", cudaGetErrorString(status)));
+    throw NoDevice(cuda_error_text(status, "cudaGetDeviceCount"));
   }
-  if (count == 0) throw NoDevice("no CUDA device: cudaGetDeviceCount found 0 devices");
+  if (count == 0)
+    throw NoDevice(fmt::format("{} (cudaGetDeviceCount found 0 devices)", kNoDriverOrGpu));
   for (int device : devices)
     if (device < 0 || device >= count)
       throw InvalidArgument(argument, device_list_text(devices),

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "autogemm/errors.hpp"
+#include "cuda/cuda_check.hpp"
 #include "autogemm/plan.hpp"
 #include "multi/split_plan.hpp"
 
@@ -39,8 +40,8 @@ std::string pointer_device_violation(const void* pointer, int device) {
   const cudaError_t e = cudaPointerGetAttributes(&attributes, pointer);
   if (e != cudaSuccess) {
     cudaGetLastError();  // not sticky
-    return fmt::format("is not memory CUDA knows (cudaPointerGetAttributes: {})",
-                       cudaGetErrorString(e));
+    return fmt::format("is not memory CUDA knows ({})",
+                       cuda_error_text(e, "cudaPointerGetAttributes"));
   }
   switch (attributes.type) {
     case cudaMemoryTypeManaged: return "";

@@ -58,6 +58,12 @@ bool multicast_offered(const GemmProblem& problem, bool swap_ab);
 inline constexpr int64_t kDecodeMaxM = 16;
 std::vector<GemmConfig> decode_configs(const GemmProblem& problem, const GpuInfo& device);
 
+// The order of Plan::candidates in words, for `plan --top` (rank_candidates in gemm_search.cpp
+// is the rule): not strictly by predicted time, since the model does not resolve 2%.
+inline constexpr const char* kCandidateOrder =
+    "the planner's order: predicted times within 2% tie, and ties go to fewer waves, then more "
+    "SMs busy in the last wave, fewer tiles, smaller clusters; the first is the choice";
+
 // The single configuration of the vendor path (instruction = vendor, tile fields zero: the
 // library picks its own).
 GemmConfig vendor_config();

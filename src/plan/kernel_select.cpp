@@ -7,6 +7,7 @@
 #include <string>
 
 #include "autogemm/plan.hpp"
+#include "plan/gemm_search.hpp"
 #include "plan/rules.hpp"
 
 namespace autogemm {
@@ -68,11 +69,21 @@ KernelChoice gemm_choice(const GpuInfo& d) {
                       arch, matrix_features(d))};
 }
 
+// A GEMV is a GEMM of one row (M = 1): plan_gemm's decode family where our kernels run
+// (gemm_search.cpp, decode_configs), ranked with the tile kernels as for any GEMM.
 KernelChoice gemv_choice(const GpuInfo& d) {
+  const std::string arch = arch_label(d);
+  if (runs_our_sm90a_kernels(d))
+    return {KernelClass::gemv, kOurs, "mma.sync",
+            fmt::format("{}: memory-bound (about 1 FLOP per matrix byte): the planner ranks its "
+                        "decode family for M <= {} (the matrix streamed once from DRAM through "
+                        "cp.async rings per warp into mma.sync) with the wgmma tiles on D or "
+                        "D^T; `autogemm plan --m 1` shows the pick",
+                        arch, plan::kDecodeMaxM)};
   return {KernelClass::gemv, kVendor, "vendor",
-          fmt::format("{}: memory-bound (about 1 FLOP per matrix byte), so tensor cores do not "
-                      "help; cuBLASLt streams the matrix near DRAM bandwidth",
-                      arch_label(d))};
+          fmt::format("{}: {}; cuBLASLt streams the matrix near DRAM bandwidth", arch,
+                      known_arch(d) ? "autogemm's kernels target sm_90a only"
+                                    : "architecture not in autogemm's capability table")};
 }
 
 KernelChoice quantized_gemm_choice(const GpuInfo& d) {

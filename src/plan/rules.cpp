@@ -381,9 +381,20 @@ std::string memory_violation(const GemmProblem& problem, const GpuInfo& device) 
 }
 
 void check_memory(const GemmProblem& problem, const GpuInfo& device) {
-  if (auto why = memory_violation(problem, device); !why.empty())
-    throw InvalidArgument("problem", fmt::format("{} x {} x {}", problem.m, problem.n, problem.k),
-                          why);
+  const std::string why = memory_violation(problem, device);
+  if (why.empty()) return;
+  // A leading dimension that alone makes the operands too big is what to name: packed rows
+  // would fit, so the sizes are not what the caller got wrong.
+  for (const auto& [name, ld] : {std::pair{"lda", &GemmProblem::lda}, {"ldb", &GemmProblem::ldb},
+                                 {"ldc", &GemmProblem::ldc}, {"ldd", &GemmProblem::ldd}}) {
+    if (problem.*ld == 0) continue;
+    GemmProblem packed = problem;
+    packed.*ld = 0;
+    if (memory_violation(packed, device).empty())
+      throw InvalidArgument(name, std::to_string(problem.*ld), why);
+  }
+  throw InvalidArgument("problem", fmt::format("{} x {} x {}", problem.m, problem.n, problem.k),
+                        why);
 }
 
 std::string arch_label(const GpuInfo& device) {

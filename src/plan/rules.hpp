@@ -73,7 +73,8 @@ std::vector<NamedTmaBox> gemm_tma_boxes(const GemmProblem& problem, const Kernel
 // A device whose memory is unknown (0) is not checked.
 std::string memory_violation(const GemmProblem& problem, const GpuInfo& device);
 // Throws InvalidArgument("problem", "<m> x <n> x <k>", memory_violation) when it is not
-// empty. Called by plan_gemm and make_spec, so planned and forced configurations alike.
+// empty, or naming the leading dimension ("lda", its value) when packed rows of that operand
+// would fit. Called by plan_gemm and make_spec, so planned and forced configurations alike.
 void check_memory(const GemmProblem& problem, const GpuInfo& device);
 
 // Device name for messages: the preset key when there is one, else the product name.

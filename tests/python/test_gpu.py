@@ -13,6 +13,7 @@ import csv
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 import time
@@ -170,7 +171,18 @@ def test_unaligned_rows_are_copied_for_our_kernel(torch):
     assert calc_diff(d, a.double() @ w.double().T) < 1e-5
     if IS_SM90:
         assert not report.used_vendor, report.reason
-        assert "copied into rows of 1008 elements" in report.reason
+        # The copies' rows follow the padding rule (src/plan/operand_copy.cpp): whole units of
+        # the wide L2 promotion, 256 bytes, the fewest that hold a row of K elements. A and B
+        # (lda = ldb = K) are both copied, and the plan for this GPU says the same.
+        copied = [int(e) for e in re.findall(r"copied into rows of (\d+) elements", report.reason)]
+        assert len(copied) == 2, report.reason
+        row_bytes = k * a.element_size()
+        for elements in copied:
+            padded_bytes = elements * a.element_size()
+            assert padded_bytes % 256 == 0, report.reason
+            assert row_bytes <= padded_bytes < row_bytes + 256, report.reason
+        planned = autogemm.plan(m, n, k, device=0).spec_reason
+        assert re.findall(r"copied into rows of (\d+) elements", planned) == [str(e) for e in copied]
 
 
 def test_requires_grad_and_streams(torch):

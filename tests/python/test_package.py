@@ -138,6 +138,20 @@ def test_plan_errors():
         autogemm.plan(64, 64, 128, device="h200", lda=100)
 
 
+@pytest.mark.parametrize("m", [2**70, None, 64.7, True, "64"])
+def test_plan_sizes_must_be_integers(m):
+    # Each was a TypeError from the binding, or silently 64 and 1.
+    with raises_invalid("m"):
+        autogemm.plan(m, 64, 64, device="h200")
+    with raises_invalid("ldd"):
+        autogemm.plan(64, 64, 64, device="h200", ldd=m)
+
+
+def test_plan_takes_numpy_integers():
+    import numpy
+    assert autogemm.plan(numpy.int64(64), numpy.int32(64), 64, device="h200").m == 64
+
+
 @pytest.mark.skipif(not NO_GPU, reason="this machine has a GPU")
 def test_plan_without_gpu_default_device_warns():
     with warnings.catch_warnings(record=True) as caught:
@@ -149,7 +163,7 @@ def test_plan_without_gpu_default_device_warns():
 
 @pytest.mark.skipif(not NO_GPU, reason="this machine has a GPU")
 def test_ordinal_without_gpu_is_no_device():
-    with pytest.raises(autogemm.NoDevice, match="no CUDA device"):
+    with pytest.raises(autogemm.NoDevice, match="no CUDA driver or GPU found"):
         autogemm.plan(64, 64, 64, device=0)
     with pytest.raises(autogemm.NoDevice):
         autogemm.profile(0)
