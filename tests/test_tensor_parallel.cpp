@@ -86,62 +86,6 @@ TEST(TensorParallelPlan, TheRingAddsTheNeighboursPartialAndAllReduceAddsTheGathe
   EXPECT_TRUE(contains(ar.explanation, "every finished band of D")) << ar.explanation;
 }
 
-TEST(TensorParallelPlan, ColumnPanelsCoverNInGranulesAndTheRingRunsOncePerPanel) {
-  for (int64_t n : {128, 1000, 8192, 28672})
-    for (int panels : {1, 2, 3, 4}) {
-      const auto cut = multi::tp_panels(n, panels);
-      ASSERT_FALSE(cut.empty());
-      EXPECT_EQ(cut.front().begin, 0);
-      EXPECT_EQ(cut.back().end, n);
-      for (std::size_t i = 1; i < cut.size(); ++i) EXPECT_EQ(cut[i].begin, cut[i - 1].end);
-      for (const auto& c : cut) EXPECT_EQ(c.begin % multi::kTpPanelGranule, 0);
-    }
-  TpOptions two;
-  two.panels = 2, two.bands = 2;
-  const TpPlan ar = plan_on_h200(tp(TpPattern::all_reduce, 4, 8192, 8192, 8192), two);
-  ASSERT_EQ(ar.panels, 2);
-  ASSERT_EQ(ar.steps.size(), std::size_t(2 * 4 * 2));
-  // Plan order: panel, step, band; every launch writes its panel's columns of D.
-  for (std::size_t i = 0; i < ar.steps.size(); ++i) {
-    const TpStep& s = ar.steps[i];
-    EXPECT_EQ(s.panel, int(i / 8));
-    EXPECT_EQ(s.step, int(i / 2 % 4));
-    EXPECT_EQ(s.col_begin, s.panel * 4096);
-    EXPECT_EQ(s.cols, 4096);
-    EXPECT_EQ(multi::tp_launch_problem(ar.problem, s).n, 4096);
-    // The last step writes the caller's D (rows of all N columns); earlier ones packed panels.
-    EXPECT_EQ(multi::tp_launch_problem(ar.problem, s).ldd, s.d_to_caller ? 8192 : 4096);
-  }
-  EXPECT_TRUE(contains(ar.explanation, "2 panels")) << ar.explanation;
-  EXPECT_NE(ar.hash(), plan_on_h200(tp(TpPattern::all_reduce, 4, 8192, 8192, 8192), [] {
-                         TpOptions one;
-                         one.panels = 1, one.bands = 2;
-                         return one;
-                       }()).hash());
-  // All-gather's D columns are the rank's own: no panels; nor does NCCL's one GEMM have any.
-  expect_invalid([&] { plan_on_h200(tp(TpPattern::all_gather, 4, 8192, 8192, 8192), two); }, "panels");
-  TpOptions nccl = two;
-  nccl.transport = TpTransport::nccl;
-  expect_invalid([&] { plan_on_h200(tp(TpPattern::all_reduce, 4, 8192, 8192, 8192), nccl); }, "panels");
-  TpOptions five;
-  five.panels = 5;
-  expect_invalid([&] { plan_on_h200(tp(TpPattern::reduce_scatter, 4, 8192, 8192, 8192), five); }, "panels");
-}
-
-TEST(TensorParallelPlan, AllReduceOnFourGpusRunsPanelsWhereTheyHideTheGatherOfD) {
-  // 16384^3: one panel leaves the copies of the finished D after the last step's GEMMs; two
-  // panels copy the first panel's D beside the second panel's GEMMs. The planner picks two
-  // because the simulation says so; the test checks that the choice is the faster one.
-  const TpProblem p = tp(TpPattern::all_reduce, 4, 16384, 16384, 16384);
-  const TpPlan best = plan_on_h200(p);
-  TpOptions one;
-  one.panels = 1;
-  const TpPlan single = plan_on_h200(p, one);
-  EXPECT_GT(best.panels, 1) << best.describe();
-  EXPECT_LT(best.total_us, single.total_us);
-  EXPECT_LT(best.exposed_us, single.exposed_us);
-}
-
 TEST(TensorParallelPlan, NcclWhenAPairHasNoPeerAccess) {
   Topology t = topology_preset("pcie", 2);
   t.links[0][1].peer_access = false;
@@ -190,10 +134,8 @@ TEST(TensorParallelPlan, WorkspaceLayoutAndFlagsDoNotOverlap) {
   for (int s = 0; s < 4; ++s)
     for (int b = 0; b < 3; ++b) {
       seen.insert(f.a_ready(s, b));
-      for (int panel = 0; panel < multi::kTpMaxPanels; ++panel) {
-        seen.insert(f.part_ready(panel, s, b));
-        seen.insert(f.d_ready(panel, s, b));
-      }
+      seen.insert(f.part_ready(s, b));
+      seen.insert(f.d_ready(s, b));
     }
   for (int q = 0; q < 4; ++q) seen.insert(f.done(q));
   EXPECT_EQ(int64_t(seen.size()), f.count());

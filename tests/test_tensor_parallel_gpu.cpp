@@ -86,12 +86,10 @@ struct TpSetup {
   }
 };
 
-// panels: column panels for the ring patterns (all-gather takes 1).
-TpPlan plan_for(const TpProblem& p, TpTransport transport, int bands, int panels = 1) {
+TpPlan plan_for(const TpProblem& p, TpTransport transport, int bands) {
   TpOptions o;
   o.transport = transport;
   o.bands = bands;
-  o.panels = p.pattern == TpPattern::all_gather ? 1 : panels;
   return plan_tp(p, profile_gpus().gpus.at(0), topology_preset("nvlink", p.world), o);
 }
 
@@ -110,18 +108,18 @@ TpProblem problem_of(TpPattern pattern, int world, int64_t m, int64_t n, int64_t
 
 // Runs `plan` three times on poisoned outputs (the flags and the done hand-shake must let every
 // call after the first run too) and checks every rank's block after each.
-void run_and_check(const TpProblem& p, TpTransport transport, int bands, int panels = 1) {
+void run_and_check(const TpProblem& p, TpTransport transport, int bands) {
   TpSetup s(p);
   MultiGpuComm comm = MultiGpuComm::local(devices(p.world));
-  const TpPlan plan = plan_for(p, transport, bands, panels);
+  const TpPlan plan = plan_for(p, transport, bands);
   TpWorkspace ws(plan, comm);
   for (int call = 0; call < 3; ++call) {
     s.poison();
     tp_gemm(plan, s.shards(), ws, comm);
     synchronize(p.world);
-    s.expect_blocks(fmt::format("{} {} x{} {}x{}x{} {} bands {} panels {}, call {}",
-                                to_string(p.pattern), to_string(transport), p.world, p.m, p.n,
-                                p.k, to_string(p.a_type), plan.bands, plan.panels, call));
+    s.expect_blocks(fmt::format("{} {} x{} {}x{}x{} {} bands {}, call {}", to_string(p.pattern),
+                                to_string(transport), p.world, p.m, p.n, p.k,
+                                to_string(p.a_type), plan.bands, call));
   }
 }
 
@@ -134,9 +132,7 @@ TEST(TensorParallelGpu, EveryPatternOnCopyEnginesMatchesOneGpu) {
   REQUIRE_TP_GPUS();
   const int g = ranks_here();
   for (TpPattern pattern : kPatterns)
-    for (int bands : {1, 2})
-      for (int panels : {1, 2})  // two panels of 384 columns (the ring patterns)
-        run_and_check(problem_of(pattern, g, 512 * g, 768, 1024), TpTransport::copy_engine, bands, panels);
+    for (int bands : {1, 2}) run_and_check(problem_of(pattern, g, 512 * g, 768, 1024), TpTransport::copy_engine, bands);
 }
 
 TEST(TensorParallelGpu, EveryPatternOnNcclMatchesOneGpu) {
@@ -149,12 +145,10 @@ TEST(TensorParallelGpu, EveryPatternOnNcclMatchesOneGpu) {
 TEST(TensorParallelGpu, OddRowsAndColumnsAndManyBands) {
   REQUIRE_TP_GPUS();
   const int g = ranks_here();
-  // 200 rows a rank (bands of 128 and 72), N = 1000 (D rows of 2000 bytes: staged stores);
-  // the ring patterns also in panels of 512 and 488 columns.
+  // 200 rows a rank (bands of 128 and 72), N = 1000 (D rows of 2000 bytes: staged stores).
   for (TpPattern pattern : kPatterns)
-    for (int panels : {1, 2})
-      run_and_check(problem_of(pattern, g, 200 * g, 1000 * (pattern == TpPattern::all_gather ? g : 1), 256 * g),
-                    TpTransport::copy_engine, 4, panels);
+    run_and_check(problem_of(pattern, g, 200 * g, 1000 * (pattern == TpPattern::all_gather ? g : 1), 256 * g),
+                  TpTransport::copy_engine, 4);
 }
 
 TEST(TensorParallelGpu, BlockScaledFp8) {
@@ -162,8 +156,7 @@ TEST(TensorParallelGpu, BlockScaledFp8) {
   const int g = ranks_here();
   for (TpPattern pattern : kPatterns)
     for (TpTransport t : {TpTransport::copy_engine, TpTransport::nccl})
-      run_and_check(problem_of(pattern, g, 384 * g, 128 * g * 2, 256 * g, true), t, 2,
-                    t == TpTransport::copy_engine ? 2 : 1);  // panels of whole scale blocks
+      run_and_check(problem_of(pattern, g, 384 * g, 128 * g * 2, 256 * g, true), t, 2);
 }
 
 TEST(TensorParallelGpu, PaddedLeadingDimensionsAndGatheredA) {
@@ -195,7 +188,7 @@ TEST(TensorParallelGpu, PaddedLeadingDimensionsAndGatheredA) {
       shards.push_back(sh);
     }
     MultiGpuComm comm = MultiGpuComm::local(devices(g));
-    const TpPlan plan = plan_for(p, TpTransport::copy_engine, 2, 2);
+    const TpPlan plan = plan_for(p, TpTransport::copy_engine, 2);
     TpWorkspace ws(plan, comm);
     tp_gemm(plan, shards, ws, comm);
     synchronize(g);
@@ -224,7 +217,7 @@ TEST(TensorParallelGpu, CapturedInACudaGraphAndReplayed) {
     const TpProblem p = problem_of(pattern, g, 1024 * g, n, 1024 * g);
     TpSetup s(p);
     MultiGpuComm comm = MultiGpuComm::local(devices(g));
-    const TpPlan plan = plan_for(p, TpTransport::copy_engine, 2, 2);
+    const TpPlan plan = plan_for(p, TpTransport::copy_engine, 2);
     TpWorkspace ws(plan, comm);
     std::vector<cudaStream_t> streams(static_cast<std::size_t>(g), nullptr);
     std::vector<cudaGraphExec_t> graphs(static_cast<std::size_t>(g), nullptr);

@@ -35,9 +35,6 @@
 //     reduce-scatter of BF16 does); inside each GEMM the sum is FP32.
 //   all_reduce: the reduce-scatter ring into this rank's rows of D, then each finished band is
 //     copied to every other rank.
-//   Column panels (the ring patterns): N may be cut into panels that run the ring one after
-//   the other, so that all-reduce's copies of one panel's finished D run beside the next
-//   panel's GEMMs instead of after the last GEMM (the planner prices 1, 2 and 4).
 //
 // Every rank must agree on what runs: each call exchanges a small record (plan hash, shard
 // shapes, each rank's own argument check) over the communicator before anything is launched;
@@ -108,18 +105,13 @@ struct TpOptions {
   std::optional<TpTransport> transport;  // empty: copy_engine when every pair of the topology
                                          // has peer access, else nccl
   int bands = 0;                         // row bands per chunk (1..8); 0: the planner's choice
-  int panels = 0;                        // column panels of N (1..4, reduce_scatter and
-                                         // all_reduce); 0: the planner's choice
 };
 
 // One GEMM launch of a rank's call.
 struct TpStep {
-  int panel = 0;                      // column panel (the ring patterns; else 0)
   int step = 0;                       // 0 .. world-1
   int band = 0;
   int64_t rows = 0;                   // band rows (A rows read and D rows written)
-  int64_t col_begin = 0, cols = 0;    // D columns written (and B rows read): the panel's, or
-                                      // all of the rank's D
   GemmConfig config;                  // forced: every rank runs exactly this
   bool reads_c = false;               // reduce_scatter ring: C = the left neighbour's partial
   bool a_from_caller = true;          // A rows from the caller's shard (lda), else from the
@@ -135,9 +127,7 @@ struct TpPlan {
   Topology topology;
   TpTransport transport = TpTransport::copy_engine;
   int bands = 1;
-  int panels = 1;
-  std::vector<TpStep> steps;          // the launches of one rank, in order (all ranks alike):
-                                      // panel by panel, step by step, band by band
+  std::vector<TpStep> steps;          // the launches of one rank, in order (all ranks alike)
   double single_gpu_us = 0;           // the whole GEMM on one GPU (plan_gemm)
   double compute_us = 0;              // one rank's GEMMs back to back
   double link_gbps = 0;               // copy-engine rate assumed per sending GPU in this pattern
@@ -146,8 +136,8 @@ struct TpPlan {
   double exposed_us = 0;              // total - compute: communication not hidden
   std::string explanation;            // how total_us is made
   double speedup() const { return total_us > 0 ? single_gpu_us / total_us : 0; }
-  // FNV-1a of everything every rank must agree on (problem, transport, bands, panels, each
-  // step's configuration); equal plans on every rank are what keeps NCCL and the flags from hanging.
+  // FNV-1a of everything every rank must agree on (problem, transport, bands, each step's
+  // configuration); equal plans on every rank are what keeps NCCL and the flags from hanging.
   uint64_t hash() const;
   std::string describe() const;       // several lines: the choice and why
 };

@@ -38,7 +38,7 @@ const std::vector<std::string> kMultiOptionNames = {"--gpus",       "--schedule"
                                                     "--count",      "--no-migrate", "--split",
                                                     "--inputs",     "--output",
                                                     "--tp",         "--transport", "--bands",
-                                                    "--panels",     "--memory-limit"};
+                                                    "--memory-limit"};
 
 struct Item {
   bench::BenchCase row;
@@ -560,7 +560,6 @@ std::shared_ptr<MultiBenchOptions> add_multi_bench_options(CLI::App& bench) {
                    "one GPU and checked rank by rank against the one-GPU result");
   bench.add_option("--transport", o->transport, "with --tp: copy-engine or nccl");
   bench.add_option("--bands", o->bands, "with --tp: row bands per chunk (0: planned)");
-  bench.add_option("--panels", o->panels, "with --tp: column panels of N (0: planned)");
   return o;
 }
 

@@ -31,7 +31,6 @@ struct MultiBenchOptions {
   std::string tp;                    // all-gather, reduce-scatter, all-reduce; gather = the split
   std::string transport;             // copy-engine | nccl; empty: the planner's choice
   int bands = 0;                     // 0: the planner's choice
-  int panels = 0;                    // 0: the planner's choice
 };
 
 // Adds --gpus, --schedule, --repeat, --count, --no-migrate, --split, --inputs and --output.

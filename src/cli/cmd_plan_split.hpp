@@ -25,11 +25,9 @@ struct SplitPlanCliOptions {
   std::string tp;
   std::string transport;     // --transport copy-engine | nccl; empty: the planner's choice
   int bands = 0;             // --bands: row bands per chunk; 0: the planner's choice
-  int panels = 0;            // --panels: column panels of N; 0: the planner's choice
 };
 
-// Adds --gpus, --link, --inputs, --output, --split, --max-chunks, --tp, --transport, --bands,
-// --panels.
+// Adds --gpus, --link, --inputs, --output, --split, --max-chunks, --tp, --transport, --bands.
 std::shared_ptr<SplitPlanCliOptions> add_split_plan_options(CLI::App& plan);
 
 // True when --gpus or one of the options that go with it was given.

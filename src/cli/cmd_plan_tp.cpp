@@ -46,7 +46,7 @@ TpProblem tp_problem(const GemmProblem& p, const std::string& pattern, int gpus)
   return t;
 }
 
-TpOptions tp_options(const std::string& transport, int bands, int panels) {
+TpOptions tp_options(const std::string& transport, int bands) {
   TpOptions o;
   if (!transport.empty()) {
     o.transport = parse_tp_transport(transport);
@@ -58,9 +58,6 @@ TpOptions tp_options(const std::string& transport, int bands, int panels) {
   if (bands < 0 || bands > 8)
     throw InvalidArgument("--bands", std::to_string(bands), "0 (the planner's choice) or 1..8");
   o.bands = bands;
-  if (panels < 0 || panels > 4)
-    throw InvalidArgument("--panels", std::to_string(panels), "0 (the planner's choice) or 1..4");
-  o.panels = panels;
   return o;
 }
 
@@ -79,9 +76,7 @@ nlohmann::json tp_plan_json(const TpPlan& plan) {
   const TpShardShapes s = tp_shard_shapes(p, 0);
   nlohmann::json steps = nlohmann::json::array();
   for (const TpStep& step : plan.steps)
-    steps.push_back({{"panel", step.panel},
-                     {"cols", step.cols},
-                     {"step", step.step},
+    steps.push_back({{"step", step.step},
                      {"band", step.band},
                      {"rows", step.rows},
                      {"reads_c", step.reads_c},
@@ -97,7 +92,6 @@ nlohmann::json tp_plan_json(const TpPlan& plan) {
           {"topology", topology_json(plan.topology)},
           {"transport", std::string(to_string(plan.transport))},
           {"bands", plan.bands},
-          {"panels", plan.panels},
           {"link_gbps", plan.link_gbps},
           {"single_gpu_us", plan.single_gpu_us},
           {"compute_us", plan.compute_us},
@@ -114,12 +108,12 @@ void run_tp_plan(const CLI::App& plan, const SplitPlanCliOptions& options,
                  const std::vector<GemmProblem>& problems) {
   refuse_options_except(plan,
                         {"--m", "--n", "--k", "--dtype", "--device", "--json", "--gpus", "--link",
-                         "--tp", "--transport", "--bands", "--panels"},
+                         "--tp", "--transport", "--bands"},
                         "--tp");
   const GpuInfo device = resolve_cli_device(option_text(plan, "--device"));
   std::string note;
   const Topology topology = split_topology(options.link, options.gpus, device, &note);
-  const TpOptions tp = tp_options(options.transport, options.bands, options.panels);
+  const TpOptions tp = tp_options(options.transport, options.bands);
   std::vector<TpPlan> plans;
   for (const GemmProblem& problem : problems)
     plans.push_back(plan_tp(tp_problem(problem, options.tp, options.gpus), device, topology, tp));

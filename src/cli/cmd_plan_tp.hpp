@@ -19,8 +19,8 @@ struct SplitPlanCliOptions;
 // sizes for what validate(TpProblem) refuses.
 TpProblem tp_problem(const GemmProblem& p, const std::string& pattern, int gpus);
 
-// --transport (empty: the planner's choice), --bands and --panels (0: the planner's choice).
-TpOptions tp_options(const std::string& transport, int bands, int panels);
+// --transport (empty: the planner's choice) and --bands (0: the planner's choice).
+TpOptions tp_options(const std::string& transport, int bands);
 
 void print_tp_plan(const TpPlan& plan, const std::string& topology_note);
 nlohmann::json tp_plan_json(const TpPlan& plan);

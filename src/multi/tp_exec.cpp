@@ -377,89 +377,85 @@ void run_all_gather(const CallContext& c, Rank& r, const TpShards& sh, cudaStrea
   }
 }
 
-// The ring, panel by panel (plan order: panel, step, band). A panel's partials and D slots lie
-// packed inside the chunk buffers at chunk_rows * col_begin elements (tp_plan.hpp).
 void run_ring(const CallContext& c, Rank& r, const TpShards& sh, cudaStream_t s) {
   const TpProblem& p = c.plan.problem;
   const multi::TpLayout& l = c.ws.layout;
-  const multi::TpFlags& f = c.ws.flags;
   const bool all_reduce = p.pattern == TpPattern::all_reduce;
   const int right = (r.rank + 1) % c.g;
   const int64_t lda_bytes = (p.lda ? p.lda : c.shapes.a_cols) * c.in_bytes;
-  const int64_t ldb_bytes = (p.ldb ? p.ldb : c.shapes.b_cols) * c.in_bytes;
+  const int64_t part_row_bytes = p.n * c.out_bytes;
   const int64_t ldd_bytes = (p.ldd ? p.ldd : p.n) * c.out_bytes;
-  const int64_t b_kblocks = multi::tp_scale_blocks(c.shapes.b_cols);
-  // Before this call sends anything, every peer it sends to has consumed the last call's.
+  std::vector<bool> may_send(std::size_t(c.g), false);
+  // Copies into D (all_reduce) come after whatever the caller did with D before the call.
+  if (all_reduce) after(r.local_copy, s, r.from_caller);
+  auto before_first_send = [&](int q) {
+    if (!may_send[std::size_t(q)]) c.flags.take(r.copy, r.pad + c.ws.flags.done(q));
+    may_send[std::size_t(q)] = true;
+  };
   after(r.copy, s, r.from_caller);
-  for (int q = 0; q < c.g; ++q)
-    if (q != r.rank && (all_reduce || q == right)) c.flags.take(r.copy, r.pad + f.done(q));
+  std::size_t i = 0;
+  for (int step = 0; step < c.g; ++step) {
+    const int dest = ((r.rank - 1 - step) % c.g + c.g) % c.g;
+    for (int b = 0; b < int(c.cut.size()); ++b, ++i) {
+      const TpStep& st = c.plan.steps[i];
+      const Range band = c.cut[b];
+      GemmOperands ops;
+      ops.a = static_cast<const char*>(sh.a) + (dest * c.chunk_rows + band.begin) * lda_bytes;
+      ops.b = sh.b;
+      if (fp8(p)) {
+        ops.scale_a = sh.scale_a + (dest * c.chunk_rows + band.begin) * c.a_kblocks;
+        ops.scale_b = sh.scale_b;
+      }
+      if (st.reads_c) {  // the left neighbour's partial of step - 1
+        c.flags.take(s, r.pad + c.ws.flags.part_ready(step - 1, b));
+        ops.c = r.base + l.recv + l.part_bytes * (step - 1) + band.begin * part_row_bytes;
+        ops.beta = 1.0f;
+      }
+      // Reduce-scatter: D is this rank's rows; all-reduce: D is whole, these rows at r's place.
+      const int64_t d_row = (all_reduce ? r.rank * c.chunk_rows : 0) + band.begin;
+      char* d_band = st.d_to_caller
+                         ? static_cast<char*>(sh.d) + d_row * ldd_bytes
+                         : r.base + l.send + l.part_bytes * step + band.begin * part_row_bytes;
+      ops.d = d_band;
+      launch(c, st, ops, r.device, s);
+      if (!st.d_to_caller) {  // a partial: to the right neighbour
+        after(r.copy, s, r.from_caller);
+        before_first_send(right);
+        copy_rows(r.peer_base[right] + l.recv + l.part_bytes * step + band.begin * part_row_bytes,
+                  part_row_bytes, d_band, part_row_bytes, part_row_bytes, band.size(), r.copy);
+        c.flags.set(r.copy, r.peer_pad[right] + c.ws.flags.part_ready(step, b));
+      } else if (all_reduce) {
+        // This band of r's rows is final: to every other rank, nearest first (packed into
+        // r's own slot first when D's rows are padded: peer copies are contiguous runs).
+        after(r.copy, s, r.from_caller);
+        const char* band_rows = d_band;
+        if (ldd_bytes != part_row_bytes) {
+          char* own = r.base + l.d_slots + l.part_bytes * r.rank + band.begin * part_row_bytes;
+          copy_rows(own, part_row_bytes, d_band, ldd_bytes, part_row_bytes, band.size(), r.copy);
+          band_rows = own;
+        }
+        for (int j = 1; j < c.g; ++j) {
+          const int q = (r.rank + j) % c.g;
+          before_first_send(q);
+          copy_rows(r.peer_base[q] + l.d_slots + l.part_bytes * r.rank + band.begin * part_row_bytes,
+                    part_row_bytes, band_rows, part_row_bytes, part_row_bytes, band.size(), r.copy);
+          c.flags.set(r.copy, r.peer_pad[q] + c.ws.flags.d_ready(r.rank, b));
+        }
+      }
+    }
+  }
   if (all_reduce) {
-    after(r.push, r.copy, r.from_copy);
-    after(r.local_copy, s, r.from_caller);  // copies into D come after the caller's use of D
-  }
-  auto panel_at = [&](const TpStep& st) { return c.chunk_rows * st.col_begin * c.out_bytes; };
-  for (const TpStep& st : c.plan.steps) {
-    const Range band = c.cut[std::size_t(st.band)];
-    const int dest = ((r.rank - 1 - st.step) % c.g + c.g) % c.g;
-    const int64_t row_bytes = st.cols * c.out_bytes;  // a packed row of the panel
-    const int64_t in_chunk = panel_at(st) + band.begin * row_bytes;
-    GemmOperands ops;
-    ops.a = static_cast<const char*>(sh.a) + (dest * c.chunk_rows + band.begin) * lda_bytes;
-    ops.b = static_cast<const char*>(sh.b) + st.col_begin * ldb_bytes;  // the panel's rows of B
-    if (fp8(p)) {
-      ops.scale_a = sh.scale_a + (dest * c.chunk_rows + band.begin) * c.a_kblocks;
-      ops.scale_b = sh.scale_b + st.col_begin / 128 * b_kblocks;  // panels: whole 128-row blocks
-    }
-    if (st.reads_c) {  // the left neighbour's partial of step - 1
-      c.flags.take(s, r.pad + f.part_ready(st.panel, st.step - 1, st.band));
-      ops.c = r.base + l.recv + l.part_bytes * (st.step - 1) + in_chunk;
-      ops.beta = 1.0f;
-    }
-    // Reduce-scatter: D is this rank's rows; all-reduce: D is whole, these rows at r's place.
-    const int64_t d_row = (all_reduce ? r.rank * c.chunk_rows : 0) + band.begin;
-    char* d_band = st.d_to_caller ? static_cast<char*>(sh.d) + d_row * ldd_bytes + st.col_begin * c.out_bytes
-                                  : r.base + l.send + l.part_bytes * st.step + in_chunk;
-    ops.d = d_band;
-    launch(c, st, ops, r.device, s);
-    if (!st.d_to_caller) {  // a partial: to the right neighbour
-      after(r.copy, s, r.from_caller);
-      copy_rows(r.peer_base[right] + l.recv + l.part_bytes * st.step + in_chunk, row_bytes, d_band,
-                row_bytes, row_bytes, band.size(), r.copy);
-      c.flags.set(r.copy, r.peer_pad[right] + f.part_ready(st.panel, st.step, st.band));
-    } else if (all_reduce) {
-      // This band of r's rows is final: to every other rank, nearest first, on the push stream
-      // (beside the next panel's partial sends); packed into r's own slot first where its rows
-      // in D are not contiguous (a panel, or a padded D): peer copies are contiguous runs.
-      after(r.push, s, r.from_caller);
-      const char* band_rows = d_band;
-      if (ldd_bytes != row_bytes) {
-        char* own = r.base + l.d_slots + l.part_bytes * r.rank + in_chunk;
-        copy_rows(own, row_bytes, d_band, ldd_bytes, row_bytes, band.size(), r.push);
-        band_rows = own;
-      }
+    // The others' rows, band by band as they arrive, from the workspace into D.
+    for (int b = 0; b < int(c.cut.size()); ++b)
       for (int j = 1; j < c.g; ++j) {
-        const int q = (r.rank + j) % c.g;
-        copy_rows(r.peer_base[q] + l.d_slots + l.part_bytes * r.rank + in_chunk, row_bytes,
-                  band_rows, row_bytes, row_bytes, band.size(), r.push);
-        c.flags.set(r.push, r.peer_pad[q] + f.d_ready(st.panel, r.rank, st.band));
+        const int source = (r.rank - j + c.g) % c.g;
+        const Range band = c.cut[b];
+        c.flags.take(r.local_copy, r.pad + c.ws.flags.d_ready(source, b));
+        copy_rows(static_cast<char*>(sh.d) + (source * c.chunk_rows + band.begin) * ldd_bytes,
+                  ldd_bytes,
+                  r.base + l.d_slots + l.part_bytes * source + band.begin * part_row_bytes,
+                  part_row_bytes, part_row_bytes, band.size(), r.local_copy);
       }
-    }
-  }
-  if (!all_reduce) return;
-  // The others' rows, band by band as they arrive, from the workspace into D.
-  for (const TpStep& st : c.plan.steps) {
-    if (!st.d_to_caller) continue;
-    const Range band = c.cut[std::size_t(st.band)];
-    const int64_t row_bytes = st.cols * c.out_bytes;
-    for (int j = 1; j < c.g; ++j) {
-      const int source = (r.rank - j + c.g) % c.g;
-      c.flags.take(r.local_copy, r.pad + f.d_ready(st.panel, source, st.band));
-      copy_rows(static_cast<char*>(sh.d) + (source * c.chunk_rows + band.begin) * ldd_bytes +
-                    st.col_begin * c.out_bytes,
-                ldd_bytes,
-                r.base + l.d_slots + l.part_bytes * source + panel_at(st) + band.begin * row_bytes,
-                row_bytes, row_bytes, band.size(), r.local_copy);
-    }
   }
 }
 
@@ -467,7 +463,6 @@ void run_ring(const CallContext& c, Rank& r, const TpShards& sh, cudaStream_t s)
 // sent it something that it may send again.
 void finish_copy_engine(const CallContext& c, Rank& r, bool used_local_copy, cudaStream_t s) {
   after(s, r.copy, r.from_copy);
-  if (c.plan.problem.pattern == TpPattern::all_reduce) after(s, r.push, r.from_push);
   if (used_local_copy) after(s, r.local_copy, r.from_local);
   const TpPattern pattern = c.plan.problem.pattern;
   for (int q = 0; q < c.g; ++q) {

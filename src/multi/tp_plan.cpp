@@ -32,35 +32,6 @@ constexpr double kCopyEngineShareOfNvlink = 0.87;
 
 bool fp8(const TpProblem& p) { return multi::tp_block_scaled(p); }
 
-// One sending GPU's link, shared by the transfers of several streams: each transfer takes the
-// link's free time from when it is ready until its duration is spent (the busy intervals are
-// kept; a later transfer fills the gaps an earlier one left).
-class SharedLink {
- public:
-  // Returns when a transfer of `us` that is ready at `ready` ends.
-  double place(double ready, double us) {
-    double t = ready, left = us;
-    std::size_t i = 0;
-    while (i < busy_.size() && busy_[i].second <= t) ++i;
-    while (left > 0) {
-      if (i < busy_.size() && busy_[i].first <= t) {  // inside a busy interval: skip it
-        t = busy_[i].second;
-        ++i;
-        continue;
-      }
-      const double gap_end = i < busy_.size() ? busy_[i].first : std::numeric_limits<double>::infinity();
-      const double used = std::min(left, gap_end - t);
-      busy_.insert(busy_.begin() + std::ptrdiff_t(i), {t, t + used});
-      ++i;
-      t += used, left -= used;
-    }
-    return t;
-  }
-
- private:
-  std::vector<std::pair<double, double>> busy_;  // sorted, disjoint [start, end)
-};
-
 }  // namespace
 
 std::string_view to_string(TpPattern pattern) {
@@ -170,31 +141,22 @@ std::vector<Range> tp_bands(int64_t chunk_rows, int bands) {
   return out;
 }
 
-std::vector<Range> tp_panels(int64_t n, int panels) {
-  std::vector<Range> out;
-  for (const Range& r : split_range({0, n}, std::max(1, panels), kTpPanelGranule))
-    if (r.size() > 0) out.push_back(r);
-  return out;
-}
-
 int64_t tp_chunk_rows(const TpProblem& p) { return p.m / std::max(1, p.world); }
 
 GemmProblem tp_launch_problem(const TpProblem& p, const TpStep& step) {
   const TpShardShapes s = tp_shard_shapes(p, 0);
   GemmProblem q;
   q.m = step.rows;
-  q.n = step.cols;
+  q.n = p.pattern == TpPattern::all_gather ? s.d_cols : p.n;
   q.k = s.a_cols;
   q.a_type = p.a_type, q.b_type = p.b_type, q.d_type = p.d_type;
   q.scaling = p.scaling;
   q.layout = Layout::nt;
   q.lda = step.a_from_caller && p.lda ? p.lda : q.k;
   q.ldb = p.ldb ? p.ldb : q.k;
-  // D: the caller's rows of all its columns (a panel is a column slice of them), or a packed
-  // partial panel in the workspace.
-  q.ldd = step.d_to_caller ? (p.ldd ? p.ldd : s.d_cols) : q.n;
+  q.ldd = step.d_to_caller && p.ldd ? p.ldd : q.n;
   q.reads_c = step.reads_c;
-  q.ldc = step.reads_c ? q.n : 0;  // C: a partial panel in the workspace, packed
+  q.ldc = step.reads_c ? q.n : 0;  // C: a partial in the workspace, packed
   return q;
 }
 
@@ -263,34 +225,28 @@ class TpPricer {
   TpPricer(const TpProblem& p, const GpuInfo& device, const Topology& t)
       : p_(p), device_(device), t_(t), g_(p.world), rate_(slowest_copy_engine_gbps(t)) {}
 
-  TpPlan copy_engine(int bands, int panels) {
+  TpPlan copy_engine(int bands) {
     TpPlan plan = base(TpTransport::copy_engine);
     const std::vector<Range> cut = multi::tp_bands(multi::tp_chunk_rows(p_), bands);
-    const bool gather = p_.pattern == TpPattern::all_gather;
-    const int64_t d_cols = tp_shard_shapes(p_, 0).d_cols;
-    const std::vector<Range> columns = gather ? std::vector<Range>{{0, d_cols}}
-                                              : multi::tp_panels(d_cols, panels);
     plan.bands = int(cut.size());
-    plan.panels = int(columns.size());
     plan.link_gbps = rate_;
+    const bool gather = p_.pattern == TpPattern::all_gather;
     // Launches, in the order one rank runs them.
-    for (int panel = 0; panel < plan.panels; ++panel)
-      for (int step = 0; step < g_; ++step)
-        for (int b = 0; b < plan.bands; ++b) {
-          TpStep s;
-          s.panel = panel, s.step = step, s.band = b, s.rows = cut[b].size();
-          s.col_begin = columns[panel].begin, s.cols = columns[panel].size();
-          s.reads_c = !gather && step > 0;
-          s.a_from_caller = !gather || step == 0;  // all-gather: later steps read gathered A
-          s.d_to_caller = gather || step == g_ - 1;  // the ring: earlier steps write partials
-          const Candidate& best = launch(s);
-          s.config = best.config;
-          s.predicted_us = best.prediction.time_us;
-          plan.compute_us += s.predicted_us;
-          plan.steps.push_back(s);
-        }
+    for (int step = 0; step < g_; ++step)
+      for (int b = 0; b < plan.bands; ++b) {
+        TpStep s;
+        s.step = step, s.band = b, s.rows = cut[b].size();
+        s.reads_c = !gather && step > 0;
+        s.a_from_caller = !gather || step == 0;  // all-gather: later steps read gathered A
+        s.d_to_caller = gather || step == g_ - 1;  // the ring: earlier steps write partials
+        const Candidate& best = launch(s);
+        s.config = best.config;
+        s.predicted_us = best.prediction.time_us;
+        plan.compute_us += s.predicted_us;
+        plan.steps.push_back(s);
+      }
     if (gather) simulate_gather(plan, cut);
-    else simulate_ring(plan, cut, columns);
+    else simulate_ring(plan, cut);
     plan.exposed_us = std::max(0.0, plan.total_us - plan.compute_us);
     return plan;
   }
@@ -302,7 +258,6 @@ class TpPricer {
     const bool gather = p_.pattern == TpPattern::all_gather;
     TpStep s;
     s.rows = p_.m;
-    s.cols = tp_shard_shapes(p_, 0).d_cols;
     // all_gather reads the gathered A from the workspace; the others write the whole partial
     // there (reduce_scatter) or into D (all_reduce, reduced in place when D is packed).
     s.a_from_caller = !gather;
@@ -349,9 +304,7 @@ class TpPricer {
     if (fp8(p_)) bytes += double(rows) * multi::tp_scale_blocks(s.a_cols) * 4;
     return bytes;
   }
-  double part_bytes(int64_t rows, int64_t cols) const {
-    return double(rows) * cols * dtype_bytes(p_.d_type);
-  }
+  double part_bytes(int64_t rows) const { return double(rows) * p_.n * dtype_bytes(p_.d_type); }
   double send_us(double bytes) const { return multi::transfer_us(bytes, rate_); }
   // A copy inside one GPU (workspace to D): read and write at its DRAM rate.
   double local_copy_us(double bytes) const {
@@ -360,7 +313,7 @@ class TpPricer {
 
   const Candidate& launch(const TpStep& step) {
     const GemmProblem q = multi::tp_launch_problem(p_, step);
-    const auto key = std::make_tuple(q.m, q.n, q.lda, q.ldd, q.reads_c);
+    const auto key = std::make_tuple(q.m, q.lda, q.ldd, q.reads_c);
     auto it = cache_.find(key);
     if (it == cache_.end()) it = cache_.emplace(key, plan_gemm(q, device_).best()).first;
     return it->second;
@@ -397,55 +350,50 @@ class TpPricer {
   }
 
   // The ring: band b of step i needs band b of the left neighbour's step i - 1 (every rank
-  // runs in step with the others); each finished partial band is sent right at once. With
-  // column panels the ring runs once per panel, and all-reduce's copies of one panel's finished
-  // D share the sending GPU's link with the next panel's partial sends.
-  void simulate_ring(TpPlan& plan, const std::vector<Range>& cut, const std::vector<Range>& columns) {
-    const bool all_reduce = p_.pattern == TpPattern::all_reduce;
-    const int64_t ldd = p_.ldd ? p_.ldd : p_.n;
-    SharedLink link;
-    std::vector<double> arrival(cut.size(), 0.0);
-    double t = 0, sends_end = 0, pushes_end = 0, copy_end = 0, waited = 0;
+  // runs in step with the others); each finished partial band is sent right at once.
+  void simulate_ring(TpPlan& plan, const std::vector<Range>& cut) {
+    const int bands = int(cut.size());
+    std::vector<double> arrival(bands, 0.0);
+    double t = 0, push_end = 0, waited = 0;
+    std::vector<double> final_band_end(bands, 0.0);
     for (const TpStep& s : plan.steps) {
-      const double start = s.step > 0 ? std::max(t, arrival[std::size_t(s.band)]) : t;
+      const double start = s.step > 0 ? std::max(t, arrival[s.band]) : t;
       waited += start - t;
       t = start + s.predicted_us;
-      const double bytes = part_bytes(s.rows, s.cols);
-      if (s.step < g_ - 1) {  // the partial, to the right neighbour (the copy stream)
-        sends_end = link.place(std::max(sends_end, t), send_us(bytes));
-        arrival[std::size_t(s.band)] = sends_end + kFlagHandoffUs;
-        plan.transfer_us += send_us(bytes);
-      } else if (all_reduce) {
-        // The finished band to the G - 1 others, one after the other (the push stream), packed
-        // first where its rows in D are not contiguous; the receivers copy each band from
-        // their workspace into D.
-        double ready = t;
-        if (s.cols != ldd) ready += local_copy_us(bytes);
-        for (int j = 1; j < g_; ++j) pushes_end = link.place(std::max(pushes_end, ready), send_us(bytes));
-        plan.transfer_us += (g_ - 1) * send_us(bytes);
-        copy_end = std::max(copy_end, pushes_end + kFlagHandoffUs) + (g_ - 1) * local_copy_us(bytes);
+      if (s.step < g_ - 1) {
+        push_end = std::max(push_end, t) + send_us(part_bytes(cut[s.band].size()));
+        arrival[s.band] = push_end + kFlagHandoffUs;
+        plan.transfer_us += send_us(part_bytes(cut[s.band].size()));
+      } else {
+        final_band_end[s.band] = t;
       }
     }
-    const double end = std::max(t, copy_end);
+    double end = t;
+    std::string tail;
+    if (p_.pattern == TpPattern::all_reduce) {
+      // Each finished band of this rank's rows goes to the G - 1 others, one after the other;
+      // the receivers copy it from their workspace into D.
+      double copy_end = 0;
+      for (int b = 0; b < bands; ++b) {
+        const double bytes = part_bytes(cut[b].size());
+        push_end = std::max(push_end, final_band_end[b]) + (g_ - 1) * send_us(bytes);
+        plan.transfer_us += (g_ - 1) * send_us(bytes);
+        copy_end = std::max(copy_end, push_end + kFlagHandoffUs) + (g_ - 1) * local_copy_us(bytes);
+      }
+      end = std::max(end, copy_end);
+      tail = fmt::format("; then every finished band of D goes to the {} others ({:.0f} MB at "
+                         "{:.0f} GB/s) and is copied into their D", g_ - 1,
+                         (g_ - 1) * part_bytes(multi::tp_chunk_rows(p_)) / 1e6, rate_);
+    }
     plan.total_us = end + kFlagHandoffUs;
-    const std::string panels =
-        columns.size() > 1 ? fmt::format(", once per column panel of {} ({} panels)", columns[0].size(),
-                                         columns.size())
-                           : "";
-    const std::string tail =
-        all_reduce ? fmt::format("; every finished band of D goes to the {} others ({:.0f} MB at "
-                                 "{:.0f} GB/s{}) and is copied into their D", g_ - 1,
-                                 (g_ - 1) * part_bytes(multi::tp_chunk_rows(p_), p_.n) / 1e6, rate_,
-                                 columns.size() > 1 ? ", beside the next panel's GEMMs" : "")
-                   : "";
     plan.explanation = fmt::format(
-        "a ring of {} steps x {} band(s) of {} rows{}: each GEMM adds the partial sum its left "
+        "a ring of {} steps x {} band(s) of {} rows: each GEMM adds the partial sum its left "
         "neighbour sent (C, beta = 1) and its result goes right on the copy engines ({:.0f} MB "
         "per step at {:.0f} GB/s); {:.0f} us of GEMMs, {:.0f} us waiting for partials{}; "
         "{:.0f} us exposed",
-        g_, cut.size(), cut[0].size(), panels,
-        rate_ > 0 ? part_bytes(multi::tp_chunk_rows(p_), p_.n) / 1e6 : 0.0, rate_,
-        plan.compute_us, waited, tail, std::max(0.0, plan.total_us - plan.compute_us));
+        g_, bands, cut[0].size(), rate_ > 0 ? part_bytes(multi::tp_chunk_rows(p_)) / 1e6 : 0.0,
+        rate_, plan.compute_us, waited, tail,
+        std::max(0.0, plan.total_us - plan.compute_us));
   }
 
   TpProblem p_;
@@ -453,7 +401,7 @@ class TpPricer {
   Topology t_;
   int g_;
   double rate_;
-  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, bool>, Candidate> cache_;
+  std::map<std::tuple<int64_t, int64_t, int64_t, bool>, Candidate> cache_;
 };
 
 uint64_t fnv1a(std::string_view text) {
@@ -477,13 +425,6 @@ TpPlan plan_tp(const TpProblem& problem, const GpuInfo& device, const Topology& 
   if (options.bands < 0 || options.bands > multi::kTpMaxBands)
     throw InvalidArgument("bands", std::to_string(options.bands),
                           fmt::format("0 (the planner's choice) or 1..{}", multi::kTpMaxBands));
-  if (options.panels < 0 || options.panels > multi::kTpMaxPanels)
-    throw InvalidArgument("panels", std::to_string(options.panels),
-                          fmt::format("0 (the planner's choice) or 1..{}", multi::kTpMaxPanels));
-  const bool ring = problem.pattern != TpPattern::all_gather;
-  if (options.panels > 1 && !ring)
-    throw InvalidArgument("panels", std::to_string(options.panels),
-                          "only the ring patterns (reduce-scatter, all-reduce) cut N into panels");
   const bool peers = every_pair_has_peer_access(topology);
   TpTransport transport = options.transport.value_or(peers ? TpTransport::copy_engine
                                                            : TpTransport::nccl);
@@ -491,39 +432,20 @@ TpPlan plan_tp(const TpProblem& problem, const GpuInfo& device, const Topology& 
     throw InvalidArgument("transport", "copy-engine",
                           "copy engines need peer access between every pair of ranks; this "
                           "topology has a pair without it: use nccl");
-  if (options.panels > 1 && transport == TpTransport::nccl)
-    throw InvalidArgument("panels", std::to_string(options.panels),
-                          "the NCCL transport runs one GEMM and then the collective: no panels");
   TpPricer pricer(problem, device, topology);
   TpPlan best;
   if (transport == TpTransport::nccl) {
     best = pricer.nccl();
   } else {
-    // More bands or panels start the pipeline sooner but cut the GEMMs smaller (more partial
-    // waves, more launches): fewer launches win unless more save over 1%.
-    const std::vector<int> band_tries = options.bands > 0 ? std::vector<int>{options.bands}
-                                                          : std::vector<int>{1, 2, 4};
-    const std::vector<int> panel_tries = options.panels > 0 ? std::vector<int>{options.panels}
-                                         : ring             ? std::vector<int>{1, 2, 4}
-                                                            : std::vector<int>{1};
-    const int64_t rows = multi::tp_chunk_rows(problem), cols = tp_shard_shapes(problem, 0).d_cols;
-    std::vector<std::pair<std::size_t, std::pair<int, int>>> tries;  // (launches, (bands, panels))
-    for (int panels : panel_tries)
-      for (int bands : band_tries) {
-        const std::size_t launches = multi::tp_bands(rows, bands).size() *
-                                     (ring ? multi::tp_panels(cols, panels).size() : 1);
-        const bool seen = std::any_of(tries.begin(), tries.end(), [&](const auto& t) {
-          return multi::tp_bands(rows, t.second.first).size() == multi::tp_bands(rows, bands).size() &&
-                 (!ring || multi::tp_panels(cols, t.second.second).size() ==
-                               multi::tp_panels(cols, panels).size());
-        });
-        if (!seen) tries.push_back({launches, {bands, panels}});
-      }
-    std::stable_sort(tries.begin(), tries.end(),
-                     [](const auto& x, const auto& y) { return x.first < y.first; });
+    // More bands start the pipeline sooner but cut the GEMMs smaller (more partial waves, more
+    // launches): fewer bands win unless more save over 1%.
+    std::vector<int> tries = options.bands > 0 ? std::vector<int>{options.bands}
+                                               : std::vector<int>{1, 2, 4};
     bool have = false;
-    for (const auto& [launches, shape] : tries) {
-      TpPlan plan = pricer.copy_engine(shape.first, shape.second);
+    for (int bands : tries) {
+      if (have && multi::tp_bands(multi::tp_chunk_rows(problem), bands).size() <= std::size_t(best.bands))
+        continue;
+      TpPlan plan = pricer.copy_engine(bands);
       if (!have || plan.total_us < 0.99 * best.total_us) best = std::move(plan), have = true;
     }
   }
@@ -533,14 +455,13 @@ TpPlan plan_tp(const TpProblem& problem, const GpuInfo& device, const Topology& 
 
 uint64_t TpPlan::hash() const {
   const TpProblem& p = problem;
-  std::string text = fmt::format("{} {} {}x{}x{} {} {} {} {} lda{} ldb{} ldd{} {} b{} p{}",
+  std::string text = fmt::format("{} {} {}x{}x{} {} {} {} {} lda{} ldb{} ldd{} {} b{}",
                                  to_string(p.pattern), p.world, p.m, p.n, p.k,
                                  to_string(p.a_type), to_string(p.b_type), to_string(p.d_type),
                                  to_string(p.scaling), p.lda, p.ldb, p.ldd,
-                                 to_string(transport), bands, panels);
+                                 to_string(transport), bands);
   for (const TpStep& s : steps)
-    text += fmt::format("|{}.{}.{} {} {}+{} {}{}{} {}", s.panel, s.step, s.band, s.rows,
-                        s.col_begin, s.cols, s.reads_c ? "c" : "-",
+    text += fmt::format("|{}.{} {} {}{}{} {}", s.step, s.band, s.rows, s.reads_c ? "c" : "-",
                         s.a_from_caller ? "a" : "-", s.d_to_caller ? "d" : "-", s.config.describe());
   return fnv1a(text);
 }
@@ -551,25 +472,21 @@ std::string TpPlan::describe() const {
   std::string out = fmt::format(
       "{} over {} ranks: {}x{}x{} {}{}\n"
       "  each rank: A [{}, {}], B [{}, {}] -> D [{}, {}]\n"
-      "  transport: {}; {} launch(es) per rank{}\n"
+      "  transport: {}; {} launch(es) per rank\n"
       "  predicted: {:.1f} us (GEMMs {:.1f} us, sends {:.1f} us alone, {:.1f} us exposed); one "
       "GPU {:.1f} us: speedup {:.2f}\n"
       "  why: {}\n",
       to_string(p.pattern), p.world, p.m, p.n, p.k, to_string(p.a_type),
       fp8(p) ? " (1x128 / 128x128 block scales)" : "", s.a_rows, s.a_cols, s.b_rows, s.b_cols,
-      s.d_rows, s.d_cols, to_string(transport), steps.size(),
-      panels > 1 ? fmt::format(" ({} column panels x {} bands x {} steps)", panels, bands, p.world) : "",
-      total_us, compute_us, transfer_us,
+      s.d_rows, s.d_cols, to_string(transport), steps.size(), total_us, compute_us, transfer_us,
       exposed_us, single_gpu_us, speedup(), explanation);
   std::string last;
   for (const TpStep& step : steps) {
-    const std::string line = fmt::format("{} rows x {} cols{}: {} ({:.1f} us)", step.rows,
-                                         step.cols, step.reads_c ? " + C" : "",
-                                         step.config.describe(), step.predicted_us);
+    const std::string line = fmt::format("{} rows{}: {} ({:.1f} us)", step.rows,
+                                         step.reads_c ? " + C" : "", step.config.describe(),
+                                         step.predicted_us);
     if (line == last) continue;
-    out += fmt::format("  {}step {} band {}: {}\n",
-                       panels > 1 ? fmt::format("panel {} ", step.panel) : "", step.step,
-                       step.band, line);
+    out += fmt::format("  step {} band {}: {}\n", step.step, step.band, line);
     last = line;
   }
   return out;

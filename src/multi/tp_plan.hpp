@@ -13,16 +13,9 @@ namespace autogemm::multi {
 // ones), so that a band's GEMM wastes no more rows than the chunk's would.
 inline constexpr int64_t kTpBandGranule = 128;
 inline constexpr int kTpMaxBands = 8;
-// Column panels are cut in whole 128-column granules: TMA-aligned D and B offsets, and whole
-// 128x128 scale blocks of an FP8 B.
-inline constexpr int64_t kTpPanelGranule = 128;
-inline constexpr int kTpMaxPanels = 4;
 
 // Rows [begin, end) of band `band` within a chunk of `chunk_rows` rows cut into `bands`.
 std::vector<Range> tp_bands(int64_t chunk_rows, int bands);
-
-// Columns [begin, end) of each column panel of N cut into `panels` (empty ones dropped).
-std::vector<Range> tp_panels(int64_t n, int panels);
 
 // Rows of the whole D each rank's chunk covers: M / world.
 int64_t tp_chunk_rows(const TpProblem& problem);
@@ -37,9 +30,7 @@ inline int64_t tp_scale_blocks(int64_t elements) { return (elements + 127) / 128
 // workspace (packed), as the step says.
 GemmProblem tp_launch_problem(const TpProblem& problem, const TpStep& step);
 
-// Bytes per rank of the workspace parts, and where each lies in the one allocation. A partial
-// chunk (and a D slot) holds its column panels one after the other, each packed: panel p's
-// rows start at chunk_rows * p.col_begin elements.
+// Bytes per rank of the workspace parts, and where each lies in the one allocation.
 struct TpLayout {
   int64_t a_slot_bytes = 0;       // one rank's A shard (all_gather), packed
   int64_t a_scale_slot_bytes = 0; // its 1x128 scales (block-scaled FP8)
@@ -55,19 +46,14 @@ struct TpLayout {
 // The NCCL transport keeps a whole [M, N] partial instead of the ring's chunks.
 TpLayout tp_layout(const TpProblem& problem, TpTransport transport);
 
-// The flag pad: 32-bit words after the buffers, one per (kind, panel, slot, band) and one per
-// peer. Sized for kTpMaxPanels, so a workspace serves a plan of any panel count.
+// The flag pad: 32-bit words after the buffers, one per (kind, slot, band) and one per peer.
 struct TpFlags {
   int world = 1, bands = 1;
   int64_t a_ready(int source, int band) const { return int64_t(source) * bands + band; }
-  int64_t part_ready(int panel, int step, int band) const {
-    return (int64_t(world) + (int64_t(panel) * world + step)) * bands + band;
-  }
-  int64_t d_ready(int panel, int source, int band) const {
-    return (int64_t(world) * (1 + kTpMaxPanels) + (int64_t(panel) * world + source)) * bands + band;
-  }
-  int64_t done(int peer) const { return int64_t(world) * (1 + 2 * kTpMaxPanels) * bands + peer; }
-  int64_t count() const { return int64_t(world) * (1 + 2 * kTpMaxPanels) * bands + world; }
+  int64_t part_ready(int step, int band) const { return int64_t(world + step) * bands + band; }
+  int64_t d_ready(int source, int band) const { return int64_t(2 * world + source) * bands + band; }
+  int64_t done(int peer) const { return int64_t(3 * world) * bands + peer; }
+  int64_t count() const { return int64_t(3 * world) * bands + world; }
 };
 
 }  // namespace autogemm::multi
