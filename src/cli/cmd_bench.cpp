@@ -274,7 +274,12 @@ void run(const BenchCliOptions& o) {
   const Target target = choose_target(o.device);
   std::vector<GemmProblem> problems;
   for (const bench::BenchItem& item : items) problems.push_back(item.problem);
-  const std::optional<GemmConfig> config = checked_config(o.config, problems, target.device);
+  // Without a GPU, a row the configuration cannot serve is refused up front, naming it (nothing
+  // would be measured); on a GPU the text is checked here and such a row fails on its own,
+  // the others still measured (exit 1, as every failed row).
+  const std::optional<GemmConfig> config =
+      target.measure ? (o.config.empty() ? std::nullopt : std::optional(GemmConfig::parse(o.config)))
+                     : checked_config(o.config, problems, target.device);
 
   if (!target.measure) {
     const auto rows = bench::plan_items(items, target.device, config);
