@@ -211,6 +211,27 @@ std::vector<PlotRow> plot_rows(const std::vector<BenchRow>& rows, double copy_gb
   return out;
 }
 
+
+namespace {
+
+// The document's start: the canvas, a white background, the title and the subtitle.
+std::string svg_opening(double height, const PlotOptions& options) {
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  out += fmt::format("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0:.0f}\" "
+                     "height=\"{1:.0f}\" viewBox=\"0 0 {0:.0f} {1:.0f}\" "
+                     "font-family=\"Helvetica, Arial, sans-serif\" font-size=\"12\">\n",
+                     kWidth, height);
+  out += "<title>" + xml_escape(options.title) + "</title>\n";
+  out += fmt::format("<rect x=\"0\" y=\"0\" width=\"{:.0f}\" height=\"{:.0f}\" "
+                     "fill=\"#ffffff\"/>\n", kWidth, height);
+  out += text(16, 26, options.title, "class=\"title\" font-size=\"16\" font-weight=\"bold\"");
+  if (!options.subtitle.empty())
+    out += text(16, 46, options.subtitle, fmt::format("class=\"subtitle\" fill=\"{}\"", kMuted));
+  return out;
+}
+
+}  // namespace
+
 std::string plot_svg(const std::vector<PlotRow>& rows, const PlotOptions& options) {
   std::vector<const PlotRow*> memory;
   bool any_share = false;
@@ -228,17 +249,7 @@ std::string plot_svg(const std::vector<PlotRow>& rows, const PlotOptions& option
   const double memory_top = title_height + panel_height(rows.size());
   const double height = memory_top + (memory.empty() ? 0 : panel_height(memory.size())) + 8;
 
-  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out += fmt::format("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0:.0f}\" "
-                     "height=\"{1:.0f}\" viewBox=\"0 0 {0:.0f} {1:.0f}\" "
-                     "font-family=\"Helvetica, Arial, sans-serif\" font-size=\"12\">\n",
-                     kWidth, height);
-  out += "<title>" + xml_escape(options.title) + "</title>\n";
-  out += fmt::format("<rect x=\"0\" y=\"0\" width=\"{:.0f}\" height=\"{:.0f}\" "
-                     "fill=\"#ffffff\"/>\n", kWidth, height);
-  out += text(16, 26, options.title, "class=\"title\" font-size=\"16\" font-weight=\"bold\"");
-  if (!options.subtitle.empty())
-    out += text(16, 46, options.subtitle, fmt::format("class=\"subtitle\" fill=\"{}\"", kMuted));
+  std::string out = svg_opening(height, options);
   out += ratio_panel(rows, title_height);
   if (!memory.empty()) out += memory_panel(memory, memory_top, options.copy_gbps);
   return out + "</svg>\n";
@@ -295,17 +306,7 @@ std::string timeline_svg(const std::vector<TimelinePanel>& panels, const PlotOpt
     height += kHeadingHeight + kAxisHeight + kLaneHeight * double(p.lanes.size()) + 16;
   }
   height += 24;
-  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out += fmt::format("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0:.0f}\" "
-                     "height=\"{1:.0f}\" viewBox=\"0 0 {0:.0f} {1:.0f}\" "
-                     "font-family=\"Helvetica, Arial, sans-serif\" font-size=\"12\">\n",
-                     kWidth, height);
-  out += "<title>" + xml_escape(options.title) + "</title>\n";
-  out += fmt::format("<rect x=\"0\" y=\"0\" width=\"{:.0f}\" height=\"{:.0f}\" "
-                     "fill=\"#ffffff\"/>\n", kWidth, height);
-  out += text(16, 26, options.title, "class=\"title\" font-size=\"16\" font-weight=\"bold\"");
-  if (!options.subtitle.empty())
-    out += text(16, 46, options.subtitle, fmt::format("class=\"subtitle\" fill=\"{}\"", kMuted));
+  std::string out = svg_opening(height, options);
   for (std::size_t i = 0; i < panels.size(); ++i) out += timeline_panel(panels[i], a, tops[i]);
   out += text(kPlotLeft, height - 10,
               "us from the run's start; blue: a GPU's own GEMMs, orange: migrated to it, red: "
