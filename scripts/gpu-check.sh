@@ -1,47 +1,72 @@
 #!/usr/bin/env bash
 # The whole GPU test set on the GPU machine, to run before a change to device code, planning,
 # launch or the bindings lands. Builds build-gpu (scripts/gpu-run.sh profile: build.log,
-# profile.json.txt), then the parts asked for (default: both):
-#   cpp     every C++ test: the one-GPU ones on GPU 0, grouped, and the multi-GPU and
-#           tensor-parallel ones on all visible GPUs (those skip, saying why, with fewer than
-#           they need)                                                     -> check-cpp.log
+# profile.json.txt), then the parts asked for (default: multi single python):
+#   multi   the multi-GPU and tensor-parallel C++ tests on all visible GPUs at once (they skip,
+#           saying why, with fewer GPUs than they need)                   -> check-multi.log
+#   single  every other C++ test, sharded by test name over the visible GPUs, one process per
+#           GPU (CUDA_VISIBLE_DEVICES=i): on one GPU the set runs about 12 minutes, past one
+#           device call; on 4 H200s about 3.5                             -> check-single.log
 #   python  the Python package built and tests/python run on the GPU (scripts/gpu-python.sh
 #           build tests: torch, CuPy, JAX, grouped, distributed)  -> python-build.log, pytest.log
-# Prints one line per part (passed, or what failed, and what skipped with why); exits 1 when a
-# part failed.
-#   scripts/gpu-check.sh [cpp] [python]
-#   TEST_TIMEOUT=300 seconds per part (a device call has 600: on a cold machine run
-#   `scripts/gpu-run.sh profile` first, then each part in a call of its own)
+# Prints one line per part (passed, or what failed); exits 1 when a part failed.
+#   scripts/gpu-check.sh [multi] [single] [python]
+#   TEST_TIMEOUT=300 seconds per part (a device call has 600: on a cold machine build first,
+#   `scripts/gpu-run.sh profile`, then the parts in calls of their own)
 set -uo pipefail
 source "$(dirname "$0")/gpu-env.sh"
 export OUT
 bash scripts/gpu-run.sh profile || exit 1
 parts=("$@")
-((${#parts[@]})) || parts=(cpp python)
+((${#parts[@]})) || parts=(multi single python)
+gpus=$(nvidia-smi -L | wc -l)
+multi_tests="TensorParallel*:Multi*"
 status=0
+
+# "passed" or the failed tests of a gtest log, and whether it ran to the end.
+report() {  # report PART LOG EXIT
+  grep -E "^\[  (PASSED|FAILED|SKIPPED) \] [0-9]+ tests?" "$2" | sed "s/^/$1: /"
+  grep -E "^\[  FAILED  \] [A-Za-z]" "$2" | sort -u | head -20
+  (($3 == 124)) && echo "$1: ran past ${TEST_TIMEOUT:-300} s"
+  echo "$1: exit $3"
+  (($3 == 0)) || status=1
+}
+
 for part in "${parts[@]}"; do
   case "$part" in
-    cpp)
+    multi)
       # NVRTC's own cubin cache would skip ptxas, whose register report some tests parse
       # (scripts/gpu-run.sh says more); the binary, not ctest (scripts/gpu-grouped.sh says why).
       CUDA_CACHE_DISABLE=1 timeout "${TEST_TIMEOUT:-300}" build-gpu/tests/autogemm_tests \
-        > "$OUT/check-cpp.log" 2>&1
-      rc=$?
-      grep -E "^\[  (PASSED|FAILED|SKIPPED) \] [0-9]+ tests?" "$OUT/check-cpp.log"
-      grep -E "^\[  FAILED  \] [A-Za-z]" "$OUT/check-cpp.log" | sort -u | head -20
-      grep -hA1 ": Skipped$" "$OUT/check-cpp.log" | grep -v -e ": Skipped$" -e "^--$" |
-        sort | uniq -c | sort -rn | head -5
-      ((rc == 124)) && echo "gpu-check.sh: the C++ tests ran past ${TEST_TIMEOUT:-300} s"
-      echo "cpp: exit $rc"
-      ((rc == 0)) || status=1
-      ;;
+        --gtest_filter="$multi_tests" > "$OUT/check-multi.log" 2>&1
+      report multi "$OUT/check-multi.log" $? ;;
+    single)
+      # Sharded by test name, not GTEST_TOTAL_SHARDS: tests that rerun the binary would inherit
+      # it. Each shard its own kernel cache, so no two processes write one entry.
+      build-gpu/tests/autogemm_tests --gtest_list_tests --gtest_filter="-$multi_tests" |
+        awk '/^[^ ]/ {suite=$1} /^  / {print suite $1}' > /tmp/check-single.txt
+      for ((i = 0; i < gpus; i++)); do
+        filter=$(awk -v n="$gpus" -v i="$i" 'NR % n == i' /tmp/check-single.txt | paste -sd:)
+        CUDA_VISIBLE_DEVICES=$i CUDA_CACHE_DISABLE=1 AUTOGEMM_CACHE_DIR=/tmp/autogemm-cache-$i \
+          timeout "${TEST_TIMEOUT:-300}" build-gpu/tests/autogemm_tests --gtest_filter="$filter" \
+          > "/tmp/check-single-$i.log" 2>&1 &
+      done
+      rc=0
+      for job in $(jobs -p); do wait "$job" || rc=$?; done
+      : > "$OUT/check-single.log"
+      for ((i = 0; i < gpus; i++)); do
+        echo "== shard $i (GPU $i)" >> "$OUT/check-single.log"
+        cat "/tmp/check-single-$i.log" >> "$OUT/check-single.log"
+        grep -qE "^\[  PASSED  \]" "/tmp/check-single-$i.log" &&
+          ! grep -qE "^\[  FAILED  \]" "/tmp/check-single-$i.log" || { ((rc)) || rc=1; }
+      done
+      report single "$OUT/check-single.log" "$rc" ;;
     python)
       TEST_TIMEOUT="${TEST_TIMEOUT:-300}" bash scripts/gpu-python.sh build tests
       rc=$?
       echo "python: exit $rc"
-      ((rc == 0)) || status=1
-      ;;
-    *) echo "unknown part $part (cpp, python)"; exit 2 ;;
+      ((rc == 0)) || status=1 ;;
+    *) echo "unknown part $part (multi, single, python)"; exit 2 ;;
   esac
 done
 exit "$status"

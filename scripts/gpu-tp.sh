@@ -7,8 +7,8 @@
 #             pattern; one JSON object per run in tp-bench.json, one summary line per run
 #   fp8       the same rows block-scaled FP8                               -> tp-bench.json
 #   nccl      the same rows on the NCCL transport                          -> tp-bench.json
-#   alltests  every other GPU test, sharded over the GPUs (CUDA_VISIBLE_DEVICES=i each)
-#                                                                          -> all-tests.log
+#   alltests  every other GPU test, sharded over the GPUs: scripts/gpu-check.sh single
+#                                                                          -> check-single.log
 #   torchrun  the Python package, then bench/tp_torchrun.py under torchrun (ours and PyTorch's
 #             in one run)                                                  -> torchrun.log
 # Notes and errors go to tp.log.
@@ -68,24 +68,8 @@ for step in "${steps[@]}"; do
     bench) bench_rows "" ;;
     fp8) bench_rows "--dtype fp8" ;;
     nccl) bench_rows "--transport nccl" ;;
-    alltests)
-      # Shards by test name (not GTEST_TOTAL_SHARDS: tests that rerun the binary would inherit it).
-      : > "$OUT/all-tests.log"
-      build-gpu/tests/autogemm_tests --gtest_list_tests --gtest_filter="-TensorParallel*:Multi*" |
-        awk '/^[^ ]/ {suite=$1} /^  / {print suite $1}' > /tmp/all-tests.txt
-      for ((i = 0; i < gpus; i++)); do
-        filter=$(awk -v n="$gpus" -v i="$i" 'NR % n == i' /tmp/all-tests.txt | paste -sd:)
-        CUDA_VISIBLE_DEVICES=$i CUDA_CACHE_DISABLE=1 AUTOGEMM_CACHE_DIR=/tmp/autogemm-cache-$i \
-          timeout "${ALL_TIMEOUT:-420}" build-gpu/tests/autogemm_tests --gtest_filter="$filter" \
-          > "/tmp/all-tests-$i.log" 2>&1 &
-      done
-      wait
-      for ((i = 0; i < gpus; i++)); do
-        echo "== shard $i" >> "$OUT/all-tests.log"; cat "/tmp/all-tests-$i.log" >> "$OUT/all-tests.log"
-        grep -E "^\[  (PASSED|FAILED) |tests ran" "/tmp/all-tests-$i.log" | sed "s/^/  shard $i: /"
-        grep -qE "^\[  PASSED  \]" "/tmp/all-tests-$i.log" && ! grep -qE "^\[  FAILED  \]" "/tmp/all-tests-$i.log" || status=1
-      done
-      grep -E "^\[  FAILED  \] [A-Za-z]" "$OUT/all-tests.log" | sort -u | head -20 ;;
+    alltests)  # every other GPU test, sharded over the GPUs (scripts/gpu-check.sh single)
+      bash scripts/gpu-check.sh single || status=1 ;;
     torchrun)
       # The module is built against the nccl.h of the NCCL that torch loads (the pip wheel's):
       # tp_gemm refuses a header and a library of different versions.
