@@ -32,7 +32,6 @@ void run_tp_bench(const CLI::App& bench, const MultiBenchOptions& o) {
                         {"--gpus", "--tp", "--transport", "--bands", "--m", "--n", "--k", "--dtype",
                          "--device", "--json", "--seed", "--warmup", "--iters"},
                         "--gpus and --tp");
-  if (o.gpus < 1) throw InvalidArgument("--gpus", std::to_string(o.gpus), "must be >= 1");
   const TpProblem problem = tp_problem(one_bench_problem(bench), o.tp, o.gpus);
   const TpOptions options = tp_options(o.transport, o.bands);
   const bool fp8 = problem.scaling == Scaling::block_1x128_128x128;

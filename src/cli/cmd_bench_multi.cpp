@@ -565,7 +565,13 @@ std::shared_ptr<MultiBenchOptions> add_multi_bench_options(CLI::App& bench) {
 
 bool wants_multi_bench(const CLI::App& bench) { return any_option_given(bench, kMultiOptionNames); }
 
+// --gpus's range is check_gpus_option's (every command's callback); here only that it is given.
 void run_multi_bench(const CLI::App& bench, const MultiBenchOptions& o) {
+  if (bench.get_option("--gpus")->count() == 0)
+    throw InvalidArgument("--gpus", "missing",
+                          "--schedule, --repeat, --count, --no-migrate, --split, --inputs, "
+                          "--output, --tp, --transport, --bands and --memory-limit go with "
+                          "--gpus N");
   if (!option_text(bench, "--m").empty() || !option_text(bench, "--n").empty() ||
       !option_text(bench, "--k").empty()) {
     if (!o.tp.empty() && o.tp != "gather") return run_tp_bench(bench, o);
@@ -575,11 +581,6 @@ void run_multi_bench(const CLI::App& bench, const MultiBenchOptions& o) {
                                     "--suite", "--dtype", "--device", "--json", "--seed",
                                     "--inputs", "--memory-limit", "--plot"};
   refuse_options_except(bench, taken, "--gpus");
-  if (bench.get_option("--gpus")->count() == 0)
-    throw InvalidArgument("--gpus", "missing",
-                          "--schedule, --repeat, --count, --no-migrate, --split, --inputs and "
-                          "--output go with --gpus N");
-  if (o.gpus < 1) throw InvalidArgument("--gpus", std::to_string(o.gpus), "must be >= 1");
   const std::vector<ScheduleStrategy> strategies = parse_strategies(o.schedule);
   parse_placement(o.inputs);
   const std::vector<int64_t> limits =

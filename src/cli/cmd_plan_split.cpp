@@ -212,8 +212,6 @@ Topology split_topology(const std::string& link, int gpus, const GpuInfo& device
 
 void run_split_plan(const CLI::App& plan, const SplitPlanCliOptions& options,
                     const std::vector<GemmProblem>& problems) {
-  if (plan.get_option("--gpus")->count() > 0 && options.gpus < 1)
-    throw InvalidArgument("--gpus", std::to_string(options.gpus), "must be >= 1");
   if (!options.tp.empty() && options.tp != "gather") {
     if (plan.get_option("--gpus")->count() == 0)
       throw InvalidArgument("--gpus", "missing", "--tp goes with --gpus G");
@@ -227,8 +225,6 @@ void run_split_plan(const CLI::App& plan, const SplitPlanCliOptions& options,
   if (plan.get_option("--gpus")->count() == 0)
     throw InvalidArgument("--gpus", "missing",
                           "--link, --inputs, --output, --split and --max-chunks go with --gpus G");
-  if (options.gpus < 1)
-    throw InvalidArgument("--gpus", std::to_string(options.gpus), "must be >= 1");
   const SplitOptions split =
       parse_split_options(options.inputs, options.output, options.split, options.max_chunks);
   const GpuInfo device = resolve_cli_device(option_text(plan, "--device"));

@@ -105,7 +105,6 @@ MultiBenchArgs multi_bench_args(const CLI::App& bench) {
 }
 
 MultiBenchMachine multi_bench_machine(const CLI::App& bench, int gpus) {
-  if (gpus < 1) throw InvalidArgument("--gpus", std::to_string(gpus), "must be >= 1");
   const std::string device_spec = option_text(bench, "--device");
   const GpuProfile profile = profile_gpus();
   const bool preset_asked =

@@ -59,7 +59,8 @@ MultiBenchArgs multi_bench_args(const CLI::App& bench);
 
 // Where `bench --gpus N --m ...` runs: GPUs 0..N-1 of this machine with their measured links,
 // or, without a GPU or with a preset --device, that preset and its default links (measured =
-// false, `why` says which). InvalidArgument: --gpus < 1, or more than this machine has.
+// false, `why` says which). InvalidArgument: more GPUs than this machine has (the range of
+// --gpus is check_gpus_option's).
 struct MultiBenchMachine {
   bool measured = false;
   GpuInfo device;              // GPU 0's profile, or the preset
