@@ -22,6 +22,7 @@
 using namespace autogemm;
 using autogemm::testing::contains;
 using autogemm::testing::gpu_count;
+using autogemm::testing::synchronize_gpus;
 using autogemm::testing::expect_invalid;
 
 namespace {
@@ -80,13 +81,6 @@ std::vector<unsigned char> single_gpu_result(const GemmProblem& p, Data& data, f
   gemm(p, o, nullptr);
   cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize(test)");
   return multi::download_bytes(d.get(), d_bytes(p));
-}
-
-void synchronize(int gpus) {
-  for (int g = 0; g < gpus; ++g) {
-    cuda_check(cudaSetDevice(g), "cudaSetDevice(test)");
-    cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize(test)");
-  }
 }
 
 bool all_poison(const void* d, const GemmProblem& p) {
@@ -158,7 +152,7 @@ TEST(MultiNcclGpu, OneRankEveryKindEqualsTheOneGpuResultBitwise) {
         SCOPED_TRACE(fmt::format("{} output {} inputs {}", to_string(kind), to_string(output), to_string(inputs)));
         bench::fill_poison(data.inputs[0].d.get(), bench::operand_elements(p, 'D'), p.d_type);
         const SplitReport r = split_gemm(p, {operands_on(data, 0)}, forced(p, kind, 1, output, inputs), comm);
-        synchronize(1);
+        synchronize_gpus(1);
         EXPECT_EQ(r.kind, kind);
         const auto got = multi::download_bytes(data.inputs[0].d.get(), d_bytes(p));
         EXPECT_TRUE(got == want) << "diff " << multi::match_results(got, want, p.d_type).diff;
@@ -182,7 +176,7 @@ TEST(MultiNcclGpu, OneRankFp32PartialsChunksAndAlphaBeta) {
                              to_string(plan.chosen.partial_type)));
     bench::fill_poison(data.inputs[0].d.get(), bench::operand_elements(p, 'D'), p.d_type);
     split_gemm(p, {operands_on(data, 0, alpha, beta)}, plan, comm);
-    synchronize(1);
+    synchronize_gpus(1);
     const auto m = multi::match_results(multi::download_bytes(data.inputs[0].d.get(), d_bytes(p)), want, p.d_type);
     EXPECT_TRUE(m.ok()) << "diff " << m.diff << (m.finite ? "" : ", unwritten elements");
   }
@@ -217,7 +211,7 @@ TEST(MultiNcclGpu, BadInputIsRefusedBeforeAnythingRuns) {
   // A device index out of range.
   const std::string range = expect_invalid([] { MultiGpuComm::local({0, 64}); }, "devices");
   EXPECT_TRUE(contains(range, "device 64 is out of range")) << range;
-  synchronize(1);
+  synchronize_gpus(1);
   EXPECT_TRUE(all_poison(d, p)) << "a refused call wrote D";
 }
 
@@ -250,7 +244,7 @@ TEST(MultiNcclGpu, SeveralGpusEveryKindAndPlacementMatchesOneGpu) {
             ops.push_back(o);
           }
           split_gemm(p, ops, plan, comm);
-          synchronize(gpus);
+          synchronize_gpus(gpus);
           for (int g = 0; g < gpus; ++g) {
             if (output == OutputPlacement::root && g > 0) break;
             const auto got = multi::download_bytes(data.inputs[g].d.get(), d_bytes(p));

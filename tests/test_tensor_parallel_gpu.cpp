@@ -19,6 +19,7 @@
 using namespace autogemm;
 using autogemm::testing::contains;
 using autogemm::testing::gpu_count;
+using autogemm::testing::synchronize_gpus;
 using autogemm::testing::expect_invalid;
 
 namespace {
@@ -35,14 +36,6 @@ std::vector<int> devices(int g) {
   std::vector<int> d;
   for (int i = 0; i < g; ++i) d.push_back(i);
   return d;
-}
-
-void synchronize(int g) {
-  for (int i = 0; i < g; ++i) {
-    cuda_check(cudaSetDevice(i), "cudaSetDevice(test)");
-    cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize(test)");
-  }
-  cuda_check(cudaSetDevice(0), "cudaSetDevice(test)");
 }
 
 // The whole inputs on GPU 0, the one-GPU result, and every rank's shards.
@@ -116,7 +109,7 @@ void run_and_check(const TpProblem& p, TpTransport transport, int bands) {
   for (int call = 0; call < 3; ++call) {
     s.poison();
     tp_gemm(plan, s.shards(), ws, comm);
-    synchronize(p.world);
+    synchronize_gpus(p.world);
     s.expect_blocks(fmt::format("{} {} x{} {}x{}x{} {} bands {}, call {}", to_string(p.pattern),
                                 to_string(transport), p.world, p.m, p.n, p.k,
                                 to_string(p.a_type), plan.bands, call));
@@ -191,7 +184,7 @@ TEST(TensorParallelGpu, PaddedLeadingDimensionsAndGatheredA) {
     const TpPlan plan = plan_for(p, TpTransport::copy_engine, 2);
     TpWorkspace ws(plan, comm);
     tp_gemm(plan, shards, ws, comm);
-    synchronize(g);
+    synchronize_gpus(g);
     for (int r = 0; r < g; ++r) {
       cuda_check(cudaSetDevice(r), "cudaSetDevice(test)");
       cuda_check(cudaMemcpy2D(s.ranks[r].d.get(), shape.d_cols * e, d[r].get(), p.ldd * e,
@@ -202,7 +195,7 @@ TEST(TensorParallelGpu, PaddedLeadingDimensionsAndGatheredA) {
         EXPECT_TRUE(got == want) << "rank " << r << ": the gathered A is not the whole A";
       }
     }
-    synchronize(g);
+    synchronize_gpus(g);
     s.expect_blocks(fmt::format("{} with padded rows", to_string(pattern)));
   }
 }
@@ -226,7 +219,7 @@ TEST(TensorParallelGpu, CapturedInACudaGraphAndReplayed) {
       cuda_check(cudaStreamCreateWithFlags(&streams[r], cudaStreamNonBlocking), "stream");
     }
     tp_gemm(plan, s.shards(), ws, comm, streams);  // agreed and compiled outside capture
-    synchronize(g);
+    synchronize_gpus(g);
     for (int r = 0; r < g; ++r) {
       cuda_check(cudaSetDevice(r), "cudaSetDevice(test)");
       cuda_check(cudaStreamBeginCapture(streams[r], cudaStreamCaptureModeRelaxed), "begin capture");
@@ -256,7 +249,7 @@ TEST(TensorParallelGpu, CapturedInACudaGraphAndReplayed) {
         cuda_check(cudaSetDevice(r), "cudaSetDevice(test)");
         cuda_check(cudaGraphLaunch(graphs[r], streams[r]), "graph launch");
       }
-      synchronize(g);
+      synchronize_gpus(g);
       s.expect_blocks(fmt::format("{} graph replay {}", to_string(pattern), replay));
     }
     for (int r = 0; r < g; ++r) {
@@ -294,7 +287,7 @@ TEST(TensorParallelGpu, BadArgumentsAreRefusedOnEveryRankBeforeAnythingRuns) {
     expect_invalid([&] { tp_gemm(wrong, s.shards(), ws, comm); }, "rank 0: comm");
   }
   expect_invalid([&] { tp_gemm(plan, {}, ws, comm); }, "shards");
-  synchronize(g);
+  synchronize_gpus(g);
   // Nothing ran: every D is still poison.
   for (int r = 0; r < g; ++r) {
     const TpShardShapes sh = tp_shard_shapes(p, r);
@@ -303,6 +296,6 @@ TEST(TensorParallelGpu, BadArgumentsAreRefusedOnEveryRankBeforeAnythingRuns) {
   }
   // And the workspace still works after the refusals.
   tp_gemm(plan, s.shards(), ws, comm);
-  synchronize(g);
+  synchronize_gpus(g);
   s.expect_blocks("after refused calls");
 }
