@@ -12,12 +12,16 @@
 # Run (NVLink multicast must stay off):
 #   NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 torchrun --standalone --nproc_per_node 4 \
 #       bench/tp_torchrun.py [--shapes 16384x16384x16384,8192x28672x8192,8192x8192x28672] \
-#       [--dtype bf16|fp8] [--iters 20] [--json OUT]
+#       [--dtype bf16|fp8] [--patterns all_gather,reduce_scatter,all_reduce]
+#       [--transports default,nccl] [--iters 20] [--json OUT]
+# "host us": the median time our call takes to return on the host (what a synchronised timing
+# waits before the GPU starts).
 import argparse
 import json
 import os
 import statistics
 import sys
+import time
 
 os.environ["NCCL_NVLS_ENABLE"] = "0"            # before any communicator exists
 os.environ.setdefault("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1")
@@ -37,11 +41,21 @@ def parse_args():
     p.add_argument("--shapes", default="16384x16384x16384,8192x28672x8192,8192x8192x28672",
                    help="comma-separated MxNxK of the whole GEMM")
     p.add_argument("--dtype", choices=("bf16", "fp8"), default="bf16")
+    p.add_argument("--patterns", default=",".join(PATTERNS),
+                   help="comma-separated, of " + ", ".join(PATTERNS))
+    p.add_argument("--transports", default="default,nccl",
+                   help="comma-separated: default (the planner's), copy_engine, nccl")
     p.add_argument("--iters", type=int, default=20)
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--json", help="write the table's rows here (rank 0)")
     args = p.parse_args()
     args.shapes = [tuple(int(v) for v in s.lower().split("x")) for s in args.shapes.split(",")]
+    args.patterns = [v.strip() for v in args.patterns.split(",") if v.strip()]
+    args.transports = [None if v.strip() == "default" else v.strip()
+                       for v in args.transports.split(",") if v.strip()]
+    for v in args.patterns:
+        if v not in PATTERNS:
+            p.error(f"--patterns: {v!r} is not one of {', '.join(PATTERNS)}")
     return args
 
 
@@ -100,6 +114,21 @@ class Bench:
         dist.all_reduce(t, op=dist.ReduceOp.MAX)
         return t.item()
 
+    def host_us(self, fn):
+        """Median microseconds the host spends in fn (its enqueue, the agreement included),
+        the slowest rank's: the latency a synchronised timing adds before the GPU starts."""
+        times = []
+        for _ in range(self.args.iters):
+            dist.barrier()
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            fn()
+            times.append((time.perf_counter() - t0) * 1e6)
+            torch.cuda.synchronize()
+        t = torch.tensor([statistics.median(times)], device=self.dev, dtype=torch.float64)
+        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        return t.item()
+
     def check(self, what, got, want, limit):
         d = diff(got, want)
         if not d < limit:   # NaN fails too
@@ -136,12 +165,12 @@ class Bench:
         blocks = {"all_gather": lambda x: x[:, cols], "reduce_scatter": lambda x: x[rows],
                   "all_reduce": lambda x: x}
         rows_out = []
-        for pattern in PATTERNS:
+        for pattern in self.args.patterns:
             a, w = shards[pattern]
             torch_us = self.torch_times(pattern, a, w, m, n)
             best = min(((t, name) for name, t in torch_us.items() if t is not None),
                        default=(None, "none"))
-            for transport in (None, "nccl"):
+            for transport in self.args.transports:
                 kw = dict(transport=transport)
                 if fp8:
                     (a8, sa), (w8, sw) = q[pattern]
@@ -160,6 +189,8 @@ class Bench:
                     us = self.time(lambda: call(*args, out=out, **kw))
                     if us is None:
                         self.failures.append(name)
+                    host = (None if us is None else
+                            self.host_us(lambda: call(*args, out=out, **kw)))
                 except autogemm.Error as e:   # raised on every rank alike
                     self.say(f"#   {name}: {type(e).__name__}: {e}")
                     self.failures.append(name)
@@ -169,7 +200,7 @@ class Bench:
                     dtype=self.args.dtype, world=g, ours_us=us, torch_us=best[0],
                     torch_best=best[1], torch_all=torch_us,
                     torch_over_ours=None if best[0] is None or not us else best[0] / us,
-                    one_gpu_us=one_us, torch_matmul_us=mm_us,
+                    one_gpu_us=one_us, torch_matmul_us=mm_us, host_us=host,
                     speedup=None if not us or one_us is None else one_us / us,
                     predicted_us=info["total_us"],
                     prediction_error_pct=None if not us else
@@ -236,14 +267,15 @@ def main():
         torch.cuda.empty_cache()   # the shape's tensors are gone: give their memory back
     bench.say(f"\n{'pattern':<15} {'transport':<11} {'shape':<19} {'ours us':>9} "
               f"{'torch us':>9} {'torch best':<15} {'torch/ours':>10} {'speedup':>8} "
-              f"{'pred us':>9} {'pred err%':>9} {'diff':>9}")
+              f"{'pred us':>9} {'pred err%':>9} {'host us':>8} {'diff':>9}")
     for r in rows:
         shape = f"{r['m']}x{r['n']}x{r['k']}"
         bench.say(f"{r['pattern']:<15} {r['transport']:<11} {shape:<19} "
                   f"{fmt(r['ours_us'], '9.1f')} {fmt(r['torch_us'], '9.1f')} "
                   f"{r['torch_best']:<15} {fmt(r['torch_over_ours'], '10.2f')} "
                   f"{fmt(r['speedup'], '8.2f')} {r['predicted_us']:9.1f} "
-                  f"{fmt(r['prediction_error_pct'], '+9.1f')} {r['diff']:9.2e}")
+                  f"{fmt(r['prediction_error_pct'], '+9.1f')} {fmt(r['host_us'], '8.1f')} "
+                  f"{r['diff']:9.2e}")
     failed = torch.tensor([len(bench.failures)], device=bench.dev)
     dist.all_reduce(failed, op=dist.ReduceOp.MAX)
     if args.json and bench.rank == 0:

@@ -11,6 +11,9 @@
 #                                                                          -> check-single.log
 #   torchrun  the Python package, then bench/tp_torchrun.py under torchrun (ours and PyTorch's
 #             in one run)                                                  -> torchrun.log
+#   trace     AUTOGEMM_TP_TRACE=1 bench of each TRACES entry, PATTERN:MxNxK[:extra bench
+#             arguments, commas for spaces] (default all-reduce:16384x16384x16384)
+#                                                                          -> trace.log
 # Notes and errors go to tp.log.
 #   scripts/gpu-tp.sh tests bench fp8
 #   SHAPES="16384x16384x16384" PATTERNS="all-gather" scripts/gpu-tp.sh bench
@@ -80,6 +83,15 @@ for step in "${steps[@]}"; do
       timeout "${TORCHRUN_TIMEOUT:-300}" torchrun --standalone --nproc_per_node "$gpus" bench/tp_torchrun.py \
         --json "$OUT/torchrun.json" ${TORCHRUN_ARGS:-} > "$OUT/torchrun.log" 2>&1 || status=1
       tail -25 "$OUT/torchrun.log" ;;
+    trace)
+      for row in ${TRACES:-all-reduce:16384x16384x16384}; do
+        IFS=: read -r pattern shape extra <<< "$row"
+        IFS=x read -r m n k <<< "$shape"
+        echo "== trace --tp $pattern $shape ${extra//,/ }" >> "$OUT/trace.log"
+        AUTOGEMM_TP_TRACE=1 timeout "${BENCH_TIMEOUT:-120}" "$bin" bench --gpus "$gpus" --tp "$pattern" \
+          --m "$m" --n "$n" --k "$k" --warmup 1 --iters 1 ${extra//,/ } >> "$OUT/trace.log" 2>&1 || status=1
+      done
+      grep -c "tp trace" "$OUT/trace.log" ;;
     *) echo "unknown step $step"; exit 2 ;;
   esac
 done

@@ -86,6 +86,38 @@ TEST(TensorParallelPlan, TheRingAddsTheNeighboursPartialAndAllReduceAddsTheGathe
   EXPECT_TRUE(contains(ar.explanation, "every finished band of D")) << ar.explanation;
 }
 
+TEST(TensorParallelPlan, AllReduceRunsItsRingInRoundsOfBands) {
+  const TpProblem p = tp(TpPattern::all_reduce, 4, 16384, 16384, 16384);
+  TpOptions o;
+  o.bands = 4, o.rounds = 2;
+  const TpPlan plan = plan_on_h200(p, o);
+  ASSERT_EQ(plan.rounds, 2);
+  ASSERT_EQ(plan.steps.size(), 16u);
+  // Round 0 runs every step of bands 0 and 1, then round 1 every step of bands 2 and 3.
+  std::set<std::pair<int, int>> seen;
+  for (std::size_t i = 0; i < plan.steps.size(); ++i) {
+    const TpStep& s = plan.steps[i];
+    EXPECT_EQ(s.band / 2, int(i / 8)) << i;
+    EXPECT_EQ(s.step, int(i % 8) / 2) << i;
+    EXPECT_EQ(s.reads_c, s.step > 0);
+    EXPECT_EQ(s.d_to_caller, s.step == 3);
+    EXPECT_TRUE(seen.insert({s.step, s.band}).second);
+  }
+  o.rounds = 1;
+  const TpPlan one = plan_on_h200(p, o);
+  EXPECT_NE(one.hash(), plan.hash());
+  // The first round's finished rows travel while the second round computes: less exposed.
+  EXPECT_LT(plan.exposed_us, one.exposed_us) << plan.describe() << one.describe();
+  EXPECT_TRUE(contains(plan.describe(), "in 2 rounds of 2 band(s)")) << plan.describe();
+  o.rounds = 3;
+  expect_invalid([&] { plan_on_h200(p, o); }, "rounds");
+  TpOptions gather;
+  gather.rounds = 2;
+  expect_invalid([&] { plan_on_h200(tp(TpPattern::all_gather, 4, 16384, 16384, 16384), gather); }, "rounds");
+  // Unforced, the planner takes more than one round here (the 16384^3 copies are ~2 ms).
+  EXPECT_GT(plan_on_h200(p).rounds, 1) << plan_on_h200(p).describe();
+}
+
 TEST(TensorParallelPlan, NcclWhenAPairHasNoPeerAccess) {
   Topology t = topology_preset("pcie", 2);
   t.links[0][1].peer_access = false;

@@ -79,10 +79,11 @@ struct TpSetup {
   }
 };
 
-TpPlan plan_for(const TpProblem& p, TpTransport transport, int bands) {
+TpPlan plan_for(const TpProblem& p, TpTransport transport, int bands, int rounds = 0) {
   TpOptions o;
   o.transport = transport;
   o.bands = bands;
+  o.rounds = rounds;
   return plan_tp(p, profile_gpus().gpus.at(0), topology_preset("nvlink", p.world), o);
 }
 
@@ -101,18 +102,18 @@ TpProblem problem_of(TpPattern pattern, int world, int64_t m, int64_t n, int64_t
 
 // Runs `plan` three times on poisoned outputs (the flags and the done hand-shake must let every
 // call after the first run too) and checks every rank's block after each.
-void run_and_check(const TpProblem& p, TpTransport transport, int bands) {
+void run_and_check(const TpProblem& p, TpTransport transport, int bands, int rounds = 0) {
   TpSetup s(p);
   MultiGpuComm comm = MultiGpuComm::local(devices(p.world));
-  const TpPlan plan = plan_for(p, transport, bands);
+  const TpPlan plan = plan_for(p, transport, bands, rounds);
   TpWorkspace ws(plan, comm);
   for (int call = 0; call < 3; ++call) {
     s.poison();
     tp_gemm(plan, s.shards(), ws, comm);
     synchronize_gpus(p.world);
-    s.expect_blocks(fmt::format("{} {} x{} {}x{}x{} {} bands {}, call {}", to_string(p.pattern),
-                                to_string(transport), p.world, p.m, p.n, p.k,
-                                to_string(p.a_type), plan.bands, call));
+    s.expect_blocks(fmt::format("{} {} x{} {}x{}x{} {} bands {} rounds {}, call {}",
+                                to_string(p.pattern), to_string(transport), p.world, p.m, p.n,
+                                p.k, to_string(p.a_type), plan.bands, plan.rounds, call));
   }
 }
 
@@ -126,6 +127,16 @@ TEST(TensorParallelGpu, EveryPatternOnCopyEnginesMatchesOneGpu) {
   const int g = ranks_here();
   for (TpPattern pattern : kPatterns)
     for (int bands : {1, 2}) run_and_check(problem_of(pattern, g, 512 * g, 768, 1024), TpTransport::copy_engine, bands);
+}
+
+// All-reduce's ring in rounds: a round's finished bands travel on the push stream while the
+// next round's partials travel on the copy stream; every grouping of 4 bands.
+TEST(TensorParallelGpu, AllReduceInRoundsMatchesOneGpu) {
+  REQUIRE_TP_GPUS();
+  const int g = ranks_here();
+  for (int rounds : {1, 2, 4})
+    run_and_check(problem_of(TpPattern::all_reduce, g, 512 * g, 768, 1024), TpTransport::copy_engine, 4,
+                  rounds);
 }
 
 TEST(TensorParallelGpu, EveryPatternOnNcclMatchesOneGpu) {
@@ -181,7 +192,8 @@ TEST(TensorParallelGpu, PaddedLeadingDimensionsAndGatheredA) {
       shards.push_back(sh);
     }
     MultiGpuComm comm = MultiGpuComm::local(devices(g));
-    const TpPlan plan = plan_for(p, TpTransport::copy_engine, 2);
+    // All-reduce in two rounds: its padded D's bands are packed on the push stream.
+    const TpPlan plan = plan_for(p, TpTransport::copy_engine, 2, pattern == TpPattern::all_reduce ? 2 : 0);
     TpWorkspace ws(plan, comm);
     tp_gemm(plan, shards, ws, comm);
     synchronize_gpus(g);

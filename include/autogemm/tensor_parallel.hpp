@@ -33,8 +33,10 @@
 //     step's destination is r itself and its GEMM writes D. Partial sums travel and are
 //     accumulated in D's type (each of the G - 1 hops rounds once, as NCCL's ring
 //     reduce-scatter of BF16 does); inside each GEMM the sum is FP32.
-//   all_reduce: the reduce-scatter ring into this rank's rows of D, then each finished band is
-//     copied to every other rank.
+//   all_reduce: the reduce-scatter ring into this rank's rows of D, each finished band copied
+//     to every other rank. The ring runs in rounds (a round: every step over a group of bands),
+//     so the copies of a round's finished rows overlap the next rounds' GEMMs instead of
+//     trailing the last step.
 //
 // Every rank must agree on what runs: each call exchanges a small record (plan hash, shard
 // shapes, each rank's own argument check) over the communicator before anything is launched;
@@ -105,6 +107,8 @@ struct TpOptions {
   std::optional<TpTransport> transport;  // empty: copy_engine when every pair of the topology
                                          // has peer access, else nccl
   int bands = 0;                         // row bands per chunk (1..8); 0: the planner's choice
+  int rounds = 0;                        // all_reduce: rounds of the ring (a divisor of the
+                                         // bands); 0: the planner's choice; others: 1
 };
 
 // One GEMM launch of a rank's call.
@@ -127,6 +131,9 @@ struct TpPlan {
   Topology topology;
   TpTransport transport = TpTransport::copy_engine;
   int bands = 1;
+  // all_reduce: the ring runs `rounds` times over bands/rounds bands each, so the first
+  // rounds' rows are final (and sent to the others) while the later rounds compute; 1 else.
+  int rounds = 1;
   std::vector<TpStep> steps;          // the launches of one rank, in order (all ranks alike)
   double single_gpu_us = 0;           // the whole GEMM on one GPU (plan_gemm)
   double compute_us = 0;              // one rank's GEMMs back to back

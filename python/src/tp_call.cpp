@@ -129,6 +129,7 @@ nb::dict plan_info(const TpPlan& plan) {
   d["link"] = plan.topology.description;
   d["transport"] = std::string(to_string(plan.transport));
   d["bands"] = plan.bands;
+  d["rounds"] = plan.rounds;
   d["launches"] = int(plan.steps.size());
   d["total_us"] = plan.total_us;
   d["compute_us"] = plan.compute_us;

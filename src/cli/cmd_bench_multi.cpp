@@ -38,6 +38,7 @@ const std::vector<std::string> kMultiOptionNames = {"--gpus",       "--schedule"
                                                     "--count",      "--no-migrate", "--split",
                                                     "--inputs",     "--output",
                                                     "--tp",         "--transport", "--bands",
+                                                    "--rounds",
                                                     "--memory-limit"};
 
 struct Item {
@@ -560,6 +561,7 @@ std::shared_ptr<MultiBenchOptions> add_multi_bench_options(CLI::App& bench) {
                    "one GPU and checked rank by rank against the one-GPU result");
   bench.add_option("--transport", o->transport, "with --tp: copy-engine or nccl");
   bench.add_option("--bands", o->bands, "with --tp: row bands per chunk (0: planned)");
+  bench.add_option("--rounds", o->rounds, "with --tp all-reduce: rounds of the ring (0: planned)");
   return o;
 }
 
@@ -570,7 +572,7 @@ void run_multi_bench(const CLI::App& bench, const MultiBenchOptions& o) {
   if (bench.get_option("--gpus")->count() == 0)
     throw InvalidArgument("--gpus", "missing",
                           "--schedule, --repeat, --count, --no-migrate, --split, --inputs, "
-                          "--output, --tp, --transport, --bands and --memory-limit go with "
+                          "--output, --tp, --transport, --bands, --rounds and --memory-limit go with "
                           "--gpus N");
   if (!option_text(bench, "--m").empty() || !option_text(bench, "--n").empty() ||
       !option_text(bench, "--k").empty()) {

@@ -31,6 +31,7 @@ struct MultiBenchOptions {
   std::string tp;                    // all-gather, reduce-scatter, all-reduce; gather = the split
   std::string transport;             // copy-engine | nccl; empty: the planner's choice
   int bands = 0;                     // 0: the planner's choice
+  int rounds = 0;                    // all-reduce's rounds; 0: the planner's choice
 };
 
 // Adds --gpus, --schedule, --repeat, --count, --no-migrate, --split, --inputs and --output.

@@ -176,13 +176,15 @@ std::shared_ptr<SplitPlanCliOptions> add_split_plan_options(CLI::App& plan) {
                   "with --tp: copy-engine (peer copies beside the GEMMs) or nccl; default: "
                   "copy engines where every pair of GPUs has peer access");
   plan.add_option("--bands", o->bands, "with --tp: row bands per chunk (1..8; 0: planned)");
+  plan.add_option("--rounds", o->rounds,
+                  "with --tp all-reduce: rounds of the ring, a divisor of the bands (0: planned)");
   return o;
 }
 
 namespace {
 const std::vector<std::string> kSplitOptionNames = {"--gpus", "--link", "--inputs", "--output",
                                                     "--split", "--max-chunks", "--tp",
-                                                    "--transport", "--bands"};
+                                                    "--transport", "--bands", "--rounds"};
 }  // namespace
 
 bool wants_split_plan(const CLI::App& plan) { return any_option_given(plan, kSplitOptionNames); }

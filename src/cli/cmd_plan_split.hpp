@@ -25,9 +25,11 @@ struct SplitPlanCliOptions {
   std::string tp;
   std::string transport;     // --transport copy-engine | nccl; empty: the planner's choice
   int bands = 0;             // --bands: row bands per chunk; 0: the planner's choice
+  int rounds = 0;            // --rounds: all-reduce's rounds of the ring; 0: the planner's
 };
 
-// Adds --gpus, --link, --inputs, --output, --split, --max-chunks, --tp, --transport, --bands.
+// Adds --gpus, --link, --inputs, --output, --split, --max-chunks, --tp, --transport, --bands,
+// --rounds.
 std::shared_ptr<SplitPlanCliOptions> add_split_plan_options(CLI::App& plan);
 
 // True when --gpus or one of the options that go with it was given.

@@ -46,7 +46,7 @@ TpProblem tp_problem(const GemmProblem& p, const std::string& pattern, int gpus)
   return t;
 }
 
-TpOptions tp_options(const std::string& transport, int bands) {
+TpOptions tp_options(const std::string& transport, int bands, int rounds) {
   TpOptions o;
   if (!transport.empty()) {
     o.transport = parse_tp_transport(transport);
@@ -58,6 +58,10 @@ TpOptions tp_options(const std::string& transport, int bands) {
   if (bands < 0 || bands > 8)
     throw InvalidArgument("--bands", std::to_string(bands), "0 (the planner's choice) or 1..8");
   o.bands = bands;
+  if (rounds < 0 || rounds > 8)
+    throw InvalidArgument("--rounds", std::to_string(rounds),
+                          "0 (the planner's choice) or 1..8, a divisor of the bands");
+  o.rounds = rounds;
   return o;
 }
 
@@ -92,6 +96,7 @@ nlohmann::json tp_plan_json(const TpPlan& plan) {
           {"topology", topology_json(plan.topology)},
           {"transport", std::string(to_string(plan.transport))},
           {"bands", plan.bands},
+          {"rounds", plan.rounds},
           {"link_gbps", plan.link_gbps},
           {"single_gpu_us", plan.single_gpu_us},
           {"compute_us", plan.compute_us},
@@ -108,12 +113,12 @@ void run_tp_plan(const CLI::App& plan, const SplitPlanCliOptions& options,
                  const std::vector<GemmProblem>& problems) {
   refuse_options_except(plan,
                         {"--m", "--n", "--k", "--dtype", "--device", "--json", "--gpus", "--link",
-                         "--tp", "--transport", "--bands"},
+                         "--tp", "--transport", "--bands", "--rounds"},
                         "--tp");
   const GpuInfo device = resolve_cli_device(option_text(plan, "--device"));
   std::string note;
   const Topology topology = split_topology(options.link, options.gpus, device, &note);
-  const TpOptions tp = tp_options(options.transport, options.bands);
+  const TpOptions tp = tp_options(options.transport, options.bands, options.rounds);
   std::vector<TpPlan> plans;
   for (const GemmProblem& problem : problems)
     plans.push_back(plan_tp(tp_problem(problem, options.tp, options.gpus), device, topology, tp));

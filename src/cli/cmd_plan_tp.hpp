@@ -20,7 +20,7 @@ struct SplitPlanCliOptions;
 TpProblem tp_problem(const GemmProblem& p, const std::string& pattern, int gpus);
 
 // --transport (empty: the planner's choice) and --bands (0: the planner's choice).
-TpOptions tp_options(const std::string& transport, int bands);
+TpOptions tp_options(const std::string& transport, int bands, int rounds);
 
 void print_tp_plan(const TpPlan& plan, const std::string& topology_note);
 nlohmann::json tp_plan_json(const TpPlan& plan);

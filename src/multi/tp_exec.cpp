@@ -21,6 +21,7 @@
 #include "multi/nccl_comm.hpp"
 #include "multi/nccl_exec.hpp"
 #include "multi/tp_plan.hpp"
+#include "multi/tp_trace.hpp"
 #include "multi/tp_workspace.hpp"
 #include "runtime/launch.hpp"
 
@@ -177,8 +178,18 @@ void judge(const std::vector<TpRecord>& all, int world) {
   }
 }
 
+bool any_capturing(const std::vector<cudaStream_t>& streams) {
+  bool capturing = false;
+  for (cudaStream_t s : streams) {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    cuda_check(cudaStreamIsCapturing(s, &status), "cudaStreamIsCapturing(tp)");
+    capturing = capturing || status != cudaStreamCaptureStatusNone;
+  }
+  return capturing;
+}
+
 void agree(const TpPlan& plan, uint64_t hash, const std::vector<TpShards>& shards,
-           TpWorkspace::State& ws, MultiGpuComm& comm, const std::vector<cudaStream_t>& streams) {
+           TpWorkspace::State& ws, MultiGpuComm& comm, bool capturing) {
   std::vector<TpRecord> mine;
   bool ready = true;
   for (std::size_t i = 0; i < ws.ranks.size(); ++i) {
@@ -188,12 +199,6 @@ void agree(const TpPlan& plan, uint64_t hash, const std::vector<TpShards>& shard
     mine.push_back(make_record(plan, hash, ws.ranks[i].rank, error));
   }
   if (ready) ws.prepared.insert(hash);
-  bool capturing = false;
-  for (cudaStream_t s : streams) {
-    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-    cuda_check(cudaStreamIsCapturing(s, &status), "cudaStreamIsCapturing(tp)");
-    capturing = capturing || status != cudaStreamCaptureStatusNone;
-  }
   if (ws.one_process) {
     judge(mine, ws.world);
   } else if (capturing) {
@@ -273,6 +278,7 @@ struct CallContext {
   TpShardShapes shapes;
   int in_bytes, out_bytes;
   int64_t a_kblocks;  // A's scale blocks per row (FP8)
+  multi::TpTrace& trace;
 };
 
 GemmReport launch(const CallContext& c, const TpStep& step, const GemmOperands& ops, int device,
@@ -340,6 +346,7 @@ void run_all_gather(const CallContext& c, Rank& r, const TpShards& sh, cudaStrea
                   sh.scale_a + band.begin * c.a_kblocks, scale_row_bytes, scale_row_bytes,
                   band.size(), r.copy);
       c.flags.set(r.copy, r.peer_pad[q] + c.ws.flags.a_ready(r.rank, b));
+      c.trace.mark(r.rank, "copy", r.copy, "A band {} sent to rank {}", b, q);
     }
   }
   const int64_t ldd = p.ldd ? p.ldd : c.shapes.d_cols;
@@ -359,6 +366,7 @@ void run_all_gather(const CallContext& c, Rank& r, const TpShards& sh, cudaStrea
         if (fp8(p)) ops.scale_a = sh.scale_a + band.begin * c.a_kblocks;
       } else {
         c.flags.take(s, r.pad + c.ws.flags.a_ready(source, b));
+        c.trace.mark(r.rank, "gemm", s, "A band {} of rank {} in", b, source);
         a_rows = r.base + l.a_slots + l.a_slot_bytes * source + band.begin * row_bytes;
         if (fp8(p))
           ops.scale_a = reinterpret_cast<const float*>(r.base + l.a_scale_slots +
@@ -373,10 +381,14 @@ void run_all_gather(const CallContext& c, Rank& r, const TpShards& sh, cudaStrea
                   band.size(), r.local_copy);
       }
       launch(c, st, ops, r.device, s);
+      c.trace.mark(r.rank, "gemm", s, "gemm {}.{} ({} rows) done", step, b, band.size());
     }
   }
 }
 
+// The ring, in the plan's order (round by round for all_reduce; tp_plan.cpp). Partials go
+// right on the copy stream; all_reduce's finished bands go to every peer on the push stream,
+// so a partial the right neighbour waits for is never queued behind them.
 void run_ring(const CallContext& c, Rank& r, const TpShards& sh, cudaStream_t s) {
   const TpProblem& p = c.plan.problem;
   const multi::TpLayout& l = c.ws.layout;
@@ -385,91 +397,92 @@ void run_ring(const CallContext& c, Rank& r, const TpShards& sh, cudaStream_t s)
   const int64_t lda_bytes = (p.lda ? p.lda : c.shapes.a_cols) * c.in_bytes;
   const int64_t part_row_bytes = p.n * c.out_bytes;
   const int64_t ldd_bytes = (p.ldd ? p.ldd : p.n) * c.out_bytes;
-  std::vector<bool> may_send(std::size_t(c.g), false);
-  // Copies into D (all_reduce) come after whatever the caller did with D before the call.
-  if (all_reduce) after(r.local_copy, s, r.from_caller);
-  auto before_first_send = [&](int q) {
-    if (!may_send[std::size_t(q)]) c.flags.take(r.copy, r.pad + c.ws.flags.done(q));
-    may_send[std::size_t(q)] = true;
-  };
   after(r.copy, s, r.from_caller);
-  std::size_t i = 0;
-  for (int step = 0; step < c.g; ++step) {
-    const int dest = ((r.rank - 1 - step) % c.g + c.g) % c.g;
-    for (int b = 0; b < int(c.cut.size()); ++b, ++i) {
-      const TpStep& st = c.plan.steps[i];
-      const Range band = c.cut[b];
-      GemmOperands ops;
-      ops.a = static_cast<const char*>(sh.a) + (dest * c.chunk_rows + band.begin) * lda_bytes;
-      ops.b = sh.b;
-      if (fp8(p)) {
-        ops.scale_a = sh.scale_a + (dest * c.chunk_rows + band.begin) * c.a_kblocks;
-        ops.scale_b = sh.scale_b;
+  // Every rank this call sends to has consumed the last call's sends (its done flag).
+  for (int q = 0; q < c.g; ++q)
+    if (q != r.rank && (all_reduce || q == right)) c.flags.take(r.copy, r.pad + c.ws.flags.done(q));
+  if (all_reduce) {
+    after(r.push, r.copy, r.from_copy);
+    after(r.local_copy, s, r.from_caller);  // copies into D come after the caller's use of D
+  }
+  std::vector<int> final_bands;  // all_reduce: bands in the order they become final
+  for (const TpStep& st : c.plan.steps) {
+    const int dest = ((r.rank - 1 - st.step) % c.g + c.g) % c.g;
+    const Range band = c.cut[st.band];
+    GemmOperands ops;
+    ops.a = static_cast<const char*>(sh.a) + (dest * c.chunk_rows + band.begin) * lda_bytes;
+    ops.b = sh.b;
+    if (fp8(p)) {
+      ops.scale_a = sh.scale_a + (dest * c.chunk_rows + band.begin) * c.a_kblocks;
+      ops.scale_b = sh.scale_b;
+    }
+    if (st.reads_c) {  // the left neighbour's partial of step - 1
+      c.flags.take(s, r.pad + c.ws.flags.part_ready(st.step - 1, st.band));
+      c.trace.mark(r.rank, "gemm", s, "partial {}.{} in", st.step - 1, st.band);
+      ops.c = r.base + l.recv + l.part_bytes * (st.step - 1) + band.begin * part_row_bytes;
+      ops.beta = 1.0f;
+    }
+    // Reduce-scatter: D is this rank's rows; all-reduce: D is whole, these rows at r's place.
+    const int64_t d_row = (all_reduce ? r.rank * c.chunk_rows : 0) + band.begin;
+    char* d_band = st.d_to_caller
+                       ? static_cast<char*>(sh.d) + d_row * ldd_bytes
+                       : r.base + l.send + l.part_bytes * st.step + band.begin * part_row_bytes;
+    ops.d = d_band;
+    launch(c, st, ops, r.device, s);
+    c.trace.mark(r.rank, "gemm", s, "gemm {}.{} ({} rows) done", st.step, st.band, band.size());
+    if (!st.d_to_caller) {  // a partial: to the right neighbour
+      after(r.copy, s, r.from_caller);
+      copy_rows(r.peer_base[right] + l.recv + l.part_bytes * st.step + band.begin * part_row_bytes,
+                part_row_bytes, d_band, part_row_bytes, part_row_bytes, band.size(), r.copy);
+      c.flags.set(r.copy, r.peer_pad[right] + c.ws.flags.part_ready(st.step, st.band));
+      c.trace.mark(r.rank, "copy", r.copy, "partial {}.{} sent", st.step, st.band);
+    } else if (all_reduce) {
+      // This band of r's rows is final: to every other rank, nearest first (packed into
+      // r's own slot first when D's rows are padded: peer copies are contiguous runs).
+      final_bands.push_back(st.band);
+      after(r.push, s, r.from_caller);
+      const char* band_rows = d_band;
+      if (ldd_bytes != part_row_bytes) {
+        char* own = r.base + l.d_slots + l.part_bytes * r.rank + band.begin * part_row_bytes;
+        copy_rows(own, part_row_bytes, d_band, ldd_bytes, part_row_bytes, band.size(), r.push);
+        band_rows = own;
       }
-      if (st.reads_c) {  // the left neighbour's partial of step - 1
-        c.flags.take(s, r.pad + c.ws.flags.part_ready(step - 1, b));
-        ops.c = r.base + l.recv + l.part_bytes * (step - 1) + band.begin * part_row_bytes;
-        ops.beta = 1.0f;
-      }
-      // Reduce-scatter: D is this rank's rows; all-reduce: D is whole, these rows at r's place.
-      const int64_t d_row = (all_reduce ? r.rank * c.chunk_rows : 0) + band.begin;
-      char* d_band = st.d_to_caller
-                         ? static_cast<char*>(sh.d) + d_row * ldd_bytes
-                         : r.base + l.send + l.part_bytes * step + band.begin * part_row_bytes;
-      ops.d = d_band;
-      launch(c, st, ops, r.device, s);
-      if (!st.d_to_caller) {  // a partial: to the right neighbour
-        after(r.copy, s, r.from_caller);
-        before_first_send(right);
-        copy_rows(r.peer_base[right] + l.recv + l.part_bytes * step + band.begin * part_row_bytes,
-                  part_row_bytes, d_band, part_row_bytes, part_row_bytes, band.size(), r.copy);
-        c.flags.set(r.copy, r.peer_pad[right] + c.ws.flags.part_ready(step, b));
-      } else if (all_reduce) {
-        // This band of r's rows is final: to every other rank, nearest first (packed into
-        // r's own slot first when D's rows are padded: peer copies are contiguous runs).
-        after(r.copy, s, r.from_caller);
-        const char* band_rows = d_band;
-        if (ldd_bytes != part_row_bytes) {
-          char* own = r.base + l.d_slots + l.part_bytes * r.rank + band.begin * part_row_bytes;
-          copy_rows(own, part_row_bytes, d_band, ldd_bytes, part_row_bytes, band.size(), r.copy);
-          band_rows = own;
-        }
-        for (int j = 1; j < c.g; ++j) {
-          const int q = (r.rank + j) % c.g;
-          before_first_send(q);
-          copy_rows(r.peer_base[q] + l.d_slots + l.part_bytes * r.rank + band.begin * part_row_bytes,
-                    part_row_bytes, band_rows, part_row_bytes, part_row_bytes, band.size(), r.copy);
-          c.flags.set(r.copy, r.peer_pad[q] + c.ws.flags.d_ready(r.rank, b));
-        }
+      for (int j = 1; j < c.g; ++j) {
+        const int q = (r.rank + j) % c.g;
+        copy_rows(r.peer_base[q] + l.d_slots + l.part_bytes * r.rank + band.begin * part_row_bytes,
+                  part_row_bytes, band_rows, part_row_bytes, part_row_bytes, band.size(), r.push);
+        c.flags.set(r.push, r.peer_pad[q] + c.ws.flags.d_ready(r.rank, st.band));
+        c.trace.mark(r.rank, "push", r.push, "D band {} sent to rank {}", st.band, q);
       }
     }
   }
-  if (all_reduce) {
-    // The others' rows, band by band as they arrive, from the workspace into D.
-    for (int b = 0; b < int(c.cut.size()); ++b)
-      for (int j = 1; j < c.g; ++j) {
-        const int source = (r.rank - j + c.g) % c.g;
-        const Range band = c.cut[b];
-        c.flags.take(r.local_copy, r.pad + c.ws.flags.d_ready(source, b));
-        copy_rows(static_cast<char*>(sh.d) + (source * c.chunk_rows + band.begin) * ldd_bytes,
-                  ldd_bytes,
-                  r.base + l.d_slots + l.part_bytes * source + band.begin * part_row_bytes,
-                  part_row_bytes, part_row_bytes, band.size(), r.local_copy);
-      }
-  }
+  // all_reduce: the others' rows, band by band as they arrive, from the workspace into D.
+  for (int b : final_bands)
+    for (int j = 1; j < c.g; ++j) {
+      const int source = (r.rank - j + c.g) % c.g;
+      const Range band = c.cut[b];
+      c.flags.take(r.local_copy, r.pad + c.ws.flags.d_ready(source, b));
+      c.trace.mark(r.rank, "local", r.local_copy, "D band {} of rank {} in", b, source);
+      copy_rows(static_cast<char*>(sh.d) + (source * c.chunk_rows + band.begin) * ldd_bytes,
+                ldd_bytes, r.base + l.d_slots + l.part_bytes * source + band.begin * part_row_bytes,
+                part_row_bytes, part_row_bytes, band.size(), r.local_copy);
+      c.trace.mark(r.rank, "local", r.local_copy, "D band {} of rank {} copied", b, source);
+    }
 }
 
 // After a rank's call: its stream waits for its sends and copies, then tells every rank that
 // sent it something that it may send again.
 void finish_copy_engine(const CallContext& c, Rank& r, bool used_local_copy, cudaStream_t s) {
-  after(s, r.copy, r.from_copy);
-  if (used_local_copy) after(s, r.local_copy, r.from_local);
   const TpPattern pattern = c.plan.problem.pattern;
+  after(s, r.copy, r.from_copy);
+  if (pattern == TpPattern::all_reduce) after(s, r.push, r.from_push);
+  if (used_local_copy) after(s, r.local_copy, r.from_local);
   for (int q = 0; q < c.g; ++q) {
     if (q == r.rank) continue;
     const bool sent_to_me = pattern != TpPattern::reduce_scatter || q == (r.rank - 1 + c.g) % c.g;
     if (sent_to_me) c.flags.set(s, r.peer_pad[q] + c.ws.flags.done(r.rank));
   }
+  c.trace.mark(r.rank, "gemm", s, "call done");
 }
 
 // ---- the NCCL transport ----------------------------------------------------------------------
@@ -586,7 +599,16 @@ TpReport tp_gemm(const TpPlan& plan, const std::vector<TpShards>& shards, TpWork
   std::vector<cudaStream_t> streams = streams_in;
   streams.resize(locals, nullptr);
   CurrentDeviceGuard restore;
-  agree(plan, plan.hash(), shards, ws, comm, streams);
+  const bool capturing = any_capturing(streams);
+  multi::TpTrace trace(multi::TpTrace::requested() && !capturing);  // it waits for the call
+  std::vector<int> devices, ranks;
+  for (const Rank& r : ws.ranks) {
+    devices.push_back(r.device), ranks.push_back(r.rank);
+    cuda_check(cudaSetDevice(r.device), "cudaSetDevice(tp)");
+    trace.mark(r.rank, "gemm", streams[devices.size() - 1], "call enqueued from here");
+  }
+  agree(plan, plan.hash(), shards, ws, comm, capturing);
+  trace.host(ranks.front(), "agreed");
 
   const TpProblem& p = plan.problem;
   CallContext c{plan,
@@ -598,12 +620,15 @@ TpReport tp_gemm(const TpPlan& plan, const std::vector<TpShards>& shards, TpWork
                 tp_shard_shapes(p, 0),
                 dtype_bytes(p.a_type),
                 dtype_bytes(p.d_type),
-                multi::tp_scale_blocks(tp_shard_shapes(p, 0).a_cols)};
+                multi::tp_scale_blocks(tp_shard_shapes(p, 0).a_cols),
+                trace};
   TpReport report;
   report.transport = plan.transport;
   report.launches = int(plan.steps.size());
   if (plan.transport == TpTransport::nccl) {
     run_nccl(c, shards, streams);
+    trace.host(ranks.front(), "enqueued");
+    trace.print(devices, ranks);
     return report;
   }
   try {
@@ -615,6 +640,7 @@ TpReport tp_gemm(const TpPlan& plan, const std::vector<TpShards>& shards, TpWork
       else run_ring(c, r, shards[i], streams[i]);
       const bool local_copies = (gather && shards[i].a_gathered) || p.pattern == TpPattern::all_reduce;
       finish_copy_engine(c, r, local_copies, streams[i]);
+      trace.host(r.rank, "rank {} enqueued", r.rank);
     }
   } catch (const std::exception& e) {
     release_waiters(ws);
@@ -622,6 +648,7 @@ TpReport tp_gemm(const TpPlan& plan, const std::vector<TpShards>& shards, TpWork
                                 "flag was released so that no rank waits for ever, and this "
                                 "call's results are garbage: {}", e.what()));
   }
+  trace.print(devices, ranks);
   return report;
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "autogemm/errors.hpp"
@@ -225,26 +226,30 @@ class TpPricer {
   TpPricer(const TpProblem& p, const GpuInfo& device, const Topology& t)
       : p_(p), device_(device), t_(t), g_(p.world), rate_(slowest_copy_engine_gbps(t)) {}
 
-  TpPlan copy_engine(int bands) {
+  // `rounds` must divide the bands the chunk is cut into (else the caller skips it).
+  TpPlan copy_engine(int bands, int rounds) {
     TpPlan plan = base(TpTransport::copy_engine);
     const std::vector<Range> cut = multi::tp_bands(multi::tp_chunk_rows(p_), bands);
     plan.bands = int(cut.size());
+    plan.rounds = rounds;
     plan.link_gbps = rate_;
     const bool gather = p_.pattern == TpPattern::all_gather;
-    // Launches, in the order one rank runs them.
-    for (int step = 0; step < g_; ++step)
-      for (int b = 0; b < plan.bands; ++b) {
-        TpStep s;
-        s.step = step, s.band = b, s.rows = cut[b].size();
-        s.reads_c = !gather && step > 0;
-        s.a_from_caller = !gather || step == 0;  // all-gather: later steps read gathered A
-        s.d_to_caller = gather || step == g_ - 1;  // the ring: earlier steps write partials
-        const Candidate& best = launch(s);
-        s.config = best.config;
-        s.predicted_us = best.prediction.time_us;
-        plan.compute_us += s.predicted_us;
-        plan.steps.push_back(s);
-      }
+    const int per_round = plan.bands / rounds;
+    // Launches, in the order one rank runs them: round by round, step by step, band by band.
+    for (int round = 0; round < rounds; ++round)
+      for (int step = 0; step < g_; ++step)
+        for (int b = round * per_round; b < (round + 1) * per_round; ++b) {
+          TpStep s;
+          s.step = step, s.band = b, s.rows = cut[b].size();
+          s.reads_c = !gather && step > 0;
+          s.a_from_caller = !gather || step == 0;  // all-gather: later steps read gathered A
+          s.d_to_caller = gather || step == g_ - 1;  // the ring: earlier steps write partials
+          const Candidate& best = launch(s);
+          s.config = best.config;
+          s.predicted_us = best.prediction.time_us;
+          plan.compute_us += s.predicted_us;
+          plan.steps.push_back(s);
+        }
     if (gather) simulate_gather(plan, cut);
     else simulate_ring(plan, cut);
     plan.exposed_us = std::max(0.0, plan.total_us - plan.compute_us);
@@ -350,41 +355,38 @@ class TpPricer {
   }
 
   // The ring: band b of step i needs band b of the left neighbour's step i - 1 (every rank
-  // runs in step with the others); each finished partial band is sent right at once.
+  // runs in step with the others); each finished partial band is sent right at once, and
+  // (all_reduce) each finished band of this rank's rows to the G - 1 others. A rank's sends
+  // share its NVLink egress: they are priced one after the other in the order they are ready.
+  // The receivers copy each finished band from their workspace into D.
   void simulate_ring(TpPlan& plan, const std::vector<Range>& cut) {
     const int bands = int(cut.size());
+    const bool all_reduce = p_.pattern == TpPattern::all_reduce;
     std::vector<double> arrival(bands, 0.0);
-    double t = 0, push_end = 0, waited = 0;
-    std::vector<double> final_band_end(bands, 0.0);
+    double t = 0, egress_free = 0, waited = 0, copy_end = 0;
     for (const TpStep& s : plan.steps) {
       const double start = s.step > 0 ? std::max(t, arrival[s.band]) : t;
       waited += start - t;
       t = start + s.predicted_us;
+      const double bytes = part_bytes(cut[s.band].size());
       if (s.step < g_ - 1) {
-        push_end = std::max(push_end, t) + send_us(part_bytes(cut[s.band].size()));
-        arrival[s.band] = push_end + kFlagHandoffUs;
-        plan.transfer_us += send_us(part_bytes(cut[s.band].size()));
-      } else {
-        final_band_end[s.band] = t;
-      }
-    }
-    double end = t;
-    std::string tail;
-    if (p_.pattern == TpPattern::all_reduce) {
-      // Each finished band of this rank's rows goes to the G - 1 others, one after the other;
-      // the receivers copy it from their workspace into D.
-      double copy_end = 0;
-      for (int b = 0; b < bands; ++b) {
-        const double bytes = part_bytes(cut[b].size());
-        push_end = std::max(push_end, final_band_end[b]) + (g_ - 1) * send_us(bytes);
+        egress_free = std::max(egress_free, t) + send_us(bytes);
+        arrival[s.band] = egress_free + kFlagHandoffUs;
+        plan.transfer_us += send_us(bytes);
+      } else if (all_reduce) {
+        egress_free = std::max(egress_free, t) + (g_ - 1) * send_us(bytes);
         plan.transfer_us += (g_ - 1) * send_us(bytes);
-        copy_end = std::max(copy_end, push_end + kFlagHandoffUs) + (g_ - 1) * local_copy_us(bytes);
+        copy_end = std::max(copy_end, egress_free + kFlagHandoffUs) + (g_ - 1) * local_copy_us(bytes);
       }
-      end = std::max(end, copy_end);
-      tail = fmt::format("; then every finished band of D goes to the {} others ({:.0f} MB at "
-                         "{:.0f} GB/s) and is copied into their D", g_ - 1,
-                         (g_ - 1) * part_bytes(multi::tp_chunk_rows(p_)) / 1e6, rate_);
     }
+    const double end = std::max(t, copy_end);
+    const std::string tail =
+        all_reduce ? fmt::format("; every finished band of D goes to the {} others ({:.0f} MB "
+                                 "at {:.0f} GB/s, {} round(s) of the ring: a round's copies "
+                                 "overlap the next rounds' GEMMs) and is copied into their D",
+                                 g_ - 1, (g_ - 1) * part_bytes(multi::tp_chunk_rows(p_)) / 1e6,
+                                 rate_, plan.rounds)
+                   : std::string();
     plan.total_us = end + kFlagHandoffUs;
     plan.explanation = fmt::format(
         "a ring of {} steps x {} band(s) of {} rows: each GEMM adds the partial sum its left "
@@ -425,6 +427,14 @@ TpPlan plan_tp(const TpProblem& problem, const GpuInfo& device, const Topology& 
   if (options.bands < 0 || options.bands > multi::kTpMaxBands)
     throw InvalidArgument("bands", std::to_string(options.bands),
                           fmt::format("0 (the planner's choice) or 1..{}", multi::kTpMaxBands));
+  const bool rounds_apply = problem.pattern == TpPattern::all_reduce;
+  if (options.rounds < 0 || options.rounds > multi::kTpMaxBands ||
+      (options.rounds > 1 && !rounds_apply))
+    throw InvalidArgument("rounds", std::to_string(options.rounds),
+                          rounds_apply ? fmt::format("0 (the planner's choice) or 1..{}, a "
+                                                     "divisor of the bands", multi::kTpMaxBands)
+                                       : std::string("0 or 1: only all-reduce runs its ring in "
+                                                     "rounds"));
   const bool peers = every_pair_has_peer_access(topology);
   TpTransport transport = options.transport.value_or(peers ? TpTransport::copy_engine
                                                            : TpTransport::nccl);
@@ -438,15 +448,32 @@ TpPlan plan_tp(const TpProblem& problem, const GpuInfo& device, const Topology& 
     best = pricer.nccl();
   } else {
     // More bands start the pipeline sooner but cut the GEMMs smaller (more partial waves, more
-    // launches): fewer bands win unless more save over 1%.
-    std::vector<int> tries = options.bands > 0 ? std::vector<int>{options.bands}
-                                               : std::vector<int>{1, 2, 4};
+    // launches); more rounds (all_reduce) overlap more of the finished rows' copies but leave
+    // fewer bands of slack for each partial's hop: the fewest launches, then the fewest
+    // rounds, win unless another choice saves over 1%.
+    // (All-reduce also tries 8 bands: its rounds need bands to group.)
+    const std::vector<int> band_tries = options.bands > 0 ? std::vector<int>{options.bands}
+                                        : rounds_apply    ? std::vector<int>{1, 2, 4, 8}
+                                                          : std::vector<int>{1, 2, 4};
+    const std::vector<int> round_tries = options.rounds > 0 ? std::vector<int>{options.rounds}
+                                         : rounds_apply     ? std::vector<int>{1, 2, 4}
+                                                            : std::vector<int>{1};
     bool have = false;
-    for (int bands : tries) {
-      if (have && multi::tp_bands(multi::tp_chunk_rows(problem), bands).size() <= std::size_t(best.bands))
-        continue;
-      TpPlan plan = pricer.copy_engine(bands);
-      if (!have || plan.total_us < 0.99 * best.total_us) best = std::move(plan), have = true;
+    std::set<int> cuts_tried;
+    for (int bands : band_tries) {
+      const int cut = int(multi::tp_bands(multi::tp_chunk_rows(problem), bands).size());
+      if (!cuts_tried.insert(cut).second) continue;  // fewer rows than bands: the same cut
+      for (int rounds : round_tries) {
+        if (cut % rounds != 0) {
+          if (options.rounds > 0)
+            throw InvalidArgument("rounds", std::to_string(options.rounds),
+                                  fmt::format("must divide the {} band(s) the chunk of {} rows is "
+                                              "cut into", cut, multi::tp_chunk_rows(problem)));
+          continue;
+        }
+        TpPlan plan = pricer.copy_engine(bands, rounds);
+        if (!have || plan.total_us < 0.99 * best.total_us) best = std::move(plan), have = true;
+      }
     }
   }
   best.single_gpu_us = plan_gemm(tp_whole_problem(problem), device).best().prediction.time_us;
@@ -455,11 +482,11 @@ TpPlan plan_tp(const TpProblem& problem, const GpuInfo& device, const Topology& 
 
 uint64_t TpPlan::hash() const {
   const TpProblem& p = problem;
-  std::string text = fmt::format("{} {} {}x{}x{} {} {} {} {} lda{} ldb{} ldd{} {} b{}",
+  std::string text = fmt::format("{} {} {}x{}x{} {} {} {} {} lda{} ldb{} ldd{} {} b{} r{}",
                                  to_string(p.pattern), p.world, p.m, p.n, p.k,
                                  to_string(p.a_type), to_string(p.b_type), to_string(p.d_type),
                                  to_string(p.scaling), p.lda, p.ldb, p.ldd,
-                                 to_string(transport), bands);
+                                 to_string(transport), bands, rounds);
   for (const TpStep& s : steps)
     text += fmt::format("|{}.{} {} {}{}{} {}", s.step, s.band, s.rows, s.reads_c ? "c" : "-",
                         s.a_from_caller ? "a" : "-", s.d_to_caller ? "d" : "-", s.config.describe());
@@ -472,14 +499,15 @@ std::string TpPlan::describe() const {
   std::string out = fmt::format(
       "{} over {} ranks: {}x{}x{} {}{}\n"
       "  each rank: A [{}, {}], B [{}, {}] -> D [{}, {}]\n"
-      "  transport: {}; {} launch(es) per rank\n"
+      "  transport: {}; {} launch(es) per rank{}\n"
       "  predicted: {:.1f} us (GEMMs {:.1f} us, sends {:.1f} us alone, {:.1f} us exposed); one "
       "GPU {:.1f} us: speedup {:.2f}\n"
       "  why: {}\n",
       to_string(p.pattern), p.world, p.m, p.n, p.k, to_string(p.a_type),
       fp8(p) ? " (1x128 / 128x128 block scales)" : "", s.a_rows, s.a_cols, s.b_rows, s.b_cols,
-      s.d_rows, s.d_cols, to_string(transport), steps.size(), total_us, compute_us, transfer_us,
-      exposed_us, single_gpu_us, speedup(), explanation);
+      s.d_rows, s.d_cols, to_string(transport), steps.size(),
+      rounds > 1 ? fmt::format(" in {} rounds of {} band(s)", rounds, bands / rounds) : "",
+      total_us, compute_us, transfer_us, exposed_us, single_gpu_us, speedup(), explanation);
   std::string last;
   for (const TpStep& step : steps) {
     const std::string line = fmt::format("{} rows{}: {} ({:.1f} us)", step.rows,

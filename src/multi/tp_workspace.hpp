@@ -22,10 +22,13 @@ struct TpWorkspace::State {
     std::vector<char*> peer_base;        // [rank]: every rank's allocation as mapped here
     std::vector<uint32_t*> peer_pad;
     std::vector<void*> opened;           // CUDA IPC mappings to close
-    cudaStream_t copy = nullptr;         // sends to peers
+    cudaStream_t copy = nullptr;         // sends to peers (the ring's partials, A's bands)
+    cudaStream_t push = nullptr;         // all_reduce: finished bands of D to every peer, beside
+                                         // the ring's partials rather than queued before them
     cudaStream_t local_copy = nullptr;   // copies out of the workspace (gathered A, D bands)
     cudaStream_t agree = nullptr;        // the per-call record exchange
-    cudaEvent_t from_caller = nullptr, from_copy = nullptr, from_local = nullptr;
+    cudaEvent_t from_caller = nullptr, from_copy = nullptr, from_push = nullptr,
+                from_local = nullptr;
     void* records = nullptr;             // device: world agreement records
   };
   TpProblem problem;

@@ -1,0 +1,65 @@
+// TpTrace (tp_trace.hpp): timing events per stream, printed per rank.
+#include "multi/tp_trace.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "cuda/cuda_check.hpp"
+
+namespace autogemm::multi {
+
+bool TpTrace::requested() {
+  static const bool on = [] {
+    const char* v = std::getenv("AUTOGEMM_TP_TRACE");
+    return v != nullptr && std::strcmp(v, "1") == 0;
+  }();
+  return on;
+}
+
+TpTrace::~TpTrace() {
+  for (const Mark& m : marks_) (void)cudaEventDestroy(m.event);
+}
+
+void TpTrace::record(int rank, const char* stream_name, cudaStream_t stream, std::string label) {
+  cudaEvent_t e = nullptr;
+  cuda_check(cudaEventCreate(&e), "cudaEventCreate(tp trace)");
+  marks_.push_back({rank, stream_name, e, std::move(label)});
+  cuda_check(cudaEventRecord(e, stream), "cudaEventRecord(tp trace)");
+}
+
+void TpTrace::note(int rank, std::string label) {
+  const double us =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - begin_).count();
+  host_.push_back({rank, {us, std::move(label)}});
+}
+
+void TpTrace::print(const std::vector<int>& devices, const std::vector<int>& ranks) {
+  if (!on_) return;
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    cuda_check(cudaSetDevice(devices[i]), "cudaSetDevice(tp trace)");
+    const Mark* first = nullptr;
+    std::vector<std::pair<double, const Mark*>> timeline;
+    for (const Mark& m : marks_) {
+      if (m.rank != ranks[i]) continue;
+      cuda_check(cudaEventSynchronize(m.event), "cudaEventSynchronize(tp trace)");
+      if (!first) first = &m;
+      float ms = 0;
+      cuda_check(cudaEventElapsedTime(&ms, first->event, m.event), "cudaEventElapsedTime(tp trace)");
+      timeline.push_back({double(ms) * 1000.0, &m});
+    }
+    std::stable_sort(timeline.begin(), timeline.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::fprintf(stderr, "[autogemm] tp trace, rank %d (GPU %d): us from its first mark\n",
+                 ranks[i], devices[i]);
+    for (const auto& [us, m] : timeline)
+      std::fprintf(stderr, "[autogemm]   %9.1f  %-10s %s\n", us, m->stream, m->label.c_str());
+    for (const auto& [rank, note] : host_)
+      if (rank == ranks[i])
+        std::fprintf(stderr, "[autogemm]   host %9.1f us after the call began: %s\n", note.first,
+                     note.second.c_str());
+  }
+}
+
+}  // namespace autogemm::multi

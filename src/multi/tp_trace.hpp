@@ -1,0 +1,58 @@
+#pragma once
+// AUTOGEMM_TP_TRACE=1: every tp_gemm call records a timing event after each of its launches,
+// waits and copies, on the stream that ran it, then waits for the call and prints each local
+// rank's timeline on stderr (microseconds from the rank's first mark; the streams of one GPU
+// share a clock). For finding where a plan's predicted time goes (which copy trails, which
+// band waits), not for timing: a traced call is synchronous and its events cost a few us each.
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace autogemm::multi {
+
+class TpTrace {
+ public:
+  // AUTOGEMM_TP_TRACE is "1" (read once per process).
+  static bool requested();
+
+  explicit TpTrace(bool on) : on_(on) {}
+  TpTrace(const TpTrace&) = delete;
+  TpTrace& operator=(const TpTrace&) = delete;
+  ~TpTrace();
+  bool on() const { return on_; }
+
+  // A timing event on `stream` (of the current device) for rank `rank`, labelled.
+  template <typename... Args>
+  void mark(int rank, const char* stream_name, cudaStream_t stream,
+            fmt::format_string<Args...> label, Args&&... args) {
+    if (on_) record(rank, stream_name, stream, fmt::format(label, std::forward<Args>(args)...));
+  }
+  // The host's time since the trace began.
+  template <typename... Args>
+  void host(int rank, fmt::format_string<Args...> label, Args&&... args) {
+    if (on_) note(rank, fmt::format(label, std::forward<Args>(args)...));
+  }
+  // Waits for every mark and prints the timelines of `ranks` (local), ranks[i] on devices[i].
+  void print(const std::vector<int>& devices, const std::vector<int>& ranks);
+
+ private:
+  struct Mark {
+    int rank;
+    const char* stream;
+    cudaEvent_t event;
+    std::string label;
+  };
+  void record(int rank, const char* stream_name, cudaStream_t stream, std::string label);
+  void note(int rank, std::string label);
+
+  bool on_;
+  std::vector<Mark> marks_;
+  std::vector<std::pair<int, std::pair<double, std::string>>> host_;
+  std::chrono::steady_clock::time_point begin_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace autogemm::multi
