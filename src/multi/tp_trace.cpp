@@ -51,14 +51,16 @@ void TpTrace::print(const std::vector<int>& devices, const std::vector<int>& ran
     }
     std::stable_sort(timeline.begin(), timeline.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
-    std::fprintf(stderr, "[autogemm] tp trace, rank %d (GPU %d): us from its first mark\n",
+    // Every line names its rank: the ranks of several processes share one terminal.
+    std::fprintf(stderr, "[autogemm] tp trace r%d: GPU %d, us from the rank's first mark\n",
                  ranks[i], devices[i]);
     for (const auto& [us, m] : timeline)
-      std::fprintf(stderr, "[autogemm]   %9.1f  %-10s %s\n", us, m->stream, m->label.c_str());
+      std::fprintf(stderr, "[autogemm] tp trace r%d %9.1f %-6s %s\n", ranks[i], us, m->stream,
+                   m->label.c_str());
     for (const auto& [rank, note] : host_)
       if (rank == ranks[i])
-        std::fprintf(stderr, "[autogemm]   host %9.1f us after the call began: %s\n", note.first,
-                     note.second.c_str());
+        std::fprintf(stderr, "[autogemm] tp trace r%d host %9.1f us after the call began: %s\n",
+                     ranks[i], note.first, note.second.c_str());
   }
 }
 
