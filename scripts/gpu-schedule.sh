@@ -10,7 +10,8 @@
 #                                  -> schedule-64.json, schedule-512.json, schedule-64-root.json,
 #                                     schedule-64-host.json, schedule-64.svg
 # One summary line per run and strategy: makespan / ideal (measured busy / N), makespan / bound,
-# idle % per GPU, host us per GEMM, migrations, results checked. Notes and stderr: schedule.log.
+# idle % per GPU, host us per GEMM, the start gate and the GEMMs resolved ahead, migrations,
+# results checked. Notes and stderr: schedule.log.
 # About 1-2 minutes after the build on 4 H200s (the kernels of ~55 distinct shapes compiled
 # once, then each list's GEMMs run once per strategy; checking the 512 list's D, about 13 GB per
 # GPU, is the longest part).
@@ -45,7 +46,8 @@ for s in j["strategies"]:
     gaps = sum(g["gaps_over_20us"] for g in s["per_gpu"])
     print(f'  {sys.argv[2]:22} {s["strategy"]:8} makespan {s["makespan_us"]:9.1f} us = {s["ratio_to_ideal"]:.3f}x ideal '
           f'({s["ratio_to_bound"]:.3f}x bound); idle % per GPU {idle}; {gaps} gaps > 20 us; '
-          f'host {s["host_us_per_gemm"]:.2f} us/GEMM; {s["migrations"]} migrations; '
+          f'host {s["host_us_per_gemm"]:.2f} us/GEMM; gate {"on" if s.get("start_gated") else "off"}, '
+          f'{s.get("resolved", 0)} resolved ahead; {s["migrations"]} migrations; '
           f'{c["bitwise"]} bitwise / {c["within_diff"]} within / {c["failed"]} failed of {j["gemms"]}')
 if "rr_over_load" in j:
     print(f'  {sys.argv[2]:22} round-robin / load-balanced makespan: {j["rr_over_load"]:.3f}')

@@ -314,9 +314,19 @@ TEST(MultiScheduleGpu, EveryStrategyMatchesOneGpuBitwise) {
     ScheduleOptions options;
     options.strategy = s;
     options.devices = devices;
+    // The start gate (multi/start_gate.hpp): on for two strategies, off for priority, where the
+    // result says why; the results are the same bit for bit either way.
+    options.start_gate = s != ScheduleStrategy::priority;
     const ScheduleResult r = run_gemm_schedule(gemms, options);
     ASSERT_EQ(r.runs.size(), gemms.size());
     EXPECT_GT(r.makespan_us, 0.0);
+    EXPECT_EQ(r.start_gated, options.start_gate) << r.start_gate_note;
+    if (!options.start_gate) EXPECT_TRUE(contains(r.start_gate_note, "start_gate = false")) << r.start_gate_note;
+    else EXPECT_EQ(r.start_gate_note, "");
+    EXPECT_GE(r.resolve_us, 0.0);
+    // Replicated operands, aligned rows: every launch resolved before the run.
+    for (std::size_t i = 0; i < gemms.size(); ++i)
+      EXPECT_TRUE(r.runs[i].resolved || r.runs[i].report.used_vendor) << "GEMM " << i;
     // The report: per GPU busy and idle add up to the makespan, the ideal is busy / G.
     ASSERT_EQ(r.gpus.size(), std::size_t(gpus));
     double busy = 0;
@@ -406,6 +416,8 @@ TEST(MultiScheduleGpu, OperandsOnOneGpuOrTheHostAreCopiedAndMatchOneGpu) {
       EXPECT_TRUE(got == want[i % problems.size()]) << "GEMM " << i << " on GPU " << r.runs[i].gpu;
       if (home == OperandHome::device && r.runs[i].gpu == 0) EXPECT_EQ(r.runs[i].bytes_moved, 0);
       else EXPECT_GT(r.runs[i].bytes_moved, 0) << i;
+      // Staged operands go through gemm() in the run; those on the GPU that runs them do not.
+      EXPECT_EQ(r.runs[i].resolved, r.runs[i].bytes_moved == 0) << i;
       moved += r.runs[i].bytes_moved;
     }
     int64_t reported = 0;

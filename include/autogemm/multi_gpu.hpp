@@ -330,6 +330,11 @@ struct ScheduleOptions {
   // operands are not replicated.
   std::optional<Topology> topology;
   double pool_share = 0.15;            // PlacementLimits::pool_share
+  // Every GPU's stream waits on a host word until every feeding thread has enqueued its first
+  // GEMMs, then records its start and runs: all GPUs start at once with a full queue. Off, or
+  // on a device that cannot map host memory: each start is recorded before the threads start
+  // (ScheduleResult::start_gate_note says which).
+  bool start_gate = true;
 };
 
 // Idle stretches of a GPU's stream longer than this are listed: longer than the host's cost of
@@ -343,7 +348,10 @@ struct ScheduledRun {
   double start_us = 0;        // CUDA events around it (its copies included), from the run's
   double end_us = 0;          // start on its GPU
   double measured_us = 0;     // end - start
-  double host_us = 0;         // the host's time to enqueue it (copies, gemm(), events)
+  double host_us = 0;         // the host's time to enqueue it (copies, gemm() or the resolved
+                              // launch, events)
+  bool resolved = false;      // launched as resolved before the run (its plan, kernels,
+                              // parameters and tensor maps), not through gemm()
   int64_t bytes_moved = 0;    // its copies
   GemmReport report;
 };
@@ -366,13 +374,21 @@ struct ScheduleResult {
   double makespan_us = 0;             // the largest span
   double ideal_us = 0;                // measured busy time / G
   double bound_us = 0;                // max(ideal, the longest GEMM measured)
-  double host_us_per_gemm = 0;        // mean ScheduledRun::host_us
+  double host_us_per_gemm = 0;        // mean ScheduledRun::host_us: every enqueue, the ones
+                                      // behind the start gate included
   int migrations = 0;
+  bool start_gated = false;           // the GPUs started together behind the start gate
+  std::string start_gate_note;        // why not, or how it opened when not as planned
+  double resolve_us = 0;              // host time resolving launches before the run (all GPUs
+                                      // at once; outside the makespan)
 };
 
 // Runs every GEMM once, a stream per device, each fed by a host thread of its own (kept for
-// the process): its share enqueued up front, then the pool taken as its stream drains. Returns
-// when all are done. Everything is checked first (operands on their devices, the placement
+// the process): its share enqueued up front (the first GEMMs behind the start gate), then the
+// pool taken as its stream drains. Each GEMM's launch is resolved for the GPUs it may run on
+// before the run where it can be (not cuBLASLt, copied operands, per-call copies or re-laid
+// scales: those go through gemm() in the run). Calls are serialised within the process.
+// Returns when all are done. Everything is checked first (operands on their devices, the placement
 // within each device's memory): on bad input nothing runs.
 ScheduleResult run_gemm_schedule(const std::vector<ScheduledGemm>& gemms,
                                  const ScheduleOptions& options);

@@ -333,6 +333,9 @@ nlohmann::json report(ScheduleStrategy s, const ScheduleResult& r, const Checked
                        {"bytes_moved", a.bytes_moved}});
   }
   const double ratio = r.ideal_us > 0 ? r.makespan_us / r.ideal_us : 0;
+  int resolved = 0;
+  for (const ScheduledRun& run : r.runs) resolved += run.resolved ? 1 : 0;
+  const std::string gate = r.start_gated ? "on" : "off";
   if (!json) {
     fmt::print("\n{}: makespan {:.1f} us = {:.3f}x the ideal {:.1f} us (measured busy / {}); bound "
                "{:.1f} us (ideal or the longest GEMM: {:.3f}x); predicted ideal {:.1f} us; {} "
@@ -340,6 +343,10 @@ nlohmann::json report(ScheduleStrategy s, const ScheduleResult& r, const Checked
                to_string(s), r.makespan_us, ratio, r.ideal_us, gpus, r.bound_us,
                r.bound_us > 0 ? r.makespan_us / r.bound_us : 0, r.assignment.ideal_us, r.migrations,
                r.migrations == 1 ? "" : "s", r.host_us_per_gemm);
+    fmt::print("  start gate {}{}; {} of {} GEMMs launched as resolved before the run ({:.0f} us "
+               "of host time, outside the makespan)\n",
+               gate, r.start_gate_note.empty() ? "" : " (" + r.start_gate_note + ")", resolved,
+               r.runs.size(), r.resolve_us);
     fmt::print("  {:>4} {:>6} {:>9} {:>15} {:>11} {:>11} {:>7} {:>12} {:>11} {:>12}\n", "GPU", "GEMMs",
                "migrated", "predicted_busy", "busy_us", "idle_us", "idle%", "gaps>20us", "gap_us", "moved_MiB");
     for (const auto& row : per_gpu)
@@ -365,6 +372,10 @@ nlohmann::json report(ScheduleStrategy s, const ScheduleResult& r, const Checked
           {"migrations", r.migrations},
           {"pooled", r.assignment.pool.size()},
           {"host_us_per_gemm", r.host_us_per_gemm},
+          {"start_gated", r.start_gated},
+          {"start_gate_note", r.start_gate_note},
+          {"resolved", resolved},
+          {"resolve_us", r.resolve_us},
           {"per_gpu", per_gpu},
           {"check", {{"bitwise", c.bitwise}, {"within_diff", c.within}, {"failed", c.failed},
                      {"worst_diff", c.worst_diff}, {"first_failure", c.first_failure}}}};

@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include <memory>
+#include <string>
 
 #include "autogemm/gemm.hpp"
 #include "autogemm/kernel_spec.hpp"
@@ -18,5 +19,17 @@ int call_device(const GemmOptions& options);
 std::shared_ptr<const KernelSpec> call_spec(int device, const GemmProblem& problem,
                                             const GemmOperands& operands, cudaStream_t stream,
                                             const GemmOptions& options);
+
+// What gemm() decides for a call before it launches anything: the problem as it runs (reads_c
+// from beta), checked with its operands, the spec, and why our kernel cannot serve these
+// operands (empty: it can, and gemm() launches the spec; else cuBLASLt where allowed). Throws
+// what gemm() throws for a bad call. run_gemm_schedule resolves its launches from it.
+struct CallPlan {
+  GemmProblem problem;
+  std::shared_ptr<const KernelSpec> spec;
+  std::string why_not_ours;
+};
+CallPlan plan_call(const GemmProblem& problem, const GemmOperands& operands, cudaStream_t stream,
+                   const GemmOptions& options);
 
 }  // namespace autogemm::runtime

@@ -280,28 +280,34 @@ std::shared_ptr<const KernelSpec> call_spec(int device, const GemmProblem& probl
   return planned.spec;
 }
 
+CallPlan plan_call(const GemmProblem& problem_in, const GemmOperands& operands, cudaStream_t stream,
+                   const GemmOptions& options) {
+  CallPlan c;
+  c.problem = problem_in;
+  c.problem.reads_c = operands.beta != 0.0f;
+  if (c.problem.grouping != Grouping::none)
+    throw InvalidArgument("problem.grouping", std::string(to_string(c.problem.grouping)),
+                          "gemm() computes one GEMM: call grouped_gemm() (autogemm/grouped.hpp)");
+  validate(c.problem);
+  check_operands(c.problem, operands);
+  c.spec = call_spec(call_device(options), c.problem, operands, stream, options);
+  c.why_not_ours = c.spec->vendor ? c.spec->reason : plan::operand_violation(*c.spec, operands);
+  return c;
+}
+
 }  // namespace runtime
 
 GemmReport gemm(const GemmProblem& problem_in, const GemmOperands& operands, cudaStream_t stream,
                 const GemmOptions& options) {
-  GemmProblem problem = problem_in;
-  problem.reads_c = operands.beta != 0.0f;
-  if (problem.grouping != Grouping::none)
-    throw InvalidArgument("problem.grouping", std::string(to_string(problem.grouping)),
-                          "gemm() computes one GEMM: call grouped_gemm() (autogemm/grouped.hpp)");
-  validate(problem);
-  check_operands(problem, operands);
-
-  const int device = runtime::call_device(options);
-  const std::shared_ptr<const KernelSpec> spec =
-      runtime::call_spec(device, problem, operands, stream, options);
+  const runtime::CallPlan call = runtime::plan_call(problem_in, operands, stream, options);
+  const GemmProblem& problem = call.problem;
+  const KernelSpec& spec = *call.spec;
   GemmReport report;
-  report.config = spec->config;
-  report.reason = spec->reason;
-  const std::string why_not_ours =
-      spec->vendor ? spec->reason : plan::operand_violation(*spec, operands);
+  report.config = spec.config;
+  report.reason = spec.reason;
+  const std::string& why_not_ours = call.why_not_ours;
   if (why_not_ours.empty()) {
-    runtime::launch(*spec, operands, stream);
+    runtime::launch(spec, operands, stream);
     return report;
   }
   if (!options.allow_vendor_fallback)

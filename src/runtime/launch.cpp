@@ -156,10 +156,12 @@ GemmOperands column_operands(const GemmProblem& p, const GemmOperands& o, int64_
   return t;
 }
 
-// One kernel of the spec. A kernel that waits for a primary is launched as a programmatic
-// dependent of the kernel before it on the stream.
-void launch_one(const KernelSpec& spec, const KernelLaunch& k, const GemmOperands& call_operands,
-                const AScales& a_scales, const GroupArrays& groups, cudaStream_t stream) {
+// One kernel of the spec, resolved: the prepared kernel, its grid and attributes, the
+// parameters and (tile family) the tensor maps of the call's operands. A kernel that waits for
+// a primary is launched as a programmatic dependent of the kernel before it on the stream.
+ResolvedKernel resolve_one(const KernelLaunch& k, const SplitKWorkspaceLayout& split_k,
+                           const GemmOperands& call_operands, const AScales& a_scales,
+                           const GroupArrays& groups) {
   const PreparedKernel& prep = prepared(k);
   GemmOperands o = column_operands(k.problem, call_operands, k.first_column);
   // Swapped operands (plan/swap_ab.hpp): the kernel's problem is D^T = B^T A^T, its A the
@@ -167,7 +169,11 @@ void launch_one(const KernelSpec& spec, const KernelLaunch& k, const GemmOperand
   // transposed).
   if (k.fields.config.swap_ab) std::swap(o.a, o.b);
   const GemmProblem& p = k.problem;
-  sm90::GemmParams params{};
+  ResolvedKernel r;
+  r.function = prep.kernel->function;
+  r.threads_per_cta = static_cast<unsigned>(k.threads_per_cta);
+  r.smem_bytes = static_cast<unsigned>(k.smem_bytes);
+  sm90::GemmParams& params = r.params;
   // Grouped: the scheduler's rows are all stored rows (masked: groups x max_m, group_rows
   // apart); the kernel reads the group arrays.
   params.m = static_cast<int>(p.stored_rows());
@@ -189,48 +195,48 @@ void launch_one(const KernelSpec& spec, const KernelLaunch& k, const GemmOperand
   params.scale_a_row_stride = a_scales.strides.row;
   params.scale_a_k_stride = a_scales.strides.k_block;
   // Split-K: the splits meet in a workspace and the last one of each tile stores it
-  // (kernels/sm90/split_k_reduce.cuh, decode_kernel.cuh).
+  // (kernels/sm90/split_k_reduce.cuh, decode_kernel.cuh); the stream's, found when enqueued.
   if (k.fields.config.split_k > 1) {
-    const SplitKWorkspace w = split_k_workspace(spec.split_k, stream);
-    params.split_k_partials = w.partials;
-    params.split_k_counters = w.counters;
-    params.split_k_flags = w.flags;
+    r.split_k = true;
+    r.split_k_layout = split_k;
   }
   if (k.fields.config.instruction == Instruction::mma) {
     // The decode family: one CTA per work item, no tensor maps, no clusters; its warp rings in
     // dynamic shared memory (none with num_stages = 1).
-    CUlaunchConfig config{};
-    config.sharedMemBytes = k.smem_bytes;
-    config.gridDimX = static_cast<unsigned>(k.grid_ctas);
-    config.gridDimY = config.gridDimZ = 1;
-    config.blockDimX = k.threads_per_cta;
-    config.blockDimY = config.blockDimZ = 1;
-    config.hStream = reinterpret_cast<CUstream>(stream);
-    void* args[] = {&params};
-    driver::check(driver::api().cuLaunchKernelEx(&config, prep.kernel->function, args, nullptr),
-                  "cuLaunchKernelEx(decode)");
-    return;
+    r.grid_ctas = static_cast<unsigned>(k.grid_ctas);
+    return r;
   }
-  const GemmTensorMaps maps = make_gemm_tensor_maps(k, o);
+  r.tensor_maps = true;
+  r.maps = make_gemm_tensor_maps(k, o);
   int64_t grid = k.grid_ctas;
   if (k.fields.config.persistent && k.cluster_size > 1)
     grid = std::min(grid, prep.max_resident_clusters * k.cluster_size);
-  trace::TileTraceBuffer trace;
-  if (!trace::tile_trace_path().empty()) {
-    trace = trace::allocate_tile_trace(grid, grid / k.cluster_size, k.work_items, stream);
-    params.tile_trace = trace.records;
-    params.tile_trace_capacity = trace.capacity;
-  }
+  r.grid_ctas = static_cast<unsigned>(grid);
+  r.cluster_size = static_cast<unsigned>(k.cluster_size);
+  r.programmatic = k.fields.waits_for_primary;
+  return r;
+}
 
+void enqueue_one(const ResolvedKernel& r, cudaStream_t stream) {
+  const sm90::GemmParams* params = &r.params;
+  sm90::GemmParams with_workspace{};
+  if (r.split_k) {
+    const SplitKWorkspace w = split_k_workspace(r.split_k_layout, stream);
+    with_workspace = r.params;
+    with_workspace.split_k_partials = w.partials;
+    with_workspace.split_k_counters = w.counters;
+    with_workspace.split_k_flags = w.flags;
+    params = &with_workspace;
+  }
   CUlaunchAttribute attrs[2]{};
   unsigned num_attrs = 0;
-  if (k.cluster_size > 1) {
+  if (r.cluster_size > 1) {
     attrs[num_attrs].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attrs[num_attrs].value.clusterDim.x = k.cluster_size;
+    attrs[num_attrs].value.clusterDim.x = r.cluster_size;
     attrs[num_attrs].value.clusterDim.y = attrs[num_attrs].value.clusterDim.z = 1;
     ++num_attrs;
   }
-  if (k.fields.waits_for_primary) {
+  if (r.programmatic) {
     // May start once every CTA of the kernel before it has executed griddepcontrol
     // .launch_dependents (CUDA driver API "CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION").
     attrs[num_attrs].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
@@ -238,21 +244,27 @@ void launch_one(const KernelSpec& spec, const KernelLaunch& k, const GemmOperand
     ++num_attrs;
   }
   CUlaunchConfig config{};
-  config.gridDimX = static_cast<unsigned>(grid);
+  config.gridDimX = r.grid_ctas;
   config.gridDimY = config.gridDimZ = 1;
-  config.blockDimX = k.threads_per_cta;
+  config.blockDimX = r.threads_per_cta;
   config.blockDimY = config.blockDimZ = 1;
-  config.sharedMemBytes = k.smem_bytes;
+  config.sharedMemBytes = r.smem_bytes;
   config.hStream = reinterpret_cast<CUstream>(stream);
   config.attrs = num_attrs > 0 ? attrs : nullptr;
   config.numAttrs = num_attrs;
-  void* args[] = {const_cast<CUtensorMap*>(&maps.a), const_cast<CUtensorMap*>(&maps.b),
-                  const_cast<CUtensorMap*>(&maps.c), const_cast<CUtensorMap*>(&maps.d),
-                  const_cast<CUtensorMap*>(&maps.c_tail), const_cast<CUtensorMap*>(&maps.d_tail),
-                  &params};
-  driver::check(driver::api().cuLaunchKernelEx(&config, prep.kernel->function, args, nullptr),
+  // The driver copies the arguments at the launch; none is written through these pointers.
+  void* param_arg = const_cast<sm90::GemmParams*>(params);
+  if (!r.tensor_maps) {
+    void* args[] = {param_arg};
+    driver::check(driver::api().cuLaunchKernelEx(&config, r.function, args, nullptr),
+                  "cuLaunchKernelEx(decode)");
+    return;
+  }
+  auto map = [](const CUtensorMap& m) { return static_cast<void*>(const_cast<CUtensorMap*>(&m)); };
+  void* args[] = {map(r.maps.a), map(r.maps.b), map(r.maps.c), map(r.maps.d),
+                  map(r.maps.c_tail), map(r.maps.d_tail), param_arg};
+  driver::check(driver::api().cuLaunchKernelEx(&config, r.function, args, nullptr),
                 "cuLaunchKernelEx(gemm)");
-  if (trace.records != nullptr) trace::write_tile_trace(trace, p, k.text, stream);
 }
 
 }  // namespace
@@ -274,11 +286,54 @@ void launch(const KernelSpec& spec, const GemmOperands& operands, cudaStream_t s
   // With the n-tail kernel the main kernel runs on the whole tiles, then the narrow tail tiles
   // on the SMs it frees (plan/n_tail.hpp). Nothing may be enqueued between the two, or the tail
   // kernel would depend on that instead.
-  for (const KernelLaunch& k : spec.kernels)
-    launch_one(spec, k, copies.operands, a_scales, groups, stream);
+  const bool tracing = !trace::tile_trace_path().empty();
+  for (const KernelLaunch& k : spec.kernels) {
+    ResolvedKernel r = resolve_one(k, spec.split_k, copies.operands, a_scales, groups);
+    trace::TileTraceBuffer traced;
+    if (tracing && r.tensor_maps) {
+      traced = trace::allocate_tile_trace(r.grid_ctas, r.grid_ctas / r.cluster_size, k.work_items,
+                                          stream);
+      r.params.tile_trace = traced.records;
+      r.params.tile_trace_capacity = traced.capacity;
+    }
+    enqueue_one(r, stream);
+    if (traced.records != nullptr) trace::write_tile_trace(traced, k.problem, k.text, stream);
+  }
   release_copies(copies, stream);
   if (a_scales.transposed != nullptr)
     cuda_check(cudaFreeAsync(a_scales.transposed, stream), "cudaFreeAsync(transposed A scales)");
+}
+
+std::string resolve_ahead_violation(const KernelSpec& spec) {
+  if (spec.vendor) return "cuBLASLt runs it (a vendor spec)";
+  if (spec.a_scales_k_block_major)
+    return "A's block scales are re-laid k-block-major per call (stream-ordered memory)";
+  if (spec.copy_a.active() || spec.copy_b.active())
+    return fmt::format("{} copied into padded rows per call (stream-ordered memory)",
+                       spec.copy_a.active() && spec.copy_b.active() ? "A and B"
+                       : spec.copy_a.active()                       ? "A"
+                                                                    : "B");
+  if (!trace::tile_trace_path().empty())
+    return "the tile trace is on (AUTOGEMM_TRACE_TILES): each call allocates and synchronises";
+  return {};
+}
+
+ResolvedLaunch resolve_launch(const KernelSpec& spec, const GemmOperands& operands,
+                              cudaStream_t reserve_on) {
+  if (const std::string why = resolve_ahead_violation(spec); !why.empty())
+    throw Error(fmt::format("{}: cannot be resolved ahead: {}", spec.text, why));
+  if (spec.split_k.counters > 0) keep_stream_ordered_pool(current_device());
+  // No copies and no re-laid scales (above): the caller's operands and A scales as given.
+  const AScales a_scales{operands.scale_a, natural_a_scale_strides(spec.problem), nullptr};
+  ResolvedLaunch out;
+  for (const KernelLaunch& k : spec.kernels)
+    out.kernels.push_back(resolve_one(k, spec.split_k, operands, a_scales, {}));
+  if (reserve_on != nullptr && spec.split_k.counters > 0) (void)split_k_workspace(spec.split_k, reserve_on);
+  return out;
+}
+
+void enqueue(const ResolvedLaunch& launch, cudaStream_t stream) {
+  for (const ResolvedKernel& k : launch.kernels) enqueue_one(k, stream);
 }
 
 }  // namespace autogemm::runtime
