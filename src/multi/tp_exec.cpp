@@ -600,12 +600,19 @@ TpReport tp_gemm(const TpPlan& plan, const std::vector<TpShards>& shards, TpWork
   streams.resize(locals, nullptr);
   CurrentDeviceGuard restore;
   const bool capturing = any_capturing(streams);
-  multi::TpTrace trace(multi::TpTrace::requested() && !capturing);  // it waits for the call
+  if (ws.trace && !capturing) {  // the last call's timelines (it has been waited for by now)
+    ws.trace->print();
+    ws.trace.reset();
+  }
   std::vector<int> devices, ranks;
-  for (const Rank& r : ws.ranks) {
-    devices.push_back(r.device), ranks.push_back(r.rank);
-    cuda_check(cudaSetDevice(r.device), "cudaSetDevice(tp)");
-    trace.mark(r.rank, "gemm", streams[devices.size() - 1], "call enqueued from here");
+  for (const Rank& r : ws.ranks) devices.push_back(r.device), ranks.push_back(r.rank);
+  if (multi::TpTrace::requested() && !capturing && !ws.trace)
+    ws.trace = std::make_unique<multi::TpTrace>(true, devices, ranks);
+  multi::TpTrace off(false, {}, {});
+  multi::TpTrace& trace = ws.trace && !capturing ? *ws.trace : off;
+  for (std::size_t i = 0; i < locals; ++i) {
+    cuda_check(cudaSetDevice(devices[i]), "cudaSetDevice(tp)");
+    trace.mark(ranks[i], "gemm", streams[i], "call enqueued from here");
   }
   agree(plan, plan.hash(), shards, ws, comm, capturing);
   trace.host(ranks.front(), "agreed");
@@ -628,7 +635,6 @@ TpReport tp_gemm(const TpPlan& plan, const std::vector<TpShards>& shards, TpWork
   if (plan.transport == TpTransport::nccl) {
     run_nccl(c, shards, streams);
     trace.host(ranks.front(), "enqueued");
-    trace.print(devices, ranks);
     return report;
   }
   try {
@@ -648,7 +654,6 @@ TpReport tp_gemm(const TpPlan& plan, const std::vector<TpShards>& shards, TpWork
                                 "flag was released so that no rank waits for ever, and this "
                                 "call's results are garbage: {}", e.what()));
   }
-  trace.print(devices, ranks);
   return report;
 }
 

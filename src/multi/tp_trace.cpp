@@ -35,8 +35,10 @@ void TpTrace::note(int rank, std::string label) {
   host_.push_back({rank, {us, std::move(label)}});
 }
 
-void TpTrace::print(const std::vector<int>& devices, const std::vector<int>& ranks) {
+void TpTrace::print() {
   if (!on_) return;
+  const std::vector<int>& devices = devices_;
+  const std::vector<int>& ranks = ranks_;
   for (std::size_t i = 0; i < devices.size(); ++i) {
     cuda_check(cudaSetDevice(devices[i]), "cudaSetDevice(tp trace)");
     const Mark* first = nullptr;

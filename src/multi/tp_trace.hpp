@@ -1,9 +1,11 @@
 #pragma once
 // AUTOGEMM_TP_TRACE=1: every tp_gemm call records a timing event after each of its launches,
-// waits and copies, on the stream that ran it, then waits for the call and prints each local
-// rank's timeline on stderr (microseconds from the rank's first mark; the streams of one GPU
-// share a clock). For finding where a plan's predicted time goes (which copy trails, which
-// band waits), not for timing: a traced call is synchronous and its events cost a few us each.
+// waits and copies, on the stream that ran it; each local rank's timeline is printed on stderr
+// (microseconds from the rank's first mark; the streams of one GPU share a clock) when the
+// next call on the workspace begins, or when the workspace goes: never inside the call, whose
+// work may wait on a gate the caller opens after it returns (the CLI bench's timing does).
+// For finding where a plan's predicted time goes (which copy trails, which band waits), not
+// for timing: printing waits for the call, and the events cost a few us each.
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
@@ -19,7 +21,9 @@ class TpTrace {
   // AUTOGEMM_TP_TRACE is "1" (read once per process).
   static bool requested();
 
-  explicit TpTrace(bool on) : on_(on) {}
+  // ranks[i] (local) runs on devices[i].
+  TpTrace(bool on, std::vector<int> devices, std::vector<int> ranks)
+      : on_(on), devices_(std::move(devices)), ranks_(std::move(ranks)) {}
   TpTrace(const TpTrace&) = delete;
   TpTrace& operator=(const TpTrace&) = delete;
   ~TpTrace();
@@ -36,8 +40,8 @@ class TpTrace {
   void host(int rank, fmt::format_string<Args...> label, Args&&... args) {
     if (on_) note(rank, fmt::format(label, std::forward<Args>(args)...));
   }
-  // Waits for every mark and prints the timelines of `ranks` (local), ranks[i] on devices[i].
-  void print(const std::vector<int>& devices, const std::vector<int>& ranks);
+  // Waits for every mark and prints the timelines.
+  void print();
 
  private:
   struct Mark {
@@ -50,6 +54,7 @@ class TpTrace {
   void note(int rank, std::string label);
 
   bool on_;
+  std::vector<int> devices_, ranks_;
   std::vector<Mark> marks_;
   std::vector<std::pair<int, std::pair<double, std::string>>> host_;
   std::chrono::steady_clock::time_point begin_ = std::chrono::steady_clock::now();

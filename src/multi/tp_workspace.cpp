@@ -21,6 +21,12 @@ namespace autogemm {
 
 TpWorkspace::State::~State() {
   CurrentDeviceGuard restore;
+  if (trace) {
+    try {
+      trace->print();
+    } catch (...) {  // a diagnostic: never an error while freeing
+    }
+  }
   for (Rank& r : ranks) {
     if (cudaSetDevice(r.device) != cudaSuccess) continue;
     (void)cudaDeviceSynchronize();  // nothing of a call may still use the buffers

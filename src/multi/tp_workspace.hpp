@@ -5,11 +5,13 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <memory>
 #include <set>
 #include <vector>
 
 #include "autogemm/tensor_parallel.hpp"
 #include "multi/tp_plan.hpp"
+#include "multi/tp_trace.hpp"
 
 namespace autogemm {
 
@@ -41,6 +43,7 @@ struct TpWorkspace::State {
   std::vector<Rank> ranks;               // local ranks, in comm.local_ranks() order
   std::set<uint64_t> agreed;             // plan hashes every rank has agreed on
   std::set<uint64_t> prepared;           // plan hashes whose kernels are loaded on every local GPU
+  std::unique_ptr<multi::TpTrace> trace; // AUTOGEMM_TP_TRACE: the last call's, printed later
   ~State();
 };
 
