@@ -31,6 +31,22 @@ constexpr double kFlagHandoffUs = 4.0;
 // docs/decisions.md, "Tensor-parallel transport".
 constexpr double kCopyEngineShareOfNvlink = 0.87;
 
+// Beside running GEMMs a peer copy moves at this share of its idle rate: AUTOGEMM_TP_TRACE of
+// all-reduce 16384^3 on 4 H200s moved 16 MB partials and D bands in ~50 us each (~320 GB/s)
+// where the idle pairwise copy measured 392 GB/s.
+constexpr double kCopyShareBesideGemms = 0.82;
+
+// A launch that first waits on a flag (cuStreamWaitValue32, then the reset write) starts this
+// much after the previous one ends even when the flag is already set: ~6 us between a GEMM's
+// end and the next band's "partial in" mark in the same traces.
+constexpr double kFlagWaitUs = 6.0;
+
+// The copies' DRAM traffic (each copy reads its source and writes its destination, a local
+// copy both on one GPU) is taken from the GEMMs' DRAM time: a launch whose DRAM time plus its
+// share of the copies' exceeds its matrix time slows by the excess. At the cost model's DRAM
+// efficiency (cost_model.cpp's kDramEfficiency).
+constexpr double kDramEfficiencyForCopies = 0.75;
+
 bool fp8(const TpProblem& p) { return multi::tp_block_scaled(p); }
 
 }  // namespace
@@ -224,7 +240,8 @@ double slowest_copy_engine_gbps(const Topology& t) {
 class TpPricer {
  public:
   TpPricer(const TpProblem& p, const GpuInfo& device, const Topology& t)
-      : p_(p), device_(device), t_(t), g_(p.world), rate_(slowest_copy_engine_gbps(t)) {}
+      : p_(p), device_(device), t_(t), g_(p.world),
+        rate_(slowest_copy_engine_gbps(t) * kCopyShareBesideGemms) {}
 
   // `rounds` must divide the bands the chunk is cut into (else the caller skips it).
   TpPlan copy_engine(int bands, int rounds) {
@@ -247,9 +264,10 @@ class TpPricer {
           const Candidate& best = launch(s);
           s.config = best.config;
           s.predicted_us = best.prediction.time_us;
-          plan.compute_us += s.predicted_us;
           plan.steps.push_back(s);
         }
+    slow_for_copies(plan);
+    for (const TpStep& s : plan.steps) plan.compute_us += s.predicted_us;
     if (gather) simulate_gather(plan, cut);
     else simulate_ring(plan, cut);
     plan.exposed_us = std::max(0.0, plan.total_us - plan.compute_us);
@@ -300,6 +318,31 @@ class TpPricer {
     plan.topology = t_;
     plan.transport = transport;
     return plan;
+  }
+
+  // Every launch's prediction with the copies' DRAM traffic (spread evenly over the launches)
+  // taken from its DRAM time, and the flag wait before it (kDramEfficiencyForCopies,
+  // kFlagWaitUs).
+  void slow_for_copies(TpPlan& plan) {
+    const int64_t chunk = multi::tp_chunk_rows(p_);
+    double copy_bytes = 0;  // DRAM bytes one rank's copies read and write per call
+    if (p_.pattern == TpPattern::all_gather) {
+      copy_bytes = 2 * (g_ - 1) * a_bytes(chunk);  // shards read out and written in
+    } else {
+      copy_bytes = 2 * (g_ - 1) * part_bytes(chunk);  // partials out and in
+      if (p_.pattern == TpPattern::all_reduce)  // D bands out and in, then in D (read, write)
+        copy_bytes += 4 * (g_ - 1) * part_bytes(chunk);
+    }
+    const double copy_us_per_launch =
+        copy_bytes / double(plan.steps.size()) /
+        (device_.memory_bandwidth_gbps * 1e3 * kDramEfficiencyForCopies);
+    for (TpStep& s : plan.steps) {
+      const Prediction& q = launch(s).prediction;
+      const double busiest = std::max(q.compute_us, q.memory_us);
+      s.predicted_us += std::max(0.0, q.memory_us + copy_us_per_launch - busiest);
+      const bool waits = p_.pattern == TpPattern::all_gather ? s.step > 0 : s.reads_c;
+      if (waits) s.predicted_us += kFlagWaitUs;
+    }
   }
 
   // Bytes of `rows` rows of A with their scales.
