@@ -13,6 +13,8 @@
 #   scripts/gpu-check.sh [multi] [single] [python]
 #   TEST_TIMEOUT=300 seconds per part (a device call has 600: on a cold machine build first,
 #   `scripts/gpu-run.sh profile`, then the parts in calls of their own)
+#   SHARDS=2 SHARD=0 scripts/gpu-check.sh single: the single part cut into SHARDS shards (default:
+#   one per GPU) and only shard SHARD run, over the GPUs: one GPU's 12 minutes in two calls
 set -uo pipefail
 source "$(dirname "$0")/gpu-env.sh"
 export OUT
@@ -45,6 +47,11 @@ for part in "${parts[@]}"; do
       # it. Each shard its own kernel cache, so no two processes write one entry.
       build-gpu/tests/autogemm_tests --gtest_list_tests --gtest_filter="-$multi_tests" |
         awk '/^[^ ]/ {suite=$1} /^  / {print suite $1}' > /tmp/check-single.txt
+      shards=${SHARDS:-$gpus}
+      if [[ -n "${SHARD:-}" ]]; then  # one shard of the set, over the GPUs
+        awk -v n="$shards" -v s="$SHARD" 'NR % n == s' /tmp/check-single.txt > /tmp/check-shard.txt
+        mv /tmp/check-shard.txt /tmp/check-single.txt
+      fi
       for ((i = 0; i < gpus; i++)); do
         filter=$(awk -v n="$gpus" -v i="$i" 'NR % n == i' /tmp/check-single.txt | paste -sd:)
         CUDA_VISIBLE_DEVICES=$i CUDA_CACHE_DISABLE=1 AUTOGEMM_CACHE_DIR=/tmp/autogemm-cache-$i \
