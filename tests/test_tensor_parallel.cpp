@@ -118,6 +118,45 @@ TEST(TensorParallelPlan, AllReduceRunsItsRingInRoundsOfBands) {
   EXPECT_GT(plan_on_h200(p).rounds, 1) << plan_on_h200(p).describe();
 }
 
+TEST(TensorParallelPlan, GatherComputesEachRanksRowsAndSendsThemToRankZero) {
+  EXPECT_EQ(parse_tp_pattern("gather"), TpPattern::gather);
+  EXPECT_EQ(to_string(TpPattern::gather), "gather");
+  const TpProblem p = tp(TpPattern::gather, 4, 16384, 16384, 16384);
+  const TpShardShapes root = tp_shard_shapes(p, 0), other = tp_shard_shapes(p, 3);
+  EXPECT_EQ(root.a_rows, 4096);
+  EXPECT_EQ(root.b_rows, 16384);  // the whole weight on every rank
+  EXPECT_EQ(root.d_rows, 16384);
+  EXPECT_EQ(other.d_rows, 0);     // D is rank 0's only
+  const TpPlan plan = plan_on_h200(p);
+  EXPECT_EQ(plan.transport, TpTransport::copy_engine);
+  ASSERT_EQ(plan.steps.size(), std::size_t(plan.bands));
+  int64_t rows = 0;
+  for (const TpStep& s : plan.steps) {
+    EXPECT_EQ(s.step, 0);
+    EXPECT_FALSE(s.reads_c);
+    rows += s.rows;
+  }
+  EXPECT_EQ(rows, 4096);
+  // 3 x 134 MB into rank 0 at ~320 GB/s (1.25 ms) behind 2.8 ms of GEMMs: only the last
+  // band's trip is exposed.
+  EXPECT_GT(plan.speedup(), 3.4) << plan.describe();
+  EXPECT_LT(plan.exposed_us, 0.1 * plan.total_us) << plan.describe();
+  EXPECT_TRUE(contains(plan.describe(), "on rank 0")) << plan.describe();
+  TpProblem padded = p;
+  padded.ldd = p.n + 64;
+  expect_invalid([&] { validate(padded); }, "ldd");
+  TpProblem odd = tp(TpPattern::gather, 4, 4098, 1000, 512);
+  expect_invalid([&] { validate(odd); }, "m");
+  // Without peer access: each rank's GEMM, then rank 0 receives the others' rows over NCCL.
+  Topology t = topology_preset("pcie", 2);
+  t.links[0][1].peer_access = t.links[1][0].peer_access = false;
+  const TpPlan nccl = plan_tp(tp(TpPattern::gather, 2, 4096, 4096, 4096), device_preset("h100-pcie"), t);
+  EXPECT_EQ(nccl.transport, TpTransport::nccl);
+  ASSERT_EQ(nccl.steps.size(), 1u);
+  EXPECT_EQ(nccl.steps[0].rows, 2048);
+  EXPECT_GT(nccl.transfer_us, 0);
+}
+
 TEST(TensorParallelPlan, NcclWhenAPairHasNoPeerAccess) {
   Topology t = topology_preset("pcie", 2);
   t.links[0][1].peer_access = false;

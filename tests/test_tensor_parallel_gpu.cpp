@@ -139,6 +139,19 @@ TEST(TensorParallelGpu, AllReduceInRoundsMatchesOneGpu) {
                   rounds);
 }
 
+// Gather: rank 0's D holds every rank's rows; the other ranks have no D (a null pointer).
+TEST(TensorParallelGpu, GatherToRankZeroMatchesOneGpu) {
+  REQUIRE_TP_GPUS();
+  const int g = ranks_here();
+  for (int bands : {1, 2, 4})
+    run_and_check(problem_of(TpPattern::gather, g, 512 * g, 768, 1024), TpTransport::copy_engine, bands);
+  run_and_check(problem_of(TpPattern::gather, g, 256 * g, 640, 512), TpTransport::nccl, 1);
+  // 200 rows a rank (bands of 128 and 72), N = 1000 (D rows of 2000 bytes).
+  run_and_check(problem_of(TpPattern::gather, g, 200 * g, 1000, 256 * g), TpTransport::copy_engine, 4);
+  for (TpTransport t : {TpTransport::copy_engine, TpTransport::nccl})
+    run_and_check(problem_of(TpPattern::gather, g, 384 * g, 256, 256 * g, true), t, 2);
+}
+
 TEST(TensorParallelGpu, EveryPatternOnNcclMatchesOneGpu) {
   REQUIRE_TP_GPUS();
   const int g = ranks_here();

@@ -8,6 +8,9 @@
 //                    rows r*M/G..                                   sequence parallel
 //   reduce_scatter   [M, K/G]         [N, K/G]        [M/G, N]      row parallel; rows r*M/G..
 //   all_reduce       [M, K/G]         [N, K/G]        [M, N]        row parallel, D everywhere
+//   gather           [M/G, K]         [N, K]          [M, N] on     data parallel over rows, D
+//                    rows r*M/G..     (the whole)     rank 0 only   on rank 0 (the one-process
+//                                                                   split's root output)
 //
 //   Topology links = topology_preset("nvlink", 4);                    // or measure_topology()
 //   TpProblem p{TpPattern::all_gather, 4, 16384, 16384, 16384};
@@ -33,6 +36,8 @@
 //     step's destination is r itself and its GEMM writes D. Partial sums travel and are
 //     accumulated in D's type (each of the G - 1 hops rounds once, as NCCL's ring
 //     reduce-scatter of BF16 does); inside each GEMM the sum is FP32.
+//   gather: every rank computes its rows; rank 0 into D, the others into their workspace, each
+//     finished band copied into rank 0's workspace and from there into its D. D is packed.
 //   all_reduce: the reduce-scatter ring into this rank's rows of D, each finished band copied
 //     to every other rank. The ring runs in rounds (a round: every step over a group of bands),
 //     so the copies of a round's finished rows overlap the next rounds' GEMMs instead of
@@ -59,7 +64,7 @@
 
 namespace autogemm {
 
-enum class TpPattern { all_gather, reduce_scatter, all_reduce };
+enum class TpPattern { all_gather, reduce_scatter, all_reduce, gather };
 std::string_view to_string(TpPattern pattern);                 // "all-gather", ...
 std::optional<TpPattern> parse_tp_pattern(std::string_view text);  // also "ag", "rs", "ar"
 
@@ -163,7 +168,7 @@ double tp_copy_engine_gbps(const Link& link);
 struct TpShards {
   const void* a = nullptr;
   const void* b = nullptr;
-  void* d = nullptr;
+  void* d = nullptr;                  // gather: rank 0's only (the others' may be null)
   const float* scale_a = nullptr;
   const float* scale_b = nullptr;
   void* a_gathered = nullptr;         // all_gather only, optional: also write the whole A

@@ -176,6 +176,7 @@ void upload_from_double(void* device_ptr, const std::vector<double>& values, DTy
 
 void fill_poison(void* device_ptr, std::size_t count, DType t) {
   check_supported(t);
+  if (count == 0) return;  // nothing to poison (a rank without D), maybe no pointer
   // All-ones bytes are NaN in every supported type: 0xFFFF (bf16, fp16: exponent all ones,
   // mantissa non-zero), 0xFFFFFFFF (fp32), 0xFF (e4m3: S.1111.111, e5m2: S.11111.11).
   cuda_check(cudaMemset(device_ptr, 0xFF, count * std::size_t(dtype_bytes(t))),

@@ -50,7 +50,15 @@ TpRankBuffers cut_tp_rank(const TpProblem& p, const GemmInputs& whole, int rank)
   const TpShardShapes s = tp_shard_shapes(p, rank);
   const int64_t kb = multi::tp_scale_blocks(p.k);  // scale columns of the whole A and B
   TpRankBuffers r;
-  if (p.pattern == TpPattern::all_gather) {
+  if (p.pattern == TpPattern::gather) {  // the rank's rows of A, the whole B
+    const int64_t row0 = rank * s.a_rows;
+    r.a = shard_of({whole.a.get(), p.k * in, row0, 0, s.a_rows, p.k * in}, rank);
+    r.b = shard_of({whole.b.get(), p.k * in, 0, 0, p.n, p.k * in}, rank);
+    if (fp8) {
+      r.scale_a = shard_of({whole.scales.a.get(), kb * 4, row0, 0, s.a_rows, kb * 4}, rank);
+      r.scale_b = shard_of({whole.scales.b.get(), kb * 4, 0, 0, multi::tp_scale_blocks(p.n), kb * 4}, rank);
+    }
+  } else if (p.pattern == TpPattern::all_gather) {
     const int64_t row0 = rank * s.a_rows, col0 = rank * s.b_rows;
     r.a = shard_of({whole.a.get(), p.k * in, row0, 0, s.a_rows, p.k * in}, rank);
     r.b = shard_of({whole.b.get(), p.k * in, col0, 0, s.b_rows, p.k * in}, rank);

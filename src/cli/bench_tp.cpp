@@ -117,7 +117,8 @@ void run_tp_bench(const CLI::App& bench, const MultiBenchOptions& o) {
                plan.speedup(), 100 * error);
     for (int g = 0; g < o.gpus; ++g)
       fmt::print("rank {}     against the one-GPU result: {}\n", g,
-                 matches[g].bitwise ? "bitwise equal"
+                 tp_shard_shapes(problem, g).d_rows == 0 ? "no D here (gather: rank 0 holds it)"
+                 : matches[g].bitwise                    ? "bitwise equal"
                                     : fmt::format("diff {:.3g}{} ({})", matches[g].diff,
                                                   matches[g].finite ? "" : ", unwritten entries",
                                                   matches[g].ok() ? "within 1e-5" : "FAILED"));

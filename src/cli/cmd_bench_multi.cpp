@@ -568,7 +568,7 @@ std::shared_ptr<MultiBenchOptions> add_multi_bench_options(CLI::App& bench) {
       ->capture_default_str();
   bench.add_option("--tp", o->tp,
                    "with --gpus and --m/--n/--k: a tensor-parallel pattern on each GPU's shards "
-                   "(all-gather, reduce-scatter, all-reduce; gather: the split), timed against "
+                   "(all-gather, reduce-scatter, all-reduce, gather: D on GPU 0), timed against "
                    "one GPU and checked rank by rank against the one-GPU result");
   bench.add_option("--transport", o->transport, "with --tp: copy-engine or nccl");
   bench.add_option("--bands", o->bands, "with --tp: row bands per chunk (0: planned)");
@@ -587,7 +587,7 @@ void run_multi_bench(const CLI::App& bench, const MultiBenchOptions& o) {
                           "--gpus N");
   if (!option_text(bench, "--m").empty() || !option_text(bench, "--n").empty() ||
       !option_text(bench, "--k").empty()) {
-    if (!o.tp.empty() && o.tp != "gather") return run_tp_bench(bench, o);
+    if (!o.tp.empty()) return run_tp_bench(bench, o);
     return run_split_bench(bench, o);
   }
   std::vector<std::string> taken = {"--gpus", "--schedule", "--repeat", "--count", "--no-migrate",

@@ -170,8 +170,8 @@ std::shared_ptr<SplitPlanCliOptions> add_split_plan_options(CLI::App& plan) {
   plan.add_option("--tp", o->tp,
                   "with --gpus: a tensor-parallel pattern on each rank's shards: all-gather (A "
                   "[M/G, K], W [N/G, K] -> D [M, N/G]), reduce-scatter (A [M, K/G], W [N, K/G] "
-                  "-> D [M/G, N]), all-reduce (-> D [M, N] on every rank), or gather (the split "
-                  "above, D gathered on GPU 0)");
+                  "-> D [M/G, N]), all-reduce (-> D [M, N] on every rank), or gather (A "
+                  "[M/G, K], W [N, K] -> D [M, N] on GPU 0)");
   plan.add_option("--transport", o->transport,
                   "with --tp: copy-engine (peer copies beside the GEMMs) or nccl; default: "
                   "copy engines where every pair of GPUs has peer access");
@@ -214,7 +214,7 @@ Topology split_topology(const std::string& link, int gpus, const GpuInfo& device
 
 void run_split_plan(const CLI::App& plan, const SplitPlanCliOptions& options,
                     const std::vector<GemmProblem>& problems) {
-  if (!options.tp.empty() && options.tp != "gather") {
+  if (!options.tp.empty()) {
     if (plan.get_option("--gpus")->count() == 0)
       throw InvalidArgument("--gpus", "missing", "--tp goes with --gpus G");
     return run_tp_plan(plan, options, problems);

@@ -18,8 +18,8 @@ TpProblem tp_problem(const GemmProblem& p, const std::string& pattern, int gpus)
   const std::optional<TpPattern> parsed = parse_tp_pattern(pattern);
   if (!parsed)
     throw InvalidArgument("--tp", pattern,
-                          "expected all-gather, reduce-scatter, all-reduce, or gather (the "
-                          "one-process split with D gathered on GPU 0)");
+                          "expected all-gather, reduce-scatter, all-reduce, or gather (each "
+                          "rank's rows of D gathered on rank 0)");
   if (p.layout != Layout::nt)
     throw InvalidArgument("--layout", std::string(to_string(p.layout)),
                           "tensor-parallel shards are stored as nn.Linear keeps them: A [M, K] "

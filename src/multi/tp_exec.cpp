@@ -3,7 +3,8 @@
 // rule is: a flag is 1 when what it guards is in place, and its waiter sets it back to 0.
 //   a_ready(s, b)    in r's pad: band b of rank s's A shard is in r's slot s (all_gather)
 //   part_ready(i, b) in r's pad: band b of the left neighbour's step-i partial is in r's recv
-//   d_ready(s, b)    in r's pad: band b of rank s's rows of D is in r's slot s (all_reduce)
+//   d_ready(s, b)    in r's pad: band b of rank s's rows of D is in r's slot s (all_reduce,
+//                    gather)
 //   done(q)          in r's pad: rank q has consumed everything r sent it in the last call, so
 //                    r may send again (set at creation: nothing was sent yet)
 #include <fmt/format.h>
@@ -87,9 +88,10 @@ std::string own_check(const TpPlan& plan, const TpShards& shards, const Rank& r,
     const void* p;
     bool needed;
   };
+  const bool gather_to_other = p.pattern == TpPattern::gather && r.rank != 0;
   const Pointer pointers[] = {{"a", shards.a, true},
                               {"b", shards.b, true},
-                              {"d", shards.d, true},
+                              {"d", gather_to_other ? nullptr : shards.d, !gather_to_other},
                               {"scale_a", shards.scale_a, fp8(p)},
                               {"scale_b", shards.scale_b, fp8(p)},
                               {"a_gathered", shards.a_gathered, false}};
@@ -470,6 +472,51 @@ void run_ring(const CallContext& c, Rank& r, const TpShards& sh, cudaStream_t s)
     }
 }
 
+// Gather: this rank's rows, band by band; rank 0's into D, the others' into their workspace and
+// on to rank 0's D slot, from which rank 0 copies each band into D as it arrives.
+void run_gather_to_root(const CallContext& c, Rank& r, const TpShards& sh, cudaStream_t s) {
+  const TpProblem& p = c.plan.problem;
+  const multi::TpLayout& l = c.ws.layout;
+  const bool root = r.rank == 0;
+  const int64_t lda_bytes = (p.lda ? p.lda : c.shapes.a_cols) * c.in_bytes;
+  const int64_t row_bytes = p.n * c.out_bytes;  // D is packed (validate)
+  if (root) {
+    after(r.local_copy, s, r.from_caller);  // copies into D after the caller's use of D
+  } else {
+    after(r.copy, s, r.from_caller);
+    c.flags.take(r.copy, r.pad + c.ws.flags.done(0));
+  }
+  for (const TpStep& st : c.plan.steps) {
+    const Range band = c.cut[st.band];
+    GemmOperands ops;
+    ops.a = static_cast<const char*>(sh.a) + band.begin * lda_bytes;
+    ops.b = sh.b;
+    if (fp8(p)) ops.scale_a = sh.scale_a + band.begin * c.a_kblocks, ops.scale_b = sh.scale_b;
+    char* d_band = root ? static_cast<char*>(sh.d) + band.begin * row_bytes
+                        : r.base + l.send + band.begin * row_bytes;
+    ops.d = d_band;
+    launch(c, st, ops, r.device, s);
+    c.trace.mark(r.rank, "gemm", s, "gemm band {} ({} rows) done", st.band, band.size());
+    if (root) continue;
+    after(r.copy, s, r.from_caller);
+    copy_rows(r.peer_base[0] + l.d_slots + l.part_bytes * r.rank + band.begin * row_bytes,
+              row_bytes, d_band, row_bytes, row_bytes, band.size(), r.copy);
+    c.flags.set(r.copy, r.peer_pad[0] + c.ws.flags.d_ready(r.rank, st.band));
+    c.trace.mark(r.rank, "copy", r.copy, "D band {} sent to rank 0", st.band);
+  }
+  if (!root) return;
+  for (const TpStep& st : c.plan.steps)
+    for (int q = 1; q < c.g; ++q) {
+      const Range band = c.cut[st.band];
+      c.flags.take(r.local_copy, r.pad + c.ws.flags.d_ready(q, st.band));
+      c.trace.mark(r.rank, "local", r.local_copy, "D band {} of rank {} in", st.band, q);
+      copy_rows(static_cast<char*>(sh.d) + (q * c.chunk_rows + band.begin) * row_bytes, row_bytes,
+                r.base + l.d_slots + l.part_bytes * q + band.begin * row_bytes, row_bytes,
+                row_bytes, band.size(), r.local_copy);
+      c.trace.mark(r.rank, "local", r.local_copy, "D band {} of rank {} copied", st.band, q);
+    }
+}
+
 // After a rank's call: its stream waits for its sends and copies, then tells every rank that
 // sent it something that it may send again.
 void finish_copy_engine(const CallContext& c, Rank& r, bool used_local_copy, cudaStream_t s) {
@@ -479,7 +526,9 @@ void finish_copy_engine(const CallContext& c, Rank& r, bool used_local_copy, cud
   if (used_local_copy) after(s, r.local_copy, r.from_local);
   for (int q = 0; q < c.g; ++q) {
     if (q == r.rank) continue;
-    const bool sent_to_me = pattern != TpPattern::reduce_scatter || q == (r.rank - 1 + c.g) % c.g;
+    const bool sent_to_me = pattern == TpPattern::gather           ? r.rank == 0
+                            : pattern == TpPattern::reduce_scatter ? q == (r.rank - 1 + c.g) % c.g
+                                                                   : true;
     if (sent_to_me) c.flags.set(s, r.peer_pad[q] + c.ws.flags.done(r.rank));
   }
   c.trace.mark(r.rank, "gemm", s, "call done");
@@ -542,6 +591,32 @@ void run_nccl(const CallContext& c, const std::vector<TpShards>& shards,
         copy_rows(shards[i].a_gathered, row_bytes, r.base + l.a_slots, row_bytes, row_bytes, p.m,
                   streams[i]);
     }
+    return;
+  }
+  if (p.pattern == TpPattern::gather) {
+    // Each rank's rows (rank 0's into D), then rank 0 receives the others' straight into D.
+    const int64_t row_bytes = p.n * c.out_bytes;  // D is packed (validate)
+    for (std::size_t i = 0; i < c.ws.ranks.size(); ++i) {
+      Rank& r = c.ws.ranks[i];
+      device(r);
+      GemmOperands ops;
+      ops.a = shards[i].a;
+      ops.b = shards[i].b;
+      ops.d = r.rank == 0 ? shards[i].d : r.base + l.send;
+      if (fp8(p)) ops.scale_a = shards[i].scale_a, ops.scale_b = shards[i].scale_b;
+      launch(c, st, ops, r.device, streams[i]);
+    }
+    group([&](Rank& r, const TpShards& sh, cudaStream_t s) {
+      const std::size_t bytes = std::size_t(c.chunk_rows * row_bytes);
+      if (r.rank != 0) {
+        nccl(ncclSend(r.base + l.send, bytes, ncclInt8, 0, r.comm, s), "ncclSend(tp D rows)");
+        return;
+      }
+      for (int q = 1; q < c.g; ++q)
+        nccl(ncclRecv(static_cast<char*>(sh.d) + q * c.chunk_rows * row_bytes, bytes, ncclInt8, q,
+                      r.comm, s),
+             "ncclRecv(tp D rows)");
+    });
     return;
   }
   // reduce_scatter, all_reduce: one GEMM of the whole partial, then the collective.
@@ -642,9 +717,12 @@ TpReport tp_gemm(const TpPlan& plan, const std::vector<TpShards>& shards, TpWork
       Rank& r = ws.ranks[i];
       cuda_check(cudaSetDevice(r.device), "cudaSetDevice(tp)");
       const bool gather = p.pattern == TpPattern::all_gather;
+      const bool to_root = p.pattern == TpPattern::gather;
       if (gather) run_all_gather(c, r, shards[i], streams[i]);
+      else if (to_root) run_gather_to_root(c, r, shards[i], streams[i]);
       else run_ring(c, r, shards[i], streams[i]);
-      const bool local_copies = (gather && shards[i].a_gathered) || p.pattern == TpPattern::all_reduce;
+      const bool local_copies = (gather && shards[i].a_gathered) ||
+                                p.pattern == TpPattern::all_reduce || (to_root && r.rank == 0);
       finish_copy_engine(c, r, local_copies, streams[i]);
       trace.host(r.rank, "rank {} enqueued", r.rank);
     }

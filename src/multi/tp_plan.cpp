@@ -56,6 +56,7 @@ std::string_view to_string(TpPattern pattern) {
     case TpPattern::all_gather: return "all-gather";
     case TpPattern::reduce_scatter: return "reduce-scatter";
     case TpPattern::all_reduce: return "all-reduce";
+    case TpPattern::gather: return "gather";
   }
   return "?";
 }
@@ -64,6 +65,7 @@ std::optional<TpPattern> parse_tp_pattern(std::string_view text) {
   if (text == "all-gather" || text == "ag") return TpPattern::all_gather;
   if (text == "reduce-scatter" || text == "rs") return TpPattern::reduce_scatter;
   if (text == "all-reduce" || text == "ar") return TpPattern::all_reduce;
+  if (text == "gather") return TpPattern::gather;
   return std::nullopt;
 }
 
@@ -84,6 +86,10 @@ TpShardShapes tp_shard_shapes(const TpProblem& p, int rank) {
     s.a_rows = p.m / g, s.a_cols = p.k;
     s.b_rows = p.n / g, s.b_cols = p.k;
     s.d_rows = p.m, s.d_cols = p.n / g;
+  } else if (p.pattern == TpPattern::gather) {
+    s.a_rows = p.m / g, s.a_cols = p.k;
+    s.b_rows = p.n, s.b_cols = p.k;
+    s.d_rows = rank == 0 ? p.m : 0, s.d_cols = p.n;
   } else {
     s.a_rows = p.m, s.a_cols = p.k / g;
     s.b_rows = p.n, s.b_cols = p.k / g;
@@ -124,7 +130,12 @@ void validate(const TpProblem& p) {
                           fmt::format("every one of the {} ranks holds M / world rows, so M must "
                                       "be a multiple of {}", g, g));
   const int in_bytes = dtype_bytes(p.a_type);
-  if (p.pattern == TpPattern::all_gather) {
+  if (p.pattern == TpPattern::gather) {
+    if (p.ldd != 0 && p.ldd != p.n)
+      throw InvalidArgument("ldd", std::to_string(p.ldd),
+                            fmt::format("gather writes rank 0's D packed (the other ranks' rows "
+                                        "arrive as whole runs): 0 or N = {}", p.n));
+  } else if (p.pattern == TpPattern::all_gather) {
     if (p.n % g != 0)
       throw InvalidArgument("n", std::to_string(p.n),
                             fmt::format("all-gather gives each rank N / world columns of the "
@@ -164,7 +175,7 @@ GemmProblem tp_launch_problem(const TpProblem& p, const TpStep& step) {
   const TpShardShapes s = tp_shard_shapes(p, 0);
   GemmProblem q;
   q.m = step.rows;
-  q.n = p.pattern == TpPattern::all_gather ? s.d_cols : p.n;
+  q.n = p.pattern == TpPattern::all_gather ? s.d_cols : p.n;  // gather: s.d_cols = N
   q.k = s.a_cols;
   q.a_type = p.a_type, q.b_type = p.b_type, q.d_type = p.d_type;
   q.scaling = p.scaling;
@@ -188,7 +199,13 @@ TpLayout tp_layout(const TpProblem& p, TpTransport transport) {
     at += align256(bytes);
     return start;
   };
-  if (p.pattern == TpPattern::all_gather) {
+  if (p.pattern == TpPattern::gather) {
+    // The other ranks compute into `send`; rank 0 receives their rows in its D slots (NCCL:
+    // straight into D).
+    l.part_bytes = rows * p.n * dtype_bytes(p.d_type);
+    l.send = region(l.part_bytes);
+    if (transport == TpTransport::copy_engine) l.d_slots = region(g * l.part_bytes);
+  } else if (p.pattern == TpPattern::all_gather) {
     l.a_slot_bytes = rows * s.a_cols * dtype_bytes(p.a_type);
     l.a_scale_slot_bytes = fp8(p) ? rows * multi::tp_scale_blocks(s.a_cols) * 4 : 0;
     // Slots lie back to back: the NCCL transport gathers into them as one [M, K] tensor.
@@ -251,14 +268,17 @@ class TpPricer {
     plan.rounds = rounds;
     plan.link_gbps = rate_;
     const bool gather = p_.pattern == TpPattern::all_gather;
+    const bool to_root = p_.pattern == TpPattern::gather;
     const int per_round = plan.bands / rounds;
-    // Launches, in the order one rank runs them: round by round, step by step, band by band.
+    // Launches, in the order one rank runs them: round by round, step by step, band by band
+    // (gather: one step, the rank's own rows; rank 0 writes D, the others their workspace,
+    // one launch problem since D is packed).
     for (int round = 0; round < rounds; ++round)
-      for (int step = 0; step < g_; ++step)
+      for (int step = 0; step < (to_root ? 1 : g_); ++step)
         for (int b = round * per_round; b < (round + 1) * per_round; ++b) {
           TpStep s;
           s.step = step, s.band = b, s.rows = cut[b].size();
-          s.reads_c = !gather && step > 0;
+          s.reads_c = !gather && !to_root && step > 0;
           s.a_from_caller = !gather || step == 0;  // all-gather: later steps read gathered A
           s.d_to_caller = gather || step == g_ - 1;  // the ring: earlier steps write partials
           const Candidate& best = launch(s);
@@ -269,6 +289,7 @@ class TpPricer {
     slow_for_copies(plan);
     for (const TpStep& s : plan.steps) plan.compute_us += s.predicted_us;
     if (gather) simulate_gather(plan, cut);
+    else if (to_root) simulate_to_root(plan, cut);
     else simulate_ring(plan, cut);
     plan.exposed_us = std::max(0.0, plan.total_us - plan.compute_us);
     return plan;
@@ -279,12 +300,13 @@ class TpPricer {
     plan.bands = 1;
     plan.link_gbps = t_.ring_bandwidth_gbps();
     const bool gather = p_.pattern == TpPattern::all_gather;
+    const bool to_root = p_.pattern == TpPattern::gather;
     TpStep s;
-    s.rows = p_.m;
+    s.rows = to_root ? multi::tp_chunk_rows(p_) : p_.m;
     // all_gather reads the gathered A from the workspace; the others write the whole partial
     // there (reduce_scatter) or into D (all_reduce, reduced in place when D is packed).
     s.a_from_caller = !gather;
-    s.d_to_caller = gather || (p_.pattern == TpPattern::all_reduce && packed_d());
+    s.d_to_caller = gather || to_root || (p_.pattern == TpPattern::all_reduce && packed_d());
     const Candidate& best = launch(s);
     s.config = best.config;
     s.predicted_us = best.prediction.time_us;
@@ -297,6 +319,9 @@ class TpPricer {
       case TpPattern::reduce_scatter:
         plan.transfer_us = multi::ring_reduce_scatter_us(d_bytes, t_); break;
       case TpPattern::all_reduce: plan.transfer_us = multi::ring_all_reduce_us(d_bytes, t_); break;
+      case TpPattern::gather:  // rank 0 receives every other rank's rows
+        plan.transfer_us = multi::transfer_us(d_bytes * (g_ - 1) / g_, t_.ring_bandwidth_gbps());
+        break;
     }
     plan.total_us = plan.compute_us + plan.transfer_us;
     plan.exposed_us = plan.transfer_us;
@@ -326,7 +351,9 @@ class TpPricer {
   void slow_for_copies(TpPlan& plan) {
     const int64_t chunk = multi::tp_chunk_rows(p_);
     double copy_bytes = 0;  // DRAM bytes one rank's copies read and write per call
-    if (p_.pattern == TpPattern::all_gather) {
+    if (p_.pattern == TpPattern::gather) {  // rank 0's: others' rows in, then read and written
+      copy_bytes = 3 * (g_ - 1) * part_bytes(chunk);
+    } else if (p_.pattern == TpPattern::all_gather) {
       copy_bytes = 2 * (g_ - 1) * a_bytes(chunk);  // shards read out and written in
     } else {
       copy_bytes = 2 * (g_ - 1) * part_bytes(chunk);  // partials out and in
@@ -395,6 +422,28 @@ class TpPricer {
         g_, bands, cut[0].size(), plan.compute_us, a_bytes(multi::tp_chunk_rows(p_)) / 1e6,
         g_ - 1, rate_, shard_send, std::max(0.0, t + kFlagHandoffUs - plan.compute_us),
         first_wait > 0 ? fmt::format(" (the first wait for a band: {:.0f} us)", first_wait) : "");
+  }
+
+  // Gather: every rank computes its bands back to back; the others' finished bands all go to
+  // rank 0, whose NVLink ingress takes them one after the other (G - 1 bands at a time), and
+  // rank 0 copies each from its workspace into D.
+  void simulate_to_root(TpPlan& plan, const std::vector<Range>& cut) {
+    double t = 0, ingress_free = 0, copy_end = 0;
+    for (const TpStep& s : plan.steps) {
+      t += s.predicted_us;
+      const double bytes = part_bytes(cut[s.band].size());
+      ingress_free = std::max(ingress_free, t) + (g_ - 1) * send_us(bytes);
+      plan.transfer_us += (g_ - 1) * send_us(bytes);
+      copy_end = std::max(copy_end, ingress_free + kFlagHandoffUs) + (g_ - 1) * local_copy_us(bytes);
+    }
+    plan.total_us = std::max(t, copy_end) + kFlagHandoffUs;
+    plan.explanation = fmt::format(
+        "every rank computes its {} rows in {} band(s), {:.0f} us of GEMMs; the other {} ranks' "
+        "finished bands go to rank 0 on the copy engines ({:.0f} MB in all through its NVLink "
+        "at {:.0f} GB/s) and are copied into its D; {:.0f} us exposed",
+        multi::tp_chunk_rows(p_), cut.size(), plan.compute_us, g_ - 1,
+        (g_ - 1) * part_bytes(multi::tp_chunk_rows(p_)) / 1e6, rate_,
+        std::max(0.0, plan.total_us - plan.compute_us));
   }
 
   // The ring: band b of step i needs band b of the left neighbour's step i - 1 (every rank
@@ -494,9 +543,11 @@ TpPlan plan_tp(const TpProblem& problem, const GpuInfo& device, const Topology& 
     // launches); more rounds (all_reduce) overlap more of the finished rows' copies but leave
     // fewer bands of slack for each partial's hop: the fewest launches, then the fewest
     // rounds, win unless another choice saves over 1%.
-    // (All-reduce also tries 8 bands: its rounds need bands to group.)
+    // (All-reduce also tries 8 bands: its rounds need bands to group; gather: its tail is the
+    // last band's trip to rank 0.)
+    const bool eight = rounds_apply || problem.pattern == TpPattern::gather;
     const std::vector<int> band_tries = options.bands > 0 ? std::vector<int>{options.bands}
-                                        : rounds_apply    ? std::vector<int>{1, 2, 4, 8}
+                                        : eight           ? std::vector<int>{1, 2, 4, 8}
                                                           : std::vector<int>{1, 2, 4};
     const std::vector<int> round_tries = options.rounds > 0 ? std::vector<int>{options.rounds}
                                          : rounds_apply     ? std::vector<int>{1, 2, 4}
@@ -541,14 +592,15 @@ std::string TpPlan::describe() const {
   const TpShardShapes s = tp_shard_shapes(p, 0);
   std::string out = fmt::format(
       "{} over {} ranks: {}x{}x{} {}{}\n"
-      "  each rank: A [{}, {}], B [{}, {}] -> D [{}, {}]\n"
+      "  each rank: A [{}, {}], B [{}, {}] -> D [{}, {}]{}\n"
       "  transport: {}; {} launch(es) per rank{}\n"
       "  predicted: {:.1f} us (GEMMs {:.1f} us, sends {:.1f} us alone, {:.1f} us exposed); one "
       "GPU {:.1f} us: speedup {:.2f}\n"
       "  why: {}\n",
       to_string(p.pattern), p.world, p.m, p.n, p.k, to_string(p.a_type),
       fp8(p) ? " (1x128 / 128x128 block scales)" : "", s.a_rows, s.a_cols, s.b_rows, s.b_cols,
-      s.d_rows, s.d_cols, to_string(transport), steps.size(),
+      s.d_rows, s.d_cols, p.pattern == TpPattern::gather ? " on rank 0 (the others: none)" : "",
+      to_string(transport), steps.size(),
       rounds > 1 ? fmt::format(" in {} rounds of {} band(s)", rounds, bands / rounds) : "",
       total_us, compute_us, transfer_us, exposed_us, single_gpu_us, speedup(), explanation);
   std::string last;
