@@ -593,19 +593,25 @@ void run_nccl(const CallContext& c, const std::vector<TpShards>& shards,
     }
     return;
   }
-  if (p.pattern == TpPattern::gather) {
-    // Each rank's rows (rank 0's into D), then rank 0 receives the others' straight into D.
-    const int64_t row_bytes = p.n * c.out_bytes;  // D is packed (validate)
+  // Each local rank's one GEMM on its own shards, into the D `d_of(rank, shards)` names.
+  auto launch_each = [&](auto&& d_of) {
     for (std::size_t i = 0; i < c.ws.ranks.size(); ++i) {
       Rank& r = c.ws.ranks[i];
       device(r);
       GemmOperands ops;
       ops.a = shards[i].a;
       ops.b = shards[i].b;
-      ops.d = r.rank == 0 ? shards[i].d : r.base + l.send;
+      ops.d = d_of(r, shards[i]);
       if (fp8(p)) ops.scale_a = shards[i].scale_a, ops.scale_b = shards[i].scale_b;
       launch(c, st, ops, r.device, streams[i]);
     }
+  };
+  if (p.pattern == TpPattern::gather) {
+    // Each rank's rows (rank 0's into D), then rank 0 receives the others' straight into D.
+    const int64_t row_bytes = p.n * c.out_bytes;  // D is packed (validate)
+    launch_each([&](Rank& r, const TpShards& sh) -> void* {
+      return r.rank == 0 ? sh.d : r.base + l.send;
+    });
     group([&](Rank& r, const TpShards& sh, cudaStream_t s) {
       const std::size_t bytes = std::size_t(c.chunk_rows * row_bytes);
       if (r.rank != 0) {
@@ -622,16 +628,7 @@ void run_nccl(const CallContext& c, const std::vector<TpShards>& shards,
   // reduce_scatter, all_reduce: one GEMM of the whole partial, then the collective.
   const bool into_d = st.d_to_caller;  // the plan's: all-reduce into a packed D
   const int64_t part_row_bytes = p.n * c.out_bytes;
-  for (std::size_t i = 0; i < c.ws.ranks.size(); ++i) {
-    Rank& r = c.ws.ranks[i];
-    device(r);
-    GemmOperands ops;
-    ops.a = shards[i].a;
-    ops.b = shards[i].b;
-    ops.d = into_d ? shards[i].d : r.base + l.send;
-    if (fp8(p)) ops.scale_a = shards[i].scale_a, ops.scale_b = shards[i].scale_b;
-    launch(c, st, ops, r.device, streams[i]);
-  }
+  launch_each([&](Rank& r, const TpShards& sh) -> void* { return into_d ? sh.d : r.base + l.send; });
   const std::size_t chunk = std::size_t(c.chunk_rows * p.n);
   group([&](Rank& r, const TpShards& sh, cudaStream_t s) {
     char* whole = into_d ? static_cast<char*>(sh.d) : r.base + l.send;
