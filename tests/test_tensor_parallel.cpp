@@ -111,6 +111,11 @@ TEST(TensorParallelPlan, AllReduceRunsItsRingInRoundsOfBands) {
   EXPECT_TRUE(contains(plan.describe(), "in 2 rounds of 2 band(s)")) << plan.describe();
   o.rounds = 3;
   expect_invalid([&] { plan_on_h200(p, o); }, "rounds");
+  // Forced rounds with the planner's bands: only the cuts they divide.
+  TpOptions two_rounds;
+  two_rounds.rounds = 2;
+  EXPECT_EQ(plan_on_h200(p, two_rounds).rounds, 2);
+  EXPECT_EQ(plan_on_h200(p, two_rounds).bands % 2, 0);
   TpOptions gather;
   gather.rounds = 2;
   expect_invalid([&] { plan_on_h200(tp(TpPattern::all_gather, 4, 16384, 16384, 16384), gather); }, "rounds");

@@ -280,7 +280,8 @@ class TpPricer {
           s.step = step, s.band = b, s.rows = cut[b].size();
           s.reads_c = !gather && !to_root && step > 0;
           s.a_from_caller = !gather || step == 0;  // all-gather: later steps read gathered A
-          s.d_to_caller = gather || step == g_ - 1;  // the ring: earlier steps write partials
+          // The ring's earlier steps write partials; gather's D is packed either way.
+          s.d_to_caller = gather || to_root || step == g_ - 1;
           const Candidate& best = launch(s);
           s.config = best.config;
           s.predicted_us = best.prediction.time_us;
@@ -558,17 +559,17 @@ TpPlan plan_tp(const TpProblem& problem, const GpuInfo& device, const Topology& 
       const int cut = int(multi::tp_bands(multi::tp_chunk_rows(problem), bands).size());
       if (!cuts_tried.insert(cut).second) continue;  // fewer rows than bands: the same cut
       for (int rounds : round_tries) {
-        if (cut % rounds != 0) {
-          if (options.rounds > 0)
-            throw InvalidArgument("rounds", std::to_string(options.rounds),
-                                  fmt::format("must divide the {} band(s) the chunk of {} rows is "
-                                              "cut into", cut, multi::tp_chunk_rows(problem)));
-          continue;
-        }
+        if (cut % rounds != 0) continue;  // (forced rounds skip the cuts they do not divide)
         TpPlan plan = pricer.copy_engine(bands, rounds);
         if (!have || plan.total_us < 0.99 * best.total_us) best = std::move(plan), have = true;
       }
     }
+    if (!have)
+      throw InvalidArgument("rounds", std::to_string(options.rounds),
+                            fmt::format("must divide the bands the chunk of {} rows is cut into "
+                                        "({})", multi::tp_chunk_rows(problem),
+                                        options.bands > 0 ? fmt::format("{} asked", options.bands)
+                                                          : std::string("1, 2, 4 or 8")));
   }
   best.single_gpu_us = plan_gemm(tp_whole_problem(problem), device).best().prediction.time_us;
   return best;
