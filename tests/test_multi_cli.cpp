@@ -176,6 +176,9 @@ TEST(MultiCli, TensorParallelErrorsNameTheOption) {
                    "--transport = pigeon");
   expect_cli_error("plan --gpus 4 --tp ag --device h200 --m 4096 --n 4096 --k 4096 --layout nn", "--layout = nn");
   expect_cli_error("plan --gpus 4 --tp ag --device h200 --m 4096 --n 4096 --k 4096 --bands 9", "--bands = 9");
+  expect_cli_error("plan --gpus 4 --tp ag --device h200 --m 4096 --n 4096 --k 4096 --rounds 2", "--rounds = 2");
+  expect_cli_error("plan --gpus 4 --tp ar --device h200 --m 4096 --n 4096 --k 4096 --bands 4 --rounds 3",
+                   "--rounds = 3");
   expect_cli_error("bench --gpus 0 --tp ag --m 4096 --n 4096 --k 4096", "--gpus = 0");
   // Not given at all: named as missing, not as the 0 it defaults to.
   expect_cli_error("bench --tp ag --m 4096 --n 4096 --k 4096 --device h200", "--gpus = missing");

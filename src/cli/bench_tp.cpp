@@ -44,7 +44,7 @@ void run_tp_bench(const CLI::App& bench, const MultiBenchOptions& o) {
   const bool json = args.json;
   const int warmup = args.warmup, iters = args.iters;
   const MultiBenchMachine machine = multi_bench_machine(bench, o.gpus);
-  const TpPlan plan = plan_tp(problem, machine.device, machine.topology, options);
+  const TpPlan plan = plan_tp_for_cli(problem, machine.device, machine.topology, options);
   if (!machine.measured)  // nothing to measure: the plan, as `plan --tp` shows it
     return show_unmeasured(machine, json, tp_plan_json(plan),
                            [&] { print_tp_plan(plan, machine.note); });

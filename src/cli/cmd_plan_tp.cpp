@@ -65,6 +65,18 @@ TpOptions tp_options(const std::string& transport, int bands, int rounds) {
   return o;
 }
 
+TpPlan plan_tp_for_cli(const TpProblem& problem, const GpuInfo& device, const Topology& topology,
+                       const TpOptions& options) {
+  try {
+    return plan_tp(problem, device, topology, options);
+  } catch (const InvalidArgument& e) {  // the options as the command line names them
+    const std::string& a = e.argument();
+    if (a == "rounds" || a == "bands" || a == "transport")
+      throw InvalidArgument("--" + a, e.value(), e.rule());
+    throw;
+  }
+}
+
 void print_tp_plan(const TpPlan& plan, const std::string& topology_note) {
   fmt::print("device     {} x {} ({}), each launch predicted by the one-GPU planner\n",
              plan.problem.world, plan.device.preset.empty() ? fmt::format("GPU {}", plan.device.ordinal)
@@ -121,7 +133,7 @@ void run_tp_plan(const CLI::App& plan, const SplitPlanCliOptions& options,
   const TpOptions tp = tp_options(options.transport, options.bands, options.rounds);
   std::vector<TpPlan> plans;
   for (const GemmProblem& problem : problems)
-    plans.push_back(plan_tp(tp_problem(problem, options.tp, options.gpus), device, topology, tp));
+    plans.push_back(plan_tp_for_cli(tp_problem(problem, options.tp, options.gpus), device, topology, tp));
   if (plan.get_option("--json")->count() > 0) {
     nlohmann::json out = nlohmann::json::array();
     for (const TpPlan& p : plans) out.push_back(tp_plan_json(p));

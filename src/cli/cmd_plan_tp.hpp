@@ -21,6 +21,9 @@ TpProblem tp_problem(const GemmProblem& p, const std::string& pattern, int gpus)
 
 // --transport (empty: the planner's choice) and --bands (0: the planner's choice).
 TpOptions tp_options(const std::string& transport, int bands, int rounds);
+// plan_tp, its errors naming the options as the command line spells them (--rounds, ...).
+TpPlan plan_tp_for_cli(const TpProblem& problem, const GpuInfo& device, const Topology& topology,
+                       const TpOptions& options);
 
 void print_tp_plan(const TpPlan& plan, const std::string& topology_note);
 nlohmann::json tp_plan_json(const TpPlan& plan);
