@@ -36,6 +36,8 @@ constexpr double kCopyEngineShareOfNvlink = 0.87;
 // where the idle pairwise copy measured 392 GB/s.
 constexpr double kCopyShareBesideGemms = 0.82;
 
+constexpr double kLocalCopyDramShare = 0.81;
+
 // A launch that first waits on a flag (cuStreamWaitValue32, then the reset write) starts this
 // much after the previous one ends even when the flag is already set: ~6 us between a GEMM's
 // end and the next band's "partial in" mark in the same traces.
@@ -382,9 +384,11 @@ class TpPricer {
   }
   double part_bytes(int64_t rows) const { return double(rows) * p_.n * dtype_bytes(p_.d_type); }
   double send_us(double bytes) const { return multi::transfer_us(bytes, rate_); }
-  // A copy inside one GPU (workspace to D): read and write at its DRAM rate.
+  // A copy inside one GPU (workspace to D): a copy engine reads and writes at this share of
+  // the DRAM rate (probes/copy_engine_probe.cu, H200: 64 MB in 34.6 us, 1.94 TB/s copied =
+  // 0.81 of 4.8 TB/s moved; 40.1 us while a kernel held every SM: no SM needed).
   double local_copy_us(double bytes) const {
-    return multi::transfer_us(2 * bytes, device_.memory_bandwidth_gbps);
+    return multi::transfer_us(2 * bytes, device_.memory_bandwidth_gbps * kLocalCopyDramShare);
   }
 
   const Candidate& launch(const TpStep& step) {
