@@ -604,22 +604,26 @@ class Run {
     }
     for (std::size_t k = 0; k < gated; ++k) launch(share[k], false);
     arrival.arrive_and_wait();
-    for (std::size_t k = gated; k < share.size(); ++k) launch(share[k], false);
-
     std::size_t finished = 0;      // launches of `mine` known to have ended
     double measured = 0, predicted = 0;
+    auto retire_through = [&](std::size_t last) {  // waits for mine[last]; counts what ended
+      cuda_check(cudaEventSynchronize(mine[last].end), "cudaEventSynchronize(schedule)");
+      for (std::size_t j = finished; j <= last; ++j) {
+        measured += elapsed_us(mine[j].start, mine[j].end);
+        predicted += demand_[mine[j].gemm].time_us;
+      }
+      finished = last + 1;
+    };
+    for (std::size_t k = gated; k < share.size(); ++k) {
+      if (mine.size() - finished >= multi::kEnqueuedGemmsMax) retire_through(finished);
+      launch(share[k], false);
+    }
+
     for (;;) {
       std::vector<double> ahead;
       for (std::size_t j = finished; j < mine.size(); ++j) ahead.push_back(demand_[mine[j].gemm].time_us);
-      if (const auto wait = multi::refill_wait_index(ahead, multi::kRefillLeadUs)) {
-        const Launched& l = mine[finished + *wait];
-        cuda_check(cudaEventSynchronize(l.end), "cudaEventSynchronize(schedule)");
-        for (std::size_t j = finished; j <= finished + *wait; ++j) {
-          measured += elapsed_us(mine[j].start, mine[j].end);
-          predicted += demand_[mine[j].gemm].time_us;
-        }
-        finished += *wait + 1;
-      }
+      if (const auto wait = multi::refill_wait_index(ahead, multi::kRefillLeadUs))
+        retire_through(finished + *wait);
       std::optional<std::pair<std::size_t, bool>> take;
       {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -649,10 +653,7 @@ class Run {
         // Nothing left for this GPU; once its pool is empty it only waits if another GPU's
         // pooled work could still end sooner here: re-check after its next GEMM ends.
         if (finished == mine.size() || !migrate_ || !any_pooled()) break;
-        cuda_check(cudaEventSynchronize(mine[finished].end), "cudaEventSynchronize(schedule)");
-        measured += elapsed_us(mine[finished].start, mine[finished].end);
-        predicted += demand_[mine[finished].gemm].time_us;
-        ++finished;
+        retire_through(finished);
         continue;
       }
       launch(take->first, take->second);

@@ -55,6 +55,13 @@ std::optional<Migration> choose_migration(const std::vector<DeviceOutlook>& outl
 // with room to spare. Taking later keeps the choice open longer (the pool evens out the ends).
 inline constexpr double kRefillLeadUs = 40.0;
 
+// At most this many of a GPU's GEMMs enqueued and unfinished: past it the feeding thread waits
+// for the oldest to end before enqueuing the next. A launch and two event records are three
+// entries of a stream's queue (about a thousand deep): an unbounded share (the 512-GEMM list
+// on one H200 enqueued ~500) blocked the thread inside the driver until the GPU drained, which
+// the report then counted as host time (79 us a GEMM against 8 for the 64-GEMM list).
+inline constexpr std::size_t kEnqueuedGemmsMax = 128;
+
 // Which enqueued GEMM to wait for before taking more: `ahead_us` holds the times of a stream's
 // enqueued, unfinished GEMMs in stream order; the answer is the last one after whose end at
 // least `lead_us` of work remains, or nullopt when less than that is queued (take now).
