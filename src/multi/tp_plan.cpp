@@ -36,18 +36,13 @@ constexpr double kCopyEngineShareOfNvlink = 0.87;
 // where the idle pairwise copy measured 392 GB/s.
 constexpr double kCopyShareBesideGemms = 0.82;
 
+// A local copy's bytes read and written, as a share of the DRAM rate (local_copy_us).
 constexpr double kLocalCopyDramShare = 0.81;
 
 // A launch that first waits on a flag (cuStreamWaitValue32, then the reset write) starts this
 // much after the previous one ends even when the flag is already set: ~6 us between a GEMM's
 // end and the next band's "partial in" mark in the same traces.
 constexpr double kFlagWaitUs = 6.0;
-
-// The copies' DRAM traffic (each copy reads its source and writes its destination, a local
-// copy both on one GPU) is taken from the GEMMs' DRAM time: a launch whose DRAM time plus its
-// share of the copies' exceeds its matrix time slows by the excess. At the cost model's DRAM
-// efficiency (cost_model.cpp's kDramEfficiency).
-constexpr double kDramEfficiencyForCopies = 0.75;
 
 bool fp8(const TpProblem& p) { return multi::tp_block_scaled(p); }
 
@@ -348,9 +343,11 @@ class TpPricer {
     return plan;
   }
 
-  // Every launch's prediction with the copies' DRAM traffic (spread evenly over the launches)
-  // taken from its DRAM time, and the flag wait before it (kDramEfficiencyForCopies,
-  // kFlagWaitUs).
+  // Every launch's prediction with the copies' DRAM traffic taken from its DRAM time, and the
+  // flag wait before it (kFlagWaitUs). Each copy reads its source and writes its destination
+  // (a local copy both on one GPU); their bytes, spread evenly over the launches, move at the
+  // DRAM rate the cost model gave the launch (its dram_bytes over its memory_us), and a launch
+  // whose DRAM time then exceeds its matrix time slows by the excess.
   void slow_for_copies(TpPlan& plan) {
     const int64_t chunk = multi::tp_chunk_rows(p_);
     double copy_bytes = 0;  // DRAM bytes one rank's copies read and write per call
@@ -363,11 +360,11 @@ class TpPricer {
       if (p_.pattern == TpPattern::all_reduce)  // D bands out and in, then in D (read, write)
         copy_bytes += 4 * (g_ - 1) * part_bytes(chunk);
     }
-    const double copy_us_per_launch =
-        copy_bytes / double(plan.steps.size()) /
-        (device_.memory_bandwidth_gbps * 1e3 * kDramEfficiencyForCopies);
+    const double copy_bytes_per_launch = copy_bytes / double(plan.steps.size());
     for (TpStep& s : plan.steps) {
       const Prediction& q = launch(s).prediction;
+      const double copy_us_per_launch =
+          q.dram_bytes > 0 ? copy_bytes_per_launch * q.memory_us / q.dram_bytes : 0.0;
       const double busiest = std::max(q.compute_us, q.memory_us);
       s.predicted_us += std::max(0.0, q.memory_us + copy_us_per_launch - busiest);
       const bool waits = p_.pattern == TpPattern::all_gather ? s.step > 0 : s.reads_c;
