@@ -52,11 +52,15 @@ bool is_fp8(const TpProblem& p) { return p.scaling == Scaling::block_1x128_128x1
 
 TpPattern pattern_of(const std::string& text) {
   const std::optional<TpPattern> p = parse_tp_pattern(dashed(text));
-  // gather (D on rank 0) is the one-process CLI's and C++'s: a torch user gathers with
-  // torch.distributed around a rank's own GEMM.
-  if (!p || *p == TpPattern::gather)
+  if (!p)
     throw InvalidArgument("pattern", text,
                           "expected all_gather (ag), reduce_scatter (rs) or all_reduce (ar)");
+  // gather (D on rank 0) is the one-process CLI's and C++'s: a torch user gathers with
+  // torch.distributed around a rank's own GEMM.
+  if (*p == TpPattern::gather)
+    throw InvalidArgument("pattern", text,
+                          "gather (D on rank 0) runs from C++ (tp_gemm) and `autogemm bench --tp "
+                          "gather`; here: all_gather, reduce_scatter or all_reduce");
   return *p;
 }
 

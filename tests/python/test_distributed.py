@@ -98,6 +98,7 @@ def test_plan_without_device_warns_or_uses_gpu():
 
 @pytest.mark.parametrize("bad, argument, rule", [
     ({"pattern": "all_to_all"}, "pattern", "all_gather"),
+    ({"pattern": "gather"}, "pattern", "autogemm bench --tp gather"),
     ({"m": 16386}, "m", "multiple of 4"),
     ({"pattern": "all_gather", "n": 16386}, "n", "multiple of 4"),
     ({"pattern": "reduce_scatter", "k": 16388}, "k", "multiple of"),
