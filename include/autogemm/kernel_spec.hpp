@@ -5,6 +5,7 @@
 // every rule of the kernel family first. Code generation reads a spec, the launcher launches
 // it; neither decides anything the spec does not say.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -110,12 +111,37 @@ struct OperandCopy {
   int64_t bytes() const { return rows * padded_ld * element_bytes; }
 };
 
+// One cuBLASLt algorithm, by the attributes that identify it (cublasLtMatmulAlgoConfigGetAttribute:
+// ALGO_ID, TILE_ID, STAGES_ID, SPLITK_NUM, REDUCTION_SCHEME, CTA_SWIZZLING, CUSTOM_OPTION,
+// INNER_SHAPE_ID, CLUSTER_SHAPE_ID). Autotuning times several of the heuristic's algorithms for a
+// call and keeps the fastest; the tuning record holds these numbers, not the opaque
+// cublasLtMatmulAlgo_t, because they are what cublasLtMatmulAlgoInit + ConfigSetAttribute
+// rebuild it from in another process (runtime/cublaslt.hpp checks the rebuilt algorithm with
+// cublasLtMatmulAlgoCheck before it runs).
+struct VendorAlgo {
+  int algo_id = 0;
+  int tile_id = 0;
+  int stages_id = 0;
+  int splitk_num = 1;
+  int reduction_scheme = 0;
+  int cta_swizzling = 0;
+  int custom_option = 0;
+  int inner_shape_id = 0;
+  int cluster_shape_id = 0;
+  friend bool operator==(const VendorAlgo&, const VendorAlgo&) = default;
+};
+// "algo 66 tile 20 stages 8 splitk 1 reduction 0 swizzle 0 custom 0 inner 0 cluster 0"
+std::string describe(const VendorAlgo& algo);
+
 struct KernelSpec {
   GemmProblem problem;
   GemmConfig config;             // as the planner chose it or the caller gave it
   std::string text;              // config.describe()
   std::string reason;            // why this path ("sm_90a on h100-sxm: TMA loads + ...")
   bool vendor = false;           // cuBLASLt runs the call; `kernels` is empty
+  // With `vendor`: the cuBLASLt algorithm autotuning chose (the tuning record's); none: the
+  // heuristic's first for the call.
+  std::optional<VendorAlgo> vendor_algo;
   std::vector<KernelLaunch> kernels;   // launched in this order: the main kernel, then the
                                        // n-tail kernel as its programmatic dependent
   SplitKWorkspaceLayout split_k;       // zero unless split_k > 1

@@ -18,6 +18,13 @@
 namespace autogemm {
 
 std::string_view to_string(LoadPath p) { return p == LoadPath::tma ? "tma" : "threads"; }
+
+std::string describe(const VendorAlgo& a) {
+  return fmt::format("algo {} tile {} stages {} splitk {} reduction {} swizzle {} custom {} "
+                     "inner {} cluster {}", a.algo_id, a.tile_id, a.stages_id, a.splitk_num,
+                     a.reduction_scheme, a.cta_swizzling, a.custom_option, a.inner_shape_id,
+                     a.cluster_shape_id);
+}
 std::string_view to_string(StorePath p) {
   return p == StorePath::tma ? "tma" : p == StorePath::staged ? "staged" : "threads";
 }

@@ -12,17 +12,24 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <tuple>
+#include <vector>
 
 #include "autogemm/errors.hpp"
 #include "jit/log.hpp"
 #include "cuda/cuda_check.hpp"
+#include "runtime/cublaslt_algo.hpp"
 
 namespace autogemm::runtime {
 
 namespace {
 
 constexpr std::size_t kWorkspaceBytes = kCublasLtWorkspaceBytes;
+// How many of the heuristic's algorithms autotuning times: its first is the baseline, and
+// further ones win on some shapes by a few percent (a different tile or split-K). They cost no
+// compilation, only a few launches each on the first call.
+constexpr int kTuningAlgorithms = 8;
 constexpr int64_t kScaleBlock = 128;  // FP8 block scaling granularity
 // cuBLASLt assumes 256-byte aligned pointers unless told otherwise (CUBLASLT_MATMUL_PREF_MIN_
 // ALIGNMENT_*_BYTES, default 256); we tell it the real alignment so odd offsets still run.
@@ -130,7 +137,13 @@ struct PlanKey {
 struct CachedMatmul {
   Owned<cublasLtMatmulDesc_t> desc;
   Owned<cublasLtMatrixLayout_t> lt_a, lt_b, lt_c, lt_d;  // cuBLAS names: lt_a describes our B
-  cublasLtMatmulAlgo_t algo{};
+  Owned<cublasLtMatmulPreference_t> pref;
+  cudaDataType_t type_a{}, type_b{}, type_d{};            // cuBLAS's A, B and D (= C)
+  cublasLtMatmulAlgo_t algo{};                            // the heuristic's first
+  // Autotuning's: the heuristic's first algorithms (queried once, on the first ask), and each
+  // algorithm a caller asked to run, rebuilt, or nullopt where cublasLtMatmulAlgoCheck refused it.
+  std::optional<std::vector<VendorAlgo>> tuning_algos;
+  std::vector<std::pair<VendorAlgo, std::optional<cublasLtMatmulAlgo_t>>> rebuilt;
 };
 
 struct DeviceState {
@@ -305,9 +318,12 @@ std::unique_ptr<CachedMatmul> build_plan(const PlanKey& key, cublasLtHandle_t ha
   plan->lt_d = make_layout(out, key.n, key.m, key.ldd, "D");
   plan->lt_c = make_layout(out, key.n, key.m, key.uses_c ? key.ldc : key.ldd, "C");
 
+  plan->type_a = in_a;
+  plan->type_b = in_b;
+  plan->type_d = out;
   cublasLtMatmulPreference_t raw_pref = nullptr;
   check_lt(cublasLtMatmulPreferenceCreate(&raw_pref), "cublasLtMatmulPreferenceCreate");
-  Owned<cublasLtMatmulPreference_t> pref(raw_pref);
+  plan->pref.reset(raw_pref);
   auto set_pref = [&](cublasLtMatmulPreferenceAttributes_t attribute, auto value,
                       const char* name) {
     check_lt(cublasLtMatmulPreferenceSetAttribute(raw_pref, attribute, &value, sizeof value),
@@ -356,6 +372,67 @@ std::unique_ptr<CachedMatmul> build_plan(const PlanKey& key, cublasLtHandle_t ha
     log(4, "cuBLASLt plan for {}: workspace {} B, waves {:.2f}, {}", describe(key),
         result.workspaceSize, result.wavesCount, describe_split(result.algo));
   return plan;
+}
+
+PlanKey make_key(const GemmProblem& problem, const GemmOperands& operands, ScaleMode mode) {
+  const bool uses_c = operands.beta != 0.0f;
+  const void* c = uses_c ? operands.c : operands.d;  // not read when beta == 0
+  PlanKey key{};
+  key.m = problem.m;
+  key.n = problem.n;
+  key.k = problem.k;
+  key.lda = problem.lda_or_packed();
+  key.ldb = problem.ldb_or_packed();
+  key.ldc = uses_c ? problem.ldc_or_packed() : 0;
+  key.ldd = problem.ldd_or_packed();
+  key.a_type = problem.a_type;
+  key.b_type = problem.b_type;
+  key.d_type = problem.d_type;
+  key.layout = problem.layout;
+  key.scale_mode = mode;
+  key.uses_c = uses_c;
+  key.align_a = alignment_of(operands.a, key.lda, dtype_bytes(problem.a_type));
+  key.align_b = alignment_of(operands.b, key.ldb, dtype_bytes(problem.b_type));
+  key.align_c = alignment_of(c, key.ldc, dtype_bytes(problem.d_type));
+  key.align_d = alignment_of(operands.d, key.ldd, dtype_bytes(problem.d_type));
+
+  return key;
+}
+
+// The device's plan for the key, built on first use (lock held).
+CachedMatmul& cached_plan(DeviceState& state, const PlanKey& key) {
+  auto it = state.plans.find(key);
+  if (it == state.plans.end())
+    it = state.plans.emplace(key, build_plan(key, state.handle, state.workspace)).first;
+  return *it->second;
+}
+
+// `wanted` rebuilt for the plan and checked (cublasLtMatmulAlgoCheck: this library, device and
+// call take it, within the workspace), once per plan; null, logged once, where it does not
+// check out: the caller runs the heuristic's first instead (lock held).
+const cublasLtMatmulAlgo_t* rebuilt_algo(DeviceState& state, CachedMatmul& plan,
+                                         const PlanKey& key, const VendorAlgo& wanted) {
+  for (auto& [algo, built] : plan.rebuilt)
+    if (algo == wanted) return built ? &*built : nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  cublasStatus_t status =
+      init_vendor_algo(state.handle, plan.type_a, plan.type_b, plan.type_d, wanted, &algo);
+  cublasLtMatmulHeuristicResult_t result{};
+  if (status == CUBLAS_STATUS_SUCCESS)
+    status = cublasLtMatmulAlgoCheck(state.handle, plan.desc.get(), plan.lt_a.get(),
+                                     plan.lt_b.get(), plan.lt_c.get(), plan.lt_d.get(), &algo,
+                                     &result);
+  const bool fits = status == CUBLAS_STATUS_SUCCESS && result.workspaceSize <= kWorkspaceBytes;
+  if (!fits)
+    log(2, "cuBLASLt algorithm {} does not check out for {} ({}; {}): running the heuristic's "
+        "first instead", describe(wanted), describe(key),
+        status == CUBLAS_STATUS_SUCCESS
+            ? fmt::format("needs {} B of workspace, {} B here", result.workspaceSize,
+                          kWorkspaceBytes)
+            : std::string(cublasLtGetStatusName(status)),
+        library_version_text());
+  plan.rebuilt.emplace_back(wanted, fits ? std::optional(algo) : std::nullopt);
+  return fits ? &*plan.rebuilt.back().second : nullptr;
 }
 
 const float* require(const float* p, const char* name, const char* why) {
@@ -519,31 +596,15 @@ void cublaslt_gemm(const GemmProblem& problem, const GemmOperands& operands, cud
   const bool uses_c = operands.beta != 0.0f;
   const void* c = uses_c ? operands.c : operands.d;  // not read when beta == 0
 
-  PlanKey key{};
-  key.m = problem.m;
-  key.n = problem.n;
-  key.k = problem.k;
-  key.lda = problem.lda_or_packed();
-  key.ldb = problem.ldb_or_packed();
-  key.ldc = uses_c ? problem.ldc_or_packed() : 0;
-  key.ldd = problem.ldd_or_packed();
-  key.a_type = problem.a_type;
-  key.b_type = problem.b_type;
-  key.d_type = problem.d_type;
-  key.layout = problem.layout;
-  key.scale_mode = mode;
-  key.uses_c = uses_c;
-  key.align_a = alignment_of(operands.a, key.lda, dtype_bytes(problem.a_type));
-  key.align_b = alignment_of(operands.b, key.ldb, dtype_bytes(problem.b_type));
-  key.align_c = alignment_of(c, key.ldc, dtype_bytes(problem.d_type));
-  key.align_d = alignment_of(operands.d, key.ldd, dtype_bytes(problem.d_type));
+  const PlanKey key = make_key(problem, operands, mode);
 
   DeviceState& state = device_state();
   std::lock_guard lock(state.mutex);
-  auto it = state.plans.find(key);
-  if (it == state.plans.end())
-    it = state.plans.emplace(key, build_plan(key, state.handle, state.workspace)).first;
-  CachedMatmul& plan = *it->second;
+  CachedMatmul& plan = cached_plan(state, key);
+  const cublasLtMatmulAlgo_t* algo = &plan.algo;
+  if (options.algo)
+    if (const cublasLtMatmulAlgo_t* chosen = rebuilt_algo(state, plan, key, *options.algo))
+      algo = chosen;
 
   const bool capturing = is_capturing(stream);
   // Wait for the workspace's previous user (not inside a graph capture: a captured stream may
@@ -581,7 +642,7 @@ void cublaslt_gemm(const GemmProblem& problem, const GemmOperands& operands, cud
   const cublasStatus_t status =
       cublasLtMatmul(state.handle, plan.desc.get(), &alpha, operands.b, plan.lt_a.get(),
                      operands.a, plan.lt_b.get(), &beta, c, plan.lt_c.get(), operands.d,
-                     plan.lt_d.get(), &plan.algo, state.workspace, kWorkspaceBytes, stream);
+                     plan.lt_d.get(), algo, state.workspace, kWorkspaceBytes, stream);
   if (status != CUBLAS_STATUS_SUCCESS) check_lt(status, "cublasLtMatmul", describe(key));
 
   if (!capturing) {
@@ -589,6 +650,43 @@ void cublaslt_gemm(const GemmProblem& problem, const GemmOperands& operands, cud
                "cudaEventRecord(cuBLASLt workspace)");
     state.workspace_used = true;
   }
+}
+
+std::vector<VendorAlgo> cublaslt_algorithms(const GemmProblem& problem,
+                                            const GemmOperands& operands, int count) {
+  validate(problem);
+  const ScaleMode mode = scale_mode_of(problem, false);
+  check_operands(problem, operands, mode);
+  const PlanKey key = make_key(problem, operands, mode);
+  DeviceState& state = device_state();
+  std::lock_guard lock(state.mutex);
+  CachedMatmul& plan = cached_plan(state, key);   // throws where the heuristic has none
+  if (!plan.tuning_algos) {
+    std::vector<cublasLtMatmulHeuristicResult_t> results(std::size_t(kTuningAlgorithms));
+    int returned = 0;
+    const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
+        state.handle, plan.desc.get(), plan.lt_a.get(), plan.lt_b.get(), plan.lt_c.get(),
+        plan.lt_d.get(), plan.pref.get(), kTuningAlgorithms, results.data(), &returned);
+    check_lt(status, "cublasLtMatmulAlgoGetHeuristic", describe(key));
+    plan.tuning_algos.emplace();
+    for (int i = 0; i < returned; ++i)
+      if (results[std::size_t(i)].state == CUBLAS_STATUS_SUCCESS)
+        plan.tuning_algos->push_back(vendor_algo_of(results[std::size_t(i)].algo));
+  }
+  std::vector<VendorAlgo> algos = *plan.tuning_algos;
+  if (int(algos.size()) > count) algos.resize(std::size_t(std::max(count, 0)));
+  return algos;
+}
+
+bool cublaslt_algorithm_usable(const GemmProblem& problem, const GemmOperands& operands,
+                               const VendorAlgo& algo) {
+  validate(problem);
+  const ScaleMode mode = scale_mode_of(problem, false);
+  check_operands(problem, operands, mode);
+  const PlanKey key = make_key(problem, operands, mode);
+  DeviceState& state = device_state();
+  std::lock_guard lock(state.mutex);
+  return rebuilt_algo(state, cached_plan(state, key), key, algo) != nullptr;
 }
 
 }  // namespace autogemm::runtime

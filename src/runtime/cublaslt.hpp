@@ -5,10 +5,13 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "autogemm/errors.hpp"
 #include "autogemm/gemm.hpp"
+#include "autogemm/kernel_spec.hpp"
 #include "autogemm/problem.hpp"
 
 namespace autogemm::runtime {
@@ -85,10 +88,23 @@ struct CublasLtOptions {
   // by to_cublaslt_block_scales, so the call launches nothing but the matmul (the bench times
   // it that way). When false, the call converts our layout into stream-ordered scratch first.
   bool scales_in_cublaslt_layout = false;
+  // Run this algorithm (autotuning's winner, runtime/cublaslt_algo.hpp) instead of the
+  // heuristic's first. One that does not check out for the call (cublasLtMatmulAlgoCheck: another
+  // cuBLASLt, alignment, workspace) is logged once (level 2) and the heuristic's first runs.
+  std::optional<VendorAlgo> algo;
 };
 
 void cublaslt_gemm(const GemmProblem& problem, const GemmOperands& operands, cudaStream_t stream,
                    const CublasLtOptions& options);
+
+// Autotuning's cuBLASLt candidates: up to `count` (at most 8) of the heuristic's algorithms
+// for the call, its first (what cublaslt_gemm runs by default) first. Throws as cublaslt_gemm does
+// where cuBLASLt declines the call.
+std::vector<VendorAlgo> cublaslt_algorithms(const GemmProblem& problem,
+                                            const GemmOperands& operands, int count);
+// Whether `algo` rebuilt checks out for the call (cublasLtMatmulAlgoCheck), logged when not.
+bool cublaslt_algorithm_usable(const GemmProblem& problem, const GemmOperands& operands,
+                               const VendorAlgo& algo);
 
 // Block scales in cuBLASLt's layout (layout of PyTorch's checks for its cuBLASLt DeepSeek path,
 // aten/src/ATen/native/cuda/ScaledBlas.cpp; cuBLAS docs, "1D/2D block scaling"):

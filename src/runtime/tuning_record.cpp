@@ -161,22 +161,13 @@ std::optional<TuningEntry> TuningRecord::lookup_key(const std::string& key) cons
     if (j.at("format").get<int>() != kTuningRecordFormatVersion)
       throw std::runtime_error(fmt::format("format {}, expected {}", j.at("format").dump(),
                                            kTuningRecordFormatVersion));
-    entry.key = j.at("key").get<std::string>();
-    entry.config = j.at("config").get<std::string>();
-    entry.time_us = j.at("time_us").get<double>();
-    entry.candidates = j.at("candidates").get<int>();
-    entry.date = j.at("date").get<std::string>();
-  } catch (const std::exception& e) {   // nlohmann::json::exception and the format check
+    entry = entry_from_json(j);
+  } catch (const std::exception& e) {   // nlohmann::json::exception and the checks
     reject(path, fmt::format("not a tuning record entry ({})", e.what()));
     return std::nullopt;
   }
   if (entry.key != key) {
     reject(path, fmt::format("it holds the entry for \"{}\", not \"{}\"", entry.key, key));
-    return std::nullopt;
-  }
-  if (entry.config.empty() || entry.candidates < 1 || !(entry.time_us > 0)) {
-    reject(path, fmt::format("config \"{}\", {} candidates, {} us: not a tuned result",
-                             entry.config, entry.candidates, entry.time_us));
     return std::nullopt;
   }
   return entry;
@@ -185,10 +176,14 @@ std::optional<TuningEntry> TuningRecord::lookup_key(const std::string& key) cons
 bool TuningRecord::store(const GpuInfo& device, const GemmProblem& problem,
                          const GemmConfig& winner, double time_us, int candidates) {
   TuningEntry entry;
-  entry.key = tuning_key(device, problem, version(), fingerprint_);
   entry.config = winner.describe();
   entry.time_us = time_us;
   entry.candidates = candidates;
+  return store(device, problem, std::move(entry));
+}
+
+bool TuningRecord::store(const GpuInfo& device, const GemmProblem& problem, TuningEntry entry) {
+  entry.key = tuning_key(device, problem, version(), fingerprint_);
   entry.date = now_utc();
   return store_entry(entry);
 }
@@ -202,12 +197,8 @@ bool TuningRecord::store_entry(const TuningEntry& entry) {
   std::error_code error;
   std::filesystem::create_directories(folder_, error);
   if (error) return fail(fmt::format("cannot create {}: {}", folder_.string(), error.message()));
-  const nlohmann::json j = {{"format", kTuningRecordFormatVersion},
-                            {"key", entry.key},
-                            {"config", entry.config},
-                            {"time_us", entry.time_us},
-                            {"candidates", entry.candidates},
-                            {"date", entry.date}};
+  nlohmann::json j = entry_to_json(entry);
+  j["format"] = kTuningRecordFormatVersion;
   const std::string bytes = j.dump(2) + "\n";
   if (auto why = jit::write_file_atomically(final_path, bytes, final_path.stem().string(),
                                             kTemporaryMarker);
@@ -264,17 +255,22 @@ std::optional<KernelSpec> spec_from_entry(const TuningEntry& entry, const GemmPr
         "planning instead", problem.m, problem.n, problem.k, entry.config, e.what());
     return std::nullopt;
   }
-  if (config.instruction == Instruction::vendor) {
-    log(2, "tuning record: entry for {}x{}x{} names the vendor path, which autotuning never "
-        "picks; planning instead", problem.m, problem.n, problem.k);
+  if ((config.instruction == Instruction::vendor) != entry.vendor()) {
+    log(2, "tuning record: entry for {}x{}x{} holds \"{}\" {} a cuBLASLt algorithm; planning "
+        "instead", problem.m, problem.n, problem.k, entry.config,
+        entry.vendor() ? "with" : "without");
     return std::nullopt;
   }
   try {
-    return plan::make_spec(
+    KernelSpec spec = plan::make_spec(
         problem, config, device,
         fmt::format("{}; from the tuning record ({} candidates, {:.2f} us): autotuned over {} "
-                    "candidates on {}", path_reason, entry.candidates, entry.time_us,
-                    entry.candidates, entry.date));
+                    "candidates on {}{}", path_reason, entry.candidates, entry.time_us,
+                    entry.candidates, entry.date,
+                    entry.vendor() ? fmt::format("; cuBLASLt {}", describe(*entry.vendor_algo))
+                                   : std::string()));
+    spec.vendor_algo = entry.vendor_algo;
+    return spec;
   } catch (const InvalidArgument& e) {
     log(2, "tuning record: entry for {}x{}x{} holds \"{}\", which the rules of this build refuse "
         "({}); planning instead", problem.m, problem.n, problem.k, entry.config, e.rule());

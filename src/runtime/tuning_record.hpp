@@ -33,6 +33,7 @@
 #include "autogemm/device.hpp"
 #include "autogemm/kernel_spec.hpp"
 #include "autogemm/problem.hpp"
+#include "runtime/tuning_entry.hpp"
 
 namespace autogemm::runtime {
 
@@ -52,14 +53,6 @@ std::string tuning_key(const GpuInfo& device, const GemmProblem& problem,
                        std::string_view library_version, std::string_view kernel_fingerprint);
 // The same with this build's version (autogemm::version()) and kernel_fingerprint().
 std::string tuning_key(const GpuInfo& device, const GemmProblem& problem);
-
-struct TuningEntry {
-  std::string key;          // tuning_key() of the device, problem and build it was tuned for
-  std::string config;       // the winner, GemmConfig::describe()
-  double time_us = 0;       // the winner's time per call when it was tuned
-  int candidates = 0;       // how many configurations were timed
-  std::string date;         // when, UTC, "2026-11-24T10:31:05Z"
-};
 
 class TuningRecord {
  public:
@@ -84,6 +77,9 @@ class TuningRecord {
   // false when it could not be written (logged at level 2; nothing else changes).
   bool store(const GpuInfo& device, const GemmProblem& problem, const GemmConfig& winner,
              double time_us, int candidates);
+  // The same for an entry whose fields are filled but for its key and date (a cuBLASLt winner,
+  // with its algorithm).
+  bool store(const GpuInfo& device, const GemmProblem& problem, TuningEntry entry);
   bool store_entry(const TuningEntry& entry);
 
   // Empty when entries can be written here (the folder exists or was created, and is
@@ -120,9 +116,11 @@ TuningRecordStatus tuning_record_status();
 void set_process_tuning_record(std::shared_ptr<TuningRecord> record);
 
 // The spec an entry stands for: its configuration made into a spec by plan::make_spec with
-// the rules of this build. nullopt, with a log line (level 2), when the text no longer parses,
-// names the vendor path, or the rules refuse it (they changed since it was tuned): the caller
-// plans as if there were no entry. `path_reason` is the planner's reason for our kernel path;
+// the rules of this build; a cuBLASLt winner the vendor spec with its algorithm (whether this
+// cuBLASLt still has that algorithm for the call is checked where the call's pointers are known:
+// gemm.cpp). nullopt, with a log line (level 2), when the text no longer parses, names the
+// vendor path without an algorithm, or the rules refuse it (they changed since it was tuned):
+// the caller plans as if there were no entry. `path_reason` is the planner's reason for our kernel path;
 // the spec's reason adds "from the tuning record (N candidates, X us)".
 std::optional<KernelSpec> spec_from_entry(const TuningEntry& entry, const GemmProblem& problem,
                                           const GpuInfo& device, const std::string& path_reason);
