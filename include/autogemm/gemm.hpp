@@ -40,8 +40,15 @@ struct GemmOptions {
   // not, unless they ask to time more candidates than it was tuned over. The same holds in this
   // process for a problem the record already has: its entry runs and nothing is timed.
   // -1: $AUTOGEMM_AUTOTUNE (default 0: the planner's choice, or the record's entry). Skipped when
-  // C and D are the same buffer.
+  // C and D are the same buffer. Besides our configurations, cuBLASLt's heuristic's first
+  // algorithms for the call are timed (up to 8): where one wins, the problem runs cuBLASLt with
+  // that algorithm, so a tuned problem does not run slower than cuBLASLt. A tuning file
+  // (autogemm/tuning.hpp, AUTOGEMM_TUNING_FILE) holding the problem decides instead, untimed.
   int autotune = -1;
+  // Autotuning times each candidate as a CUDA graph replay of its launches (for callers who
+  // replay graphs: no host launch cost between kernels) instead of plain launches. -1:
+  // $AUTOGEMM_AUTOTUNE_GRAPH (1 on, default 0).
+  int autotune_graph = -1;
 };
 
 struct GemmReport {

@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string_view>
 #include <tuple>
 
 #include "autogemm/device.hpp"
@@ -20,10 +21,12 @@
 #include "cuda/cuda_check.hpp"
 #include "plan/kernel_spec.hpp"
 #include "plan/rules.hpp"
+#include "runtime/autotune.hpp"
 #include "runtime/call_spec.hpp"
 #include "runtime/cublaslt.hpp"
 #include "runtime/launch.hpp"
 #include "runtime/tensor_maps.hpp"
+#include "runtime/tuning_file.hpp"
 #include "runtime/tuning_record.hpp"
 
 namespace autogemm {
@@ -69,71 +72,7 @@ int autotune_default() {
   return count;
 }
 
-// Up to `count` of the plan's candidates, best first, that differ in more than raster order or
-// persistence (those rarely change the time; the tile, the k-block depth, consumers, split,
-// cluster and FP8 promotion scheme do: one or two swizzle atoms of K per stage measured 4-9%
-// apart on BF16 decode rows). A first pass takes at most two per tile shape, so cluster
-// variants of one tile cannot crowd out the next tile: the model ties 256x128 oi and 128x128
-// pb2 FP8 tiles, which measured 3-4% apart either way (behind at K = 512-2048, ahead above).
-std::vector<GemmConfig> distinct_candidates(const Plan& plan, int count) {
-  std::vector<GemmConfig> picked;
-  auto same = [](const GemmConfig& x, const GemmConfig& y) {
-    return x.block_m == y.block_m && x.block_n == y.block_n && x.block_k == y.block_k &&
-           x.num_consumers == y.num_consumers && x.split_k == y.split_k &&
-           x.cluster_m == y.cluster_m && x.cluster_n == y.cluster_n &&
-           x.multicast == y.multicast && x.promotion_buffers == y.promotion_buffers &&
-           x.ordered_issue == y.ordered_issue && x.swap_ab == y.swap_ab;
-  };
-  for (int per_tile : {2, count}) {
-    for (const Candidate& c : plan.candidates) {
-      if (int(picked.size()) >= count) break;
-      const GemmConfig& x = c.config;
-      const auto same_tile = std::count_if(picked.begin(), picked.end(), [&](const GemmConfig& y) {
-        return x.block_m == y.block_m && x.block_n == y.block_n;
-      });
-      const bool seen = std::any_of(picked.begin(), picked.end(),
-                                    [&](const GemmConfig& y) { return same(x, y); });
-      if (!seen && same_tile < per_tile) picked.push_back(x);
-    }
-  }
-  return picked;
-}
-
 using SpecPtr = std::shared_ptr<const KernelSpec>;
-
-struct Timed {
-  SpecPtr spec;
-  double us = 0;   // per launch
-};
-
-// Times each spec on the call's buffers (one warm-up, three timed launches between events on
-// `stream`) and returns the fastest. Blocks on the stream; first call only.
-Timed fastest(const GemmOperands& o, cudaStream_t stream, const std::vector<SpecPtr>& specs) {
-  cudaEvent_t start, stop;
-  cuda_check(cudaEventCreate(&start), "cudaEventCreate");
-  cuda_check(cudaEventCreate(&stop), "cudaEventCreate");
-  SpecPtr best = specs.front();
-  float best_ms = -1;
-  for (const SpecPtr& spec : specs) {
-    runtime::prepare(*spec);
-    runtime::launch(*spec, o, stream);
-    cuda_check(cudaEventRecord(start, stream), "cudaEventRecord");
-    for (int i = 0; i < 3; ++i) runtime::launch(*spec, o, stream);
-    cuda_check(cudaEventRecord(stop, stream), "cudaEventRecord");
-    cuda_check(cudaEventSynchronize(stop), "cudaEventSynchronize (autotune)");
-    float ms = 0;
-    cuda_check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
-    const GemmProblem& p = spec->problem;
-    log(4, "autotune {}x{}x{}: {} {:.2f} us", p.m, p.n, p.k, spec->text, ms * 1000 / 3);
-    if (best_ms < 0 || ms < best_ms) {
-      best_ms = ms;
-      best = spec;
-    }
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return {best, double(best_ms) * 1000 / 3};
-}
 
 PlanKey plan_key(int device, const GemmProblem& p) {
   return {device,          p.m,           p.n,      p.k,       p.a_type,      p.b_type,
@@ -142,33 +81,68 @@ PlanKey plan_key(int device, const GemmProblem& p) {
           p.expected_m};
 }
 
-// The tuning record's spec for a planned problem, or null when the record is off, has no
-// usable entry, or has one from fewer candidates than this call asks to time (then it is tuned
-// again and the entry replaced).
-SpecPtr recorded_spec(const Plan& plan, std::size_t candidates_wanted) {
-  const std::shared_ptr<runtime::TuningRecord> record = runtime::process_tuning_record();
-  // The record's key has no grouping: grouped problems are planned, never recorded.
-  if (!record || plan.spec.vendor || plan.problem.grouping != Grouping::none) return nullptr;
-  const std::optional<runtime::TuningEntry> entry = record->lookup(plan.device, plan.problem);
-  if (!entry) return nullptr;
-  if (std::size_t(entry->candidates) < candidates_wanted) {
-    log(3, "tuning record: {}x{}x{} was tuned over {} candidates; this call asks for {}",
-        plan.problem.m, plan.problem.n, plan.problem.k, entry->candidates, candidates_wanted);
-    return nullptr;
+bool autotune_graph_default() {
+  static const bool graph = [] {
+    const char* v = std::getenv("AUTOGEMM_AUTOTUNE_GRAPH");
+    const std::string_view value = v ? v : "";
+    if (!value.empty() && value != "0" && value != "1")
+      log(2, "AUTOGEMM_AUTOTUNE_GRAPH = {}: expected 0 or 1; timing plain launches", value);
+    return value == "1";
+  }();
+  return graph;
+}
+
+// The entry for a planned problem: a loaded tuning file's (which wins: a deployment ships it so
+// that every process makes its choices, whatever it asks to time), else the tuning record's,
+// unless it was tuned over fewer candidates than this call asks to time or before cuBLASLt was a
+// candidate (then it is tuned again and the entry replaced). `origin` says which.
+std::optional<runtime::TuningEntry> recorded_entry(const Plan& plan,
+                                                   std::size_t candidates_wanted,
+                                                   std::string* origin) {
+  if (std::optional<runtime::TuningEntry> entry = runtime::file_entry(plan.device, plan.problem)) {
+    *origin = "tuning file";
+    return entry;
   }
+  const std::shared_ptr<runtime::TuningRecord> record = runtime::process_tuning_record();
+  if (!record) return std::nullopt;
+  std::optional<runtime::TuningEntry> entry = record->lookup(plan.device, plan.problem);
+  if (!entry) return std::nullopt;
+  *origin = "tuning record";
+  if (candidates_wanted == 0) return entry;
+  if (std::size_t(entry->candidates) < candidates_wanted || entry->vendor_algorithms < 0) {
+    log(3, "tuning record: {}x{}x{} was tuned over {} candidates{}; this call asks for {} and "
+        "cuBLASLt's", plan.problem.m, plan.problem.n, plan.problem.k, entry->candidates,
+        entry->vendor_algorithms < 0 ? " without cuBLASLt's" : "", candidates_wanted);
+    return std::nullopt;
+  }
+  return entry;
+}
+
+// The spec of the problem's recorded entry, or null when there is none usable: none recorded
+// (a grouped problem, whose key the record lacks, never is), the rules refuse it, or its cuBLASLt
+// algorithm does not check out for this call (logged; the caller plans, and tunes when asked).
+SpecPtr recorded_spec(const Plan& plan, const GemmOperands& o, std::size_t candidates_wanted) {
+  if (plan.spec.vendor || plan.problem.grouping != Grouping::none) return nullptr;
+  std::string origin;
+  const std::optional<runtime::TuningEntry> entry =
+      recorded_entry(plan, candidates_wanted, &origin);
+  if (!entry) return nullptr;
   std::optional<KernelSpec> spec =
-      runtime::spec_from_entry(*entry, plan.problem, plan.device, plan.path_reason);
+      runtime::spec_from_entry(*entry, plan.problem, plan.device, plan.path_reason, origin);
   if (!spec) return nullptr;
-  log(3, "tuning record {}x{}x{}: {} ({} candidates, {:.2f} us, {})", plan.problem.m,
+  if (spec->vendor_algo && !runtime::cublaslt_algorithm_usable(plan.problem, o, *spec->vendor_algo))
+    return nullptr;
+  log(3, "{} {}x{}x{}: {} ({} candidates, {:.2f} us, {})", origin, plan.problem.m,
       plan.problem.n, plan.problem.k, spec->text, entry->candidates, entry->time_us, entry->date);
   return std::make_shared<const KernelSpec>(std::move(*spec));
 }
 
-// Plans each distinct problem once per process: from the tuning record when it holds the
-// problem, else the planner's choice, autotuned when asked (the winner then goes into the
-// record).
+// Plans each distinct problem once per process: from a tuning file or the tuning record when
+// either holds the problem, else the planner's choice, autotuned when asked (the winner then
+// goes into the record). Where cuBLASLt is the recorded or tuned winner, `ours_instead` is our
+// best, for callers who forbid cuBLASLt.
 PlannedSpec planned_spec(int device, const GemmProblem& p, const GemmOperands& o,
-                         cudaStream_t stream, int autotune) {
+                         cudaStream_t stream, int autotune, bool graph) {
   static std::mutex mutex;
   static std::map<PlanKey, PlannedSpec> plans;
   const PlanKey key = plan_key(device, p);
@@ -194,22 +168,17 @@ PlannedSpec planned_spec(int device, const GemmProblem& p, const GemmOperands& o
   const bool tune =
       want_tuning && !plan.spec.vendor && plan::operand_violation(plan.spec, o).empty();
   const std::vector<GemmConfig> candidates =
-      tune ? distinct_candidates(plan, autotune) : std::vector<GemmConfig>{};
-  if (SpecPtr recorded = recorded_spec(plan, candidates.size())) {
-    planned = {std::move(recorded), true, nullptr};
+      tune ? runtime::distinct_candidates(plan, autotune) : std::vector<GemmConfig>{};
+  if (SpecPtr recorded = recorded_spec(plan, o, candidates.size())) {
+    const SpecPtr ours = recorded->vendor ? planned.spec : nullptr;
+    planned = {std::move(recorded), true, ours};
   } else if (tune) {
-    std::vector<SpecPtr> specs;
-    for (const GemmConfig& c : candidates)
-      specs.push_back(std::make_shared<const KernelSpec>(
-          plan::make_spec(p, c, plan.device, plan.path_reason)));
-    const Timed winner = fastest(o, stream, specs);
+    runtime::AutotuneResult tuned = runtime::autotune(plan, candidates, o, stream, graph);
     planned.tuned = true;
-    auto tuned = std::make_shared<KernelSpec>(*winner.spec);
-    tuned->reason += fmt::format("; autotuned over {} candidates", specs.size());
-    planned.spec = std::move(tuned);
-    log(3, "autotuned {}x{}x{}: {} ({:.2f} us)", p.m, p.n, p.k, planned.spec->text, winner.us);
+    planned.spec = tuned.spec;
+    if (tuned.spec->vendor) planned.ours_instead = tuned.ours_best;
     if (const auto record = runtime::process_tuning_record())
-      record->store(plan.device, p, winner.spec->config, winner.us, int(specs.size()));
+      record->store(plan.device, p, std::move(tuned.entry));
   }
   std::lock_guard<std::mutex> lock(mutex);
   plans[key] = planned;
@@ -274,7 +243,9 @@ std::shared_ptr<const KernelSpec> call_spec(int device, const GemmProblem& probl
     return forced_spec(device, problem, *options.config);
   }
   const int autotune = options.autotune >= 0 ? options.autotune : autotune_default();
-  const PlannedSpec planned = planned_spec(device, problem, operands, stream, autotune);
+  const bool graph =
+      options.autotune_graph >= 0 ? options.autotune_graph > 0 : autotune_graph_default();
+  const PlannedSpec planned = planned_spec(device, problem, operands, stream, autotune, graph);
   // Forbidding cuBLASLt where the planner only preferred it: our kernel on copied rows.
   if (!options.allow_vendor_fallback && planned.ours_instead) return planned.ours_instead;
   return planned.spec;
@@ -314,7 +285,9 @@ GemmReport gemm(const GemmProblem& problem_in, const GemmOperands& operands, cud
     throw InvalidArgument("options.allow_vendor_fallback", "false",
                           fmt::format("our kernel cannot serve this call: {}", why_not_ours));
   log(3, "gemm {}x{}x{}: cuBLASLt ({})", problem.m, problem.n, problem.k, why_not_ours);
-  runtime::cublaslt_gemm(problem, operands, stream);
+  runtime::CublasLtOptions lt;
+  lt.algo = spec.vendor_algo;   // autotuning's winner; none: the heuristic's first
+  runtime::cublaslt_gemm(problem, operands, stream, lt);
   report.used_vendor = true;
   report.config = GemmConfig{};
   report.config.instruction = Instruction::vendor;

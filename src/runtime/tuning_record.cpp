@@ -246,34 +246,35 @@ void set_process_tuning_record(std::shared_ptr<TuningRecord> record) {
 }
 
 std::optional<KernelSpec> spec_from_entry(const TuningEntry& entry, const GemmProblem& problem,
-                                          const GpuInfo& device, const std::string& path_reason) {
+                                          const GpuInfo& device, const std::string& path_reason,
+                                          const std::string& origin) {
   GemmConfig config;
   try {
     config = GemmConfig::parse(entry.config);
   } catch (const InvalidArgument& e) {
-    log(2, "tuning record: entry for {}x{}x{} holds \"{}\", which no longer parses ({}); "
-        "planning instead", problem.m, problem.n, problem.k, entry.config, e.what());
+    log(2, "{}: entry for {}x{}x{} holds \"{}\", which no longer parses ({}); "
+        "planning instead", origin, problem.m, problem.n, problem.k, entry.config, e.what());
     return std::nullopt;
   }
   if ((config.instruction == Instruction::vendor) != entry.vendor()) {
-    log(2, "tuning record: entry for {}x{}x{} holds \"{}\" {} a cuBLASLt algorithm; planning "
-        "instead", problem.m, problem.n, problem.k, entry.config,
+    log(2, "{}: entry for {}x{}x{} holds \"{}\" {} a cuBLASLt algorithm; planning "
+        "instead", origin, problem.m, problem.n, problem.k, entry.config,
         entry.vendor() ? "with" : "without");
     return std::nullopt;
   }
   try {
     KernelSpec spec = plan::make_spec(
         problem, config, device,
-        fmt::format("{}; from the tuning record ({} candidates, {:.2f} us): autotuned over {} "
-                    "candidates on {}{}", path_reason, entry.candidates, entry.time_us,
+        fmt::format("{}; from the {} ({} candidates, {:.2f} us): autotuned over {} "
+                    "candidates on {}{}", path_reason, origin, entry.candidates, entry.time_us,
                     entry.candidates, entry.date,
                     entry.vendor() ? fmt::format("; cuBLASLt {}", describe(*entry.vendor_algo))
                                    : std::string()));
     spec.vendor_algo = entry.vendor_algo;
     return spec;
   } catch (const InvalidArgument& e) {
-    log(2, "tuning record: entry for {}x{}x{} holds \"{}\", which the rules of this build refuse "
-        "({}); planning instead", problem.m, problem.n, problem.k, entry.config, e.rule());
+    log(2, "{}: entry for {}x{}x{} holds \"{}\", which the rules of this build refuse "
+        "({}); planning instead", origin, problem.m, problem.n, problem.k, entry.config, e.rule());
     return std::nullopt;
   }
 }

@@ -122,7 +122,10 @@ void set_process_tuning_record(std::shared_ptr<TuningRecord> record);
 // vendor path without an algorithm, or the rules refuse it (they changed since it was tuned):
 // the caller plans as if there were no entry. `path_reason` is the planner's reason for our kernel path;
 // the spec's reason adds "from the tuning record (N candidates, X us)".
+// `origin` names where the entry came from in the reason and log lines ("tuning record",
+// "tuning file").
 std::optional<KernelSpec> spec_from_entry(const TuningEntry& entry, const GemmProblem& problem,
-                                          const GpuInfo& device, const std::string& path_reason);
+                                          const GpuInfo& device, const std::string& path_reason,
+                                          const std::string& origin = "tuning record");
 
 }  // namespace autogemm::runtime

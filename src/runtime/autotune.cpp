@@ -1,0 +1,246 @@
+// Autotuning among our configurations and cuBLASLt's algorithms (runtime/autotune.hpp).
+#include "runtime/autotune.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <mutex>
+
+#include "autogemm/errors.hpp"
+#include "cuda/cuda_check.hpp"
+#include "jit/log.hpp"
+#include "plan/kernel_spec.hpp"
+#include "runtime/cublaslt.hpp"
+#include "runtime/launch.hpp"
+
+namespace autogemm::runtime {
+
+namespace {
+
+using SpecPtr = std::shared_ptr<const KernelSpec>;
+
+// A candidate is timed over at least this long (and 3..20 launches): three launches of a 5 us
+// decode GEMM are 15 us, where a microsecond of launch jitter is several percent, enough to
+// crown the wrong one of two candidates 2% apart (cuBLASLt's first algorithm and ours often are).
+constexpr double kTimedUs = 200;
+constexpr int kMinLaunches = 3, kMaxLaunches = 20;
+
+struct Events {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  Events() {
+    cuda_check(cudaEventCreate(&start), "cudaEventCreate");
+    cuda_check(cudaEventCreate(&stop), "cudaEventCreate");
+  }
+  ~Events() {
+    (void)cudaEventDestroy(start);
+    (void)cudaEventDestroy(stop);
+  }
+  Events(const Events&) = delete;
+  Events& operator=(const Events&) = delete;
+  // Milliseconds between start and stop once stop is reached.
+  double elapsed_ms() const {
+    cuda_check(cudaEventSynchronize(stop), "cudaEventSynchronize (autotune)");
+    float ms = 0;
+    cuda_check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+    return ms;
+  }
+};
+
+// Graph timing captures on a stream of its own: the caller's may be the legacy default stream,
+// which cannot be captured. One per device, kept for the process, so the split-K workspace the
+// warm-up allocates for it (kept per stream) is there when the capture needs it.
+cudaStream_t graph_stream() {
+  static std::mutex mutex;
+  static std::map<int, cudaStream_t> streams;
+  int device = 0;
+  cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+  std::lock_guard<std::mutex> lock(mutex);
+  cudaStream_t& s = streams[device];
+  if (!s) cuda_check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+  return s;
+}
+
+// One warm-up launch, timed to choose how many launches fill kTimedUs.
+int launches_for(const KernelSpec& spec, const GemmOperands& o, cudaStream_t stream,
+                 const Events& events) {
+  cuda_check(cudaEventRecord(events.start, stream), "cudaEventRecord");
+  run_spec(spec, o, stream);
+  cuda_check(cudaEventRecord(events.stop, stream), "cudaEventRecord");
+  const double warm_us = events.elapsed_ms() * 1000;
+  return std::clamp(int(std::ceil(kTimedUs / std::max(warm_us, 0.1))), kMinLaunches,
+                    kMaxLaunches);
+}
+
+double time_launches(const KernelSpec& spec, const GemmOperands& o, cudaStream_t stream) {
+  const Events events;
+  const int n = launches_for(spec, o, stream, events);
+  cuda_check(cudaEventRecord(events.start, stream), "cudaEventRecord");
+  for (int i = 0; i < n; ++i) run_spec(spec, o, stream);
+  cuda_check(cudaEventRecord(events.stop, stream), "cudaEventRecord");
+  return events.elapsed_ms() * 1000 / n;
+}
+
+// The same launches captured into a graph and replayed (after one untimed replay): what a caller
+// who replays graphs gets, without the host's launch cost between kernels.
+double time_graph(const KernelSpec& spec, const GemmOperands& o, cudaStream_t caller) {
+  cuda_check(cudaStreamSynchronize(caller), "cudaStreamSynchronize (autotune)");
+  const cudaStream_t stream = graph_stream();
+  const Events events;
+  const int n = launches_for(spec, o, stream, events);
+  cudaGraph_t graph = nullptr;
+  cuda_check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal),
+             "cudaStreamBeginCapture (autotune)");
+  try {
+    for (int i = 0; i < n; ++i) run_spec(spec, o, stream);
+  } catch (...) {
+    (void)cudaStreamEndCapture(stream, &graph);   // leaves the stream usable
+    if (graph) (void)cudaGraphDestroy(graph);
+    throw;
+  }
+  cuda_check(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture (autotune)");
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
+  (void)cudaGraphDestroy(graph);
+  cuda_check(made, "cudaGraphInstantiate (autotune)");
+  double us = 0;
+  try {
+    cuda_check(cudaGraphLaunch(exec, stream), "cudaGraphLaunch (autotune)");
+    cuda_check(cudaEventRecord(events.start, stream), "cudaEventRecord");
+    cuda_check(cudaGraphLaunch(exec, stream), "cudaGraphLaunch (autotune)");
+    cuda_check(cudaEventRecord(events.stop, stream), "cudaEventRecord");
+    us = events.elapsed_ms() * 1000 / n;
+  } catch (...) {
+    (void)cudaGraphExecDestroy(exec);
+    throw;
+  }
+  (void)cudaGraphExecDestroy(exec);
+  return us;
+}
+
+double time_spec(const KernelSpec& spec, const GemmOperands& o, cudaStream_t stream, bool graph) {
+  if (!spec.vendor) prepare(spec);   // compiled before anything is timed
+  const double us = graph ? time_graph(spec, o, stream) : time_launches(spec, o, stream);
+  const GemmProblem& p = spec.problem;
+  log(4, "autotune {}x{}x{}: {}{} {:.2f} us{}", p.m, p.n, p.k, spec.text,
+      spec.vendor_algo ? " " + describe(*spec.vendor_algo) : std::string(), us,
+      graph ? " (graph)" : "");
+  return us;
+}
+
+// cuBLASLt's candidates: the heuristic's first algorithms that rebuild and check out for the
+// call. None where cuBLASLt declines the call (our configurations are still timed).
+std::vector<SpecPtr> vendor_specs(const Plan& plan, const GemmOperands& o) {
+  std::vector<SpecPtr> specs;
+  std::vector<VendorAlgo> algos;
+  try {
+    algos = cublaslt_algorithms(plan.problem, o, kVendorCandidates);
+  } catch (const CublasLtRefusal& e) {
+    log(3, "autotune {}x{}x{}: no cuBLASLt candidate ({})", plan.problem.m, plan.problem.n,
+        plan.problem.k, e.reason());
+    return specs;
+  }
+  GemmConfig vendor;
+  vendor.instruction = Instruction::vendor;
+  for (const VendorAlgo& algo : algos) {
+    if (!cublaslt_algorithm_usable(plan.problem, o, algo)) continue;
+    KernelSpec spec = plan::make_spec(plan.problem, vendor, plan.device,
+                                      fmt::format("cuBLASLt {}", describe(algo)));
+    spec.vendor_algo = algo;
+    specs.push_back(std::make_shared<const KernelSpec>(std::move(spec)));
+  }
+  return specs;
+}
+
+}  // namespace
+
+// Distinct in more than raster order or persistence: those rarely change the time; the tile, the
+// k-block depth, consumers, split, cluster and FP8 promotion scheme do (one or two swizzle atoms
+// of K per stage measured 4-9% apart on BF16 decode rows). A first pass takes at most two per
+// tile shape, so cluster variants of one tile cannot crowd out the next tile: the model ties
+// 256x128 oi and 128x128 pb2 FP8 tiles, which measured 3-4% apart either way (behind at
+// K = 512-2048, ahead above).
+std::vector<GemmConfig> distinct_candidates(const Plan& plan, int count) {
+  std::vector<GemmConfig> picked;
+  auto same = [](const GemmConfig& x, const GemmConfig& y) {
+    return x.block_m == y.block_m && x.block_n == y.block_n && x.block_k == y.block_k &&
+           x.num_consumers == y.num_consumers && x.split_k == y.split_k &&
+           x.cluster_m == y.cluster_m && x.cluster_n == y.cluster_n &&
+           x.multicast == y.multicast && x.promotion_buffers == y.promotion_buffers &&
+           x.ordered_issue == y.ordered_issue && x.swap_ab == y.swap_ab;
+  };
+  for (int per_tile : {2, count}) {
+    for (const Candidate& c : plan.candidates) {
+      if (int(picked.size()) >= count) break;
+      const GemmConfig& x = c.config;
+      const auto same_tile = std::count_if(picked.begin(), picked.end(), [&](const GemmConfig& y) {
+        return x.block_m == y.block_m && x.block_n == y.block_n;
+      });
+      const bool seen = std::any_of(picked.begin(), picked.end(),
+                                    [&](const GemmConfig& y) { return same(x, y); });
+      if (!seen && same_tile < per_tile) picked.push_back(x);
+    }
+  }
+  return picked;
+}
+
+void run_spec(const KernelSpec& spec, const GemmOperands& o, cudaStream_t stream) {
+  if (!spec.vendor) return launch(spec, o, stream);
+  CublasLtOptions options;
+  options.algo = spec.vendor_algo;
+  cublaslt_gemm(spec.problem, o, stream, options);
+}
+
+AutotuneResult autotune(const Plan& plan, const std::vector<GemmConfig>& configs,
+                        const GemmOperands& o, cudaStream_t stream, bool graph) {
+  const GemmProblem& p = plan.problem;
+  SpecPtr ours;
+  double ours_us = 0;
+  for (const GemmConfig& c : configs) {
+    auto spec = std::make_shared<const KernelSpec>(plan::make_spec(p, c, plan.device,
+                                                                   plan.path_reason));
+    const double us = time_spec(*spec, o, stream, graph);
+    if (!ours || us < ours_us) ours = std::move(spec), ours_us = us;
+  }
+  SpecPtr vendor;
+  double vendor_us = 0;
+  const std::vector<SpecPtr> vendor_candidates = vendor_specs(plan, o);
+  for (const SpecPtr& spec : vendor_candidates) {
+    double us = 0;
+    try {
+      us = time_spec(*spec, o, stream, graph);
+    } catch (const Error& e) {   // one algorithm that fails to run is no reason to fail the call
+      log(2, "autotune {}x{}x{}: cuBLASLt {} failed ({}); not a candidate", p.m, p.n, p.k,
+          describe(*spec->vendor_algo), e.what());
+      continue;
+    }
+    if (!vendor || us < vendor_us) vendor = spec, vendor_us = us;
+  }
+  const bool vendor_won = vendor && vendor_us < ours_us;
+  const std::string over = fmt::format(
+      "autotuned over {} candidates and {} cuBLASLt algorithms{}", configs.size(),
+      vendor_candidates.size(), graph ? ", timed as graph replays" : "");
+  auto winner = std::make_shared<KernelSpec>(vendor_won ? *vendor : *ours);
+  if (vendor_won)
+    winner->reason += fmt::format("; {}: {:.1f}% faster than our best, {} ({:.2f} vs {:.2f} us)",
+                                  over, 100 * (ours_us / vendor_us - 1), ours->text, vendor_us,
+                                  ours_us);
+  else
+    winner->reason += fmt::format("; {} ({:.2f} us{})", over, ours_us,
+                                  vendor ? fmt::format(", cuBLASLt's best {:.2f} us", vendor_us)
+                                         : std::string());
+  AutotuneResult result;
+  result.entry.config = vendor_won ? "cuBLASLt" : ours->config.describe();
+  result.entry.time_us = vendor_won ? vendor_us : ours_us;
+  result.entry.candidates = int(configs.size());
+  result.entry.vendor_algo = vendor_won ? vendor->vendor_algo : std::nullopt;
+  result.entry.vendor_algorithms = int(vendor_candidates.size());
+  result.entry.graph_timing = graph;
+  log(3, "autotuned {}x{}x{}: {} ({:.2f} us)", p.m, p.n, p.k, winner->text, result.entry.time_us);
+  result.spec = std::move(winner);
+  result.ours_best = std::move(ours);
+  return result;
+}
+
+}  // namespace autogemm::runtime
