@@ -662,7 +662,7 @@ std::vector<VendorAlgo> cublaslt_algorithms(const GemmProblem& problem,
   std::lock_guard lock(state.mutex);
   CachedMatmul& plan = cached_plan(state, key);   // throws where the heuristic has none
   if (!plan.tuning_algos) {
-    std::vector<cublasLtMatmulHeuristicResult_t> results(std::size_t(kTuningAlgorithms));
+    std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<std::size_t>(kTuningAlgorithms));
     int returned = 0;
     const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
         state.handle, plan.desc.get(), plan.lt_a.get(), plan.lt_b.get(), plan.lt_c.get(),
