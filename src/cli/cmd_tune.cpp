@@ -1,12 +1,16 @@
 // `autogemm tune --suite FILE`: autotunes every shape of a suite through autogemm::gemm() on
 // random inputs and so fills the tuning record (runtime/tuning_record.hpp), which later
 // processes' gemm() calls read instead of timing again. Per row: the planner's choice, the
-// winner, both timed like the bench times (L2 flushed, median), and where the winner came from
-// (tuned now, or already in the record). Without a GPU it shows the plan, as `autogemm bench`
-// does.
+// winner (one of our configurations or a cuBLASLt algorithm: runtime/autotune.hpp) and cuBLASLt's
+// default, all timed like the bench times (L2 flushed, median), and where the winner came from
+// (tuned now, already in the record, or a tuning file). `--export FILE` writes the rows' entries
+// into one tuning file (runtime/tuning_file.hpp). Without a GPU it shows the plan, as
+// `autogemm bench` does.
 #include <fmt/format.h>
 
 #include <cctype>
+#include <filesystem>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -26,6 +30,9 @@
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "cuda/cuda_check.hpp"
+#include "runtime/autotune.hpp"
+#include "runtime/cublaslt.hpp"
+#include "runtime/tuning_file.hpp"
 #include "runtime/tuning_record.hpp"
 
 namespace autogemm::cli {
@@ -42,6 +49,8 @@ struct TuneOptions {
   int iters = 10;
   uint64_t seed = 2026;
   bool retune = false;
+  bool graph = false;        // time candidates as CUDA graph replays
+  std::string export_path;   // write the rows' entries into one tuning file
 };
 
 struct TuneRow {
@@ -50,6 +59,8 @@ struct TuneRow {
   double planned_us = 0;
   std::string winner;           // what gemm() runs with the record
   double winner_us = 0;
+  double cublaslt_us = 0;       // cuBLASLt's heuristic's first algorithm (the bench's baseline)
+  std::string no_cublaslt;      // why there is no cuBLASLt time
   std::string source;           // "tuned over N", "record (N, date)", or why not tuned
   std::string failure;          // empty when the row worked
 };
@@ -85,18 +96,26 @@ std::shared_ptr<runtime::TuningRecord> writable_record(bool retune) {
   return record;
 }
 
+// Where the winner came from, from gemm()'s reason: "tuned now, over N candidates and M
+// cuBLASLt algorithms ...", "record (...)", "file (...)", or "not tuned: why".
 std::string source_of(const GemmReport& report) {
-  if (report.used_vendor) return "not tuned: " + report.reason;
-  if (const auto at = report.reason.find("from the tuning record"); at != std::string::npos)
-    return "record " +
-           report.reason.substr(at + std::string_view("from the tuning record ").size());
+  for (const char* origin : {"record", "file"})
+    if (const auto at = report.reason.find(fmt::format("from the tuning {} ", origin));
+        at != std::string::npos)
+      return fmt::format("{} {}", origin,
+                         report.reason.substr(at + fmt::formatted_size("from the tuning {} ",
+                                                                       origin)));
   if (const auto at = report.reason.find("autotuned over"); at != std::string::npos)
     return "tuned now, " + report.reason.substr(at + std::string_view("autotuned ").size());
   return "not tuned: " + report.reason;
 }
 
+bool tuned_or_recorded(const TuneRow& row) {
+  return row.failure.empty() && row.source.rfind("not tuned", 0) != 0;
+}
+
 // One row: autotune through gemm() (the record is written there), then time the planner's
-// choice and the winner alike.
+// choice, the winner (as gemm() runs it from now on) and cuBLASLt's first algorithm alike.
 void tune_row(TuneRow& row, const GpuInfo& gpu, const TuneOptions& o, cudaStream_t stream,
               bench::L2Flusher& flusher) {
   const GemmProblem& p = row.item.problem;
@@ -107,35 +126,41 @@ void tune_row(TuneRow& row, const GpuInfo& gpu, const TuneOptions& o, cudaStream
   GemmOptions tuned;
   tuned.device = gpu.ordinal;
   tuned.autotune = o.candidates;
+  tuned.autotune_graph = o.graph ? 1 : 0;
   const GemmReport report = gemm(p, ops, stream, tuned);
   cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize(autotuned call)");
   row.winner = report.used_vendor ? "cuBLASLt" : report.config.describe();
   row.source = source_of(report);
 
-  std::vector<std::function<void(cudaStream_t)>> calls;
   auto forced = [&](const std::string& text) {
     GemmOptions options;
     options.device = gpu.ordinal;
     options.config = GemmConfig::parse(text);
     return [p, ops, options](cudaStream_t s) { gemm(p, ops, s, options); };
   };
-  const bool same = plan.spec.vendor || report.used_vendor || row.winner == row.planned;
-  if (plan.spec.vendor)
-    calls.push_back([p, ops, tuned](cudaStream_t s) { gemm(p, ops, s, tuned); });
-  else
-    calls.push_back(forced(row.planned));
-  if (!same) calls.push_back(forced(row.winner));
+  std::vector<std::function<void(cudaStream_t)>> calls;
+  calls.push_back(plan.spec.vendor ? forced("cuBLASLt") : forced(row.planned));
+  calls.push_back([p, ops, tuned](cudaStream_t s) { gemm(p, ops, s, tuned); });
+  try {   // cuBLASLt may decline the problem: then there is nothing to compare with
+    forced("cuBLASLt")(stream);
+    cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize(cuBLASLt)");
+    calls.push_back(forced("cuBLASLt"));
+  } catch (const runtime::CublasLtRefusal& e) {
+    row.no_cublaslt = e.reason();
+  }
   const auto times = bench::time_interleaved(calls, o.warmup, o.iters, stream, &flusher);
   row.planned_us = bench::summarize(times[0]).median_us;
-  row.winner_us = same ? row.planned_us : bench::summarize(times[1]).median_us;
+  row.winner_us = bench::summarize(times[1]).median_us;
+  if (times.size() > 2) row.cublaslt_us = bench::summarize(times[2]).median_us;
 }
 
 std::string format_rows(const std::vector<TuneRow>& rows) {
   std::size_t width = 16;
   for (const TuneRow& r : rows) width = std::max({width, r.planned.size(), r.winner.size()});
-  std::string out = fmt::format("{:>6} {:>6} {:>6} {:<8} {:<{}} {:>9}  {:<{}} {:>9} {:>7}  {}\n",
-                                "m", "n", "k", "tag", "planner's choice", width, "us", "winner",
-                                width, "us", "gain", "source");
+  std::string out =
+      fmt::format("{:>6} {:>6} {:>6} {:<8} {:<{}} {:>9}  {:<{}} {:>9} {:>7} {:>9} {:>7}  {}\n",
+                  "m", "n", "k", "tag", "planner's choice", width, "us", "winner", width, "us",
+                  "gain", "cuBLASLt", "ratio", "source");
   for (const TuneRow& r : rows) {
     const GemmProblem& p = r.item.problem;
     if (!r.failure.empty()) {
@@ -143,12 +168,65 @@ std::string format_rows(const std::vector<TuneRow>& rows) {
                          r.failure);
       continue;
     }
-    out += fmt::format("{:>6} {:>6} {:>6} {:<8} {:<{}} {:>9.2f}  {:<{}} {:>9.2f} {:>7.3f}  {}\n",
-                       p.m, p.n, p.k, r.item.tag, r.planned, width, r.planned_us, r.winner,
-                       width, r.winner_us, r.winner_us > 0 ? r.planned_us / r.winner_us : 0.0,
-                       r.source);
+    // ratio: cuBLASLt's time over the winner's (>= 1: the tuned row is not slower).
+    const bool lt = r.cublaslt_us > 0 && r.winner_us > 0;
+    out += fmt::format(
+        "{:>6} {:>6} {:>6} {:<8} {:<{}} {:>9.2f}  {:<{}} {:>9.2f} {:>7.3f} {:>9} {:>7}  {}{}\n",
+        p.m, p.n, p.k, r.item.tag, r.planned, width, r.planned_us, r.winner, width, r.winner_us,
+        r.winner_us > 0 ? r.planned_us / r.winner_us : 0.0,
+        lt ? fmt::format("{:.2f}", r.cublaslt_us) : "n/a",
+        lt ? fmt::format("{:.3f}", r.cublaslt_us / r.winner_us) : "n/a", r.source,
+        r.no_cublaslt.empty() ? "" : " (no cuBLASLt: " + r.no_cublaslt + ")");
   }
   return out;
+}
+
+// Under the table: how many rows cuBLASLt won, and the lowest ratio to cuBLASLt's time.
+std::string format_vendor_summary(const std::vector<TuneRow>& rows) {
+  std::size_t vendor = 0, compared = 0;
+  const TuneRow* lowest = nullptr;
+  for (const TuneRow& r : rows) {
+    if (!r.failure.empty()) continue;
+    vendor += r.winner == "cuBLASLt" ? 1 : 0;
+    if (!(r.cublaslt_us > 0 && r.winner_us > 0)) continue;
+    ++compared;
+    if (!lowest || r.cublaslt_us / r.winner_us < lowest->cublaslt_us / lowest->winner_us)
+      lowest = &r;
+  }
+  std::string out = fmt::format("cuBLASLt won {} of {} rows", vendor, rows.size());
+  if (lowest)
+    out += fmt::format("; lowest ratio to cuBLASLt {:.3f} at {}x{}x{} over {} rows", 
+                       lowest->cublaslt_us / lowest->winner_us, lowest->item.problem.m,
+                       lowest->item.problem.n, lowest->item.problem.k, compared);
+  return out + "\n";
+}
+
+// The rows' entries (from the tuning file that decided them, else the record) in one file.
+std::size_t export_rows(const std::vector<TuneRow>& rows, const GpuInfo& gpu,
+                        const runtime::TuningRecord& reader, const std::string& path) {
+  std::vector<runtime::TuningEntry> entries;
+  for (const TuneRow& r : rows) {
+    if (!tuned_or_recorded(r)) continue;
+    std::optional<runtime::TuningEntry> entry = runtime::file_entry(gpu, r.item.problem);
+    if (!entry) entry = reader.lookup(gpu, r.item.problem);
+    if (entry) entries.push_back(std::move(*entry));
+  }
+  runtime::write_tuning_file(path, entries, "--export");
+  return entries.size();
+}
+
+// --export's file must be writable where it is named: checked before anything is tuned.
+void check_export_path(const std::string& path) {
+  if (path.empty()) return;
+  const std::filesystem::path file(path);
+  const std::filesystem::path folder =
+      file.parent_path().empty() ? std::filesystem::path(".") : file.parent_path();
+  std::error_code error;
+  if (std::filesystem::is_directory(file, error))
+    throw InvalidArgument("--export", path, "must name a file, not a folder");
+  if (!std::filesystem::is_directory(folder, error))
+    throw InvalidArgument("--export", path,
+                          fmt::format("its folder {} does not exist", folder.string()));
 }
 
 void run_tune(const TuneOptions& o) {
@@ -157,6 +235,7 @@ void run_tune(const TuneOptions& o) {
   for (const bench::BenchCase& c : bench::load_suite(o.suite))
     items.push_back({make_problem(c.m, c.n, c.k, o.dtype, o.layout, 0, 0, 0), c.tag});
   for (const bench::BenchItem& item : items) bench::check_item(item);
+  check_export_path(o.export_path);
   require_tuning_record();
 
   // Without a GPU (or for a preset), as `autogemm bench`: the plan instead, exit 0.
@@ -184,9 +263,12 @@ void run_tune(const TuneOptions& o) {
   const GpuInfo gpu = o.device.empty() ? profile.gpus.front() : resolve_device(o.device);
   const std::shared_ptr<runtime::TuningRecord> record = writable_record(o.retune);
   cuda_check(cudaSetDevice(gpu.ordinal), "cudaSetDevice");
-  fmt::print("tuning {} rows on {} (GPU {}), {} candidates each{}; record {}\n"
-             "times: {} warm-up + {} timed calls each, L2 flushed, median\n\n",
-             items.size(), gpu.name, gpu.ordinal, o.candidates,
+  fmt::print("tuning {} rows on {} (GPU {}), {} candidates and up to {} cuBLASLt algorithms "
+             "each{}{}; record {}\n"
+             "times: {} warm-up + {} timed calls each, L2 flushed, median; ratio: cuBLASLt's "
+             "time (its heuristic's first algorithm) over the winner's\n\n",
+             items.size(), gpu.name, gpu.ordinal, o.candidates, runtime::kVendorCandidates,
+             o.graph ? ", timed as CUDA graph replays" : "",
              o.retune ? " (--retune: entries already there are timed again)" : "",
              record->folder().string(), o.warmup, o.iters);
 
@@ -204,7 +286,8 @@ void run_tune(const TuneOptions& o) {
     row.item = item;
     try {
       tune_row(row, gpu, o, stream, flusher);
-      if (row.source.rfind("not tuned", 0) != 0 && !reader.lookup(gpu, item.problem))
+      if (tuned_or_recorded(row) && row.source.rfind("file", 0) != 0 &&
+          !reader.lookup(gpu, item.problem))
         row.failure = fmt::format("{} won, but the tuning record holds no entry for it (the "
                                   "warning above says why)", row.winner);
     } catch (const Error& e) {
@@ -222,14 +305,17 @@ void run_tune(const TuneOptions& o) {
   progress->update(items.size(), items.size(), nullptr);
   progress.reset();
 
-  fmt::print("{}", format_rows(rows));
+  fmt::print("{}\n{}", format_rows(rows), format_vendor_summary(rows));
   std::size_t failed = 0, recorded = 0;
   for (const TuneRow& r : rows) {
     failed += r.failure.empty() ? 0 : 1;
-    recorded += r.failure.empty() && r.source.rfind("not tuned", 0) != 0 ? 1 : 0;
+    recorded += tuned_or_recorded(r) ? 1 : 0;
   }
-  fmt::print("\n{} of {} rows in the tuning record {}\n", recorded, rows.size(),
+  fmt::print("{} of {} rows in the tuning record {}\n", recorded, rows.size(),
              record->folder().string());
+  if (!o.export_path.empty())
+    fmt::print("exported {} entries to {}\n", export_rows(rows, gpu, reader, o.export_path),
+               o.export_path);
   if (failed > 0) {
     fmt::print(stderr, "autogemm: {} of {} rows FAILED (the table says why)\n", failed,
                rows.size());
@@ -267,6 +353,12 @@ void add_tune_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--retune", o->retune,
                 "time every shape again, replacing entries already in the record");
+  cmd->add_flag("--graph", o->graph,
+                "time each candidate as a CUDA graph replay of its launches (for callers who "
+                "replay graphs); rows already in the record keep their entry unless --retune");
+  cmd->add_option("--export", o->export_path,
+                  "also write the rows' entries into FILE (JSON, written atomically), which "
+                  "AUTOGEMM_TUNING_FILE or load_tuning_file() loads in another process");
   cmd->callback([o] { run_tune(*o); });
 }
 
