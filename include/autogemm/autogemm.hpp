@@ -8,4 +8,5 @@
 #include "autogemm/plan.hpp"
 #include "autogemm/problem.hpp"
 #include "autogemm/quantize.hpp"
+#include "autogemm/tuning.hpp"
 #include "autogemm/version.hpp"

@@ -23,6 +23,7 @@ Planning (``plan``), profiling (``profile``) and every argument check work witho
 from __future__ import annotations
 
 import numbers
+import os
 import sys
 import warnings
 from typing import Any, Callable, Optional, Tuple, Union
@@ -33,7 +34,7 @@ from ._plan import Candidate, GemmReport, KernelLaunch, Plan, Rejected
 
 __all__ = [
     "gemm", "fp8_gemm", "grouped_gemm", "quantize_fp8", "dequantize_fp8", "plan", "profile", "device_presets",
-    "cpp_enqueue_us", "Plan", "KernelLaunch", "Candidate", "Rejected", "GemmReport", "Error",
+    "cpp_enqueue_us", "load_tuning_file", "Plan", "KernelLaunch", "Candidate", "Rejected", "GemmReport", "Error",
     "InvalidArgument", "CudaError", "NoDevice", "__version__",
 ]
 
@@ -496,6 +497,21 @@ def profile(device: Union[int, str, None] = None) -> dict[str, Any]:
     or a preset name) that one GPU's description instead. Raises NoDevice for an ordinal on a
     machine without a GPU."""
     return _core.profile(None if device is None else str(device))
+
+
+def load_tuning_file(path: Union[str, "os.PathLike[str]"]) -> dict[str, Any]:
+    """Makes a tuning file's entries (``autogemm tune --export FILE``) this process's choices.
+
+    gemm() then runs each problem the file holds with the file's winner (one of our
+    configurations or a cuBLASLt algorithm) without timing anything, ahead of the tuning record
+    and of autotuning; AUTOGEMM_TUNING_FILE=FILE does the same on the first call. Entries made on
+    another GPU model or by another build are ignored, each logged (AUTOGEMM_LOG >= 2) with the
+    field that differs.
+
+    Returns ``{"entries": n, "used": n, "ignored": [why, ...]}``. Raises InvalidArgument naming
+    the file for one that cannot be read or is not a tuning file.
+    """
+    return dict(_core.load_tuning_file(os.fspath(path)))
 
 
 def device_presets() -> list[str]:

@@ -209,6 +209,23 @@ NB_MODULE(_core, m) {
       "text"_a, "Parses a configuration text; returns it as describe() writes it.");
   m.def("profile", &profile_dict, "device"_a = nb::none(),
         "The machine (CPU and every GPU) as `autogemm profile --json`, or one GPU or preset.");
+  m.def(
+      "load_tuning_file",
+      [](const std::string& path) {
+        TuningFileLoad load;
+        {
+          nb::gil_scoped_release release;
+          load = load_tuning_file(path);
+        }
+        nb::dict out;
+        out["entries"] = load.entries;
+        out["used"] = load.used;
+        nb::list ignored;
+        for (const std::string& why : load.ignored) ignored.append(why);
+        out["ignored"] = ignored;
+        return out;
+      },
+      "path"_a, "Loads a tuning file (autogemm/tuning.hpp); returns entries, used, ignored.");
   m.def("plan", &plan_dict, "m"_a, "n"_a, "k"_a, "dtype"_a, "layout"_a, "device"_a.none(),
         "out_dtype"_a.none(), "lda"_a = 0, "ldb"_a = 0, "ldd"_a = 0,
         "The plan as `autogemm plan --json` gives it, plus 'note', and 'candidates' as "

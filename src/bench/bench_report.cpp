@@ -363,12 +363,12 @@ std::string format_summary(const std::vector<BenchRow>& rows, bool baseline) {
     out += fmt::format("geomean ratio (cuBLASLt time / ours; > 1: autogemm faster): {:.3f} over "
                        "{} row{} with a cuBLASLt baseline\n",
                        geomean_ratio(rows), counted, counted == 1 ? "" : "s");
-    out += format_suite_summary(summarize_suite(rows));
     if (without > 0)
       out += fmt::format("{} of {} row{} had no cuBLASLt baseline (n/a); checked against the "
                          "float64 reference instead\n",
                          without, total, total == 1 ? "" : "s");
   }
+  out += format_suite_summary(summarize_suite(rows));
   if (not_served > 0) {
     out += fmt::format("{} of {} row{} not served (n/a): gemm() runs {} through cuBLASLt, which "
                        "declined {}:",
