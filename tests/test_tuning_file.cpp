@@ -318,3 +318,97 @@ TEST(TuningFileCli, ExportPathIsCheckedFirst) {
   EXPECT_FALSE(fs::exists(folder / "cache" / "tuning"));
   fs::remove_all(folder);
 }
+
+// ---- GPU ------------------------------------------------------------------------------------
+
+// Autotuning times cuBLASLt's algorithms beside ours, records how many, and whichever wins gives
+// the reference's result; a recorded cuBLASLt algorithm (not the heuristic's first) then runs,
+// correctly, with the reason naming it.
+TEST(TuningFileGpu, AutotuneTimesCublasLtAndRunsARecordedAlgorithm) {
+  AUTOGEMM_REQUIRE_GPU();
+  std::string why;
+  const GpuInfo& gpu = *autogemm::testing::sm90_gpu(&why);
+  const std::shared_ptr<runtime::TuningRecord> saved = runtime::process_tuning_record();
+  const fs::path folder = temp_folder("tuning_vendor_gpu");
+  auto record = std::make_shared<runtime::TuningRecord>(folder);
+  runtime::set_process_tuning_record(record);
+  auto as_run = [](GemmProblem p) {   // run_and_check pads D's rows
+    p.ldd = autogemm::testing::round_up_to(p.n + 16, 8);
+    return p;
+  };
+
+  // 1. Autotuned over ours and cuBLASLt's: correct, and the entry says cuBLASLt was timed.
+  const GemmProblem tuned = problem(96, 2304, 1536);
+  const auto check =
+      autogemm::testing::run_and_check(tuned, 1.0f, 0.0f, 81, std::nullopt, false, 3);
+  AUTOGEMM_EXPECT_GEMM_OK(check, "autotuned with cuBLASLt");
+  EXPECT_NE(check.reason.find("cuBLASLt algorithms"), std::string::npos) << check.reason;
+  const std::optional<TuningEntry> entry = record->lookup(gpu, as_run(tuned));
+  ASSERT_TRUE(entry.has_value());
+  EXPECT_GE(entry->vendor_algorithms, 1);
+  EXPECT_EQ(entry->vendor(), check.used_vendor);
+
+  // 2. A recorded cuBLASLt algorithm, the heuristic's last: runs through cuBLASLt, correctly.
+  const GemmProblem p = problem(200, 1792, 1024);
+  std::optional<VendorAlgo> stored;
+  const auto from_record = autogemm::testing::run_call_and_check(
+      p, 1.0f, 0.0f, 82, false, nullptr,
+      [&](const GemmProblem& q, const GemmOperands& ops, cudaStream_t s) {
+        const std::vector<VendorAlgo> algos = runtime::cublaslt_algorithms(q, ops, 8);
+        stored = algos.back();
+        TuningEntry e;
+        e.config = "cuBLASLt";
+        e.time_us = 7.0;
+        e.candidates = 4;
+        e.vendor_algo = stored;
+        e.vendor_algorithms = int(algos.size());
+        EXPECT_TRUE(record->store(gpu, q, e));
+        return gemm(q, ops, s);
+      });
+  AUTOGEMM_EXPECT_GEMM_OK(from_record, "recorded cuBLASLt algorithm");
+  EXPECT_TRUE(from_record.used_vendor);
+  ASSERT_TRUE(stored.has_value());
+  EXPECT_NE(from_record.reason.find("from the tuning record (4 candidates, 7.00 us)"),
+            std::string::npos) << from_record.reason;
+  EXPECT_NE(from_record.reason.find(describe(*stored)), std::string::npos) << from_record.reason;
+
+  runtime::set_process_tuning_record(saved);
+  fs::remove_all(folder);
+}
+
+// `tune --export F` in one process; a fresh process with AUTOGEMM_TUNING_FILE=F and an empty
+// cache makes every row's choice from the file, timing nothing, and the same choices.
+TEST(TuningFileGpu, ExportedFileGivesTheSameChoicesInAFreshProcess) {
+  AUTOGEMM_REQUIRE_GPU();
+  const fs::path folder = temp_folder("tuning_file_gpu");
+  write_text(folder / "suite.csv", "m,n,k,tag\n64,2112,2048,decode\n192,1536,1024,small\n");
+  const fs::path file = folder / "tuning.json";
+  const std::string args = "tune --suite " + (folder / "suite.csv").string() +
+                           " --candidates 3 --warmup 1 --iters 3";
+  const autogemm::testing::CliRun first = autogemm::testing::run_cli(
+      args + " --export " + file.string(),
+      "-u AUTOGEMM_TUNING_RECORD -u AUTOGEMM_TUNING_FILE AUTOGEMM_CACHE_DIR=" +
+          (folder / "a").string());
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  EXPECT_NE(first.out.find("exported 2 entries to"), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find("cuBLASLt won"), std::string::npos) << first.out;
+  const std::vector<TuningEntry> entries = runtime::read_tuning_file(file, "path");
+  ASSERT_EQ(entries.size(), 2u);
+
+  const autogemm::testing::CliRun second = autogemm::testing::run_cli(
+      args, "-u AUTOGEMM_TUNING_RECORD AUTOGEMM_LOG=4 AUTOGEMM_TUNING_FILE=" + file.string() +
+                " AUTOGEMM_CACHE_DIR=" + (folder / "b").string());
+  ASSERT_EQ(second.exit_code, 0) << second.out;
+  EXPECT_EQ(second.out.find("tuned now"), std::string::npos) << second.out;
+  // Nothing timed (autotuning logs each candidate's time at level 4).
+  EXPECT_EQ(second.out.find("autotune 64x"), std::string::npos) << second.out;
+  EXPECT_EQ(second.out.find("autotune 192x"), std::string::npos) << second.out;
+  std::size_t from_file = 0;
+  for (auto at = second.out.find("file ("); at != std::string::npos;
+       at = second.out.find("file (", at + 1))
+    ++from_file;
+  EXPECT_EQ(from_file, 2u) << second.out;
+  for (const TuningEntry& e : entries)
+    EXPECT_NE(second.out.find(e.config), std::string::npos) << e.config << "\n" << second.out;
+  fs::remove_all(folder);
+}
