@@ -555,3 +555,31 @@ def test_grouped_gemm_fp8_against_unquantised(torch, layout, k):
                 assert calc_diff(d[g, :r], want) < 1e-3, f"group {g} [{report.config}]"
             past = out[g, r:].view(torch.int32)
             assert bool((past == poison).all()), f"group {g}: rows past masked_m were written"
+
+
+@needs_sm90
+def test_tuning_file_from_the_command_decides_without_timing(torch, tmp_path):
+    """`autogemm tune --export F` in one process, load_tuning_file(F) here: the shape runs the
+    file's winner (reason "from the tuning file"), correctly."""
+    cli = pathlib.Path(os.environ.get("AUTOGEMM_CLI", ROOT / "build" / "src" / "cli" / "autogemm"))
+    if not (cli.is_file() and os.access(cli, os.X_OK)):
+        pytest.skip(f"no autogemm command at {cli} (AUTOGEMM_CLI)")
+    (tmp_path / "suite.csv").write_text("m,n,k,tag\n96,2304,1536,t\n")
+    env = dict(os.environ, AUTOGEMM_CACHE_DIR=str(tmp_path / "cache"))
+    env.pop("AUTOGEMM_TUNING_FILE", None)
+    env.pop("AUTOGEMM_TUNING_RECORD", None)
+    run = subprocess.run([str(cli), "tune", "--suite", str(tmp_path / "suite.csv"),
+                          "--candidates", "2", "--warmup", "1", "--iters", "2",
+                          "--export", str(tmp_path / "t.json")],
+                         env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    load = autogemm.load_tuning_file(tmp_path / "t.json")
+    if load["used"] == 0 and any("kernel fingerprint" in why for why in load["ignored"]):
+        pytest.skip(f"the command and this package are other builds: {load['ignored']}")
+    assert load == {"entries": 1, "used": 1, "ignored": []}, load
+    a = torch.randn(96, 1536, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(2304, 1536, device="cuda", dtype=torch.bfloat16)
+    d, report = autogemm.gemm(a, w, return_report=True)
+    assert "from the tuning file" in report.reason, report.reason
+    want = (a.double() @ w.double().T)
+    assert torch.allclose(d.double(), want, rtol=1 / 64, atol=0.1), report.reason

@@ -525,3 +525,33 @@ def test_grouped_gemm_fp8_torch_dtypes():
     with raises_invalid("b", "a's dtype"):
         autogemm.grouped_gemm(a.view(torch.float8_e4m3fn), b.float(),
                               group_index=index, a_scales=sa, b_scales=sb, out=out)
+
+
+# --- tuning files ------------------------------------------------------------------------------
+
+
+def test_load_tuning_file_refuses_what_is_not_a_tuning_file(tmp_path):
+    with raises_invalid("path", "cannot be opened"):
+        autogemm.load_tuning_file(tmp_path / "missing.json")
+    (tmp_path / "bad.json").write_text("{ not json")
+    with raises_invalid("path", "is not JSON"):
+        autogemm.load_tuning_file(str(tmp_path / "bad.json"))
+    (tmp_path / "other.json").write_text(json.dumps({"kind": "something", "format": 1}))
+    with raises_invalid("path", "is not a tuning file"):
+        autogemm.load_tuning_file(tmp_path / "other.json")
+
+
+def test_load_tuning_file_ignores_entries_of_another_device(tmp_path):
+    key = ("device=Some Other GPU;sms=7;cc=8.0|m=64;n=2112;k=7168;a=bf16;b=bf16;d=bf16;acc=fp32;"
+           "layout=nt;lda=7168;ldb=7168;ldc=2112;ldd=2112;scaling=none;reads_c=0|version="
+           f"{autogemm.__version__}|kernels=whatever")
+    entry = {"key": key, "config": "cuBLASLt", "time_us": 5.0, "candidates": 4,
+             "date": "2026-11-29T00:00:00Z", "vendor_algorithms": 8,
+             "vendor_algo": {name: 0 for name in (
+                 "algo_id", "tile_id", "stages_id", "splitk_num", "reduction_scheme",
+                 "cta_swizzling", "custom_option", "inner_shape_id", "cluster_shape_id")}}
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"kind": "autogemm tuning file", "format": 1, "entries": [entry]}))
+    load = autogemm.load_tuning_file(path)
+    assert load["entries"] == 1 and load["used"] == 0, load
+    assert len(load["ignored"]) == 1 and "m=64;n=2112;k=7168" in load["ignored"][0], load
