@@ -529,6 +529,19 @@ struct StreamScratch {
   }
 };
 
+// `body(state, plan, key)` for the checked call's plan (built on first use; the heuristic throws
+// where it has none), under the device's lock: autotuning's two questions to cuBLASLt.
+template <typename Body>
+auto with_plan(const GemmProblem& problem, const GemmOperands& operands, Body body) {
+  validate(problem);
+  const ScaleMode mode = scale_mode_of(problem, false);
+  check_operands(problem, operands, mode);
+  const PlanKey key = make_key(problem, operands, mode);
+  DeviceState& state = device_state();
+  std::lock_guard lock(state.mutex);
+  return body(state, cached_plan(state, key), key);
+}
+
 bool is_capturing(cudaStream_t stream) {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   cuda_check(cudaStreamIsCapturing(stream, &status), "cudaStreamIsCapturing");
@@ -654,39 +667,32 @@ void cublaslt_gemm(const GemmProblem& problem, const GemmOperands& operands, cud
 
 std::vector<VendorAlgo> cublaslt_algorithms(const GemmProblem& problem,
                                             const GemmOperands& operands, int count) {
-  validate(problem);
-  const ScaleMode mode = scale_mode_of(problem, false);
-  check_operands(problem, operands, mode);
-  const PlanKey key = make_key(problem, operands, mode);
-  DeviceState& state = device_state();
-  std::lock_guard lock(state.mutex);
-  CachedMatmul& plan = cached_plan(state, key);   // throws where the heuristic has none
-  if (!plan.tuning_algos) {
-    std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<std::size_t>(kTuningAlgorithms));
-    int returned = 0;
-    const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
-        state.handle, plan.desc.get(), plan.lt_a.get(), plan.lt_b.get(), plan.lt_c.get(),
-        plan.lt_d.get(), plan.pref.get(), kTuningAlgorithms, results.data(), &returned);
-    check_lt(status, "cublasLtMatmulAlgoGetHeuristic", describe(key));
-    plan.tuning_algos.emplace();
-    for (int i = 0; i < returned; ++i)
-      if (results[std::size_t(i)].state == CUBLAS_STATUS_SUCCESS)
-        plan.tuning_algos->push_back(vendor_algo_of(results[std::size_t(i)].algo));
-  }
-  std::vector<VendorAlgo> algos = *plan.tuning_algos;
-  if (int(algos.size()) > count) algos.resize(std::size_t(std::max(count, 0)));
-  return algos;
+  return with_plan(problem, operands, [&](DeviceState& state, CachedMatmul& plan,
+                                          const PlanKey& key) {
+    if (!plan.tuning_algos) {
+      std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<std::size_t>(kTuningAlgorithms));
+      int returned = 0;
+      const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
+          state.handle, plan.desc.get(), plan.lt_a.get(), plan.lt_b.get(), plan.lt_c.get(),
+          plan.lt_d.get(), plan.pref.get(), kTuningAlgorithms, results.data(), &returned);
+      check_lt(status, "cublasLtMatmulAlgoGetHeuristic", describe(key));
+      plan.tuning_algos.emplace();
+      for (int i = 0; i < returned; ++i)
+        if (results[std::size_t(i)].state == CUBLAS_STATUS_SUCCESS)
+          plan.tuning_algos->push_back(vendor_algo_of(results[std::size_t(i)].algo));
+    }
+    std::vector<VendorAlgo> algos = *plan.tuning_algos;
+    if (int(algos.size()) > count) algos.resize(std::size_t(std::max(count, 0)));
+    return algos;
+  });
 }
 
 bool cublaslt_algorithm_usable(const GemmProblem& problem, const GemmOperands& operands,
                                const VendorAlgo& algo) {
-  validate(problem);
-  const ScaleMode mode = scale_mode_of(problem, false);
-  check_operands(problem, operands, mode);
-  const PlanKey key = make_key(problem, operands, mode);
-  DeviceState& state = device_state();
-  std::lock_guard lock(state.mutex);
-  return rebuilt_algo(state, cached_plan(state, key), key, algo) != nullptr;
+  return with_plan(problem, operands,
+                   [&](DeviceState& state, CachedMatmul& plan, const PlanKey& key) {
+                     return rebuilt_algo(state, plan, key, algo) != nullptr;
+                   });
 }
 
 }  // namespace autogemm::runtime
