@@ -342,7 +342,7 @@ void add_tune_command(CLI::App& app) {
                   "GPU index to tune, or a preset name to show its plan; default: GPU 0, else "
                   "the plan for h100-sxm")
       ->check(device_name_check());
-  cmd->add_option("--warmup", o->warmup, "untimed calls before timing the two configurations")
+  cmd->add_option("--warmup", o->warmup, "untimed calls before timing the planner's choice, the winner and cuBLASLt")
       ->capture_default_str()
       ->check(CLI::Range(0, 1000));
   cmd->add_option("--iters", o->iters, "timed calls of each (the median is shown)")
@@ -358,7 +358,8 @@ void add_tune_command(CLI::App& app) {
                 "replay graphs); rows already in the record keep their entry unless --retune");
   cmd->add_option("--export", o->export_path,
                   "also write the rows' entries into FILE (JSON, written atomically), which "
-                  "AUTOGEMM_TUNING_FILE or load_tuning_file() loads in another process");
+                  "AUTOGEMM_TUNING_FILE or load_tuning_file() loads in another process")
+      ->type_name("FILE");
   cmd->callback([o] { run_tune(*o); });
 }
 
