@@ -12,7 +12,8 @@
 // read), the library version and the kernel fingerprint (kernel_fingerprint(): the library
 // version stays "0.1.0" across commits, while what a configuration means and how fast it runs
 // changes with the kernel sources and the compiler). The file holds the key in full (a file under
-// the wrong name, or a hash collision, is not used), the winning configuration (GemmConfig::describe()), its
+// the wrong name, or a hash collision, is not used), the winning configuration (GemmConfig::describe(), or "cuBLASLt" with
+// the attributes of its algorithm: runtime/tuning_entry.hpp), its
 // measured time, how many candidates were timed, and the date. A file per entry means two
 // processes tuning different problems never rewrite each other's entries; writers write a
 // uniquely named temporary in the same folder and rename() it over the entry, so a reader sees
