@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <cmath>
 #include <limits>
 
@@ -16,6 +17,7 @@
 #include "bench/reference.hpp"
 #include "bench/tensors.hpp"
 #include "jit/log.hpp"
+#include "runtime/autotune.hpp"
 #include "runtime/cublaslt.hpp"
 #include "cuda/cuda_check.hpp"
 
@@ -470,6 +472,9 @@ std::vector<BenchRow> run_bench(
   for (const BenchItem& item : items) check_item(item);   // bad input before any measuring
   cuda_check(cudaSetDevice(options.device), "cudaSetDevice");
   L2Flusher flusher;
+  // --autotune ranks candidates as the bench times them (runtime/autotune.hpp).
+  std::optional<runtime::AutotuneFlush> autotune_flush;
+  if (options.flush_l2) autotune_flush.emplace([&flusher](cudaStream_t s) { flusher.flush(s); });
   std::vector<BenchRow> rows;
   rows.reserve(items.size());
   for (std::size_t i = 0; i < items.size(); ++i) {

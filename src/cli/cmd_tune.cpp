@@ -274,6 +274,8 @@ void run_tune(const TuneOptions& o) {
 
   const runtime::TuningRecord reader(record->folder());
   bench::L2Flusher flusher;
+  // Candidates ranked as the table (and `autogemm bench`) times them: L2 flushed before each.
+  const runtime::AutotuneFlush autotune_flush([&flusher](cudaStream_t s) { flusher.flush(s); });
   cudaStream_t stream = nullptr;
   cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
   std::vector<TuneRow> rows;

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <map>
 #include <mutex>
+#include <utility>
+#include <vector>
 
 #include "autogemm/errors.hpp"
 #include "cuda/cuda_check.hpp"
@@ -62,9 +64,10 @@ cudaStream_t graph_stream() {
   return s;
 }
 
-// One warm-up launch, timed to choose how many launches fill kTimedUs.
-int launches_for(const KernelSpec& spec, const GemmOperands& o, cudaStream_t stream,
-                 const Events& events) {
+// One warm-up launch (the split-K workspace and operand copies of this stream allocated, outside
+// any capture), timed to choose how many launches fill kTimedUs.
+int launches_for(const KernelSpec& spec, const GemmOperands& o, cudaStream_t stream) {
+  const Events events;
   cuda_check(cudaEventRecord(events.start, stream), "cudaEventRecord");
   run_spec(spec, o, stream);
   cuda_check(cudaEventRecord(events.stop, stream), "cudaEventRecord");
@@ -73,27 +76,57 @@ int launches_for(const KernelSpec& spec, const GemmOperands& o, cudaStream_t str
                     kMaxLaunches);
 }
 
-double time_launches(const KernelSpec& spec, const GemmOperands& o, cudaStream_t stream) {
-  const Events events;
-  const int n = launches_for(spec, o, stream, events);
-  cuda_check(cudaEventRecord(events.start, stream), "cudaEventRecord");
-  for (int i = 0; i < n; ++i) run_spec(spec, o, stream);
-  cuda_check(cudaEventRecord(events.stop, stream), "cudaEventRecord");
-  return events.elapsed_ms() * 1000 / n;
+std::mutex& flush_mutex() {
+  static std::mutex mutex;
+  return mutex;
 }
 
-// The same launches captured into a graph and replayed (after one untimed replay): what a caller
-// who replays graphs gets, without the host's launch cost between kernels.
-double time_graph(const KernelSpec& spec, const GemmOperands& o, cudaStream_t caller) {
-  cuda_check(cudaStreamSynchronize(caller), "cudaStreamSynchronize (autotune)");
-  const cudaStream_t stream = graph_stream();
+AutotuneFlushFn& flush_slot() {
+  static AutotuneFlushFn flush;
+  return flush;
+}
+
+AutotuneFlushFn current_flush() {
+  std::lock_guard<std::mutex> lock(flush_mutex());
+  return flush_slot();
+}
+
+// `call` timed `reps` times on `stream`, per call. Without a flush as one batch between two
+// events: each call between its own events would time, for a short kernel, the host enqueueing
+// it to an idle GPU. With one, the flush before each call (long enough for the host to get ahead)
+// and each call between its own events; the median.
+double time_calls(const std::function<void(cudaStream_t)>& call, int reps, cudaStream_t stream,
+                  const AutotuneFlushFn& flush) {
   const Events events;
-  const int n = launches_for(spec, o, stream, events);
+  if (!flush) {
+    cuda_check(cudaEventRecord(events.start, stream), "cudaEventRecord");
+    for (int i = 0; i < reps; ++i) call(stream);
+    cuda_check(cudaEventRecord(events.stop, stream), "cudaEventRecord");
+    return events.elapsed_ms() * 1000 / reps;
+  }
+  std::vector<double> us;
+  for (int i = 0; i < reps; ++i) {
+    flush(stream);
+    cuda_check(cudaEventRecord(events.start, stream), "cudaEventRecord");
+    call(stream);
+    cuda_check(cudaEventRecord(events.stop, stream), "cudaEventRecord");
+    us.push_back(events.elapsed_ms() * 1000);
+  }
+  std::sort(us.begin(), us.end());
+  return us[us.size() / 2];
+}
+
+// The candidate captured into a graph (`per_graph` launches of it) and replayed, after one
+// untimed replay: what a caller who replays graphs gets, without the host's launch cost between
+// kernels. With a flush one launch per graph, the flush between replays.
+double time_graph(const KernelSpec& spec, const GemmOperands& o, cudaStream_t stream, int n,
+                  const AutotuneFlushFn& flush) {
+  const int per_graph = flush ? 1 : n;
   cudaGraph_t graph = nullptr;
   cuda_check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal),
              "cudaStreamBeginCapture (autotune)");
   try {
-    for (int i = 0; i < n; ++i) run_spec(spec, o, stream);
+    for (int i = 0; i < per_graph; ++i) run_spec(spec, o, stream);
   } catch (...) {
     (void)cudaStreamEndCapture(stream, &graph);   // leaves the stream usable
     if (graph) (void)cudaGraphDestroy(graph);
@@ -104,13 +137,13 @@ double time_graph(const KernelSpec& spec, const GemmOperands& o, cudaStream_t ca
   const cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
   (void)cudaGraphDestroy(graph);
   cuda_check(made, "cudaGraphInstantiate (autotune)");
+  auto replay = [exec](cudaStream_t s) {
+    cuda_check(cudaGraphLaunch(exec, s), "cudaGraphLaunch (autotune)");
+  };
   double us = 0;
   try {
-    cuda_check(cudaGraphLaunch(exec, stream), "cudaGraphLaunch (autotune)");
-    cuda_check(cudaEventRecord(events.start, stream), "cudaEventRecord");
-    cuda_check(cudaGraphLaunch(exec, stream), "cudaGraphLaunch (autotune)");
-    cuda_check(cudaEventRecord(events.stop, stream), "cudaEventRecord");
-    us = events.elapsed_ms() * 1000 / n;
+    replay(stream);
+    us = time_calls(replay, flush ? n : 1, stream, flush) / per_graph;
   } catch (...) {
     (void)cudaGraphExecDestroy(exec);
     throw;
@@ -119,13 +152,21 @@ double time_graph(const KernelSpec& spec, const GemmOperands& o, cudaStream_t ca
   return us;
 }
 
-double time_spec(const KernelSpec& spec, const GemmOperands& o, cudaStream_t stream, bool graph) {
+double time_spec(const KernelSpec& spec, const GemmOperands& o, cudaStream_t caller, bool graph) {
   if (!spec.vendor) prepare(spec);   // compiled before anything is timed
-  const double us = graph ? time_graph(spec, o, stream) : time_launches(spec, o, stream);
+  // Graphs are captured on a stream of their own (graph_stream says why), after the caller's
+  // work on the operands.
+  if (graph) cuda_check(cudaStreamSynchronize(caller), "cudaStreamSynchronize (autotune)");
+  const cudaStream_t stream = graph ? graph_stream() : caller;
+  const AutotuneFlushFn flush = current_flush();
+  const int n = launches_for(spec, o, stream);
+  const double us =
+      graph ? time_graph(spec, o, stream, n, flush)
+            : time_calls([&](cudaStream_t s) { run_spec(spec, o, s); }, n, stream, flush);
   const GemmProblem& p = spec.problem;
-  log(4, "autotune {}x{}x{}: {}{} {:.2f} us{}", p.m, p.n, p.k, spec.text,
-      spec.vendor_algo ? " " + describe(*spec.vendor_algo) : std::string(), us,
-      graph ? " (graph)" : "");
+  log(4, "autotune {}x{}x{}: {}{} {:.2f} us{}{}", p.m, p.n, p.k, spec.text,
+      spec.vendor_algo ? fmt::format(" {}", describe(*spec.vendor_algo)) : std::string(), us,
+      graph ? " (graph)" : "", flush ? " (L2 flushed)" : "");
   return us;
 }
 
@@ -183,6 +224,16 @@ std::vector<GemmConfig> distinct_candidates(const Plan& plan, int count) {
     }
   }
   return picked;
+}
+
+AutotuneFlush::AutotuneFlush(AutotuneFlushFn flush) {
+  std::lock_guard<std::mutex> lock(flush_mutex());
+  previous_ = std::exchange(flush_slot(), std::move(flush));
+}
+
+AutotuneFlush::~AutotuneFlush() {
+  std::lock_guard<std::mutex> lock(flush_mutex());
+  flush_slot() = std::move(previous_);
 }
 
 void run_spec(const KernelSpec& spec, const GemmOperands& o, cudaStream_t stream) {

@@ -5,6 +5,7 @@
 // so that a tuned problem cannot run slower than the vendor library shipped beside it (issue 49).
 #include <cuda_runtime_api.h>
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -34,6 +35,25 @@ struct AutotuneResult {
 // and returns the fastest. Blocks on the stream; the winner's reason says what it beat.
 AutotuneResult autotune(const Plan& plan, const std::vector<GemmConfig>& configs,
                         const GemmOperands& operands, cudaStream_t stream, bool graph);
+
+// What runs on the stream before each timed launch of a candidate. None by default: gemm()'s
+// callers get candidates timed back to back, operands warm in L2 as their own repeated calls
+// would leave them. `autogemm tune` and `autogemm bench` install their L2 flush (AutotuneFlush),
+// so candidates are ranked as those commands time them, cold: a decode GEMM's B fits the 50 MB L2,
+// and hot and cold can rank cuBLASLt's algorithm and ours differently. Each launch is then timed
+// between its own events and the median kept.
+using AutotuneFlushFn = std::function<void(cudaStream_t)>;
+// Installs `flush` for this process while the object lives (the previous one after).
+class AutotuneFlush {
+ public:
+  explicit AutotuneFlush(AutotuneFlushFn flush);
+  ~AutotuneFlush();
+  AutotuneFlush(const AutotuneFlush&) = delete;
+  AutotuneFlush& operator=(const AutotuneFlush&) = delete;
+
+ private:
+  AutotuneFlushFn previous_;
+};
 
 // Runs a spec: ours through the launcher, a vendor spec through cuBLASLt with its algorithm.
 void run_spec(const KernelSpec& spec, const GemmOperands& operands, cudaStream_t stream);
