@@ -316,6 +316,9 @@ TEST(TuningFileCli, ExportPathIsCheckedFirst) {
   EXPECT_EQ(run.exit_code, 2) << run.out;
   EXPECT_NE(run.out.find("must name a file, not a folder"), std::string::npos) << run.out;
   EXPECT_FALSE(fs::exists(folder / "cache" / "tuning"));
+  // --graph is an option of tune (for a preset: the plan, exit 0).
+  run = autogemm::testing::run_cli("tune" + suite + " --graph --device h200", env);
+  EXPECT_EQ(run.exit_code, 0) << run.out;
   fs::remove_all(folder);
 }
 
@@ -374,6 +377,27 @@ TEST(TuningFileGpu, AutotuneTimesCublasLtAndRunsARecordedAlgorithm) {
 
   runtime::set_process_tuning_record(saved);
   fs::remove_all(folder);
+}
+
+// Autotuning timed as CUDA graph replays (GemmOptions::autotune_graph): the reason says so, and
+// the winner, ours or cuBLASLt's, gives the reference's result, captured and not.
+TEST(TuningFileGpu, GraphTimedAutotuneIsCorrect) {
+  AUTOGEMM_REQUIRE_GPU();
+  const std::shared_ptr<runtime::TuningRecord> saved = runtime::process_tuning_record();
+  runtime::set_process_tuning_record(nullptr);   // tuned in this process only
+  for (const GemmProblem& p : {problem(64, 2112, 2048), problem(384, 3072, 1024)}) {
+    const auto check = autogemm::testing::run_call_and_check(
+        p, 1.0f, 0.0f, 91, false, nullptr,
+        [](const GemmProblem& q, const GemmOperands& ops, cudaStream_t s) {
+          GemmOptions options;
+          options.autotune = 3;
+          options.autotune_graph = 1;
+          return gemm(q, ops, s, options);
+        });
+    AUTOGEMM_EXPECT_GEMM_OK(check, "graph-timed autotune");
+    EXPECT_NE(check.reason.find("timed as graph replays"), std::string::npos) << check.reason;
+  }
+  runtime::set_process_tuning_record(saved);
 }
 
 // `tune --export F` in one process; a fresh process with AUTOGEMM_TUNING_FILE=F and an empty
