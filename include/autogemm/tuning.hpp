@@ -19,7 +19,9 @@ struct TuningFileLoad {
 // (name, SM count, compute capability) or by another build (library version, kernel
 // fingerprint) are ignored, each with a log line (AUTOGEMM_LOG >= 2) naming the field. Loading
 // again adds entries (a later file's entry for the same problem replaces the earlier one).
-// AUTOGEMM_TUNING_FILE=FILE loads one on the first gemm() call (docs/env-vars.md).
+// AUTOGEMM_TUNING_FILE=FILE loads one on the first gemm() call (docs/env-vars.md). Load before
+// the first gemm() call of the problems it holds: gemm() plans each problem once per process,
+// and a problem already planned keeps its plan.
 // Throws InvalidArgument("path", path, what is wrong) for a file that cannot be read or is not a
 // tuning file.
 TuningFileLoad load_tuning_file(const std::string& path);
