@@ -81,6 +81,7 @@ PlanKey plan_key(int device, const GemmProblem& p) {
           p.expected_m};
 }
 
+// GemmOptions::autotune_graph's default, AUTOGEMM_AUTOTUNE_GRAPH, read once like AUTOGEMM_AUTOTUNE.
 bool autotune_graph_default() {
   static const bool graph = [] {
     const char* v = std::getenv("AUTOGEMM_AUTOTUNE_GRAPH");
