@@ -546,3 +546,69 @@ TEST(GemmGpu, HostCostPerCall) {
   EXPECT_LT(planned, 25.0);
   EXPECT_LT(split_k, 25.0);
 }
+
+// A split-K call captured into a CUDA graph: its stream's workspace comes from an uncaptured
+// call on the same stream (runtime/split_k.cpp: cudaStreamGetId fails on a capturing stream),
+// and the graph's replays write D. Captured with no uncaptured call before, it is refused by
+// name instead.
+TEST(GemmGpu, SplitKCallCapturedIntoAGraphAfterAWarmUp) {
+  AUTOGEMM_REQUIRE_GPU();
+  GemmOptions options;
+  options.config = GemmConfig::parse("64x128x64 s8 c1 p g8 sk2");
+  cudaStream_t stream = nullptr;
+  cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  std::string failure;
+  const auto check = autogemm::testing::run_call_and_check(
+      problem(200, 256, 2048), 1.0f, 0.0f, 29, false, stream,
+      [&](const GemmProblem& q, const GemmOperands& ops, cudaStream_t s) {
+        gemm(q, ops, s, options);  // the warm-up
+        cuda_check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+        bench::fill_poison(ops.d, size_t(q.m) * q.ldd, q.d_type);
+        cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+        cuda_check(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed), "begin capture");
+        GemmReport report;
+        try {
+          report = gemm(q, ops, s, options);
+        } catch (const std::exception& e) {
+          failure = e.what();  // the capture ends before it is reported
+        }
+        cudaGraph_t graph = nullptr;
+        (void)cudaStreamEndCapture(s, &graph);
+        if (failure.empty()) {
+          cudaGraphExec_t exec = nullptr;
+          cuda_check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+          for (int replay = 0; replay < 2; ++replay)
+            cuda_check(cudaGraphLaunch(exec, s), "cudaGraphLaunch");
+          cuda_check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+          (void)cudaGraphExecDestroy(exec);
+        }
+        if (graph) (void)cudaGraphDestroy(graph);
+        return report;
+      });
+  EXPECT_TRUE(failure.empty()) << failure;
+  EXPECT_EQ(check.config, options.config->describe());
+  AUTOGEMM_EXPECT_GEMM_OK(check, "sk2 replayed from a graph");
+
+  // Another stream, captured before any uncaptured call on it: refused, naming the rule.
+  cudaStream_t fresh = nullptr;
+  cuda_check(cudaStreamCreateWithFlags(&fresh, cudaStreamNonBlocking), "cudaStreamCreate");
+  const GemmProblem p = problem(200, 256, 2048);
+  bench::DeviceBuffer a(size_t(p.m) * p.k * 2), b(size_t(p.n) * p.k * 2), d(size_t(p.m) * p.n * 2);
+  GemmOperands ops;
+  ops.a = a.get();
+  ops.b = b.get();
+  ops.d = d.get();
+  cuda_check(cudaStreamBeginCapture(fresh, cudaStreamCaptureModeRelaxed), "begin capture");
+  std::string refused;
+  try {
+    gemm(p, ops, fresh, options);
+  } catch (const InvalidArgument& e) {
+    refused = e.what();
+  }
+  cudaGraph_t graph = nullptr;
+  (void)cudaStreamEndCapture(fresh, &graph);
+  if (graph) (void)cudaGraphDestroy(graph);
+  EXPECT_NE(refused.find("warm-up"), std::string::npos) << refused;
+  cuda_check(cudaStreamDestroy(fresh), "cudaStreamDestroy");
+  cuda_check(cudaStreamDestroy(stream), "cudaStreamDestroy");
+}

@@ -29,6 +29,14 @@ using SpecPtr = std::shared_ptr<const KernelSpec>;
 constexpr double kTimedUs = 200;
 constexpr int kMinLaunches = 3, kMaxLaunches = 20;
 
+// cuBLASLt replaces our best only when it is this much faster in the finalists' alternate
+// timing (kFinalRounds rounds, medians). On the public suite (H200, BF16, 3 candidates) the
+// sequential passes crowned cuBLASLt by 0.5-0.9% on five rows; a fresh process then ran them
+// at 0.882-1.009 of ours (4096 x 7168 x 16384: 1172 us ours, 1329 cuBLASLt's pick): noise of
+// that size is not a reason to leave our kernel.
+constexpr double kVendorMinGain = 0.02;
+constexpr int kFinalRounds = 3;
+
 struct Events {
   cudaEvent_t start = nullptr, stop = nullptr;
   Events() {
@@ -268,7 +276,21 @@ AutotuneResult autotune(const Plan& plan, const std::vector<GemmConfig>& configs
     }
     if (!vendor || us < vendor_us) vendor = spec, vendor_us = us;
   }
-  const bool vendor_won = vendor && vendor_us < ours_us;
+  // The finalists again, alternately (ours, cuBLASLt, ours, ...), so a clock that ramps or
+  // throttles over the sequential passes above favours neither; cuBLASLt replaces ours only
+  // when it wins that by kVendorMinGain.
+  if (vendor) {
+    std::vector<double> ours_again, vendor_again;
+    for (int round = 0; round < kFinalRounds; ++round) {
+      ours_again.push_back(time_spec(*ours, o, stream, graph));
+      vendor_again.push_back(time_spec(*vendor, o, stream, graph));
+    }
+    std::sort(ours_again.begin(), ours_again.end());
+    std::sort(vendor_again.begin(), vendor_again.end());
+    ours_us = ours_again[kFinalRounds / 2];
+    vendor_us = vendor_again[kFinalRounds / 2];
+  }
+  const bool vendor_won = vendor && vendor_us * (1 + kVendorMinGain) < ours_us;
   const std::string over = fmt::format(
       "autotuned over {} candidates and {} cuBLASLt algorithms{}", configs.size(),
       vendor_candidates.size(), graph ? ", timed as graph replays" : "");
