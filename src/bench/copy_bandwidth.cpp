@@ -81,7 +81,12 @@ std::string format_buffer_size(std::size_t bytes) {
   return fmt::format("{} MiB", bytes / kMiB);
 }
 
-bool is_memory_bound(const BenchRow& row) { return row.problem.m <= kMemoryBoundMaxM; }
+bool is_memory_bound(const BenchRow& row) {
+  const GemmProblem& p = row.problem;
+  if (p.m <= kMemoryBoundMaxM) return true;
+  const double b_bytes = double(p.num_groups) * p.n * p.k * dtype_bytes(p.b_type);
+  return p.m <= kWeightBoundMaxM && b_bytes >= kWeightBoundMinShare * p.min_bytes();
+}
 
 double copy_share(const BenchRow& row, double copy_gbps) {
   check_copy_gbps(copy_gbps);
