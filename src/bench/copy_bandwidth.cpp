@@ -11,6 +11,7 @@
 #include "autogemm/errors.hpp"
 #include "bench/bench_runner.hpp"
 #include "bench/tensors.hpp"
+#include "plan/swap_ab.hpp"
 #include "cuda/cuda_check.hpp"
 
 namespace autogemm::bench {
@@ -82,10 +83,7 @@ std::string format_buffer_size(std::size_t bytes) {
 }
 
 bool is_memory_bound(const BenchRow& row) {
-  const GemmProblem& p = row.problem;
-  if (p.m <= kMemoryBoundMaxM) return true;
-  const double b_bytes = double(p.num_groups) * p.n * p.k * dtype_bytes(p.b_type);
-  return p.m <= kWeightBoundMaxM && b_bytes >= kWeightBoundMinShare * p.min_bytes();
+  return row.problem.m <= kMemoryBoundMaxM || plan::weight_bound(row.problem);
 }
 
 double copy_share(const BenchRow& row, double copy_gbps) {

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "bench/copy_bandwidth.hpp"
+#include "plan/swap_ab.hpp"
 
 namespace autogemm::bench {
 
@@ -152,7 +153,7 @@ std::string memory_panel(const std::vector<const PlotRow*>& rows, double top, do
   out += text(16, top + 16,
               fmt::format("memory-bound rows (M <= {}, or <= {} with B {:.0f}% of the bytes): share "
                           "of the device copy bandwidth{}",
-                          kMemoryBoundMaxM, kWeightBoundMaxM, 100 * kWeightBoundMinShare,
+                          kMemoryBoundMaxM, plan::kWeightBoundMaxM, 100 * plan::kWeightBoundMinShare,
                           copy_gbps > 0 ? fmt::format(" ({:.0f} GB/s)", copy_gbps) : ""),
               "font-weight=\"bold\"");
   for (std::size_t i = 0; i < rows.size(); ++i)
