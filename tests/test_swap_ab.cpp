@@ -185,11 +185,12 @@ TEST(SwapAb, PlannerOffersSwapsForFewRowsOfAOrRowsToFit) {
   EXPECT_GT(swapped_candidates(problem(17, 4096, 4096)), 0);
   EXPECT_EQ(swapped_candidates(problem(128, 4096, 4096)), 0);
   EXPECT_GT(swapped_candidates(block_fp8_problem(32, 7168, 2048)), 0);
-  // The weight-bound middle (B 90% of the bytes, rows not whole 64-row slabs): only swapped
-  // tiles of 128 weight rows and one consumer holding every row in one column.
+  // The weight-bound middle (B 90% of the bytes, 64-row slabs padding a quarter of their rows,
+  // FP8 up to 64 rows): only swapped tiles of 128 weight rows and one consumer holding every
+  // row in one column.
   for (const GemmProblem& middle : {problem(33, 4096, 4096), problem(80, 8192, 8192),
                                     block_fp8_problem(40, 7168, 2048),
-                                    block_fp8_problem(80, 28672, 8192)}) {
+                                    block_fp8_problem(37, 8192, 8192), problem(146, 29568, 8192)}) {
     const Plan plan = plan_gemm(middle, gpu);
     SCOPED_TRACE(fmt::format("{}x{}x{}", middle.m, middle.n, middle.k));
     EXPECT_TRUE(plan::weight_bound_middle(middle));
@@ -197,6 +198,8 @@ TEST(SwapAb, PlannerOffersSwapsForFewRowsOfAOrRowsToFit) {
       EXPECT_TRUE(plan::middle_swap_tile(middle, c.config)) << c.config.describe();
   }
   EXPECT_FALSE(plan::weight_bound_middle(problem(64, 4096, 4096)));   // whole 64-row slabs
+  EXPECT_FALSE(plan::weight_bound_middle(problem(54, 4096, 4096)));   // 10 of 64 rows padded
+  EXPECT_FALSE(plan::weight_bound_middle(block_fp8_problem(80, 28672, 8192)));  // FP8 past 64
   EXPECT_FALSE(plan::weight_bound_middle(problem(100, 512, 512)));    // B 78% of the bytes
   EXPECT_FALSE(plan::weight_bound_middle(problem(257, 8192, 8192)));  // past the middle
   EXPECT_EQ(swapped_candidates(problem(100, 512, 512)), 0);

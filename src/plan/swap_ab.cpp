@@ -96,8 +96,11 @@ bool weight_bound(const GemmProblem& call) {
 }
 
 bool weight_bound_middle(const GemmProblem& call) {
-  return call.grouping == Grouping::none && call.m > kSwapAbMaxM && call.m % kWgmmaSlabRows != 0 &&
-         weight_bound(call);
+  if (call.grouping != Grouping::none || call.m <= kSwapAbMaxM || !weight_bound(call)) return false;
+  const int64_t slab_rows = (call.m + kWgmmaSlabRows - 1) / kWgmmaSlabRows * kWgmmaSlabRows;
+  const bool pads = double(slab_rows - call.m) >= kMiddleSwapMinPadShare * double(slab_rows);
+  if (dtype_bytes(call.a_type) == 1) return pads && call.m <= kMiddleSwapFp8MaxM;
+  return pads || call.m > 2 * kWgmmaSlabRows;
 }
 
 bool middle_swap_tile(const GemmProblem& call, const GemmConfig& config) {

@@ -60,26 +60,29 @@ inline constexpr int64_t kSwapAbMaxM = 32;
 
 // The weight-bound middle (issue 49): ungrouped calls of kSwapAbMaxM + 1 .. kWeightBoundMaxM rows
 // whose B is at least kWeightBoundMinShare of the bytes, so a good kernel takes about a read of
-// B, and whose rows are not whole 64-row wgmma slabs (M = 64, 128, 192 pad nothing unswapped:
-// 64 x 2112 x 7168 runs 17.4 us in 64x16 tiles on the H100, test_plan_search.cpp). There the
-// swapped tiles that hold all the call's rows in one tile column (block_n >= M)
-// with 128 weight rows and one consumer (`middle_swap_tile`) stream each row of B once and
-// compute no padded 64-row slabs; the planner runs only those where one is legal
-// (`keep_middle_swap_tiles`), and no swapped tile of two or more columns, which reread B.
-// Measured on an H200 against the planner's unswapped pick (cuBLASLt in the same run):
-//   BF16 72 x 12288 x 4096: 44.9 -> 30.9 us (cuBLASLt 31.4); 80 x 8192 x 8192: 48.7 -> 40.4
-//   (39.1); 96 x 4096 x 14336 (sk2): 43.5 -> 40.9 (37.8);
-//   FP8 80 x 28672 x 8192: 82.4 -> 69.5 (65.9); 80 x 53248 x 16384: 299.6 -> 261.3 (226.4);
-//   48 x 8192 x 8192: 22.2 -> 23.2 (31.4), the one loss.
-// Two-column swapped tiles there (the 129-2560-row fit rule's) ran 0.69-0.86 of cuBLASLt on six
-// BF16 rows of bench/suites/gemm-middle.csv. The cost model rates all these tiles alike (DRAM
-// time dominates each prediction and it does not see what separates them), hence a rule.
+// B. There swapped tiles that hold all the call's rows in one tile column (block_n >= M) with
+// 128 weight rows and one consumer (`middle_swap_tile`) stream each row of B once and compute
+// no padded 64-row slabs. The planner runs only those (`keep_middle_swap_tiles`, and never a
+// swapped tile of two or more columns, which rereads B) where the bench/suites/gemm-middle.csv
+// sweep on an H200 (54 rows, each type, cuBLASLt in the same run) found them faster:
+//   - 16-bit rows whose unswapped 64-row slabs pad at least kMiddleSwapMinPadShare of their
+//     rows, or of more than 128 rows (whose unswapped picks took clusters or two-column swaps:
+//     146 x 29568 x 8192 238.9 -> 148.5 us, 150 x 7168 x 16384 102.2 -> 79.8);
+//   - block-scaled FP8 rows of at most kMiddleSwapFp8MaxM rows padding that share (37 x 8192 x
+//     8192 26.3 -> 22.5 us); past it the one-column FP8 tiles are 256-row two-consumer ones
+//     (the 128-row tiles run out of registers) and ran 0.72-0.84 of the unswapped picks.
+// Rows padding less (M = 49..64: 64x64 tiles pad at most 15 rows) kept their tiles: the swap
+// ran 0.72-0.98 of them. Predicted BF16 middle geomean 0.886 -> 0.950 of cuBLASLt, FP8 (13 rows
+// cuBLASLt runs) 1.112 -> 1.140. The cost model rates all these tiles alike (DRAM time dominates
+// each prediction; it does not see what separates them), hence a rule.
 inline constexpr int64_t kWeightBoundMaxM = 256;
 inline constexpr double kWeightBoundMinShare = 0.9;
 inline constexpr int kMiddleSwapBlockM = 128;
 inline constexpr int64_t kWgmmaSlabRows = 64;  // wgmma's M
+inline constexpr double kMiddleSwapMinPadShare = 0.25;
+inline constexpr int64_t kMiddleSwapFp8MaxM = 64;
 bool weight_bound(const GemmProblem& call);  // M <= kWeightBoundMaxM, B's share of the bytes
-bool weight_bound_middle(const GemmProblem& call);
+bool weight_bound_middle(const GemmProblem& call);  // the rows the rule above applies to
 bool middle_swap_tile(const GemmProblem& call, const GemmConfig& config);
 // In the weight-bound middle: drops two-column swapped tiles, and when a middle_swap_tile is
 // among `candidates`, every other tile. Elsewhere leaves them as they are.
