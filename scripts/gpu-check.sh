@@ -13,6 +13,7 @@
 #   scripts/gpu-check.sh [multi] [single] [python]
 #   TEST_TIMEOUT=300 seconds per part (a device call has 600: on a cold machine build first,
 #   `scripts/gpu-run.sh profile`, then the parts in calls of their own)
+#   PROCS=3: the single part in 3 processes per GPU (compile-bound: one GPU's set in one call)
 #   SHARDS=2 SHARD=0 scripts/gpu-check.sh single: the single part cut into SHARDS shards (default:
 #   one per GPU) and only shard SHARD run, over the GPUs: one GPU's 12 minutes in two calls
 set -uo pipefail
@@ -52,17 +53,21 @@ for part in "${parts[@]}"; do
         awk -v n="$shards" -v s="$SHARD" 'NR % n == s' /tmp/check-single.txt > /tmp/check-shard.txt
         mv /tmp/check-shard.txt /tmp/check-single.txt
       fi
-      for ((i = 0; i < gpus; i++)); do
-        filter=$(awk -v n="$gpus" -v i="$i" 'NR % n == i' /tmp/check-single.txt | paste -sd:)
-        CUDA_VISIBLE_DEVICES=$i CUDA_CACHE_DISABLE=1 AUTOGEMM_CACHE_DIR=/tmp/autogemm-cache-$i \
+      # PROCS processes per GPU: the set is mostly NVRTC compiles, one core each, so on one GPU
+      # several processes finish it sooner; the GPU's timing tests then share it, hence 1 by
+      # default.
+      procs=$(( gpus * ${PROCS:-1} ))
+      for ((i = 0; i < procs; i++)); do
+        filter=$(awk -v n="$procs" -v i="$i" 'NR % n == i' /tmp/check-single.txt | paste -sd:)
+        CUDA_VISIBLE_DEVICES=$((i % gpus)) CUDA_CACHE_DISABLE=1 AUTOGEMM_CACHE_DIR=/tmp/autogemm-cache-$i \
           timeout "${TEST_TIMEOUT:-300}" build-gpu/tests/autogemm_tests --gtest_filter="$filter" \
           > "/tmp/check-single-$i.log" 2>&1 &
       done
       rc=0
       for job in $(jobs -p); do wait "$job" || rc=$?; done
       : > "$OUT/check-single.log"
-      for ((i = 0; i < gpus; i++)); do
-        echo "== shard $i (GPU $i)" >> "$OUT/check-single.log"
+      for ((i = 0; i < procs; i++)); do
+        echo "== shard $i (GPU $((i % gpus)))" >> "$OUT/check-single.log"
         cat "/tmp/check-single-$i.log" >> "$OUT/check-single.log"
         grep -qE "^\[  PASSED  \]" "/tmp/check-single-$i.log" &&
           ! grep -qE "^\[  FAILED  \]" "/tmp/check-single-$i.log" || { ((rc)) || rc=1; }

@@ -73,21 +73,25 @@ TEST(BenchCopyBandwidth, BufferSizeText) {
   EXPECT_EQ(format_buffer_size(kGiB + 2 * kMiB), "1026 MiB");
 }
 
-TEST(BenchCopyBandwidth, SummaryCoversOnlyRowsWithMUpTo128) {
+TEST(BenchCopyBandwidth, SummaryCoversSmallMAndWeightBoundMiddleRows) {
   const std::vector<BenchRow> rows = {
       row_with_gbps(64, 7168, 16384, 2400),   // 80%
       row_with_gbps(128, 7168, 16384, 2700),  // 90%
-      row_with_gbps(129, 7168, 16384, 600),   // compute side of the line: not counted
+      row_with_gbps(200, 7168, 16384, 2550),  // 85%: B is 97% of the bytes
+      row_with_gbps(200, 1024, 1024, 600),    // B 71% of the bytes: not counted
+      row_with_gbps(257, 7168, 16384, 600),   // past the weight-bound middle: not counted
       row_with_gbps(4096, 7168, 16384, 100),  // not counted either
   };
   const MemoryBoundSummary s = memory_bound_summary(rows, 3000);
-  EXPECT_EQ(s.rows, 2);
+  EXPECT_EQ(s.rows, 3);
   EXPECT_DOUBLE_EQ(s.min_share, 0.8);
   EXPECT_EQ(s.min_shape, "64x7168x16384");
-  EXPECT_NEAR(s.geomean_share, std::sqrt(0.8 * 0.9), 1e-12);
+  EXPECT_NEAR(s.geomean_share, std::cbrt(0.8 * 0.9 * 0.85), 1e-12);
   EXPECT_TRUE(is_memory_bound(rows[1]));
-  EXPECT_FALSE(is_memory_bound(rows[2]));
-  EXPECT_DOUBLE_EQ(copy_share(rows[2], 3000), 0.2);
+  EXPECT_TRUE(is_memory_bound(rows[2]));
+  EXPECT_FALSE(is_memory_bound(rows[3]));
+  EXPECT_FALSE(is_memory_bound(rows[4]));
+  EXPECT_DOUBLE_EQ(copy_share(rows[4], 3000), 0.2);
 }
 
 TEST(BenchCopyBandwidth, SummaryWithoutMemoryBoundRowsIsEmpty) {

@@ -85,13 +85,15 @@ void expect_kernel_config_is_sound(const GemmProblem& p, const Candidate& c, con
   // What the kernels compute: A and B copied into padded rows where the caller's break TMA's
   // stride rule (plan/operand_copy.hpp), and D^T = B^T A^T where the configuration swaps
   // (plan/swap_ab.hpp: offered for up to 32 rows of A, one tile holding them all, or for 16-bit
-  // rows of A to fit along wgmma's N).
+  // rows of A to fit along wgmma's N, or in the weight-bound middle one tile column).
   const GemmProblem k = plan::kernel_problem(p, cfg);
   if (cfg.swap_ab) {
     EXPECT_EQ(k.m, p.n);
     EXPECT_EQ(k.n, p.m);
     if (p.m <= plan::kSwapAbMaxM) {
       EXPECT_EQ(ceil_div(k.n, cfg.block_n), 1) << "one tile holds every row of A";
+    } else if (plan::weight_bound_middle(p)) {
+      EXPECT_GE(cfg.block_n, p.m) << "the middle's swapped tiles hold every row in one column";
     } else {
       EXPECT_EQ(dtype_bytes(p.a_type), 2);
       EXPECT_GE(p.m, plan::kSwapAbFitMinM);

@@ -3,6 +3,7 @@
 // spec a swapped configuration makes (the kernel's operands, its store path, its tensor maps),
 // where the planner offers it, and the generated kernel compiling with NVRTC. GPU correctness:
 // GemmGpu.SwappedOperandsAreCorrect (tests/test_gemm_gpu.cpp).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -182,10 +183,26 @@ TEST(SwapAb, PlannerOffersSwapsForFewRowsOfAOrRowsToFit) {
             std::string::npos)
       << chosen.path_reason;
   EXPECT_GT(swapped_candidates(problem(17, 4096, 4096)), 0);
-  EXPECT_EQ(swapped_candidates(problem(33, 4096, 4096)), 0);
   EXPECT_EQ(swapped_candidates(problem(128, 4096, 4096)), 0);
   EXPECT_GT(swapped_candidates(block_fp8_problem(32, 7168, 2048)), 0);
-  EXPECT_EQ(swapped_candidates(block_fp8_problem(40, 7168, 2048)), 0);
+  // The weight-bound middle (B 90% of the bytes, 64-row slabs padding a quarter of their rows,
+  // FP8 up to 64 rows): only swapped tiles of 128 weight rows and one consumer holding every
+  // row in one column.
+  for (const GemmProblem& middle : {problem(33, 4096, 4096), problem(80, 8192, 8192),
+                                    block_fp8_problem(40, 7168, 2048),
+                                    block_fp8_problem(37, 8192, 8192), problem(146, 29568, 8192)}) {
+    const Plan plan = plan_gemm(middle, gpu);
+    SCOPED_TRACE(fmt::format("{}x{}x{}", middle.m, middle.n, middle.k));
+    EXPECT_TRUE(plan::weight_bound_middle(middle));
+    for (const Candidate& c : plan.candidates)
+      EXPECT_TRUE(plan::middle_swap_tile(middle, c.config)) << c.config.describe();
+  }
+  EXPECT_FALSE(plan::weight_bound_middle(problem(64, 4096, 4096)));   // whole 64-row slabs
+  EXPECT_FALSE(plan::weight_bound_middle(problem(54, 4096, 4096)));   // 10 of 64 rows padded
+  EXPECT_FALSE(plan::weight_bound_middle(block_fp8_problem(80, 28672, 8192)));  // FP8 past 64
+  EXPECT_FALSE(plan::weight_bound_middle(problem(100, 512, 512)));    // B 78% of the bytes
+  EXPECT_FALSE(plan::weight_bound_middle(problem(257, 8192, 8192)));  // past the middle
+  EXPECT_EQ(swapped_candidates(problem(100, 512, 512)), 0);
   // 16-bit rows of A to fit along wgmma's N (kSwapAbFitMinM..kSwapAbFitMaxM) with N and K long
   // enough; not FP8, not short K, not narrow N, not many rows.
   EXPECT_GT(swapped_candidates(problem(852, 4096, 7168)), 0);

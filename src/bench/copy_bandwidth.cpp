@@ -11,6 +11,7 @@
 #include "autogemm/errors.hpp"
 #include "bench/bench_runner.hpp"
 #include "bench/tensors.hpp"
+#include "plan/swap_ab.hpp"
 #include "cuda/cuda_check.hpp"
 
 namespace autogemm::bench {
@@ -81,7 +82,9 @@ std::string format_buffer_size(std::size_t bytes) {
   return fmt::format("{} MiB", bytes / kMiB);
 }
 
-bool is_memory_bound(const BenchRow& row) { return row.problem.m <= kMemoryBoundMaxM; }
+bool is_memory_bound(const BenchRow& row) {
+  return row.problem.m <= kMemoryBoundMaxM || plan::weight_bound(row.problem);
+}
 
 double copy_share(const BenchRow& row, double copy_gbps) {
   check_copy_gbps(copy_gbps);

@@ -16,9 +16,12 @@ namespace autogemm::bench {
 
 struct BenchRow;  // bench_runner.hpp
 
-// Rows with M at most this are memory-bound: B (N x K) dominates the bytes, so a GEMM does about
-// 2 * M FLOP per element of B: 2 * 128 / 1 = 256 FLOP/byte for e4m3, 128 for bf16, under the
-// dense ridge points of hopper-facts.md (H100 ~590 FP8 / ~295 BF16, H200 ~412 / ~206 FLOP/byte).
+// Rows with M at most kMemoryBoundMaxM are memory-bound: B (N x K) dominates the bytes, so a GEMM
+// does about 2 * M FLOP per element of B: 2 * 128 / 1 = 256 FLOP/byte for e4m3, 128 for bf16,
+// under the dense ridge points of hopper-facts.md (H100 ~590 FP8 / ~295 BF16, H200 ~412 / ~206
+// FLOP/byte). Up to 256 rows (issue 49's middle: 512 FLOP/byte for e4m3, still near the
+// H200's FP8 ridge) a row counts too when B is at least 90% of its bytes (plan::weight_bound):
+// such a row should still take about a read of its bytes.
 inline constexpr int64_t kMemoryBoundMaxM = 128;
 
 struct CopyBandwidth {
@@ -48,7 +51,8 @@ std::string format_buffer_size(std::size_t bytes);
 
 // ---- memory-bound rows against the copy bandwidth ------------------------------------------
 
-bool is_memory_bound(const BenchRow& row);  // problem.m <= kMemoryBoundMaxM
+// M <= kMemoryBoundMaxM, or plan::weight_bound (M <= 256, B 90% of the bytes).
+bool is_memory_bound(const BenchRow& row);
 
 // row.gbps / copy_gbps (1.0: as fast as a plain copy). Throws InvalidArgument unless
 // copy_gbps > 0.

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "bench/copy_bandwidth.hpp"
+#include "plan/swap_ab.hpp"
 
 namespace autogemm::bench {
 
@@ -150,8 +151,9 @@ std::string memory_panel(const std::vector<const PlotRow*>& rows, double top, do
   const double bottom = first + kRowHeight * double(rows.size());
   std::string out = "<g class=\"panel\" id=\"memory-bound\">\n";
   out += text(16, top + 16,
-              fmt::format("memory-bound rows (M <= {}): share of the device copy bandwidth{}",
-                          kMemoryBoundMaxM,
+              fmt::format("memory-bound rows (M <= {}, or <= {} with B {:.0f}% of the bytes): share "
+                          "of the device copy bandwidth{}",
+                          kMemoryBoundMaxM, plan::kWeightBoundMaxM, 100 * plan::kWeightBoundMinShare,
                           copy_gbps > 0 ? fmt::format(" ({:.0f} GB/s)", copy_gbps) : ""),
               "font-weight=\"bold\"");
   for (std::size_t i = 0; i < rows.size(); ++i)

@@ -1,8 +1,8 @@
 #pragma once
 // `autogemm bench --plot FILE.svg`: ours against cuBLASLt per row as an SVG picture, written as
 // plain text (no dependency). One panel of horizontal bars of the ratio (cuBLASLt time / ours)
-// drawn from a line at 1.0, rows without a baseline marked n/a; when memory-bound rows (M <=
-// kMemoryBoundMaxM) have a share of the device copy bandwidth, a second panel of that share.
+// drawn from a line at 1.0, rows without a baseline marked n/a; when memory-bound rows
+// (is_memory_bound) have a share of the device copy bandwidth, a second panel of that share.
 #include <optional>
 #include <string>
 #include <utility>
@@ -16,7 +16,7 @@ namespace autogemm::bench {
 struct PlotRow {
   std::string label;                  // "4096 x 7168 x 16384 prefill": the shape and tag
   std::optional<double> ratio;        // cuBLASLt time / ours; none: no baseline (n/a)
-  bool memory_bound = false;          // M <= kMemoryBoundMaxM
+  bool memory_bound = false;          // is_memory_bound(row)
   std::optional<double> copy_share;   // memory-bound rows: gbps / copy bandwidth (1.0 = 100%)
 };
 

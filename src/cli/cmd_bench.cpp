@@ -299,7 +299,7 @@ void run(const BenchCliOptions& o) {
   bench::BenchOptions options = measure_options(o, target);
   options.config = config;
   options.autotune = o.autotune;
-  // The copy bandwidth is what the memory-bound rows (M <= 128) are judged against. It is
+  // The copy bandwidth is what the memory-bound rows (is_memory_bound) are judged against. It is
   // measured on every GPU run, not only when such a row exists: it costs tens of milliseconds,
   // gives --json a stable copy_gbps field and puts every row's GB/s in context. Measured first,
   // so a failure stops the run before the cases are timed (on the legacy default stream:
@@ -371,7 +371,7 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--csv", o->csv, "also write the rows to this CSV file");
   cmd->add_option("--plot", o->plot,
                   "also draw the rows into this SVG file: the ratio to cuBLASLt per row and, "
-                  "for memory-bound rows (M <= 128), the share of the copy bandwidth");
+                  "for memory-bound rows (M <= 128, or M <= 256 with B 90% of the bytes), the share of the copy bandwidth");
   cmd->add_option("--replot", o->replot,
                   "draw the rows of a CSV written by --csv into --plot FILE.svg instead of "
                   "measuring (no GPU needed; --suite adds the suite's tags by shape)");

@@ -570,7 +570,8 @@ Prediction predict_kernels(const GemmProblem& problem, const GemmConfig& config,
     // the call's M <= 32 rows as its N, in one tile column) streams the call's B the same way.
     const bool one_pass_operand =
         (w.tiles_m == 1 && 2 * problem.m <= config.block_m) ||
-        (w.tiles_n == 1 && (2 * problem.n <= config.block_n || config.swap_ab));
+        (w.tiles_n == 1 &&
+         (2 * problem.n <= config.block_n || (config.swap_ab && problem.n <= plan::kSwapAbMaxM)));
     // The first pass is the pipeline fill (fixed costs).
     const double ring_us =
         one_pass_operand

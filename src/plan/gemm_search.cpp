@@ -452,6 +452,7 @@ Plan plan_gemm(const GemmProblem& call, const GpuInfo& device) {
     plan.candidates.push_back({config, predict(problem, config, device)});
   }
   plan.problem = call;
+  plan::keep_middle_swap_tiles(problem, plan.candidates);
   if (plan.candidates.empty())
     return plan::vendor_plan(
         call, device,

@@ -1,5 +1,7 @@
 #include "plan/swap_ab.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "plan/operand_copy.hpp"
@@ -81,11 +83,42 @@ std::string swap_ab_violation(const GemmProblem& problem, const KernelFields& fi
 
 bool swap_ab_offered(const GemmProblem& call) {
   if (call.grouping != Grouping::none) return false;
-  if (call.m <= kSwapAbMaxM) return true;
+  if (call.m <= kSwapAbMaxM || weight_bound_middle(call)) return true;
   // Fitted rows only where TMA stores D^T (the threads' transposed stores cost 3.5-4.5 us a
   // 128-row tile, which these tiles repeat wave after wave).
   return dtype_bytes(call.a_type) == 2 && !d_needs_thread_stores(call) && call.m >= kSwapAbFitMinM &&
          call.m <= kSwapAbFitMaxM && call.n >= kSwapAbFitMinN && call.k >= kSwapAbFitMinK;
+}
+
+bool weight_bound(const GemmProblem& call) {
+  const double b_bytes = double(call.num_groups) * call.n * call.k * dtype_bytes(call.b_type);
+  return call.m <= kWeightBoundMaxM && b_bytes >= kWeightBoundMinShare * call.min_bytes();
+}
+
+bool weight_bound_middle(const GemmProblem& call) {
+  if (call.grouping != Grouping::none || call.m <= kSwapAbMaxM || !weight_bound(call)) return false;
+  const int64_t slab_rows = (call.m + kWgmmaSlabRows - 1) / kWgmmaSlabRows * kWgmmaSlabRows;
+  const bool pads = double(slab_rows - call.m) >= kMiddleSwapMinPadShare * double(slab_rows);
+  if (dtype_bytes(call.a_type) == 1) return pads && call.m <= kMiddleSwapFp8MaxM;
+  return pads || call.m > 2 * kWgmmaSlabRows;
+}
+
+bool middle_swap_tile(const GemmProblem& call, const GemmConfig& config) {
+  return config.swap_ab && config.block_n >= call.m && config.block_m == kMiddleSwapBlockM &&
+         config.num_consumers == 1;
+}
+
+void keep_middle_swap_tiles(const GemmProblem& call, std::vector<Candidate>& candidates) {
+  if (!weight_bound_middle(call)) return;
+  std::erase_if(candidates, [&](const Candidate& c) {
+    return c.config.swap_ab && c.config.block_n < call.m;
+  });
+  const bool any = std::any_of(candidates.begin(), candidates.end(), [&](const Candidate& c) {
+    return middle_swap_tile(call, c.config);
+  });
+  if (any)
+    std::erase_if(candidates,
+                  [&](const Candidate& c) { return !middle_swap_tile(call, c.config); });
 }
 
 }  // namespace autogemm::plan

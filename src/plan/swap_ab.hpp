@@ -9,9 +9,11 @@
 // workspace, the tile trace) works on that kernel problem; the launcher hands the kernel B's
 // pointer as A and A's as B.
 #include <string>
+#include <vector>
 
 #include "autogemm/config.hpp"
 #include "autogemm/kernel_spec.hpp"
+#include "autogemm/plan.hpp"
 #include "autogemm/problem.hpp"
 
 namespace autogemm::plan {
@@ -55,6 +57,36 @@ std::string swap_ab_violation(const GemmProblem& kernel_problem, const KernelFie
 // unswapped picks on every row (16 x 4096 x 14336: 24.4 -> 21.3 us).
 bool swap_ab_offered(const GemmProblem& call);
 inline constexpr int64_t kSwapAbMaxM = 32;
+
+// The weight-bound middle (issue 49): ungrouped calls of kSwapAbMaxM + 1 .. kWeightBoundMaxM rows
+// whose B is at least kWeightBoundMinShare of the bytes, so a good kernel takes about a read of
+// B. There swapped tiles that hold all the call's rows in one tile column (block_n >= M) with
+// 128 weight rows and one consumer (`middle_swap_tile`) stream each row of B once and compute
+// no padded 64-row slabs. The planner runs only those (`keep_middle_swap_tiles`, and never a
+// swapped tile of two or more columns, which rereads B) where the bench/suites/gemm-middle.csv
+// sweep on an H200 (54 rows, each type, cuBLASLt in the same run) found them faster:
+//   - 16-bit rows whose unswapped 64-row slabs pad at least kMiddleSwapMinPadShare of their
+//     rows, or of more than 128 rows (whose unswapped picks took clusters or two-column swaps:
+//     146 x 29568 x 8192 238.9 -> 148.5 us, 150 x 7168 x 16384 102.2 -> 79.8);
+//   - block-scaled FP8 rows of at most kMiddleSwapFp8MaxM rows padding that share (37 x 8192 x
+//     8192 26.3 -> 22.5 us); past it the one-column FP8 tiles are 256-row two-consumer ones
+//     (the 128-row tiles run out of registers) and ran 0.72-0.84 of the unswapped picks.
+// Rows padding less (M = 49..64: 64x64 tiles pad at most 15 rows) kept their tiles: the swap
+// ran 0.72-0.98 of them. Predicted BF16 middle geomean 0.886 -> 0.950 of cuBLASLt, FP8 (13 rows
+// cuBLASLt runs) 1.112 -> 1.140. The cost model rates all these tiles alike (DRAM time dominates
+// each prediction; it does not see what separates them), hence a rule.
+inline constexpr int64_t kWeightBoundMaxM = 256;
+inline constexpr double kWeightBoundMinShare = 0.9;
+inline constexpr int kMiddleSwapBlockM = 128;
+inline constexpr int64_t kWgmmaSlabRows = 64;  // wgmma's M
+inline constexpr double kMiddleSwapMinPadShare = 0.25;
+inline constexpr int64_t kMiddleSwapFp8MaxM = 64;
+bool weight_bound(const GemmProblem& call);  // M <= kWeightBoundMaxM, B's share of the bytes
+bool weight_bound_middle(const GemmProblem& call);  // the rows the rule above applies to
+bool middle_swap_tile(const GemmProblem& call, const GemmConfig& config);
+// In the weight-bound middle: drops two-column swapped tiles, and when a middle_swap_tile is
+// among `candidates`, every other tile. Elsewhere leaves them as they are.
+void keep_middle_swap_tiles(const GemmProblem& call, std::vector<Candidate>& candidates);
 inline constexpr int64_t kSwapAbFitMinM = 129;
 inline constexpr int64_t kSwapAbFitMaxM = 2560;
 inline constexpr int64_t kSwapAbFitMinN = 1024;
