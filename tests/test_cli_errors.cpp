@@ -142,6 +142,7 @@ void expect_user_error(const std::string& args, const std::string& message) {
 TEST(CliErrors, ParserErrorsNameTheArgumentItsValueAndTheRule) {
   expect_user_error("compile --m 64 --n 64 --out x", "--k = (not given): is required");
   expect_user_error("tune --suite x.csv --candidates 1", "--candidates = 1: must be in 2..64");
+  expect_user_error("tune --suite x.csv --sweep --sample 100001", "--sample = 100001: must be in 0..100000");
   expect_user_error("plan --m 64 --n 64 --k 64 --grouped lumpy",
                     "--grouped = lumpy: expected one of");
   expect_user_error("plan --m 64 --n 64 --k 64 --top many",

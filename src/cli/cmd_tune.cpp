@@ -10,6 +10,7 @@
 
 #include <cctype>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -29,6 +30,7 @@
 #include "bench/timing.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
+#include "cli/tune_sweep.hpp"
 #include "cuda/cuda_check.hpp"
 #include "runtime/autotune.hpp"
 #include "runtime/cublaslt.hpp"
@@ -51,6 +53,9 @@ struct TuneOptions {
   bool retune = false;
   bool graph = false;        // time candidates as CUDA graph replays
   std::string export_path;   // write the rows' entries into one tuning file
+  bool sweep = false;        // time the legal set instead of tuning (cli/tune_sweep.hpp)
+  int sample = 16;
+  std::string sweep_csv;
 };
 
 struct TuneRow {
@@ -236,7 +241,11 @@ void run_tune(const TuneOptions& o) {
     items.push_back({make_problem(c.m, c.n, c.k, o.dtype, o.layout, 0, 0, 0), c.tag});
   for (const bench::BenchItem& item : items) bench::check_item(item);
   check_export_path(o.export_path);
-  require_tuning_record();
+  if (o.sweep && !o.export_path.empty())
+    throw InvalidArgument("--export", o.export_path,
+                          "--sweep writes nothing to the tuning record, so there is nothing to "
+                          "export");
+  if (!o.sweep) require_tuning_record();
 
   // Without a GPU (or for a preset), as `autogemm bench`: the plan instead, exit 0.
   const GpuProfile profile = profile_gpus();
@@ -261,6 +270,28 @@ void run_tune(const TuneOptions& o) {
     return;
   }
   const GpuInfo gpu = o.device.empty() ? profile.gpus.front() : resolve_device(o.device);
+  if (o.sweep) {
+    SweepOptions sweep;
+    sweep.sample = o.sample;
+    sweep.warmup = o.warmup;
+    sweep.iters = o.iters;
+    sweep.seed = o.seed;
+    fmt::print("sweeping {} rows on {} (GPU {}): {} distinct configurations of the planner's "
+               "ranked list per row, {} warm-up + {} timed calls each, L2 flushed, median; "
+               "nothing is written to the tuning record\n\n",
+               items.size(), gpu.name, gpu.ordinal,
+               o.sample > 0 ? fmt::format("up to {}", o.sample) : std::string("all"), o.warmup,
+               o.iters);
+    const std::vector<SweepRow> rows = run_sweep(items, gpu, sweep);
+    fmt::print("{}", format_sweep(rows));
+    if (!o.sweep_csv.empty()) {
+      std::ofstream out(o.sweep_csv);
+      out << sweep_csv(rows);
+      if (!out) throw InvalidArgument("--sweep-csv", o.sweep_csv, "could not be written");
+      fmt::print("every timing with its prediction in {}\n", o.sweep_csv);
+    }
+    return;
+  }
   const std::shared_ptr<runtime::TuningRecord> record = writable_record(o.retune);
   cuda_check(cudaSetDevice(gpu.ordinal), "cudaSetDevice");
   fmt::print("tuning {} rows on {} (GPU {}), {} candidates and up to {} cuBLASLt algorithms "
@@ -358,6 +389,18 @@ void add_tune_command(CLI::App& app) {
   cmd->add_flag("--graph", o->graph,
                 "time each candidate as a CUDA graph replay of its launches (for callers who "
                 "replay graphs); rows already in the record keep their entry unless --retune");
+  cmd->add_flag("--sweep", o->sweep,
+                "time the planner's distinct legal configurations on each row instead of "
+                "tuning (--sample of them, evenly spaced through its ranking, its pick always "
+                "among them) and report how far its pick is behind the best and how far each "
+                "prediction was off; writes nothing to the tuning record");
+  cmd->add_option("--sample", o->sample,
+                  "with --sweep: configurations timed per row (0: every distinct one)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100000));
+  cmd->add_option("--sweep-csv", o->sweep_csv,
+                  "with --sweep: also write every timing with its prediction and the "
+                  "prediction's parts to this CSV (the input of a cost-model fit)");
   cmd->add_option("--export", o->export_path,
                   "also write the rows' entries into FILE (JSON, written atomically), which "
                   "AUTOGEMM_TUNING_FILE or load_tuning_file() loads in another process")
