@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "autogemm/errors.hpp"
+#include "bench/bench_summary.hpp"
 #include "bench/copy_bandwidth.hpp"
 
 namespace autogemm::bench {
@@ -263,7 +264,8 @@ std::string rows_to_json(const std::vector<BenchRow>& rows, const CopyBandwidth*
                          {"geomean_ratio", geomean_ratio(rows)},
                          {"rows_without_baseline", rows_without_baseline(rows)},
                          {"rows_not_served", rows_not_served(rows)},
-                         {"failed_rows", failed_rows(rows)}};
+                         {"failed_rows", failed_rows(rows)},
+                         {"summary", summary_json(summarize_suite(rows))}};
   if (copy != nullptr) {
     const MemoryBoundSummary s = memory_bound_summary(timed_rows(rows), copy->gbps);
     out["copy_gbps"] = copy->gbps;
@@ -366,6 +368,7 @@ std::string format_summary(const std::vector<BenchRow>& rows, bool baseline) {
                          "float64 reference instead\n",
                          without, total, total == 1 ? "" : "s");
   }
+  out += format_suite_summary(summarize_suite(rows));
   if (not_served > 0) {
     out += fmt::format("{} of {} row{} not served (n/a): gemm() runs {} through cuBLASLt, which "
                        "declined {}:",
