@@ -3,8 +3,10 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cmath>
+#include <utility>
+
+#include "bench/timing.hpp"
 
 namespace autogemm::bench {
 
@@ -28,11 +30,7 @@ SuiteSummary summarize_suite(const std::vector<BenchRow>& rows) {
   }
   s.geomean_ratio = geomean_ratio(rows);
   s.predicted = errors.size();
-  if (!errors.empty()) {
-    std::sort(errors.begin(), errors.end());
-    const std::size_t n = errors.size();
-    s.median_prediction_error = n % 2 ? errors[n / 2] : (errors[n / 2 - 1] + errors[n / 2]) / 2;
-  }
+  s.median_prediction_error = median(std::move(errors));
   return s;
 }
 

@@ -11,8 +11,8 @@
 #include "autogemm/errors.hpp"
 #include "bench/bench_runner.hpp"
 #include "bench/tensors.hpp"
-#include "plan/swap_ab.hpp"
 #include "cuda/cuda_check.hpp"
+#include "plan/swap_ab.hpp"
 
 namespace autogemm::bench {
 

@@ -12,14 +12,19 @@
 
 namespace autogemm::bench {
 
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const std::size_t mid = values.size() / 2;
+  return values.size() % 2 == 1 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
+}
+
 TimingStats summarize(std::vector<double> times_us) {
   if (times_us.empty()) throw InvalidArgument("times_us", "empty", "need at least one sample");
   std::sort(times_us.begin(), times_us.end());
   TimingStats stats;
   stats.samples = static_cast<int>(times_us.size());
-  const std::size_t mid = times_us.size() / 2;
-  stats.median_us = times_us.size() % 2 == 1 ? times_us[mid]
-                                             : 0.5 * (times_us[mid - 1] + times_us[mid]);
+  stats.median_us = median(times_us);
   stats.min_us = times_us.front();
   stats.max_us = times_us.back();
   double sum = 0;

@@ -22,6 +22,9 @@ struct TimingStats {
 // InvalidArgument for an empty list.
 TimingStats summarize(std::vector<double> times_us);
 
+// Median of `values` (mean of the two middle values for an even count); 0 when empty.
+double median(std::vector<double> values);
+
 // Geometric mean of the positive, finite values (others are skipped); 0 when none is left.
 double geometric_mean(const std::vector<double>& values);
 

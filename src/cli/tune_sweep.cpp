@@ -25,13 +25,6 @@ namespace {
 // within 5% on at least 90% of rows).
 constexpr double kPickTolerance = 0.05;
 
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 const SweepTiming* fastest(const SweepRow& row) {
   const SweepTiming* best = nullptr;
   for (const SweepTiming& t : row.timings)
@@ -81,7 +74,7 @@ void sweep_row(SweepRow& row, const GpuInfo& gpu, const SweepOptions& o, cudaStr
       const std::vector<double> us = bench::time_calls(
           [&](cudaStream_t s) { runtime::run_spec(spec, ops, s); }, o.warmup, o.iters, stream,
           &flusher);
-      t.measured_us = median_of(us);
+      t.measured_us = bench::median(us);
     } catch (const Error& e) {
       if (const std::string lost = bench::cuda_context_lost(); !lost.empty())
         throw CudaError(fmt::format("sweep {}x{}x{} {}: {} (the CUDA context is lost: {})", p.m,
@@ -153,7 +146,7 @@ std::string format_sweep(const std::vector<SweepRow>& rows) {
                      "of {} rows\n", 100 * kPickTolerance, within, judged);
   if (!errors.empty())
     out += fmt::format("median prediction error (|predicted - measured| / measured) {:.1f}% over "
-                       "{} timings\n", 100 * median_of(errors), errors.size());
+                       "{} timings\n", 100 * bench::median(errors), errors.size());
   return out;
 }
 

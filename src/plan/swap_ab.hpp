@@ -72,8 +72,8 @@ inline constexpr int64_t kSwapAbMaxM = 32;
 //     8192 26.3 -> 22.5 us); past it the one-column FP8 tiles are 256-row two-consumer ones
 //     (the 128-row tiles run out of registers) and ran 0.72-0.84 of the unswapped picks.
 // Rows padding less (M = 49..64: 64x64 tiles pad at most 15 rows) kept their tiles: the swap
-// ran 0.72-0.98 of them. Predicted BF16 middle geomean 0.886 -> 0.950 of cuBLASLt, FP8 (13 rows
-// cuBLASLt runs) 1.112 -> 1.140. The cost model rates all these tiles alike (DRAM time dominates
+// ran 0.72-0.98 of them. BF16 middle geomean 0.886 -> 0.953 of cuBLASLt (predicted 0.950), FP8
+// (13 rows cuBLASLt runs) 1.112 -> 1.137 (predicted 1.140). The cost model rates all these tiles alike (DRAM time dominates
 // each prediction; it does not see what separates them), hence a rule.
 inline constexpr int64_t kWeightBoundMaxM = 256;
 inline constexpr double kWeightBoundMinShare = 0.9;
