@@ -22,6 +22,7 @@
 #include "plan/rules.hpp"
 #include "runtime/call_spec.hpp"
 #include "runtime/cublaslt.hpp"
+#include "runtime/epilogue_operands.hpp"
 #include "runtime/launch.hpp"
 #include "runtime/tensor_maps.hpp"
 #include "runtime/tuning_record.hpp"
@@ -44,7 +45,8 @@ const GpuInfo& device_info(int device) {
 }
 
 using PlanKey = std::tuple<int, int64_t, int64_t, int64_t, DType, DType, DType, Layout, int64_t,
-                           int64_t, int64_t, int64_t, Scaling, bool, Grouping, int64_t, int64_t>;
+                           int64_t, int64_t, int64_t, Scaling, bool, Grouping, int64_t, int64_t,
+                           std::string>;
 
 struct PlannedSpec {
   std::shared_ptr<const KernelSpec> spec;
@@ -139,7 +141,7 @@ PlanKey plan_key(int device, const GemmProblem& p) {
   return {device,          p.m,           p.n,      p.k,       p.a_type,      p.b_type,
           p.d_type,        p.layout,      p.lda_or_packed(),   p.ldb_or_packed(),
           p.ldc_or_packed(), p.ldd_or_packed(), p.scaling, p.reads_c, p.grouping, p.num_groups,
-          p.expected_m};
+          p.expected_m,    p.epilogue.token()};
 }
 
 // The tuning record's spec for a planned problem, or null when the record is off, has no
@@ -250,6 +252,7 @@ void check_operands(const GemmProblem& p, const GemmOperands& o) {
   if (p.scaling != Scaling::none && (!o.scale_a || !o.scale_b))
     throw InvalidArgument(!o.scale_a ? "scale_a" : "scale_b", "nullptr",
                           "FP8 inputs need their scales");
+  runtime::check_epilogue_operands(p.epilogue, o);
 }
 
 }  // namespace
@@ -313,6 +316,11 @@ GemmReport gemm(const GemmProblem& problem_in, const GemmOperands& operands, cud
   if (!options.allow_vendor_fallback)
     throw InvalidArgument("options.allow_vendor_fallback", "false",
                           fmt::format("our kernel cannot serve this call: {}", why_not_ours));
+  if (!problem.epilogue.empty())
+    throw InvalidArgument("epilogue", problem.epilogue.describe(),
+                          fmt::format("only autogemm's kernels fuse it, and they cannot serve "
+                                      "this call: {}",
+                                      why_not_ours));
   log(3, "gemm {}x{}x{}: cuBLASLt ({})", problem.m, problem.n, problem.k, why_not_ours);
   runtime::cublaslt_gemm(problem, operands, stream);
   report.used_vendor = true;
