@@ -394,3 +394,10 @@ TEST(KernelCompile, FusedEpilogueVariants) {
     EXPECT_NE(k.ptx.find("mma.sync.aligned"), std::string::npos) << config;
   }
 }
+
+// bench --epilogue's unfused baseline: the same arithmetic as a kernel of its own.
+TEST(KernelCompile, UnfusedEpilogueKernel) {
+  const jit::CompiledKernel k =
+      compile_helper_kernel("bench/unfused_epilogue.cuh", "autogemm_unfused_epilogue");
+  EXPECT_NE(k.ptx.find("ld.global.nc"), std::string::npos);
+}
