@@ -16,6 +16,7 @@
 #include "cli_test_util.hpp"
 #include "codegen/kernel_source.hpp"
 #include "error_test_util.hpp"
+#include "plan_test_util.hpp"
 #include "runtime/epilogue_operands.hpp"
 
 using namespace autogemm;
@@ -25,10 +26,7 @@ using autogemm::testing::run_cli;
 namespace {
 
 GemmProblem problem(int64_t m, int64_t n, int64_t k, Epilogue e = {}) {
-  GemmProblem p;
-  p.m = m;
-  p.n = n;
-  p.k = k;
+  GemmProblem p = autogemm::testing::problem(m, n, k);
   p.epilogue = e;
   return p;
 }
@@ -173,7 +171,8 @@ TEST(Epilogue, PlanCommandShowsIt) {
   }
   const auto split = run_cli("plan --m 4096 --n 4096 --k 4096 --gpus 2 --bias bf16 --device h100-sxm");
   EXPECT_EQ(split.exit_code, 2) << split.out;
-  EXPECT_NE(split.out.find("split over GPUs"), std::string::npos) << split.out;
+  EXPECT_NE(split.out.find("--bias = bf16: is not taken with --gpus"), std::string::npos)
+      << split.out;
 }
 
 TEST(Epilogue, Float64Reference) {

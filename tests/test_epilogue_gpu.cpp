@@ -12,6 +12,7 @@
 #include "autogemm/gemm.hpp"
 #include "gpu_gemm_util.hpp"
 #include "gpu_test_util.hpp"
+#include "plan_test_util.hpp"
 
 using namespace autogemm;
 using autogemm::testing::run_and_check;
@@ -20,10 +21,7 @@ namespace {
 
 GemmProblem make(int64_t m, int64_t n, int64_t k, Epilogue e, DType out = DType::bf16,
                  int64_t ldd = 0) {
-  GemmProblem p;
-  p.m = m;
-  p.n = n;
-  p.k = k;
+  GemmProblem p = autogemm::testing::problem(m, n, k);
   p.d_type = out;
   p.ldd = ldd;
   p.epilogue = e;

@@ -255,8 +255,7 @@ void add_plan_command(CLI::App& app) {
   cmd->callback([options, split, cmd] {
     check_gpus_option(*cmd);
     check_grouped_options(*cmd, *options);
-    if (wants_split_plan(*cmd))
-      return run_split_plan(*cmd, *split, options->epilogue.apply(options->problem.problems()));
+    if (wants_split_plan(*cmd)) return run_split_plan(*cmd, *split, options->problem.problems());
     run_plan(*options);
   });
 }
