@@ -1,7 +1,8 @@
 #pragma once
 // Runs one GEMM through autogemm::gemm() on random data and checks it against the float64
 // reference: diff, every element written, exact spot checks, and guard regions around D that
-// must stay poisoned.
+// must stay poisoned. A problem with a fused epilogue gets random vectors (scales in [0.5, 1.5))
+// and the reference applies the whole epilogue in float64 (bench/epilogue_reference.hpp).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,6 +11,7 @@
 
 #include "autogemm/gemm.hpp"
 #include "bench/compare.hpp"
+#include "bench/epilogue_reference.hpp"
 #include "bench/reference.hpp"
 #include "bench/tensors.hpp"
 #include "cuda/cuda_check.hpp"
@@ -75,17 +77,50 @@ inline GemmCheck run_call_and_check(GemmProblem p, float alpha, float beta, uint
   ops.d = static_cast<char*>(d.get()) + size_t(guard_rows) * p.ldd * out_bytes;
   ops.alpha = alpha;
   ops.beta = beta;
+  const Epilogue& e = p.epilogue;
+  bench::DeviceBuffer bias(e.bias ? size_t(p.n) * dtype_bytes(*e.bias) : 0);
+  bench::DeviceBuffer row_scale(e.row_scale ? size_t(p.m) * 4 : 0);
+  bench::DeviceBuffer col_scale(e.col_scale ? size_t(p.n) * 4 : 0);
+  bench::EpilogueVectors vectors;
+  if (e.bias) {
+    bench::fill_random(bias.get(), size_t(p.n), *e.bias, seed + 4);
+    vectors.bias = bench::download_as_double(bias.get(), size_t(p.n), *e.bias);
+    ops.bias = bias.get();
+  }
+  if (e.row_scale) {
+    bench::fill_uniform(row_scale.get(), size_t(p.m), DType::fp32, seed + 5, 0.5, 1.5);
+    vectors.row_scale = bench::download_as_double(row_scale.get(), size_t(p.m), DType::fp32);
+    ops.row_scale = static_cast<const float*>(row_scale.get());
+  }
+  if (e.col_scale) {
+    bench::fill_uniform(col_scale.get(), size_t(p.n), DType::fp32, seed + 6, 0.5, 1.5);
+    vectors.col_scale = bench::download_as_double(col_scale.get(), size_t(p.n), DType::fp32);
+    ops.col_scale = static_cast<const float*>(col_scale.get());
+  }
   if (stream != nullptr) cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize before gemm");
   GemmReport r = call(p, ops, stream);
   GemmProblem ref_problem = p;
   ref_problem.reads_c = beta != 0.0f;
-  bench::reference_gemm(ref_problem, ops, static_cast<double*>(ref.get()), nullptr);
+  GemmOperands ref_ops = ops;
+  if (!e.empty()) {   // the product alone; the epilogue on the host below
+    ref_problem.epilogue = Epilogue{};
+    ref_problem.reads_c = false;
+    ref_ops.alpha = 1.0f;
+    ref_ops.beta = 0.0f;
+  }
+  bench::reference_gemm(ref_problem, ref_ops, static_cast<double*>(ref.get()), nullptr);
   cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after gemm");
 
   const std::vector<double> got = bench::download_as_double(d.get(), d_elems, p.d_type);
   std::vector<double> want(size_t(p.m) * p.n);
   cuda_check(cudaMemcpy(want.data(), ref.get(), want.size() * sizeof(double), cudaMemcpyDeviceToHost),
              "cudaMemcpy(reference)");
+  if (!e.empty()) {
+    const std::vector<double> c_values =
+        beta != 0.0f ? bench::download_as_double(c.get(), size_t(p.m) * ldc, p.d_type)
+                     : std::vector<double>{};
+    bench::apply_epilogue_reference(e, vectors, p.m, p.n, alpha, beta, c_values, ldc, want);
+  }
   GemmCheck out;
   out.used_vendor = r.used_vendor;
   out.config = r.config.describe();

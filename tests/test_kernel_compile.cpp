@@ -325,3 +325,79 @@ TEST(KernelCompile, TwoAtomKBlocks) {
     expect_compiles_clean(p, GemmConfig::parse("128x192x128 s2 c2 p g8 cl2x1/b"), true);
   }
 }
+
+// --- the fused epilogue (sm90/fused_epilogue.cuh): every store path, both families ----------
+
+namespace {
+
+Epilogue fused(Activation a, DType bias, bool scales = true) {
+  Epilogue e;
+  e.bias = bias;
+  e.activation = a;
+  e.row_scale = e.col_scale = scales;
+  return e;
+}
+
+}  // namespace
+
+// Each variant compiles for sm_90a without spills (the widest tiles, where registers are
+// tightest, included), and reads its vectors by the read-only path.
+TEST(KernelCompile, FusedEpilogueVariants) {
+  struct Case {
+    GemmProblem problem;
+    const char* config;   // nullptr: the planner's choice
+    Epilogue epilogue;
+    bool tma;
+  };
+  GemmProblem staged = bf16_problem(333, 1001, 64);   // D staged, stored by the threads
+  staged.d_type = DType::fp16;
+  staged.ldd = 1001;
+  GemmProblem fp8 = fp8_problem(4096, 7168, 2048, Scaling::block_1x128_128x128);
+  const Case cases[] = {
+      {bf16_problem(4096, 4096, 4096), nullptr, fused(Activation::silu, DType::bf16), true},
+      {bf16_problem(4096, 4096, 4096), "128x256x64 s3 c2 p g8 cl2x1/b",
+       fused(Activation::gelu_erf, DType::fp32), true},
+      {staged, nullptr, fused(Activation::gelu_tanh, DType::fp32), true},
+      {bf16_problem(32, 4096, 2048), "64x32x128 s8 c1 p g8 sk2 swap",
+       fused(Activation::silu, DType::bf16), true},
+      {bf16_problem(32, 1001, 1000), "64x32x64 s8 c1 p g8 swap",   // D^T by the threads
+       fused(Activation::relu, DType::fp32), true},
+      {bf16_problem(128, 2112, 7168), "128x64x64 s6 c2 p g8 cl2x1/b sk3",
+       fused(Activation::relu, DType::bf16, false), true},
+      {fp8, nullptr, fused(Activation::gelu_tanh, DType::bf16), true},
+  };
+  for (const Case& c : cases) {
+    GemmProblem p = c.problem;
+    p.epilogue = c.epilogue;
+    const GemmConfig config =
+        c.config ? GemmConfig::parse(c.config) : plan_gemm(p, device_preset("h100-sxm")).best().config;
+    SCOPED_TRACE(config.describe() + " " + p.epilogue.describe());
+    const jit::CompiledKernel k = expect_compiles_clean(p, config, c.tma);
+    EXPECT_NE(k.ptx.find("ld.global.nc"), std::string::npos);
+    std::printf("%s: %d registers\n", source_of(p, config).name.c_str(),
+                jit::parse_ptxas_usage(k.log).registers);
+  }
+  // The ladder's plain steps (register stores), and the decode family.
+  const auto steps = ladder::ladder_steps();
+  GemmProblem ladder_problem = bf16_problem(515, 1000, 1000);
+  ladder_problem.epilogue = fused(Activation::silu, DType::bf16);
+  expect_source_compiles_clean(
+      codegen::gemm_kernel_source(
+          ladder::step_spec(ladder_problem, steps.front(), device_preset("h100-sxm")).kernels.front(),
+          false),
+      false);
+  for (const char* config : {"mma 16x32x128 sk4", "mma 8x64x128 s3"}) {
+    GemmProblem p = bf16_problem(11, 4096, 4096);
+    p.epilogue = fused(Activation::gelu_erf, DType::bf16);
+    const jit::CompiledKernel k = jit::compile_to_cubin(source_of(p, GemmConfig::parse(config)));
+    EXPECT_FALSE(jit::parse_ptxas_usage(k.log).has_spills()) << config << "\n" << k.log;
+    EXPECT_NE(k.ptx.find("mma.sync.aligned"), std::string::npos) << config;
+  }
+}
+
+// bench --epilogue's unfused baseline: the same arithmetic as a kernel of its own.
+TEST(KernelCompile, UnfusedEpilogueKernel) {
+  const jit::CompiledKernel k =
+      compile_helper_kernel("bench/unfused_epilogue.cuh", "autogemm_unfused_epilogue");
+  EXPECT_NE(k.ptx.find("ld.global.nc"), std::string::npos);
+}

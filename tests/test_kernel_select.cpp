@@ -225,3 +225,15 @@ TEST(KernelsCommand, UnknownPresetIsAnError) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(r.out.empty()) << r.out;
 }
+
+// Issue 50: on sm_90a SiLU and per-element passes after a GEMM are the GEMM's fused epilogue;
+// elsewhere they have no kernel of ours.
+TEST(KernelSelect, SiluAndElementwiseServedByTheGemmEpilogue) {
+  for (KernelClass k : {KernelClass::silu, KernelClass::elementwise}) {
+    const KernelChoice hopper = choice_for(select_kernels(device_preset("h100-sxm")), k);
+    EXPECT_EQ(hopper.implementation, "autogemm sm90a");
+    EXPECT_NE(hopper.reason.find("fused into its epilogue"), std::string::npos) << hopper.reason;
+    const KernelChoice ampere = choice_for(select_kernels(device_preset("a100-80g")), k);
+    EXPECT_EQ(ampere.implementation, "none yet");
+  }
+}

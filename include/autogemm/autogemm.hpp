@@ -2,6 +2,7 @@
 // Umbrella header.
 #include "autogemm/config.hpp"
 #include "autogemm/device.hpp"
+#include "autogemm/epilogue.hpp"
 #include "autogemm/errors.hpp"
 #include "autogemm/gemm.hpp"
 #include "autogemm/grouped.hpp"

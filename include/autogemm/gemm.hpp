@@ -1,5 +1,6 @@
 #pragma once
-// The call: D = alpha * op(A) * op(B) + beta * C on a CUDA stream.
+// The call: D = alpha * op(A) * op(B) + beta * C on a CUDA stream (with problem.epilogue:
+// D = act(alpha * acc * row_scale[m] * col_scale[n] + bias[n]) + beta * C).
 #include <cuda_runtime_api.h>
 
 #include <optional>
@@ -20,6 +21,13 @@ struct GemmOperands {
   // FP8 scales (Scaling::per_tensor: one float each; block_1x128_128x128: see fp8 docs).
   const float* scale_a = nullptr;
   const float* scale_b = nullptr;
+  // The fused epilogue's vectors (problem.epilogue says which are read; each must be null when
+  // it is not): bias[N] of problem.epilogue.bias's type, fp32 row_scale[M] and col_scale[N].
+  // Adjacent elements are loaded in pairs, so bias needs 4-byte (bf16) or 8-byte (fp32)
+  // alignment and the scales 8-byte alignment.
+  const void* bias = nullptr;
+  const float* row_scale = nullptr;
+  const float* col_scale = nullptr;
 };
 
 struct GemmOptions {

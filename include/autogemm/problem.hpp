@@ -1,14 +1,17 @@
 #pragma once
-// The problem a user asks for: D = alpha * op(A) * op(B) + beta * C, nothing about how.
+// The problem a user asks for: D = alpha * op(A) * op(B) + beta * C (or with the fused
+// epilogue, autogemm/epilogue.hpp), nothing about how.
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "autogemm/epilogue.hpp"
+
 namespace autogemm {
 
 // Element types of operands and accumulators (the names PTX uses).
-enum class DType { bf16, fp16, fp32, tf32, e4m3, e5m2, s8, u8, s32 };
+enum class DType : int { bf16, fp16, fp32, tf32, e4m3, e5m2, s8, u8, s32 };
 
 std::string_view to_string(DType t);
 std::optional<DType> parse_dtype(std::string_view s);  // "bf16", "fp16"/"f16", "fp8"/"e4m3", ...
@@ -53,6 +56,9 @@ struct GemmProblem {
   int64_t lda = 0, ldb = 0, ldc = 0, ldd = 0;
   Scaling scaling = Scaling::none;
   bool reads_c = false;              // beta != 0: the epilogue reads C
+  // What the epilogue fuses before D is stored (bias, activation, row and column scales); its
+  // vectors are GemmOperands' bias, row_scale and col_scale. Empty: the plain epilogue.
+  Epilogue epilogue;
   // Grouped problems only (grouped_gemm; gemm() refuses them). B is [num_groups, N, K]; m is
   // the rows of A and D (contiguous) or max_m, the rows of each group (masked). expected_m:
   // the valid rows a group is expected to have, for planning (0: m / num_groups contiguous,

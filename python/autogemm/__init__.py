@@ -242,8 +242,14 @@ def gemm(a: Array, b: Array, *, out: Optional[Array] = None, c: Optional[Array] 
          alpha: float = 1.0, beta: float = 0.0, layout: str = "nt",
          out_dtype: DTypeLike = None, config: Union[str, Plan, None] = None,
          autotune: Optional[int] = None, stream: Stream = None, vendor_fallback: bool = True,
-         return_report: bool = False) -> Any:
+         return_report: bool = False, bias: Optional[Array] = None,
+         activation: Optional[str] = None, row_scale: Optional[Array] = None,
+         col_scale: Optional[Array] = None) -> Any:
     """D = alpha * op(a) @ op(b) + beta * C, on the GPU; returns D (``out`` when given).
+
+    With the fused epilogue (any of bias, activation, row_scale, col_scale):
+    D = act(alpha * op(a) @ op(b) * row_scale[m] * col_scale[n] + bias[n]) + beta * C, in
+    fp32 inside the GEMM's kernel before D is rounded (no second kernel over D).
 
     Args:
         a, b: 2-D bfloat16 or float16 CUDA arrays (both the same type), as stored. ``layout``
@@ -271,6 +277,12 @@ def gemm(a: Array, b: Array, *, out: Optional[Array] = None, c: Optional[Array] 
             predicted faster than copying unaligned rows for ours (False: those copies, and
             InvalidArgument where no kernel of ours serves the call).
         return_report: return ``(D, GemmReport)``: the configuration that ran and why.
+        bias: (N,) bfloat16 or float32 CUDA vector, added per column.
+        activation: None, "relu", "gelu_tanh" ("gelu"), "gelu_erf" or "silu", after the bias.
+        row_scale: (M,) float32, multiplies row m (per-token scaling).
+        col_scale: (N,) float32, multiplies column n (per-channel scaling).
+            The vectors must be contiguous; bias 4-byte (bf16) or 8-byte (fp32) aligned, the
+            scales 8-byte aligned. A fused call never runs on cuBLASLt.
 
     Raises:
         InvalidArgument: a wrong dtype, shape, stride, device, layout or configuration;
@@ -287,7 +299,10 @@ def gemm(a: Array, b: Array, *, out: Optional[Array] = None, c: Optional[Array] 
                 None if out_dtype is None else _dtype_text(out_dtype), float(alpha),
                 float(beta), None if config is None else _config_text(config),
                 -1 if autotune is None else _autotune(autotune), bool(vendor_fallback),
-                fast[1](device), None, return_report)
+                fast[1](device), None, return_report,
+                None if bias is None else export(bias), activation,
+                None if row_scale is None else export(row_scale),
+                None if col_scale is None else export(col_scale))
             return (out, GemmReport(*report)) if return_report else out
     framework = _framework(a)
     handle, export = _prepare(framework, a, stream)
@@ -296,7 +311,8 @@ def gemm(a: Array, b: Array, *, out: Optional[Array] = None, c: Optional[Array] 
     _, report = _core.gemm(
         export(a), export(b), export(out), export(c), layout, _dtype_text(out_dtype),
         float(alpha), float(beta), _config_text(config), _autotune(autotune),
-        bool(vendor_fallback), handle, alloc, bool(return_report))
+        bool(vendor_fallback), handle, alloc, bool(return_report), export(bias), activation,
+        export(row_scale), export(col_scale))
     result = out if out is not None else next(iter(made.values()))
     if return_report:
         return result, GemmReport(*report)
@@ -308,7 +324,9 @@ def fp8_gemm(a_fp8: Array, a_scales: Array, b_fp8: Array, b_scales: Array, *,
              c: Optional[Array] = None, alpha: float = 1.0, beta: float = 0.0,
              scaling: str = "block", config: Union[str, Plan, None] = None,
              autotune: Optional[int] = None, stream: Stream = None,
-             vendor_fallback: bool = True, return_report: bool = False) -> Any:
+             vendor_fallback: bool = True, return_report: bool = False,
+             bias: Optional[Array] = None, activation: Optional[str] = None,
+             row_scale: Optional[Array] = None, col_scale: Optional[Array] = None) -> Any:
     """Block-scaled FP8 GEMM: D = alpha * (a * sa) @ (b * sb).T + beta * C (layout nt).
 
     Args:
@@ -321,6 +339,7 @@ def fp8_gemm(a_fp8: Array, a_scales: Array, b_fp8: Array, b_scales: Array, *,
             With ``scaling="per_tensor"`` each is a single float32.
         out, out_dtype: D (M, N): bf16 (default), fp16 or fp32.
         c, alpha, beta, config, autotune, stream, vendor_fallback, return_report: as gemm().
+        bias, activation, row_scale, col_scale: the fused epilogue, as gemm().
     """
     framework = _framework(a_fp8)
     handle, export = _prepare(framework, a_fp8, stream)
@@ -334,7 +353,8 @@ def fp8_gemm(a_fp8: Array, a_scales: Array, b_fp8: Array, b_scales: Array, *,
         # Given an out, its dtype decides unless out_dtype is named (then both must agree).
         _dtype_text(out_dtype) if out is None or out_dtype != "bf16" else None,
         float(alpha), float(beta), _config_text(config), _autotune(autotune),
-        bool(vendor_fallback), handle, alloc, bool(return_report))
+        bool(vendor_fallback), handle, alloc, bool(return_report), export(bias), activation,
+        export(row_scale), export(col_scale))
     result = out if out is not None else next(iter(made.values()))
     if return_report:
         return result, GemmReport(*report)

@@ -18,12 +18,16 @@ def plan(m: int, n: int, k: int, dtype: str, layout: str, device: Optional[str],
          ldd: int = 0) -> dict[str, Any]: ...
 def gemm(a: Any, b: Any, out: Any, c: Any, layout: str, out_dtype: Optional[str], alpha: float,
          beta: float, config: Optional[str], autotune: int, vendor_fallback: bool, stream: int,
-         alloc: Optional[Alloc], want_report: bool) -> tuple[Any, Optional[Report]]: ...
+         alloc: Optional[Alloc], want_report: bool, bias: Any = None,
+         activation: Optional[str] = None, row_scale: Any = None,
+         col_scale: Any = None) -> tuple[Any, Optional[Report]]: ...
 def fp8_gemm(a: Any, a_scales: Any, b: Any, b_scales: Any, out: Any, c: Any,
              a_bytes: Optional[str], b_bytes: Optional[str], scaling: str,
              out_dtype: Optional[str], alpha: float, beta: float, config: Optional[str],
              autotune: int, vendor_fallback: bool, stream: int,
-             alloc: Optional[Alloc], want_report: bool) -> tuple[Any, Optional[Report]]: ...
+             alloc: Optional[Alloc], want_report: bool, bias: Any = None,
+             activation: Optional[str] = None, row_scale: Any = None,
+             col_scale: Any = None) -> tuple[Any, Optional[Report]]: ...
 def grouped_gemm(a: Any, b: Any, group_index: Any, masked_m: Any, a_scales: Any,
                  b_scales: Any, a_bytes: Optional[str], b_bytes: Optional[str], out: Any,
                  out_dtype: Optional[str], alpha: float, expected_m: int, config: Optional[str],

@@ -58,6 +58,53 @@ void check_output(const Matrix& m, int64_t rows, int64_t cols, DType want,
                           fmt::format("must have dtype {}", python_dtype(want)));
 }
 
+// The fused epilogue's vectors: 1-D, unit stride, of the length and type the problem says;
+// problem.epilogue from what was given.
+void prepare_epilogue(const GemmRequest& r, PreparedGemm& p) {
+  GemmProblem& problem = p.problem;
+  const std::optional<Activation> activation = parse_activation(lower(r.activation));
+  if (!activation)
+    throw InvalidArgument("activation", r.activation,
+                          "expected None, \"relu\", \"gelu_tanh\" (\"gelu\"), \"gelu_erf\" or "
+                          "\"silu\"");
+  problem.epilogue.activation = *activation;
+  const auto vector = [&](const char* name, nb::handle object, int64_t length,
+                          const char* length_name) -> std::optional<ArrayView> {
+    if (!object.ptr() || object.is_none()) return std::nullopt;   // not passed, or None
+    ArrayView v = import_array(name, object, false);
+    if (v.shape.size() != 1 || v.shape[0] != length)
+      throw InvalidArgument(name,
+                            v.shape.size() == 1
+                                ? fmt::format("{} elements", v.shape[0])
+                                : fmt::format("an array of shape {}", v.shape_text()),
+                            fmt::format("{} = {}: needs a 1-D array of {} elements", length_name,
+                                        length, length_name));
+    if (length > 1 && v.strides[0] != 1)
+      throw InvalidArgument(name, fmt::format("strides {}", v.strides_text()),
+                            "must be contiguous (unit stride)");
+    return v;
+  };
+  p.bias = vector("bias", r.bias, problem.n, "N");
+  p.row_scale = vector("row_scale", r.row_scale, problem.m, "M");
+  p.col_scale = vector("col_scale", r.col_scale, problem.n, "N");
+  if (p.bias) {
+    const std::optional<DType> t = element_type(*p.bias);
+    if (t != DType::bf16 && t != DType::fp32)
+      throw InvalidArgument("bias", p.bias->dtype_text(), "must be bfloat16 or float32");
+    problem.epilogue.bias = *t;
+    p.operands.bias = p.bias->data;
+  }
+  for (auto [view, pointer] : {std::pair{&p.row_scale, &p.operands.row_scale},
+                               std::pair{&p.col_scale, &p.operands.col_scale}}) {
+    if (!*view) continue;
+    if (element_type(**view) != DType::fp32)
+      throw InvalidArgument((*view)->name, (*view)->dtype_text(), "scales must be float32");
+    *pointer = static_cast<const float*>((*view)->data);
+  }
+  problem.epilogue.row_scale = p.row_scale.has_value();
+  problem.epilogue.col_scale = p.col_scale.has_value();
+}
+
 }  // namespace
 
 void prepare_gemm(const GemmRequest& r, PreparedGemm& p) {
@@ -218,11 +265,14 @@ void prepare_gemm(const GemmRequest& r, PreparedGemm& p) {
     p.operands.scale_b = static_cast<const float*>(p.b_scales->data);
   }
 
+  prepare_epilogue(r, p);
   validate(problem);   // sizes and the rest of the library's own rules
 
-  p.device = common_cuda_device({&*p.a, &*p.b, p.out ? &*p.out : nullptr,
-                                 p.c ? &*p.c : nullptr, p.a_scales ? &*p.a_scales : nullptr,
-                                 p.b_scales ? &*p.b_scales : nullptr});
+  p.device = common_cuda_device(
+      {&*p.a, &*p.b, p.out ? &*p.out : nullptr, p.c ? &*p.c : nullptr,
+       p.a_scales ? &*p.a_scales : nullptr, p.b_scales ? &*p.b_scales : nullptr,
+       p.bias ? &*p.bias : nullptr, p.row_scale ? &*p.row_scale : nullptr,
+       p.col_scale ? &*p.col_scale : nullptr});
   if (!p.out) {
     p.out = output_array(nb::none(), r.alloc, problem.m, problem.n, python_dtype(problem.d_type));
     d_matrix = matrix_of(*p.out);

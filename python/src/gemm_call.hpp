@@ -24,11 +24,15 @@ struct GemmRequest {
   int autotune = -1;
   bool vendor_fallback = true;
   nb::handle alloc;                              // callable(rows, cols, dtype) or None
+  // The fused epilogue (autogemm/epilogue.hpp): 1-D vectors or None, and the activation's name
+  // ("none", "relu", "gelu_tanh", "gelu_erf", "silu").
+  nb::handle bias, row_scale, col_scale;
+  std::string activation = "none";
 };
 
 // The checked call: exactly the problem, operands and options a C++ caller would pass.
 struct PreparedGemm {
-  std::optional<ArrayView> a, b, out, c, a_scales, b_scales;
+  std::optional<ArrayView> a, b, out, c, a_scales, b_scales, bias, row_scale, col_scale;
   GemmProblem problem;
   GemmOperands operands;
   GemmOptions options;

@@ -160,8 +160,14 @@ nb::dict profile_dict(const std::optional<std::string>& device) {
 // What gemm() and fp8_gemm() take alike: the output, C, the epilogue and the options.
 GemmRequest epilogue_request(nb::handle out, nb::handle c, std::optional<std::string> out_dtype,
                              float alpha, float beta, std::optional<std::string> config,
-                             int autotune, bool vendor_fallback, nb::handle alloc) {
+                             int autotune, bool vendor_fallback, nb::handle alloc,
+                             nb::handle bias, std::optional<std::string> activation,
+                             nb::handle row_scale, nb::handle col_scale) {
   GemmRequest r;
+  r.bias = bias;
+  r.row_scale = row_scale;
+  r.col_scale = col_scale;
+  if (activation) r.activation = *activation;
   r.out = out;
   r.c = c;
   r.out_dtype = std::move(out_dtype);
@@ -236,9 +242,11 @@ NB_MODULE(_core, m) {
       [](nb::handle a, nb::handle b, nb::handle out, nb::handle c, const std::string& layout,
          std::optional<std::string> out_dtype, float alpha, float beta,
          std::optional<std::string> config, int autotune, bool vendor_fallback, uintptr_t stream,
-         nb::handle alloc, bool want_report) {
+         nb::handle alloc, bool want_report, nb::handle bias,
+         std::optional<std::string> activation, nb::handle row_scale, nb::handle col_scale) {
         GemmRequest r = epilogue_request(out, c, std::move(out_dtype), alpha, beta,
-                                         std::move(config), autotune, vendor_fallback, alloc);
+                                         std::move(config), autotune, vendor_fallback, alloc, bias,
+                                         std::move(activation), row_scale, col_scale);
         r.a = a;
         r.b = b;
         r.a_scales = r.b_scales = nb::none();
@@ -247,7 +255,11 @@ NB_MODULE(_core, m) {
       },
       "a"_a.none(), "b"_a.none(), "out"_a.none(), "c"_a.none(), "layout"_a, "out_dtype"_a.none(),
       "alpha"_a, "beta"_a, "config"_a.none(), "autotune"_a, "vendor_fallback"_a, "stream"_a,
-      "alloc"_a.none(), "want_report"_a, "D = alpha * op(a) op(b) + beta * C; returns (out, (config, vendor, reason)).");
+      "alloc"_a.none(), "want_report"_a, "bias"_a.none() = nb::none(),
+      "activation"_a.none() = nb::none(), "row_scale"_a.none() = nb::none(),
+      "col_scale"_a.none() = nb::none(),
+      "D = act(alpha * op(a) op(b) * row_scale * col_scale + bias) + beta * C; returns (out, "
+      "(config, vendor, reason)).");
 
   m.def(
       "fp8_gemm",
@@ -255,9 +267,11 @@ NB_MODULE(_core, m) {
          nb::handle c, std::optional<std::string> a_bytes, std::optional<std::string> b_bytes,
          const std::string& scaling, std::optional<std::string> out_dtype, float alpha,
          float beta, std::optional<std::string> config, int autotune, bool vendor_fallback,
-         uintptr_t stream, nb::handle alloc, bool want_report) {
+         uintptr_t stream, nb::handle alloc, bool want_report, nb::handle bias,
+         std::optional<std::string> activation, nb::handle row_scale, nb::handle col_scale) {
         GemmRequest r = epilogue_request(out, c, std::move(out_dtype), alpha, beta,
-                                         std::move(config), autotune, vendor_fallback, alloc);
+                                         std::move(config), autotune, vendor_fallback, alloc, bias,
+                                         std::move(activation), row_scale, col_scale);
         r.a_name = "a_fp8";
         r.b_name = "b_fp8";
         r.a = a;
@@ -272,7 +286,9 @@ NB_MODULE(_core, m) {
       "a"_a.none(), "a_scales"_a.none(), "b"_a.none(), "b_scales"_a.none(), "out"_a.none(),
       "c"_a.none(), "a_bytes"_a.none(), "b_bytes"_a.none(), "scaling"_a, "out_dtype"_a.none(),
       "alpha"_a, "beta"_a, "config"_a.none(), "autotune"_a, "vendor_fallback"_a, "stream"_a,
-      "alloc"_a.none(), "want_report"_a, "Block-scaled (or per-tensor) FP8 GEMM, layout nt.");
+      "alloc"_a.none(), "want_report"_a, "bias"_a.none() = nb::none(),
+      "activation"_a.none() = nb::none(), "row_scale"_a.none() = nb::none(),
+      "col_scale"_a.none() = nb::none(), "Block-scaled (or per-tensor) FP8 GEMM, layout nt.");
 
   m.def(
       "time_gemm_enqueues",

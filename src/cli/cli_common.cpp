@@ -65,6 +65,46 @@ std::vector<GemmProblem> ProblemOptions::problems() const {
   return out;
 }
 
+void EpilogueOptions::add_to(CLI::App& command) {
+  command.add_option("--bias", bias,
+                     "fused epilogue: add a bias vector bias[n] of this type (bf16 or fp32)");
+  command.add_option("--activation", activation,
+                     "fused epilogue: relu, gelu_tanh (gelu), gelu_erf or silu, after the bias");
+  command.add_flag("--row-scale", row_scale,
+                   "fused epilogue: multiply row m by row_scale[m] (fp32, per token)");
+  command.add_flag("--col-scale", col_scale,
+                   "fused epilogue: multiply column n by col_scale[n] (fp32, per channel)");
+}
+
+Epilogue EpilogueOptions::epilogue() const {
+  Epilogue e;
+  if (!bias.empty()) {
+    const std::optional<DType> t = parse_dtype(bias);
+    if (!t || (*t != DType::bf16 && *t != DType::fp32))
+      throw InvalidArgument("--bias", bias, "the bias is bf16 or fp32");
+    e.bias = *t;
+  }
+  if (!activation.empty()) {
+    const std::optional<Activation> a = parse_activation(activation);
+    if (!a)
+      throw InvalidArgument("--activation", activation,
+                            "expected none, relu, gelu_tanh (gelu), gelu_erf or silu");
+    e.activation = *a;
+  }
+  e.row_scale = row_scale;
+  e.col_scale = col_scale;
+  return e;
+}
+
+std::vector<GemmProblem> EpilogueOptions::apply(std::vector<GemmProblem> problems) const {
+  const Epilogue e = epilogue();
+  for (GemmProblem& p : problems) {
+    p.epilogue = e;
+    validate(p);
+  }
+  return problems;
+}
+
 GemmProblem make_problem(int64_t m, int64_t n, int64_t k, const std::string& dtype,
                          const std::string& layout, int64_t lda, int64_t ldb, int64_t ldd) {
   GemmProblem p;
@@ -123,7 +163,8 @@ nlohmann::json problem_json(const GemmProblem& p) {
           {"flops", p.flops()},
           {"grouping", to_string(p.grouping)},
           {"num_groups", p.num_groups},
-          {"expected_m", p.expected_group_rows()}};
+          {"expected_m", p.expected_group_rows()},
+          {"epilogue", p.epilogue.describe()}};
 }
 
 nlohmann::json config_json(const GemmConfig& c) {

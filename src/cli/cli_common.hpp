@@ -42,6 +42,18 @@ struct ProblemOptions {
   std::vector<GemmProblem> problems() const;
 };
 
+// The fused epilogue (autogemm/epilogue.hpp) as `plan` and `compile` take it: --bias bf16|fp32,
+// --activation relu|gelu_tanh|gelu_erf|silu, --row-scale, --col-scale.
+struct EpilogueOptions {
+  std::string bias, activation;
+  bool row_scale = false, col_scale = false;
+
+  void add_to(CLI::App& command);
+  Epilogue epilogue() const;   // InvalidArgument names the option and value
+  // Each problem with the epilogue, validated again.
+  std::vector<GemmProblem> apply(std::vector<GemmProblem> problems) const;
+};
+
 // The problem a CLI user means by --dtype: bf16/fp16 in and out; fp8 = e4m3 inputs with
 // DeepGEMM-style block scales (1x128 for A, 128x128 for B) and bf16 output.
 GemmProblem make_problem(int64_t m, int64_t n, int64_t k, const std::string& dtype,

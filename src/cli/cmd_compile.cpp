@@ -27,6 +27,7 @@ namespace {
 
 struct CompileOptions {
   ProblemOptions problem;
+  EpilogueOptions epilogue;
   std::string config;
   std::string device;
   std::string out;
@@ -57,7 +58,7 @@ void create_out_directory(const std::filesystem::path& dir) {
 void compile_one(const KernelLaunch& kernel, const std::string& out);
 
 void run_compile(const CompileOptions& o) {
-  const std::vector<GemmProblem> problems = o.problem.problems();
+  const std::vector<GemmProblem> problems = o.epilogue.apply(o.problem.problems());
   if (problems.size() != 1)
     throw InvalidArgument("--m/--n/--k", fmt::format("{} problems", problems.size()),
                           "compile takes exactly one problem (no lists or ranges)");
@@ -114,6 +115,7 @@ void add_compile_command(CLI::App& app) {
       "compile",
       "Write one problem's generated kernel source, PTX, cubin and NVRTC log (no GPU needed)");
   o->problem.add_to(*cmd);
+  o->epilogue.add_to(*cmd);
   cmd->add_option("--config", o->config,
                   "configuration as `autogemm plan` prints it; default: the planner's choice");
   cmd->add_option("--device", o->device, "GPU index or preset; default: GPU 0, else h100-sxm")

@@ -21,6 +21,7 @@ namespace {
 
 struct PlanOptions {
   ProblemOptions problem;
+  EpilogueOptions epilogue;
   // Grouped GEMM (autogemm/grouped.hpp): --grouped contiguous|masked --groups G
   // --m-per-group E; --m is then the rows of A and D (contiguous) or max_m (masked), by
   // default what G groups of E rows take (runs padded to 128; max_m E rounded up to 64).
@@ -102,6 +103,8 @@ void print_plan(const Plan& plan, int top) {
                p.grouping == Grouping::masked ? "max_m, the rows of each group"
                                               : "all groups' rows, runs padded to 128",
                p.num_groups, p.n, p.k);
+  if (!p.epilogue.empty())
+    fmt::print("epilogue   {}: D = {}, fused\n", p.epilogue.describe(), p.epilogue.formula());
   print_device(plan.device);
   fmt::print("path       {}\n", plan.path_reason);
   if (vendor)
@@ -158,7 +161,7 @@ std::vector<GemmProblem> planned_problems(PlanOptions options) {
     if (options.problem.m.empty())
       throw InvalidArgument("--m", "(not given)",
                             "is required (or --grouped with --groups and --m-per-group)");
-    return options.problem.problems();
+    return options.epilogue.apply(options.problem.problems());
   }
   const Grouping grouping = options.grouping == "masked" ? Grouping::masked : Grouping::contiguous;
   if (options.groups < 1)
@@ -177,6 +180,7 @@ std::vector<GemmProblem> planned_problems(PlanOptions options) {
     p.grouping = grouping;
     p.num_groups = options.groups;
     p.expected_m = options.m_per_group;
+    p.epilogue = options.epilogue.epilogue();
     validate(p);
     problems.push_back(p);
   }
@@ -222,6 +226,7 @@ void add_plan_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "plan", "Choose a GEMM configuration for a problem and device, and explain why");
   options->problem.add_to(*cmd);
+  options->epilogue.add_to(*cmd);
   // A grouped plan computes M from the groups when --m is not given (planned_problems).
   cmd->get_option("--m")->required(false);
   cmd->add_option("--device", options->device,

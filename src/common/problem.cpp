@@ -152,6 +152,9 @@ static void validate_grouping(const GemmProblem& p) {
                                       what));
   if (p.reads_c)
     throw InvalidArgument("reads_c", "true", "grouped GEMM has no C input (beta = 0)");
+  if (!p.epilogue.empty())
+    throw InvalidArgument("epilogue", p.epilogue.describe(),
+                          fmt::format("grouped GEMM ({}) has no fused epilogue yet", what));
   for (auto [name, ld] : {std::pair{"lda", p.lda}, {"ldb", p.ldb}, {"ldc", p.ldc}, {"ldd", p.ldd}})
     if (ld != 0)
       throw InvalidArgument(name, std::to_string(ld),
@@ -232,6 +235,8 @@ void validate(const GemmProblem& p) {
   leading("ldb", p.ldb, b_row_length(p), b_is_k_major(p.layout) ? "K, B is N x K" : "N, B is K x N");
   leading("ldc", p.ldc, p.n, "N, C is M x N");
   leading("ldd", p.ldd, p.n, "N, D is M x N");
+  if (p.epilogue.bias && *p.epilogue.bias != DType::bf16 && *p.epilogue.bias != DType::fp32)
+    throw InvalidArgument("epilogue.bias", spelled(*p.epilogue.bias), "the bias is bf16 or fp32");
 }
 
 bool d_rows_end_mid_chunk(const GemmProblem& p) { return (p.n * dtype_bytes(p.d_type)) % 16 != 0; }

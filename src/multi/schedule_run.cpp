@@ -152,6 +152,11 @@ void check_operands(const std::vector<ScheduledGemm>& gemms, const std::vector<i
   for (std::size_t i = 0; i < gemms.size(); ++i) {
     const ScheduledGemm& g = gemms[i];
     validate(g.problem);
+    // The schedule's operands have no epilogue vectors (ScheduledGemm's per-GPU copies).
+    if (!g.problem.epilogue.empty())
+      throw InvalidArgument(fmt::format("gemms[{}].problem.epilogue", i),
+                            g.problem.epilogue.describe(),
+                            "the scheduler runs plain GEMMs: no fused epilogue");
     const OperandPlacement& at = g.placement;
     if (at.home == OperandHome::device && (at.device < 0 || at.device >= int(devices.size())))
       throw InvalidArgument(fmt::format("gemms[{}].placement.device", i), std::to_string(at.device),

@@ -373,6 +373,10 @@ void check_topology(const Topology& t) {
 SplitPlan plan_split(const GemmProblem& problem, const GpuInfo& device, const Topology& topology,
                      const SplitOptions& options) {
   validate(problem);
+  // Split K would apply it to each GPU's partial sum, and no split's pieces carry its vectors.
+  if (!problem.epilogue.empty())
+    throw InvalidArgument("problem.epilogue", problem.epilogue.describe(),
+                          "a GEMM split over GPUs has no fused epilogue: run it on one GPU");
   check_topology(topology);
   if (std::find(std::begin(multi::kChunkCounts), std::end(multi::kChunkCounts),
                 options.max_chunks) == std::end(multi::kChunkCounts))

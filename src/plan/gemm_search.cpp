@@ -429,8 +429,17 @@ void rank_candidates(std::vector<Candidate>& candidates) {
 Plan plan_gemm(const GemmProblem& call, const GpuInfo& device) {
   validate(call);
   plan::check_memory(call, device);  // the vendor library cannot run it either
-  if (auto why = plan::vendor_reason(call, device); !why.empty())
+  // cuBLASLt has only some of the fused epilogues (no SiLU, no row scales), and a call that
+  // asked for one must get it: where only cuBLASLt could run, the call is refused.
+  const auto vendor_only = [&](std::string why) {
+    if (!call.epilogue.empty())
+      throw InvalidArgument("epilogue", call.epilogue.describe(),
+                            fmt::format("only autogemm's kernels fuse it, and none can run this "
+                                        "problem: {}",
+                                        why));
     return plan::vendor_plan(call, device, std::move(why));
+  };
+  if (auto why = plan::vendor_reason(call, device); !why.empty()) return vendor_only(std::move(why));
 
   // Our kernels read A and B in rows TMA can describe: copies of the caller's where they are
   // not (plan/operand_copy.hpp). The rules and the kernels' predictions see those rows.
@@ -454,8 +463,7 @@ Plan plan_gemm(const GemmProblem& call, const GpuInfo& device) {
   plan.problem = call;
   plan::keep_middle_swap_tiles(problem, plan.candidates);
   if (plan.candidates.empty())
-    return plan::vendor_plan(
-        call, device,
+    return vendor_only(
         fmt::format("no legal {} configuration (first rule broken: {}); cuBLASLt",
                     plan::arch_label(device),
                     plan.rejected.empty() ? "none enumerated" : plan.rejected.front().reason));
@@ -464,7 +472,7 @@ Plan plan_gemm(const GemmProblem& call, const GpuInfo& device) {
     // Each candidate pays for the copies; cuBLASLt reads the rows as they are (BF16 and FP16:
     // block-scaled FP8 it refuses), at the rates of its unaligned kernels.
     for (Candidate& c : plan.candidates) plan::add_operand_copies(c.prediction, call, device);
-    if (!plan::is_fp8(call.a_type))
+    if (!plan::is_fp8(call.a_type) && call.epilogue.empty())
       plan.candidates.push_back({plan::vendor_config(), predict(call, plan::vendor_config(), device)});
   }
   plan::rank_candidates(plan.candidates);

@@ -129,6 +129,19 @@ KernelChoice memory_bound_choice(const GpuInfo& d, KernelClass c, std::string_vi
                       arch_label(d), what, memory_features(d))};
 }
 
+// An activation or per-element pass that follows a GEMM is served by the GEMM's own epilogue
+// (GemmProblem::epilogue, sm90/fused_epilogue.cuh): no pass over D at all. A standalone pass
+// over any tensor still has no kernel of ours.
+KernelChoice epilogue_choice(const GpuInfo& d, KernelClass c, std::string_view what) {
+  if (!runs_our_sm90a_kernels(d)) return memory_bound_choice(d, c, what);
+  return {c, kOurs, "TMA+wgmma",
+          fmt::format("{}: after a GEMM, fused into its epilogue (bias, relu, gelu_tanh, "
+                      "gelu_erf, silu, row and column scales in fp32 before D is stored: "
+                      "`autogemm plan --activation silu`); {} over a tensor alone: no kernel of "
+                      "ours yet",
+                      arch_label(d), what)};
+}
+
 }  // namespace
 
 std::string_view to_string(KernelClass c) {
@@ -157,8 +170,8 @@ std::vector<KernelChoice> select_kernels(const GpuInfo& device) {
       memory_bound_choice(device, KernelClass::rmsnorm, "a row reduction plus scale"),
       memory_bound_choice(device, KernelClass::softmax, "a row max/sum reduction"),
       memory_bound_choice(device, KernelClass::rope, "a per-element rotation"),
-      memory_bound_choice(device, KernelClass::silu, "a per-element activation"),
-      memory_bound_choice(device, KernelClass::elementwise, "one pass over the data"),
+      epilogue_choice(device, KernelClass::silu, "a per-element activation"),
+      epilogue_choice(device, KernelClass::elementwise, "one pass over the data"),
   };
 }
 

@@ -24,6 +24,7 @@
 #include "runtime/autotune.hpp"
 #include "runtime/call_spec.hpp"
 #include "runtime/cublaslt.hpp"
+#include "runtime/epilogue_operands.hpp"
 #include "runtime/launch.hpp"
 #include "runtime/tensor_maps.hpp"
 #include "runtime/tuning_file.hpp"
@@ -47,7 +48,8 @@ const GpuInfo& device_info(int device) {
 }
 
 using PlanKey = std::tuple<int, int64_t, int64_t, int64_t, DType, DType, DType, Layout, int64_t,
-                           int64_t, int64_t, int64_t, Scaling, bool, Grouping, int64_t, int64_t>;
+                           int64_t, int64_t, int64_t, Scaling, bool, Grouping, int64_t, int64_t,
+                           std::string>;
 
 struct PlannedSpec {
   std::shared_ptr<const KernelSpec> spec;
@@ -78,7 +80,7 @@ PlanKey plan_key(int device, const GemmProblem& p) {
   return {device,          p.m,           p.n,      p.k,       p.a_type,      p.b_type,
           p.d_type,        p.layout,      p.lda_or_packed(),   p.ldb_or_packed(),
           p.ldc_or_packed(), p.ldd_or_packed(), p.scaling, p.reads_c, p.grouping, p.num_groups,
-          p.expected_m};
+          p.expected_m,    p.epilogue.token()};
 }
 
 // GemmOptions::autotune_graph's default, AUTOGEMM_AUTOTUNE_GRAPH, read once like AUTOGEMM_AUTOTUNE.
@@ -220,6 +222,7 @@ void check_operands(const GemmProblem& p, const GemmOperands& o) {
   if (p.scaling != Scaling::none && (!o.scale_a || !o.scale_b))
     throw InvalidArgument(!o.scale_a ? "scale_a" : "scale_b", "nullptr",
                           "FP8 inputs need their scales");
+  runtime::check_epilogue_operands(p.epilogue, o);
 }
 
 }  // namespace
@@ -285,6 +288,11 @@ GemmReport gemm(const GemmProblem& problem_in, const GemmOperands& operands, cud
   if (!options.allow_vendor_fallback)
     throw InvalidArgument("options.allow_vendor_fallback", "false",
                           fmt::format("our kernel cannot serve this call: {}", why_not_ours));
+  if (!problem.epilogue.empty())
+    throw InvalidArgument("epilogue", problem.epilogue.describe(),
+                          fmt::format("only autogemm's kernels fuse it, and they cannot serve "
+                                      "this call: {}",
+                                      why_not_ours));
   log(3, "gemm {}x{}x{}: cuBLASLt ({})", problem.m, problem.n, problem.k, why_not_ours);
   runtime::CublasLtOptions lt;
   lt.algo = spec.vendor_algo;   // autotuning's winner; none: the heuristic's first

@@ -194,6 +194,17 @@ ResolvedKernel resolve_one(const KernelLaunch& k, const SplitKWorkspaceLayout& s
   params.scale_b = o.scale_b;
   params.scale_a_row_stride = a_scales.strides.row;
   params.scale_a_k_stride = a_scales.strides.k_block;
+  // The fused epilogue's vectors, in the caller's terms (the kernel indexes them by its
+  // orientation, sm90/fused_epilogue.cuh); the n-tail kernel's columns start at first_column,
+  // which are the caller's rows when swapped.
+  const int64_t column0 = k.fields.config.swap_ab ? 0 : k.first_column;
+  const int64_t row0 = k.fields.config.swap_ab ? k.first_column : 0;
+  params.bias = call_operands.bias == nullptr || !p.epilogue.bias
+                    ? call_operands.bias
+                    : static_cast<const char*>(call_operands.bias) +
+                          column0 * dtype_bytes(*p.epilogue.bias);
+  params.row_scale = call_operands.row_scale ? call_operands.row_scale + row0 : nullptr;
+  params.col_scale = call_operands.col_scale ? call_operands.col_scale + column0 : nullptr;
   // Split-K: the splits meet in a workspace and the last one of each tile stores it
   // (kernels/sm90/split_k_reduce.cuh, decode_kernel.cuh); the stream's, found when enqueued.
   if (k.fields.config.split_k > 1) {

@@ -106,7 +106,9 @@ std::string tuning_key(const GpuInfo& device, const GemmProblem& p,
       to_string(p.a_type), to_string(p.b_type), to_string(p.d_type), to_string(p.accumulator),
       to_string(p.layout), p.lda_or_packed(), p.ldb_or_packed(), p.ldc_or_packed(),
       p.ldd_or_packed(), to_string(p.scaling), p.reads_c ? 1 : 0, library_version,
-      kernel_fingerprint);
+      kernel_fingerprint) +
+         // A fused epilogue is another problem; plain problems keep their keys.
+         (p.epilogue.empty() ? std::string() : "|epilogue=" + p.epilogue.token());
 }
 
 std::string tuning_key(const GpuInfo& device, const GemmProblem& problem) {

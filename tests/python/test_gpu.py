@@ -583,3 +583,39 @@ def test_tuning_file_from_the_command_decides_without_timing(torch, tmp_path):
     assert "from the tuning file" in report.reason, report.reason
     want = (a.double() @ w.double().T)
     assert torch.allclose(d.double(), want, rtol=1 / 64, atol=0.1), report.reason
+
+
+# --- the fused epilogue (issue 50) -------------------------------------------------------------
+
+
+def _activation(torch, name, x):
+    f = torch.nn.functional
+    return {None: lambda v: v, "relu": torch.relu, "silu": f.silu,
+            "gelu_tanh": lambda v: f.gelu(v, approximate="tanh"), "gelu_erf": f.gelu}[name](x)
+
+
+@needs_sm90
+@pytest.mark.parametrize("activation", [None, "relu", "gelu_tanh", "gelu_erf", "silu"])
+@pytest.mark.parametrize("bias_dtype", ["bfloat16", "float32"])
+@pytest.mark.parametrize("shape", [(1000, 1024, 520), (13, 4096, 2048), (3, 1000, 1032)],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_fused_epilogue_against_float64(torch, activation, bias_dtype, shape):
+    m, n, k = shape
+    g = torch.Generator(device="cuda").manual_seed(m + n + k)
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16, generator=g)
+    w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16, generator=g) / k ** 0.5
+    bias = torch.randn(n, device="cuda", dtype=getattr(torch, bias_dtype), generator=g)
+    row_scale = torch.rand(m, device="cuda", generator=g) + 0.5
+    col_scale = torch.rand(n, device="cuda", generator=g) + 0.5
+    c = torch.randn(m, n, device="cuda", dtype=torch.bfloat16, generator=g)
+    d, report = autogemm.gemm(a, w, c=c, beta=0.5, bias=bias, activation=activation,
+                              row_scale=row_scale, col_scale=col_scale, return_report=True)
+    x = (a.double() @ w.double().T) * row_scale.double()[:, None] * col_scale.double()[None, :]
+    reference = _activation(torch, activation, x + bias.double()) + 0.5 * c.double()
+    assert calc_diff(d, reference) < 1e-5, report.config
+    assert not report.used_vendor
+    # Without scales and C, through torch's fast path (out given).
+    out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+    autogemm.gemm(a, w, out=out, bias=bias, activation=activation)
+    plain = _activation(torch, activation, a.double() @ w.double().T + bias.double())
+    assert calc_diff(out, plain) < 1e-5

@@ -555,3 +555,26 @@ def test_load_tuning_file_ignores_entries_of_another_device(tmp_path):
     load = autogemm.load_tuning_file(path)
     assert load["entries"] == 1 and load["used"] == 0, load
     assert len(load["ignored"]) == 1 and "m=64;n=2112;k=7168" in load["ignored"][0], load
+
+
+def test_fused_epilogue_checks():
+    # Each vector: 1-D, its length (N or M), its dtype, contiguous; the activation's name. The
+    # checks come before the device check (host arrays here).
+    a, w = f16(64, 128), f16(32, 128)
+    with raises_invalid("bias", r"31 elements.*N = 32: needs a 1-D array of N elements"):
+        autogemm.gemm(a, w, bias=np.zeros(31, np.float32))
+    with raises_invalid("bias", r"shape \(1, 32\)"):
+        autogemm.gemm(a, w, bias=np.zeros((1, 32), np.float32))
+    with raises_invalid("bias", "bfloat16 or float32"):
+        autogemm.gemm(a, w, bias=np.zeros(32, np.float16))
+    with raises_invalid("row_scale", "M = 64"):
+        autogemm.gemm(a, w, row_scale=np.ones(32, np.float32))
+    with raises_invalid("col_scale", "float32"):
+        autogemm.gemm(a, w, col_scale=np.ones(32, np.float64))
+    with raises_invalid("col_scale", "unit stride"):
+        autogemm.gemm(a, w, col_scale=np.ones(64, np.float32)[::2])
+    with raises_invalid("activation", "silu"):
+        autogemm.gemm(a, w, activation="tanh")
+    with raises_invalid("a", "CUDA device memory"):   # every epilogue check passed
+        autogemm.gemm(a, w, bias=np.zeros(32, np.float32), activation="silu",
+                      row_scale=np.ones(64, np.float32), col_scale=np.ones(32, np.float32))

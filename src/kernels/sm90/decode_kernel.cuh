@@ -37,6 +37,7 @@
 #include "ptx/cp_async.cuh"
 #include "ptx/mma.cuh"
 #include "sm90/fp8_scales.cuh"
+#include "sm90/fused_epilogue.cuh"
 #include "sm90/gemm_params.cuh"
 
 namespace autogemm::sm90 {
@@ -432,7 +433,8 @@ __device__ __forceinline__ bool decode_sum_splits(float (&acc)[DecodeGeometry<Cf
   }
 }
 
-// D[m][n] = alpha * sum + beta * C[m][n] for the lane's d0..d3: D^T fragment row = n, column = m.
+// D[m][n] = alpha * sum + beta * C[m][n] (or the fused epilogue's act(...) + beta * C) for the
+// lane's d0..d3: D^T fragment row = n, column = m.
 template <class Cfg>
 __device__ __forceinline__ void decode_store(const float (&acc)[DecodeGeometry<Cfg>::kGroupsM][4],
                                              const DecodeLane<Cfg>& at, const GemmParams& params) {
@@ -445,6 +447,8 @@ __device__ __forceinline__ void decode_store(const float (&acc)[DecodeGeometry<C
       const int m = at.m_tile * Cfg::block_m + 8 * j + 2 * at.pair + e % 2;
       if (n >= Cfg::n || m >= params.m) continue;
       float v = params.alpha * acc[j][e];
+      // A decode tile's few elements per lane: the vectors are read per element.
+      if constexpr (FusedEpilogue<Cfg>::kFused) v = FusedEpilogue<Cfg>::apply(params, acc[j][e], m, n);
       const long long c_index = static_cast<long long>(m) * params.ldc + n;
       const long long d_index = static_cast<long long>(m) * params.ldd + n;
       if constexpr (Cfg::out_kind == 2) {

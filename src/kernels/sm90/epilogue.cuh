@@ -1,11 +1,14 @@
 #pragma once
-// Epilogue of one consumer warpgroup: D = alpha * acc + beta * C for its rows of the tile.
+// Epilogue of one consumer warpgroup: D = alpha * acc + beta * C for its rows of the tile, or
+// with the fused epilogue (fused_epilogue.cuh, Cfg::epilogue) D = act(alpha * acc * scales +
+// bias) + beta * C.
 // Accumulator fragment (hopper-facts.md 2.3, verified on H100): in slab s, register r of thread
 // (warp w, lane l) holds row s*64 + 16w + l/4 + 8*((r>>1)&1), column 8*(r>>2) + 2*(l%4) + (r&1);
 // registers r, r+1 (r even) are two adjacent columns, stored together.
 #include "ptx/barrier.cuh"
 #include "ptx/convert.cuh"
 #include "ptx/tma.cuh"
+#include "sm90/fused_epilogue.cuh"
 #include "sm90/gemm_common.cuh"
 
 namespace autogemm::sm90 {
@@ -36,6 +39,7 @@ struct Epilogue {
                 "D^T goes out by TMA (transposed_offset) or from registers, not in staged rows");
   static_assert(!(Cfg::tma_store && Cfg::staged_store), "one store path");
   static constexpr int kStoreThreads = 128;
+  using Fused = TileEpilogue<Cfg, G::kSlabs>;
 
   // Visits every (row, col) pair the thread holds: f(slab, register index, row in consumer
   // rows, column in tile).
@@ -127,6 +131,8 @@ struct Epilogue {
     const int row_base = consumer * G::kRowsPerConsumer;
     const int m0 = row0 + row_base, n0 = n_tile * Cfg::block_n;
     unsigned char* staging = smem.d();
+    Fused fused;
+    fused.load_rows(params, m0);   // in flight while the previous store drains
 
     // The previous tile's store must have read the staging buffer before it is rewritten.
     if (leader) ptx::tma_store_wait_read<0>();
@@ -166,6 +172,7 @@ struct Epilogue {
     const auto stage = [&](auto with_c) {
       for_each_pair([&](int slab, int r, int row, int col) {
         float v0 = params.alpha * acc[slab][r], v1 = params.alpha * acc[slab][r + 1];
+        fused.apply_pair(params, slab, r, n0 + col, v0, v1);
         if constexpr (Cfg::d_transposed) {
           unsigned char* p0 = staging + transposed_offset(row_base + row, col);
           unsigned char* p1 = staging + transposed_offset(row_base + row, col + 1);
@@ -242,12 +249,15 @@ struct Epilogue {
     unsigned char* staging = smem.d();
     unsigned char* d = static_cast<unsigned char*>(params.d);
     const unsigned char* c = static_cast<const unsigned char*>(params.c);
+    Fused fused;
+    fused.load_rows(params, m0);
 
     // The previous tile's rows must have been read out before they are rewritten.
     ptx::named_barrier_sync(barrier_id, kStoreThreads);
     const auto stage = [&](auto with_c) {
       for_each_pair([&](int slab, int r, int row, int col) {
         float v0 = params.alpha * acc[slab][r], v1 = params.alpha * acc[slab][r + 1];
+        fused.apply_pair(params, slab, r, n0 + col, v0, v1);
         if constexpr (decltype(with_c)::value) {
           const long long grow = m0 + row;
           const int gcol = n0 + col;
@@ -351,12 +361,15 @@ struct Epilogue {
     unsigned char* d = static_cast<unsigned char*>(params.d);
     const unsigned char* c = static_cast<const unsigned char*>(params.c);
     const bool read_c = params.beta != 0.0f;
+    Fused fused;
+    fused.load_rows(params, m0);
     for_each_pair([&](int slab, int r, int row, int col) {
       const long long grow = m0 + row;
       const int gcol = n0 + col;
       if (grow >= row_limit || gcol >= Cfg::n) return;
       const bool both = gcol + 1 < Cfg::n;
       float v0 = params.alpha * acc[slab][r], v1 = params.alpha * acc[slab][r + 1];
+      fused.apply_pair(params, slab, r, gcol, v0, v1);
       if constexpr (Cfg::d_transposed) {
         // The kernel's (row, column) is the caller's (column, row): the pair is two rows of
         // the caller's D, ldd apart. A warp's store covers 8 kernel rows (16 contiguous bytes

@@ -40,6 +40,13 @@ struct GemmParams {
   const int* group_index;
   const int* masked_m;
   int group_rows;
+  // The fused epilogue (sm90/fused_epilogue.cuh; Cfg::epilogue says which are read), in the
+  // caller's terms whatever the kernel's orientation: bias[N] (bf16 or fp32), fp32
+  // row_scale[M] and col_scale[N]. Null when not fused. Kept last so the fields above keep
+  // their offsets.
+  const void* bias;
+  const float* row_scale;
+  const float* col_scale;
 };
 
 }  // namespace autogemm::sm90

@@ -1,0 +1,34 @@
+#include "bench/epilogue_reference.hpp"
+
+#include <cmath>
+
+namespace autogemm::bench {
+
+double activation_reference(Activation a, double x) {
+  switch (a) {
+    case Activation::none: return x;
+    case Activation::relu: return x > 0 ? x : 0.0;
+    case Activation::gelu_tanh:
+      return 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+    case Activation::gelu_erf: return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+    case Activation::silu: return x / (1 + std::exp(-x));
+  }
+  return x;
+}
+
+void apply_epilogue_reference(const Epilogue& e, const EpilogueVectors& v, int64_t m, int64_t n,
+                              double alpha, double beta, const std::vector<double>& c, int64_t ldc,
+                              std::vector<double>& d) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double x = alpha * d[size_t(i * n + j)];
+      if (e.row_scale) x *= v.row_scale[size_t(i)];
+      if (e.col_scale) x *= v.col_scale[size_t(j)];
+      if (e.bias) x += v.bias[size_t(j)];
+      x = activation_reference(e.activation, x);
+      if (beta != 0) x += beta * c[size_t(i * ldc + j)];
+      d[size_t(i * n + j)] = x;
+    }
+}
+
+}  // namespace autogemm::bench

@@ -1,0 +1,36 @@
+#include "runtime/epilogue_operands.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdint>
+
+#include "autogemm/errors.hpp"
+
+namespace autogemm::runtime {
+
+void check_epilogue_operands(const Epilogue& e, const GemmOperands& o) {
+  const auto check = [](const char* name, const void* pointer, bool declared, int pair_bytes,
+                        const char* declaration) {
+    const auto address = reinterpret_cast<uintptr_t>(pointer);
+    if (declared && pointer == nullptr)
+      throw InvalidArgument(name, "nullptr",
+                            fmt::format("the problem's epilogue reads it ({})", declaration));
+    if (!declared && pointer != nullptr)
+      throw InvalidArgument(name, fmt::format("{:#x}", address),
+                            fmt::format("given, but the problem's epilogue does not read it (set "
+                                        "{})",
+                                        declaration));
+    // Two adjacent elements are loaded at once (sm90/fused_epilogue.cuh load_vector_pair).
+    if (declared && address % pair_bytes != 0)
+      throw InvalidArgument(name, fmt::format("{:#x}", address),
+                            fmt::format("must be {}-byte aligned: the epilogue loads two "
+                                        "adjacent elements at once",
+                                        pair_bytes));
+  };
+  check("bias", o.bias, e.bias.has_value(), e.bias && *e.bias == DType::bf16 ? 4 : 8,
+        "problem.epilogue.bias");
+  check("row_scale", o.row_scale, e.row_scale, 8, "problem.epilogue.row_scale");
+  check("col_scale", o.col_scale, e.col_scale, 8, "problem.epilogue.col_scale");
+}
+
+}  // namespace autogemm::runtime

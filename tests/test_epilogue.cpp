@@ -1,0 +1,191 @@
+// The fused epilogue (issue 50) without a GPU: its spelling, validation, the per-call vectors'
+// checks, the planner's refusal of cuBLASLt for it, the generated source (a plain problem's is
+// what it was; a fused one's differs by one Config line and the name), the plan and compile
+// commands, and the float64 reference the GPU tests use.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "autogemm/device.hpp"
+#include "autogemm/errors.hpp"
+#include "autogemm/gemm.hpp"
+#include "autogemm/kernel_spec.hpp"
+#include "autogemm/plan.hpp"
+#include "bench/epilogue_reference.hpp"
+#include "cli_test_util.hpp"
+#include "codegen/kernel_source.hpp"
+#include "error_test_util.hpp"
+#include "plan_test_util.hpp"
+#include "runtime/epilogue_operands.hpp"
+
+using namespace autogemm;
+using autogemm::testing::expect_invalid;
+using autogemm::testing::run_cli;
+
+namespace {
+
+GemmProblem problem(int64_t m, int64_t n, int64_t k, Epilogue e = {}) {
+  GemmProblem p = autogemm::testing::problem(m, n, k);
+  p.epilogue = e;
+  return p;
+}
+
+Epilogue silu_bias() {
+  Epilogue e;
+  e.bias = DType::bf16;
+  e.activation = Activation::silu;
+  e.row_scale = e.col_scale = true;
+  return e;
+}
+
+std::string source(const GemmProblem& p, const char* config) {
+  return codegen::gemm_kernel_source(
+             make_kernel_spec(p, GemmConfig::parse(config), device_preset("h100-sxm")).kernels.front(),
+             false)
+      .source;
+}
+
+}  // namespace
+
+TEST(Epilogue, Spelling) {
+  const Epilogue e = parse_epilogue("bias,gelu_tanh,row_scale", DType::bf16);
+  EXPECT_EQ(e.bias, DType::bf16);
+  EXPECT_EQ(e.activation, Activation::gelu_tanh);
+  EXPECT_TRUE(e.row_scale);
+  EXPECT_FALSE(e.col_scale);
+  EXPECT_EQ(e.describe(), "row_scale, bias bf16, gelu_tanh");
+  EXPECT_EQ(e.token(), "rs_bbf16_gelu_tanh");
+  EXPECT_EQ(e.formula(), "gelu_tanh(alpha * acc * row_scale[m] + bias[n]) + beta * C");
+  EXPECT_EQ(parse_epilogue("bias=fp32,silu,col_scale", DType::bf16).token(), "cs_bfp32_silu");
+  EXPECT_EQ(parse_epilogue("gelu", DType::bf16).activation, Activation::gelu_tanh);
+  EXPECT_TRUE(parse_epilogue("none", DType::bf16).empty());
+  EXPECT_EQ(Epilogue{}.describe(), "none");
+  EXPECT_EQ(Epilogue{}.token(), "");
+  EXPECT_NE(expect_invalid([] { parse_epilogue("bias,tanh", DType::bf16); }, "epilogue")
+                .find("tanh"),
+            std::string::npos);
+  expect_invalid([] { parse_epilogue("bias=fp16", DType::bf16); }, "epilogue");
+  expect_invalid([] { parse_epilogue("relu,silu", DType::bf16); }, "epilogue");
+}
+
+TEST(Epilogue, Validation) {
+  Epilogue e;
+  e.bias = DType::fp16;
+  EXPECT_NE(expect_invalid([&] { validate(problem(64, 64, 64, e)); }, "epilogue.bias")
+                .find("bf16 or fp32"),
+            std::string::npos);
+  e.bias = DType::fp32;
+  validate(problem(64, 64, 64, e));
+  GemmProblem grouped = problem(256, 512, 512, silu_bias());
+  grouped.grouping = Grouping::contiguous;
+  grouped.num_groups = 2;
+  EXPECT_NE(expect_invalid([&] { validate(grouped); }, "epilogue").find("grouped"),
+            std::string::npos);
+}
+
+TEST(Epilogue, OperandChecks) {
+  const Epilogue e = silu_bias();
+  alignas(16) static float storage[16];
+  GemmOperands o;
+  o.bias = storage;
+  o.row_scale = storage;
+  o.col_scale = storage;
+  runtime::check_epilogue_operands(e, o);
+  GemmOperands missing = o;
+  missing.col_scale = nullptr;
+  EXPECT_NE(expect_invalid([&] { runtime::check_epilogue_operands(e, missing); }, "col_scale")
+                .find("problem.epilogue.col_scale"),
+            std::string::npos);
+  // A vector the epilogue does not read is a mistake, not a no-op.
+  EXPECT_NE(expect_invalid([&] { runtime::check_epilogue_operands(Epilogue{}, o); }, "bias")
+                .find("does not read it"),
+            std::string::npos);
+  GemmOperands odd = o;
+  odd.bias = reinterpret_cast<const char*>(storage) + 2;
+  EXPECT_NE(expect_invalid([&] { runtime::check_epilogue_operands(e, odd); }, "bias")
+                .find("4-byte aligned"),
+            std::string::npos);
+  odd = o;
+  odd.row_scale = storage + 1;
+  expect_invalid([&] { runtime::check_epilogue_operands(e, odd); }, "row_scale");
+}
+
+// cuBLASLt has no SiLU or row scales: where only it could run, a fused call is refused, and
+// where the planner weighs copying unaligned rows against it, it is not a candidate.
+TEST(Epilogue, NeverPlannedOnCuBlasLt) {
+  const std::string why = expect_invalid(
+      [] { plan_gemm(problem(512, 512, 512, silu_bias()), device_preset("a100-80g")); },
+      "epilogue");
+  EXPECT_NE(why.find("only autogemm's kernels fuse it"), std::string::npos) << why;
+  GemmProblem unaligned = problem(1300, 1777, 1001, silu_bias());
+  unaligned.layout = Layout::tn;
+  unaligned.a_type = unaligned.b_type = DType::fp16;
+  const Plan plan = plan_gemm(unaligned, device_preset("h100-sxm"));
+  for (const Candidate& c : plan.candidates)
+    EXPECT_NE(c.config.instruction, Instruction::vendor) << c.config.describe();
+  EXPECT_EQ(plan.spec.problem.epilogue, silu_bias());
+}
+
+// A plain problem's generated source has no trace of the epilogue (so its kernels and cache
+// keys are what they were before it existed), and a fused one's differs from it by exactly one
+// Config line and the name's suffix, in both families.
+TEST(Epilogue, GeneratedSourceOfAPlainProblemUnchanged) {
+  for (const char* config : {"128x128x64 s4 c2 p g8", "64x32x128 s8 c1 p g8 sk2 swap",
+                             "mma 16x32x128 sk4"}) {
+    SCOPED_TRACE(config);
+    const std::string plain = source(problem(1000, 1024, 520), config);
+    EXPECT_EQ(plain.find("pilogue"), std::string::npos) << plain;
+    EXPECT_EQ(plain.find("_epi_"), std::string::npos);
+    std::string fused = source(problem(1000, 1024, 520, silu_bias()), config);
+    const std::string line =
+        "  using epilogue = EpilogueFields<1, 4, true, true>;   // row_scale, col_scale, bias "
+        "bf16, silu\n";
+    ASSERT_NE(fused.find(line), std::string::npos) << fused;
+    fused.erase(fused.find(line), line.size());
+    for (std::size_t at; (at = fused.find("_epi_rs_cs_bbf16_silu")) != std::string::npos;)
+      fused.erase(at, std::string("_epi_rs_cs_bbf16_silu").size());
+    EXPECT_EQ(fused, plain);
+  }
+}
+
+TEST(Epilogue, PlanCommandShowsIt) {
+  const auto run = run_cli(
+      "plan --m 4096 --n 4096 --k 4096 --bias bf16 --activation silu --row-scale --device h100-sxm");
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_NE(run.out.find("epilogue   row_scale, bias bf16, silu: D = silu(alpha * acc * "
+                         "row_scale[m] + bias[n]) + beta * C, fused"),
+            std::string::npos)
+      << run.out;
+  const auto json = run_cli("plan --m 64 --n 4096 --k 4096 --bias fp32 --json --device h100-sxm");
+  EXPECT_EQ(json.exit_code, 0) << json.out;
+  EXPECT_NE(json.out.find("\"epilogue\": \"bias fp32\""), std::string::npos) << json.out;
+  const auto plain = run_cli("plan --m 64 --n 4096 --k 4096 --device h100-sxm");
+  EXPECT_EQ(plain.out.find("epilogue"), std::string::npos) << plain.out;
+  for (const char* bad : {"--bias fp16", "--activation tanh"}) {
+    const auto refused = run_cli(std::string("plan --m 64 --n 64 --k 64 --device h100-sxm ") + bad);
+    EXPECT_EQ(refused.exit_code, 2) << bad << "\n" << refused.out;
+    EXPECT_NE(refused.out.find(std::string(bad).substr(0, std::string(bad).find(' '))),
+              std::string::npos)
+        << refused.out;
+  }
+  const auto split = run_cli("plan --m 4096 --n 4096 --k 4096 --gpus 2 --bias bf16 --device h100-sxm");
+  EXPECT_EQ(split.exit_code, 2) << split.out;
+  EXPECT_NE(split.out.find("--bias = bf16: is not taken with --gpus"), std::string::npos)
+      << split.out;
+}
+
+TEST(Epilogue, Float64Reference) {
+  EXPECT_DOUBLE_EQ(bench::activation_reference(Activation::relu, -2.0), 0.0);
+  EXPECT_NEAR(bench::activation_reference(Activation::gelu_erf, 1.0), 0.8413447460685429, 1e-15);
+  EXPECT_NEAR(bench::activation_reference(Activation::gelu_tanh, 1.0), 0.8411919906082768, 1e-15);
+  EXPECT_NEAR(bench::activation_reference(Activation::silu, 1.0), 0.7310585786300049, 1e-15);
+  Epilogue e = silu_bias();
+  e.activation = Activation::relu;
+  bench::EpilogueVectors v{{1.0, -10.0}, {2.0}, {0.5, 3.0}};
+  std::vector<double> d = {4.0, 1.0};   // 1 x 2
+  bench::apply_epilogue_reference(e, v, 1, 2, 0.5, 2.0, {1.0, 1.0}, 2, d);
+  // relu(0.5 * 4 * 2 * 0.5 + 1) + 2 = 5; relu(0.5 * 1 * 2 * 3 - 10) + 2 = 2.
+  EXPECT_DOUBLE_EQ(d[0], 5.0);
+  EXPECT_DOUBLE_EQ(d[1], 2.0);
+}
