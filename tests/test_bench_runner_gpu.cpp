@@ -239,3 +239,37 @@ TEST(BenchRunnerGpu, CommandShowsFailedRowsAndExitsNonZero) {
   EXPECT_NE(run.out.find("1 of 2 rows FAILED: 4x512x250"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("over 1 row with a cuBLASLt baseline"), std::string::npos) << run.out;
 }
+
+// A fused-epilogue row: ours fused, our plain GEMM and the unfused sequence timed in the same
+// loop, ours and the unfused D checked against the float64 reference with the whole epilogue;
+// cuBLASLt's own fused epilogue is the baseline where it has one (bias + gelu_tanh), n/a with
+// the reason where it has none (silu, scales).
+TEST(BenchRunnerGpu, FusedEpilogueAgainstPlainUnfusedAndCublasLt) {
+  AUTOGEMM_REQUIRE_GPU();
+  std::string reason;
+  const GpuInfo& gpu = *autogemm::testing::sm90_gpu(&reason);
+  const BenchOptions options = autogemm::testing::bench_options_for(gpu, 1, 5);
+  BenchItem gelu = item(300, 1024, 512, DType::bf16);
+  gelu.problem.epilogue.bias = DType::bf16;
+  gelu.problem.epilogue.activation = Activation::gelu_tanh;
+  BenchItem silu = item(64, 2048, 1024, DType::bf16);
+  silu.problem.epilogue.bias = DType::fp32;
+  silu.problem.epilogue.activation = Activation::silu;
+  silu.problem.epilogue.row_scale = silu.problem.epilogue.col_scale = true;
+  const auto rows = run_bench({gelu, silu}, options, gpu);
+  ASSERT_EQ(rows.size(), 2u);
+  for (const BenchRow& r : rows) {
+    const std::string label = r.problem.epilogue.describe() + " " + r.config;
+    EXPECT_EQ(r.failure, "") << label;
+    EXPECT_EQ(r.diff_ref, "float64") << label;
+    EXPECT_LT(r.diff, 1e-5) << label;
+    EXPECT_EQ(r.unwritten, 0) << label;
+    ASSERT_TRUE(r.plain.has_value() && r.unfused.has_value()) << label;
+    EXPECT_EQ(r.unfused->samples, 5) << label;
+    EXPECT_GT(r.unfused->median_us, 0.0) << label;
+  }
+  ASSERT_TRUE(rows[0].baseline.has_value()) << rows[0].baseline_unavailable;
+  EXPECT_FALSE(rows[1].baseline.has_value());
+  EXPECT_NE(rows[1].baseline_unavailable.find("cuBLASLt fuses only"), std::string::npos)
+      << rows[1].baseline_unavailable;
+}

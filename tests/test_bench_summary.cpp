@@ -83,3 +83,47 @@ TEST(BenchSummary, LowestRowNamesItsTagAndEmptySuitesSayNothing) {
   EXPECT_EQ(format_suite_summary(none), "");
   EXPECT_FALSE(summary_json(none).contains("lowest_shape"));
 }
+
+// A fused-epilogue run: what fusing saves (unfused / fused, geomean) and what it costs on the
+// compute-bound rows (fused / plain - 1, the largest), in the table's columns, the lines under
+// it and --json.
+TEST(BenchSummary, FusedEpilogueSavingsAndCost) {
+  const auto fused = [](int64_t m, double ours_us, double plain_us, double unfused_us) {
+    BenchRow r = row(m, ours_us, 0, 0);
+    r.problem.epilogue.bias = DType::bf16;
+    r.problem.epilogue.activation = Activation::silu;
+    r.plain = TimingStats{10, plain_us, plain_us, plain_us, plain_us};
+    r.unfused = TimingStats{10, unfused_us, unfused_us, unfused_us, unfused_us};
+    return r;
+  };
+  std::vector<BenchRow> rows = {fused(64, 10, 9.5, 15),        // saves 1.5x
+                                fused(4096, 100, 98, 120),     // costs 2.0%
+                                fused(8192, 200, 190, 240)};   // costs 5.3%
+  BenchRow failed = fused(16384, 1, 1, 100);
+  failed.failure = "boom";
+  rows.push_back(failed);
+  const EpilogueSummary s = summarize_epilogue(rows);
+  EXPECT_EQ(s.rows, 3u);
+  EXPECT_NEAR(s.geomean_unfused_over_fused, std::cbrt(1.5 * 1.2 * 1.2), 1e-9);
+  EXPECT_EQ(s.compute_bound_rows, 2u);
+  EXPECT_NEAR(s.max_compute_bound_overhead, 200.0 / 190 - 1, 1e-12);
+  EXPECT_EQ(s.max_overhead_shape, "8192x4096x4096");
+
+  const std::string table = format_table(rows);
+  EXPECT_NE(table.find("unfused_us"), std::string::npos) << table;
+  EXPECT_NE(table.find("+5.3%"), std::string::npos) << table;
+  EXPECT_NE(table.find("1.500"), std::string::npos) << table;
+  const std::string summary = format_summary(rows, false);
+  EXPECT_NE(summary.find("unfused sequence / fused, geomean 1.293 over 3 rows"), std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("at M >= 4096: +5.3% (8192x4096x4096) over 2 rows"), std::string::npos)
+      << summary;
+  const nlohmann::json j = nlohmann::json::parse(rows_to_json(rows));
+  EXPECT_EQ(j.at("epilogue").at("rows"), 3);
+  EXPECT_EQ(j.at("rows").at(0).at("epilogue"), "bias bf16, silu");
+  EXPECT_DOUBLE_EQ(j.at("rows").at(0).at("unfused_time_us").get<double>(), 15.0);
+
+  // A plain run says nothing of it.
+  EXPECT_EQ(summarize_epilogue({row(64, 10, 12, 0)}).rows, 0u);
+  EXPECT_EQ(format_table({row(64, 10, 12, 0)}).find("unfused_us"), std::string::npos);
+}

@@ -168,3 +168,37 @@ TEST(CublasLtChecks, ArgumentErrorsAreNotRefusals) {
   EXPECT_FALSE(is_refusal(rejection(fp8_problem(128, 128, 128, Layout::nn, Scaling::per_tensor))));
   EXPECT_FALSE(is_refusal(CudaError("cudaMallocAsync(cuBLASLt block scales): out of memory")));
 }
+
+// cuBLASLt's fused epilogues are a bias, relu and gelu (tanh form): the others are declined by
+// name as a refusal (the bench's baseline is then n/a), before any device work.
+TEST(CublasLtChecks, FusedEpilogueOnlyWhereCublasLtHasIt) {
+  Epilogue bias_gelu;
+  bias_gelu.bias = DType::bf16;
+  bias_gelu.activation = Activation::gelu_tanh;
+  EXPECT_EQ(runtime::cublaslt_epilogue_unavailable(bias_gelu, 0.0f), "");
+  EXPECT_EQ(runtime::cublaslt_epilogue_unavailable(Epilogue{}, 1.0f), "");
+  EXPECT_NE(runtime::cublaslt_epilogue_unavailable(bias_gelu, 0.5f).find("before its activation"),
+            std::string::npos);
+  Epilogue silu = bias_gelu, scaled = bias_gelu, erf = bias_gelu;
+  silu.activation = Activation::silu;
+  erf.activation = Activation::gelu_erf;
+  scaled.col_scale = true;
+  for (const Epilogue& e : {silu, erf, scaled}) {
+    SCOPED_TRACE(e.describe());
+    EXPECT_NE(runtime::cublaslt_epilogue_unavailable(e, 0.0f), "");
+    GemmProblem p = fp8_problem(128, 128, 256, Layout::nt, Scaling::none);
+    p.a_type = p.b_type = DType::bf16;
+    p.epilogue = e;
+    GemmOperands ops = fake_operands();
+    ops.scale_a = ops.scale_b = nullptr;
+    ops.bias = reinterpret_cast<const void*>(0x60000);
+    if (e.col_scale) ops.col_scale = reinterpret_cast<const float*>(0x70000);
+    try {
+      runtime::cublaslt_gemm(p, ops, nullptr);
+      FAIL() << "no refusal";
+    } catch (const runtime::CublasLtLimit& refusal) {
+      EXPECT_EQ(refusal.argument(), "epilogue");
+      EXPECT_EQ(refusal.value(), e.describe());
+    }
+  }
+}

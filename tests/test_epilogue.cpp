@@ -149,6 +149,25 @@ TEST(Epilogue, GeneratedSourceOfAPlainProblemUnchanged) {
   }
 }
 
+// The launcher keeps one compiled kernel per identity: two epilogues that compile to different
+// kernels must not share one (a bf16 bias's kernel read an fp32 bias as bf16 on an H200).
+TEST(Epilogue, SelectsTheCompiledKernel) {
+  const auto identity = [](const Epilogue& e) {
+    return make_kernel_spec(problem(1000, 1024, 520, e), GemmConfig::parse("128x128x64 s4 c2 p g8"),
+                            device_preset("h100-sxm"))
+        .kernels.front()
+        .identity;
+  };
+  Epilogue fp32_bias = silu_bias(), relu = silu_bias();
+  fp32_bias.bias = DType::fp32;
+  relu.activation = Activation::relu;
+  const std::string plain = identity(Epilogue{}), fused = identity(silu_bias());
+  EXPECT_NE(plain, fused);
+  EXPECT_NE(fused, identity(fp32_bias));
+  EXPECT_NE(fused, identity(relu));
+  EXPECT_EQ(fused, identity(silu_bias()));
+}
+
 TEST(Epilogue, PlanCommandShowsIt) {
   const auto run = run_cli(
       "plan --m 4096 --n 4096 --k 4096 --bias bf16 --activation silu --row-scale --device h100-sxm");

@@ -258,6 +258,13 @@ std::string rows_to_json(const std::vector<BenchRow>& rows, const CopyBandwidth*
       j["same_bytes_copy_us"] = r.same_bytes_copy->median_us;
       j["same_bytes_share"] = same_bytes_share(r);
     }
+    if (!r.problem.epilogue.empty()) j["epilogue"] = r.problem.epilogue.describe();
+    if (r.plain && r.unfused) {
+      j["plain_time_us"] = r.plain->median_us;
+      j["unfused_time_us"] = r.unfused->median_us;
+      j["plain"] = stats_json(*r.plain);
+      j["unfused"] = stats_json(*r.unfused);
+    }
     list.push_back(std::move(j));
   }
   nlohmann::json out = {{"rows", std::move(list)},
@@ -266,6 +273,12 @@ std::string rows_to_json(const std::vector<BenchRow>& rows, const CopyBandwidth*
                          {"rows_not_served", rows_not_served(rows)},
                          {"failed_rows", failed_rows(rows)},
                          {"summary", summary_json(summarize_suite(rows))}};
+  if (const EpilogueSummary e = summarize_epilogue(rows); e.rows > 0)
+    out["epilogue"] = {{"rows", e.rows},
+                       {"geomean_unfused_over_fused", e.geomean_unfused_over_fused},
+                       {"compute_bound_rows", e.compute_bound_rows},
+                       {"max_compute_bound_overhead", e.max_compute_bound_overhead},
+                       {"max_overhead_shape", e.max_overhead_shape}};
   if (copy != nullptr) {
     const MemoryBoundSummary s = memory_bound_summary(timed_rows(rows), copy->gbps);
     out["copy_gbps"] = copy->gbps;
@@ -299,14 +312,20 @@ std::string plan_rows_to_json(const std::vector<PlanRow>& rows, const std::strin
 std::string format_table(const std::vector<BenchRow>& rows) {
   std::size_t config_width = 6;
   bool per_tensor = false;  // FP8 rows: also the per-tensor-scaled cuBLASLt time
+  bool epilogue = false;    // fused-epilogue rows: also our plain GEMM and the unfused sequence
   for (const BenchRow& r : rows) {
     config_width = std::max(config_width, r.config.size());
     per_tensor = per_tensor || r.baseline_fp8_per_tensor.has_value();
+    epilogue = epilogue || (r.plain && r.unfused);
   }
   std::string out = fmt::format("{:>6} {:>6} {:>6} {:<8} {:<{}} {:>10} {:>8} {:>8} {:>10} {:>8} {:>7} {:>9} {:<8}",
                                 "m", "n", "k", "tag", "config", config_width, "time_us",
                                 "TFLOP/s", "GB/s", "cuBLASLt", "TFLOP/s", "ratio", "diff", "ref");
-  out += per_tensor ? fmt::format(" {:>12}\n", "per-tensor") : "\n";
+  if (per_tensor) out += fmt::format(" {:>12}", "per-tensor");
+  if (epilogue)
+    out += fmt::format(" {:>10} {:>10} {:>9} {:>8}", "plain_us", "unfused_us", "overhead",
+                       "speedup");
+  out += "\n";
   for (const BenchRow& r : rows) {
     const bool timed = r.ours.samples > 0;
     const bool base = r.baseline.has_value();
@@ -332,6 +351,15 @@ std::string format_table(const std::vector<BenchRow>& rows) {
     if (per_tensor) {
       const bool pt = r.baseline_fp8_per_tensor.has_value();
       out += fmt::format(" {:>12}", number_or_dash(pt, pt ? r.baseline_fp8_per_tensor->median_us : 0, 2));
+    }
+    if (epilogue) {
+      // overhead: fused / plain - 1 (what fusing costs); speedup: unfused / fused.
+      const bool e = r.plain && r.unfused && timed;
+      out += fmt::format(
+          " {:>10} {:>10} {:>9} {:>8}", number_or_dash(e, e ? r.plain->median_us : 0, 2),
+          number_or_dash(e, e ? r.unfused->median_us : 0, 2),
+          e ? fmt::format("{:+.1f}%", 100 * (r.ours.median_us / r.plain->median_us - 1)) : "-",
+          number_or_dash(e, e ? r.unfused->median_us / r.ours.median_us : 0, 3));
     }
     if (!r.failure.empty()) out += fmt::format("  (FAILED: {})", r.failure);
     if (!served)
@@ -369,6 +397,16 @@ std::string format_summary(const std::vector<BenchRow>& rows, bool baseline) {
                          without, total, total == 1 ? "" : "s");
   }
   out += format_suite_summary(summarize_suite(rows));
+  if (const EpilogueSummary e = summarize_epilogue(rows); e.rows > 0) {
+    out += fmt::format("fused epilogue: unfused sequence / fused, geomean {:.3f} over {} row{}\n",
+                       e.geomean_unfused_over_fused, e.rows, e.rows == 1 ? "" : "s");
+    if (e.compute_bound_rows > 0)
+      out += fmt::format("fused epilogue: largest cost over the plain GEMM at M >= {}: {:+.1f}% "
+                         "({}) over {} row{}\n",
+                         kEpilogueComputeBoundMinM, 100 * e.max_compute_bound_overhead,
+                         e.max_overhead_shape, e.compute_bound_rows,
+                         e.compute_bound_rows == 1 ? "" : "s");
+  }
   if (not_served > 0) {
     out += fmt::format("{} of {} row{} not served (n/a): gemm() runs {} through cuBLASLt, which "
                        "declined {}:",

@@ -14,6 +14,7 @@
 #include "autogemm/quantize.hpp"
 #include "bench/compare.hpp"
 #include "bench/copy_bandwidth.hpp"
+#include "bench/epilogue_case.hpp"
 #include "bench/reference.hpp"
 #include "bench/tensors.hpp"
 #include "jit/log.hpp"
@@ -119,6 +120,7 @@ struct CaseData {
   std::optional<PerTensorScales> per_tensor;   // FP8 with a baseline
   bool baseline_refused = false;         // preparing the baseline failed (see its reason)
   GemmOperands ours_ops, base_ops, per_tensor_ops;
+  std::optional<EpilogueCase> epilogue;  // a fused epilogue's vectors and plain/unfused calls
 };
 
 // Inputs once, random (never constant: matrix units run faster on zeros, baselines.md); FP8
@@ -167,6 +169,8 @@ void set_operands(CaseData& data, const GemmProblem& problem, const BenchOptions
       data.per_tensor.emplace();
     }
   }
+  // A fused epilogue: its vectors for ours and cuBLASLt's fused epilogue (bias only).
+  if (!problem.epilogue.empty()) data.epilogue = make_epilogue_case(problem, ours, options.seed);
   data.base_ops = ours;
   data.base_ops.d = data.d_base.get();
   data.base_ops.scale_a = fp8 ? static_cast<const float*>(data.lt_scale_a.get()) : nullptr;
@@ -208,6 +212,13 @@ class CaseCalls {
       runtime::cublaslt_gemm(problem_, data_.per_tensor_ops, s, per_tensor_options_);
     };
   }
+  // A fused epilogue's comparisons: our plain GEMM, and it followed by the epilogue's kernel.
+  Call plain() {
+    return [this](cudaStream_t s) { run_plain(*data_.epilogue, gemm_options_, s); };
+  }
+  Call unfused() {
+    return [this](cudaStream_t s) { run_unfused(*data_.epilogue, problem_, gemm_options_, s); };
+  }
   const GemmReport& report() const { return report_; }
 
  private:
@@ -245,6 +256,7 @@ BaselinesRun run_first_calls(CaseCalls& calls, const CaseData& data, const GemmP
   }
   cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize(our first call)");
   run.ours = true;
+  if (data.epilogue) calls.unfused()(stream);   // compiled before timing; its D is checked
   run.per_tensor = data.per_tensor &&
                    try_baseline_step(problem, row.baseline_fp8_per_tensor_unavailable,
                                      [&] { calls.per_tensor()(stream); });
@@ -270,11 +282,14 @@ std::vector<double> float64_reference(const GemmProblem& problem, const CaseData
                                       const BenchOptions& options, int64_t rows,
                                       cudaStream_t stream) {
   GemmProblem ref = problem;
+  ref.epilogue = Epilogue{};   // the product alone; the epilogue in float64 on the host
   ref.lda = problem.lda_or_packed();   // kept: A stored K x M has rows of M elements
   ref.ldb = problem.ldb_or_packed();
   ref.ldc = problem.ldc_or_packed();
   ref.m = rows;
   GemmOperands ops = data.ours_ops;
+  ops.bias = nullptr;
+  ops.row_scale = ops.col_scale = nullptr;
   std::optional<Fp8Sources> sources;
   if (is_fp8_case(problem)) {
     sources = make_fp8_sources(problem.m, problem.n, problem.k, options.seed);
@@ -291,6 +306,7 @@ std::vector<double> float64_reference(const GemmProblem& problem, const CaseData
   cuda_check(cudaMemcpy(want.data(), d_ref.get(), want.size() * sizeof(double),
                         cudaMemcpyDeviceToHost),
              "cudaMemcpy(float64 reference)");
+  if (data.epilogue) apply_epilogue_to_reference(problem, *data.epilogue, rows, want);
   return want;
 }
 
@@ -311,7 +327,24 @@ void check_first_outputs(BenchRow& row, const GemmReport& report, const CaseData
     for (int64_t c = 0; c < problem.n; ++c)
       row.unwritten += std::isfinite(ours_d[std::size_t(r * ld + c)]) ? 0 : 1;
   row.diff = std::numeric_limits<double>::quiet_NaN();
-  if (baseline_ran) {
+  std::vector<std::string> wrong;
+  if (data.epilogue && options.baseline) {
+    // Ours and the unfused sequence against the float64 reference with the whole epilogue
+    // (cuBLASLt's fused epilogue, where it ran, was checked by cuBLASLt's own tests, not here).
+    row.diff_ref = "float64";
+    row.checked_rows = reference_check_rows(problem);
+    const std::vector<double> want =
+        float64_reference(problem, data, options, row.checked_rows, stream);
+    row.diff = gemm_diff(first_rows(ours_d, problem, row.checked_rows), want);
+    const double unfused_diff = gemm_diff(
+        first_rows(download_as_double(data.epilogue->d_unfused.get(), d_elements(problem),
+                                      problem.d_type),
+                   problem, row.checked_rows),
+        want);
+    if (!(unfused_diff < row.diff_limit))
+      wrong.push_back(fmt::format("the unfused sequence's diff {:.3e} is not under {:.0e}",
+                                  unfused_diff, row.diff_limit));
+  } else if (baseline_ran) {
     row.diff_ref = "cublaslt";
     row.checked_rows = problem.m;
     row.diff = gemm_diff(
@@ -324,7 +357,6 @@ void check_first_outputs(BenchRow& row, const GemmReport& report, const CaseData
     row.diff = gemm_diff(first_rows(ours_d, problem, row.checked_rows),
                          float64_reference(problem, data, options, row.checked_rows, stream));
   }
-  std::vector<std::string> wrong;
   if (!row.diff_ref.empty() && !(row.diff < row.diff_limit))
     wrong.push_back(fmt::format("diff {:.3e} against {} is not under {:.0e}", row.diff,
                                 row.diff_ref, row.diff_limit));
@@ -338,6 +370,7 @@ void check_first_outputs(BenchRow& row, const GemmReport& report, const CaseData
 struct CaseTimes {
   std::vector<std::vector<double>> per_call;
   bool copy_timed = false;
+  bool epilogue_timed = false;   // our plain GEMM and the unfused sequence, after the baselines
 };
 
 // Times ours, the baselines that ran and, for a memory-bound row, a copy of its bytes, in one
@@ -348,6 +381,11 @@ CaseTimes time_calls_interleaved(CaseCalls& calls, BaselinesRun run, const Bench
   std::vector<Call> timed = {calls.ours()};
   if (run.baseline) timed.push_back(calls.baseline());
   if (run.per_tensor) timed.push_back(calls.per_tensor());  // writes d_base after the comparison
+  const bool epilogue = !row.problem.epilogue.empty();
+  if (epilogue) {
+    timed.push_back(calls.plain());
+    timed.push_back(calls.unfused());
+  }
   // A short memory-bound GEMM is judged against the 1 GiB copy bandwidth, whose launch and
   // first-byte latency are spread over 2 GiB; this copy of the row's own bytes, timed in the same
   // loop, shows what a kernel that only moves them costs (on the H100 a 15.9 MB copy took
@@ -368,6 +406,7 @@ CaseTimes time_calls_interleaved(CaseCalls& calls, BaselinesRun run, const Bench
   times.per_call = time_interleaved(timed, options.warmup, options.iters, stream,
                                     options.flush_l2 ? &flusher : nullptr);
   times.copy_timed = time_copy;
+  times.epilogue_timed = epilogue;
   return times;
 }
 
@@ -384,9 +423,14 @@ void fill_timings(BenchRow& row, const CaseTimes& case_times, BaselinesRun run) 
     row.baseline_tflops = tflops_at(problem, row.baseline->median_us);
     row.ratio = row.ours.median_us > 0 ? row.baseline->median_us / row.ours.median_us : 0;
   }
+  std::size_t next = run.baseline ? 2 : 1;
   if (run.per_tensor) {
-    row.baseline_fp8_per_tensor = summarize(times[run.baseline ? 2 : 1]);
+    row.baseline_fp8_per_tensor = summarize(times[next++]);
     row.baseline_fp8_per_tensor_tflops = tflops_at(problem, row.baseline_fp8_per_tensor->median_us);
+  }
+  if (case_times.epilogue_timed) {
+    row.plain = summarize(times[next++]);
+    row.unfused = summarize(times[next++]);
   }
 }
 

@@ -16,7 +16,8 @@
 
 namespace autogemm::bench {
 
-// One measured shape: the problem (bf16/fp16 inputs, or e4m3 with block_1x128_128x128
+// One measured shape: the problem (with its fused epilogue, if any: bench_row's plain and
+// unfused times), (bf16/fp16 inputs, or e4m3 with block_1x128_128x128
 // scales: then the inputs are BF16 data quantised by quantize.hpp, layout nt with packed
 // operands, the baseline is block-scaled cuBLASLt and a per-tensor-scaled cuBLASLt call is timed
 // too) and the suite's tag.
@@ -85,6 +86,11 @@ struct BenchRow {
   // reads and writes problem.min_bytes() in all, timed in the same loop as the GEMMs (L2 flushed,
   // one event pair per call), so it pays the same launch, first-byte latency and drain.
   std::optional<TimingStats> same_bytes_copy;
+  // A fused epilogue (problem.epilogue; `ours` is the fused call, `baseline` cuBLASLt's own fused
+  // epilogue where it has one): our plain GEMM alone, and it followed by the epilogue as a
+  // kernel of its own (bench/epilogue_case.hpp), timed in the same loop. The unfused sequence's D
+  // is checked against the same float64 reference as ours.
+  std::optional<TimingStats> plain, unfused;
 };
 
 // What a correct D's diff stays under: DeepGEMM's thresholds, 1e-5 for 16-bit inputs and

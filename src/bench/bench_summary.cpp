@@ -34,6 +34,24 @@ SuiteSummary summarize_suite(const std::vector<BenchRow>& rows) {
   return s;
 }
 
+EpilogueSummary summarize_epilogue(const std::vector<BenchRow>& rows) {
+  EpilogueSummary s;
+  std::vector<double> speedups;
+  for (const BenchRow& r : rows) {
+    if (!r.failure.empty() || !r.plain || !r.unfused || r.ours.median_us <= 0) continue;
+    speedups.push_back(r.unfused->median_us / r.ours.median_us);
+    if (r.problem.m < kEpilogueComputeBoundMinM) continue;
+    const double overhead = r.ours.median_us / r.plain->median_us - 1;
+    if (s.compute_bound_rows++ == 0 || overhead > s.max_compute_bound_overhead) {
+      s.max_compute_bound_overhead = overhead;
+      s.max_overhead_shape = fmt::format("{}x{}x{}", r.problem.m, r.problem.n, r.problem.k);
+    }
+  }
+  s.rows = speedups.size();
+  s.geomean_unfused_over_fused = geometric_mean(speedups);
+  return s;
+}
+
 nlohmann::json summary_json(const SuiteSummary& s) {
   nlohmann::json j = {{"rows_compared", s.compared},
                       {"geomean_ratio", s.geomean_ratio},

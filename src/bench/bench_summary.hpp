@@ -27,6 +27,19 @@ struct SuiteSummary {
 };
 
 SuiteSummary summarize_suite(const std::vector<BenchRow>& rows);
+
+// A fused-epilogue run (issue 50's cost targets): what fusing saves (the unfused sequence's time
+// over the fused call's, geomean) and what it costs on compute-bound rows (fused over our plain
+// GEMM, the largest), over the rows that did not fail.
+inline constexpr int64_t kEpilogueComputeBoundMinM = 4096;
+struct EpilogueSummary {
+  std::size_t rows = 0;
+  double geomean_unfused_over_fused = 0;
+  std::size_t compute_bound_rows = 0;        // M >= kEpilogueComputeBoundMinM
+  double max_compute_bound_overhead = 0;     // fused / plain - 1
+  std::string max_overhead_shape;
+};
+EpilogueSummary summarize_epilogue(const std::vector<BenchRow>& rows);
 nlohmann::json summary_json(const SuiteSummary& summary);
 // The lines under the table for it (empty when no row has a baseline or a prediction).
 std::string format_suite_summary(const SuiteSummary& summary);

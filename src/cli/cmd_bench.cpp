@@ -57,6 +57,9 @@ struct BenchCliOptions {
   std::string config;
   int autotune = -1;
   std::string grouped;  // --grouped FILE: the grouped suite instead (cmd_bench_grouped.cpp)
+  // The fused epilogue every row runs (timed against our plain GEMM, the unfused sequence and
+  // cuBLASLt's own fused epilogue: bench/epilogue_case.hpp).
+  EpilogueOptions epilogue;
 };
 
 std::vector<bench::BenchItem> items_from(const BenchCliOptions& o) {
@@ -84,14 +87,16 @@ std::vector<bench::BenchItem> items_from(const BenchCliOptions& o) {
   }
   std::vector<bench::BenchItem> items;
   items.reserve(shapes.size());
+  const Epilogue epilogue = o.epilogue.epilogue();
   for (std::size_t i = 0; i < shapes.size(); ++i) {
     GemmProblem p = make_problem(shapes[i].m, shapes[i].n, shapes[i].k, o.dtype, o.layout, 0, 0, 0);
     if (!o.out_dtype.empty()) {
       const auto out = parse_dtype(o.out_dtype);
       if (!out) throw InvalidArgument("--out-dtype", o.out_dtype, "expected bf16, fp16 or fp32");
       p.d_type = *out;
-      validate(p);
     }
+    p.epilogue = epilogue;
+    validate(p);
     items.push_back(bench::BenchItem{p, tags[i]});
   }
   return items;
@@ -250,6 +255,8 @@ GroupedBenchCliOptions grouped_options(const BenchCliOptions& o) {
   if (o.layout != "nt") g.not_taken.emplace_back("--layout", o.layout);
   if (o.autotune != -1) g.not_taken.emplace_back("--autotune", std::to_string(o.autotune));
   if (o.copy_gbps != 0) g.not_taken.emplace_back("--copy-gbps", fmt::format("{}", o.copy_gbps));
+  if (const Epilogue e = o.epilogue.epilogue(); !e.empty())
+    g.not_taken.emplace_back("the fused epilogue", e.describe());
   return g;
 }
 
@@ -407,11 +414,18 @@ void add_bench_command(CLI::App& app) {
                   "force our configuration for every case, as `autogemm plan` prints it "
                   "(e.g. \"128x256x64 s3 c2 p g8\"), or cuBLASLt to time the vendor "
                   "path of gemm() (with --no-baseline: cuBLASLt alone)");
+  o->epilogue.add_to(*cmd);
   // --gpus N: the suite scheduled over several GPUs instead (cmd_bench_multi.cpp).
   auto multi = add_multi_bench_options(*cmd);
   cmd->callback([o, multi, cmd] {
     check_gpus_option(*cmd);
-    if (wants_multi_bench(*cmd)) return run_multi_bench(*cmd, *multi);
+    if (wants_multi_bench(*cmd)) {
+      if (const Epilogue e = o->epilogue.epilogue(); !e.empty())
+        throw InvalidArgument("epilogue", e.describe(),
+                              "the suite over several GPUs (--gpus) runs plain GEMMs; bench a "
+                              "fused epilogue on one GPU");
+      return run_multi_bench(*cmd, *multi);
+    }
     run(*o);
   });
 }

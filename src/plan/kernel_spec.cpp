@@ -46,10 +46,13 @@ KernelLaunch make_launch(const GemmProblem& problem, int64_t first_column,
   k.first_column = first_column;
   k.fields = fields;
   k.text = describe(fields);
-  k.identity = fmt::format("{}|{}|{}|{}|{}|n{}|k{}|{}|{}", to_string(problem.a_type),
+  // The epilogue is compiled in (its vectors' types and the activation), so it selects the
+  // kernel as much as the types do.
+  k.identity = fmt::format("{}|{}|{}|{}|{}|n{}|k{}|{}|{}|{}", to_string(problem.a_type),
                            to_string(problem.b_type), to_string(problem.d_type),
                            to_string(problem.layout), to_string(problem.scaling), problem.n,
-                           problem.k, k.text, to_string(problem.grouping));
+                           problem.k, k.text, to_string(problem.grouping),
+                           problem.epilogue.token());
   k.cluster_size = c.cluster_m * c.cluster_n;
   k.work_items = cluster_work_items(problem, c);
   if (c.instruction == Instruction::mma) {

@@ -112,6 +112,24 @@ void set_desc(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attribut
            "cublasLtMatmulDescSetAttribute", name);
 }
 
+// ---- fused epilogues ------------------------------------------------------------------------
+
+// cuBLASLt's fused epilogues (cublasLt.h, cublasLtEpilogue_t) as ours: a bias over cuBLAS's
+// rows (our columns: bias[n]), ReLU and GELU in its tanh form, each alone or after the bias.
+// It has no SiLU, no erf GELU and no per-row or per-column scales for 16-bit inputs; -1 for those.
+int cublaslt_epilogue_of(const Epilogue& e) {
+  if (e.row_scale || e.col_scale) return -1;
+  const bool bias = e.bias.has_value();
+  switch (e.activation) {
+    case Activation::none: return bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+    case Activation::relu: return bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+    case Activation::gelu_tanh: return bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
+    case Activation::gelu_erf:
+    case Activation::silu: return -1;
+  }
+  return -1;
+}
+
 // ---- the cache -----------------------------------------------------------------------------
 
 enum class ScaleMode { none, per_tensor, block };
@@ -124,11 +142,15 @@ struct PlanKey {
   ScaleMode scale_mode;
   bool uses_c;
   int align_a, align_b, align_c, align_d;
+  // The fused epilogue cuBLASLt runs (cublasLtEpilogue_t; CUBLASLT_EPILOGUE_DEFAULT: none) and
+  // its bias's element type (D's when there is no bias).
+  int epilogue;
+  DType bias_type;
   friend bool operator<(const PlanKey& x, const PlanKey& y) {
     auto tie = [](const PlanKey& p) {
       return std::tie(p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.ldd, p.a_type, p.b_type, p.d_type,
                       p.layout, p.scale_mode, p.uses_c, p.align_a, p.align_b, p.align_c,
-                      p.align_d);
+                      p.align_d, p.epilogue, p.bias_type);
     };
     return tie(x) < tie(y);
   }
@@ -188,13 +210,17 @@ ScaleMode scale_mode_of(const GemmProblem& p, bool per_tensor_fp8) {
 }
 
 std::string describe(const PlanKey& key) {
-  return fmt::format("M={} N={} K={} {}x{}->{} layout {} lda={} ldb={} ldd={}{}{}", key.m, key.n,
+  return fmt::format("M={} N={} K={} {}x{}->{} layout {} lda={} ldb={} ldd={}{}{}{}", key.m, key.n,
                      key.k, to_string(key.a_type), to_string(key.b_type), to_string(key.d_type),
                      to_string(key.layout), key.lda, key.ldb, key.ldd,
                      key.uses_c ? fmt::format(" ldc={}", key.ldc) : std::string(),
                      key.scale_mode == ScaleMode::block        ? " block-scaled FP8"
                      : key.scale_mode == ScaleMode::per_tensor ? " per-tensor FP8"
-                                                               : "");
+                                                               : "",
+                     key.epilogue == CUBLASLT_EPILOGUE_DEFAULT
+                         ? std::string()
+                         : fmt::format(" epilogue {} (bias {})", key.epilogue,
+                                       to_string(key.bias_type)));
 }
 
 // cuBLASLt's own explanation of a failed heuristic query: the query repeated with its error log
@@ -307,6 +333,15 @@ std::unique_ptr<CachedMatmul> build_plan(const PlanKey& key, cublasLtHandle_t ha
     set_desc(desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, fast_accumulation, "FAST_ACCUM");
   }
 
+  if (key.epilogue != CUBLASLT_EPILOGUE_DEFAULT) {
+    const auto epilogue = static_cast<cublasLtEpilogue_t>(key.epilogue);
+    set_desc(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue, "EPILOGUE");
+    const int32_t bias_type = cuda_type(key.bias_type, "epilogue.bias");
+    set_desc(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, bias_type, "BIAS_DATA_TYPE");
+    // The call sets the caller's vector (as the scales above); the heuristic sees one present.
+    set_desc(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, placeholder_scales, "BIAS_POINTER");
+  }
+
   const cudaDataType_t in_a = cuda_type(key.b_type, "b_type");
   const cudaDataType_t in_b = cuda_type(key.a_type, "a_type");
   const cudaDataType_t out = cuda_type(key.d_type, "d_type");
@@ -395,6 +430,8 @@ PlanKey make_key(const GemmProblem& problem, const GemmOperands& operands, Scale
   key.align_b = alignment_of(operands.b, key.ldb, dtype_bytes(problem.b_type));
   key.align_c = alignment_of(c, key.ldc, dtype_bytes(problem.d_type));
   key.align_d = alignment_of(operands.d, key.ldd, dtype_bytes(problem.d_type));
+  key.epilogue = cublaslt_epilogue_of(problem.epilogue);
+  key.bias_type = problem.epilogue.bias.value_or(problem.d_type);
 
   return key;
 }
@@ -463,6 +500,11 @@ void check_operands(const GemmProblem& problem, const GemmOperands& operands, Sc
   if (operands.beta != 0.0f && operands.c == nullptr)
     throw InvalidArgument("operands.c", "null",
                           fmt::format("beta = {} reads C; pass C or set beta = 0", operands.beta));
+  if (const std::string why = cublaslt_epilogue_unavailable(problem.epilogue, operands.beta);
+      !why.empty())
+    throw CublasLtLimit("epilogue", problem.epilogue.describe(), why);
+  if (problem.epilogue.bias && operands.bias == nullptr)
+    throw InvalidArgument("operands.bias", "null", "the problem's epilogue adds a bias");
   if (mode != ScaleMode::none) {
     const char* why = mode == ScaleMode::block ? "block-scaled FP8 needs both scale tensors"
                                                : "per-tensor FP8 needs both scales";
@@ -559,6 +601,16 @@ bool cublaslt_heuristic_declined(cublasStatus_t status, int algorithms_found) {
          (status == CUBLAS_STATUS_SUCCESS && algorithms_found == 0);
 }
 
+std::string cublaslt_epilogue_unavailable(const Epilogue& epilogue, float beta) {
+  if (epilogue.empty()) return {};
+  if (cublaslt_epilogue_of(epilogue) < 0)
+    return "cuBLASLt fuses only a bias, relu and gelu_tanh (cublasLtEpilogue_t): no silu, "
+           "gelu_erf, row_scale or col_scale";
+  if (epilogue.activation != Activation::none && beta != 0.0f)
+    return "cuBLASLt adds beta * C before its activation, autogemm after it";
+  return {};
+}
+
 std::string cublaslt_block_scaling_unavailable() {
   if (cublasLtGetVersion() >= kFirstBlockScalingVersion) return {};
   return fmt::format("{} has no 128-element / 128x128 block scaling (it arrived in cuBLAS 12.9, "
@@ -650,6 +702,9 @@ void cublaslt_gemm(const GemmProblem& problem, const GemmOperands& operands, cud
     set_desc(plan.desc.get(), CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, lt_scale_b, "A_SCALE_POINTER");
     set_desc(plan.desc.get(), CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, lt_scale_a, "B_SCALE_POINTER");
   }
+
+  if (key.epilogue != CUBLASLT_EPILOGUE_DEFAULT && problem.epilogue.bias)
+    set_desc(plan.desc.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER, operands.bias, "BIAS_POINTER");
 
   const float alpha = operands.alpha, beta = operands.beta;
   const cublasStatus_t status =

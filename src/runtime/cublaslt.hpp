@@ -76,6 +76,12 @@ void cublaslt_gemm(const GemmProblem& problem, const GemmOperands& operands, cud
 
 // ---- additions (bench owner) ---------------------------------------------------------------
 
+// Empty when cuBLASLt can fuse the problem's epilogue (a bias, relu or gelu_tanh; with an
+// activation only at beta = 0, since cuBLASLt adds beta * C before it), else why not.
+// cublaslt_gemm runs the epilogue it can fuse (the bias from operands.bias) and declines the
+// others with CublasLtLimit naming "epilogue".
+std::string cublaslt_epilogue_unavailable(const Epilogue& epilogue, float beta);
+
 // Empty when the loaded cuBLASLt has FP8 128-element / 128x128 block scaling (cuBLAS 12.9 and
 // later; it runs on sm_90 only); otherwise the reason, naming the library version.
 std::string cublaslt_block_scaling_unavailable();
