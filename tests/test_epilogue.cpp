@@ -101,14 +101,20 @@ TEST(Epilogue, OperandChecks) {
   EXPECT_NE(expect_invalid([&] { runtime::check_epilogue_operands(Epilogue{}, o); }, "bias")
                 .find("does not read it"),
             std::string::npos);
+  // Elements are read one by one: a vector starting at any element is taken (a slice of a
+  // longer one), a pointer inside an element is not.
+  GemmOperands sliced = o;
+  sliced.bias = reinterpret_cast<const char*>(storage) + 2;   // bf16: element 1
+  sliced.row_scale = storage + 1;
+  runtime::check_epilogue_operands(e, sliced);
   GemmOperands odd = o;
-  odd.bias = reinterpret_cast<const char*>(storage) + 2;
+  odd.bias = reinterpret_cast<const char*>(storage) + 1;
   EXPECT_NE(expect_invalid([&] { runtime::check_epilogue_operands(e, odd); }, "bias")
-                .find("4-byte aligned"),
+                .find("2-byte aligned"),
             std::string::npos);
   odd = o;
-  odd.row_scale = storage + 1;
-  expect_invalid([&] { runtime::check_epilogue_operands(e, odd); }, "row_scale");
+  odd.col_scale = reinterpret_cast<const float*>(reinterpret_cast<const char*>(storage) + 2);
+  expect_invalid([&] { runtime::check_epilogue_operands(e, odd); }, "col_scale");
 }
 
 // cuBLASLt has no SiLU or row scales: where only it could run, a fused call is refused, and

@@ -281,8 +281,8 @@ def gemm(a: Array, b: Array, *, out: Optional[Array] = None, c: Optional[Array] 
         activation: None, "relu", "gelu_tanh" ("gelu"), "gelu_erf" or "silu", after the bias.
         row_scale: (M,) float32, multiplies row m (per-token scaling).
         col_scale: (N,) float32, multiplies column n (per-channel scaling).
-            The vectors must be contiguous; bias 4-byte (bf16) or 8-byte (fp32) aligned, the
-            scales 8-byte aligned. A fused call never runs on cuBLASLt.
+            The vectors must be contiguous (a slice of a longer vector is fine). A fused call
+            runs on autogemm's kernels, never cuBLASLt.
 
     Raises:
         InvalidArgument: a wrong dtype, shape, stride, device, layout or configuration;

@@ -9,7 +9,7 @@
 namespace autogemm::runtime {
 
 void check_epilogue_operands(const Epilogue& e, const GemmOperands& o) {
-  const auto check = [](const char* name, const void* pointer, bool declared, int pair_bytes,
+  const auto check = [](const char* name, const void* pointer, bool declared, int element_bytes,
                         const char* declaration) {
     const auto address = reinterpret_cast<uintptr_t>(pointer);
     if (declared && pointer == nullptr)
@@ -20,17 +20,18 @@ void check_epilogue_operands(const Epilogue& e, const GemmOperands& o) {
                             fmt::format("given, but the problem's epilogue does not read it (set "
                                         "{})",
                                         declaration));
-    // Two adjacent elements are loaded at once (sm90/fused_epilogue.cuh load_vector_pair).
-    if (declared && address % pair_bytes != 0)
+    // The kernels read the vectors element by element (sm90/fused_epilogue.cuh): any element
+    // may start one, but a load inside an element faults (PTX ISA, "Addresses").
+    if (declared && address % element_bytes != 0)
       throw InvalidArgument(name, fmt::format("{:#x}", address),
-                            fmt::format("must be {}-byte aligned: the epilogue loads two "
-                                        "adjacent elements at once",
-                                        pair_bytes));
+                            fmt::format("must be {}-byte aligned: a pointer to one of its "
+                                        "elements",
+                                        element_bytes));
   };
-  check("bias", o.bias, e.bias.has_value(), e.bias && *e.bias == DType::bf16 ? 4 : 8,
+  check("bias", o.bias, e.bias.has_value(), e.bias && *e.bias == DType::bf16 ? 2 : 4,
         "problem.epilogue.bias");
-  check("row_scale", o.row_scale, e.row_scale, 8, "problem.epilogue.row_scale");
-  check("col_scale", o.col_scale, e.col_scale, 8, "problem.epilogue.col_scale");
+  check("row_scale", o.row_scale, e.row_scale, 4, "problem.epilogue.row_scale");
+  check("col_scale", o.col_scale, e.col_scale, 4, "problem.epilogue.col_scale");
 }
 
 }  // namespace autogemm::runtime

@@ -132,7 +132,7 @@ struct Epilogue {
     const int m0 = row0 + row_base, n0 = n_tile * Cfg::block_n;
     unsigned char* staging = smem.d();
     Fused fused;
-    fused.load_rows(params, m0);   // in flight while the previous store drains
+    fused.load(params, m0, n0);   // in flight while the previous store drains
 
     // The previous tile's store must have read the staging buffer before it is rewritten.
     if (leader) ptx::tma_store_wait_read<0>();
@@ -172,7 +172,7 @@ struct Epilogue {
     const auto stage = [&](auto with_c) {
       for_each_pair([&](int slab, int r, int row, int col) {
         float v0 = params.alpha * acc[slab][r], v1 = params.alpha * acc[slab][r + 1];
-        fused.apply_pair(params, slab, r, n0 + col, v0, v1);
+        fused.apply_pair(slab, r, v0, v1);
         if constexpr (Cfg::d_transposed) {
           unsigned char* p0 = staging + transposed_offset(row_base + row, col);
           unsigned char* p1 = staging + transposed_offset(row_base + row, col + 1);
@@ -250,14 +250,14 @@ struct Epilogue {
     unsigned char* d = static_cast<unsigned char*>(params.d);
     const unsigned char* c = static_cast<const unsigned char*>(params.c);
     Fused fused;
-    fused.load_rows(params, m0);
+    fused.load(params, m0, n0);
 
     // The previous tile's rows must have been read out before they are rewritten.
     ptx::named_barrier_sync(barrier_id, kStoreThreads);
     const auto stage = [&](auto with_c) {
       for_each_pair([&](int slab, int r, int row, int col) {
         float v0 = params.alpha * acc[slab][r], v1 = params.alpha * acc[slab][r + 1];
-        fused.apply_pair(params, slab, r, n0 + col, v0, v1);
+        fused.apply_pair(slab, r, v0, v1);
         if constexpr (decltype(with_c)::value) {
           const long long grow = m0 + row;
           const int gcol = n0 + col;
@@ -362,14 +362,14 @@ struct Epilogue {
     const unsigned char* c = static_cast<const unsigned char*>(params.c);
     const bool read_c = params.beta != 0.0f;
     Fused fused;
-    fused.load_rows(params, m0);
+    fused.load(params, m0, n0);
     for_each_pair([&](int slab, int r, int row, int col) {
+      float v0 = params.alpha * acc[slab][r], v1 = params.alpha * acc[slab][r + 1];
+      fused.apply_pair(slab, r, v0, v1);   // every lane: it shuffles
       const long long grow = m0 + row;
       const int gcol = n0 + col;
       if (grow >= row_limit || gcol >= Cfg::n) return;
       const bool both = gcol + 1 < Cfg::n;
-      float v0 = params.alpha * acc[slab][r], v1 = params.alpha * acc[slab][r + 1];
-      fused.apply_pair(params, slab, r, gcol, v0, v1);
       if constexpr (Cfg::d_transposed) {
         // The kernel's (row, column) is the caller's (column, row): the pair is two rows of
         // the caller's D, ldd apart. A warp's store covers 8 kernel rows (16 contiguous bytes
