@@ -42,18 +42,30 @@ struct Epilogue {
   using Fused = TileEpilogue<Cfg, G::kSlabs>;
 
   // Visits every (row, col) pair the thread holds: f(slab, register index, row in consumer
-  // rows, column in tile).
+  // rows, column in tile). Slab by slab, or, when the fused epilogue reads column vectors,
+  // column step by column step (fused_epilogue.cuh TileEpilogue::kColumnStepOuter).
   template <class F>
   __device__ __forceinline__ static void for_each_pair(F&& f) {
     const int thread = threadIdx.x % 128, warp = thread / 32, lane = thread % 32;
-#pragma unroll
-    for (int slab = 0; slab < G::kSlabs; ++slab)
+    const auto visit = [&](int slab, int j, int half) {
+      f(slab, 4 * j + 2 * half, slab * 64 + 16 * warp + lane / 4 + 8 * half,
+        8 * j + 2 * (lane % 4));
+    };
+    if constexpr (Fused::kColumnStepOuter) {
 #pragma unroll
       for (int j = 0; j < Cfg::block_n / 8; ++j)
 #pragma unroll
-        for (int half = 0; half < 2; ++half)
-          f(slab, 4 * j + 2 * half, slab * 64 + 16 * warp + lane / 4 + 8 * half,
-            8 * j + 2 * (lane % 4));
+        for (int slab = 0; slab < G::kSlabs; ++slab)
+#pragma unroll
+          for (int half = 0; half < 2; ++half) visit(slab, j, half);
+    } else {
+#pragma unroll
+      for (int slab = 0; slab < G::kSlabs; ++slab)
+#pragma unroll
+        for (int j = 0; j < Cfg::block_n / 8; ++j)
+#pragma unroll
+          for (int half = 0; half < 2; ++half) visit(slab, j, half);
+    }
   }
 
   __device__ __forceinline__ static float load_c_value(const unsigned char* p) {
