@@ -119,6 +119,7 @@ nb::dict problem_dict(const GemmProblem& p) {
   d["grouping"] = std::string(to_string(p.grouping));
   d["num_groups"] = p.num_groups;
   d["expected_m"] = p.expected_group_rows();
+  d["epilogue"] = p.epilogue.describe();
   return d;
 }
 

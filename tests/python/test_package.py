@@ -561,10 +561,12 @@ def test_fused_epilogue_checks():
     # Each vector: 1-D, its length (N or M), its dtype, contiguous; the activation's name. The
     # checks come before the device check (host arrays here).
     a, w = f16(64, 128), f16(32, 128)
-    with raises_invalid("bias", r"31 elements.*N = 32: needs a 1-D array of N elements"):
+    with raises_invalid("bias", r"N = 32: needs a 1-D array of N elements") as info:
         autogemm.gemm(a, w, bias=np.zeros(31, np.float32))
-    with raises_invalid("bias", r"shape \(1, 32\)"):
+    assert info.value.value == "31 elements", info.value
+    with raises_invalid("bias", "needs a 1-D array") as info:
         autogemm.gemm(a, w, bias=np.zeros((1, 32), np.float32))
+    assert "shape (1, 32)" in info.value.value, info.value
     with raises_invalid("bias", "bfloat16 or float32"):
         autogemm.gemm(a, w, bias=np.zeros(32, np.float16))
     with raises_invalid("row_scale", "M = 64"):
