@@ -1,5 +1,5 @@
-// GPU tests of autogemm::gemm() with our FP8 kernel (block-scaled 1x128 / 128x128 and
-// per-tensor; skipped without a Hopper GPU). Each run:
+// GPU tests of autogemm::gemm() with our FP8 kernel (block-scaled 1x128 / 128x128, per-tensor
+// and rowwise: a scale per row of A and of B; skipped without a Hopper GPU). Each run:
 //  - fills A and B with random e4m3 (or e5m2) values and the scales log-uniformly over
 //    [1e-4, 1e3], so a scale taken from the wrong row, column block or k-block changes the
 //    result by orders of magnitude instead of hiding in the noise;
@@ -20,6 +20,7 @@
 
 #include "autogemm/gemm.hpp"
 #include "bench/compare.hpp"
+#include "bench/epilogue_reference.hpp"
 #include "bench/reference.hpp"
 #include "bench/tensors.hpp"
 #include "gpu_test_util.hpp"
@@ -32,7 +33,8 @@ namespace {
 constexpr int64_t kScaleBlock = 128;   // FP8 scale granularity along K (and N for B)
 constexpr int64_t kGuardRows = 2;
 // The case tables' vocabulary: scaling, D's type and the input type.
-constexpr Scaling blk = Scaling::block_1x128_128x128, pt = Scaling::per_tensor;
+constexpr Scaling blk = Scaling::block_1x128_128x128, pt = Scaling::per_tensor,
+                  rw = Scaling::rowwise;
 constexpr DType bf16 = DType::bf16, e4 = DType::e4m3;
 
 struct Fp8Case {
@@ -43,6 +45,10 @@ struct Fp8Case {
   float alpha = 1.0f, beta = 0.0f;
   const char* config = nullptr;   // forced configuration (GemmConfig::parse), else the planner's
   double min_scale = 1e-4, max_scale = 1e3;   // scales are log-uniform in [min, max]
+  // A fused bias (bf16) and activation: D checked against the float64 reference with the
+  // epilogue applied on the host (no spot checks).
+  Activation activation = Activation::none;
+  bool bias = false;
 };
 
 struct Fp8Check {
@@ -58,9 +64,13 @@ struct Fp8Check {
 };
 
 std::string describe(const Fp8Case& c) {
-  return fmt::format("{}x{}x{} {} e4m3 x {} -> {} alpha {} beta {} [{}]", c.m, c.n, c.k,
+  return fmt::format("{}x{}x{} {} e4m3 x {} -> {} alpha {} beta {}{}{} [{}]", c.m, c.n, c.k,
                      to_string(c.scaling), to_string(c.b_type), to_string(c.d_type), c.alpha,
-                     c.beta, c.config ? c.config : "planner");
+                     c.beta, c.bias ? " bias" : "",
+                     c.activation != Activation::none
+                         ? " " + std::string(to_string(c.activation))
+                         : std::string(),
+                     c.config ? c.config : "planner");
 }
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -97,13 +107,16 @@ Fp8Check run_fp8(const Fp8Case& c, uint64_t seed) {
   const int out_bytes = dtype_bytes(p.d_type);
   const int64_t k_blocks = ceil_div(p.k, kScaleBlock), n_blocks = ceil_div(p.n, kScaleBlock);
   const bool block = c.scaling == Scaling::block_1x128_128x128;
+  const bool rowwise = c.scaling == Scaling::rowwise;
+  p.epilogue.activation = c.activation;
+  if (c.bias) p.epilogue.bias = DType::bf16;
 
   bench::DeviceBuffer a(std::size_t(p.m * p.k)), b(std::size_t(p.n * p.k));
   bench::DeviceBuffer cbuf(std::size_t(p.m * p.n) * out_bytes);
   const std::size_t d_elems = std::size_t((p.m + 2 * kGuardRows) * p.ldd);
   bench::DeviceBuffer d(d_elems * out_bytes), ref(std::size_t(p.m * p.n) * sizeof(double));
-  const std::size_t sa_count = block ? std::size_t(p.m * k_blocks) : 1;
-  const std::size_t sb_count = block ? std::size_t(n_blocks * k_blocks) : 1;
+  const std::size_t sa_count = block ? std::size_t(p.m * k_blocks) : rowwise ? std::size_t(p.m) : 1;
+  const std::size_t sb_count = block ? std::size_t(n_blocks * k_blocks) : rowwise ? std::size_t(p.n) : 1;
   bench::DeviceBuffer scale_a(sa_count * sizeof(float)), scale_b(sb_count * sizeof(float));
   bench::fill_random(a.get(), std::size_t(p.m * p.k), p.a_type, seed);
   bench::fill_random(b.get(), std::size_t(p.n * p.k), p.b_type, seed + 1);
@@ -123,6 +136,14 @@ Fp8Check run_fp8(const Fp8Case& c, uint64_t seed) {
   ops.beta = c.beta;
   ops.scale_a = static_cast<const float*>(scale_a.get());
   ops.scale_b = static_cast<const float*>(scale_b.get());
+  bench::DeviceBuffer bias(c.bias ? std::size_t(p.n) * 2 : 0);
+  bench::EpilogueVectors vectors;
+  if (c.bias) {
+    bench::fill_random(bias.get(), std::size_t(p.n), DType::bf16, seed + 6);
+    vectors.bias = bench::download_as_double(bias.get(), std::size_t(p.n), DType::bf16);
+    ops.bias = bias.get();
+  }
+  const bool fused = !p.epilogue.empty();
   GemmOptions options;
   options.allow_vendor_fallback = false;   // this tests our kernel: no silent cuBLASLt
   if (c.config) options.config = GemmConfig::parse(c.config);
@@ -130,7 +151,15 @@ Fp8Check run_fp8(const Fp8Case& c, uint64_t seed) {
   GemmProblem ref_problem = p;
   ref_problem.reads_c = c.beta != 0.0f;
   ref_problem.ldd = 0;   // the reference writes M x N packed
-  bench::reference_gemm(ref_problem, ops, static_cast<double*>(ref.get()), nullptr);
+  GemmOperands ref_ops = ops;
+  if (fused) {   // the scaled product alone; the epilogue in float64 on the host below
+    ref_problem.epilogue = Epilogue{};
+    ref_problem.reads_c = false;
+    ref_ops.alpha = 1.0f;
+    ref_ops.beta = 0.0f;
+    ref_ops.bias = nullptr;
+  }
+  bench::reference_gemm(ref_problem, ref_ops, static_cast<double*>(ref.get()), nullptr);
   cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after the FP8 gemm");
 
   Fp8Check out;
@@ -140,6 +169,13 @@ Fp8Check run_fp8(const Fp8Case& c, uint64_t seed) {
   std::vector<double> want(std::size_t(p.m * p.n));
   cuda_check(cudaMemcpy(want.data(), ref.get(), want.size() * sizeof(double), cudaMemcpyDeviceToHost),
              "cudaMemcpy(reference)");
+  if (fused) {
+    const std::vector<double> c_values =
+        c.beta != 0.0f ? bench::download_as_double(cbuf.get(), std::size_t(p.m * p.n), p.d_type)
+                       : std::vector<double>();
+    bench::apply_epilogue_reference(p.epilogue, vectors, p.m, p.n, c.alpha, c.beta, c_values, p.n,
+                                    want);
+  }
   auto got_at = [&](int64_t row, int64_t col) {
     return got[std::size_t((row + kGuardRows) * p.ldd + col)];
   };
@@ -158,6 +194,10 @@ Fp8Check run_fp8(const Fp8Case& c, uint64_t seed) {
       if (!in_d && !std::isnan(got[std::size_t(row * p.ldd + col)])) ++out.guard_violations;
     }
 
+  if (fused) {   // the diff against the reference with the epilogue is the check
+    out.spots = 1;
+    return out;
+  }
   // Spots: corners, the rows and columns on each side of tile (64) and scale-block (128)
   // boundaries, and random ones.
   std::set<std::pair<int64_t, int64_t>> spots;
@@ -188,9 +228,10 @@ Fp8Check run_fp8(const Fp8Case& c, uint64_t seed) {
     double exact = 0, magnitude = 0;
     for (int64_t kk = 0; kk < p.k; ++kk) {
       const int64_t kb = kk / kScaleBlock;
-      const double scale = block ? sa[std::size_t(row * k_blocks + kb)] *
-                                       sb[std::size_t((col / kScaleBlock) * k_blocks + kb)]
-                                 : sa[0] * sb[0];
+      const double scale = block     ? sa[std::size_t(row * k_blocks + kb)] *
+                                           sb[std::size_t((col / kScaleBlock) * k_blocks + kb)]
+                           : rowwise ? sa[std::size_t(row)] * sb[std::size_t(col)]
+                                     : sa[0] * sb[0];
       const double term = a_row[std::size_t(kk)] * b_row[std::size_t(kk)] * scale;
       exact += term;
       magnitude += std::fabs(term);
@@ -372,4 +413,29 @@ TEST(Fp8GemmGpu, OutputTypesAlphaBetaAndE5m2) {
              {300, 1000, 1040, blk, DType::bf16, DType::e4m3, 1.0f, 2.0f},
              {300, 1000, 1040, blk, DType::bf16, DType::e5m2, 1.0f, 0.0f}},
             6000);
+}
+
+// Rowwise scaling (a scale per row of A, per token, and per row of B, per output channel): the
+// main loop sums unscaled products and the fused epilogue applies both scales. The planner's
+// choices from decode to prefill (small M on swapped tiles, where the scales are indexed in the
+// kernel's transposed orientation), forced tiles with tails, split K, two temporaries, a
+// cluster, the n-tail kernel, fp32 output with alpha and beta, and with a bias and SiLU.
+TEST(Fp8GemmGpu, RowwiseScaling) {
+  AUTOGEMM_REQUIRE_GPU();
+  std::vector<Fp8Case> cases = {{1, 4096, 7168, rw},   {16, 2112, 7168, rw},
+                                {64, 2112, 7168, rw},  {300, 1000, 1040, rw},
+                                {4096, 2112, 1024, rw}, {77, 1000, 1408, rw}};
+  for (const char* config :
+       {"64x32x128 s8 c1 p g8 swap", "64x16x128 s8 c1 p g8 sk2 swap", "128x64x128 s6 c2 p g8 sk3",
+        "64x96x128 s8 c1 p g8 pb2", "128x128x128 s5 c2 p g8 cl2x1/b pb2", "128x128x128 s4 c2 p g8 ntk"})
+    cases.push_back({300, 1040, 1408, rw, bf16, e4, 1.0f, 0.0f, config});
+  cases.push_back({300, 1000, 1040, rw, DType::fp32, e4, 0.5f, -1.25f});
+  cases.push_back({300, 1000, 1040, rw, bf16, DType::e5m2});
+  Fp8Case fused{300, 1000, 1040, rw, bf16, e4, 1.0f, 0.0f, nullptr, 0.03, 1.0};
+  fused.bias = true;
+  fused.activation = Activation::silu;
+  cases.push_back(fused);
+  fused.m = 13;   // swapped tiles
+  cases.push_back(fused);
+  run_cases(cases, 7800);
 }

@@ -33,6 +33,10 @@ enum class Scaling {
   none,        // BF16/FP16 inputs
   per_tensor,  // one FP32 scale for A, one for B
   block_1x128_128x128,  // A: one scale per row per 128 of K; B: one per 128 x 128 block
+  // A: one scale per row (per token, M floats); B: one per row of B, i.e. per column of D (per
+  // channel, N floats). PyTorch's "rowwise" _scaled_mm, vLLM's cutlass_scaled_mm. Applied by
+  // the fused epilogue after the sum (Epilogue::row_scale, col_scale read scale_a, scale_b).
+  rowwise,
 };
 std::string_view to_string(Scaling s);
 
@@ -92,6 +96,11 @@ struct GemmProblem {
 // planner copies A or B into padded rows, stores D by the threads, or runs cuBLASLt (see
 // tma_incompatibility() and src/plan/operand_copy.hpp).
 void validate(const GemmProblem& p);
+
+// What the kernel's fused epilogue computes: the problem's epilogue, with the row and column
+// scales too when the scaling is rowwise (read from scale_a and scale_b). Codegen, the kernel's
+// identity and the launcher all take it from here.
+Epilogue kernel_epilogue(const GemmProblem& p);
 
 // True when D's rows end inside a 16-byte chunk (N * sizeof(D) not a multiple of 16). TMA
 // stores clip at 16-byte granularity, not per element (measured on an H200: N = 2100 bf16 wrote

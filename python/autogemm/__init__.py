@@ -336,7 +336,10 @@ def fp8_gemm(a_fp8: Array, a_scales: Array, b_fp8: Array, b_scales: Array, *,
         b_fp8: (N, K) e4m3 values, K contiguous.
         b_scales: float32 (ceil(N/128), ceil(K/128)), packed: one per 128 x 128 block.
             ``quantize_fp8(x, (1, 128))`` and ``quantize_fp8(w, (128, 128))`` make both.
-            With ``scaling="per_tensor"`` each is a single float32.
+            With ``scaling="per_tensor"`` each is a single float32; with ``scaling="rowwise"``
+            (per token and per channel, PyTorch's rowwise ``_scaled_mm``) a_scales has M floats
+            and b_scales N, shapes (M,) or (M, 1) and (N,), (1, N) or (N, 1), applied after the
+            sum by the fused epilogue (so row_scale and col_scale are not taken with it).
         out, out_dtype: D (M, N): bf16 (default), fp16 or fp32.
         c, alpha, beta, config, autotune, stream, vendor_fallback, return_report: as gemm().
         bias, activation, row_scale, col_scale: the fused epilogue, as gemm().

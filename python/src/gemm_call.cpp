@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <tuple>
 
 #include "autogemm/errors.hpp"
 #include "autogemm/quantize.hpp"
@@ -238,14 +239,36 @@ void prepare_gemm(const GemmRequest& r, PreparedGemm& p) {
       problem.scaling = Scaling::block_1x128_128x128;
     } else if (scaling == "per_tensor") {
       problem.scaling = Scaling::per_tensor;
+    } else if (scaling == "rowwise") {
+      problem.scaling = Scaling::rowwise;
     } else {
-      throw InvalidArgument("scaling", r.scaling, "must be \"block\" (1x128 A, 128x128 B) or "
-                                                  "\"per_tensor\"");
+      throw InvalidArgument("scaling", r.scaling, "must be \"block\" (1x128 A, 128x128 B), "
+                                                  "\"rowwise\" (a scale per row of A and of B) "
+                                                  "or \"per_tensor\"");
     }
     p.a_scales = import_array("a_scales", r.a_scales, false);
     p.b_scales = import_array("b_scales", r.b_scales, false);
     const int64_t kb = ceil_div(problem.k, kFp8ScaleGroup);
-    if (problem.scaling == Scaling::per_tensor) {
+    if (problem.scaling == Scaling::rowwise) {
+      // (M,) or (M, 1) and (N,), (1, N) or (N, 1): PyTorch's rowwise _scaled_mm takes the
+      // column and row forms, packed vectors either way.
+      for (auto [view, rows, name] : {std::tuple{&*p.a_scales, problem.m, "M"},
+                                      std::tuple{&*p.b_scales, problem.n, "N"}}) {
+        if (element_type(*view) != DType::fp32)
+          throw InvalidArgument(view->name, view->dtype_text(), "scales must be float32");
+        const bool vector = view->size() == rows && view->shape.size() <= 2 &&
+                            (view->shape.size() < 2 || view->shape[0] == 1 || view->shape[1] == 1);
+        if (!vector)
+          throw InvalidArgument(view->name, fmt::format("an array of shape {}", view->shape_text()),
+                                fmt::format("rowwise scaling takes one float32 scale per row: {} = "
+                                            "{} of them, shape ({},) or a column or row of them",
+                                            name, rows, name));
+        for (std::size_t d = 0; d < view->shape.size(); ++d)
+          if (view->shape[d] > 1 && view->strides[d] != 1)
+            throw InvalidArgument(view->name, fmt::format("strides {}", view->strides_text()),
+                                  "rowwise scales must be contiguous");
+      }
+    } else if (problem.scaling == Scaling::per_tensor) {
       for (const ArrayView* view : {&*p.a_scales, &*p.b_scales}) {
         if (element_type(*view) != DType::fp32)
           throw InvalidArgument(view->name, view->dtype_text(), "scales must be float32");

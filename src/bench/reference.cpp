@@ -72,6 +72,7 @@ void reference_gemm(const GemmProblem& problem, const GemmOperands& operands, do
   params.b_k_major = b_is_k_major(problem.layout) ? 1 : 0;
   params.scaling = problem.scaling == Scaling::per_tensor          ? kReferenceScalePerTensor
                    : problem.scaling == Scaling::block_1x128_128x128 ? kReferenceScaleBlock
+                   : problem.scaling == Scaling::rowwise             ? kReferenceScaleRowwise
                                                                      : kReferenceScaleNone;
 
   runtime::SimpleGrid grid;

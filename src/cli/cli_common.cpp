@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <cstdio>
+#include <optional>
 
 #include "autogemm/errors.hpp"
 #include "cli/size_list.hpp"
@@ -53,6 +54,9 @@ void ProblemOptions::add_to(CLI::App& command) {
   command.add_option("--lda", lda, "leading dimension of A in elements (0 = packed)");
   command.add_option("--ldb", ldb, "leading dimension of B in elements (0 = packed)");
   command.add_option("--ldd", ldd, "leading dimension of D in elements (0 = packed)");
+  command.add_option("--scaling", scaling,
+                     "FP8 scales: block (1x128 A, 128x128 B; the default), per_tensor, or rowwise "
+                     "(one per row of A and one per row of B)");
 }
 
 std::vector<GemmProblem> ProblemOptions::problems() const {
@@ -60,8 +64,24 @@ std::vector<GemmProblem> ProblemOptions::problems() const {
                                     parse_size_list("--k", k));
   std::vector<GemmProblem> out;
   out.reserve(shapes.size());
-  for (const GemmShape& s : shapes)
-    out.push_back(make_problem(s.m, s.n, s.k, dtype, layout, lda, ldb, ldd));
+  std::optional<Scaling> fp8_scaling;
+  if (!scaling.empty()) {
+    for (Scaling s : {Scaling::block_1x128_128x128, Scaling::per_tensor, Scaling::rowwise})
+      if (scaling == to_string(s) || (scaling == "block" && s == Scaling::block_1x128_128x128))
+        fp8_scaling = s;
+    if (!fp8_scaling)
+      throw InvalidArgument("--scaling", scaling, "expected block, per_tensor or rowwise");
+  }
+  for (const GemmShape& s : shapes) {
+    GemmProblem p = make_problem(s.m, s.n, s.k, dtype, layout, lda, ldb, ldd);
+    if (fp8_scaling) {
+      if (p.scaling == Scaling::none)
+        throw InvalidArgument("--scaling", scaling, "scales are for --dtype fp8");
+      p.scaling = *fp8_scaling;
+      validate(p);
+    }
+    out.push_back(p);
+  }
   return out;
 }
 

@@ -29,11 +29,13 @@ CLI::Validator device_name_check();
 // --seed: a non-negative integer (CLI11 reads "-1" into an unsigned seed as 2^64 - 1).
 CLI::Validator seed_check();
 
-// --m/--n/--k (size lists, see size_list.hpp), --dtype, --layout, --lda/--ldb/--ldd.
+// --m/--n/--k (size lists, see size_list.hpp), --dtype, --layout, --lda/--ldb/--ldd, and
+// --scaling for FP8 (block, per_tensor or rowwise; default block).
 struct ProblemOptions {
   std::string m, n, k;
   std::string dtype = "bf16";
   std::string layout = "nt";
+  std::string scaling;
   int64_t lda = 0, ldb = 0, ldd = 0;
 
   void add_to(CLI::App& command);

@@ -103,8 +103,11 @@ void print_plan(const Plan& plan, int top) {
                p.grouping == Grouping::masked ? "max_m, the rows of each group"
                                               : "all groups' rows, runs padded to 128",
                p.num_groups, p.n, p.k);
-  if (!p.epilogue.empty())
-    fmt::print("epilogue   {}: D = {}, fused\n", p.epilogue.describe(), p.epilogue.formula());
+  if (p.scaling == Scaling::rowwise)
+    fmt::print("scaling    rowwise: the main loop sums unscaled products; the epilogue multiplies "
+               "row m by scale_a[m] and column n by scale_b[n]\n");
+  if (const Epilogue e = kernel_epilogue(p); !e.empty())
+    fmt::print("epilogue   {}: D = {}, fused\n", e.describe(), e.formula());
   print_device(plan.device);
   fmt::print("path       {}\n", plan.path_reason);
   if (vendor)

@@ -14,6 +14,7 @@ int scaling_kind(Scaling s) {
     case Scaling::none: return sm90::kScalingNone;
     case Scaling::per_tensor: return sm90::kScalingPerTensor;
     case Scaling::block_1x128_128x128: return sm90::kScalingBlock;
+    case Scaling::rowwise: return sm90::kScalingRowwise;
   }
   return sm90::kScalingNone;
 }
@@ -37,7 +38,9 @@ std::string input_type_members(const GemmProblem& p, const GemmConfig& c) {
 std::string input_type_name_suffix(const GemmProblem& p, const GemmConfig& c) {
   if (!is_fp8(p.a_type)) return {};
   return fmt::format("_{}_{}{}{}", to_string(p.b_type),
-                     p.scaling == Scaling::per_tensor ? "pt" : "blk",
+                     p.scaling == Scaling::per_tensor ? "pt"
+                     : p.scaling == Scaling::rowwise  ? "rw"
+                                                      : "blk",
                      c.promotion_buffers > 1 ? fmt::format("_pb{}", c.promotion_buffers) : "",
                      c.ordered_issue ? "_oi" : "");
 }

@@ -9,6 +9,12 @@
 
 namespace autogemm {
 
+Epilogue kernel_epilogue(const GemmProblem& p) {
+  Epilogue e = p.epilogue;
+  if (p.scaling == Scaling::rowwise) e.row_scale = e.col_scale = true;
+  return e;
+}
+
 std::string_view to_string(Activation a) {
   switch (a) {
     case Activation::none: return "none";

@@ -75,6 +75,7 @@ std::string_view to_string(Scaling s) {
     case Scaling::none: return "none";
     case Scaling::per_tensor: return "per_tensor";
     case Scaling::block_1x128_128x128: return "block_1x128_128x128";
+    case Scaling::rowwise: return "rowwise";
   }
   return "?";
 }
@@ -207,7 +208,12 @@ void validate(const GemmProblem& p) {
                             "transposed FP8 form");
     if (p.scaling == Scaling::none)
       throw InvalidArgument("scaling", "none",
-                            "FP8 inputs need per_tensor or block_1x128_128x128 scales");
+                            "FP8 inputs need per_tensor, rowwise or block_1x128_128x128 scales");
+    if (p.scaling == Scaling::rowwise && (p.epilogue.row_scale || p.epilogue.col_scale))
+      throw InvalidArgument(p.epilogue.row_scale ? "epilogue.row_scale" : "epilogue.col_scale",
+                            "true",
+                            "rowwise scaling is the row and column scales (scale_a, scale_b): "
+                            "fold further scales into them");
   } else {
     throw InvalidArgument("a_type", std::string(to_string(p.a_type)),
                           "supported input types are bf16, fp16 and e4m3/e5m2");

@@ -157,6 +157,9 @@ void check_operands(const std::vector<ScheduledGemm>& gemms, const std::vector<i
       throw InvalidArgument(fmt::format("gemms[{}].problem.epilogue", i),
                             g.problem.epilogue.describe(),
                             "the scheduler runs plain GEMMs: no fused epilogue");
+    if (g.problem.scaling == Scaling::rowwise)
+      throw InvalidArgument(fmt::format("gemms[{}].problem.scaling", i), "rowwise",
+                            "the scheduler takes per_tensor or block FP8 scales");
     const OperandPlacement& at = g.placement;
     if (at.home == OperandHome::device && (at.device < 0 || at.device >= int(devices.size())))
       throw InvalidArgument(fmt::format("gemms[{}].placement.device", i), std::to_string(at.device),

@@ -377,6 +377,9 @@ SplitPlan plan_split(const GemmProblem& problem, const GpuInfo& device, const To
   if (!problem.epilogue.empty())
     throw InvalidArgument("problem.epilogue", problem.epilogue.describe(),
                           "a GEMM split over GPUs has no fused epilogue: run it on one GPU");
+  if (problem.scaling == Scaling::rowwise)
+    throw InvalidArgument("problem.scaling", "rowwise",
+                          "a GEMM split over GPUs takes per_tensor or block FP8 scales");
   check_topology(topology);
   if (std::find(std::begin(multi::kChunkCounts), std::end(multi::kChunkCounts),
                 options.max_chunks) == std::end(multi::kChunkCounts))

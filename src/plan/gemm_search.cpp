@@ -432,6 +432,11 @@ Plan plan_gemm(const GemmProblem& call, const GpuInfo& device) {
   // cuBLASLt has only some of the fused epilogues (no SiLU, no row scales), and a call that
   // asked for one must get it: where only cuBLASLt could run, the call is refused.
   const auto vendor_only = [&](std::string why) {
+    if (call.scaling == Scaling::rowwise)
+      throw InvalidArgument("scaling", "rowwise",
+                            fmt::format("only autogemm's kernels run rowwise FP8, and none can "
+                                        "run this problem: {}",
+                                        why));
     if (!call.epilogue.empty())
       throw InvalidArgument("epilogue", call.epilogue.describe(),
                             fmt::format("only autogemm's kernels fuse it, and none can run this "

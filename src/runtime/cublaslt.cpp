@@ -494,6 +494,10 @@ void check_fp8_support(const GemmProblem& problem, ScaleMode mode) {
 }
 
 void check_operands(const GemmProblem& problem, const GemmOperands& operands, ScaleMode mode) {
+  if (problem.scaling == Scaling::rowwise)
+    throw CublasLtLimit("scaling", "rowwise",
+                        "this cuBLASLt path has per-tensor and block FP8 scales only (cuBLASLt's "
+                        "outer-vector scales are not wired)");
   if (operands.a == nullptr) throw InvalidArgument("operands.a", "null", "A must be given");
   if (operands.b == nullptr) throw InvalidArgument("operands.b", "null", "B must be given");
   if (operands.d == nullptr) throw InvalidArgument("operands.d", "null", "D must be given");

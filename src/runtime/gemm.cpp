@@ -293,6 +293,11 @@ GemmReport gemm(const GemmProblem& problem_in, const GemmOperands& operands, cud
                           fmt::format("only autogemm's kernels fuse it, and they cannot serve "
                                       "this call: {}",
                                       why_not_ours));
+  if (problem.scaling == Scaling::rowwise)
+    throw InvalidArgument("scaling", "rowwise",
+                          fmt::format("only autogemm's kernels run rowwise FP8, and they cannot "
+                                      "serve this call: {}",
+                                      why_not_ours));
   log(3, "gemm {}x{}x{}: cuBLASLt ({})", problem.m, problem.n, problem.k, why_not_ours);
   runtime::CublasLtOptions lt;
   lt.algo = spec.vendor_algo;   // autotuning's winner; none: the heuristic's first

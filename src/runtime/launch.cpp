@@ -203,8 +203,12 @@ ResolvedKernel resolve_one(const KernelLaunch& k, const SplitKWorkspaceLayout& s
                     ? call_operands.bias
                     : static_cast<const char*>(call_operands.bias) +
                           column0 * dtype_bytes(*p.epilogue.bias);
-  params.row_scale = call_operands.row_scale ? call_operands.row_scale + row0 : nullptr;
-  params.col_scale = call_operands.col_scale ? call_operands.col_scale + column0 : nullptr;
+  // Rowwise FP8: the row and column scales are A's and B's (kernel_epilogue).
+  const bool rowwise = p.scaling == Scaling::rowwise;
+  const float* row_scale = rowwise ? call_operands.scale_a : call_operands.row_scale;
+  const float* col_scale = rowwise ? call_operands.scale_b : call_operands.col_scale;
+  params.row_scale = row_scale ? row_scale + row0 : nullptr;
+  params.col_scale = col_scale ? col_scale + column0 : nullptr;
   // Split-K: the splits meet in a workspace and the last one of each tile stores it
   // (kernels/sm90/split_k_reduce.cuh, decode_kernel.cuh); the stream's, found when enqueued.
   if (k.fields.config.split_k > 1) {

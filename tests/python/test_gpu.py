@@ -379,6 +379,32 @@ def test_fp8_block_scaled_gemm(torch, shape):
     assert torch.equal(y, (qa.float() * sa.repeat_interleave(128, 1)[:, :k]))
 
 
+@needs_sm90
+@pytest.mark.parametrize("shape", [(1, 4096, 7168), (64, 2112, 7168), (300, 1000, 1040)],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_fp8_rowwise_gemm(torch, shape):
+    """Per-token and per-channel scales (PyTorch's rowwise _scaled_mm): A's rows and B's rows
+    quantised to e4m3 with one scale each, D against the float64 product of the dequantised
+    inputs and of the unquantised ones, with a fused bias and SiLU too."""
+    m, n, k = shape
+    x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
+    sa = x.float().abs().amax(dim=1, keepdim=True) / 448.0          # (M, 1)
+    sb = w.float().abs().amax(dim=1, keepdim=True).T / 448.0        # (1, N)
+    qa = (x.float() / sa).to(torch.float8_e4m3fn)
+    qb = (w.float() / sb.T).to(torch.float8_e4m3fn)
+    d, report = autogemm.fp8_gemm(qa, sa, qb, sb, scaling="rowwise", return_report=True)
+    assert not report.used_vendor and d.shape == (m, n)
+    dequantised = (qa.double() * sa.double()) @ (qb.double() * sb.double().T).T
+    assert calc_diff(d, dequantised) < 1e-5, report.config
+    assert calc_diff(d, x.double() @ w.double().T) < 1e-3
+    bias = torch.randn(n, device="cuda", dtype=torch.bfloat16)
+    fused = autogemm.fp8_gemm(qa, sa.flatten(), qb, sb.flatten(), scaling="rowwise", bias=bias,
+                              activation="silu")
+    want = torch.nn.functional.silu(dequantised + bias.double())
+    assert calc_diff(fused, want) < 1e-5
+
+
 # --- host cost ---------------------------------------------------------------------------------
 
 

@@ -390,6 +390,25 @@ def test_fp8_gemm_checks():
     with raises_invalid("a_fp8", "CUDA device memory"):
         autogemm.fp8_gemm(a, np.ones(1, np.float32), b, np.ones((), np.float32), out=out,
                           scaling="per_tensor")
+    # Rowwise: M scales for A and N for B, as a vector, a column or a row, float32, packed.
+    m, n = a.shape[0], b.shape[0]
+    with raises_invalid("a_scales", "one float32 scale per row: M = 64") as info:
+        autogemm.fp8_gemm(a, sa, b, np.ones(n, np.float32), out=out, scaling="rowwise")
+    assert "shape (64, " in info.value.value
+    with raises_invalid("b_scales", "N = 256"):
+        autogemm.fp8_gemm(a, np.ones(m, np.float32), b, np.ones((2, n), np.float32), out=out,
+                          scaling="rowwise")
+    with raises_invalid("b_scales", "float32"):
+        autogemm.fp8_gemm(a, np.ones(m, np.float32), b, np.ones(n), out=out, scaling="rowwise")
+    with raises_invalid("a_scales", "contiguous"):
+        autogemm.fp8_gemm(a, np.ones(2 * m, np.float32)[::2], b, np.ones(n, np.float32), out=out,
+                          scaling="rowwise")
+    with raises_invalid("epilogue.row_scale", "scale_a"):
+        autogemm.fp8_gemm(a, np.ones((m, 1), np.float32), b, np.ones((1, n), np.float32), out=out,
+                          scaling="rowwise", row_scale=np.ones(m, np.float32))
+    with raises_invalid("a_fp8", "CUDA device memory"):   # every static check passed
+        autogemm.fp8_gemm(a, np.ones((m, 1), np.float32), b, np.ones((1, n), np.float32), out=out,
+                          scaling="rowwise", bias=np.zeros(n, np.float32), activation="silu")
 
 
 def test_quantize_checks():

@@ -60,6 +60,8 @@ __device__ inline double load_a(const ReferenceGemmParams& p, long long row, lon
   } else if (p.scaling == kReferenceScaleBlock) {
     const long long k_blocks = (p.k + kScaleBlock - 1) / kScaleBlock;
     v *= double(p.scale_a[row * k_blocks + kk / kScaleBlock]);
+  } else if (p.scaling == kReferenceScaleRowwise) {
+    v *= double(p.scale_a[row]);
   }
   return v;
 }
@@ -73,6 +75,8 @@ __device__ inline double load_b(const ReferenceGemmParams& p, long long kk, long
   } else if (p.scaling == kReferenceScaleBlock) {
     const long long k_blocks = (p.k + kScaleBlock - 1) / kScaleBlock;
     v *= double(p.scale_b[(col / kScaleBlock) * k_blocks + kk / kScaleBlock]);
+  } else if (p.scaling == kReferenceScaleRowwise) {
+    v *= double(p.scale_b[col]);
   }
   return v;
 }

@@ -17,6 +17,7 @@ enum ReferenceScaling {
   kReferenceScaleNone = 0,
   kReferenceScalePerTensor = 1,     // scale_a[0], scale_b[0]
   kReferenceScaleBlock = 2,         // A: M x ceil(K/128) row-major; B: ceil(N/128) x ceil(K/128)
+  kReferenceScaleRowwise = 3,       // A: scale_a[row], B: scale_b[col]
 };
 
 struct ReferenceGemmParams {

@@ -126,7 +126,7 @@ struct Promotion<Cfg, true> {
   int tile_row_in_block; // swapped, per tile: the tile's first row inside its 128-row scale
                          // block (0, or 64 for a 64-row tile at an odd index)
   int first_groups;      // per tile: 8-column groups j < first_groups take the first B scale
-  float tensor_scale;    // per-tensor: scale_a[0] * scale_b[0]
+  float tensor_scale;    // per-tensor: scale_a[0] * scale_b[0]; rowwise: 1 (the epilogue scales)
 
   __device__ Promotion(const GemmParams& params, int consumer) {
     // Accumulator fragment (hopper-facts.md 2.3): thread (warp w, lane l) holds rows
@@ -134,7 +134,9 @@ struct Promotion<Cfg, true> {
     const int thread = threadIdx.x % 128;
     thread_row = consumer * G::kRowsPerConsumer + 16 * (thread / 32) + (thread % 32) / 4;
     thread_column = 2 * (thread % 4);
-    if constexpr (!kBlockScaled)
+    if constexpr (Cfg::scaling == kScalingRowwise)
+      tensor_scale = 1.0f;
+    else if constexpr (!kBlockScaled)
       tensor_scale = fp8_detail::load_scale(params.scale_a, true) *
                      fp8_detail::load_scale(params.scale_b, true);
   }

@@ -25,6 +25,9 @@ constexpr int kScaleBlock = 128;   // elements of K (and of N for B) per scale
 constexpr int kScalingNone = 0;        // 16-bit inputs
 constexpr int kScalingPerTensor = 1;   // one FP32 scale for A, one for B
 constexpr int kScalingBlock = 2;       // 1x128 for A, 128x128 for B
+// One FP32 scale per row of A and per row of B (per column of D): the main loop sums unscaled
+// products, and the fused epilogue multiplies by both (fused_epilogue.cuh, Cfg::epilogue).
+constexpr int kScalingRowwise = 3;
 
 AUTOGEMM_HD constexpr int gcd_int(int a, int b) { return b == 0 ? a : gcd_int(b, a % b); }
 
