@@ -401,3 +401,19 @@ TEST(KernelCompile, UnfusedEpilogueKernel) {
       compile_helper_kernel("bench/unfused_epilogue.cuh", "autogemm_unfused_epilogue");
   EXPECT_NE(k.ptx.find("ld.global.nc"), std::string::npos);
 }
+
+// Rowwise FP8 (a scale per row of A and of B, applied by the fused epilogue): 128x128 tiles,
+// two temporaries, swapped and split-K tiles, with and without a bias and SiLU, compile without
+// spills, and the main loop reads no scale (its promotion multiplies by nothing).
+TEST(KernelCompile, RowwiseFp8) {
+  for (const char* config : {"128x128x128 s4 c2 p g8", "128x128x128 s5 c2 p g8 cl2x1/b pb2",
+                             "64x32x128 s8 c1 p g8 sk2 swap", "128x64x128 s6 c2 p g8 sk3",
+                             "64x48x128 s8 c1 p g8 sk3 pb2"})
+    for (bool fused_bias : {false, true}) {
+      GemmProblem p = fp8_problem(4096, 7168, 2048, Scaling::rowwise);
+      if (fused_bias) p.epilogue = fused(Activation::silu, DType::bf16, false);
+      SCOPED_TRACE(std::string(config) + (fused_bias ? " bias silu" : ""));
+      const jit::CompiledKernel k = expect_compiles_clean(p, GemmConfig::parse(config), true);
+      EXPECT_NE(k.ptx.find("ld.global.nc"), std::string::npos);   // the epilogue's vectors
+    }
+}
