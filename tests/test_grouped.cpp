@@ -174,6 +174,35 @@ TEST(Grouped, KernelsCompileWithoutSpills) {
     }
 }
 
+// The fused epilogue per group (bias and column scales [groups, N], a scale per stored row): the
+// same tiles compile without spills, and the column vectors are read at the group's offset.
+TEST(Grouped, FusedEpilogueKernelsCompileWithoutSpills) {
+  for (Grouping grouping : {Grouping::contiguous, Grouping::masked})
+    for (const char* text : {"128x256x64 s3 c2 p g8 cl1x2/a", "64x128x64 s6 c1 p g8",
+                             "fp8 128x128x128 s5 c2 p g8", "fp8 64x128x128 s8 c1 p g8 pb2"}) {
+      const bool fp8 = std::string(text).rfind("fp8 ", 0) == 0;
+      if (fp8 && grouping == Grouping::masked && std::string(text).find("fp8 128") == 0) continue;
+      GemmProblem p = grouped(grouping, 8, grouping == Grouping::masked ? 128 : 4096, 4096, 7168);
+      p.epilogue.bias = DType::fp32;
+      p.epilogue.activation = Activation::silu;
+      p.epilogue.row_scale = p.epilogue.col_scale = true;
+      if (fp8) {
+        p.a_type = p.b_type = DType::e4m3;
+        p.scaling = Scaling::block_1x128_128x128;
+        text += 4;
+      }
+      validate(p);
+      const KernelSpec spec = make_kernel_spec(p, GemmConfig::parse(text), device_preset("h200"));
+      const jit::KernelSource source = codegen::gemm_kernel_source(spec.kernels.front(), false);
+      EXPECT_NE(source.source.find("using epilogue = EpilogueFields<2, 4, true, true>"),
+                std::string::npos);
+      const jit::CompiledKernel k = jit::compile_to_cubin(source);
+      const jit::PtxasUsage usage = jit::parse_ptxas_usage(k.log);
+      EXPECT_FALSE(usage.has_spills()) << to_string(grouping) << " " << text << "\n" << k.log;
+      EXPECT_EQ(usage.stack_frame_bytes, 0) << text << "\n" << k.log;
+    }
+}
+
 // Block-scaled FP8 grouped problems plan onto the tile family (masked: 64-row tiles).
 TEST(Grouped, Fp8PlansAreLegal) {
   for (Grouping grouping : {Grouping::contiguous, Grouping::masked}) {

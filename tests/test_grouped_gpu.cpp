@@ -13,6 +13,7 @@
 #include "autogemm/grouped.hpp"
 #include "autogemm/quantize.hpp"
 #include "bench/compare.hpp"
+#include "bench/epilogue_reference.hpp"
 #include "bench/reference.hpp"
 #include "bench/tensors.hpp"
 #include "cuda/cuda_check.hpp"
@@ -36,8 +37,9 @@ struct GroupedCheck {
 GroupedCheck run_grouped(Grouping grouping, const std::vector<int64_t>& rows, int64_t n,
                          int64_t k, DType in, DType out_type, uint64_t seed,
                          std::optional<GemmConfig> config = std::nullopt, int64_t max_m = 0,
-                         bool fp8 = false) {
+                         bool fp8 = false, const Epilogue& epilogue = {}) {
   GemmProblem p;
+  p.epilogue = epilogue;
   p.grouping = grouping;
   p.num_groups = int64_t(rows.size());
   p.n = n;
@@ -87,6 +89,29 @@ GroupedCheck run_grouped(Grouping grouping, const std::vector<int64_t>& rows, in
     ops.scale_a = static_cast<const float*>(sa.get());
     ops.scale_b = static_cast<const float*>(sb.get());
   }
+  // The fused epilogue's vectors: bias and col_scale per group ([groups, N]), row_scale per
+  // stored row; scales in [0.5, 1.5).
+  bench::DeviceBuffer bias, row_scale, col_scale;
+  bench::EpilogueVectors vectors;
+  const size_t group_cols = size_t(p.num_groups) * n;
+  if (epilogue.bias) {
+    bias = bench::DeviceBuffer(group_cols * dtype_bytes(*epilogue.bias));
+    bench::fill_random(bias.get(), group_cols, *epilogue.bias, seed + 3);
+    vectors.bias = bench::download_as_double(bias.get(), group_cols, *epilogue.bias);
+    ops.bias = bias.get();
+  }
+  if (epilogue.row_scale) {
+    row_scale = bench::DeviceBuffer(size_t(stored) * sizeof(float));
+    bench::fill_uniform(row_scale.get(), size_t(stored), DType::fp32, seed + 4, 0.5, 1.5);
+    vectors.row_scale = bench::download_as_double(row_scale.get(), size_t(stored), DType::fp32);
+    ops.row_scale = static_cast<const float*>(row_scale.get());
+  }
+  if (epilogue.col_scale) {
+    col_scale = bench::DeviceBuffer(group_cols * sizeof(float));
+    bench::fill_uniform(col_scale.get(), group_cols, DType::fp32, seed + 5, 0.5, 1.5);
+    vectors.col_scale = bench::download_as_double(col_scale.get(), group_cols, DType::fp32);
+    ops.col_scale = static_cast<const float*>(col_scale.get());
+  }
   std::vector<int32_t> host_groups;
   if (grouping == Grouping::masked) {
     for (int64_t r : rows) host_groups.push_back(int32_t(r));
@@ -127,6 +152,17 @@ GroupedCheck run_grouped(Grouping grouping, const std::vector<int64_t>& rows, in
       cuda_check(cudaMemcpy(want.data(), ref.get(), want.size() * sizeof(double),
                             cudaMemcpyDeviceToHost),
                  "cudaMemcpy(reference)");
+      if (!epilogue.empty()) {   // this group's slice of each vector
+        bench::EpilogueVectors mine;
+        const auto slice = [](const std::vector<double>& v, int64_t from, int64_t count) {
+          return v.empty() ? v
+                           : std::vector<double>(v.begin() + from, v.begin() + from + count);
+        };
+        mine.bias = slice(vectors.bias, int64_t(g) * n, n);
+        mine.col_scale = slice(vectors.col_scale, int64_t(g) * n, n);
+        mine.row_scale = slice(vectors.row_scale, starts[g], valid);
+        bench::apply_epilogue_reference(epilogue, mine, valid, n, 1.0, 0.0, {}, n, want);
+      }
       const std::vector<double> mine(got.begin() + starts[g] * n,
                                      got.begin() + (starts[g] + valid) * n);
       const bench::CheckReport r = bench::check_result(mine, n, want, valid, n, rtol + 1e-6 * k,
@@ -213,6 +249,35 @@ TEST(GroupedGpu, ManyExpertsFewTokens) {
 // Block-scaled FP8 (1x128 A scales per stored row, 128x128 B scales per group) in both
 // layouts, against the unquantised BF16 inputs (diff < 1e-3; the check divides it by 100 to
 // share the BF16 threshold).
+// The fused epilogue per group: each group's bias and column scales ([groups, N]), a scale per
+// stored row, every activation's path, both layouts, BF16 and block-scaled FP8, a forced tile
+// with a tail and the planner's.
+TEST(GroupedGpu, FusedEpiloguePerGroup) {
+  AUTOGEMM_REQUIRE_GPU();
+  Epilogue all;
+  all.bias = DType::fp32;
+  all.activation = Activation::silu;
+  all.row_scale = all.col_scale = true;
+  Epilogue gelu;
+  gelu.bias = DType::bf16;
+  gelu.activation = Activation::gelu_tanh;
+  const std::vector<int64_t> rows = {130, 0, 64, 257};
+  uint64_t seed = 2800;
+  for (Grouping grouping : {Grouping::contiguous, Grouping::masked})
+    for (const Epilogue& e : {all, gelu}) {
+      const auto planned = run_grouped(grouping, rows, 1000, 512, DType::bf16, DType::bf16, seed++,
+                                       std::nullopt, 0, false, e);
+      EXPECT_GROUPED_OK(planned, to_string(grouping) << " " << e.describe());
+      const auto forced = run_grouped(grouping, rows, 1000, 512, DType::bf16, DType::bf16, seed++,
+                                      GemmConfig::parse("128x96x64 s4 c2 p g8"), 0, false, e);
+      EXPECT_GROUPED_OK(forced, to_string(grouping) << " " << e.describe() << " forced");
+    }
+  const auto fp8 = run_grouped(Grouping::contiguous, rows, 1024, 1024, DType::bf16, DType::bf16,
+                               seed++, std::nullopt, 0, true, gelu);
+  EXPECT_LT(fp8.worst_diff, 1e-5) << fp8.config;   // worst_diff is FP8's diff / 100
+  EXPECT_EQ(fp8.unwritten, 0) << fp8.config;
+}
+
 TEST(GroupedGpu, BlockScaledFp8BothLayouts) {
   AUTOGEMM_REQUIRE_GPU();
   const std::vector<int64_t> rows{0, 1, 70, 128, 33};

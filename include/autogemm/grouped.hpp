@@ -57,6 +57,13 @@ struct GroupedOperands {
   // group's B ([groups, ceil(N/128), ceil(K/128)]: quantize_fp8_128x128 of each group).
   const float* scale_a = nullptr;
   const float* scale_b = nullptr;
+  // The fused epilogue (problem.epilogue, autogemm/epilogue.hpp), per group: bias and col_scale
+  // [num_groups, N] (each group's N entries, bf16 or fp32 bias, fp32 scales), row_scale one
+  // fp32 per stored row of A and D (contiguous: m; masked: num_groups x max_m). Null when the
+  // problem's epilogue does not read them.
+  const void* bias = nullptr;
+  const float* row_scale = nullptr;
+  const float* col_scale = nullptr;
 };
 
 // problem.grouping must be contiguous or masked; problem.num_groups >= 1; problem.m is the

@@ -369,7 +369,9 @@ def grouped_gemm(a: Array, b: Array, *, group_index: Optional[Array] = None,
                  b_scales: Optional[Array] = None, out: Optional[Array] = None,
                  expected_m: Optional[int] = None, out_dtype: DTypeLike = None,
                  alpha: float = 1.0, config: Union[str, Plan, None] = None,
-                 stream: Stream = None, return_report: bool = False) -> Any:
+                 stream: Stream = None, return_report: bool = False,
+                 bias: Optional[Array] = None, activation: Optional[str] = None,
+                 row_scale: Optional[Array] = None, col_scale: Optional[Array] = None) -> Any:
     """Grouped (mixture-of-experts) GEMM: D_g = alpha * A_g @ b[g].T for every group g, in one
     launch, with no host synchronisation (CUDA-graph capturable).
 
@@ -401,6 +403,10 @@ def grouped_gemm(a: Array, b: Array, *, group_index: Optional[Array] = None,
     ``out_dtype``: bf16, fp16 or fp32; default: ``out``'s dtype when ``out`` is given, else a's
     type (bf16 for FP8). ``expected_m``: the valid rows a group typically has, for planning
     (default: M / groups, or max_m). ``config``, ``stream``, ``return_report``: as gemm().
+
+    The fused epilogue, as gemm()'s, per group: ``bias`` (bfloat16 or float32) and ``col_scale``
+    (float32) are (groups, N), each group's own; ``row_scale`` (float32) has one scale per stored
+    row, (M,) contiguous or (groups, max_m) masked; ``activation`` as gemm(). All packed.
     """
     framework = _framework(a)
     handle, export = _prepare(framework, a, stream)
@@ -414,7 +420,8 @@ def grouped_gemm(a: Array, b: Array, *, group_index: Optional[Array] = None,
     _, report = _core.grouped_gemm(
         export(a), export(b), export(group_index), export(masked_m), export(a_scales),
         export(b_scales), a_kind, b_kind, export(out), _dtype_text(out_dtype), float(alpha),
-        int(expected_m or 0), _config_text(config), handle, alloc, bool(return_report))
+        int(expected_m or 0), _config_text(config), handle, alloc, bool(return_report),
+        export(bias), activation, export(row_scale), export(col_scale))
     if out is not None:
         result = out
     else:

@@ -32,7 +32,9 @@ def grouped_gemm(a: Any, b: Any, group_index: Any, masked_m: Any, a_scales: Any,
                  b_scales: Any, a_bytes: Optional[str], b_bytes: Optional[str], out: Any,
                  out_dtype: Optional[str], alpha: float, expected_m: int, config: Optional[str],
                  stream: int, alloc: Optional[Alloc],
-                 want_report: bool) -> tuple[Any, Optional[Report]]: ...
+                 want_report: bool, bias: Any = None, activation: Optional[str] = None,
+                 row_scale: Any = None,
+                 col_scale: Any = None) -> tuple[Any, Optional[Report]]: ...
 def time_gemm_enqueues(a: Any, b: Any, out: Any, calls: int, layout: str,
                        config: Optional[str], stream: int) -> float: ...
 def gemm_from_pointers(m: int, n: int, k: int, dtype: str, layout: str, a: int, b: int, d: int,

@@ -106,6 +106,46 @@ GroupedResult grouped_gemm_call(const GroupedRequest& r) {
                           fmt::format("must have {} entries ({})", want_groups_len,
                                       masked ? "one per group" : "one per row of a"));
   p.expected_m = r.expected_m;
+
+  // The fused epilogue's vectors, per group (grouped.hpp): their shapes, types and packing.
+  if (r.activation) {
+    std::string name = *r.activation;
+    std::transform(name.begin(), name.end(), name.begin(),
+                   [](unsigned char c) { return std::tolower(c); });
+    const std::optional<Activation> act = parse_activation(name);
+    if (!act)
+      throw InvalidArgument("activation", *r.activation,
+                            "expected None, \"relu\", \"gelu_tanh\" (\"gelu\"), \"gelu_erf\" or "
+                            "\"silu\"");
+    p.epilogue.activation = *act;
+  }
+  const auto vector = [&](const char* name, nb::handle object, std::vector<int64_t> want,
+                          const char* words) -> std::optional<ArrayView> {
+    if (!object.ptr() || object.is_none()) return std::nullopt;
+    ArrayView v = import_array(name, object, false);
+    if (v.shape != want)
+      throw InvalidArgument(name, fmt::format("an array of shape {}", v.shape_text()),
+                            fmt::format("must have shape {} = {}", words, shape_text(want)));
+    require_packed_dims(v, want.size(), words);
+    return v;
+  };
+  const std::optional<ArrayView> bias = vector("bias", r.bias, {p.num_groups, p.n}, "(groups, N)");
+  const std::optional<ArrayView> col_scale =
+      vector("col_scale", r.col_scale, {p.num_groups, p.n}, "(groups, N)");
+  const std::optional<ArrayView> row_scale =
+      masked ? vector("row_scale", r.row_scale, {p.num_groups, p.m}, "(groups, max_m)")
+             : vector("row_scale", r.row_scale, {p.m}, "(M,)");
+  if (bias) {
+    const std::optional<DType> t = element_type(*bias);
+    if (t != DType::bf16 && t != DType::fp32)
+      throw InvalidArgument("bias", bias->dtype_text(), "must be bfloat16 or float32");
+    p.epilogue.bias = *t;
+  }
+  for (const std::optional<ArrayView>* v : {&row_scale, &col_scale})
+    if (*v && element_type(**v) != DType::fp32)
+      throw InvalidArgument((*v)->name, (*v)->dtype_text(), "scales must be float32");
+  p.epilogue.row_scale = row_scale.has_value();
+  p.epilogue.col_scale = col_scale.has_value();
   validate(p);
 
   // FP8 scales (grouped.hpp): A one per stored row per 128 of K, B one per 128 x 128 block
@@ -155,7 +195,10 @@ GroupedResult grouped_gemm_call(const GroupedRequest& r) {
   }
   const ArrayView* sa = a_scales ? &*a_scales : nullptr;
   const ArrayView* sb = b_scales ? &*b_scales : nullptr;
-  int device = common_cuda_device({&a, &b, &groups, out ? &*out : nullptr, sa, sb});
+  const ArrayView* vb = bias ? &*bias : nullptr;
+  const ArrayView* vr = row_scale ? &*row_scale : nullptr;
+  const ArrayView* vc = col_scale ? &*col_scale : nullptr;
+  int device = common_cuda_device({&a, &b, &groups, out ? &*out : nullptr, sa, sb, vb, vr, vc});
   if (!out) {
     if (r.alloc.is_none())
       throw InvalidArgument("out", "None",
@@ -165,7 +208,7 @@ GroupedResult grouped_gemm_call(const GroupedRequest& r) {
     if (element_type(*out) != p.d_type)
       throw InvalidArgument("out", out->dtype_text(),
                             fmt::format("must have dtype {}", python_dtype(p.d_type)));
-    device = common_cuda_device({&a, &b, &groups, &*out, sa, sb});
+    device = common_cuda_device({&a, &b, &groups, &*out, sa, sb, vb, vr, vc});
   }
 
   GroupedOperands ops;
@@ -178,6 +221,9 @@ GroupedResult grouped_gemm_call(const GroupedRequest& r) {
     ops.scale_b = static_cast<const float*>(b_scales->data);
   }
   (masked ? ops.masked_m : ops.group_index) = static_cast<const int32_t*>(groups.data);
+  if (bias) ops.bias = bias->data;
+  if (row_scale) ops.row_scale = static_cast<const float*>(row_scale->data);
+  if (col_scale) ops.col_scale = static_cast<const float*>(col_scale->data);
   GemmReport report;
   {
     DeviceGuard guard(device);

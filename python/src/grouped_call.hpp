@@ -13,6 +13,10 @@ namespace autogemm::python {
 struct GroupedRequest {
   nb::handle a, b, out, group_index, masked_m, alloc;
   nb::handle a_scales, b_scales;                   // FP8 only; None otherwise
+  // The fused epilogue per group: bias and col_scale (groups, N), row_scale one per stored row
+  // ((M,) contiguous, (groups, max_m) masked); None when not fused.
+  nb::handle bias, row_scale, col_scale;
+  std::optional<std::string> activation;
   std::optional<std::string> a_bytes, b_bytes;     // what torch FP8 tensors' uint8 views hold
   std::optional<std::string> out_dtype, config;
   float alpha = 1.0f;

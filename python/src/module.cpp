@@ -355,8 +355,13 @@ NB_MODULE(_core, m) {
          nb::handle a_scales, nb::handle b_scales, std::optional<std::string> a_bytes,
          std::optional<std::string> b_bytes, nb::handle out, std::optional<std::string> out_dtype,
          float alpha, int64_t expected_m, std::optional<std::string> config, uintptr_t stream,
-         nb::handle alloc, bool want_report) {
+         nb::handle alloc, bool want_report, nb::handle bias, std::optional<std::string> activation,
+         nb::handle row_scale, nb::handle col_scale) {
         GroupedRequest r;
+        r.bias = bias;
+        r.activation = std::move(activation);
+        r.row_scale = row_scale;
+        r.col_scale = col_scale;
         r.a = a;
         r.b = b;
         r.group_index = group_index;
@@ -378,9 +383,11 @@ NB_MODULE(_core, m) {
       "a"_a.none(), "b"_a.none(), "group_index"_a.none(), "masked_m"_a.none(),
       "a_scales"_a.none(), "b_scales"_a.none(), "a_bytes"_a.none(), "b_bytes"_a.none(),
       "out"_a.none(), "out_dtype"_a.none(), "alpha"_a, "expected_m"_a, "config"_a.none(),
-      "stream"_a, "alloc"_a.none(), "want_report"_a,
-      "Grouped (mixture-of-experts) GEMM, 16-bit or block-scaled FP8 (e4m3); returns (out, "
-      "report or None).");
+      "stream"_a, "alloc"_a.none(), "want_report"_a, "bias"_a.none() = nb::none(),
+      "activation"_a.none() = nb::none(), "row_scale"_a.none() = nb::none(),
+      "col_scale"_a.none() = nb::none(),
+      "Grouped (mixture-of-experts) GEMM, 16-bit or block-scaled FP8 (e4m3), with the fused "
+      "epilogue per group; returns (out, report or None).");
 
   m.def("quantize_fp8", &quantize, "x"_a.none(), "values"_a.none(), "scales"_a.none(),
         "block_rows"_a, "stream"_a, "alloc"_a.none(),

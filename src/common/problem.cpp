@@ -153,9 +153,6 @@ static void validate_grouping(const GemmProblem& p) {
                                       what));
   if (p.reads_c)
     throw InvalidArgument("reads_c", "true", "grouped GEMM has no C input (beta = 0)");
-  if (!p.epilogue.empty())
-    throw InvalidArgument("epilogue", p.epilogue.describe(),
-                          fmt::format("grouped GEMM ({}) has no fused epilogue yet", what));
   for (auto [name, ld] : {std::pair{"lda", p.lda}, {"ldb", p.ldb}, {"ldc", p.ldc}, {"ldd", p.ldd}})
     if (ld != 0)
       throw InvalidArgument(name, std::to_string(ld),

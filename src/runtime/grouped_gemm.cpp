@@ -9,6 +9,7 @@
 #include "autogemm/errors.hpp"
 #include "plan/rules.hpp"
 #include "runtime/call_spec.hpp"
+#include "runtime/epilogue_operands.hpp"
 #include "runtime/launch.hpp"
 
 namespace autogemm {
@@ -64,6 +65,10 @@ GemmReport grouped_gemm(const GemmProblem& problem, const GroupedOperands& opera
   dense.alpha = operands.alpha;
   dense.scale_a = operands.scale_a;
   dense.scale_b = operands.scale_b;
+  dense.bias = operands.bias;
+  dense.row_scale = operands.row_scale;
+  dense.col_scale = operands.col_scale;
+  runtime::check_epilogue_operands(problem.epilogue, dense);
   const int device = runtime::call_device(options);
   const std::shared_ptr<const KernelSpec> spec =
       runtime::call_spec(device, problem, dense, stream, planning);

@@ -510,6 +510,50 @@ def test_grouped_gemm_against_torch(torch, layout):
             assert torch.isnan(d[g, r:]).all(), f"group {g} rows past masked_m were written"
 
 
+@needs_sm90
+@pytest.mark.parametrize("layout", ["contiguous", "masked"])
+def test_grouped_gemm_fused_epilogue_per_group(torch, layout):
+    """Each group's own bias and column scales, a scale per stored row, SiLU: each group against
+    torch's float64 of the whole epilogue."""
+    rows = [0, 1, 130, 37, 64]
+    groups, n, k = len(rows), 320, 512
+    b = torch.randn(groups, n, k, device="cuda", dtype=torch.bfloat16) / k ** 0.5
+    bias = torch.randn(groups, n, device="cuda", dtype=torch.bfloat16)
+    col_scale = torch.rand(groups, n, device="cuda") + 0.5
+    silu = torch.nn.functional.silu
+    if layout == "contiguous":
+        starts, total = [], 0
+        for r in rows:
+            starts.append(total)
+            total += -(-r // 128) * 128
+        a = torch.randn(total, k, device="cuda", dtype=torch.bfloat16)
+        row_scale = torch.rand(total, device="cuda") + 0.5
+        index = torch.full((total,), -1, dtype=torch.int32)
+        for g, (s, r) in enumerate(zip(starts, rows)):
+            index[s:s + r] = g
+        d = autogemm.grouped_gemm(a, b, group_index=index.cuda(), bias=bias, activation="silu",
+                                  row_scale=row_scale, col_scale=col_scale)
+        torch.cuda.synchronize()
+        for g, (s, r) in enumerate(zip(starts, rows)):
+            if r:
+                x = (a[s:s + r].double() @ b[g].double().T) * row_scale[s:s + r, None].double()
+                want = silu(x * col_scale[g].double() + bias[g].double())
+                assert calc_diff(d[s:s + r], want) < 1e-5, g
+    else:
+        max_m = 192
+        a = torch.randn(groups, max_m, k, device="cuda", dtype=torch.bfloat16)
+        row_scale = torch.rand(groups, max_m, device="cuda") + 0.5
+        masked = torch.tensor(rows, dtype=torch.int32, device="cuda")
+        d = autogemm.grouped_gemm(a, b, masked_m=masked, bias=bias, activation="silu",
+                                  row_scale=row_scale, col_scale=col_scale)
+        torch.cuda.synchronize()
+        for g, r in enumerate(rows):
+            if r:
+                x = (a[g, :r].double() @ b[g].double().T) * row_scale[g, :r, None].double()
+                want = silu(x * col_scale[g].double() + bias[g].double())
+                assert calc_diff(d[g, :r], want) < 1e-5, g
+
+
 def grouped_fp8_operands(torch, x, w, masked):
     """x (rows, K) or (groups, max_m, K) and w (groups, N, K), bf16, quantised as grouped_gemm
     takes them: A as one matrix with 1x128 scales (per stored row), each group's B 128x128."""

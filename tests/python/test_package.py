@@ -462,6 +462,33 @@ def test_grouped_gemm_argument_checks():
         autogemm.grouped_gemm(a, b, group_index=index, out=np.zeros((256, 64), np.float16))
 
 
+@pytest.mark.parametrize("masked", [False, True], ids=["contiguous", "masked"])
+def test_grouped_gemm_epilogue_checks(masked):
+    """The fused epilogue per group: bias and col_scale (groups, N), row_scale per stored row."""
+    groups, n, k, max_m = 4, 64, 128, 64
+    a = np.zeros((groups, max_m, k) if masked else (groups * 128, k), np.float16)
+    b = np.zeros((groups, n, k), np.float16)
+    rows = groups * (max_m if masked else 128)
+    group = {"masked_m": np.zeros(groups, np.int32)} if masked else \
+        {"group_index": np.zeros(rows, np.int32)}
+    out = np.zeros((groups, max_m, n) if masked else (rows, n), np.float16)
+    row_shape = (groups, max_m) if masked else (rows,)
+    with raises_invalid("bias", r"\(groups, N\) = \(4, 64\)"):
+        autogemm.grouped_gemm(a, b, **group, out=out, bias=np.zeros(n, np.float32))
+    with raises_invalid("bias", "bfloat16 or float32"):
+        autogemm.grouped_gemm(a, b, **group, out=out, bias=np.zeros((groups, n), np.float16))
+    with raises_invalid("col_scale", "float32"):
+        autogemm.grouped_gemm(a, b, **group, out=out, col_scale=np.ones((groups, n)))
+    with raises_invalid("row_scale", "(groups, max_m)" if masked else r"\(M,\)"):
+        autogemm.grouped_gemm(a, b, **group, out=out, row_scale=np.ones(7, np.float32))
+    with raises_invalid("activation", "silu"):
+        autogemm.grouped_gemm(a, b, **group, out=out, activation="tanh")
+    with raises_invalid("a", "CUDA device memory"):   # every check passed
+        autogemm.grouped_gemm(a, b, **group, out=out, bias=np.zeros((groups, n), np.float32),
+                              activation="silu", row_scale=np.ones(row_shape, np.float32),
+                              col_scale=np.ones((groups, n), np.float32))
+
+
 def grouped_fp8_args(masked: bool, groups=4, n=320, k=1040, max_m=128):
     """Block-scaled FP8 grouped operands as uint8 bytes (read as e4m3) and float32 scales."""
     kb, nb = -(-k // 128), -(-n // 128)

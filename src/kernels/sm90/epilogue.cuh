@@ -137,14 +137,15 @@ struct Epilogue {
   // at the matrix edges. `c_phase` flips each time C is loaded.
   __device__ static void store_tma(float (&acc)[G::kSlabs][G::kAccum], const SharedStorage<Cfg>& smem,
                                    const EpilogueMaps& maps, const GemmParams& params,
-                                   int consumer, int row0, int n_tile, unsigned& c_phase) {
+                                   int consumer, int row0, int n_tile, unsigned& c_phase,
+                                   int group) {
     const bool leader = threadIdx.x % 128 == 0;
     const unsigned barrier_id = 1 + consumer;   // 0 is __syncthreads
     const int row_base = consumer * G::kRowsPerConsumer;
     const int m0 = row0 + row_base, n0 = n_tile * Cfg::block_n;
     unsigned char* staging = smem.d();
     Fused fused;
-    fused.load(params, m0, n0);   // in flight while the previous store drains
+    fused.load(params, m0, n0, group);   // in flight while the previous store drains
 
     // The previous tile's store must have read the staging buffer before it is rewritten.
     if (leader) ptx::tma_store_wait_read<0>();
@@ -246,7 +247,8 @@ struct Epilogue {
   // where 16-byte stores reach 4.1 (H200, 264 MB).
   __device__ static void store_staged(float (&acc)[G::kSlabs][G::kAccum],
                                       const SharedStorage<Cfg>& smem, const GemmParams& params,
-                                      int consumer, int row0, int n_tile, int row_limit) {
+                                      int consumer, int row0, int n_tile, int row_limit,
+                                      int group) {
     constexpr int kChunkElems = 16 / Cfg::out_bytes;
     constexpr int kChunksPerRow = Cfg::block_n / kChunkElems;
     constexpr int kRowsPerWarp = G::kRowsPerConsumer / 4;
@@ -262,7 +264,7 @@ struct Epilogue {
     unsigned char* d = static_cast<unsigned char*>(params.d);
     const unsigned char* c = static_cast<const unsigned char*>(params.c);
     Fused fused;
-    fused.load(params, m0, n0);
+    fused.load(params, m0, n0, group);
 
     // The previous tile's rows must have been read out before they are rewritten.
     ptx::named_barrier_sync(barrier_id, kStoreThreads);
@@ -367,14 +369,15 @@ struct Epilogue {
   // (Cfg::d_transposed). Rows TMA cannot store otherwise go through store_staged. No row at or
   // beyond `row_limit` (params.m, or the group's limit) is written.
   __device__ static void store_threads(float (&acc)[G::kSlabs][G::kAccum], const GemmParams& params,
-                                       int consumer, int row0, int n_tile, int row_limit) {
+                                       int consumer, int row0, int n_tile, int row_limit,
+                                      int group) {
     const int m0 = row0 + consumer * G::kRowsPerConsumer;
     const int n0 = n_tile * Cfg::block_n;
     unsigned char* d = static_cast<unsigned char*>(params.d);
     const unsigned char* c = static_cast<const unsigned char*>(params.c);
     const bool read_c = params.beta != 0.0f;
     Fused fused;
-    fused.load(params, m0, n0);
+    fused.load(params, m0, n0, group);
     for_each_pair([&](int slab, int r, int row, int col) {
       float v0 = params.alpha * acc[slab][r], v1 = params.alpha * acc[slab][r + 1];
       fused.apply_pair(slab, r, v0, v1);   // every lane: it shuffles

@@ -136,8 +136,10 @@ struct TileEpilogue {
   // `m0`: the kernel row of the consumer's first row, `n0` the tile's first kernel column. Rows
   // at or past params.m (the kernel's M) and columns at or past Cfg::n read nothing (they are
   // never stored). Issued before the store path waits for its staging buffer, so the reads are
-  // in flight meanwhile.
-  __device__ __forceinline__ void load(const GemmParams& params, long long m0, long long n0) {
+  // in flight meanwhile. Grouped GEMM: `group` picks the group's N entries of the column
+  // vectors ([groups, N]); the row vectors hold one entry per stored row.
+  __device__ __forceinline__ void load(const GemmParams& params, long long m0, long long n0,
+                                       int group) {
     const int lane = threadIdx.x % 32, warp = (threadIdx.x % 128) / 32;
     if constexpr (kRowMul || kRowAdd) {
 #pragma unroll
@@ -155,6 +157,7 @@ struct TileEpilogue {
         }
     }
     if constexpr (kColMul || kColAdd) {
+      const long long group_base = Cfg::grouping != 0 ? (long long)group * Cfg::n : 0;
 #pragma unroll
       for (int q = 0; q < kColChunks; ++q) {
         const int in_tile = 32 * q + lane;
@@ -162,10 +165,10 @@ struct TileEpilogue {
         const bool inside = in_tile < Cfg::block_n && col < Cfg::n;
         if constexpr (kColMul) {
           const float* v = kTransposed ? params.row_scale : params.col_scale;
-          col_mul[q] = inside ? __ldg(v + col) : 1.0f;
+          col_mul[q] = inside ? __ldg(v + group_base + col) : 1.0f;
         }
         if constexpr (kColAdd)
-          col_add[q] = inside ? load_vector_element<E::bias>(params.bias, col) : 0.0f;
+          col_add[q] = inside ? load_vector_element<E::bias>(params.bias, group_base + col) : 0.0f;
       }
     }
   }

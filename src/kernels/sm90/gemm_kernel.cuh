@@ -224,6 +224,11 @@ struct Consumer {
     if constexpr (Cfg::grouping == 0) return work.m_tile * Cfg::block_m;
     else return work.row0;
   }
+  // The tile's group (grouped GEMM; 0 otherwise, where work.group is not kept).
+  __device__ __forceinline__ int tile_group() const {
+    if constexpr (Cfg::grouping == 0) return 0;
+    else return work.group;
+  }
 
   // Without warp specialisation thread 0 fills the first num_stages stages; the fragment and
   // the promotion start from zero.
@@ -277,15 +282,17 @@ struct Consumer {
       if (Cfg::grouping != 2 ||
           tile_row0() + (consumer + 1) * G::kRowsPerConsumer <= work.row_limit) {
         Epilogue<Cfg>::store_tma(acc, smem, maps, params, consumer, tile_row0(), work.n_tile,
-                                 c_phase);
+                                 c_phase, tile_group());
         return true;
       }
     }
     const int row_limit = Cfg::grouping == 2 ? work.row_limit : params.m;
     if constexpr (Cfg::staged_store)
-      Epilogue<Cfg>::store_staged(acc, smem, params, consumer, tile_row0(), work.n_tile, row_limit);
+      Epilogue<Cfg>::store_staged(acc, smem, params, consumer, tile_row0(), work.n_tile, row_limit,
+                                  tile_group());
     else
-      Epilogue<Cfg>::store_threads(acc, params, consumer, tile_row0(), work.n_tile, row_limit);
+      Epilogue<Cfg>::store_threads(acc, params, consumer, tile_row0(), work.n_tile, row_limit,
+                                   tile_group());
     return true;
   }
 
