@@ -213,3 +213,29 @@ TEST(Epilogue, Float64Reference) {
   EXPECT_DOUBLE_EQ(d[0], 5.0);
   EXPECT_DOUBLE_EQ(d[1], 2.0);
 }
+
+// The cost model charges the fused epilogue's arithmetic per output element (plan/cost_model.cpp,
+// fitted on 128x256 tiles of 4096 x 32768 x 512, H200): nothing for a plain problem, more for a
+// longer activation, twice per element on a one-consumer tile.
+TEST(Epilogue, CostModelChargesItsArithmetic) {
+  const GpuInfo h200 = device_preset("h200");
+  const auto time = [&](Epilogue e, const char* config) {
+    return predict(problem(4096, 32768, 512, e), GemmConfig::parse(config), h200).time_us;
+  };
+  const char* two = "128x256x64 s3 c2 p g8";
+  const double plain = time({}, two);
+  Epilogue bias, gelu, erf;
+  bias.bias = DType::bf16;
+  gelu = bias;
+  gelu.activation = Activation::gelu_tanh;
+  erf = bias;
+  erf.activation = Activation::gelu_erf;
+  // 31 tiles per SM at ~1.0, 3.2 and 4.3 us a tile.
+  EXPECT_NEAR(time(bias, two) - plain, 32.0, 4.0);
+  EXPECT_NEAR(time(gelu, two) - plain, 100.0, 8.0);
+  EXPECT_NEAR(time(erf, two) - plain, 135.0, 10.0);
+  const char* one = "64x256x64 s4 c1 p g8";
+  const double per_tile_two = (time(gelu, two) - plain) / (128.0 * 256);
+  const double per_tile_one = (time(gelu, one) - time({}, one)) / (64.0 * 256);
+  EXPECT_GT(per_tile_one, 1.5 * per_tile_two);
+}

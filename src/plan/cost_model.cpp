@@ -130,6 +130,24 @@ constexpr double kEpilogueBoxRowCycles = 3.0;
 // each) and 2.3% on 4096 x 24576 x 1536 (25 against 24 waves), 0.47 and 0.37 us a tile; 128x208,
 // 128x224 and 128x176 on the first row 0.71, 0.16 and 0.36 (H200, cluster 2x1, TMA store).
 constexpr double kEpilogueTailBoxUs = 0.4;
+// The fused epilogue's arithmetic (sm90/fused_epilogue.cuh), per output element of a
+// two-consumer tile, in ns: the cost over the plain GEMM at 4096 x 32768 x 512 on 128x256 tiles
+// (31 tiles per SM, the epilogue exposed: H200, 2026-11-29, c7163c9) was a bias 1.04 us a tile,
+// a bias + gelu_tanh 3.18, an fp32 bias + silu + both scales 2.68, a bias + gelu_erf 4.25. A
+// one-consumer tile has half the warps to issue it: 64 x 32768 x 512 on 64x128 tiles cost 0.17
+// ns an element with a bias + gelu_tanh, against 0.097 here.
+constexpr double kFusedVectorNs = 0.032;   // a bias
+constexpr double kFusedScaleNs = 0.008;    // each of row_scale, col_scale
+double fused_activation_ns(Activation a) {
+  switch (a) {
+    case Activation::none: return 0.0;
+    case Activation::relu: return 0.005;
+    case Activation::silu: return 0.035;
+    case Activation::gelu_tanh: return 0.065;
+    case Activation::gelu_erf: return 0.10;
+  }
+  return 0.0;
+}
 // ---- Tiles whose D outweighs their main loop (short K) ----
 // A tile cannot finish faster than its D takes at its SM's share of the DRAM write rate, which
 // falls with the length of the row segments the tile writes (block_n x the output's bytes):
@@ -458,6 +476,14 @@ double fixed_costs(const GemmProblem& problem, const GemmConfig& config, const G
                                                    sm_l2_rate(device);
   double epilogue_us = double(config.block_m) * config.block_n * dtype_bytes(problem.d_type) *
                        (problem.reads_c ? 2 : 1) / sm_l2_rate(device);
+  // The fused epilogue's arithmetic, with the tensor cores idle as for the store.
+  if (const Epilogue e = kernel_epilogue(problem); !e.empty()) {
+    const double per_element_ns = (e.bias ? kFusedVectorNs : 0.0) +
+                                  kFusedScaleNs * ((e.row_scale ? 1 : 0) + (e.col_scale ? 1 : 0)) +
+                                  fused_activation_ns(e.activation);
+    epilogue_us += double(config.block_m) * config.block_n * per_element_ns * 1e-3 *
+                   (2.0 / config.num_consumers);
+  }
   // The box term is the TMA store's (not staged rows TMA cannot store, nor swap_ab's D^T).
   if (config.num_consumers == 2 && tma_store) {
     epilogue_us += tma_store_box_us(problem, config, device);
