@@ -288,16 +288,14 @@ GemmReport gemm(const GemmProblem& problem_in, const GemmOperands& operands, cud
   if (!options.allow_vendor_fallback)
     throw InvalidArgument("options.allow_vendor_fallback", "false",
                           fmt::format("our kernel cannot serve this call: {}", why_not_ours));
-  if (!problem.epilogue.empty())
+  // A fused call goes to cuBLASLt only with an epilogue cuBLASLt has (autotuning's winner, or
+  // operands our kernel cannot take); the rule is cuBLASLt's own (runtime/cublaslt.hpp).
+  if (const std::string why = runtime::cublaslt_epilogue_unavailable(problem.epilogue,
+                                                                      operands.beta);
+      !why.empty())
     throw InvalidArgument("epilogue", problem.epilogue.describe(),
-                          fmt::format("only autogemm's kernels fuse it, and they cannot serve "
-                                      "this call: {}",
-                                      why_not_ours));
-  if (problem.scaling == Scaling::rowwise)
-    throw InvalidArgument("scaling", "rowwise",
-                          fmt::format("only autogemm's kernels run rowwise FP8, and they cannot "
-                                      "serve this call: {}",
-                                      why_not_ours));
+                          fmt::format("autogemm's kernels cannot serve this call ({}), and {}",
+                                      why_not_ours, why));
   log(3, "gemm {}x{}x{}: cuBLASLt ({})", problem.m, problem.n, problem.k, why_not_ours);
   runtime::CublasLtOptions lt;
   lt.algo = spec.vendor_algo;   // autotuning's winner; none: the heuristic's first
