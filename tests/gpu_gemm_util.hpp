@@ -5,6 +5,7 @@
 // and the reference applies the whole epilogue in float64 (bench/epilogue_reference.hpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <optional>
@@ -26,6 +27,11 @@ struct GemmCheck {
   bool used_vendor = false;
   std::string config;
   std::string reason;             // GemmReport::reason
+  // FP8 output (d_type e4m3): D dequantised with its scales before the comparison, whose diff
+  // must then be below 1e-3 (e4m3 keeps 4 significant bits); scales more than 1e-3 off the
+  // amax / 448 of the reference's 128 columns are counted.
+  double diff_limit = 1e-5;
+  int64_t scale_mismatches = 0;
 };
 
 inline int64_t round_up_to(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
@@ -38,7 +44,8 @@ inline std::pair<int64_t, int64_t> stored_b(const GemmProblem& p) {
   return b_is_k_major(p.layout) ? std::pair{p.n, p.k} : std::pair{p.k, p.n};
 }
 
-// D gets `guard_rows` poisoned rows above and below and ldd padded past N; when `padded_ld`,
+// D (M x N, or M x N / 2 gated) gets `guard_rows` poisoned rows above and below and ldd padded
+// past its columns; when `padded_ld`,
 // A, B and C are given leading dimensions larger than their rows too. `stream`: where the GEMM
 // runs (the inputs are ready on the device before it starts).
 // `call` runs the GEMM (autogemm::gemm() in run_and_check below).
@@ -53,11 +60,13 @@ inline GemmCheck run_call_and_check(GemmProblem p, float alpha, float beta, uint
   if (padded_ld) {
     p.lda = round_up_to(a_len + 24, 8);
     p.ldb = round_up_to(b_len + 40, 8);
-    p.ldc = round_up_to(p.n + 8, 8);
+    p.ldc = round_up_to(p.d_cols() + 8, 8);
   }
-  // Padding columns act as a guard on the right; a caller's own ldd past N (any alignment) is
-  // kept.
-  if (p.ldd <= p.n) p.ldd = round_up_to(p.n + 16, 8);
+  // Padding columns act as a guard on the right; a caller's own ldd past D's columns (any
+  // alignment) is kept. FP8 output rows are whole 16-byte chunks (TMA).
+  const int64_t n_d = p.d_cols();
+  const bool fp8_out = p.d_type == DType::e4m3;
+  if (p.ldd <= n_d) p.ldd = round_up_to(n_d + 16, fp8_out ? 16 : 8);
   const int64_t lda = p.lda_or_packed(), ldb = p.ldb_or_packed(), ldc = p.ldc_or_packed();
   const int in_bytes = dtype_bytes(p.a_type), out_bytes = dtype_bytes(p.d_type);
 
@@ -98,6 +107,9 @@ inline GemmCheck run_call_and_check(GemmProblem p, float alpha, float beta, uint
     ops.col_scale = static_cast<const float*>(col_scale.get());
   }
   if (stream != nullptr) cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize before gemm");
+  const int64_t scale_groups = (n_d + 127) / 128;
+  bench::DeviceBuffer d_scale(fp8_out ? size_t(p.m) * scale_groups * 4 : 0);
+  if (fp8_out) ops.d_scale = static_cast<float*>(d_scale.get());
   GemmReport r = call(p, ops, stream);
   GemmProblem ref_problem = p;
   ref_problem.reads_c = beta != 0.0f;
@@ -111,7 +123,7 @@ inline GemmCheck run_call_and_check(GemmProblem p, float alpha, float beta, uint
   bench::reference_gemm(ref_problem, ref_ops, static_cast<double*>(ref.get()), nullptr);
   cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after gemm");
 
-  const std::vector<double> got = bench::download_as_double(d.get(), d_elems, p.d_type);
+  std::vector<double> got = bench::download_as_double(d.get(), d_elems, p.d_type);
   std::vector<double> want(size_t(p.m) * p.n);
   cuda_check(cudaMemcpy(want.data(), ref.get(), want.size() * sizeof(double), cudaMemcpyDeviceToHost),
              "cudaMemcpy(reference)");
@@ -122,18 +134,41 @@ inline GemmCheck run_call_and_check(GemmProblem p, float alpha, float beta, uint
     bench::apply_epilogue_reference(e, vectors, p.m, p.n, alpha, beta, c_values, ldc, want);
   }
   GemmCheck out;
+  double max_scale = 0;
+  if (fp8_out) {
+    // Each scale against its 128 columns of the reference; D dequantised with it.
+    const std::vector<double> scales =
+        bench::download_as_double(d_scale.get(), size_t(p.m) * scale_groups, DType::fp32);
+    for (int64_t row = 0; row < p.m; ++row)
+      for (int64_t g = 0; g < scale_groups; ++g) {
+        double amax = 0;
+        for (int64_t col = 128 * g; col < std::min(n_d, 128 * g + 128); ++col)
+          amax = std::max(amax, std::abs(want[size_t(row * n_d + col)]));
+        const double scale = scales[size_t(row * scale_groups + g)];
+        const double expected = std::max(amax / 448, 1.17549435e-38);
+        if (!(std::abs(scale - expected) <= 1e-3 * expected)) ++out.scale_mismatches;
+        max_scale = std::max(max_scale, scale);
+        for (int64_t col = 128 * g; col < std::min(n_d, 128 * g + 128); ++col)
+          got[size_t((guard_rows + row) * p.ldd + col)] *= scale;
+      }
+    out.diff_limit = 1e-3;
+  }
   out.used_vendor = r.used_vendor;
   out.config = r.config.describe();
   out.reason = r.reason;
   std::vector<double> inside(got.begin() + guard_rows * p.ldd, got.begin() + (guard_rows + p.m) * p.ldd);
   // Output rounding dominates: bf16 keeps 8 significant bits, fp16 11, fp32 24; FP32
   // accumulation adds about K * 2^-24 relative.
-  const double rtol = p.d_type == DType::bf16 ? 1.0 / 128 : p.d_type == DType::fp16 ? 1.0 / 1024 : 1e-5;
-  const double atol = rtol + 1e-6 * double(p.k);
-  out.report = bench::check_result(inside, p.ldd, want, p.m, p.n, atol, rtol, 512, seed + 3);
+  // FP8 output: 4 significant bits, and subnormals spaced 2^-9 of a scale.
+  const double rtol = p.d_type == DType::bf16   ? 1.0 / 128
+                      : p.d_type == DType::fp16 ? 1.0 / 1024
+                      : fp8_out                 ? 1.0 / 16
+                                                : 1e-5;
+  const double atol = (fp8_out ? max_scale / 512 : rtol) + 1e-6 * double(p.k);
+  out.report = bench::check_result(inside, p.ldd, want, p.m, n_d, atol, rtol, 512, seed + 3);
   for (int64_t row = 0; row < p.m + 2 * guard_rows; ++row)
     for (int64_t col = 0; col < p.ldd; ++col) {
-      const bool inside_d = row >= guard_rows && row < guard_rows + p.m && col < p.n;
+      const bool inside_d = row >= guard_rows && row < guard_rows + p.m && col < n_d;
       if (!inside_d && !std::isnan(got[size_t(row) * p.ldd + col])) ++out.guard_violations;
     }
   return out;
@@ -171,7 +206,8 @@ inline GemmCheck run_ladder_step_and_check(const GemmProblem& p, float alpha, fl
 
 #define AUTOGEMM_EXPECT_GEMM_OK(check, label)                                               \
   do {                                                                                      \
-    EXPECT_LT((check).report.diff, 1e-5) << label << " [" << (check).config << "]";        \
+    EXPECT_LT((check).report.diff, (check).diff_limit) << label << " [" << (check).config << "]"; \
+    EXPECT_EQ((check).scale_mismatches, 0) << label << " [" << (check).config << "]";      \
     EXPECT_EQ((check).report.unwritten, 0) << label << " [" << (check).config << "]";      \
     EXPECT_EQ((check).report.spot_failures, 0)                                              \
         << label << " [" << (check).config << "] " << (check).report.first_failure;        \

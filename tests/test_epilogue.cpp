@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <vector>
 #include <string>
 
 #include "autogemm/device.hpp"
@@ -17,6 +19,7 @@
 #include "codegen/kernel_source.hpp"
 #include "error_test_util.hpp"
 #include "plan_test_util.hpp"
+#include "runtime/cublaslt.hpp"
 #include "runtime/epilogue_operands.hpp"
 
 using namespace autogemm;
@@ -83,6 +86,14 @@ TEST(Epilogue, Validation) {
   validate(grouped);
 }
 
+// The operand checks of a problem with epilogue `e`.
+static void check_epilogue_operands(const Epilogue& e, const GemmOperands& o) {
+  GemmProblem p;
+  p.m = p.n = p.k = 64;
+  p.epilogue = e;
+  runtime::check_epilogue_operands(p, o);
+}
+
 TEST(Epilogue, OperandChecks) {
   const Epilogue e = silu_bias();
   alignas(16) static float storage[16];
@@ -90,14 +101,14 @@ TEST(Epilogue, OperandChecks) {
   o.bias = storage;
   o.row_scale = storage;
   o.col_scale = storage;
-  runtime::check_epilogue_operands(e, o);
+  check_epilogue_operands(e, o);
   GemmOperands missing = o;
   missing.col_scale = nullptr;
-  EXPECT_NE(expect_invalid([&] { runtime::check_epilogue_operands(e, missing); }, "col_scale")
+  EXPECT_NE(expect_invalid([&] { check_epilogue_operands(e, missing); }, "col_scale")
                 .find("problem.epilogue.col_scale"),
             std::string::npos);
   // A vector the epilogue does not read is a mistake, not a no-op.
-  EXPECT_NE(expect_invalid([&] { runtime::check_epilogue_operands(Epilogue{}, o); }, "bias")
+  EXPECT_NE(expect_invalid([&] { check_epilogue_operands(Epilogue{}, o); }, "bias")
                 .find("does not read it"),
             std::string::npos);
   // Elements are read one by one: a vector starting at any element is taken (a slice of a
@@ -105,15 +116,15 @@ TEST(Epilogue, OperandChecks) {
   GemmOperands sliced = o;
   sliced.bias = reinterpret_cast<const char*>(storage) + 2;   // bf16: element 1
   sliced.row_scale = storage + 1;
-  runtime::check_epilogue_operands(e, sliced);
+  check_epilogue_operands(e, sliced);
   GemmOperands odd = o;
   odd.bias = reinterpret_cast<const char*>(storage) + 1;
-  EXPECT_NE(expect_invalid([&] { runtime::check_epilogue_operands(e, odd); }, "bias")
+  EXPECT_NE(expect_invalid([&] { check_epilogue_operands(e, odd); }, "bias")
                 .find("2-byte aligned"),
             std::string::npos);
   odd = o;
   odd.col_scale = reinterpret_cast<const float*>(reinterpret_cast<const char*>(storage) + 2);
-  expect_invalid([&] { runtime::check_epilogue_operands(e, odd); }, "col_scale");
+  expect_invalid([&] { check_epilogue_operands(e, odd); }, "col_scale");
 }
 
 // cuBLASLt has no SiLU or row scales: where only it could run, a fused call is refused, and
@@ -238,4 +249,102 @@ TEST(Epilogue, CostModelChargesItsArithmetic) {
   const double per_tile_two = (time(gelu, two) - plain) / (128.0 * 256);
   const double per_tile_one = (time(gelu, one) - time({}, one)) / (64.0 * 256);
   EXPECT_GT(per_tile_one, 1.5 * per_tile_two);
+}
+
+// The gated epilogue and FP8 output: spelling, the problem's rules, the planner's and the
+// generated Config's, and the interleaving helper.
+TEST(Epilogue, GatedAndFp8OutputRules) {
+  Epilogue swiglu = parse_epilogue("silu,gated", DType::bf16);
+  EXPECT_TRUE(swiglu.gated);
+  EXPECT_EQ(swiglu.describe(), "gated silu");
+  EXPECT_EQ(swiglu.token(), "silu_glu");
+  GemmProblem p = problem(64, 4096, 1024, swiglu);
+  EXPECT_EQ(p.d_cols(), 2048);
+  EXPECT_EQ(p.ldd_or_packed(), 2048);
+  validate(p);
+  // The problem's rules, each naming its argument.
+  EXPECT_NE(expect_invalid([&] { validate(problem(64, 4104, 1024, swiglu)); }, "n").find("16"),
+            std::string::npos);
+  Epilogue no_activation;
+  no_activation.gated = true;
+  expect_invalid([&] { validate(problem(64, 4096, 1024, no_activation)); }, "epilogue.activation");
+  GemmProblem narrow_ldd = p;
+  narrow_ldd.ldd = 2000;
+  EXPECT_NE(expect_invalid([&] { validate(narrow_ldd); }, "ldd").find("N / 2"), std::string::npos);
+  GemmProblem fp8_out = problem(100, 1000, 512);
+  fp8_out.d_type = DType::e4m3;
+  expect_invalid([&] { validate(fp8_out); }, "n");
+  fp8_out.n = 1024;
+  validate(fp8_out);
+  fp8_out.reads_c = true;
+  expect_invalid([&] { validate(fp8_out); }, "reads_c");
+  fp8_out.reads_c = false;
+  fp8_out.ldd = 1032;
+  expect_invalid([&] { validate(fp8_out); }, "ldd");
+  fp8_out.ldd = 0;
+  // The planner: 128-column scale groups need block_n 128 or 256 (256 gated), the TMA store,
+  // no swapped tiles, no decode family; FP8 inputs cannot hold a gated FP8 tile.
+  const GpuInfo h200 = device_preset("h200");
+  for (int64_t m : {1, 16, 64, 4096}) {
+    fp8_out.m = m;
+    const Plan plan = plan_gemm(fp8_out, h200);
+    EXPECT_EQ(plan.spec.config.block_n % 128, 0) << m << " " << plan.spec.config.describe();
+    EXPECT_FALSE(plan.spec.config.swap_ab) << m;
+    EXPECT_EQ(plan.spec.config.instruction, Instruction::wgmma) << m;
+    GemmProblem gated = problem(m, 14336, 4096, swiglu);
+    const Plan gated_plan = plan_gemm(gated, h200);
+    EXPECT_EQ(gated_plan.spec.config.block_n % 16, 0) << m;
+    EXPECT_EQ(gated_plan.spec.config.instruction, Instruction::wgmma) << m;
+    gated.d_type = DType::e4m3;
+    EXPECT_EQ(plan_gemm(gated, h200).spec.config.block_n, 256) << m;
+  }
+  GemmProblem fp8_gated = problem(64, 14336, 4096, swiglu);
+  fp8_gated.a_type = fp8_gated.b_type = DType::e4m3;
+  fp8_gated.scaling = Scaling::block_1x128_128x128;
+  plan_gemm(fp8_gated, h200);   // bf16 output: served
+  fp8_gated.d_type = DType::e4m3;
+  EXPECT_NE(expect_invalid([&] { plan_gemm(fp8_gated, h200); }, "d_type").find("quantize_fp8"),
+            std::string::npos);
+  EXPECT_NE(legality_violation(fp8_out, GemmConfig::parse("128x64x64 s4 c2 p g8"), h200)
+                .find("128-column scale groups"),
+            std::string::npos);
+  EXPECT_NE(legality_violation(problem(64, 4096, 1024, swiglu),
+                               GemmConfig::parse("64x24x64 s4 c1 p g8"), h200)
+                .find("runs of 8"),
+            std::string::npos);
+  // The Config: out_kind 3 and the gated flag, only where set.
+  GemmProblem fp8_swiglu = problem(1000, 2048, 512, swiglu);
+  fp8_swiglu.d_type = DType::e4m3;
+  const std::string src = source(fp8_swiglu, "128x256x64 s3 c2 p g8");
+  EXPECT_NE(src.find("out_kind = 3, out_bytes = 1"), std::string::npos) << src;
+  EXPECT_NE(src.find("EpilogueFields<0, 4, false, false, true>"), std::string::npos) << src;
+  // cuBLASLt has neither.
+  EXPECT_FALSE(runtime::cublaslt_epilogue_unavailable(swiglu, 0.0f).empty());
+}
+
+TEST(Epilogue, InterleaveGateUp) {
+  // Two halves of 16 rows x 3 elements: runs of 8 rows alternate gate, up.
+  std::vector<uint16_t> gate(16 * 3), up(16 * 3), out(32 * 3);
+  for (std::size_t i = 0; i < gate.size(); ++i) {
+    gate[i] = uint16_t(i);
+    up[i] = uint16_t(1000 + i);
+  }
+  interleave_gate_up(gate.data(), up.data(), out.data(), 16, 3, 2);
+  EXPECT_EQ(out[0], 0);             // gate row 0
+  EXPECT_EQ(out[8 * 3], 1000);      // up row 0
+  EXPECT_EQ(out[16 * 3], 8 * 3);    // gate row 8
+  EXPECT_EQ(out[24 * 3 + 2], 1000 + 8 * 3 + 2);   // up row 8, last element
+  expect_invalid([&] { interleave_gate_up(gate.data(), up.data(), out.data(), 12, 3, 2); },
+                 "rows");
+  // The reference: column c of D is act(gate column 16 (c / 8) + c % 8) * up (the one 8 after).
+  Epilogue e;
+  e.activation = Activation::relu;
+  e.gated = true;
+  std::vector<double> d(32);
+  for (int j = 0; j < 32; ++j) d[j] = j < 8 || (j >= 16 && j < 24) ? -1.0 + j : 2.0;
+  bench::apply_epilogue_reference(e, {}, 1, 32, 1.0, 0.0, {}, 0, d);
+  ASSERT_EQ(d.size(), 16u);
+  EXPECT_DOUBLE_EQ(d[0], 0.0);        // relu(-1) * 2
+  EXPECT_DOUBLE_EQ(d[3], 2.0 * 2);    // relu(2) * 2
+  EXPECT_DOUBLE_EQ(d[8], 15.0 * 2);   // gate column 16: relu(15) * 2
 }

@@ -152,3 +152,70 @@ TEST(EpilogueGpu, DecodeFamily) {
   for (int64_t m : {1, 3, 8})
     expect_fused(make(m, 7168, 2048, all_of(Activation::silu)), nullptr, 0.0f, seed++);
 }
+
+// The gated epilogue (D = act(gate) * up over B's rows interleaved in runs of 8, N / 2
+// columns): every activation, with the vectors before the gate, C, every output type, tails in
+// M, N and K, and every store path a gated tile takes: TMA, staged rows (D's row ending mid
+// chunk, ldd odd), the ladder's register stores, split-K, clusters and both consumer counts.
+TEST(EpilogueGpu, GatedEveryActivationAndPath) {
+  AUTOGEMM_REQUIRE_GPU();
+  uint64_t seed = 5800;
+  const auto gated = [](Activation a, bool vectors) {
+    Epilogue e = vectors ? all_of(a, DType::fp32) : Epilogue{};
+    e.activation = a;
+    e.gated = true;
+    return e;
+  };
+  for (Activation a : {Activation::relu, Activation::gelu_tanh, Activation::gelu_erf,
+                       Activation::silu})
+    for (bool vectors : {false, true})
+      expect_fused(make(1000, 2080, 520, gated(a, vectors)), nullptr, vectors ? 0.5f : 0.0f,
+                   seed++);
+  for (DType out : {DType::fp16, DType::fp32})
+    expect_fused(make(515, 1040, 1000, gated(Activation::silu, true), out), nullptr, 0.25f,
+                 seed++);
+  for (const char* config : {"128x128x64 s4 c2 p g8", "64x208x64 s4 c1 p g8",
+                             "128x256x64 s3 c2 p g8 cl2x1/b", "256x128x64 s3 c2 p g8",
+                             "64x64x64 s8 c1 p g8 sk4", "128x64x64 s6 c2 p g8 cl2x1/b sk3"})
+    expect_fused(make(515, 2096, 1000, gated(Activation::gelu_erf, true)), config, 0.5f, seed++);
+  // Staged rows: an odd ldd (D's N / 2 columns are whole 16-byte chunks whenever N is a
+  // multiple of 16).
+  expect_fused(make(333, 1040, 200, gated(Activation::silu, true), DType::bf16, 1001), nullptr,
+               0.5f, seed++);
+  std::string reason;
+  const GpuInfo& gpu = *autogemm::testing::sm90_gpu(&reason);
+  for (const auto& step : ladder::ladder_steps()) {
+    const auto check = autogemm::testing::run_ladder_step_and_check(
+        make(515, 1008, 1000, gated(Activation::silu, true)), 1.0f / 16, 0.5f, 5850 + step.number,
+        step, gpu);
+    AUTOGEMM_EXPECT_GEMM_OK(check, "gated, ladder step " << step.number << " " << step.name);
+  }
+  // Decode sizes: the planner keeps to the tile family (the decode family refuses gated).
+  for (int64_t m : {1, 16, 64})
+    expect_fused(make(m, 14336, 4096, gated(Activation::silu, false)), nullptr, 0.0f, seed++);
+}
+
+// FP8 output: D quantised to e4m3 by the epilogue with one scale per row per 128 columns, each
+// checked against the reference's amax / 448 and D dequantised against the float64 result
+// (diff < 1e-3): plain, fused and gated, tails in M, K and in the last scale group (N mod 128
+// = 16), both tile widths, clusters and split-K.
+TEST(EpilogueGpu, Fp8Output) {
+  AUTOGEMM_REQUIRE_GPU();
+  uint64_t seed = 5900;
+  Epilogue plain, swiglu;
+  swiglu.activation = Activation::silu;
+  swiglu.gated = true;
+  for (const Epilogue& e : {plain, all_of(Activation::gelu_tanh), all_of(Activation::silu)})
+    for (const auto& [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1000, 1040, 520},
+                                  {4096, 4096, 1024}, {64, 7168, 2048}, {7, 4096, 4096}})
+      expect_fused(make(m, n, k, e, DType::e4m3), nullptr, 0.0f, seed++);
+  for (const char* config : {"128x128x64 s4 c2 p g8", "128x256x64 s3 c2 p g8 cl2x1/b",
+                             "64x128x64 s8 c1 p g8 sk4", "256x128x64 s3 c2 p g8"})
+    expect_fused(make(515, 1040, 1000, all_of(Activation::relu), DType::e4m3), config, 0.0f,
+                 seed++);
+  for (const auto& [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1000, 2080, 520},
+                                {64, 14336, 4096}, {4096, 8192, 1024}})
+    expect_fused(make(m, n, k, swiglu, DType::e4m3), nullptr, 0.0f, seed++);
+  expect_fused(make(300, 2080, 520, swiglu, DType::e4m3), "128x256x64 s3 c2 p g8 sk2", 0.0f,
+               seed++);
+}

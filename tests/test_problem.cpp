@@ -66,8 +66,10 @@ TEST(Problem, MixedOrUnsupportedTypesAreErrors) {
   p.layout = Layout::nn;
   EXPECT_THROW(validate(p), InvalidArgument);  // FP8 must be K-major
   p = square(64);
-  p.d_type = DType::e4m3;
+  p.d_type = DType::e5m2;
   EXPECT_THROW(validate(p), InvalidArgument);
+  p.d_type = DType::e4m3;   // FP8 output with 1x128 scales
+  EXPECT_NO_THROW(validate(p));
 }
 
 TEST(Problem, TmaIncompatibilityNamesStrideRule) {

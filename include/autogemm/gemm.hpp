@@ -28,6 +28,10 @@ struct GemmOperands {
   const void* bias = nullptr;
   const float* row_scale = nullptr;
   const float* col_scale = nullptr;
+  // FP8 output (problem.d_type e4m3): fp32 [M, ceil(D columns / 128)] row-major, written by
+  // the epilogue: each the amax / 448 of its 128 columns of the row, never below 2^-126 (the
+  // rule of quantize_fp8), D = e4m3(value / scale). The block-scaled A scales of the next GEMM.
+  float* d_scale = nullptr;
 };
 
 struct GemmOptions {

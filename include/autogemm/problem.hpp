@@ -52,7 +52,11 @@ struct GemmProblem {
   int64_t m = 0, n = 0, k = 0;
   DType a_type = DType::bf16;
   DType b_type = DType::bf16;
-  DType d_type = DType::bf16;        // C has the same type as D
+  // C has the same type as D. e4m3 (FP8 output): D is quantised in the epilogue with one fp32
+  // scale per row per 128 of its columns, amax / 448 of them, written to GemmOperands::d_scale
+  // as [M, ceil(D columns / 128)] row-major: the A scales of a block-scaled FP8 GEMM, so two
+  // FP8 GEMMs chain with no kernel between them. No C (reads_c false).
+  DType d_type = DType::bf16;
   DType accumulator = DType::fp32;
   Layout layout = Layout::nt;
   // Leading dimensions in elements: distance between consecutive rows of the matrix *as
@@ -73,8 +77,10 @@ struct GemmProblem {
 
   int64_t lda_or_packed() const;     // lda, or the stored row length when lda == 0
   int64_t ldb_or_packed() const;
-  int64_t ldc_or_packed() const;     // N when 0
-  int64_t ldd_or_packed() const;     // N when 0
+  int64_t ldc_or_packed() const;     // D's columns when 0
+  int64_t ldd_or_packed() const;     // D's columns when 0
+  // Columns of D (and C): N, or N / 2 with a gated epilogue.
+  int64_t d_cols() const { return epilogue.gated ? n / 2 : n; }
   // Rows of A and D as stored: m, or num_groups x max_m for the masked layout.
   int64_t stored_rows() const { return grouping == Grouping::masked ? num_groups * m : m; }
   // Valid rows a group is expected to have (expected_m, or its default above); m when not

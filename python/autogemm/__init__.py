@@ -33,7 +33,7 @@ from ._errors import CudaError, Error, InvalidArgument, NoDevice
 from ._plan import Candidate, GemmReport, KernelLaunch, Plan, Rejected
 
 __all__ = [
-    "gemm", "fp8_gemm", "grouped_gemm", "quantize_fp8", "dequantize_fp8", "plan", "profile", "device_presets",
+    "gemm", "fp8_gemm", "grouped_gemm", "interleave_gate_up", "quantize_fp8", "dequantize_fp8", "plan", "profile", "device_presets",
     "cpp_enqueue_us", "load_tuning_file", "Plan", "KernelLaunch", "Candidate", "Rejected", "GemmReport", "Error",
     "InvalidArgument", "CudaError", "NoDevice", "__version__",
 ]
@@ -220,6 +220,56 @@ def _dtype_text(dtype: DTypeLike) -> Optional[str]:
     return text[len("torch."):] if text.startswith("torch.") else text
 
 
+_FP8_NAMES = ("fp8", "e4m3", "float8_e4m3fn")
+
+
+def _fp8_output(out: Optional[Array], out_dtype: DTypeLike) -> bool:
+    """Whether D is FP8 (then the call returns (D, scales))."""
+    if out is not None:
+        return getattr(out, "dtype", None) is not None and str(out.dtype).rpartition(".")[2] in (
+            "float8_e4m3fn", "uint8")
+    return (_dtype_text(out_dtype) or "").lower() in _FP8_NAMES
+
+
+def _result(out: Optional[Array], fp8_out: bool, out_scales: Optional[Array],
+            made: dict[str, Any]) -> Any:
+    """D (``out`` or the new array), and with FP8 output (D, its scales)."""
+    d = out if out is not None else made.get("float8_e4m3fn" if fp8_out else None,
+                                             next(iter(made.values()), None))
+    if not fp8_out:
+        return d
+    return d, out_scales if out_scales is not None else made["float32"]
+
+
+def interleave_gate_up(gate: Array, up: Array) -> Array:
+    """B for a gated epilogue (``gemm(..., activation="silu", gated=True)``) from a checkpoint's
+    gate and up projections (Llama's w1 / w3, gate_proj / up_proj): both (rows, K) weights, or
+    (rows,) biases or column scales, of equal shape and rows a multiple of 8. Returns
+    (2 rows, ...) with runs of 8 gate rows and 8 up rows alternating, so column c of the gated
+    GEMM's D is act(gate row c) * (up row c). Works on torch, CuPy and NumPy arrays (a new
+    array on the inputs' device). FP8 weights interleave the same way; their 128x128 scale
+    blocks then mix gate and up rows, so quantise the interleaved weight instead."""
+    shape = tuple(gate.shape)
+    if tuple(up.shape) != shape:
+        raise InvalidArgument("up", f"an array of shape {tuple(up.shape)}",
+                              f"must have gate's shape {shape}")
+    if len(shape) == 0 or shape[0] % 8 != 0 or shape[0] == 0:
+        raise InvalidArgument("gate", f"an array of shape {shape}",
+                              "gate and up rows interleave in runs of 8: rows must be a "
+                              "positive multiple of 8")
+    rest = shape[1:]
+    framework = _framework(gate)
+    if framework == "torch":
+        stack = sys.modules["torch"].stack
+    elif framework == "cupy":
+        stack = sys.modules["cupy"].stack
+    else:
+        import numpy
+        stack = numpy.stack
+    runs = (shape[0] // 8, 8) + rest
+    return stack([gate.reshape(runs), up.reshape(runs)], 1).reshape((2 * shape[0],) + rest)
+
+
 def _autotune(autotune: Optional[int]) -> int:
     if autotune is None:
         return -1
@@ -244,8 +294,10 @@ def gemm(a: Array, b: Array, *, out: Optional[Array] = None, c: Optional[Array] 
          autotune: Optional[int] = None, stream: Stream = None, vendor_fallback: bool = True,
          return_report: bool = False, bias: Optional[Array] = None,
          activation: Optional[str] = None, row_scale: Optional[Array] = None,
-         col_scale: Optional[Array] = None) -> Any:
-    """D = alpha * op(a) @ op(b) + beta * C, on the GPU; returns D (``out`` when given).
+         col_scale: Optional[Array] = None, gated: bool = False,
+         out_scales: Optional[Array] = None) -> Any:
+    """D = alpha * op(a) @ op(b) + beta * C, on the GPU; returns D (``out`` when given), or
+    (D, scales) with FP8 output.
 
     With the fused epilogue (any of bias, activation, row_scale, col_scale):
     D = act(alpha * op(a) @ op(b) * row_scale[m] * col_scale[n] + bias[n]) + beta * C, in
@@ -267,7 +319,10 @@ def gemm(a: Array, b: Array, *, out: Optional[Array] = None, c: Optional[Array] 
         c: C (M x N, D's type), read when ``beta != 0``; without it, ``out`` is C
             (accumulate: D = alpha * A B + beta * D).
         out_dtype: D's type when ``out`` is None: "bf16", "fp16", "fp32" (or a torch / NumPy
-            dtype); default a's type.
+            dtype); default a's type. "fp8" (e4m3, torch.float8_e4m3fn): D quantised by the
+            epilogue with one float32 scale per row per 128 columns, amax / 448 of them (the
+            rule of quantize_fp8), returned with D as (D, scales), scales (M, ceil(cols / 128)):
+            exactly fp8_gemm's a_scales, so the next FP8 GEMM takes both as they are. No C.
         config: force a configuration (the text ``plan()`` prints, or a Plan; "cuBLASLt" forces
             the vendor path); it goes through the same rules as the planner's choices.
         autotune: time this many of the planner's best configurations on the first call of a
@@ -283,6 +338,12 @@ def gemm(a: Array, b: Array, *, out: Optional[Array] = None, c: Optional[Array] 
         col_scale: (N,) float32, multiplies column n (per-channel scaling).
             The vectors must be contiguous (a slice of a longer vector is fine). A fused call
             runs on autogemm's kernels, never cuBLASLt.
+        gated: gated MLP (SwiGLU with activation="silu", GeGLU with "gelu_tanh" / "gelu_erf"):
+            b holds the gate and up projections with rows interleaved in runs of 8
+            (``interleave_gate_up``), bias and col_scale likewise; D = act(gate) * up has
+            N / 2 columns. N must be a multiple of 16.
+        out_scales: with FP8 output, where the scales go (float32, (M, ceil(cols / 128)),
+            packed); None: a new array.
 
     Raises:
         InvalidArgument: a wrong dtype, shape, stride, device, layout or configuration;
@@ -290,7 +351,8 @@ def gemm(a: Array, b: Array, *, out: Optional[Array] = None, c: Optional[Array] 
         CudaError: CUDA, NVRTC or cuBLASLt failed. NoDevice: no usable GPU.
     """
     fast = _torch_fast
-    if fast is not None and type(a) is fast[0] and out is not None and stream is None:
+    if (fast is not None and type(a) is fast[0] and out is not None and stream is None and
+            out.element_size() != 1):
         device = a.get_device()
         if device >= 0:
             export = fast[2]
@@ -302,18 +364,20 @@ def gemm(a: Array, b: Array, *, out: Optional[Array] = None, c: Optional[Array] 
                 fast[1](device), None, return_report,
                 None if bias is None else export(bias), activation,
                 None if row_scale is None else export(row_scale),
-                None if col_scale is None else export(col_scale))
+                None if col_scale is None else export(col_scale), bool(gated), None)
             return (out, GemmReport(*report)) if return_report else out
     framework = _framework(a)
     handle, export = _prepare(framework, a, stream)
     made: dict[str, Any] = {}
-    alloc = None if out is not None else _allocator(framework, a, export, made)
+    fp8_out = _fp8_output(out, out_dtype)
+    alloc = _allocator(framework, a, export, made)
     _, report = _core.gemm(
-        export(a), export(b), export(out), export(c), layout, _dtype_text(out_dtype),
-        float(alpha), float(beta), _config_text(config), _autotune(autotune),
-        bool(vendor_fallback), handle, alloc, bool(return_report), export(bias), activation,
-        export(row_scale), export(col_scale))
-    result = out if out is not None else next(iter(made.values()))
+        export(a), export(b), export(_fp8_bytes(out)[0]), export(c), layout,
+        _dtype_text(out_dtype), float(alpha), float(beta), _config_text(config),
+        _autotune(autotune), bool(vendor_fallback), handle, alloc, bool(return_report),
+        export(bias), activation, export(row_scale), export(col_scale), bool(gated),
+        export(out_scales))
+    result = _result(out, fp8_out, out_scales, made)
     if return_report:
         return result, GemmReport(*report)
     return result
@@ -326,7 +390,8 @@ def fp8_gemm(a_fp8: Array, a_scales: Array, b_fp8: Array, b_scales: Array, *,
              autotune: Optional[int] = None, stream: Stream = None,
              vendor_fallback: bool = True, return_report: bool = False,
              bias: Optional[Array] = None, activation: Optional[str] = None,
-             row_scale: Optional[Array] = None, col_scale: Optional[Array] = None) -> Any:
+             row_scale: Optional[Array] = None, col_scale: Optional[Array] = None,
+             gated: bool = False, out_scales: Optional[Array] = None) -> Any:
     """Block-scaled FP8 GEMM: D = alpha * (a * sa) @ (b * sb).T + beta * C (layout nt).
 
     Args:
@@ -340,25 +405,29 @@ def fp8_gemm(a_fp8: Array, a_scales: Array, b_fp8: Array, b_scales: Array, *,
             (per token and per channel, PyTorch's rowwise ``_scaled_mm``) a_scales has M floats
             and b_scales N, shapes (M,) or (M, 1) and (N,), (1, N) or (N, 1), applied after the
             sum by the fused epilogue (so row_scale and col_scale are not taken with it).
-        out, out_dtype: D (M, N): bf16 (default), fp16 or fp32.
+        out, out_dtype: D (M, N): bf16 (default), fp16, fp32, or fp8 with its scales, as
+            gemm() (returns (D, scales): the next fp8_gemm's a and a_scales).
         c, alpha, beta, config, autotune, stream, vendor_fallback, return_report: as gemm().
-        bias, activation, row_scale, col_scale: the fused epilogue, as gemm().
+        bias, activation, row_scale, col_scale, gated, out_scales: the fused epilogue, as
+            gemm(). A gated FP8 GEMM writes bf16, fp16 or fp32 (its tiles are too narrow for
+            whole 128-column scale groups of D).
     """
     framework = _framework(a_fp8)
     handle, export = _prepare(framework, a_fp8, stream)
     a_fp8, a_kind = _fp8_bytes(a_fp8)
     b_fp8, b_kind = _fp8_bytes(b_fp8)
     made: dict[str, Any] = {}
-    alloc = None if out is not None else _allocator(framework, a_fp8, export, made)
+    fp8_out = _fp8_output(out, out_dtype)
+    alloc = _allocator(framework, a_fp8, export, made)
     _, report = _core.fp8_gemm(
-        export(a_fp8), export(a_scales), export(b_fp8), export(b_scales), export(out),
-        export(c), a_kind, b_kind, scaling,
+        export(a_fp8), export(a_scales), export(b_fp8), export(b_scales),
+        export(_fp8_bytes(out)[0]), export(c), a_kind, b_kind, scaling,
         # Given an out, its dtype decides unless out_dtype is named (then both must agree).
         _dtype_text(out_dtype) if out is None or out_dtype != "bf16" else None,
         float(alpha), float(beta), _config_text(config), _autotune(autotune),
         bool(vendor_fallback), handle, alloc, bool(return_report), export(bias), activation,
-        export(row_scale), export(col_scale))
-    result = out if out is not None else next(iter(made.values()))
+        export(row_scale), export(col_scale), bool(gated), export(out_scales))
+    result = _result(out, fp8_out, out_scales, made)
     if return_report:
         return result, GemmReport(*report)
     return result

@@ -20,14 +20,16 @@ def gemm(a: Any, b: Any, out: Any, c: Any, layout: str, out_dtype: Optional[str]
          beta: float, config: Optional[str], autotune: int, vendor_fallback: bool, stream: int,
          alloc: Optional[Alloc], want_report: bool, bias: Any = None,
          activation: Optional[str] = None, row_scale: Any = None,
-         col_scale: Any = None) -> tuple[Any, Optional[Report]]: ...
+         col_scale: Any = None, gated: bool = False,
+         out_scales: Any = None) -> tuple[Any, Optional[Report]]: ...
 def fp8_gemm(a: Any, a_scales: Any, b: Any, b_scales: Any, out: Any, c: Any,
              a_bytes: Optional[str], b_bytes: Optional[str], scaling: str,
              out_dtype: Optional[str], alpha: float, beta: float, config: Optional[str],
              autotune: int, vendor_fallback: bool, stream: int,
              alloc: Optional[Alloc], want_report: bool, bias: Any = None,
              activation: Optional[str] = None, row_scale: Any = None,
-             col_scale: Any = None) -> tuple[Any, Optional[Report]]: ...
+             col_scale: Any = None, gated: bool = False,
+             out_scales: Any = None) -> tuple[Any, Optional[Report]]: ...
 def grouped_gemm(a: Any, b: Any, group_index: Any, masked_m: Any, a_scales: Any,
                  b_scales: Any, a_bytes: Optional[str], b_bytes: Optional[str], out: Any,
                  out_dtype: Optional[str], alpha: float, expected_m: int, config: Optional[str],

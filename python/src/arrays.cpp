@@ -272,6 +272,7 @@ const char* python_dtype(DType t) {
     case DType::bf16: return "bfloat16";
     case DType::fp16: return "float16";
     case DType::fp32: return "float32";
+    case DType::e4m3: return "float8_e4m3fn";
     default: return "?";
   }
 }
@@ -281,10 +282,12 @@ DType parse_out_dtype(const std::string& text) {
   std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
   if (v == "float16") v = "fp16";
   if (v == "float32") v = "fp32";
+  if (v == "float8_e4m3fn") v = "e4m3";
   const std::optional<DType> t = parse_dtype(v);
-  if (!t || !(*t == DType::bf16 || *t == DType::fp16 || *t == DType::fp32))
+  if (!t || !(*t == DType::bf16 || *t == DType::fp16 || *t == DType::fp32 || *t == DType::e4m3))
     throw InvalidArgument("out_dtype", text,
-                          "must be bf16, fp16 or fp32 (also spelled bfloat16, float16, float32)");
+                          "must be bf16, fp16, fp32 (also spelled bfloat16, float16, float32) or "
+                          "fp8 (e4m3, float8_e4m3fn: with one scale per row per 128 columns)");
   return *t;
 }
 

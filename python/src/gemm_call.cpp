@@ -120,6 +120,7 @@ void prepare_gemm(const GemmRequest& r, PreparedGemm& p) {
 
   const bool fp8 = !r.scaling.empty();
   GemmProblem& problem = p.problem;
+  problem.epilogue.gated = r.gated;   // D's columns (d_cols) from here on
   p.a = import_array(r.a_name, r.a, false);
   p.b = import_array(r.b_name, r.b, false);
   Matrix a = matrix_of(*p.a), b = matrix_of(*p.b);
@@ -195,13 +196,15 @@ void prepare_gemm(const GemmRequest& r, PreparedGemm& p) {
   if (!r.out.is_none()) {
     p.out = import_array("out", r.out, /*writable=*/true);
     d_matrix = matrix_of(*p.out);
-    const std::optional<DType> d = element_type(*p.out);
-    if (!d || !(*d == DType::bf16 || *d == DType::fp16 || *d == DType::fp32))
-      throw InvalidArgument("out", p.out->dtype_text(), "must be bfloat16, float16 or float32");
+    // uint8 bytes are read as e4m3 (CuPy has no FP8 dtype; torch's arrive as their bytes).
+    const std::optional<DType> d = element_type(*p.out, DType::e4m3);
+    if (!d || !(*d == DType::bf16 || *d == DType::fp16 || *d == DType::fp32 || *d == DType::e4m3))
+      throw InvalidArgument("out", p.out->dtype_text(),
+                            "must be bfloat16, float16, float32 or float8_e4m3fn");
     if (wanted_d && *wanted_d != *d)
       throw InvalidArgument("out_dtype", *r.out_dtype,
                             fmt::format("must match out's dtype, {}", p.out->dtype_text()));
-    check_output(d_matrix, problem.m, problem.n, *d);
+    check_output(d_matrix, problem.m, problem.d_cols(), *d, DType::e4m3);
     problem.d_type = *d;
     problem.ldd = leading_dimension(d_matrix);
   } else {
@@ -214,10 +217,10 @@ void prepare_gemm(const GemmRequest& r, PreparedGemm& p) {
     if (!r.c.is_none()) {
       p.c = import_array("c", r.c, false);
       const Matrix c = matrix_of(*p.c);
-      if (c.rows != problem.m || c.cols != problem.n)
+      if (c.rows != problem.m || c.cols != problem.d_cols())
         throw InvalidArgument("c", fmt::format("an array of shape {}", p.c->shape_text()),
-                              fmt::format("must have shape {} (M, N)",
-                                          shape2(problem.m, problem.n)));
+                              fmt::format("must have shape {} (D's)",
+                                          shape2(problem.m, problem.d_cols())));
       if (element_type(*p.c) != problem.d_type)
         throw InvalidArgument("c", p.c->dtype_text(),
                               fmt::format("must have the output's dtype, {}",
@@ -297,9 +300,10 @@ void prepare_gemm(const GemmRequest& r, PreparedGemm& p) {
        p.bias ? &*p.bias : nullptr, p.row_scale ? &*p.row_scale : nullptr,
        p.col_scale ? &*p.col_scale : nullptr});
   if (!p.out) {
-    p.out = output_array(nb::none(), r.alloc, problem.m, problem.n, python_dtype(problem.d_type));
+    p.out = output_array(nb::none(), r.alloc, problem.m, problem.d_cols(),
+                         python_dtype(problem.d_type));
     d_matrix = matrix_of(*p.out);
-    check_output(d_matrix, problem.m, problem.n, problem.d_type);
+    check_output(d_matrix, problem.m, problem.d_cols(), problem.d_type, DType::e4m3);
     problem.ldd = leading_dimension(d_matrix);
     if (problem.reads_c && !p.c) problem.ldc = problem.ldd;
     common_cuda_device({&*p.a, &*p.out});
@@ -311,6 +315,19 @@ void prepare_gemm(const GemmRequest& r, PreparedGemm& p) {
   p.operands.c = !problem.reads_c ? nullptr : p.c ? p.c->data : p.out->data;
   p.operands.alpha = r.alpha;
   p.operands.beta = r.beta;
+  if (problem.d_type == DType::e4m3) {
+    // The scales: packed float32 (M, ceil(D columns / 128)), fp8_gemm's a_scales layout.
+    const int64_t groups = ceil_div(problem.d_cols(), kFp8ScaleGroup);
+    p.out_scales = output_array(r.out_scales, r.alloc, problem.m, groups, "float32", "out_scales");
+    check_block_scales(*p.out_scales, {problem.m, groups}, "(M, ceil(D columns / 128))",
+                       "one scale per row per 128 columns of D",
+                       fmt::format("M = {}, D columns = {}", problem.m, problem.d_cols()));
+    common_cuda_device({&*p.out, &*p.out_scales});
+    p.operands.d_scale = static_cast<float*>(p.out_scales->data);
+  } else if (r.out_scales.ptr() && !r.out_scales.is_none()) {
+    throw InvalidArgument("out_scales", "an array",
+                          "only FP8 output (out_dtype fp8) writes scales");
+  }
   validate(problem);
 }
 

@@ -28,11 +28,16 @@ struct GemmRequest {
   // ("none", "relu", "gelu_tanh", "gelu_erf", "silu").
   nb::handle bias, row_scale, col_scale;
   std::string activation = "none";
+  bool gated = false;       // D = act(gate) * up, N / 2 columns (autogemm/epilogue.hpp)
+  // FP8 output (out_dtype fp8): where its scales go, float32 (M, ceil(D columns / 128)), or
+  // None to allocate them.
+  nb::handle out_scales = nb::none();
 };
 
 // The checked call: exactly the problem, operands and options a C++ caller would pass.
 struct PreparedGemm {
-  std::optional<ArrayView> a, b, out, c, a_scales, b_scales, bias, row_scale, col_scale;
+  std::optional<ArrayView> a, b, out, c, a_scales, b_scales, bias, row_scale, col_scale,
+      out_scales;
   GemmProblem problem;
   GemmOperands operands;
   GemmOptions options;

@@ -243,10 +243,13 @@ NB_MODULE(_core, m) {
          std::optional<std::string> out_dtype, float alpha, float beta,
          std::optional<std::string> config, int autotune, bool vendor_fallback, uintptr_t stream,
          nb::handle alloc, bool want_report, nb::handle bias,
-         std::optional<std::string> activation, nb::handle row_scale, nb::handle col_scale) {
+         std::optional<std::string> activation, nb::handle row_scale, nb::handle col_scale,
+         bool gated, nb::handle out_scales) {
         GemmRequest r = epilogue_request(out, c, std::move(out_dtype), alpha, beta,
                                          std::move(config), autotune, vendor_fallback, alloc, bias,
                                          std::move(activation), row_scale, col_scale);
+        r.gated = gated;
+        r.out_scales = out_scales;
         r.a = a;
         r.b = b;
         r.a_scales = r.b_scales = nb::none();
@@ -257,7 +260,7 @@ NB_MODULE(_core, m) {
       "alpha"_a, "beta"_a, "config"_a.none(), "autotune"_a, "vendor_fallback"_a, "stream"_a,
       "alloc"_a.none(), "want_report"_a, "bias"_a.none() = nb::none(),
       "activation"_a.none() = nb::none(), "row_scale"_a.none() = nb::none(),
-      "col_scale"_a.none() = nb::none(),
+      "col_scale"_a.none() = nb::none(), "gated"_a = false, "out_scales"_a.none() = nb::none(),
       "D = act(alpha * op(a) op(b) * row_scale * col_scale + bias) + beta * C; returns (out, "
       "(config, vendor, reason)).");
 
@@ -268,10 +271,13 @@ NB_MODULE(_core, m) {
          const std::string& scaling, std::optional<std::string> out_dtype, float alpha,
          float beta, std::optional<std::string> config, int autotune, bool vendor_fallback,
          uintptr_t stream, nb::handle alloc, bool want_report, nb::handle bias,
-         std::optional<std::string> activation, nb::handle row_scale, nb::handle col_scale) {
+         std::optional<std::string> activation, nb::handle row_scale, nb::handle col_scale,
+         bool gated, nb::handle out_scales) {
         GemmRequest r = epilogue_request(out, c, std::move(out_dtype), alpha, beta,
                                          std::move(config), autotune, vendor_fallback, alloc, bias,
                                          std::move(activation), row_scale, col_scale);
+        r.gated = gated;
+        r.out_scales = out_scales;
         r.a_name = "a_fp8";
         r.b_name = "b_fp8";
         r.a = a;
@@ -288,7 +294,8 @@ NB_MODULE(_core, m) {
       "alpha"_a, "beta"_a, "config"_a.none(), "autotune"_a, "vendor_fallback"_a, "stream"_a,
       "alloc"_a.none(), "want_report"_a, "bias"_a.none() = nb::none(),
       "activation"_a.none() = nb::none(), "row_scale"_a.none() = nb::none(),
-      "col_scale"_a.none() = nb::none(), "Block-scaled (or per-tensor) FP8 GEMM, layout nt.");
+      "col_scale"_a.none() = nb::none(), "gated"_a = false, "out_scales"_a.none() = nb::none(),
+      "Block-scaled (or per-tensor) FP8 GEMM, layout nt.");
 
   m.def(
       "time_gemm_enqueues",

@@ -17,7 +17,8 @@ struct EpilogueVectors {
 };
 
 // `d`: on entry the product A B (M x N, ld N); on exit act(alpha * AB * row_scale[m] *
-// col_scale[n] + bias[n]) + beta * C, C (M x N, ld `ldc`) read when beta != 0.
+// col_scale[n] + bias[n]) + beta * C, C (M x N, ld `ldc`) read when beta != 0. Gated: M x N / 2,
+// act(gate) * up + beta * C from the interleaved columns (autogemm/epilogue.hpp).
 void apply_epilogue_reference(const Epilogue& e, const EpilogueVectors& v, int64_t m, int64_t n,
                               double alpha, double beta, const std::vector<double>& c, int64_t ldc,
                               std::vector<double>& d);

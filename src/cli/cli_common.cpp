@@ -54,6 +54,9 @@ void ProblemOptions::add_to(CLI::App& command) {
   command.add_option("--lda", lda, "leading dimension of A in elements (0 = packed)");
   command.add_option("--ldb", ldb, "leading dimension of B in elements (0 = packed)");
   command.add_option("--ldd", ldd, "leading dimension of D in elements (0 = packed)");
+  command.add_option("--out-dtype", out_dtype,
+                     "type of D: bf16, fp16, fp32, or fp8 (e4m3, quantised by the epilogue with "
+                     "one scale per row per 128 columns)");
   command.add_option("--scaling", scaling,
                      "FP8 scales: block (1x128 A, 128x128 B; the default), per_tensor, or rowwise "
                      "(one per row of A and one per row of B)");
@@ -72,8 +75,16 @@ std::vector<GemmProblem> ProblemOptions::problems() const {
     if (!fp8_scaling)
       throw InvalidArgument("--scaling", scaling, "expected block, per_tensor or rowwise");
   }
+  std::optional<DType> d_type;
+  if (!out_dtype.empty()) {
+    d_type = parse_dtype(out_dtype);
+    if (!d_type || !(*d_type == DType::bf16 || *d_type == DType::fp16 || *d_type == DType::fp32 ||
+                     *d_type == DType::e4m3))
+      throw InvalidArgument("--out-dtype", out_dtype, "expected bf16, fp16, fp32 or fp8 (e4m3)");
+  }
   for (const GemmShape& s : shapes) {
     GemmProblem p = make_problem(s.m, s.n, s.k, dtype, layout, lda, ldb, ldd);
+    if (d_type) p.d_type = *d_type;
     if (fp8_scaling) {
       if (p.scaling == Scaling::none)
         throw InvalidArgument("--scaling", scaling, "scales are for --dtype fp8");
@@ -94,6 +105,9 @@ void EpilogueOptions::add_to(CLI::App& command) {
                    "fused epilogue: multiply row m by row_scale[m] (fp32, per token)");
   command.add_flag("--col-scale", col_scale,
                    "fused epilogue: multiply column n by col_scale[n] (fp32, per channel)");
+  command.add_flag("--gated", gated,
+                   "fused epilogue: gated MLP, D = act(gate) * up with N / 2 columns (B's rows "
+                   "gate and up interleaved in runs of 8; --activation silu: SwiGLU)");
 }
 
 Epilogue EpilogueOptions::epilogue() const {
@@ -113,6 +127,7 @@ Epilogue EpilogueOptions::epilogue() const {
   }
   e.row_scale = row_scale;
   e.col_scale = col_scale;
+  e.gated = gated;
   return e;
 }
 

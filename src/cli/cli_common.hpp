@@ -36,6 +36,7 @@ struct ProblemOptions {
   std::string dtype = "bf16";
   std::string layout = "nt";
   std::string scaling;
+  std::string out_dtype;   // empty: bf16 (fp16 for fp16 inputs); e4m3 (fp8): FP8 with 1x128 scales
   int64_t lda = 0, ldb = 0, ldd = 0;
 
   void add_to(CLI::App& command);
@@ -45,10 +46,10 @@ struct ProblemOptions {
 };
 
 // The fused epilogue (autogemm/epilogue.hpp) as `plan` and `compile` take it: --bias bf16|fp32,
-// --activation relu|gelu_tanh|gelu_erf|silu, --row-scale, --col-scale.
+// --activation relu|gelu_tanh|gelu_erf|silu, --row-scale, --col-scale, --gated.
 struct EpilogueOptions {
   std::string bias, activation;
-  bool row_scale = false, col_scale = false;
+  bool row_scale = false, col_scale = false, gated = false;
 
   void add_to(CLI::App& command);
   Epilogue epilogue() const;   // InvalidArgument names the option and value

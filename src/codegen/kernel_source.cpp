@@ -10,12 +10,14 @@
 
 namespace autogemm::codegen {
 
-// The epilogue's output element (kernels/sm90/epilogue.cuh): 0 bf16, 1 fp16, 2 fp32.
+// The epilogue's output element (kernels/sm90/epilogue.cuh): 0 bf16, 1 fp16, 2 fp32, 3 e4m3
+// with 1x128 scales.
 int out_kind(DType t) {
   switch (t) {
     case DType::bf16: return 0;
     case DType::fp16: return 1;
     case DType::fp32: return 2;
+    case DType::e4m3: return 3;
     default: break;
   }
   // The rules (plan/rules.cpp instruction_violation) refuse other outputs before a spec exists.

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
 #include <string>
 
 #include "autogemm/errors.hpp"
@@ -42,7 +43,10 @@ std::string Epilogue::describe() const {
   if (row_scale) add("row_scale");
   if (col_scale) add("col_scale");
   if (bias) add(fmt::format("bias {}", to_string(*bias)));
-  if (activation != Activation::none) add(std::string(to_string(activation)));
+  if (activation != Activation::none)
+    add(gated ? fmt::format("gated {}", to_string(activation)) : std::string(to_string(activation)));
+  else if (gated)
+    add("gated");
   return text;
 }
 
@@ -51,6 +55,9 @@ std::string Epilogue::formula() const {
   if (row_scale) x += " * row_scale[m]";
   if (col_scale) x += " * col_scale[n]";
   if (bias) x += " + bias[n]";
+  if (gated)
+    return fmt::format("{0}(gate) * up, gate and up = {1} at interleaved columns n; + beta * C",
+                       to_string(activation), x);
   if (activation != Activation::none) x = fmt::format("{}({})", to_string(activation), x);
   return x + " + beta * C";
 }
@@ -63,6 +70,7 @@ std::string Epilogue::token() const {
   if (col_scale) add("cs");
   if (bias) add(*bias == DType::bf16 ? "bbf16" : "bfp32");
   if (activation != Activation::none) add(to_string(activation));
+  if (gated) add("glu");
   return t;
 }
 
@@ -82,6 +90,8 @@ Epilogue parse_epilogue(std::string_view spec, DType default_bias_type,
       if (!t || (*t != DType::bf16 && *t != DType::fp32))
         throw InvalidArgument(argument, std::string(item), "the bias is bf16 or fp32");
       e.bias = *t;
+    } else if (item == "gated") {
+      e.gated = true;
     } else if (item == "row_scale" || item == "row-scale") {
       e.row_scale = true;
     } else if (item == "col_scale" || item == "col-scale") {
@@ -94,10 +104,27 @@ Epilogue parse_epilogue(std::string_view spec, DType default_bias_type,
     } else {
       throw InvalidArgument(argument, std::string(item),
                             "items are bias, bias=bf16|fp32, relu, gelu_tanh (gelu), gelu_erf, "
-                            "silu, row_scale, col_scale, comma-separated (or none)");
+                            "silu, gated, row_scale, col_scale, comma-separated (or none)");
     }
   }
   return e;
+}
+
+void interleave_gate_up(const void* gate, const void* up, void* out, int64_t rows,
+                        int64_t row_elements, int element_bytes) {
+  if (rows < 1 || rows % kGateRun != 0)
+    throw InvalidArgument("rows", std::to_string(rows),
+                          fmt::format("gate and up rows interleave in runs of {}: rows must be a "
+                                      "positive multiple of {}",
+                                      kGateRun, kGateRun));
+  const auto* g = static_cast<const unsigned char*>(gate);
+  const auto* u = static_cast<const unsigned char*>(up);
+  auto* o = static_cast<unsigned char*>(out);
+  const std::size_t run = std::size_t(kGateRun) * row_elements * element_bytes;
+  for (int64_t j = 0; j < rows / kGateRun; ++j) {
+    std::memcpy(o + 2 * j * run, g + j * run, run);
+    std::memcpy(o + (2 * j + 1) * run, u + j * run, run);
+  }
 }
 
 }  // namespace autogemm

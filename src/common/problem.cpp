@@ -86,8 +86,8 @@ static int64_t b_row_length(const GemmProblem& p) { return b_is_k_major(p.layout
 
 int64_t GemmProblem::lda_or_packed() const { return lda ? lda : a_row_length(*this); }
 int64_t GemmProblem::ldb_or_packed() const { return ldb ? ldb : b_row_length(*this); }
-int64_t GemmProblem::ldc_or_packed() const { return ldc ? ldc : n; }
-int64_t GemmProblem::ldd_or_packed() const { return ldd ? ldd : n; }
+int64_t GemmProblem::ldc_or_packed() const { return ldc ? ldc : d_cols(); }
+int64_t GemmProblem::ldd_or_packed() const { return ldd ? ldd : d_cols(); }
 
 std::string_view to_string(Grouping g) {
   switch (g) {
@@ -109,8 +109,8 @@ double GemmProblem::min_bytes() const {
   const double rows = grouping == Grouping::none ? double(m)
                                                  : double(expected_group_rows()) * num_groups;
   double bytes = rows * k * dtype_bytes(a_type) + double(num_groups) * n * k * dtype_bytes(b_type) +
-                 rows * n * dtype_bytes(d_type);
-  if (reads_c) bytes += rows * n * dtype_bytes(d_type);
+                 rows * d_cols() * dtype_bytes(d_type);
+  if (reads_c) bytes += rows * d_cols() * dtype_bytes(d_type);
   return bytes;
 }
 
@@ -215,10 +215,45 @@ void validate(const GemmProblem& p) {
     throw InvalidArgument("a_type", std::string(to_string(p.a_type)),
                           "supported input types are bf16, fp16 and e4m3/e5m2");
   }
-  if (p.d_type != DType::bf16 && p.d_type != DType::fp16 && p.d_type != DType::fp32)
+  if (p.d_type != DType::bf16 && p.d_type != DType::fp16 && p.d_type != DType::fp32 &&
+      p.d_type != DType::e4m3)
     throw InvalidArgument("d_type", spelled(p.d_type),
-                          "output must be bf16, fp16 or fp32 (also spelled bfloat16, f16 or "
-                          "half, f32 or float)");
+                          "output must be bf16, fp16, fp32 (also spelled bfloat16, f16 or "
+                          "half, f32 or float) or e4m3 with 1x128 scales");
+  if (p.d_type == DType::e4m3) {
+    if (p.reads_c)
+      throw InvalidArgument("reads_c", "true",
+                            "FP8 output (d_type e4m3) takes no C: C has D's type (beta = 0)");
+    if (p.grouping != Grouping::none)
+      throw InvalidArgument("d_type", spelled(p.d_type),
+                            "grouped GEMM writes bf16, fp16 or fp32 (FP8 output is for gemm())");
+    // The FP8 output leaves by TMA, whose rows are whole 16-byte chunks; its consumer, a
+    // block-scaled FP8 GEMM, needs K-rows 16-byte aligned too.
+    if (p.d_cols() % 16 != 0)
+      throw InvalidArgument(p.epilogue.gated ? "n / 2 (D's columns)" : "n",
+                            std::to_string(p.d_cols()),
+                            "FP8 output (d_type e4m3) needs D's rows whole 16-byte chunks: a "
+                            "multiple of 16 columns");
+    if (p.ldd % 16 != 0)
+      throw InvalidArgument("ldd", std::to_string(p.ldd),
+                            "FP8 output (d_type e4m3) is stored by TMA: ldd must be a multiple "
+                            "of 16 elements (16 bytes)");
+  }
+  if (p.epilogue.gated) {
+    if (p.epilogue.activation == Activation::none)
+      throw InvalidArgument("epilogue.activation", "none",
+                            "a gated epilogue applies its activation to the gate: silu (SwiGLU), "
+                            "gelu_tanh or gelu_erf (GeGLU) or relu");
+    if (p.n % (2 * kGateRun) != 0)
+      throw InvalidArgument("n", std::to_string(p.n),
+                            fmt::format("a gated epilogue's gate and up rows interleave in runs "
+                                        "of {}: N must be a multiple of {}",
+                                        kGateRun, 2 * kGateRun));
+    if (p.grouping != Grouping::none)
+      throw InvalidArgument("epilogue.gated", "true",
+                            "grouped GEMM has no gated epilogue (its D would have N / 2 columns "
+                            "per group)");
+  }
   if (p.accumulator != DType::fp32)
     throw InvalidArgument("accumulator", std::string(to_string(p.accumulator)),
                           "autogemm accumulates in fp32");
@@ -236,13 +271,16 @@ void validate(const GemmProblem& p) {
                           "must be 1 unless the problem is grouped (grouping contiguous or masked)");
   leading("lda", p.lda, a_row_length(p), a_is_k_major(p.layout) ? "K, A is M x K" : "M, A is K x M");
   leading("ldb", p.ldb, b_row_length(p), b_is_k_major(p.layout) ? "K, B is N x K" : "N, B is K x N");
-  leading("ldc", p.ldc, p.n, "N, C is M x N");
-  leading("ldd", p.ldd, p.n, "N, D is M x N");
+  const char* d_shape = p.epilogue.gated ? "N / 2, D is M x N / 2 (gated)" : "N, D is M x N";
+  leading("ldc", p.ldc, p.d_cols(), d_shape);
+  leading("ldd", p.ldd, p.d_cols(), d_shape);
   if (p.epilogue.bias && *p.epilogue.bias != DType::bf16 && *p.epilogue.bias != DType::fp32)
     throw InvalidArgument("epilogue.bias", spelled(*p.epilogue.bias), "the bias is bf16 or fp32");
 }
 
-bool d_rows_end_mid_chunk(const GemmProblem& p) { return (p.n * dtype_bytes(p.d_type)) % 16 != 0; }
+bool d_rows_end_mid_chunk(const GemmProblem& p) {
+  return (p.d_cols() * dtype_bytes(p.d_type)) % 16 != 0;
+}
 
 namespace {
 

@@ -307,7 +307,7 @@ double dram_bytes(const GemmProblem& problem, const GemmConfig& config, int64_t 
   const double in_bytes = dtype_bytes(problem.a_type);
   const double a = double(problem.m) * problem.k * in_bytes;
   const double b = double(problem.n) * problem.k * in_bytes;
-  const double d = double(problem.m) * problem.n * dtype_bytes(problem.d_type) *
+  const double d = double(problem.m) * problem.d_cols() * dtype_bytes(problem.d_type) *
                    (problem.reads_c ? 2 : 1);
   const double usable_l2 = kL2ReuseShare * double(device.l2_bytes);
   if (a + b <= usable_l2) return a + b + d;
@@ -374,7 +374,9 @@ double tma_store_box_us(const GemmProblem& problem, const GemmConfig& config,
   const int box_rows = config.swap_ab ? config.block_n : rows_per_consumer;
   const int boxes = config.swap_ab
                         ? rows_per_consumer * out_bytes / sm90::kSwizzleSpanBytes
-                        : sm90::d_boxes(config.block_n, out_bytes);
+                        : sm90::d_boxes(sm90::d_tile_cols(config.block_n,
+                                                          problem.epilogue.gated),
+                                        out_bytes);
   return kEpilogueBoxRowCycles * box_rows * boxes / (clock_ghz(device) * 1e3);
 }
 
@@ -445,7 +447,9 @@ TileTimes tile_times(const GemmProblem& problem, const GemmConfig& config,
   const bool caller_rows_are_kernel_rows = config.swap_ab && tma_store;
   const int64_t row_cells = caller_rows_are_kernel_rows
                                 ? std::min<int64_t>(config.block_m, problem.m)
-                                : std::min<int64_t>(config.block_n, problem.n);
+                                : std::min<int64_t>(
+                                      sm90::d_tile_cols(config.block_n, problem.epilogue.gated),
+                                      problem.d_cols());
   const int64_t row_count = caller_rows_are_kernel_rows
                                 ? std::min<int64_t>(config.block_n, problem.n)
                                 : std::min<int64_t>(config.block_m, problem.m);
@@ -474,12 +478,16 @@ double fixed_costs(const GemmProblem& problem, const GemmConfig& config, const G
   const double fill_us = kFirstLoadLatencyUs + double(config.block_m + config.block_n) *
                                                    config.block_k * dtype_bytes(problem.a_type) /
                                                    sm_l2_rate(device);
-  double epilogue_us = double(config.block_m) * config.block_n * dtype_bytes(problem.d_type) *
-                       (problem.reads_c ? 2 : 1) / sm_l2_rate(device);
+  double epilogue_us = double(config.block_m) *
+                       sm90::d_tile_cols(config.block_n, problem.epilogue.gated) *
+                       dtype_bytes(problem.d_type) * (problem.reads_c ? 2 : 1) /
+                       sm_l2_rate(device);
   // The fused epilogue's arithmetic, with the tensor cores idle as for the store.
-  if (const Epilogue e = kernel_epilogue(problem); !e.empty()) {
+  // FP8 output: its amax and scale priced as one more scale per element (not yet fitted).
+  if (const Epilogue e = kernel_epilogue(problem); !e.empty() || problem.d_type == DType::e4m3) {
     const double per_element_ns = (e.bias ? kFusedVectorNs : 0.0) +
-                                  kFusedScaleNs * ((e.row_scale ? 1 : 0) + (e.col_scale ? 1 : 0)) +
+                                  kFusedScaleNs * ((e.row_scale ? 1 : 0) + (e.col_scale ? 1 : 0) +
+                                                   (problem.d_type == DType::e4m3 ? 1 : 0)) +
                                   fused_activation_ns(e.activation);
     epilogue_us += double(config.block_m) * config.block_n * per_element_ns * 1e-3 *
                    (2.0 / config.num_consumers);
@@ -487,7 +495,9 @@ double fixed_costs(const GemmProblem& problem, const GemmConfig& config, const G
   // The box term is the TMA store's (not staged rows TMA cannot store, nor swap_ab's D^T).
   if (config.num_consumers == 2 && tma_store) {
     epilogue_us += tma_store_box_us(problem, config, device);
-    if (!config.swap_ab && sm90::d_tail_box_cols(config.block_n, dtype_bytes(problem.d_type)) > 0)
+    if (!config.swap_ab &&
+        sm90::d_tail_box_cols(sm90::d_tile_cols(config.block_n, problem.epilogue.gated),
+                              dtype_bytes(problem.d_type)) > 0)
       epilogue_us += kEpilogueTailBoxUs;
   }
   double fixed_us = kLaunchUs + (config.persistent ? fill_us : double(waves) * fill_us) +

@@ -52,6 +52,9 @@ std::string type_violation(const GemmProblem& p, const GpuInfo& device) {
   if (p.d_type != DType::bf16 && p.d_type != DType::fp16 && p.d_type != DType::fp32)
     return fmt::format("d_type = {}: the decode family writes bf16, fp16 or fp32",
                        to_string(p.d_type));
+  if (p.epilogue.gated)
+    return "epilogue.gated: the decode family's lanes store single elements, not the gate and up "
+           "pairs a gated output needs (the tile family runs it)";
   if (p.layout != Layout::nt)
     return fmt::format("layout = {}: the decode family reads A and B K-major (layout nt): each "
                        "lane loads 16 contiguous bytes of K",

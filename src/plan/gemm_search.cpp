@@ -432,6 +432,18 @@ Plan plan_gemm(const GemmProblem& call, const GpuInfo& device) {
   // cuBLASLt has only some of the fused epilogues (no SiLU, no row scales), and a call that
   // asked for one must get it: where only cuBLASLt could run, the call is refused.
   const auto vendor_only = [&](std::string why) {
+    if (call.d_type == DType::e4m3 && call.epilogue.gated && plan::is_fp8(call.a_type))
+      throw InvalidArgument(
+          "d_type", "e4m3",
+          "a gated tile writes block_n / 2 columns, so whole 128-column scale groups need "
+          "block_n = 256, and FP8 inputs' tiles stop at 128 columns (accumulators and promotion "
+          "temporaries exceed the registers): write bf16 and quantize_fp8 it, or use 16-bit "
+          "inputs");
+    if (call.d_type == DType::e4m3)
+      throw InvalidArgument("d_type", "e4m3",
+                            fmt::format("only autogemm's kernels write FP8 with 1x128 scales, "
+                                        "and none can run this problem: {}",
+                                        why));
     if (call.scaling == Scaling::rowwise)
       throw InvalidArgument("scaling", "rowwise",
                             fmt::format("only autogemm's kernels run rowwise FP8, and none can "

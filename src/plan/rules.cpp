@@ -116,9 +116,40 @@ std::string instruction_violation(const GemmProblem& problem, const GemmConfig& 
     return fmt::format("a_type = {}: the sm90 kernel takes bf16, fp16, e4m3 or e5m2 inputs",
                        to_string(in));
   if (problem.d_type != DType::bf16 && problem.d_type != DType::fp16 &&
-      problem.d_type != DType::fp32)
-    return fmt::format("d_type = {}: the sm90 kernel writes bf16, fp16 or fp32",
+      problem.d_type != DType::fp32 && problem.d_type != DType::e4m3)
+    return fmt::format("d_type = {}: the sm90 kernel writes bf16, fp16, fp32 or e4m3",
                        to_string(problem.d_type));
+  return {};
+}
+
+// FP8 output and the gated epilogue (autogemm/problem.hpp, epilogue.hpp; sm90/epilogue.cuh).
+std::string output_violation(const GemmProblem& problem, const KernelFields& fields) {
+  const GemmConfig& config = fields.config;
+  const bool fp8_out = problem.d_type == DType::e4m3;
+  if (!fp8_out && !problem.epilogue.gated) return {};
+  const char* what = fp8_out ? "FP8 output (d_type e4m3)" : "a gated epilogue";
+  if (config.swap_ab)
+    return fmt::format("swap_ab with {}: the kernel's rows would be D's columns, and {}", what,
+                       fp8_out ? "a row's 128-column scale spans 128 kernel rows"
+                               : "gate and up would be rows of different threads");
+  if (config.n_tail_kernel)
+    return fmt::format("n_tail_kernel with {}: the narrow kernel's columns are not whole {}",
+                       what, fp8_out ? "128-column scale groups" : "gate and up runs");
+  if (problem.epilogue.gated && config.block_n % (2 * kGateRun) != 0)
+    return fmt::format("block_n = {} with a gated epilogue: a tile holds whole gate and up runs "
+                       "of {} columns (a multiple of {})",
+                       config.block_n, kGateRun, 2 * kGateRun);
+  if (fp8_out) {
+    const int cols = sm90::d_tile_cols(config.block_n, problem.epilogue.gated);
+    if (cols % 128 != 0)
+      return fmt::format("block_n = {} with FP8 output: a tile's {} D columns must be whole "
+                         "128-column scale groups (block_n {})",
+                         config.block_n, cols, problem.epilogue.gated ? "256, gated" : "128 or 256");
+    if (fields.store_path != StorePath::tma)
+      return fmt::format("store_path = {} with FP8 output: the amax, scale and cast are written "
+                         "for the TMA store",
+                         to_string(fields.store_path));
+  }
   return {};
 }
 
@@ -441,19 +472,21 @@ std::vector<NamedTmaBox> gemm_tma_boxes(const GemmProblem& problem, const Kernel
     // D (M x N) leaves in 128-byte column slabs and one tail slab of the remaining columns
     // (gemm_layout.cuh d_main_boxes, the same functions the kernel uses), one map each; each
     // consumer warpgroup stores its own block_m / num_consumers rows (runtime/tensor_maps.cpp).
+    // A gated tile stores block_n / 2 columns of D's N / 2 (sm90::d_tile_cols).
     const int rows = config.block_m / std::max(config.num_consumers, 1);
+    const int tile_cols = sm90::d_tile_cols(config.block_n, problem.epilogue.gated);
+    const int64_t d_cols = problem.d_cols();
     const auto add = [&](int cols, Swizzle swizzle, bool tail) {
       if (problem.reads_c)
-        boxes.push_back({"C", matrix_box(problem.m, problem.n, problem.ldc_or_packed(), out_bytes,
+        boxes.push_back({"C", matrix_box(problem.m, d_cols, problem.ldc_or_packed(), out_bytes,
                                          cols, rows, swizzle), tail});
-      boxes.push_back({"D", matrix_box(problem.stored_rows(), problem.n, problem.ldd_or_packed(),
+      boxes.push_back({"D", matrix_box(problem.stored_rows(), d_cols, problem.ldd_or_packed(),
                                        out_bytes, cols, rows, swizzle), tail});
     };
-    if (sm90::d_main_boxes(config.block_n, out_bytes) > 0)
+    if (sm90::d_main_boxes(tile_cols, out_bytes) > 0)
       add(sm90::d_main_box_cols(out_bytes), Swizzle::b128, false);
-    if (const int tail_cols = sm90::d_tail_box_cols(config.block_n, out_bytes); tail_cols > 0)
-      add(tail_cols, swizzle_for_span(sm90::d_tail_swizzle_bytes(config.block_n, out_bytes)),
-          true);
+    if (const int tail_cols = sm90::d_tail_box_cols(tile_cols, out_bytes); tail_cols > 0)
+      add(tail_cols, swizzle_for_span(sm90::d_tail_swizzle_bytes(tile_cols, out_bytes)), true);
   }
   return boxes;
 }
@@ -471,6 +504,7 @@ std::string tile_violation(const GemmProblem& problem, const KernelFields& field
   if (auto why = smem_violation(problem, fields, device); !why.empty()) return why;
   if (auto why = register_violation(problem, fields); !why.empty()) return why;
   if (auto why = fp8_violation(problem, fields); !why.empty()) return why;
+  if (auto why = output_violation(problem, fields); !why.empty()) return why;
   if (auto why = wgmma_shape_violation(problem, config, device); !why.empty()) return why;
   return tma_box_violation(problem, fields);
 }

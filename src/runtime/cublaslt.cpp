@@ -118,7 +118,7 @@ void set_desc(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attribut
 // rows (our columns: bias[n]), ReLU and GELU in its tanh form, each alone or after the bias.
 // It has no SiLU, no erf GELU and no per-row or per-column scales for 16-bit inputs; -1 for those.
 int cublaslt_epilogue_of(const Epilogue& e) {
-  if (e.row_scale || e.col_scale) return -1;
+  if (e.row_scale || e.col_scale || e.gated) return -1;
   const bool bias = e.bias.has_value();
   switch (e.activation) {
     case Activation::none: return bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
@@ -494,6 +494,10 @@ void check_fp8_support(const GemmProblem& problem, ScaleMode mode) {
 }
 
 void check_operands(const GemmProblem& problem, const GemmOperands& operands, ScaleMode mode) {
+  if (problem.d_type == DType::e4m3)
+    throw CublasLtLimit("d_type", "e4m3",
+                        "cuBLASLt on Hopper writes FP8 with one per-tensor scale, not one per "
+                        "row per 128 columns");
   if (problem.scaling == Scaling::rowwise)
     throw CublasLtLimit("scaling", "rowwise",
                         "this cuBLASLt path has per-tensor and block FP8 scales only (cuBLASLt's "
@@ -609,7 +613,7 @@ std::string cublaslt_epilogue_unavailable(const Epilogue& epilogue, float beta) 
   if (epilogue.empty()) return {};
   if (cublaslt_epilogue_of(epilogue) < 0)
     return "cuBLASLt fuses only a bias, relu and gelu_tanh (cublasLtEpilogue_t): no silu, "
-           "gelu_erf, row_scale or col_scale";
+           "gelu_erf, row_scale, col_scale or gated epilogue";
   if (epilogue.activation != Activation::none && beta != 0.0f)
     return "cuBLASLt adds beta * C before its activation, autogemm after it";
   return {};

@@ -8,7 +8,8 @@
 
 namespace autogemm::runtime {
 
-void check_epilogue_operands(const Epilogue& e, const GemmOperands& o) {
+void check_epilogue_operands(const GemmProblem& problem, const GemmOperands& o) {
+  const Epilogue& e = problem.epilogue;
   const auto check = [](const char* name, const void* pointer, bool declared, int element_bytes,
                         const char* declaration) {
     const auto address = reinterpret_cast<uintptr_t>(pointer);
@@ -32,6 +33,7 @@ void check_epilogue_operands(const Epilogue& e, const GemmOperands& o) {
         "problem.epilogue.bias");
   check("row_scale", o.row_scale, e.row_scale, 4, "problem.epilogue.row_scale");
   check("col_scale", o.col_scale, e.col_scale, 4, "problem.epilogue.col_scale");
+  check("d_scale", o.d_scale, problem.d_type == DType::e4m3, 4, "problem.d_type e4m3");
 }
 
 }  // namespace autogemm::runtime

@@ -6,8 +6,8 @@
 
 namespace autogemm::runtime {
 
-// Throws InvalidArgument naming the operand ("bias", "row_scale", "col_scale"), its value and
-// the rule.
-void check_epilogue_operands(const Epilogue& epilogue, const GemmOperands& operands);
+// Throws InvalidArgument naming the operand ("bias", "row_scale", "col_scale", "d_scale"), its
+// value and the rule. d_scale is read when problem.d_type is e4m3.
+void check_epilogue_operands(const GemmProblem& problem, const GemmOperands& operands);
 
 }  // namespace autogemm::runtime

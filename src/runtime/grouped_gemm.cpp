@@ -68,7 +68,7 @@ GemmReport grouped_gemm(const GemmProblem& problem, const GroupedOperands& opera
   dense.bias = operands.bias;
   dense.row_scale = operands.row_scale;
   dense.col_scale = operands.col_scale;
-  runtime::check_epilogue_operands(problem.epilogue, dense);
+  runtime::check_epilogue_operands(problem, dense);
   const int device = runtime::call_device(options);
   const std::shared_ptr<const KernelSpec> spec =
       runtime::call_spec(device, problem, dense, stream, planning);

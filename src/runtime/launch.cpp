@@ -209,6 +209,9 @@ ResolvedKernel resolve_one(const KernelLaunch& k, const SplitKWorkspaceLayout& s
   const float* col_scale = rowwise ? call_operands.scale_b : call_operands.col_scale;
   params.row_scale = row_scale ? row_scale + row0 : nullptr;
   params.col_scale = col_scale ? col_scale + column0 : nullptr;
+  // FP8 output's scales, one per row per 128 columns of D (no n-tail kernel: the rules).
+  params.d_scale = call_operands.d_scale;
+  params.d_scale_ld = (p.d_cols() + 127) / 128;
   // Split-K: the splits meet in a workspace and the last one of each tile stores it
   // (kernels/sm90/split_k_reduce.cuh, decode_kernel.cuh); the stream's, found when enqueued.
   if (k.fields.config.split_k > 1) {

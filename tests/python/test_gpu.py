@@ -405,6 +405,112 @@ def test_fp8_rowwise_gemm(torch, shape):
     assert calc_diff(fused, want) < 1e-5
 
 
+def fp8_dequantise(torch, d, scales):
+    """D (e4m3, M x C) times its 1x128 scales, float64."""
+    m, cols = d.shape
+    expanded = scales.double().repeat_interleave(128, dim=1)[:, :cols]
+    return d.double() * expanded
+
+
+def expect_1x128_scales(torch, scales, want):
+    """Each scale is amax / 448 of its 128 columns of `want` (never below 2^-126)."""
+    m, cols = want.shape
+    groups = (cols + 127) // 128
+    padded = torch.zeros(m, groups * 128, dtype=torch.float64, device=want.device)
+    padded[:, :cols] = want.abs()
+    amax = padded.view(m, groups, 128).amax(dim=2)
+    expected = torch.clamp(amax / 448.0, min=2.0 ** -126)
+    assert scales.shape == (m, groups) and scales.dtype == torch.float32
+    assert torch.allclose(scales.double(), expected, rtol=1e-3, atol=0), \
+        (scales.double() / expected - 1).abs().max().item()
+
+
+@needs_sm90
+@pytest.mark.parametrize("shape", [(64, 4096, 1024), (1000, 2080, 520), (4096, 4096, 2048)],
+                         ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("activation", ["silu", "gelu_tanh"])
+def test_gated_mlp_bf16(torch, shape, activation):
+    """SwiGLU / GeGLU: the gate and up projections interleaved by interleave_gate_up, D =
+    act(x W_gate^T + b_gate) * (x W_up^T + b_up) with N / 2 columns, against float64."""
+    m, n, k = shape
+    x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    gate = torch.randn(n // 2, k, device="cuda", dtype=torch.bfloat16) / 8
+    up = torch.randn(n // 2, k, device="cuda", dtype=torch.bfloat16) / 8
+    b_gate = torch.randn(n // 2, device="cuda", dtype=torch.float32)
+    b_up = torch.randn(n // 2, device="cuda", dtype=torch.float32)
+    w = autogemm.interleave_gate_up(gate, up)
+    bias = autogemm.interleave_gate_up(b_gate, b_up)
+    d, report = autogemm.gemm(x, w, activation=activation, gated=True, bias=bias,
+                              return_report=True)
+    assert not report.used_vendor and d.shape == (m, n // 2) and d.dtype == torch.bfloat16
+    act = torch.nn.functional.silu if activation == "silu" else (
+        lambda v: torch.nn.functional.gelu(v, approximate="tanh"))
+    want = act(x.double() @ gate.double().T + b_gate.double()) * (
+        x.double() @ up.double().T + b_up.double())
+    assert calc_diff(d, want) < 1e-5, report.config
+
+
+@needs_sm90
+@pytest.mark.parametrize("shape", [(64, 7168, 2048), (300, 1040, 1040), (4096, 4096, 1024)],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_fp8_output_chains_into_fp8_gemm(torch, shape):
+    """BF16 in, FP8 out with 1x128 scales (amax / 448 each), then that output and its scales
+    straight into fp8_gemm as A: both against float64."""
+    m, n, k = shape
+    x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
+    bias = torch.randn(n, device="cuda", dtype=torch.bfloat16)
+    (d, scales), report = autogemm.gemm(x, w, bias=bias, activation="gelu_tanh", out_dtype="fp8",
+                                        return_report=True)
+    assert not report.used_vendor and d.dtype == torch.float8_e4m3fn and d.shape == (m, n)
+    want = torch.nn.functional.gelu(x.double() @ w.double().T + bias.double(), approximate="tanh")
+    expect_1x128_scales(torch, scales, want)
+    assert calc_diff(fp8_dequantise(torch, d, scales), want) < 1e-3, report.config
+    # Chained: D and its scales are the next GEMM's A and a_scales as they are.
+    w2 = torch.randn(1024, n, device="cuda", dtype=torch.bfloat16)
+    q2, s2 = torch_quantize(torch, w2, 128)
+    y = autogemm.fp8_gemm(d, scales, q2, s2)
+    want2 = fp8_dequantise(torch, d, scales) @ (
+        q2.double() * s2.double().repeat_interleave(128, 0).repeat_interleave(128, 1)[
+            :1024, :n]).T
+    assert calc_diff(y, want2) < 1e-5
+    # out= and out_scales= given.
+    out = torch.empty(m, n, device="cuda", dtype=torch.float8_e4m3fn)
+    out_scales = torch.empty_like(scales)
+    got = autogemm.gemm(x, w, bias=bias, activation="gelu_tanh", out=out, out_scales=out_scales)
+    assert got[0] is out and got[1] is out_scales
+    assert torch.equal(out.view(torch.uint8), d.view(torch.uint8))
+    assert torch.equal(out_scales, scales)
+
+
+@needs_sm90
+@pytest.mark.parametrize("m", [64, 4096])
+def test_fp8_gated_and_fp8_swiglu_block(torch, m):
+    """Block-scaled FP8 up-and-gate GEMM with SwiGLU (bf16 out), and the BF16-input SwiGLU with
+    FP8 output; the FP8 input with FP8 output gated is refused by name."""
+    k, f = 1024, 2048
+    x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    gate = torch.randn(f, k, device="cuda", dtype=torch.bfloat16) / 8
+    up = torch.randn(f, k, device="cuda", dtype=torch.bfloat16) / 8
+    w = autogemm.interleave_gate_up(gate, up)
+    qx, sx = torch_quantize(torch, x, 1)
+    qw, sw = torch_quantize(torch, w, 128)
+    d = autogemm.fp8_gemm(qx, sx, qw, sw, activation="silu", gated=True)
+    deq_x = qx.double() * sx.double().repeat_interleave(128, 1)[:, :k]
+    deq_w = qw.double() * sw.double().repeat_interleave(128, 0).repeat_interleave(128, 1)[:2 * f, :k]
+    both = deq_x @ deq_w.T
+    runs = both.view(m, f // 8, 2, 8)
+    want = (torch.nn.functional.silu(runs[:, :, 0]) * runs[:, :, 1]).reshape(m, f)
+    assert d.shape == (m, f) and calc_diff(d, want) < 1e-5
+    (d8, s8) = autogemm.gemm(x, w, activation="silu", gated=True, out_dtype="fp8")
+    want16 = torch.nn.functional.silu(x.double() @ gate.double().T) * (x.double() @ up.double().T)
+    expect_1x128_scales(torch, s8, want16)
+    assert calc_diff(fp8_dequantise(torch, d8, s8), want16) < 1e-3
+    with pytest.raises(autogemm.InvalidArgument) as refused:
+        autogemm.fp8_gemm(qx, sx, qw, sw, activation="silu", gated=True, out_dtype="fp8")
+    assert refused.value.argument == "d_type" and "quantize_fp8" in refused.value.rule
+
+
 # --- host cost ---------------------------------------------------------------------------------
 
 

@@ -54,6 +54,23 @@ def test_public_names_exist():
             assert getattr(autogemm, name).__doc__, f"{name} has no docstring"
 
 
+def test_interleave_gate_up():
+    """Runs of 8 gate rows and 8 up rows alternate; a bias interleaves the same way."""
+    numpy = pytest.importorskip("numpy")
+    gate = numpy.arange(16 * 3).reshape(16, 3)
+    up = 1000 + gate
+    w = autogemm.interleave_gate_up(gate, up)
+    assert w.shape == (32, 3)
+    assert (w[0:8] == gate[0:8]).all() and (w[8:16] == up[0:8]).all()
+    assert (w[16:24] == gate[8:16]).all() and (w[24:32] == up[8:16]).all()
+    b = autogemm.interleave_gate_up(numpy.arange(8), numpy.arange(8) + 100)
+    assert list(b) == list(range(8)) + list(range(100, 108))
+    with raises_invalid("gate", "multiple of 8"):
+        autogemm.interleave_gate_up(gate[:12], up[:12])
+    with raises_invalid("up"):
+        autogemm.interleave_gate_up(gate, up[:8])
+
+
 def test_core_stub_matches_module():
     stub = (pathlib.Path(autogemm.__file__).parent / "_core.pyi").read_text()
     in_stub = set(re.findall(r"^def (\w+)\(", stub, flags=re.M))

@@ -1,7 +1,8 @@
 #pragma once
 // Epilogue of one consumer warpgroup: D = alpha * acc + beta * C for its rows of the tile, or
 // with the fused epilogue (fused_epilogue.cuh, Cfg::epilogue) D = act(alpha * acc * scales +
-// bias) + beta * C.
+// bias) + beta * C; gated, D = act(gate) * up over half the columns; with FP8 output (out_kind
+// 3) quantised per row and 128 columns of D, its scales written beside it (stage_fp8).
 // Accumulator fragment (hopper-facts.md 2.3, verified on H100): in slab s, register r of thread
 // (warp w, lane l) holds row s*64 + 16w + l/4 + 8*((r>>1)&1), column 8*(r>>2) + 2*(l%4) + (r&1);
 // registers r, r+1 (r even) are two adjacent columns, stored together.
@@ -10,6 +11,7 @@
 #include "ptx/tma.cuh"
 #include "sm90/fused_epilogue.cuh"
 #include "sm90/gemm_common.cuh"
+#include "quant/quant_common.cuh"
 
 namespace autogemm::sm90 {
 
@@ -38,22 +40,29 @@ struct Epilogue {
   static_assert(!Cfg::d_transposed || !Cfg::staged_store,
                 "D^T goes out by TMA (transposed_offset) or from registers, not in staged rows");
   static_assert(!(Cfg::tma_store && Cfg::staged_store), "one store path");
+  static_assert(!G::kGated || !Cfg::d_transposed, "a gated tile's gate and up are its columns");
+  static_assert(Cfg::out_kind != 3 || Cfg::tma_store, "FP8 output leaves by TMA (stage_fp8)");
   static constexpr int kStoreThreads = 128;
   using Fused = TileEpilogue<Cfg, G::kSlabs>;
 
-  // Visits every (row, col) pair the thread holds: f(slab, register index, row in consumer
-  // rows, column in tile). Slab by slab, or, when the fused epilogue reads column vectors,
-  // column step by column step (fused_epilogue.cuh TileEpilogue::kColumnStepOuter).
+  // Accumulator registers per 8 columns of D: one 8-column step, or a gated tile's gate step and
+  // its up step (B's rows interleaved in runs of 8, autogemm/epilogue.hpp).
+  static constexpr int kStepRegs = G::kGated ? 8 : 4;
+
+  // Visits every pair of D the thread holds: f(slab, register index, row in consumer rows,
+  // column of D in the tile). Slab by slab, or, when the fused epilogue reads column vectors,
+  // column step by column step (fused_epilogue.cuh TileEpilogue::kColumnStepOuter). The pair's
+  // values are pair_values(slab, register index).
   template <class F>
   __device__ __forceinline__ static void for_each_pair(F&& f) {
     const int thread = threadIdx.x % 128, warp = thread / 32, lane = thread % 32;
     const auto visit = [&](int slab, int j, int half) {
-      f(slab, 4 * j + 2 * half, slab * 64 + 16 * warp + lane / 4 + 8 * half,
+      f(slab, kStepRegs * j + 2 * half, slab * 64 + 16 * warp + lane / 4 + 8 * half,
         8 * j + 2 * (lane % 4));
     };
     if constexpr (Fused::kColumnStepOuter) {
 #pragma unroll
-      for (int j = 0; j < Cfg::block_n / 8; ++j)
+      for (int j = 0; j < G::kDCols / 8; ++j)
 #pragma unroll
         for (int slab = 0; slab < G::kSlabs; ++slab)
 #pragma unroll
@@ -62,10 +71,78 @@ struct Epilogue {
 #pragma unroll
       for (int slab = 0; slab < G::kSlabs; ++slab)
 #pragma unroll
-        for (int j = 0; j < Cfg::block_n / 8; ++j)
+        for (int j = 0; j < G::kDCols / 8; ++j)
 #pragma unroll
           for (int half = 0; half < 2; ++half) visit(slab, j, half);
     }
+  }
+
+  // The pair of D at (slab, r) of for_each_pair before C: alpha * acc through the fused
+  // epilogue, or, gated, act(gate) * up from registers r and r + 4. Every lane calls it for the
+  // same pair (the column vectors are shuffled).
+  __device__ __forceinline__ static float2 pair_values(float (&acc)[G::kSlabs][G::kAccum],
+                                                       Fused& fused, float alpha, int slab,
+                                                       int r) {
+    if constexpr (G::kGated) {
+      return fused.gated_pair(slab, r, alpha * acc[slab][r], alpha * acc[slab][r + 1],
+                              alpha * acc[slab][r + 4], alpha * acc[slab][r + 5]);
+    } else {
+      float v0 = alpha * acc[slab][r], v1 = alpha * acc[slab][r + 1];
+      fused.apply_pair(slab, r, v0, v1);
+      return make_float2(v0, v1);
+    }
+  }
+
+  // FP8 output (out_kind 3): the consumer's rows of the tile quantised to e4m3 with one scale
+  // per row per 128 columns of D, staged for the TMA store. A row's 128 columns lie with the 4
+  // lanes of a quad (for_each_pair: 16 steps of 8 columns, 2 per lane each), so its amax is the
+  // lanes' own maximum and two shuffles. The values wait in acc between the passes (a gated
+  // pair's in its gate registers). The scale rule and the rounding are quantize_fp8's
+  // (quant/quant_common.cuh), so the GEMM's output equals quantising its BF16-free fp32 values.
+  static constexpr int kScaleGroups = G::kDCols / 128;
+  __device__ static void stage_fp8(float (&acc)[G::kSlabs][G::kAccum], Fused& fused,
+                                   const GemmParams& params, unsigned char* staging, int row_base,
+                                   long long m0, int d_n0) {
+    static_assert(Cfg::out_bytes == 1 && G::kDCols % 128 == 0 && !Cfg::d_transposed,
+                  "FP8 output: whole 128-column scale groups of D, not transposed");
+    constexpr int kGroupRegs = kStepRegs * 16;   // registers of one 128-column group
+    float amax[G::kSlabs][2][kScaleGroups];
+#pragma unroll
+    for (int slab = 0; slab < G::kSlabs; ++slab)
+#pragma unroll
+      for (int half = 0; half < 2; ++half)
+#pragma unroll
+        for (int g = 0; g < kScaleGroups; ++g) amax[slab][half][g] = 0.0f;
+    for_each_pair([&](int slab, int r, int, int) {
+      const float2 v = pair_values(acc, fused, params.alpha, slab, r);
+      acc[slab][r] = v.x;
+      acc[slab][r + 1] = v.y;
+      float& a = amax[slab][(r >> 1) & 1][r / kGroupRegs];
+      a = fmaxf(a, fmaxf(fabsf(v.x), fabsf(v.y)));
+    });
+    const int lane = threadIdx.x % 32, warp = (threadIdx.x % 128) / 32;
+    float inverse[G::kSlabs][2][kScaleGroups];
+#pragma unroll
+    for (int slab = 0; slab < G::kSlabs; ++slab)
+#pragma unroll
+      for (int half = 0; half < 2; ++half)
+#pragma unroll
+        for (int g = 0; g < kScaleGroups; ++g) {
+          float a = amax[slab][half][g];
+          a = fmaxf(a, __shfl_xor_sync(0xffffffffu, a, 1));
+          a = fmaxf(a, __shfl_xor_sync(0xffffffffu, a, 2));
+          const float scale = quant::group_scale(a);
+          inverse[slab][half][g] = quant::divide_rn(1.0f, scale);
+          const long long row = m0 + slab * 64 + 16 * warp + lane / 4 + 8 * half;
+          const int group = d_n0 / 128 + g;
+          if (lane % 4 == 0 && row < params.m && group * 128 < G::kDN)
+            params.d_scale[row * params.d_scale_ld + group] = scale;
+        }
+    for_each_pair([&](int slab, int r, int row, int col) {
+      *reinterpret_cast<unsigned short*>(staging + staging_offset(row_base + row, col)) =
+          quant::quantize_pair(acc[slab][r], acc[slab][r + 1],
+                               inverse[slab][(r >> 1) & 1][r / kGroupRegs]);
+    });
   }
 
   __device__ __forceinline__ static float load_c_value(const unsigned char* p) {
@@ -142,7 +219,8 @@ struct Epilogue {
     const bool leader = threadIdx.x % 128 == 0;
     const unsigned barrier_id = 1 + consumer;   // 0 is __syncthreads
     const int row_base = consumer * G::kRowsPerConsumer;
-    const int m0 = row0 + row_base, n0 = n_tile * Cfg::block_n;
+    // n0: the tile's first column of the kernel (B's rows: the vectors'), d_n0 of D.
+    const int m0 = row0 + row_base, n0 = n_tile * Cfg::block_n, d_n0 = n_tile * G::kDCols;
     unsigned char* staging = smem.d();
     Fused fused;
     fused.load(params, m0, n0, group);   // in flight while the previous store drains
@@ -162,7 +240,7 @@ struct Epilogue {
       } else {
         for_each_box(main_map, tail_map, row_base,
                      [&](const ptx::TensorMap* map, int offset, int col) {
-                       f(map, offset, n0 + col, m0);
+                       f(map, offset, d_n0 + col, m0);
                      });
       }
     };
@@ -170,7 +248,7 @@ struct Epilogue {
     if (read_c) {
       if (leader) {
         ptx::u64* bar = smem.c_loaded(consumer);
-        ptx::mbarrier_arrive_expect_tx(bar, G::kRowsPerConsumer * Cfg::block_n * Cfg::out_bytes);
+        ptx::mbarrier_arrive_expect_tx(bar, G::kRowsPerConsumer * G::kDCols * Cfg::out_bytes);
         each_box(maps.c, maps.c_tail, [&](const ptx::TensorMap* map, int offset, int x, int y) {
           ptx::tma_load_2d(staging + offset, map, bar, x, y);
         });
@@ -184,8 +262,8 @@ struct Epilogue {
     // GEMM (4096 x 32768 x 512: 259 against 219 us).
     const auto stage = [&](auto with_c) {
       for_each_pair([&](int slab, int r, int row, int col) {
-        float v0 = params.alpha * acc[slab][r], v1 = params.alpha * acc[slab][r + 1];
-        fused.apply_pair(slab, r, v0, v1);
+        const float2 v = pair_values(acc, fused, params.alpha, slab, r);
+        float v0 = v.x, v1 = v.y;
         if constexpr (Cfg::d_transposed) {
           unsigned char* p0 = staging + transposed_offset(row_base + row, col);
           unsigned char* p1 = staging + transposed_offset(row_base + row, col + 1);
@@ -205,8 +283,12 @@ struct Epilogue {
         }
       });
     };
-    if (read_c) stage(IntConstant<1>{});
-    else stage(IntConstant<0>{});
+    if constexpr (Cfg::out_kind == 3) {   // no C (validate: FP8 output has none)
+      stage_fp8(acc, fused, params, staging, row_base, m0, d_n0);
+    } else {
+      if (read_c) stage(IntConstant<1>{});
+      else stage(IntConstant<0>{});
+    }
     ptx::fence_proxy_async_shared();
     ptx::named_barrier_sync(barrier_id, kStoreThreads);
     if (leader) {
@@ -250,16 +332,17 @@ struct Epilogue {
                                       int consumer, int row0, int n_tile, int row_limit,
                                       int group) {
     constexpr int kChunkElems = 16 / Cfg::out_bytes;
-    constexpr int kChunksPerRow = Cfg::block_n / kChunkElems;
+    constexpr int kChunksPerRow = G::kDCols / kChunkElems;
     constexpr int kRowsPerWarp = G::kRowsPerConsumer / 4;
     constexpr int kEdgeSlots = 2 * (kChunkElems - 1);   // head and tail elements of one row
-    static_assert(Cfg::block_n % kChunkElems == 0, "staged rows are whole 16-byte chunks");
+    static_assert(G::kDCols % kChunkElems == 0, "staged rows are whole 16-byte chunks");
     const int thread = threadIdx.x % 128, warp = thread / 32, lane = thread % 32;
     const unsigned barrier_id = 1 + consumer;   // 0 is __syncthreads
     const int row_base = consumer * G::kRowsPerConsumer;
     const long long m0 = row0 + row_base;
-    const int n0 = n_tile * Cfg::block_n;
-    const int cols = Cfg::n - n0 < Cfg::block_n ? Cfg::n - n0 : Cfg::block_n;
+    // n0: the tile's first column of the kernel (the vectors'); D's columns from d_n0.
+    const int n0 = n_tile * Cfg::block_n, d_n0 = n_tile * G::kDCols;
+    const int cols = G::kDN - d_n0 < G::kDCols ? G::kDN - d_n0 : G::kDCols;
     unsigned char* staging = smem.d();
     unsigned char* d = static_cast<unsigned char*>(params.d);
     const unsigned char* c = static_cast<const unsigned char*>(params.c);
@@ -270,15 +353,15 @@ struct Epilogue {
     ptx::named_barrier_sync(barrier_id, kStoreThreads);
     const auto stage = [&](auto with_c) {
       for_each_pair([&](int slab, int r, int row, int col) {
-        float v0 = params.alpha * acc[slab][r], v1 = params.alpha * acc[slab][r + 1];
-        fused.apply_pair(slab, r, v0, v1);
+        const float2 v = pair_values(acc, fused, params.alpha, slab, r);
+        float v0 = v.x, v1 = v.y;
         if constexpr (decltype(with_c)::value) {
           const long long grow = m0 + row;
-          const int gcol = n0 + col;
-          if (grow < row_limit && gcol < Cfg::n) {
+          const int gcol = d_n0 + col;
+          if (grow < row_limit && gcol < G::kDN) {
             const unsigned char* pc = c + (grow * params.ldc + gcol) * Cfg::out_bytes;
             v0 += params.beta * load_c_value(pc);
-            if (gcol + 1 < Cfg::n) v1 += params.beta * load_c_value(pc + Cfg::out_bytes);
+            if (gcol + 1 < G::kDN) v1 += params.beta * load_c_value(pc + Cfg::out_bytes);
           }
         }
         store_pair(staging + staging_offset(row_base + row, col), v0, v1);
@@ -290,7 +373,7 @@ struct Epilogue {
 
     // Where row `row` (of this warp's rows) starts in the caller's D, and its head length.
     const auto row_start = [&](int row, unsigned char*& dst, int& head) {
-      dst = d + ((m0 + row) * params.ldd + n0) * Cfg::out_bytes;
+      dst = d + ((m0 + row) * params.ldd + d_n0) * Cfg::out_bytes;
       const int misalign = int(reinterpret_cast<unsigned long long>(dst) % 16);
       head = misalign == 0 ? 0 : (16 - misalign) / Cfg::out_bytes;
       if (head > cols) head = cols;
@@ -372,19 +455,19 @@ struct Epilogue {
                                        int consumer, int row0, int n_tile, int row_limit,
                                       int group) {
     const int m0 = row0 + consumer * G::kRowsPerConsumer;
-    const int n0 = n_tile * Cfg::block_n;
+    const int n0 = n_tile * Cfg::block_n, d_n0 = n_tile * G::kDCols;   // kernel's, D's
     unsigned char* d = static_cast<unsigned char*>(params.d);
     const unsigned char* c = static_cast<const unsigned char*>(params.c);
     const bool read_c = params.beta != 0.0f;
     Fused fused;
     fused.load(params, m0, n0, group);
     for_each_pair([&](int slab, int r, int row, int col) {
-      float v0 = params.alpha * acc[slab][r], v1 = params.alpha * acc[slab][r + 1];
-      fused.apply_pair(slab, r, v0, v1);   // every lane: it shuffles
+      const float2 v = pair_values(acc, fused, params.alpha, slab, r);   // every lane: it shuffles
+      float v0 = v.x, v1 = v.y;
       const long long grow = m0 + row;
-      const int gcol = n0 + col;
-      if (grow >= row_limit || gcol >= Cfg::n) return;
-      const bool both = gcol + 1 < Cfg::n;
+      const int gcol = d_n0 + col;
+      if (grow >= row_limit || gcol >= G::kDN) return;
+      const bool both = gcol + 1 < G::kDN;
       if constexpr (Cfg::d_transposed) {
         // The kernel's (row, column) is the caller's (column, row): the pair is two rows of
         // the caller's D, ldd apart. A warp's store covers 8 kernel rows (16 contiguous bytes

@@ -14,13 +14,14 @@
 namespace autogemm::sm90 {
 
 // bias: 0 none, 1 bf16, 2 fp32. activation: 0 none, 1 relu, 2 gelu_tanh, 3 gelu_erf, 4 silu
-// (the host's autogemm::Activation order).
-template <int Bias, int Activation, bool RowScale, bool ColScale>
+// (the host's autogemm::Activation order). gated: D = act(gate) * up from B's rows interleaved
+// in runs of 8 (autogemm/epilogue.hpp), half the columns.
+template <int Bias, int Activation, bool RowScale, bool ColScale, bool Gated = false>
 struct EpilogueFields {
   static constexpr int bias = Bias;
   static constexpr int activation = Activation;
-  static constexpr bool row_scale = RowScale, col_scale = ColScale;
-  static constexpr bool fused = Bias != 0 || Activation != 0 || RowScale || ColScale;
+  static constexpr bool row_scale = RowScale, col_scale = ColScale, gated = Gated;
+  static constexpr bool fused = Bias != 0 || Activation != 0 || RowScale || ColScale || Gated;
 };
 
 template <class T>
@@ -29,7 +30,7 @@ struct VoidOf {
 };
 template <class Cfg, class = void>
 struct EpilogueOfImpl {
-  using type = EpilogueFields<0, 0, false, false>;
+  using type = EpilogueFields<0, 0, false, false, false>;
 };
 template <class Cfg>
 struct EpilogueOfImpl<Cfg, typename VoidOf<typename Cfg::epilogue>::type> {
@@ -174,25 +175,29 @@ struct TileEpilogue {
   }
 
   // The store paths visit a tile's pairs column step first (epilogue.cuh for_each_pair) when
-  // column vectors are read, so a step's shuffled values serve all its 2 * Slabs pairs.
+  // column vectors are read, so a step's shuffled values serve all its 2 * Slabs pairs. A gated
+  // tile visits a gate step and its up step together: one set of values for each.
   static constexpr bool kColumnStepOuter = kColMul || kColAdd;
-  float2 step_mul = make_float2(1.0f, 1.0f), step_add = make_float2(0.0f, 0.0f);
+  static constexpr bool kGated = E::gated;
+  float2 step_mul[kGated ? 2 : 1], step_add[kGated ? 2 : 1];
 
   // v0, v1 (alpha * acc at slab s, register r: the pair of columns 8 (r / 4) + 2 (lane % 4)
-  // and the next) through the epilogue. s and r are constants after the store paths' unrolled
-  // loops, so the arrays are indexed statically (registers, no local memory), as acc[s][r] is.
+  // and the next) through the epilogue: scaled, biased and, unless gated (the activation is
+  // then the gate's alone, gated_pair), activated. s and r are constants after the store paths'
+  // unrolled loops, so the arrays are indexed statically (registers, no local memory), as
+  // acc[s][r] is.
   __device__ __forceinline__ void apply_pair(int s, int r, float& v0, float& v1) {
     if constexpr (E::fused) {
-      const int h = (r >> 1) & 1, j = r >> 2, q = j / 4;
+      const int h = (r >> 1) & 1, j = r >> 2, q = j / 4, c = kGated ? (j & 1) : 0;
       if constexpr (kColumnStepOuter) {
         if (s == 0 && h == 0) {   // the step's first pair: its columns from the lanes holding them
           const int src = 8 * (j % 4) + 2 * (threadIdx.x % 4);
           if constexpr (kColMul)
-            step_mul = make_float2(__shfl_sync(0xffffffffu, col_mul[q], src),
-                                   __shfl_sync(0xffffffffu, col_mul[q], src + 1));
+            step_mul[c] = make_float2(__shfl_sync(0xffffffffu, col_mul[q], src),
+                                      __shfl_sync(0xffffffffu, col_mul[q], src + 1));
           if constexpr (kColAdd)
-            step_add = make_float2(__shfl_sync(0xffffffffu, col_add[q], src),
-                                   __shfl_sync(0xffffffffu, col_add[q], src + 1));
+            step_add[c] = make_float2(__shfl_sync(0xffffffffu, col_add[q], src),
+                                      __shfl_sync(0xffffffffu, col_add[q], src + 1));
         }
       }
       if constexpr (kRowMul) {
@@ -200,20 +205,31 @@ struct TileEpilogue {
         v1 *= row_mul[s][h];
       }
       if constexpr (kColMul) {
-        v0 *= step_mul.x;
-        v1 *= step_mul.y;
+        v0 *= step_mul[c].x;
+        v1 *= step_mul[c].y;
       }
       if constexpr (kRowAdd) {
         v0 += row_add[s][h];
         v1 += row_add[s][h];
       }
       if constexpr (kColAdd) {
-        v0 += step_add.x;
-        v1 += step_add.y;
+        v0 += step_add[c].x;
+        v1 += step_add[c].y;
       }
-      v0 = activate<E::activation>(v0);
-      v1 = activate<E::activation>(v1);
+      if constexpr (!kGated) {
+        v0 = activate<E::activation>(v0);
+        v1 = activate<E::activation>(v1);
+      }
     }
+  }
+
+  // A gated tile's output pair: act(gate) * up, the gate pair alpha * acc at register r (an even
+  // 8-column step) and the up pair at r + 4 (the next step, the same columns of up).
+  __device__ __forceinline__ float2 gated_pair(int s, int r, float g0, float g1, float u0,
+                                               float u1) {
+    apply_pair(s, r, g0, g1);
+    apply_pair(s, r + 4, u0, u1);
+    return make_float2(activate<E::activation>(g0) * u0, activate<E::activation>(g1) * u1);
   }
 };
 

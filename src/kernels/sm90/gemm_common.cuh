@@ -5,7 +5,7 @@
 // Fields of Cfg: block_m, block_n, block_k, num_stages, num_consumers, warp_specialized,
 // cluster_m, cluster_n, multicast (0 none, 1 a, 2 b), persistent, raster_group, raster_along_n,
 // tma_load, tma_store, staged_store (D staged, written by the threads: epilogue.cuh),
-// a_k_major, b_k_major, in_fp16, out_kind (0 bf16, 1 fp16, 2 fp32),
+// a_k_major, b_k_major, in_fp16, out_kind (0 bf16, 1 fp16, 2 fp32, 3 e4m3 with 1x128 scales),
 // out_bytes, n, k (problem N and K baked in; M is a run-time value), producer_regs,
 // consumer_regs, split_k (split_k_reduce.cuh), and `mma(acc, desc_a, desc_b)`: one
 // wgmma.m64n{block_n}k16 instruction.
@@ -16,6 +16,7 @@
 #include "ptx/barrier.cuh"
 #include "ptx/common.cuh"
 #include "sm90/fp8_scales.cuh"
+#include "sm90/fused_epilogue.cuh"
 #include "sm90/gemm_layout.cuh"
 #include "sm90/gemm_params.cuh"
 
@@ -62,14 +63,17 @@ struct Geometry {
       (Cfg::block_m + Cfg::block_n) * Cfg::block_k * kInBytes;
   // One arrival per consumer warp on every CTA of the multicast pair frees a stage everywhere.
   static constexpr unsigned kEmptyArrivals = Cfg::num_consumers * 4 * kMulticastCtas;
-  // D staging (gemm_layout.cuh d_main_boxes): full 128-byte slabs, then one tail slab.
+  // D staging (gemm_layout.cuh d_main_boxes): full 128-byte slabs, then one tail slab, over the
+  // tile's kDCols columns of D (block_n; half with a gated epilogue), of D's kDN (N, or N / 2).
+  static constexpr bool kGated = EpilogueOf<Cfg>::gated;
+  static constexpr int kDCols = d_tile_cols(Cfg::block_n, kGated);
+  static constexpr int kDN = kGated ? Cfg::n / 2 : Cfg::n;
   static constexpr int kDMainCols = d_main_box_cols(Cfg::out_bytes);
-  static constexpr int kDMainBoxes = d_main_boxes(Cfg::block_n, Cfg::out_bytes);
+  static constexpr int kDMainBoxes = d_main_boxes(kDCols, Cfg::out_bytes);
   // D^T (d_transposed) is staged in boxes of whole 128-byte caller rows: no tail slab.
-  static constexpr int kDTailCols =
-      Cfg::d_transposed ? 0 : d_tail_box_cols(Cfg::block_n, Cfg::out_bytes);
+  static constexpr int kDTailCols = Cfg::d_transposed ? 0 : d_tail_box_cols(kDCols, Cfg::out_bytes);
   static constexpr int kDTailBytes = kDTailCols * Cfg::out_bytes;   // one tail row
-  static constexpr int kDTailSwizzle = d_tail_swizzle_bytes(Cfg::block_n, Cfg::out_bytes);
+  static constexpr int kDTailSwizzle = d_tail_swizzle_bytes(kDCols, Cfg::out_bytes);
 
   // A stage holds one or two 128-byte swizzle atoms of K, stored one after the other as
   // [atom][rows][128 B]; two halve the barrier round trips per byte of K (decode shapes).

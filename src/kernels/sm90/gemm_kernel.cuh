@@ -278,7 +278,11 @@ struct Consumer {
     // Masked grouped GEMM: a tile that runs past its group's valid rows is stored by the
     // threads, which stop at the limit (TMA would clip only at the matrix's edge, and the rows
     // past masked_m must keep what they hold). Consumers whose rows are all valid use TMA.
-    if constexpr (Cfg::tma_store) {
+    if constexpr (Cfg::out_kind == 3) {   // FP8 output: TMA only, never grouped (the rules)
+      Epilogue<Cfg>::store_tma(acc, smem, maps, params, consumer, tile_row0(), work.n_tile,
+                               c_phase, tile_group());
+      return true;
+    } else if constexpr (Cfg::tma_store) {
       if (Cfg::grouping != 2 ||
           tile_row0() + (consumer + 1) * G::kRowsPerConsumer <= work.row_limit) {
         Epilogue<Cfg>::store_tma(acc, smem, maps, params, consumer, tile_row0(), work.n_tile,
@@ -286,13 +290,15 @@ struct Consumer {
         return true;
       }
     }
-    const int row_limit = Cfg::grouping == 2 ? work.row_limit : params.m;
-    if constexpr (Cfg::staged_store)
-      Epilogue<Cfg>::store_staged(acc, smem, params, consumer, tile_row0(), work.n_tile, row_limit,
-                                  tile_group());
-    else
-      Epilogue<Cfg>::store_threads(acc, params, consumer, tile_row0(), work.n_tile, row_limit,
-                                   tile_group());
+    if constexpr (Cfg::out_kind != 3) {
+      const int row_limit = Cfg::grouping == 2 ? work.row_limit : params.m;
+      if constexpr (Cfg::staged_store)
+        Epilogue<Cfg>::store_staged(acc, smem, params, consumer, tile_row0(), work.n_tile,
+                                    row_limit, tile_group());
+      else
+        Epilogue<Cfg>::store_threads(acc, params, consumer, tile_row0(), work.n_tile, row_limit,
+                                     tile_group());
+    }
     return true;
   }
 

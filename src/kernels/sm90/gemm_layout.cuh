@@ -76,6 +76,9 @@ AUTOGEMM_HD constexpr SmemLayout make_smem_layout(int block_m, int block_n, int 
 // Why one tail slab and not slabs of the widest span dividing block_n: a consumer's TMA store
 // costs about 3 SM cycles per box row (tile traces of 128-row tiles, H200), so 240 columns as 15
 // boxes of 16 kept its consumers 2.37 us a tile where 256 columns as 4 boxes of 64 took 1.02.
+// Columns of D a tile stores: block_n, or block_n / 2 with a gated epilogue (one output per gate
+// and up pair, autogemm/epilogue.hpp). The D boxes below take this width.
+AUTOGEMM_HD constexpr int d_tile_cols(int block_n, bool gated) { return gated ? block_n / 2 : block_n; }
 AUTOGEMM_HD constexpr int d_main_box_cols(int out_bytes) { return kSwizzleSpanBytes / out_bytes; }
 AUTOGEMM_HD constexpr int d_main_boxes(int block_n, int out_bytes) {
   return block_n / d_main_box_cols(out_bytes);

@@ -47,6 +47,10 @@ struct GemmParams {
   const void* bias;
   const float* row_scale;
   const float* col_scale;
+  // FP8 output (Cfg::out_kind 3): the epilogue's scales, d_scale[row * d_scale_ld + column / 128]
+  // (autogemm/gemm.hpp GemmOperands::d_scale). Null otherwise.
+  float* d_scale;
+  long long d_scale_ld;
 };
 
 }  // namespace autogemm::sm90
