@@ -114,8 +114,9 @@ inline GemmCheck run_call_and_check(GemmProblem p, float alpha, float beta, uint
   GemmProblem ref_problem = p;
   ref_problem.reads_c = beta != 0.0f;
   GemmOperands ref_ops = ops;
-  if (!e.empty()) {   // the product alone; the epilogue on the host below
+  if (!e.empty()) {   // the product alone (M x N); the epilogue on the host below
     ref_problem.epilogue = Epilogue{};
+    ref_problem.ldd = 0;   // a gated D's ldd is for N / 2 columns
     ref_problem.reads_c = false;
     ref_ops.alpha = 1.0f;
     ref_ops.beta = 0.0f;
