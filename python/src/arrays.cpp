@@ -277,17 +277,22 @@ const char* python_dtype(DType t) {
   }
 }
 
-DType parse_out_dtype(const std::string& text) {
+// fp8_output: gemm() and fp8_gemm() also write e4m3 with 1x128 scales; other calls do not.
+DType parse_out_dtype(const std::string& text, bool fp8_output) {
   std::string v = text;
   std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
   if (v == "float16") v = "fp16";
   if (v == "float32") v = "fp32";
   if (v == "float8_e4m3fn") v = "e4m3";
   const std::optional<DType> t = parse_dtype(v);
-  if (!t || !(*t == DType::bf16 || *t == DType::fp16 || *t == DType::fp32 || *t == DType::e4m3))
+  const bool fp8 = fp8_output && t == DType::e4m3;
+  if (!t || !(*t == DType::bf16 || *t == DType::fp16 || *t == DType::fp32 || fp8))
     throw InvalidArgument("out_dtype", text,
-                          "must be bf16, fp16, fp32 (also spelled bfloat16, float16, float32) or "
-                          "fp8 (e4m3, float8_e4m3fn: with one scale per row per 128 columns)");
+                          fp8_output ? "must be bf16, fp16 or fp32 (also spelled bfloat16, "
+                                       "float16, float32), or fp8 (e4m3, float8_e4m3fn: with one "
+                                       "scale per row per 128 columns)"
+                                     : "must be bf16, fp16 or fp32 (also spelled bfloat16, "
+                                       "float16, float32)");
   return *t;
 }
 

@@ -84,7 +84,7 @@ void check_block_scales(const ArrayView& v, const std::vector<int64_t>& want,
 std::optional<DType> element_type(const ArrayView& v, std::optional<DType> bytes_as = {});
 // An output type as Python spells it ("bf16", "bfloat16", "float16", ...): bf16, fp16 or fp32,
 // else InvalidArgument on out_dtype; and the spelling an allocator takes ("bfloat16", ...).
-DType parse_out_dtype(const std::string& text);
+DType parse_out_dtype(const std::string& text, bool fp8_output = false);
 const char* python_dtype(DType t);
 
 // Every array lives in CUDA device memory on one device: returns that device, else throws

@@ -191,7 +191,7 @@ void prepare_gemm(const GemmRequest& r, PreparedGemm& p) {
 
   // Output type: out's dtype, else out_dtype, else a's (bf16 for FP8).
   std::optional<DType> wanted_d;
-  if (r.out_dtype) wanted_d = parse_out_dtype(*r.out_dtype);
+  if (r.out_dtype) wanted_d = parse_out_dtype(*r.out_dtype, /*fp8_output=*/true);
   Matrix d_matrix;
   if (!r.out.is_none()) {
     p.out = import_array("out", r.out, /*writable=*/true);
@@ -200,7 +200,7 @@ void prepare_gemm(const GemmRequest& r, PreparedGemm& p) {
     const std::optional<DType> d = element_type(*p.out, DType::e4m3);
     if (!d || !(*d == DType::bf16 || *d == DType::fp16 || *d == DType::fp32 || *d == DType::e4m3))
       throw InvalidArgument("out", p.out->dtype_text(),
-                            "must be bfloat16, float16, float32 or float8_e4m3fn");
+                            "must be bfloat16, float16 or float32, or float8_e4m3fn (FP8 output)");
     if (wanted_d && *wanted_d != *d)
       throw InvalidArgument("out_dtype", *r.out_dtype,
                             fmt::format("must match out's dtype, {}", p.out->dtype_text()));
