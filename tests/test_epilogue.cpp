@@ -348,3 +348,20 @@ TEST(Epilogue, InterleaveGateUp) {
   EXPECT_DOUBLE_EQ(d[3], 2.0 * 2);    // relu(2) * 2
   EXPECT_DOUBLE_EQ(d[8], 15.0 * 2);   // gate column 16: relu(15) * 2
 }
+
+TEST(Epilogue, PlanCommandShowsGatedAndFp8Output) {
+  const auto run = run_cli(
+      "plan --m 64 --n 4096 --k 1024 --activation silu --gated --out-dtype fp8 --device h200");
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_NE(run.out.find("epilogue   gated silu: D = silu(g) * u + beta * C"), std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("output     e4m3, quantised by the epilogue"), std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("d_scale [64, 16]"), std::string::npos) << run.out;
+  for (const char* bad : {"--gated --activation silu --n 4104", "--gated --n 4096"}) {
+    const auto refused =
+        run_cli(std::string("plan --m 64 --k 1024 --device h200 ") + bad +
+                (std::string(bad).find("--n") == std::string::npos ? " --n 4096" : ""));
+    EXPECT_EQ(refused.exit_code, 2) << bad << "\n" << refused.out;
+  }
+}

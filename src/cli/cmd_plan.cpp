@@ -108,6 +108,10 @@ void print_plan(const Plan& plan, int top) {
                "row m by scale_a[m] and column n by scale_b[n]\n");
   if (const Epilogue e = kernel_epilogue(p); !e.empty())
     fmt::print("epilogue   {}: D = {}, fused\n", e.describe(), e.formula());
+  if (p.d_type == DType::e4m3)
+    fmt::print("output     e4m3, quantised by the epilogue: one fp32 scale per row per 128 columns "
+               "(amax / 448) into d_scale [{}, {}], the next FP8 GEMM's A scales\n",
+               p.m, (p.d_cols() + 127) / 128);
   print_device(plan.device);
   fmt::print("path       {}\n", plan.path_reason);
   if (vendor)

@@ -56,7 +56,8 @@ std::string Epilogue::formula() const {
   if (col_scale) x += " * col_scale[n]";
   if (bias) x += " + bias[n]";
   if (gated)
-    return fmt::format("{0}(gate) * up, gate and up = {1} at interleaved columns n; + beta * C",
+    return fmt::format("{}(g) * u + beta * C, g and u = {} at B's gate and up rows n "
+                       "(interleaved in runs of 8; N / 2 columns)",
                        to_string(activation), x);
   if (activation != Activation::none) x = fmt::format("{}({})", to_string(activation), x);
   return x + " + beta * C";
