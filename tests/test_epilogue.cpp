@@ -13,6 +13,7 @@
 #include "autogemm/errors.hpp"
 #include "autogemm/gemm.hpp"
 #include "autogemm/kernel_spec.hpp"
+#include "autogemm/multi_gpu.hpp"
 #include "autogemm/plan.hpp"
 #include "bench/epilogue_reference.hpp"
 #include "cli_test_util.hpp"
@@ -318,8 +319,11 @@ TEST(Epilogue, GatedAndFp8OutputRules) {
   const std::string src = source(fp8_swiglu, "128x256x64 s3 c2 p g8");
   EXPECT_NE(src.find("out_kind = 3, out_bytes = 1"), std::string::npos) << src;
   EXPECT_NE(src.find("EpilogueFields<0, 4, false, false, true>"), std::string::npos) << src;
-  // cuBLASLt has neither.
+  // cuBLASLt has neither; a GEMM split over GPUs writes no FP8 output.
   EXPECT_FALSE(runtime::cublaslt_epilogue_unavailable(swiglu, 0.0f).empty());
+  GemmProblem split = problem(4096, 4096, 4096);
+  split.d_type = DType::e4m3;
+  expect_invalid([&] { plan_split(split, h200, topology_preset("nvlink", 2)); }, "problem.d_type");
 }
 
 TEST(Epilogue, InterleaveGateUp) {

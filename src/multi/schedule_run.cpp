@@ -160,6 +160,10 @@ void check_operands(const std::vector<ScheduledGemm>& gemms, const std::vector<i
     if (g.problem.scaling == Scaling::rowwise)
       throw InvalidArgument(fmt::format("gemms[{}].problem.scaling", i), "rowwise",
                             "the scheduler takes per_tensor or block FP8 scales");
+    if (g.problem.d_type == DType::e4m3)
+      throw InvalidArgument(fmt::format("gemms[{}].problem.d_type", i), "e4m3",
+                            "the scheduler's GEMMs write bf16, fp16 or fp32 (its operands carry "
+                            "no FP8 output scales)");
     const OperandPlacement& at = g.placement;
     if (at.home == OperandHome::device && (at.device < 0 || at.device >= int(devices.size())))
       throw InvalidArgument(fmt::format("gemms[{}].placement.device", i), std::to_string(at.device),

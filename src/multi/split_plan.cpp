@@ -380,6 +380,11 @@ SplitPlan plan_split(const GemmProblem& problem, const GpuInfo& device, const To
   if (problem.scaling == Scaling::rowwise)
     throw InvalidArgument("problem.scaling", "rowwise",
                           "a GEMM split over GPUs takes per_tensor or block FP8 scales");
+  // Its pieces would each need the scales of whole 128-column groups of rows they do not own.
+  if (problem.d_type == DType::e4m3)
+    throw InvalidArgument("problem.d_type", "e4m3",
+                          "a GEMM split over GPUs writes bf16, fp16 or fp32: FP8 output with its "
+                          "1x128 scales runs on one GPU");
   check_topology(topology);
   if (std::find(std::begin(multi::kChunkCounts), std::end(multi::kChunkCounts),
                 options.max_chunks) == std::end(multi::kChunkCounts))
