@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/tune_sweep.hpp"
+#include "plan/calibration_fit.hpp"
 
 using namespace autogemm;
 using namespace autogemm::cli;
@@ -78,6 +79,12 @@ TEST(TuneSweep, CsvHasEveryTimingWithItsPredictionParts) {
   const std::string csv = sweep_csv({row(64, {timing(0, 120, 100), failing})});
   EXPECT_TRUE(contains(csv, "m,n,k,tag,rank,config,measured_us,predicted_us,compute_us,"));
   EXPECT_TRUE(contains(csv, "64,4096,4096,t,0,\"128x128x64 s4 c2 p g8\",120.000,100.000,"));
-  EXPECT_TRUE(contains(csv, ",\"ptxas said 'no'\"\n")) << csv;
+  EXPECT_TRUE(contains(csv, ",\"ptxas said 'no'\",bf16,nt,bf16\n")) << csv;
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 3);
+  // What `autogemm fit-cost` reads back: the problem and the measured timings (the failed
+  // configuration left out).
+  const auto samples = autogemm::plan::parse_sweep_csv(csv, "sweep.csv");
+  ASSERT_EQ(samples.size(), 1u);
+  EXPECT_EQ(samples[0].problem.m, 64);
+  EXPECT_EQ(samples[0].measured_us, 120.0);
 }

@@ -43,6 +43,19 @@ struct ArchCapabilities {
 // Returns the capability row for an architecture, or nullopt for one autogemm does not know.
 std::optional<ArchCapabilities> arch_capabilities(ComputeCapability cc);
 
+// The cost model's rates fitted to one device's measurements (`autogemm fit-cost`, issue 49):
+// each multiplies the model's built-in value of its term; 1 is the model as written
+// (src/plan/cost_model.cpp). Found by device (src/plan/calibration.hpp): the file named by
+// $AUTOGEMM_COST_CALIBRATION, else the one kept in data/cost-model/ for the preset, else none.
+struct CostCalibration {
+  double mma = 1.0;     // the matrix units' sustained share of their peak
+  double l2 = 1.0;      // the L2 -> SM rate
+  double dram = 1.0;    // the DRAM rate
+  double fixed = 1.0;   // the fixed costs (launch, pipeline fill, each tile's epilogue)
+  std::string source;   // the file the values came from; empty: the built-in model
+  friend bool operator==(const CostCalibration&, const CostCalibration&) = default;
+};
+
 struct GpuInfo {
   int ordinal = -1;                 // CUDA device index; -1 for a preset
   std::string name;                 // "NVIDIA H100 80GB HBM3" or the preset's product name
@@ -69,6 +82,7 @@ struct GpuInfo {
                                         // "portable default (<why the query failed>)"
   std::string pci_bus_id;               // "0000:17:00.0"; empty for presets
   ArchCapabilities caps;                // arch_capabilities(cc), filled by profile/preset
+  CostCalibration cost;                 // the cost model's fitted rates for this device
 
   // Peak dense matrix throughput implied by the arch rate, SM count and SM clock.
   double peak_bf16_tflops() const;

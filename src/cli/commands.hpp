@@ -15,5 +15,6 @@ void add_compile_command(CLI::App& app);   // cmd_compile.cpp
 void add_fuzz_command(CLI::App& app);      // cmd_fuzz.cpp
 void add_advise_command(CLI::App& app);    // cmd_advise.cpp
 void add_tune_command(CLI::App& app);      // cmd_tune.cpp
+void add_fit_cost_command(CLI::App& app);  // cmd_fit_cost.cpp
 
 }  // namespace autogemm::cli

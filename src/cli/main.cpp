@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   autogemm::cli::add_fuzz_command(app);
   autogemm::cli::add_advise_command(app);
   autogemm::cli::add_tune_command(app);
+  autogemm::cli::add_fit_cost_command(app);
   if (const std::string unknown = autogemm::cli::unknown_command_text(app, argc, argv);
       !unknown.empty()) {
     fmt::print(stderr, "autogemm: error: {}\n", unknown);

@@ -153,18 +153,20 @@ std::string format_sweep(const std::vector<SweepRow>& rows) {
 std::string sweep_csv(const std::vector<SweepRow>& rows) {
   std::string out =
       "m,n,k,tag,rank,config,measured_us,predicted_us,compute_us,memory_us,l2_us,store_us,"
-      "fixed_us,waves,tiles,busy_sms,failure\n";
+      "fixed_us,waves,tiles,busy_sms,failure,dtype,layout,d_type\n";
   for (const SweepRow& r : rows)
     for (const SweepTiming& t : r.timings) {
       const Prediction& q = t.prediction;
       std::string failure = t.failure;
       std::replace(failure.begin(), failure.end(), '"', '\'');
+      // The problem's types and layout last: `autogemm fit-cost` rebuilds the problem from them.
+      const GemmProblem& p = r.item.problem;
       out += fmt::format("{},{},{},{},{},\"{}\",{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},"
-                         "{},{},{},\"{}\"\n",
-                         r.item.problem.m, r.item.problem.n, r.item.problem.k, r.item.tag, t.rank,
-                         t.config.describe(), t.measured_us, q.time_us, q.compute_us, q.memory_us,
-                         q.l2_us, q.store_us, q.fixed_us, q.waves, q.num_tiles, q.busy_sms,
-                         failure);
+                         "{},{},{},\"{}\",{},{},{}\n",
+                         p.m, p.n, p.k, r.item.tag, t.rank, t.config.describe(), t.measured_us,
+                         q.time_us, q.compute_us, q.memory_us, q.l2_us, q.store_us, q.fixed_us,
+                         q.waves, q.num_tiles, q.busy_sms, failure, to_string(p.a_type),
+                         to_string(p.layout), to_string(p.d_type));
     }
   return out;
 }

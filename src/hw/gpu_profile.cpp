@@ -3,6 +3,7 @@
 // CUDA 13 removed clockRate and memoryClockRate from cudaDeviceProp, so every number is read
 // with cudaDeviceGetAttribute (driver_types.h, enum cudaDeviceAttr); the properties struct is
 // only used for the name.
+#include "hw/cost_calibration.hpp"
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
@@ -72,6 +73,7 @@ GpuInfo profile_device(int ordinal) {
   const hw::ClusterSizeProbe cluster = hw::probe_max_cluster_size(g.cc, g.cluster_launch);
   g.max_cluster_size = cluster.max_cluster_size;
   g.max_cluster_size_source = cluster.source;
+  g.cost = hw::calibration_for(g);   // after name: a measured GPU finds its product's
   return g;
 }
 

@@ -10,6 +10,7 @@
 //  (81559 MiB on an H100 80GB). Memory clocks follow the driver's convention (DDR clock =
 //  data rate / 2); where only a datasheet bandwidth is published the clock is derived from
 //  it as bandwidth / (2 x bus bytes) and marked "derived".
+#include "hw/cost_calibration.hpp"
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -42,6 +43,7 @@ GpuInfo finish(std::string key, GpuInfo g) {
   g.memory_bandwidth_gbps = hw::theoretical_bandwidth_gbps(g.memory_clock_khz,
                                                            g.memory_bus_width_bits);
   g.max_cluster_size_source = "preset";
+  g.cost = hw::calibration_for(g);
   return g;
 }
 

@@ -12,5 +12,8 @@ struct EmbeddedFile {
 };
 extern const EmbeddedFile kEmbeddedFiles[];
 extern const std::size_t kNumEmbeddedFiles;
+// data/cost-model/*.json (hw/cost_calibration.hpp), named by file name ("h200.json").
+extern const EmbeddedFile kEmbeddedCalibrations[];
+extern const std::size_t kNumEmbeddedCalibrations;
 
 }  // namespace autogemm::jit

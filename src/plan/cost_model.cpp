@@ -262,12 +262,12 @@ double promotion_share(const GemmProblem& problem, const GemmConfig& config,
 
 // Bytes per microsecond one SM pulls from L2 through its own port.
 double sm_l2_rate(const GpuInfo& device) {
-  return kL2BytesPerClockPerSm * clock_ghz(device) * 1e3 * kL2Efficiency;
+  return kL2BytesPerClockPerSm * clock_ghz(device) * 1e3 * kL2Efficiency * device.cost.l2;
 }
 
 // Bytes per microsecond.
 double dram_rate(const GpuInfo& device) {
-  return device.memory_bandwidth_gbps * 1e3 * kDramEfficiency;
+  return device.memory_bandwidth_gbps * 1e3 * kDramEfficiency * device.cost.dram;
 }
 
 Prediction vendor_prediction(const GemmProblem& problem, const GpuInfo& device) {
@@ -409,8 +409,8 @@ TileTimes tile_times(const GemmProblem& problem, const GemmConfig& config,
   // one k-step: short K loses a large share (K = 64 -> half).
   const double k_share = double(t.k_steps) / double(t.k_steps + 1);
   const double stage_share = config.num_stages <= 2 ? kTwoStageShare : 1.0;
-  t.efficiency = kSustainedMmaShare * n_share * consumer_share * k_share * stage_share *
-                 promotion_share(problem, config, device);
+  t.efficiency = kSustainedMmaShare * device.cost.mma * n_share * consumer_share * k_share *
+                 stage_share * promotion_share(problem, config, device);
   const double sm_flops_per_us = peak_tflops(problem, device) * 1e6 / device.sm_count;
   t.compute_us = tile_flops / (sm_flops_per_us * t.efficiency);
 
@@ -621,7 +621,7 @@ Prediction predict_kernels(const GemmProblem& problem, const GemmConfig& config,
   p.compute_us = double(w.waves) * t.compute_us;
   p.l2_us = double(w.waves) * t.l2_us;
   p.store_us = double(w.waves) * t.store_us;
-  p.fixed_us = fixed_costs(problem, config, device, w.waves, tma_store);
+  p.fixed_us = fixed_costs(problem, config, device, w.waves, tma_store) * device.cost.fixed;
   p.time_us = waves_us + p.fixed_us;
   p.tflops = problem.flops() / p.time_us / 1e6;
   return p;

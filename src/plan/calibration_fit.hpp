@@ -1,0 +1,49 @@
+#pragma once
+// Fitting the cost model's rates (autogemm/device.hpp CostCalibration) to measurements: the
+// timed configurations of `autogemm tune --sweep --sweep-csv`, each row's sample of the legal
+// set. The fit is relative to the model as written (every rate 1), so it says how far each term
+// is off on this device; `autogemm fit-cost` runs it and writes data/cost-model/<preset>.json.
+#include <string>
+#include <vector>
+
+#include "autogemm/config.hpp"
+#include "autogemm/device.hpp"
+#include "autogemm/problem.hpp"
+
+namespace autogemm::plan {
+
+// One timed configuration of a sweep row.
+struct SweepSample {
+  GemmProblem problem;
+  GemmConfig config;
+  double measured_us = 0;
+  std::string row;   // "m x n x k tag": the samples of one row are compared with each other
+};
+
+// The CSV `tune --sweep-csv` writes (header m,n,k,tag,rank,config,measured_us,..., dtype,
+// layout, d_type); rows that failed (measured_us 0) are left out. Throws InvalidArgument naming
+// `source`, the line and the field.
+std::vector<SweepSample> parse_sweep_csv(const std::string& text, const std::string& source);
+
+struct FitQuality {
+  int samples = 0, rows = 0;
+  double mean_log_error = 0;   // mean |ln(predicted / measured)|, what the fit minimises
+  double median_error = 0;     // of |predicted - measured| / measured
+  double p90_error = 0;
+  // Rows whose predicted-fastest sampled configuration is within 5% of the measured fastest
+  // (the planner's pick, when the sample holds it, is what a row's user gets).
+  int rows_picked_within_5pct = 0;
+};
+FitQuality fit_quality(const std::vector<SweepSample>& samples, const GpuInfo& device);
+
+struct FitResult {
+  CostCalibration calibration;
+  FitQuality before, after;                   // on the fitted samples
+  FitQuality holdout_before, holdout_after;   // on the held-out ones (rows 0 when none)
+};
+// Coordinate descent on the rates in [0.25, 4], from `device` with every rate 1. Throws
+// InvalidArgument when `fit` is empty.
+FitResult fit_calibration(const std::vector<SweepSample>& fit,
+                          const std::vector<SweepSample>& holdout, GpuInfo device);
+
+}  // namespace autogemm::plan
