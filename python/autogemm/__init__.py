@@ -234,10 +234,9 @@ def _fp8_output(out: Optional[Array], out_dtype: DTypeLike) -> bool:
 def _result(out: Optional[Array], fp8_out: bool, out_scales: Optional[Array],
             made: dict[str, Any]) -> Any:
     """D (``out`` or the new array), and with FP8 output (D, its scales)."""
-    d = out if out is not None else made.get("float8_e4m3fn" if fp8_out else None,
-                                             next(iter(made.values()), None))
     if not fp8_out:
-        return d
+        return out if out is not None else next(iter(made.values()))
+    d = out if out is not None else made["float8_e4m3fn"]
     return d, out_scales if out_scales is not None else made["float32"]
 
 

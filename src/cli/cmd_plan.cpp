@@ -8,6 +8,7 @@
 #include "autogemm/errors.hpp"
 #include "autogemm/grouped.hpp"
 #include "autogemm/plan.hpp"
+#include "autogemm/quantize.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/cmd_plan_split.hpp"
 #include "cli/commands.hpp"
@@ -111,7 +112,7 @@ void print_plan(const Plan& plan, int top) {
   if (p.d_type == DType::e4m3)
     fmt::print("output     e4m3, quantised by the epilogue: one fp32 scale per row per 128 columns "
                "(amax / 448) into d_scale [{}, {}], the next FP8 GEMM's A scales\n",
-               p.m, (p.d_cols() + 127) / 128);
+               p.m, fp8_scale_count_1x128(1, p.d_cols()));
   print_device(plan.device);
   fmt::print("path       {}\n", plan.path_reason);
   if (vendor)

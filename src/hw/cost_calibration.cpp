@@ -14,10 +14,6 @@ namespace autogemm::hw {
 
 namespace {
 
-// A rate outside this range is a fit gone wrong, not a GPU (the model's terms are within 2x of
-// every device it was written on).
-constexpr double kMinRate = 0.25, kMaxRate = 4.0;
-
 bool names_device(const CalibrationFile& file, const GpuInfo& device) {
   return (!file.device.empty() && file.device == device.preset) ||
          (!file.name.empty() && file.name == device.name);
@@ -48,9 +44,10 @@ CalibrationFile parse_calibration_file(const std::string& text, const std::strin
       throw InvalidArgument(fmt::format("{}: calibration.{}", source, field), c[field].dump(),
                             "must be a number");
     const double v = c[field].get<double>();
-    if (!(v >= kMinRate && v <= kMaxRate))
+    if (!(v >= kMinCostRate && v <= kMaxCostRate))
       throw InvalidArgument(fmt::format("{}: calibration.{}", source, field), fmt::format("{}", v),
-                            fmt::format("a rate multiplier is in [{}, {}]", kMinRate, kMaxRate));
+                            fmt::format("a rate multiplier is in [{}, {}]", kMinCostRate,
+                                        kMaxCostRate));
     out = v;
   };
   rate("mma", f.calibration.mma);

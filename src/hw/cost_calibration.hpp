@@ -12,6 +12,10 @@
 
 namespace autogemm::hw {
 
+// A rate outside this range is a fit gone wrong, not a GPU (the model's terms are within 2x of
+// every device it was written on): files are refused and fits stay inside it.
+inline constexpr double kMinCostRate = 0.25, kMaxCostRate = 4.0;
+
 // One calibration file: {"device": "h200", "name": "NVIDIA H200", "calibration": {"mma": ..,
 // "l2": .., "dram": .., "fixed": ..}, ...} (other fields, such as the fit's command and errors,
 // are kept for people). Throws InvalidArgument naming `source` and the field.

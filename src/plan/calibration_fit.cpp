@@ -9,6 +9,7 @@
 
 #include "autogemm/errors.hpp"
 #include "autogemm/plan.hpp"
+#include "hw/cost_calibration.hpp"
 
 namespace autogemm::plan {
 
@@ -46,7 +47,6 @@ double& rate(CostCalibration& c, int i) {
   }
 }
 constexpr int kRates = 4;
-constexpr double kMinRate = 0.25, kMaxRate = 4.0;
 
 }  // namespace
 
@@ -161,7 +161,7 @@ FitResult fit_calibration(const std::vector<SweepSample>& fit,
         for (double factor : {step, 1.0 / step}) {
           CostCalibration trial = best;
           double& v = rate(trial, i);
-          v = std::clamp(v * factor, kMinRate, kMaxRate);
+          v = std::clamp(v * factor, hw::kMinCostRate, hw::kMaxCostRate);
           const double value = objective(trial);
           if (value < best_value - 1e-9) {
             best = trial;

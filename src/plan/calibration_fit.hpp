@@ -41,8 +41,8 @@ struct FitResult {
   FitQuality before, after;                   // on the fitted samples
   FitQuality holdout_before, holdout_after;   // on the held-out ones (rows 0 when none)
 };
-// Coordinate descent on the rates in [0.25, 4], from `device` with every rate 1. Throws
-// InvalidArgument when `fit` is empty.
+// Coordinate descent on the rates within hw::kMinCostRate .. kMaxCostRate, from `device` with
+// every rate 1. Throws InvalidArgument when `fit` is empty.
 FitResult fit_calibration(const std::vector<SweepSample>& fit,
                           const std::vector<SweepSample>& holdout, GpuInfo device);
 

@@ -290,11 +290,6 @@ GemmReport gemm(const GemmProblem& problem_in, const GemmOperands& operands, cud
                           fmt::format("our kernel cannot serve this call: {}", why_not_ours));
   // A fused call goes to cuBLASLt only with an epilogue cuBLASLt has (autotuning's winner, or
   // operands our kernel cannot take); the rule is cuBLASLt's own (runtime/cublaslt.hpp).
-  if (problem.d_type == DType::e4m3)
-    throw InvalidArgument("d_type", "e4m3",
-                          fmt::format("autogemm's kernels cannot serve this call ({}), and "
-                                      "cuBLASLt writes no FP8 with 1x128 scales",
-                                      why_not_ours));
   if (const std::string why = runtime::cublaslt_epilogue_unavailable(problem.epilogue,
                                                                       operands.beta);
       !why.empty())

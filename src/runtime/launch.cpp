@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "autogemm/errors.hpp"
+#include "autogemm/quantize.hpp"
 #include "codegen/kernel_source.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/driver.hpp"
@@ -211,7 +212,7 @@ ResolvedKernel resolve_one(const KernelLaunch& k, const SplitKWorkspaceLayout& s
   params.col_scale = col_scale ? col_scale + column0 : nullptr;
   // FP8 output's scales, one per row per 128 columns of D (no n-tail kernel: the rules).
   params.d_scale = call_operands.d_scale;
-  params.d_scale_ld = (p.d_cols() + 127) / 128;
+  params.d_scale_ld = fp8_scale_count_1x128(1, p.d_cols());
   // Split-K: the splits meet in a workspace and the last one of each tile stores it
   // (kernels/sm90/split_k_reduce.cuh, decode_kernel.cuh); the stream's, found when enqueued.
   if (k.fields.config.split_k > 1) {
