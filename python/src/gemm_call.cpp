@@ -196,15 +196,20 @@ void prepare_gemm(const GemmRequest& r, PreparedGemm& p) {
   if (!r.out.is_none()) {
     p.out = import_array("out", r.out, /*writable=*/true);
     d_matrix = matrix_of(*p.out);
-    // uint8 bytes are read as e4m3 (CuPy has no FP8 dtype; torch's arrive as their bytes).
-    const std::optional<DType> d = element_type(*p.out, DType::e4m3);
+    // uint8 bytes are read as e4m3 (CuPy has no FP8 dtype; torch's arrive as their bytes); an
+    // int8 array is no FP8 container and is refused as before.
+    const bool fp8_bytes = p.out->dtype.code == uint8_t(nb::dlpack::dtype_code::UInt) &&
+                           p.out->dtype.bits == 8;
+    const std::optional<DType> bytes_as =
+        fp8_bytes ? std::optional(DType::e4m3) : std::optional<DType>();
+    const std::optional<DType> d = element_type(*p.out, bytes_as);
     if (!d || !(*d == DType::bf16 || *d == DType::fp16 || *d == DType::fp32 || *d == DType::e4m3))
       throw InvalidArgument("out", p.out->dtype_text(),
                             "must be bfloat16, float16 or float32, or float8_e4m3fn (FP8 output)");
     if (wanted_d && *wanted_d != *d)
       throw InvalidArgument("out_dtype", *r.out_dtype,
                             fmt::format("must match out's dtype, {}", p.out->dtype_text()));
-    check_output(d_matrix, problem.m, problem.d_cols(), *d, DType::e4m3);
+    check_output(d_matrix, problem.m, problem.d_cols(), *d, bytes_as);
     problem.d_type = *d;
     problem.ldd = leading_dimension(d_matrix);
   } else {

@@ -281,6 +281,8 @@ def test_mismatched_input_dtypes():
 def test_wrong_output_dtype():
     with raises_invalid("out", "bfloat16, float16 or float32"):
         autogemm.gemm(f16(64, 128), f16(32, 128), out=np.zeros((64, 32), np.float64))
+    with raises_invalid("out", "float8_e4m3fn"):   # int8 is no FP8 container (uint8 bytes are)
+        autogemm.gemm(f16(64, 128), f16(32, 128), out=np.zeros((64, 32), np.int8))
     with raises_invalid("out_dtype", "bf16, fp16 or fp32"):
         autogemm.gemm(f16(64, 128), f16(32, 128), out_dtype="int8")
     with raises_invalid("out_dtype", "must match out's dtype"):
