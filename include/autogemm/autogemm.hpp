@@ -11,3 +11,4 @@
 #include "autogemm/quantize.hpp"
 #include "autogemm/tuning.hpp"
 #include "autogemm/version.hpp"
+#include "autogemm/wgrad.hpp"

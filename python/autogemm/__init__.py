@@ -33,7 +33,7 @@ from ._errors import CudaError, Error, InvalidArgument, NoDevice
 from ._plan import Candidate, GemmReport, KernelLaunch, Plan, Rejected
 
 __all__ = [
-    "gemm", "fp8_gemm", "grouped_gemm", "interleave_gate_up", "quantize_fp8", "dequantize_fp8", "plan", "profile", "device_presets",
+    "gemm", "fp8_gemm", "grouped_gemm", "wgrad", "interleave_gate_up", "quantize_fp8", "dequantize_fp8", "plan", "profile", "device_presets",
     "cpp_enqueue_us", "load_tuning_file", "Plan", "KernelLaunch", "Candidate", "Rejected", "GemmReport", "Error",
     "InvalidArgument", "CudaError", "NoDevice", "__version__",
 ]
@@ -380,6 +380,34 @@ def gemm(a: Array, b: Array, *, out: Optional[Array] = None, c: Optional[Array] 
     if return_report:
         return result, GemmReport(*report)
     return result
+
+
+def wgrad(dy: Array, x: Array, *, out: Optional[Array] = None, accumulate: bool = True,
+          config: Union[str, Plan, None] = None, autotune: Optional[int] = None,
+          stream: Stream = None, return_report: bool = False) -> Any:
+    """The weight gradient of a linear layer y = x @ w.T: dW = dy.T @ x over the tokens.
+
+    Args:
+        dy: (T, N) bfloat16 or float16, the output gradient, token-major as stored.
+        x: (T, K), the layer's input, same dtype.
+        out: dW, float32 (N, K). With ``accumulate`` (the default) dW += dy.T @ x in place, as
+            gradients accumulate over micro-batches; without it, dW = dy.T @ x (a new float32
+            array when out is None).
+        config, autotune, stream, return_report: as gemm().
+
+    It is gemm(dy, x, layout="tn") into fp32 with C = dW: planned, explained
+    (``autogemm plan --wgrad``) and tuned like any GEMM.
+    """
+    if accumulate and out is None:
+        raise InvalidArgument("out", "None",
+                              "accumulate=True adds into out: pass the float32 gradient (or "
+                              "accumulate=False for a new one)")
+    if out is not None and str(getattr(out, "dtype", "")).rpartition(".")[2] != "float32":
+        raise InvalidArgument("out", str(getattr(out, "dtype", type(out).__name__)),
+                              "a weight gradient accumulates in float32")
+    return gemm(dy, x, out=out, beta=1.0 if accumulate else 0.0, layout="tn",
+                out_dtype="fp32" if out is None else None, config=config, autotune=autotune,
+                stream=stream, return_report=return_report)
 
 
 def fp8_gemm(a_fp8: Array, a_scales: Array, b_fp8: Array, b_scales: Array, *,

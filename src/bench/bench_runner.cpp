@@ -78,10 +78,13 @@ bool is_fp8_case(const GemmProblem& problem) {
   return problem.scaling == Scaling::block_1x128_128x128;
 }
 
-// The item's problem as the bench runs it (beta = 0), checked; FP8 only with block scales.
+// The item's problem as the bench runs it (beta = 0, or with reads_c D += A B: beta = 1 and C
+// is D, the weight gradient's accumulation), checked; FP8 only with block scales.
 GemmProblem bench_problem(const BenchItem& item) {
   GemmProblem problem = item.problem;
-  problem.reads_c = false;  // beta = 0
+  if (problem.reads_c && !problem.epilogue.empty())
+    throw InvalidArgument("epilogue", problem.epilogue.describe(),
+                          "accumulating rows (D += A B) are timed as plain GEMMs");
   validate(problem);
   if (problem.scaling == Scaling::per_tensor)
     throw InvalidArgument("scaling", "per_tensor",
@@ -116,6 +119,7 @@ struct CaseData {
   DeviceBuffer a, b;
   std::optional<Fp8Inputs> fp8;
   DeviceBuffer d_ours, d_base;           // d_base: the baseline's D (and the per-tensor call's)
+  DeviceBuffer d_initial;                // accumulating rows: D before the first call (C)
   DeviceBuffer lt_scale_a, lt_scale_b;   // FP8 block scales in cuBLASLt's layout
   std::optional<PerTensorScales> per_tensor;   // FP8 with a baseline
   bool baseline_refused = false;         // preparing the baseline failed (see its reason)
@@ -138,6 +142,20 @@ void fill_inputs(CaseData& data, const GemmProblem& problem, const BenchOptions&
   }
   data.d_ours = DeviceBuffer(d_elements(problem) * out_bytes);
   data.d_base = DeviceBuffer(options.baseline ? d_elements(problem) * out_bytes : 0);
+  if (problem.reads_c) {
+    // Accumulating: both D start from the same random values, kept for the float64 check.
+    const std::size_t bytes = d_elements(problem) * out_bytes;
+    data.d_initial = DeviceBuffer(bytes);
+    fill_random(data.d_initial.get(), d_elements(problem), problem.d_type, options.seed + 7);
+    cuda_check(cudaMemcpy(data.d_ours.get(), data.d_initial.get(), bytes,
+                          cudaMemcpyDeviceToDevice),
+               "cudaMemcpy(initial D)");
+    if (options.baseline)
+      cuda_check(cudaMemcpy(data.d_base.get(), data.d_initial.get(), bytes,
+                            cudaMemcpyDeviceToDevice),
+                 "cudaMemcpy(initial D)");
+    return;
+  }
   fill_poison(data.d_ours.get(), d_elements(problem), problem.d_type);
   if (options.baseline) fill_poison(data.d_base.get(), d_elements(problem), problem.d_type);
 }
@@ -171,8 +189,13 @@ void set_operands(CaseData& data, const GemmProblem& problem, const BenchOptions
   }
   // A fused epilogue: its vectors for ours and cuBLASLt's fused epilogue (bias only).
   if (!problem.epilogue.empty()) data.epilogue = make_epilogue_case(problem, ours, options.seed);
+  if (problem.reads_c) {   // D += A B in place (beta = 1, C = D), each call on its own D
+    ours.c = ours.d;
+    ours.beta = 1.0f;
+  }
   data.base_ops = ours;
   data.base_ops.d = data.d_base.get();
+  if (problem.reads_c) data.base_ops.c = data.d_base.get();
   data.base_ops.scale_a = fp8 ? static_cast<const float*>(data.lt_scale_a.get()) : nullptr;
   data.base_ops.scale_b = fp8 ? static_cast<const float*>(data.lt_scale_b.get()) : nullptr;
   data.per_tensor_ops = data.base_ops;
@@ -288,6 +311,7 @@ std::vector<double> float64_reference(const GemmProblem& problem, const CaseData
   ref.ldc = problem.ldc_or_packed();
   ref.m = rows;
   GemmOperands ops = data.ours_ops;
+  if (problem.reads_c) ops.c = data.d_initial.get();   // D before the first call
   ops.bias = nullptr;
   ops.row_scale = ops.col_scale = nullptr;
   std::optional<Fp8Sources> sources;

@@ -57,10 +57,33 @@ struct BenchCliOptions {
   std::string config;
   int autotune = -1;
   std::string grouped;  // --grouped FILE: the grouped suite instead (cmd_bench_grouped.cpp)
+  bool accumulate = false;   // --accumulate: D += A B (beta = 1, C = D)
+  std::string wgrad;         // --wgrad FILE: = --suite FILE --layout tn --out-dtype fp32 --accumulate
   // The fused epilogue every row runs (timed against our plain GEMM, the unfused sequence and
   // cuBLASLt's own fused epilogue: bench/epilogue_case.hpp).
   EpilogueOptions epilogue;
 };
+
+// --wgrad FILE: the weight gradient dW (+)= dY^T X of each row (m = out features, n = in
+// features, k = tokens), as training stores dY and X (token-major: layout tn), into fp32.
+BenchCliOptions with_wgrad(BenchCliOptions o) {
+  if (o.wgrad.empty()) return o;
+  if (!o.suite.empty() || !o.m.empty())
+    throw InvalidArgument("--wgrad", o.wgrad, "takes its rows from the file: no --suite or --m");
+  if (o.dtype != "bf16" && o.dtype != "fp16")
+    throw InvalidArgument("--dtype", o.dtype,
+                          "weight gradients run on bf16 or fp16 (FP8 with 1x128 scales along the "
+                          "tokens on both operands is not built yet)");
+  if (!o.out_dtype.empty() && o.out_dtype != "fp32")
+    throw InvalidArgument("--out-dtype", o.out_dtype,
+                          "a weight gradient accumulates into fp32 (a 16-bit C would round every "
+                          "micro-batch's sum)");
+  o.suite = o.wgrad;
+  o.layout = "tn";
+  o.out_dtype = "fp32";
+  o.accumulate = true;
+  return o;
+}
 
 std::vector<bench::BenchItem> items_from(const BenchCliOptions& o) {
   const bool sizes = !o.m.empty() || !o.n.empty() || !o.k.empty();
@@ -103,6 +126,11 @@ std::vector<bench::BenchItem> items_from(const BenchCliOptions& o) {
       p.d_type = *out;
     }
     p.epilogue = epilogue;
+    p.reads_c = o.accumulate;
+    if (o.accumulate && !epilogue.empty())
+      throw InvalidArgument("--accumulate", "true",
+                            "accumulating rows (D += A B) are timed as plain GEMMs: no fused "
+                            "epilogue");
     validate(p);
     items.push_back(bench::BenchItem{p, tags[i]});
   }
@@ -422,6 +450,15 @@ void add_bench_command(CLI::App& app) {
                   "(e.g. \"128x256x64 s3 c2 p g8\"), or cuBLASLt to time the vendor "
                   "path of gemm() (with --no-baseline: cuBLASLt alone)");
   o->epilogue.add_to(*cmd);
+  cmd->add_flag("--accumulate", o->accumulate,
+                "D += A B in place (beta = 1, C is D), as gradients accumulate over micro-batches; "
+                "cuBLASLt the same way; checked from the same random starting D");
+  cmd->add_option("--wgrad", o->wgrad,
+                  "weight-gradient suite (header m,n,k[,tag]: m = out features, n = in features, "
+                  "k = tokens; bench/suites/wgrad-dense.csv): dW [m, n] += dY^T X with dY [k, m] "
+                  "and X [k, n] token-major, fp32 dW, i.e. --suite FILE --layout tn --out-dtype "
+                  "fp32 --accumulate; --dtype bf16 or fp16. The same rows forward-shaped: "
+                  "--suite FILE --out-dtype fp32 --accumulate");
   // --gpus N: the suite scheduled over several GPUs instead (cmd_bench_multi.cpp).
   auto multi = add_multi_bench_options(*cmd);
   cmd->callback([o, multi, cmd] {
@@ -431,9 +468,14 @@ void add_bench_command(CLI::App& app) {
         throw InvalidArgument("epilogue", e.describe(),
                               "the suite over several GPUs (--gpus) runs plain GEMMs; bench a "
                               "fused epilogue on one GPU");
+      if (o->accumulate || !o->wgrad.empty())
+        throw InvalidArgument(o->accumulate ? "--accumulate" : "--wgrad",
+                              o->accumulate ? "true" : o->wgrad,
+                              "the suite over several GPUs (--gpus) runs D = A B; bench "
+                              "accumulating rows on one GPU");
       return run_multi_bench(*cmd, *multi);
     }
-    run(*o);
+    run(with_wgrad(*o));
   });
 }
 

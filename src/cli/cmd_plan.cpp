@@ -9,6 +9,7 @@
 #include "autogemm/grouped.hpp"
 #include "autogemm/plan.hpp"
 #include "autogemm/quantize.hpp"
+#include "autogemm/wgrad.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/cmd_plan_split.hpp"
 #include "cli/commands.hpp"
@@ -31,6 +32,8 @@ struct PlanOptions {
   std::string device;
   int top = -1;  // -1: not given; 0: all
   bool json = false;
+  // --wgrad: the weight gradient dW [M, N] += dY^T X over K tokens (autogemm/wgrad.hpp).
+  bool wgrad = false;
 };
 
 // The first `top` entries (all for top == 0).
@@ -98,6 +101,10 @@ void print_plan(const Plan& plan, int top) {
   fmt::print("problem    M={} N={} K={} {} -> {}, layout {}, lda {} ldb {} ldd {}\n", p.m, p.n,
              p.k, dtype_name(p), to_string(p.d_type), to_string(p.layout), p.lda_or_packed(),
              p.ldb_or_packed(), p.ldd_or_packed());
+  if (p.layout == Layout::tn && p.reads_c && p.d_type == DType::fp32)
+    fmt::print("wgrad      dW [{}, {}] += dY^T X over {} tokens: dY [{}, {}] and X [{}, {}] as "
+               "stored (token-major), C is dW\n",
+               p.m, p.n, p.k, p.k, p.m, p.k, p.n);
   if (p.grouping != Grouping::none)
     fmt::print("grouped    {}: {} groups, {} rows expected per group; M is {}; B is [{}, {}, {}]\n",
                to_string(p.grouping), p.num_groups, p.expected_group_rows(),
@@ -165,6 +172,26 @@ nlohmann::json plan_json(const Plan& plan, int top) {
 
 // The options' problems, made grouped when --grouped is given.
 std::vector<GemmProblem> planned_problems(PlanOptions options) {
+  if (options.wgrad) {
+    if (!options.grouping.empty())
+      throw InvalidArgument("--grouped", options.grouping,
+                            "k-grouped weight gradients (experts along the tokens) are not built "
+                            "yet: plan one expert's dense --wgrad");
+    if (options.problem.layout != "nt")
+      throw InvalidArgument("--layout", options.problem.layout,
+                            "--wgrad sets it: dY and X are token-major (tn)");
+    if (!options.epilogue.epilogue().empty())
+      throw InvalidArgument("--wgrad", "true", "a weight gradient has no fused epilogue");
+    if (options.problem.m.empty())
+      throw InvalidArgument("--m", "(not given)", "is required: --m out features, --n in "
+                                                  "features, --k tokens");
+    std::vector<GemmProblem> problems;
+    for (const GemmProblem& p : options.problem.problems())
+      problems.push_back(weight_gradient_problem(
+          p.k, p.m, p.n, p.a_type, /*accumulate=*/true,
+          options.problem.out_dtype.empty() ? DType::fp32 : p.d_type));
+    return problems;
+  }
   if (options.grouping.empty()) {
     if (options.problem.m.empty())
       throw InvalidArgument("--m", "(not given)",
@@ -255,6 +282,9 @@ void add_plan_command(CLI::App& app) {
                   "needs --groups and --m-per-group; --m is then the rows of A (contiguous) or "
                   "max_m (masked), by default what the groups take")
       ->check(CLI::IsMember({"contiguous", "masked"}));
+  cmd->add_flag("--wgrad", options->wgrad,
+                "plan a weight gradient: dW [M, N] += dY^T X over K tokens, dY [K, M] and X [K, N] "
+                "token-major (layout tn), dW fp32 (autogemm/wgrad.hpp)");
   cmd->add_option("--groups", options->groups, "grouped: the number of groups (experts)");
   cmd->add_option("--m-per-group", options->m_per_group,
                   "grouped: the rows a group is expected to have (tokens per expert)");

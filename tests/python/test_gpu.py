@@ -22,7 +22,7 @@ import autogemm
 import pytest
 from autogemm import _core
 
-from conftest import ROOT, gpu_unavailable_reason
+from conftest import ROOT, gpu_unavailable_reason, raises_invalid
 
 _REASON = gpu_unavailable_reason()
 pytestmark = pytest.mark.skipif(_REASON is not None, reason=_REASON or "")
@@ -509,6 +509,27 @@ def test_fp8_gated_and_fp8_swiglu_block(torch, m):
     with pytest.raises(autogemm.InvalidArgument) as refused:
         autogemm.fp8_gemm(qx, sx, qw, sw, activation="silu", gated=True, out_dtype="fp8")
     assert refused.value.argument == "d_type" and "quantize_fp8" in refused.value.rule
+
+
+@needs_sm90
+@pytest.mark.parametrize("shape", [(4096, 2048, 1024), (1000, 520, 1000), (16384, 256, 7168)],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_wgrad_accumulates_into_fp32(torch, shape):
+    """dW += dy.T @ x over the tokens, dy and x token-major, into an existing float32 dW, twice
+    (two micro-batches), against float64; and the non-accumulating form."""
+    t, n, k = shape
+    dy = torch.randn(t, n, device="cuda", dtype=torch.bfloat16)
+    x = torch.randn(t, k, device="cuda", dtype=torch.bfloat16)
+    dw = torch.randn(n, k, device="cuda", dtype=torch.float32)
+    want = dw.double() + 2 * (dy.double().T @ x.double())
+    got, report = autogemm.wgrad(dy, x, out=dw, return_report=True)
+    assert got is dw and not report.used_vendor
+    autogemm.wgrad(dy, x, out=dw)
+    assert calc_diff(dw, want) < 1e-5, report.config
+    fresh = autogemm.wgrad(dy, x, accumulate=False)
+    assert fresh.dtype == torch.float32 and calc_diff(fresh, dy.double().T @ x.double()) < 1e-5
+    with raises_invalid("out", "float32"):
+        autogemm.wgrad(dy, x, out=dw.to(torch.float16))
 
 
 # --- host cost ---------------------------------------------------------------------------------

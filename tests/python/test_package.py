@@ -71,6 +71,16 @@ def test_interleave_gate_up():
         autogemm.interleave_gate_up(gate, up[:8])
 
 
+def test_wgrad_checks_before_any_gpu_work():
+    numpy = pytest.importorskip("numpy")
+    dy = numpy.zeros((64, 32), numpy.float16)
+    x = numpy.zeros((64, 16), numpy.float16)
+    with raises_invalid("out", "accumulate=True"):
+        autogemm.wgrad(dy, x)
+    with raises_invalid("out", "float32"):
+        autogemm.wgrad(dy, x, out=numpy.zeros((32, 16), numpy.float16))
+
+
 def test_core_stub_matches_module():
     stub = (pathlib.Path(autogemm.__file__).parent / "_core.pyi").read_text()
     in_stub = set(re.findall(r"^def (\w+)\(", stub, flags=re.M))

@@ -1,0 +1,113 @@
+// Weight gradients (issue 52, autogemm/wgrad.hpp): the problem they are (layout tn into fp32,
+// C = dW), their refusals, `plan --wgrad` and `bench --wgrad`'s arguments, without a GPU; and on
+// an sm_90a GPU, dW += dY^T X in place against float64 over two micro-batches.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "autogemm/device.hpp"
+#include "autogemm/plan.hpp"
+#include "autogemm/wgrad.hpp"
+#include "bench/compare.hpp"
+#include "bench/reference.hpp"
+#include "bench/tensors.hpp"
+#include "cli_test_util.hpp"
+#include "cuda/cuda_check.hpp"
+#include "error_test_util.hpp"
+#include "gpu_test_util.hpp"
+
+using namespace autogemm;
+using autogemm::testing::expect_invalid;
+using autogemm::testing::run_cli;
+
+TEST(Wgrad, IsTheTokenMajorGemmIntoFp32) {
+  const GemmProblem p = weight_gradient_problem(16384, 4096, 14336);
+  EXPECT_EQ(p.m, 4096);
+  EXPECT_EQ(p.n, 14336);
+  EXPECT_EQ(p.k, 16384);
+  EXPECT_EQ(p.layout, Layout::tn);
+  EXPECT_EQ(p.d_type, DType::fp32);
+  EXPECT_TRUE(p.reads_c);
+  EXPECT_EQ(p.lda_or_packed(), 4096);    // dY [T, N] rows
+  EXPECT_EQ(p.ldb_or_packed(), 14336);   // X [T, K] rows
+  EXPECT_FALSE(weight_gradient_problem(64, 64, 64, DType::fp16, false, DType::bf16).reads_c);
+  EXPECT_NE(expect_invalid([] { weight_gradient_problem(64, 64, 64, DType::bf16, true,
+                                                        DType::fp16); },
+                           "dw_type")
+                .find("fp32"),
+            std::string::npos);
+  expect_invalid([] { weight_gradient_problem(64, 64, 64, DType::e4m3); }, "type");
+  expect_invalid([] { weight_gradient_problem(0, 64, 64); }, "k");
+  // Planned on our kernels like any GEMM.
+  const Plan plan = plan_gemm(weight_gradient_problem(8192, 8192, 28672), device_preset("h200"));
+  EXPECT_EQ(plan.spec.config.instruction, Instruction::wgmma) << plan.spec.config.describe();
+}
+
+namespace {
+const std::string kSuite = std::string(AUTOGEMM_SOURCE_DIR) + "/bench/suites/wgrad-dense.csv";
+}  // namespace
+
+TEST(Wgrad, PlanAndBenchArguments) {
+  const auto run = run_cli("plan --wgrad --m 4096 --n 14336 --k 16384 --device h200");
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_NE(run.out.find("wgrad      dW [4096, 14336] += dY^T X over 16384 tokens"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("-> fp32, layout tn"), std::string::npos) << run.out;
+  for (const char* bad : {"plan --wgrad --m 64 --n 64 --k 64 --out-dtype bf16 --device h200",
+                          "plan --wgrad --m 64 --n 64 --k 64 --layout nt --bias bf16 --device h200",
+                          "plan --wgrad --m 64 --n 64 --k 64 --dtype fp8 --device h200",
+                          "bench --wgrad SUITE --dtype fp8 --device h200",
+                          "bench --wgrad SUITE --out-dtype bf16 --device h200",
+                          "bench --wgrad SUITE --accumulate --bias bf16 --device h200"}) {
+    std::string args = bad;
+    if (const auto at = args.find("SUITE"); at != std::string::npos) args.replace(at, 5, kSuite);
+    const auto refused = run_cli(args);
+    EXPECT_EQ(refused.exit_code, 2) << bad << "\n" << refused.out;
+  }
+  const auto planned = run_cli("bench --wgrad " + kSuite + " --device h200");
+  EXPECT_EQ(planned.exit_code, 0) << planned.out;
+  EXPECT_NE(planned.out.find("llama3-70b-gateup-T8192"), std::string::npos) << planned.out;
+}
+
+// dW += dY^T X in place, twice, from a random fp32 dW: against dW0 + 2 dY^T X in float64.
+TEST(WgradGpu, AccumulatesInPlaceAgainstFloat64) {
+  AUTOGEMM_REQUIRE_GPU();
+  for (const auto& [t, n, k] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{
+           {4096, 2048, 1024}, {1000, 520, 1000}, {16384, 256, 7168}, {77, 4096, 136}}) {
+    const GemmProblem p = weight_gradient_problem(t, n, k);
+    bench::DeviceBuffer dy(std::size_t(t * n) * 2), x(std::size_t(t * k) * 2),
+        dw(std::size_t(n * k) * 4), dw0(std::size_t(n * k) * 4), ref(std::size_t(n * k) * 8);
+    bench::fill_random(dy.get(), std::size_t(t * n), DType::bf16, 7);
+    bench::fill_random(x.get(), std::size_t(t * k), DType::bf16, 8);
+    bench::fill_random(dw0.get(), std::size_t(n * k), DType::fp32, 9);
+    cuda_check(cudaMemcpy(dw.get(), dw0.get(), std::size_t(n * k) * 4, cudaMemcpyDeviceToDevice),
+               "cudaMemcpy");
+    const GemmReport r = weight_gradient(p, dy.get(), x.get(), dw.get(), nullptr);
+    weight_gradient(p, dy.get(), x.get(), dw.get(), nullptr);
+    EXPECT_FALSE(r.used_vendor) << r.reason;
+    // The reference: dW0 + 2 (dY^T X), alpha 2 on the plain product plus C = dW0.
+    GemmOperands o;
+    o.a = dy.get();
+    o.b = x.get();
+    o.c = dw0.get();
+    o.alpha = 2.0f;
+    o.beta = 1.0f;
+    bench::reference_gemm(p, o, static_cast<double*>(ref.get()), nullptr);
+    cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    const std::vector<double> got = bench::download_as_double(dw.get(), std::size_t(n * k),
+                                                              DType::fp32);
+    std::vector<double> want(std::size_t(n * k));
+    cuda_check(cudaMemcpy(want.data(), ref.get(), want.size() * 8, cudaMemcpyDeviceToHost),
+               "cudaMemcpy");
+    // fp32 accumulation over t tokens: a few ulp of the sum of |terms| per element.
+    const auto check = bench::check_result(got, k, want, n, k, 1e-5 * std::sqrt(double(t)), 1e-5,
+                                           512, 10);
+    EXPECT_LT(check.diff, 1e-5) << t << "x" << n << "x" << k << " " << r.config.describe();
+    EXPECT_EQ(check.unwritten, 0);
+    EXPECT_EQ(check.spot_failures, 0) << check.first_failure;
+  }
+}
