@@ -203,6 +203,38 @@ TEST(Grouped, FusedEpilogueKernelsCompileWithoutSpills) {
     }
 }
 
+// The gated epilogue per group (MoE SwiGLU): the planner's tiles and forced ones, BF16 and FP8,
+// both layouts, compile without spills; D's maps are the groups' N / 2 columns.
+TEST(Grouped, GatedEpilogueKernelsCompileWithoutSpills) {
+  for (Grouping grouping : {Grouping::contiguous, Grouping::masked})
+    for (const char* text : {"", "128x256x64 s3 c2 p g8 cl1x2/a", "64x128x64 s6 c1 p g8",
+                             "fp8 ", "fp8 64x128x128 s8 c1 p g8 pb2"}) {
+      const bool fp8 = std::string(text).rfind("fp8 ", 0) == 0;
+      GemmProblem p = grouped(grouping, 8, grouping == Grouping::masked ? 128 : 4096, 4096, 7168);
+      p.epilogue.bias = DType::bf16;
+      p.epilogue.activation = Activation::silu;
+      p.epilogue.gated = true;
+      if (fp8) {
+        p.a_type = p.b_type = DType::e4m3;
+        p.scaling = Scaling::block_1x128_128x128;
+        text += 4;
+      }
+      validate(p);
+      const GpuInfo h200 = device_preset("h200");
+      const GemmConfig config = *text ? GemmConfig::parse(text) : plan_gemm(p, h200).best().config;
+      const KernelSpec spec = make_kernel_spec(p, config, h200);
+      for (const TensorMapSpec& d : spec.kernels.front().tensor_maps)
+        if (d.operand == 'D') EXPECT_EQ(d.row_length, 2048) << text;
+      const jit::KernelSource source = codegen::gemm_kernel_source(spec.kernels.front(), false);
+      EXPECT_NE(source.source.find("EpilogueFields<1, 4, false, false, true>"), std::string::npos);
+      const jit::CompiledKernel k = jit::compile_to_cubin(source);
+      const jit::PtxasUsage usage = jit::parse_ptxas_usage(k.log);
+      EXPECT_FALSE(usage.has_spills())
+          << to_string(grouping) << " " << config.describe() << "\n" << k.log;
+      EXPECT_EQ(usage.stack_frame_bytes, 0) << config.describe() << "\n" << k.log;
+    }
+}
+
 // Block-scaled FP8 grouped problems plan onto the tile family (masked: 64-row tiles).
 TEST(Grouped, Fp8PlansAreLegal) {
   for (Grouping grouping : {Grouping::contiguous, Grouping::masked}) {

@@ -57,12 +57,13 @@ GroupedCheck run_grouped(Grouping grouping, const std::vector<int64_t>& rows, in
   }
   p.expected_m = std::max<int64_t>(1, largest);
   const int64_t stored = p.stored_rows();
+  const int64_t n_d = p.d_cols();   // D's columns: N, or N / 2 gated
   const int in_bytes = dtype_bytes(in), out_bytes = dtype_bytes(out_type);
   bench::DeviceBuffer a(size_t(stored) * k * in_bytes), b(size_t(p.num_groups) * n * k * in_bytes);
-  bench::DeviceBuffer d(size_t(stored) * n * out_bytes);
+  bench::DeviceBuffer d(size_t(stored) * n_d * out_bytes);
   bench::fill_random(a.get(), size_t(stored) * k, in, seed);
   bench::fill_random(b.get(), size_t(p.num_groups) * n * k, in, seed + 1);
-  bench::fill_poison(d.get(), size_t(stored) * n, out_type);
+  bench::fill_poison(d.get(), size_t(stored) * n_d, out_type);
   // Block-scaled FP8: a and b above are the BF16 sources the reference multiplies; the call
   // gets their e4m3 quantisation (A as one matrix, 1x128; each group's B 128x128).
   const int64_t k_blocks = (k + 127) / 128, n_blocks = (n + 127) / 128;
@@ -131,7 +132,7 @@ GroupedCheck run_grouped(Grouping grouping, const std::vector<int64_t>& rows, in
 
   GroupedCheck out;
   out.config = report.config.describe();
-  const std::vector<double> got = bench::download_as_double(d.get(), size_t(stored) * n, out_type);
+  const std::vector<double> got = bench::download_as_double(d.get(), size_t(stored) * n_d, out_type);
   const double rtol =
       out_type == DType::bf16 ? 1.0 / 128 : out_type == DType::fp16 ? 1.0 / 1024 : 1e-5;
   for (size_t g = 0; g < rows.size(); ++g) {
@@ -163,10 +164,11 @@ GroupedCheck run_grouped(Grouping grouping, const std::vector<int64_t>& rows, in
         mine.row_scale = slice(vectors.row_scale, starts[g], valid);
         bench::apply_epilogue_reference(epilogue, mine, valid, n, 1.0, 0.0, {}, n, want);
       }
-      const std::vector<double> mine(got.begin() + starts[g] * n,
-                                     got.begin() + (starts[g] + valid) * n);
-      const bench::CheckReport r = bench::check_result(mine, n, want, valid, n, rtol + 1e-6 * k,
-                                                       rtol, fp8 ? 0 : 64, seed + 7 + g);
+      const std::vector<double> mine(got.begin() + starts[g] * n_d,
+                                     got.begin() + (starts[g] + valid) * n_d);
+      const bench::CheckReport r = bench::check_result(mine, n_d, want, valid, n_d,
+                                                       rtol + 1e-6 * k, rtol, fp8 ? 0 : 64,
+                                                       seed + 7 + g);
       out.worst_diff = std::max(out.worst_diff, fp8 ? r.diff / 100 : r.diff);   // < 1e-3 FP8
       out.unwritten += r.unwritten;
       // FP8: sampled entries (and the corners check_result always takes) differ from the
@@ -177,8 +179,8 @@ GroupedCheck run_grouped(Grouping grouping, const std::vector<int64_t>& rows, in
     }
     if (grouping == Grouping::masked)
       for (int64_t row = starts[g] + std::max<int64_t>(valid, 0); row < starts[g] + p.m; ++row)
-        for (int64_t col = 0; col < n; ++col)
-          if (!std::isnan(got[size_t(row * n + col)])) ++out.masked_rows_touched;
+        for (int64_t col = 0; col < n_d; ++col)
+          if (!std::isnan(got[size_t(row * n_d + col)])) ++out.masked_rows_touched;
   }
   return out;
 }
@@ -274,6 +276,35 @@ TEST(GroupedGpu, FusedEpiloguePerGroup) {
     }
   const auto fp8 = run_grouped(Grouping::contiguous, rows, 1024, 1024, DType::bf16, DType::bf16,
                                seed++, std::nullopt, 0, true, gelu);
+  EXPECT_LT(fp8.worst_diff, 1e-5) << fp8.config;   // worst_diff is FP8's diff / 100
+  EXPECT_EQ(fp8.unwritten, 0) << fp8.config;
+}
+
+// The gated epilogue per group (MoE SwiGLU / GeGLU): each expert's B holds its gate and up
+// rows interleaved in runs of 8, D has N / 2 columns per group; both layouts, BF16 and
+// block-scaled FP8, with each group's bias, forced tiles with tails and the planner's.
+TEST(GroupedGpu, GatedEpiloguePerGroup) {
+  AUTOGEMM_REQUIRE_GPU();
+  Epilogue swiglu;
+  swiglu.activation = Activation::silu;
+  swiglu.gated = true;
+  Epilogue geglu = swiglu;
+  geglu.activation = Activation::gelu_erf;
+  geglu.bias = DType::fp32;
+  geglu.row_scale = true;
+  const std::vector<int64_t> rows = {130, 0, 64, 257};
+  uint64_t seed = 2900;
+  for (Grouping grouping : {Grouping::contiguous, Grouping::masked})
+    for (const Epilogue& e : {swiglu, geglu}) {
+      const auto planned = run_grouped(grouping, rows, 1024, 512, DType::bf16, DType::bf16, seed++,
+                                       std::nullopt, 0, false, e);
+      EXPECT_GROUPED_OK(planned, to_string(grouping) << " " << e.describe());
+      const auto forced = run_grouped(grouping, rows, 1040, 512, DType::bf16, DType::bf16, seed++,
+                                      GemmConfig::parse("128x96x64 s4 c2 p g8"), 0, false, e);
+      EXPECT_GROUPED_OK(forced, to_string(grouping) << " " << e.describe() << " forced");
+    }
+  const auto fp8 = run_grouped(Grouping::masked, rows, 2048, 1024, DType::bf16, DType::bf16,
+                               seed++, std::nullopt, 0, true, swiglu);
   EXPECT_LT(fp8.worst_diff, 1e-5) << fp8.config;   // worst_diff is FP8's diff / 100
   EXPECT_EQ(fp8.unwritten, 0) << fp8.config;
 }

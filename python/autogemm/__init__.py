@@ -240,23 +240,26 @@ def _result(out: Optional[Array], fp8_out: bool, out_scales: Optional[Array],
     return d, out_scales if out_scales is not None else made["float32"]
 
 
-def interleave_gate_up(gate: Array, up: Array) -> Array:
+def interleave_gate_up(gate: Array, up: Array, axis: int = 0) -> Array:
     """B for a gated epilogue (``gemm(..., activation="silu", gated=True)``) from a checkpoint's
     gate and up projections (Llama's w1 / w3, gate_proj / up_proj): both (rows, K) weights, or
     (rows,) biases or column scales, of equal shape and rows a multiple of 8. Returns
     (2 rows, ...) with runs of 8 gate rows and 8 up rows alternating, so column c of the gated
-    GEMM's D is act(gate row c) * (up row c). Works on torch, CuPy and NumPy arrays (a new
-    array on the inputs' device). FP8 weights interleave the same way; their 128x128 scale
-    blocks then mix gate and up rows, so quantise the interleaved weight instead."""
+    GEMM's D is act(gate row c) * (up row c). ``axis``: the rows' axis (1 for grouped_gemm's
+    (groups, rows, K) experts and (groups, rows) vectors). Works on torch, CuPy and NumPy arrays
+    (a new array on the inputs' device). FP8 weights interleave the same way; their 128x128
+    scale blocks then mix gate and up rows, so quantise the interleaved weight instead."""
     shape = tuple(gate.shape)
     if tuple(up.shape) != shape:
         raise InvalidArgument("up", f"an array of shape {tuple(up.shape)}",
                               f"must have gate's shape {shape}")
-    if len(shape) == 0 or shape[0] % 8 != 0 or shape[0] == 0:
+    if not 0 <= axis < len(shape):
+        raise InvalidArgument("axis", repr(axis), f"must name one of gate's {len(shape)} axes")
+    rows = shape[axis]
+    if rows % 8 != 0 or rows == 0:
         raise InvalidArgument("gate", f"an array of shape {shape}",
-                              "gate and up rows interleave in runs of 8: rows must be a "
-                              "positive multiple of 8")
-    rest = shape[1:]
+                              f"gate and up rows (axis {axis}) interleave in runs of 8: they must "
+                              "be a positive multiple of 8")
     framework = _framework(gate)
     if framework == "torch":
         stack = sys.modules["torch"].stack
@@ -265,8 +268,9 @@ def interleave_gate_up(gate: Array, up: Array) -> Array:
     else:
         import numpy
         stack = numpy.stack
-    runs = (shape[0] // 8, 8) + rest
-    return stack([gate.reshape(runs), up.reshape(runs)], 1).reshape((2 * shape[0],) + rest)
+    runs = shape[:axis] + (rows // 8, 8) + shape[axis + 1:]
+    both = stack([gate.reshape(runs), up.reshape(runs)], axis + 1)
+    return both.reshape(shape[:axis] + (2 * rows,) + shape[axis + 1:])
 
 
 def _autotune(autotune: Optional[int]) -> int:
@@ -467,7 +471,8 @@ def grouped_gemm(a: Array, b: Array, *, group_index: Optional[Array] = None,
                  alpha: float = 1.0, config: Union[str, Plan, None] = None,
                  stream: Stream = None, return_report: bool = False,
                  bias: Optional[Array] = None, activation: Optional[str] = None,
-                 row_scale: Optional[Array] = None, col_scale: Optional[Array] = None) -> Any:
+                 row_scale: Optional[Array] = None, col_scale: Optional[Array] = None,
+                 gated: bool = False) -> Any:
     """Grouped (mixture-of-experts) GEMM: D_g = alpha * A_g @ b[g].T for every group g, in one
     launch, with no host synchronisation (CUDA-graph capturable).
 
@@ -503,6 +508,8 @@ def grouped_gemm(a: Array, b: Array, *, group_index: Optional[Array] = None,
     The fused epilogue, as gemm()'s, per group: ``bias`` (bfloat16 or float32) and ``col_scale``
     (float32) are (groups, N), each group's own; ``row_scale`` (float32) has one scale per stored
     row, (M,) contiguous or (groups, max_m) masked; ``activation`` as gemm(). All packed.
+    ``gated``: every expert's gate and up projections interleaved (``interleave_gate_up`` on each
+    group's weight, bias and col_scale) and D = act(gate) * up with N / 2 columns, as gemm().
     """
     framework = _framework(a)
     handle, export = _prepare(framework, a, stream)
@@ -517,7 +524,7 @@ def grouped_gemm(a: Array, b: Array, *, group_index: Optional[Array] = None,
         export(a), export(b), export(group_index), export(masked_m), export(a_scales),
         export(b_scales), a_kind, b_kind, export(out), _dtype_text(out_dtype), float(alpha),
         int(expected_m or 0), _config_text(config), handle, alloc, bool(return_report),
-        export(bias), activation, export(row_scale), export(col_scale))
+        export(bias), activation, export(row_scale), export(col_scale), bool(gated))
     if out is not None:
         result = out
     else:

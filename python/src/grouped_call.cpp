@@ -146,6 +146,7 @@ GroupedResult grouped_gemm_call(const GroupedRequest& r) {
       throw InvalidArgument((*v)->name, (*v)->dtype_text(), "scales must be float32");
   p.epilogue.row_scale = row_scale.has_value();
   p.epilogue.col_scale = col_scale.has_value();
+  p.epilogue.gated = r.gated;
   validate(p);
 
   // FP8 scales (grouped.hpp): A one per stored row per 128 of K, B one per 128 x 128 block
@@ -173,10 +174,11 @@ GroupedResult grouped_gemm_call(const GroupedRequest& r) {
   GemmOptions options;
   if (r.config) options.config = GemmConfig::parse(*r.config);
 
-  // The output, (M, N) or (groups, max_m, N): the caller's (its dtype is D's unless out_dtype
-  // names another), else allocated only after everything else passed.
+  // The output, (M, N) or (groups, max_m, N), N / 2 columns gated: the caller's (its dtype is
+  // D's unless out_dtype names another), else allocated only after everything else passed.
+  const int64_t d_cols = p.d_cols();
   const std::vector<int64_t> want_shape =
-      masked ? std::vector<int64_t>{p.num_groups, p.m, p.n} : std::vector<int64_t>{p.m, p.n};
+      masked ? std::vector<int64_t>{p.num_groups, p.m, d_cols} : std::vector<int64_t>{p.m, d_cols};
   std::optional<ArrayView> out;
   if (!r.out.is_none()) {
     out = import_array("out", r.out, true);
@@ -203,7 +205,7 @@ GroupedResult grouped_gemm_call(const GroupedRequest& r) {
     if (r.alloc.is_none())
       throw InvalidArgument("out", "None",
                             "autogemm allocates outputs for torch and CuPy inputs only: pass out=");
-    out = import_array("out", r.alloc(p.stored_rows(), p.n, python_dtype(p.d_type)), true);
+    out = import_array("out", r.alloc(p.stored_rows(), d_cols, python_dtype(p.d_type)), true);
     require_packed_dims(*out, 2, "(rows, N)");
     if (element_type(*out) != p.d_type)
       throw InvalidArgument("out", out->dtype_text(),

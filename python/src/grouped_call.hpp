@@ -17,6 +17,7 @@ struct GroupedRequest {
   // ((M,) contiguous, (groups, max_m) masked); None when not fused.
   nb::handle bias, row_scale, col_scale;
   std::optional<std::string> activation;
+  bool gated = false;   // D = act(gate) * up per group, N / 2 columns (autogemm/epilogue.hpp)
   std::optional<std::string> a_bytes, b_bytes;     // what torch FP8 tensors' uint8 views hold
   std::optional<std::string> out_dtype, config;
   float alpha = 1.0f;

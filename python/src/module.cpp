@@ -363,8 +363,9 @@ NB_MODULE(_core, m) {
          std::optional<std::string> b_bytes, nb::handle out, std::optional<std::string> out_dtype,
          float alpha, int64_t expected_m, std::optional<std::string> config, uintptr_t stream,
          nb::handle alloc, bool want_report, nb::handle bias, std::optional<std::string> activation,
-         nb::handle row_scale, nb::handle col_scale) {
+         nb::handle row_scale, nb::handle col_scale, bool gated) {
         GroupedRequest r;
+        r.gated = gated;
         r.bias = bias;
         r.activation = std::move(activation);
         r.row_scale = row_scale;
@@ -392,7 +393,7 @@ NB_MODULE(_core, m) {
       "out"_a.none(), "out_dtype"_a.none(), "alpha"_a, "expected_m"_a, "config"_a.none(),
       "stream"_a, "alloc"_a.none(), "want_report"_a, "bias"_a.none() = nb::none(),
       "activation"_a.none() = nb::none(), "row_scale"_a.none() = nb::none(),
-      "col_scale"_a.none() = nb::none(),
+      "col_scale"_a.none() = nb::none(), "gated"_a = false,
       "Grouped (mixture-of-experts) GEMM, 16-bit or block-scaled FP8 (e4m3), with the fused "
       "epilogue per group; returns (out, report or None).");
 

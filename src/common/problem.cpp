@@ -249,10 +249,6 @@ void validate(const GemmProblem& p) {
                             fmt::format("a gated epilogue's gate and up rows interleave in runs "
                                         "of {}: N must be a multiple of {}",
                                         kGateRun, 2 * kGateRun));
-    if (p.grouping != Grouping::none)
-      throw InvalidArgument("epilogue.gated", "true",
-                            "grouped GEMM has no gated epilogue (its D would have N / 2 columns "
-                            "per group)");
   }
   if (p.accumulator != DType::fp32)
     throw InvalidArgument("accumulator", std::string(to_string(p.accumulator)),

@@ -65,6 +65,14 @@ def test_interleave_gate_up():
     assert (w[16:24] == gate[8:16]).all() and (w[24:32] == up[8:16]).all()
     b = autogemm.interleave_gate_up(numpy.arange(8), numpy.arange(8) + 100)
     assert list(b) == list(range(8)) + list(range(100, 108))
+    # Grouped experts: the rows are axis 1.
+    experts = numpy.arange(2 * 16 * 3).reshape(2, 16, 3)
+    grouped = autogemm.interleave_gate_up(experts, experts + 1000, axis=1)
+    assert grouped.shape == (2, 32, 3)
+    for g in range(2):
+        assert (grouped[g] == autogemm.interleave_gate_up(experts[g], experts[g] + 1000)).all()
+    with raises_invalid("axis"):
+        autogemm.interleave_gate_up(gate, up, axis=2)
     with raises_invalid("gate", "multiple of 8"):
         autogemm.interleave_gate_up(gate[:12], up[:12])
     with raises_invalid("up"):
