@@ -531,6 +531,7 @@ def test_wgrad_accumulates_into_fp32(torch, shape):
     with raises_invalid("out", "float32"):
         autogemm.wgrad(dy, x, out=dw.to(torch.float16))
 
+
 @pytest.mark.parametrize("layout", ["contiguous", "masked"])
 def test_grouped_gemm_gated_swiglu(torch, layout):
     """MoE SwiGLU: every expert's gate and up projections interleaved with
