@@ -170,3 +170,17 @@ TEST(Weights, Mxfp4ImportIsTheMicroscalingFormula) {
   scales[0] = 0xff;
   expect_invalid([&] { import_mxfp4(blocks.data(), scales.data(), n, k); }, "scales");
 }
+
+// The 4-bit layout the kernel reads: each run of 8 elements one little-endian word, element
+// 2i in bits 4i and 2i + 1 in bits 16 + 4i. With scale 1 (amax 7), q = w + 8.
+TEST(Weights, Int4RunsOfEightAreTheKernelsWords) {
+  std::vector<float> w(128);
+  for (int j = 0; j < 128; ++j) w[size_t(j)] = float(j % 8 - 4);
+  w[127] = 7.0f;
+  const PackedWeight p = quantize_weight(w.data(), 1, 128, WeightFormat::int4_g128);
+  uint32_t word;
+  std::memcpy(&word, p.q.data(), 4);   // elements 0..7: q = 4, 5, ..., 11
+  EXPECT_EQ(word, 0xB975A864u);
+  const std::vector<float> back = dequantize_weight(p);
+  EXPECT_EQ(back, w);
+}

@@ -5,8 +5,10 @@
 // zeros are then copied to the GPU as they are.
 //
 // Every layout keeps row n of W K-contiguous, as the decode family streams B:
-//   int4_g128      q: N x K/2 bytes, element k of a row in byte k/2, the low nibble for even k;
-//                  unsigned 0..15 with w = (q - 8) * scale; scales bf16 [N, K/128].
+//   int4_g128      q: N x K/2 bytes; each run of 8 elements of a row is one little-endian
+//                  32-bit word with element 2i in bits 4i and 2i + 1 in bits 16 + 4i (so the
+//                  kernel makes a bf16 pair from a shift and a mask); unsigned 0..15 with
+//                  w = (q - 8) * scale; scales bf16 [N, K/128].
 //   int4_g128_zp   as int4_g128 with zeros, one 0..15 byte per scale, [N, K/128]:
 //                  w = (q - zero) * scale (GPTQ, AWQ).
 //   mxfp4          e2m1 values (OCP MX: +-{0, 0.5, 1, 1.5, 2, 3, 4, 6}, bit 3 the sign) packed as

@@ -54,13 +54,22 @@ void put_bf16(std::vector<uint8_t>& bytes, int64_t i, uint16_t v) {
 uint16_t get_bf16(const std::vector<uint8_t>& bytes, int64_t i) {
   return uint16_t(bytes[size_t(2 * i)] | (bytes[size_t(2 * i + 1)] << 8));
 }
+// 4-bit values: each 8-element run of a row (one little-endian 32-bit word) holds element 2i in
+// bits 4i and element 2i + 1 in bits 16 + 4i (i = 0..3), so the kernel turns a word into the
+// bf16 pair (2i, 2i + 1) with one shift and one mask: (word >> 4i) & 0x000f000f
+// (sm90/weight_dequant.cuh).
+size_t nibble_bit(int64_t index) {
+  const int64_t j = index % 8;
+  return size_t(index / 8 * 32 + (j % 2 == 0 ? 4 * (j / 2) : 16 + 4 * (j / 2)));
+}
 void set_nibble(std::vector<uint8_t>& q, int64_t index, unsigned v) {
-  uint8_t& byte = q[size_t(index / 2)];
-  byte = index % 2 == 0 ? uint8_t((byte & 0xf0) | (v & 0xf)) : uint8_t((byte & 0x0f) | (v << 4));
+  const size_t bit = nibble_bit(index);
+  uint8_t& byte = q[bit / 8];
+  byte = bit % 8 == 0 ? uint8_t((byte & 0xf0) | (v & 0xf)) : uint8_t((byte & 0x0f) | (v << 4));
 }
 unsigned get_nibble(const std::vector<uint8_t>& q, int64_t index) {
-  const uint8_t byte = q[size_t(index / 2)];
-  return index % 2 == 0 ? byte & 0xfu : byte >> 4;
+  const size_t bit = nibble_bit(index);
+  return (q[bit / 8] >> (bit % 8)) & 0xfu;
 }
 
 // Nearest e2m1 code of |x| (x >= 0, already divided by the group's power of two), ties to the
@@ -310,8 +319,11 @@ PackedWeight import_mxfp4(const uint8_t* blocks, const uint8_t* scales, int64_t 
   p.format = WeightFormat::mxfp4;
   p.n = n;
   p.k = k;
-  // gpt-oss's [N, K/32, 16] bytes are already K-contiguous rows with the low nibble first.
-  p.q.assign(blocks, blocks + n * k / 2);
+  // gpt-oss's [N, K/32, 16] bytes are K-contiguous rows, two values a byte, the low nibble
+  // first: rearranged into the runs of 8 above.
+  p.q.assign(size_t(n * k / 2), 0);
+  for (int64_t i = 0; i < n * k; ++i)
+    set_nibble(p.q, i, (blocks[i / 2] >> (4 * (i % 2))) & 0xf);
   p.scales.assign(scales, scales + n * (k / kMxGroup));
   for (uint8_t s : p.scales)
     if (s == 0xff)
