@@ -32,6 +32,11 @@ struct GemmOperands {
   // the epilogue: each the amax / 448 of its 128 columns of the row, never below 2^-126 (the
   // rule of quantize_fp8), D = e4m3(value / scale). The block-scaled A scales of the next GEMM.
   float* d_scale = nullptr;
+  // Weight-only B (problem.weight_format): b is the packed values, b_scales its scales (bf16
+  // [N, K/128] for int4, fp32 [N] for int8) and b_zeros the int4-g128-zp zeros (bytes
+  // [N, K/128]); the layouts of autogemm/weights.hpp. Null otherwise.
+  const void* b_scales = nullptr;
+  const void* b_zeros = nullptr;
 };
 
 struct GemmOptions {

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "autogemm/epilogue.hpp"
+#include "autogemm/weights.hpp"
 
 namespace autogemm {
 
@@ -67,6 +68,11 @@ struct GemmProblem {
   // What the epilogue fuses before D is stored (bias, activation, row and column scales); its
   // vectors are GemmOperands' bias, row_scale and col_scale. Empty: the plain epilogue.
   Epilogue epilogue;
+  // Weight-only quantised B (autogemm/weights.hpp): B is a packed weight [N, K] in this format,
+  // its values, scales (GemmOperands::b_scales) and zeros (b_zeros), dequantised in registers
+  // and multiplied in bf16 (a_type and b_type bf16, layout nt; ldb in elements of the unpacked
+  // row, a multiple of the group). Empty: B is stored as b_type.
+  std::optional<WeightFormat> weight_format;
   // Grouped problems only (grouped_gemm; gemm() refuses them). B is [num_groups, N, K]; m is
   // the rows of A and D (contiguous) or max_m, the rows of each group (masked). expected_m:
   // the valid rows a group is expected to have, for planning (0: m / num_groups contiguous,
@@ -92,6 +98,8 @@ struct GemmProblem {
                                                    : double(expected_group_rows()) * num_groups;
     return 2.0 * rows * double(n) * double(k);
   }
+  // Bytes of B as stored: b_type's, or the packed weight's values, scales and zeros.
+  double b_bytes() const;
   // Fewest bytes any kernel must move through DRAM: read A, B (and C) once, write D once.
   double min_bytes() const;
 };

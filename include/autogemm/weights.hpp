@@ -42,6 +42,13 @@ struct PackedWeight {
 // Elements of K per scale of a format (int8: 0, one scale per row).
 int64_t weight_group_size(WeightFormat f);
 
+// The bytes of a packed [n, k] weight: values, scales and zeros (K a multiple of the group).
+struct WeightBytes {
+  int64_t q = 0, scales = 0, zeros = 0;
+  int64_t total() const { return q + scales + zeros; }
+};
+WeightBytes weight_bytes(WeightFormat f, int64_t n, int64_t k);
+
 // Checks the sizes of q, scales and zeros against n, k and the format: InvalidArgument naming
 // the field, its size and the size the shape needs (K not a multiple of the group size too).
 void validate(const PackedWeight& w);

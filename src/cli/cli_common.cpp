@@ -62,6 +62,13 @@ void ProblemOptions::add_to(CLI::App& command) {
                      "(one per row of A and one per row of B)");
 }
 
+void ProblemOptions::add_weights_to(CLI::App& command) {
+  command.add_option("--weights", weights,
+                     "B is a packed weight-only format, dequantised in registers: int4-g128, "
+                     "int4-g128-zp (GPTQ/AWQ zeros), int8 (per channel) or mxfp4 "
+                     "(autogemm/weights.hpp); bf16 activations");
+}
+
 std::vector<GemmProblem> ProblemOptions::problems() const {
   const auto shapes = shape_product(parse_size_list("--m", m), parse_size_list("--n", n),
                                     parse_size_list("--k", k));
@@ -82,9 +89,21 @@ std::vector<GemmProblem> ProblemOptions::problems() const {
                      *d_type == DType::e4m3))
       throw InvalidArgument("--out-dtype", out_dtype, "expected bf16, fp16, fp32 or fp8 (e4m3)");
   }
+  std::optional<WeightFormat> weight_format;
+  if (!weights.empty()) {
+    weight_format = parse_weight_format(weights);
+    if (!weight_format)
+      throw InvalidArgument("--weights", weights, "expected int4-g128, int4-g128-zp, int8 or mxfp4");
+  }
   for (const GemmShape& s : shapes) {
     GemmProblem p = make_problem(s.m, s.n, s.k, dtype, layout, lda, ldb, ldd);
     if (d_type) p.d_type = *d_type;
+    if (weight_format) {
+      if (p.a_type != DType::bf16)
+        throw InvalidArgument("--dtype", dtype, "--weights takes bf16 activations");
+      p.weight_format = weight_format;
+      validate(p);
+    }
     if (fp8_scaling) {
       if (p.scaling == Scaling::none)
         throw InvalidArgument("--scaling", scaling, "scales are for --dtype fp8");

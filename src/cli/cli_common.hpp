@@ -38,8 +38,11 @@ struct ProblemOptions {
   std::string scaling;
   std::string out_dtype;   // empty: bf16 (fp16 for fp16 inputs); e4m3 (fp8): FP8 with 1x128 scales
   int64_t lda = 0, ldb = 0, ldd = 0;
+  std::string weights;     // empty: B as --dtype; else a weight-only format (autogemm/weights.hpp)
 
   void add_to(CLI::App& command);
+  // --weights int4-g128|int4-g128-zp|int8|mxfp4, for the commands that plan or compile.
+  void add_weights_to(CLI::App& command);
   // One problem per (m, n, k) of the cross product, each validated. Throws InvalidArgument
   // naming the option and value (unknown dtype, bad size token, m = 0, lda below the row).
   std::vector<GemmProblem> problems() const;

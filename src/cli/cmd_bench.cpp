@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -27,6 +28,7 @@
 #include "bench/plot_svg.hpp"
 #include "bench/progress.hpp"
 #include "bench/suite.hpp"
+#include "bench/weights_bench.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/cmd_bench_multi.hpp"
 #include "cli/cmd_bench.hpp"
@@ -59,6 +61,7 @@ struct BenchCliOptions {
   std::string grouped;  // --grouped FILE: the grouped suite instead (cmd_bench_grouped.cpp)
   bool accumulate = false;   // --accumulate: D += A B (beta = 1, C = D)
   std::string wgrad;         // --wgrad FILE: = --suite FILE --layout tn --out-dtype fp32 --accumulate
+  std::string weights;       // --weights FORMAT: weight-only B (bench/weights_bench.hpp)
   // The fused epilogue every row runs (timed against our plain GEMM, the unfused sequence and
   // cuBLASLt's own fused epilogue: bench/epilogue_case.hpp).
   EpilogueOptions epilogue;
@@ -295,8 +298,47 @@ GroupedBenchCliOptions grouped_options(const BenchCliOptions& o) {
   return g;
 }
 
+// --weights FORMAT: each row's weight packed in FORMAT, timed against our BF16 kernel, cuBLASLt
+// BF16 and a read of the packed bytes (bench/weights_bench.hpp). Needs a GPU.
+void run_weights(const BenchCliOptions& o) {
+  const std::optional<WeightFormat> format = parse_weight_format(o.weights);
+  if (!format)
+    throw InvalidArgument("--weights", o.weights, "expected int4-g128, int4-g128-zp, int8 or mxfp4");
+  if (o.dtype != "bf16" || o.layout != "nt" || !(o.out_dtype.empty() || o.out_dtype == "bf16"))
+    throw InvalidArgument("--weights", o.weights,
+                          "weight-only rows are bf16 activations and output, layout nt: leave "
+                          "--dtype, --layout and --out-dtype out");
+  for (const auto& [name, value] :
+       {std::pair<const char*, bool>{"--accumulate", o.accumulate}, {"--json", o.json},
+        {"--plot", !o.plot.empty()}, {"--replot", !o.replot.empty()},
+        {"the fused epilogue", !o.epilogue.epilogue().empty()}})
+    if (value)
+      throw InvalidArgument(name, "given", "--weights rows are plain GEMMs reported as a table "
+                                           "(and --csv)");
+  std::vector<bench::BenchCase> cases;
+  for (const bench::BenchItem& item : items_from(o))
+    cases.push_back({item.problem.m, item.problem.n, item.problem.k, item.tag});
+  if (!o.csv.empty()) check_writable("--csv", o.csv);
+  const Target target = choose_target(o.device);
+  if (!target.measure)
+    throw InvalidArgument("--weights", o.weights,
+                          fmt::format("measures on a GPU, and none is here ({}); `autogemm plan "
+                                      "--weights {}` shows the plans",
+                                      target.plan_note, o.weights));
+  bench::BenchOptions options = measure_options(o, target);
+  if (!o.config.empty()) options.config = GemmConfig::parse(o.config);
+  options.autotune = o.autotune;
+  const auto rows = bench::run_weights_bench(cases, *format, options);
+  fmt::print("{}", bench::format_weights_table(rows, target.device.name));
+  if (!o.csv.empty()) write_file("--csv", o.csv, bench::weights_rows_to_csv(rows));
+  const auto failed = std::count_if(rows.begin(), rows.end(),
+                                    [](const bench::WeightsRow& r) { return !r.failure.empty(); });
+  if (failed > 0) throw CLI::RuntimeError(1);
+}
+
 void run(const BenchCliOptions& o) {
   if (!o.grouped.empty()) return run_grouped_bench(grouped_options(o));
+  if (!o.weights.empty()) return run_weights(o);
   if (o.warmup < 0) throw InvalidArgument("--warmup", std::to_string(o.warmup), "must be >= 0");
   if (o.iters < 1) throw InvalidArgument("--iters", std::to_string(o.iters), "must be >= 1");
   if (!o.replot.empty()) return replot(o);
@@ -459,6 +501,11 @@ void add_bench_command(CLI::App& app) {
                   "and X [k, n] token-major, fp32 dW, i.e. --suite FILE --layout tn --out-dtype "
                   "fp32 --accumulate; --dtype bf16 or fp16. The same rows forward-shaped: "
                   "--suite FILE --out-dtype fp32 --accumulate");
+  cmd->add_option("--weights", o->weights,
+                  "weight-only rows: B packed as int4-g128, int4-g128-zp, int8 (per channel) or "
+                  "mxfp4 (autogemm/weights.hpp), bf16 activations; each row timed against our "
+                  "BF16 kernel, cuBLASLt BF16 and a read of the packed bytes, and checked "
+                  "against float64 of the dequantised weight (--suite or --m/--n/--k)");
   // --gpus N: the suite scheduled over several GPUs instead (cmd_bench_multi.cpp).
   auto multi = add_multi_bench_options(*cmd);
   cmd->callback([o, multi, cmd] {

@@ -115,6 +115,7 @@ void add_compile_command(CLI::App& app) {
       "compile",
       "Write one problem's generated kernel source, PTX, cubin and NVRTC log (no GPU needed)");
   o->problem.add_to(*cmd);
+  o->problem.add_weights_to(*cmd);
   o->epilogue.add_to(*cmd);
   cmd->add_option("--config", o->config,
                   "configuration as `autogemm plan` prints it; default: the planner's choice");

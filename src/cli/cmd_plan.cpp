@@ -261,6 +261,7 @@ void add_plan_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "plan", "Choose a GEMM configuration for a problem and device, and explain why");
   options->problem.add_to(*cmd);
+  options->problem.add_weights_to(*cmd);
   options->epilogue.add_to(*cmd);
   // A grouped plan computes M from the groups when --m is not given (planned_problems).
   cmd->get_option("--m")->required(false);

@@ -104,11 +104,16 @@ int64_t GemmProblem::expected_group_rows() const {
   return grouping == Grouping::masked ? m : std::max<int64_t>(1, m / std::max<int64_t>(num_groups, 1));
 }
 
+double GemmProblem::b_bytes() const {
+  if (weight_format) return double(weight_bytes(*weight_format, n, k).total());
+  return double(n) * k * dtype_bytes(b_type);
+}
+
 double GemmProblem::min_bytes() const {
   // Grouped: the expected valid rows of A and D, and every group's B.
   const double rows = grouping == Grouping::none ? double(m)
                                                  : double(expected_group_rows()) * num_groups;
-  double bytes = rows * k * dtype_bytes(a_type) + double(num_groups) * n * k * dtype_bytes(b_type) +
+  double bytes = rows * k * dtype_bytes(a_type) + double(num_groups) * b_bytes() +
                  rows * d_cols() * dtype_bytes(d_type);
   if (reads_c) bytes += rows * d_cols() * dtype_bytes(d_type);
   return bytes;
@@ -175,6 +180,44 @@ static void validate_grouping(const GemmProblem& p) {
   if (p.num_groups * p.n > kMaxSize)
     throw InvalidArgument("num_groups x n", std::to_string(p.num_groups * p.n),
                           "B's rows (groups x N) must be < 2^31");
+}
+
+// Weight-only B (autogemm/weights.hpp): the packed layouts' own rules.
+static void validate_weight_format(const GemmProblem& p) {
+  const std::string format(to_string(*p.weight_format));
+  if (p.a_type != DType::bf16 || p.b_type != DType::bf16)
+    throw InvalidArgument(p.a_type != DType::bf16 ? "a_type" : "b_type",
+                          spelled(p.a_type != DType::bf16 ? p.a_type : p.b_type),
+                          fmt::format("{} weights are dequantised to bf16 and multiply bf16 "
+                                      "activations: a_type and b_type must be bf16",
+                                      format));
+  if (p.layout != Layout::nt)
+    throw InvalidArgument("layout", std::string(to_string(p.layout)),
+                          fmt::format("{} weights are packed rows of K ([N, K], layout nt) and "
+                                      "the activations' rows K-contiguous",
+                                      format));
+  if (p.grouping != Grouping::none)
+    throw InvalidArgument("grouping", std::string(to_string(p.grouping)),
+                          fmt::format("{} weights: grouped weight-only GEMM is not built; "
+                                      "call gemm() per expert",
+                                      format));
+  if (p.d_type == DType::e4m3)
+    throw InvalidArgument("d_type", spelled(p.d_type),
+                          fmt::format("{} weights: the weight-only kernels write bf16, fp16 or "
+                                      "fp32",
+                                      format));
+  // int8 rows load in 16-byte vectors; the 4-bit formats' rows are whole scale groups.
+  const int64_t group = weight_group_size(*p.weight_format);
+  const int64_t multiple = group > 0 ? group : 16;
+  if (p.k % multiple != 0)
+    throw InvalidArgument("k", std::to_string(p.k),
+                          fmt::format("{} weights need K a multiple of {} ({})", format, multiple,
+                                      group > 0 ? "one scale per group of K"
+                                                : "16-byte loads of the int8 rows"));
+  if (p.ldb != 0 && p.ldb % multiple != 0)
+    throw InvalidArgument("ldb", std::to_string(p.ldb),
+                          fmt::format("{} weights: B's rows start at whole groups of {} elements",
+                                      format, multiple));
 }
 
 void validate(const GemmProblem& p) {
@@ -250,6 +293,7 @@ void validate(const GemmProblem& p) {
                                         "of {}: N must be a multiple of {}",
                                         kGateRun, 2 * kGateRun));
   }
+  if (p.weight_format) validate_weight_format(p);
   if (p.accumulator != DType::fp32)
     throw InvalidArgument("accumulator", std::string(to_string(p.accumulator)),
                           "autogemm accumulates in fp32");

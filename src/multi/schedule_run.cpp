@@ -160,6 +160,11 @@ void check_operands(const std::vector<ScheduledGemm>& gemms, const std::vector<i
     if (g.problem.scaling == Scaling::rowwise)
       throw InvalidArgument(fmt::format("gemms[{}].problem.scaling", i), "rowwise",
                             "the scheduler takes per_tensor or block FP8 scales");
+    if (g.problem.weight_format)
+      throw InvalidArgument(fmt::format("gemms[{}].problem.weight_format", i),
+                            std::string(to_string(*g.problem.weight_format)),
+                            "the scheduler moves B as b_type rows (its operands carry no packed "
+                            "weight scales): run weight-only GEMMs with gemm()");
     if (g.problem.d_type == DType::e4m3)
       throw InvalidArgument(fmt::format("gemms[{}].problem.d_type", i), "e4m3",
                             "the scheduler's GEMMs write bf16, fp16 or fp32 (its operands carry "

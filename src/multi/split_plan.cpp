@@ -380,6 +380,10 @@ SplitPlan plan_split(const GemmProblem& problem, const GpuInfo& device, const To
   if (problem.scaling == Scaling::rowwise)
     throw InvalidArgument("problem.scaling", "rowwise",
                           "a GEMM split over GPUs takes per_tensor or block FP8 scales");
+  if (problem.weight_format)
+    throw InvalidArgument("problem.weight_format", std::string(to_string(*problem.weight_format)),
+                          "a GEMM split over GPUs slices B as b_type rows; weight-only GEMMs run "
+                          "on one GPU");
   // Its pieces would each need the scales of whole 128-column groups of rows they do not own.
   if (problem.d_type == DType::e4m3)
     throw InvalidArgument("problem.d_type", "e4m3",

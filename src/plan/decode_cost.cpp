@@ -84,6 +84,9 @@ constexpr int kSmemPerCta = 1024;
 // under the 168-register cap of 3 CTAs per SM (NVRTC, CUDA 13.0).
 constexpr int kRegisterOverhead = 40;
 constexpr int kBlockScaledRegisterOverhead = 72;
+// Weight-only B: a chunk's dequantised pairs (2 rows x 16 for int4, x 8 for int8), the step's
+// scales and zeros, and their addresses. A first estimate, to be replaced by ptxas' count.
+constexpr int kWeightRegisterOverhead = 80;
 
 bool is_ring(const GemmConfig& config) { return config.num_stages > 1; }
 
@@ -96,8 +99,14 @@ int warps_along_k(const GemmConfig& config) { return 4 / (config.block_n / 16); 
 int decode_registers(const GemmProblem& problem, const GemmConfig& config) {
   const int groups = config.block_m / 8;
   const int accumulators = groups * 4;
-  const int block_sums = problem.scaling == Scaling::block_1x128_128x128 ? accumulators : 0;
-  const int overhead = block_sums > 0 ? kBlockScaledRegisterOverhead : kRegisterOverhead;
+  // Block sums: block-scaled FP8's per 128 of K, int4's per scale group (sm90/decode_kernel.cuh
+  // weight_multiply), which also keeps a chunk's 16 dequantised pairs of each of its two rows.
+  const bool int4 = problem.weight_format && *problem.weight_format != WeightFormat::int8_channel;
+  const int block_sums =
+      problem.scaling == Scaling::block_1x128_128x128 || int4 ? accumulators : 0;
+  const int overhead = problem.weight_format ? kWeightRegisterOverhead
+                       : block_sums > 0      ? kBlockScaledRegisterOverhead
+                                             : kRegisterOverhead;
   // Registers: two steps' vectors, the one multiplied and the next one in flight. Warp ring:
   // one chunk's fragments (B's 2 x 4, A's 4 a group), the steps wait in shared memory.
   const int operands =
@@ -137,7 +146,8 @@ Prediction predict_decode(const GemmProblem& problem, const GemmConfig& config,
   p.mma_efficiency = 1.0;
 
   const double in_bytes = dtype_bytes(problem.a_type);
-  const double b_bytes = double(problem.n) * problem.k * in_bytes;
+  const double b_element_bytes = decode_b_bits(problem) / 8.0;   // weight-only: packed
+  const double b_bytes = problem.b_bytes();
   const double a_cta = config.block_m * double(problem.k) / config.split_k * in_bytes;
   p.dram_bytes = problem.min_bytes();
   p.l2_bytes = double(m_tiles - 1) * b_bytes + double(ctas) * a_cta;
@@ -147,13 +157,14 @@ Prediction predict_decode(const GemmProblem& problem, const GemmConfig& config,
   // and the SMs that finish first leave it to the others.)
   const bool ring = is_ring(config);
   const double steps_in_flight = ring ? config.num_stages - 1 : kStepsInFlight;
-  const double cta_in_flight = 4.0 * 16 * config.block_k * in_bytes * steps_in_flight;
+  const double cta_in_flight = 4.0 * 16 * config.block_k * b_element_bytes * steps_in_flight;
   const double efficiency = ring ? kRingDramEfficiency : kStreamDramEfficiency;
   const double rate = std::min(device.memory_bandwidth_gbps * 1e3 * efficiency,
                                double(std::min(ctas, resident)) * cta_in_flight / kRoundTripUs);
   p.memory_us = rate > 0 ? p.dram_bytes / rate : 0;   // rate in B/us
   if (ctas > resident) {
-    const double cta_b_bytes = double(config.block_n) * double(problem.k) / config.split_k * in_bytes;
+    const double cta_b_bytes =
+        double(config.block_n) * double(problem.k) / config.split_k * b_element_bytes;
     p.memory_us += kTailChainShare * cta_b_bytes / cta_in_flight * kRoundTripUs;
   }
   p.l2_us = p.l2_bytes / (kL2AggregateGbps * 1e3);

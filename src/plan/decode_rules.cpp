@@ -10,7 +10,7 @@ namespace autogemm::plan {
 
 namespace {
 
-constexpr int kChunkBytes = 64;   // K bytes per row that one 4-lane group loads (16 B a lane)
+constexpr int kChunkBytes = 64;   // B's bytes per row that one 4-lane group loads (16 B a lane)
 
 // Fields of the tile family that the decode kernel does not have: each must keep the value
 // GemmConfig::parse gives a "mma ..." text.
@@ -59,6 +59,9 @@ std::string type_violation(const GemmProblem& p, const GpuInfo& device) {
     return fmt::format("layout = {}: the decode family reads A and B K-major (layout nt): each "
                        "lane loads 16 contiguous bytes of K",
                        to_string(p.layout));
+  if (p.weight_format == WeightFormat::mxfp4)
+    return "weight_format = mxfp4: packing and import are built (autogemm/weights.hpp), no "
+           "kernel reads it yet; dequantize_weight it to bf16";
   if (p.n > (int64_t(1) << 30) || p.k > (int64_t(1) << 30))
     return fmt::format("{} x {}: the decode kernel bakes N and K in as int", p.n, p.k);
   return {};
@@ -88,12 +91,16 @@ std::string shape_violation(const GemmProblem& p, const GemmConfig& c) {
     return fmt::format("block_n = {}: the decode family takes 16, 32 or 64 rows of B per CTA "
                        "(1, 2 or 4 warps of 16 rows; the other warps split K)",
                        c.block_n);
-  const int chunk = kChunkBytes / dtype_bytes(p.a_type);
+  const int chunk = decode_chunk_elements(p);
   const int step_multiple = p.scaling == Scaling::block_1x128_128x128 ? sm90::kScaleBlock : chunk;
+  if (p.weight_format && c.num_stages != 1)
+    return fmt::format("num_stages = {} with weight_format = {}: weights are dequantised from "
+                       "registers (num_stages = 1); the warp rings carry bf16 or fp8 B",
+                       c.num_stages, to_string(*p.weight_format));
   if (c.block_k < step_multiple || c.block_k % step_multiple != 0)
     return fmt::format("block_k = {}: the decode family's steps are whole {} {} ({}) of K",
                        c.block_k, step_multiple, to_string(p.a_type),
-                       step_multiple == chunk ? "64-byte chunks" : "128-element scale blocks");
+                       step_multiple == chunk ? "64-byte chunks of B" : "128-element scale blocks");
   if (c.num_stages < 1 || c.num_stages > kDecodeMaxStages)
     return fmt::format("num_stages = {}: the decode family takes 1 (steps loaded into registers) "
                        "or 2..{} (a per-warp cp.async ring of that many steps)",
@@ -107,7 +114,7 @@ std::string shape_violation(const GemmProblem& p, const GemmConfig& c) {
       c.num_stages == 1 && vectors > kDecodeMaxStepVectors)
     return fmt::format("{}x{}x{}: a step keeps {} 16-byte vectors per lane in registers "
                        "((2 rows of B + {} of A) x {} chunks), more than {} (4 registers each)",
-                       c.block_m, c.block_n, c.block_k, vectors, c.block_m / 8,
+                       c.block_m, c.block_n, c.block_k, vectors, decode_a_vectors(p) * c.block_m / 8,
                        c.block_k / chunk, kDecodeMaxStepVectors);
   const int64_t steps = (p.k + c.block_k - 1) / c.block_k;
   if (c.split_k < 1 || c.split_k > kMaxSplitK)
@@ -145,9 +152,22 @@ bool decode_ring_fits(const GemmProblem& problem, const GemmConfig& config, cons
          device.smem_per_block_optin_bytes;
 }
 
+int decode_b_bits(const GemmProblem& problem) {
+  if (!problem.weight_format) return 8 * dtype_bytes(problem.b_type);
+  return *problem.weight_format == WeightFormat::int8_channel ? 8 : 4;
+}
+
+int decode_chunk_elements(const GemmProblem& problem) {
+  return kChunkBytes * 8 / decode_b_bits(problem);
+}
+
+int decode_a_vectors(const GemmProblem& problem) {
+  return decode_chunk_elements(problem) / 4 * dtype_bytes(problem.a_type) / 16;
+}
+
 int decode_step_vectors(const GemmProblem& problem, const GemmConfig& config) {
-  const int chunk = kChunkBytes / dtype_bytes(problem.a_type);
-  return (2 + config.block_m / 8) * (config.block_k / chunk);
+  return (2 + decode_a_vectors(problem) * config.block_m / 8) *
+         (config.block_k / decode_chunk_elements(problem));
 }
 
 std::string decode_violation(const GemmProblem& problem, const KernelFields& fields,

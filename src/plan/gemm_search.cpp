@@ -237,8 +237,9 @@ std::string vendor_reason(const GemmProblem& problem, const GpuInfo& device) {
 
 std::vector<GemmConfig> decode_configs(const GemmProblem& problem, const GpuInfo& device) {
   std::vector<GemmConfig> configs;
-  if (problem.m > kDecodeMaxM || problem.grouping != Grouping::none) return configs;
-  const int chunk = 64 / dtype_bytes(problem.a_type);
+  const int64_t max_m = problem.weight_format ? kWeightOnlyMaxM : kDecodeMaxM;
+  if (problem.m > max_m || problem.grouping != Grouping::none) return configs;
+  const int chunk = decode_chunk_elements(problem);
   const int step_multiple =
       problem.scaling == Scaling::block_1x128_128x128 ? sm90::kScaleBlock : chunk;
   for (int block_m : {8, 16, 32}) {
@@ -266,7 +267,7 @@ std::vector<GemmConfig> decode_configs(const GemmProblem& problem, const GpuInfo
       // Warp rings: steps of 128 to 512 bytes of a row (the range measured), 3 to 8 stages, as
       // many as fit. Two stages (one step ahead) ran 7-15% behind three or four on every BF16
       // decode row (H200, 2026-11-25).
-      for (int row_bytes = 128; row_bytes <= 512; row_bytes *= 2) {
+      for (int row_bytes = 128; row_bytes <= 512 && !problem.weight_format; row_bytes *= 2) {
         const int block_k = row_bytes / dtype_bytes(problem.a_type);
         if (block_k % step_multiple != 0) continue;
         for (int stages : {3, 4, 6, 8}) {
@@ -432,6 +433,17 @@ Plan plan_gemm(const GemmProblem& call, const GpuInfo& device) {
   // cuBLASLt has only some of the fused epilogues (no SiLU, no row scales), and a call that
   // asked for one must get it: where only cuBLASLt could run, the call is refused.
   const auto vendor_only = [&](std::string why) {
+    if (call.weight_format && call.m > plan::kWeightOnlyMaxM)
+      throw InvalidArgument(
+          "m", std::to_string(call.m),
+          fmt::format("{} weights run on the decode kernels up to M = {}, where reading the "
+                      "packed weight still pays; past it dequantize_weight once and run bf16",
+                      to_string(*call.weight_format), plan::kWeightOnlyMaxM));
+    if (call.weight_format)
+      throw InvalidArgument("weight_format", std::string(to_string(*call.weight_format)),
+                            fmt::format("only autogemm's decode kernels read packed weights, "
+                                        "and none can run this problem: {}",
+                                        why));
     if (call.d_type == DType::e4m3 && call.epilogue.gated && plan::is_fp8(call.a_type))
       throw InvalidArgument(
           "d_type", "e4m3",
@@ -479,11 +491,20 @@ Plan plan_gemm(const GemmProblem& call, const GpuInfo& device) {
   }
   plan.problem = call;
   plan::keep_middle_swap_tiles(problem, plan.candidates);
-  if (plan.candidates.empty())
+  if (plan.candidates.empty()) {
+    // Weight-only B: the decode family's reason is the one that matters (the tile family
+    // refuses every packed weight alike).
+    auto first = plan.rejected.begin();
+    if (call.weight_format)
+      first = std::find_if(plan.rejected.begin(), plan.rejected.end(), [](const auto& r) {
+        return r.config.instruction == Instruction::mma;
+      });
+    if (first == plan.rejected.end()) first = plan.rejected.begin();
     return vendor_only(
         fmt::format("no legal {} configuration (first rule broken: {}); cuBLASLt",
                     plan::arch_label(device),
-                    plan.rejected.empty() ? "none enumerated" : plan.rejected.front().reason));
+                    plan.rejected.empty() ? "none enumerated" : first->reason));
+  }
   const std::string copy_why = tma_load_incompatibility(call);
   if (!copy_why.empty()) {
     // Each candidate pays for the copies; cuBLASLt reads the rows as they are (BF16 and FP16:

@@ -56,6 +56,10 @@ bool multicast_offered(const GemmProblem& problem, bool swap_ab);
 // 54.5 and 26.6-35.9 (its A rows cost L1 and L2 traffic per CTA, and 32 rows leave fewer CTAs
 // resident); at M <= 16 this family was the faster. A forced "mma ..." runs at any M.
 inline constexpr int64_t kDecodeMaxM = 16;
+// Weight-only B (problem.weight_format) runs on the decode family alone, its 32-row tiles
+// reading B again from L2 for each 32 rows past the first, up to this M; past it the
+// dequantised weight and the BF16 kernels are the way (plan_gemm refuses, naming the rule).
+inline constexpr int64_t kWeightOnlyMaxM = 256;
 std::vector<GemmConfig> decode_configs(const GemmProblem& problem, const GpuInfo& device);
 
 // The order of Plan::candidates in words, for `plan --top` (rank_candidates in gemm_search.cpp

@@ -494,6 +494,13 @@ std::vector<NamedTmaBox> gemm_tma_boxes(const GemmProblem& problem, const Kernel
 std::string tile_violation(const GemmProblem& problem, const KernelFields& fields,
                            const GpuInfo& device) {
   const GemmConfig& config = fields.config;
+  // Weight-only B is read by the decode family alone: cuBLASLt has no such formats, and the
+  // wgmma family's TMA ring carries B to the tensor cores as stored.
+  if (problem.weight_format && config.instruction != Instruction::mma)
+    return fmt::format("weight_format = {}: only the decode family (instruction = mma) "
+                       "dequantises weights in registers; {} reads B as stored",
+                       to_string(*problem.weight_format),
+                       config.instruction == Instruction::vendor ? "cuBLASLt" : "the wgmma family");
   if (config.instruction == Instruction::vendor) return {};  // cuBLASLt takes any valid problem
   if (auto why = swap_ab_violation(problem, fields); !why.empty()) return why;
   if (config.instruction == Instruction::mma) return decode_violation(problem, fields, device);

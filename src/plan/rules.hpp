@@ -96,11 +96,19 @@ KernelFields kernel_fields(const GemmProblem& problem, const GemmConfig& config,
 std::string tile_violation(const GemmProblem& problem, const KernelFields& fields,
                            const GpuInfo& device);
 // The decode family: each lane keeps two steps' loads in registers (the next one in flight), 4
-// per 16-byte vector: two rows of B and block_m / 8 rows of A per 64-byte chunk of K. 16
-// vectors a step (128 registers for two) leave room for the accumulators and addresses under
-// 255 registers.
-inline constexpr int kDecodeMaxStepVectors = 16;
+// per 16-byte vector: two rows of B and block_m / 8 rows of A per 64-byte chunk of B. 18
+// vectors a step (144 registers for two) leave room for the accumulators and addresses under
+// 255 registers; 18 is int4's 32-row tile at one 128-element group (2 + 4 x 4: A spans 4
+// vectors per B vector). The planner's block_k doubles, so it gives no 16-bit or FP8 step 17 or
+// 18 vectors (those are forced configurations' 6-chunk steps).
+inline constexpr int kDecodeMaxStepVectors = 18;
 int decode_step_vectors(const GemmProblem& problem, const GemmConfig& config);
+// B's bits per element (4 or 8 for weight-only formats), the K elements of a 64-byte chunk of
+// B's row, and A's 16-byte vectors per lane over the same K (sm90/decode_kernel.cuh kSpan,
+// kAVectors).
+int decode_b_bits(const GemmProblem& problem);
+int decode_chunk_elements(const GemmProblem& problem);
+int decode_a_vectors(const GemmProblem& problem);
 // With num_stages >= 2 each warp copies its steps into a cp.async ring of its own instead:
 // the rings' dynamic shared memory per CTA (0 with registers). The kernel's static shared
 // memory (the K warps' and splits' sums) stays under kDecodeStaticSmemBytes.

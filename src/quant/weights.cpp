@@ -136,21 +136,26 @@ int64_t PackedWeight::group_size() const {
   return g > 0 ? g : k;
 }
 
+WeightBytes weight_bytes(WeightFormat f, int64_t n, int64_t k) {
+  const int64_t g = weight_group_size(f);
+  const int64_t groups = g > 0 ? n * (k / g) : n;
+  WeightBytes b;
+  b.q = f == WeightFormat::int8_channel ? n * k : n * k / 2;
+  b.scales = groups * (f == WeightFormat::mxfp4 ? 1 : f == WeightFormat::int8_channel ? 4 : 2);
+  b.zeros = f == WeightFormat::int4_g128_zp ? groups : 0;
+  return b;
+}
+
 void validate(const PackedWeight& w) {
   check_shape(w.n, w.k, w.format);
-  const int64_t groups = w.format == WeightFormat::int8_channel ? w.n : w.n * (w.k / w.group_size());
-  const int64_t q_bytes = w.format == WeightFormat::int8_channel ? w.n * w.k : w.n * w.k / 2;
-  const int64_t scale_bytes = groups * (w.format == WeightFormat::mxfp4        ? 1
-                                        : w.format == WeightFormat::int8_channel ? 4
-                                                                                 : 2);
-  const int64_t zero_bytes = w.format == WeightFormat::int4_g128_zp ? groups : 0;
-  for (auto [name, have, want] : {std::tuple{"q", int64_t(w.q.size()), q_bytes},
-                                  {"scales", int64_t(w.scales.size()), scale_bytes},
-                                  {"zeros", int64_t(w.zeros.size()), zero_bytes}})
-    if (have != want)
+  const WeightBytes want = weight_bytes(w.format, w.n, w.k);
+  for (auto [name, have, needs] : {std::tuple{"q", int64_t(w.q.size()), want.q},
+                                   {"scales", int64_t(w.scales.size()), want.scales},
+                                   {"zeros", int64_t(w.zeros.size()), want.zeros}})
+    if (have != needs)
       throw InvalidArgument(name, fmt::format("{} bytes", have),
                             fmt::format("{} x {} {} needs {} bytes", w.n, w.k, to_string(w.format),
-                                        want));
+                                        needs));
 }
 
 PackedWeight quantize_weight(const float* w, int64_t n, int64_t k, WeightFormat format) {

@@ -498,6 +498,9 @@ void check_operands(const GemmProblem& problem, const GemmOperands& operands, Sc
     throw CublasLtLimit("d_type", "e4m3",
                         "cuBLASLt on Hopper writes FP8 with one per-tensor scale, not one per "
                         "row per 128 columns");
+  if (problem.weight_format)
+    throw CublasLtLimit("weight_format", std::string(to_string(*problem.weight_format)),
+                        "cuBLASLt reads B as bf16, fp16 or fp8, not packed weight-only formats");
   if (problem.scaling == Scaling::rowwise)
     throw CublasLtLimit("scaling", "rowwise",
                         "this cuBLASLt path has per-tensor and block FP8 scales only (cuBLASLt's "

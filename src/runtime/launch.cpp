@@ -213,6 +213,8 @@ ResolvedKernel resolve_one(const KernelLaunch& k, const SplitKWorkspaceLayout& s
   // FP8 output's scales, one per row per 128 columns of D (no n-tail kernel: the rules).
   params.d_scale = call_operands.d_scale;
   params.d_scale_ld = fp8_scale_count_1x128(1, p.d_cols());
+  params.b_scales = call_operands.b_scales;
+  params.b_zeros = call_operands.b_zeros;
   // Split-K: the splits meet in a workspace and the last one of each tile stores it
   // (kernels/sm90/split_k_reduce.cuh, decode_kernel.cuh); the stream's, found when enqueued.
   if (k.fields.config.split_k > 1) {

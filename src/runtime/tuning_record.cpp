@@ -108,7 +108,8 @@ std::string tuning_key(const GpuInfo& device, const GemmProblem& p,
       p.ldd_or_packed(), to_string(p.scaling), p.reads_c ? 1 : 0, library_version,
       kernel_fingerprint) +
          // A fused epilogue is another problem; plain problems keep their keys.
-         (p.epilogue.empty() ? std::string() : "|epilogue=" + p.epilogue.token());
+         (p.epilogue.empty() ? std::string() : "|epilogue=" + p.epilogue.token()) +
+         (p.weight_format ? "|weights=" + std::string(to_string(*p.weight_format)) : "");
 }
 
 std::string tuning_key(const GpuInfo& device, const GemmProblem& problem) {

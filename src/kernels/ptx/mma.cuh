@@ -72,6 +72,19 @@ __device__ __forceinline__ uint4 ld_global_shared_v4(const void* p, bool valid) 
   return v;
 }
 
+// A weight's scale or zero (sm90/weight_dequant.cuh): 2 or 1 bytes through the non-coherent
+// path, zero-extended. Zero where `valid` is false.
+__device__ __forceinline__ u32 ld_global_nc_u16(const void* p, bool valid) {
+  u32 v = 0;
+  if (valid) asm("ld.global.nc.u16 %0, [%1];" : "=r"(v) : "l"(p));
+  return v;
+}
+__device__ __forceinline__ u32 ld_global_nc_u8(const void* p, bool valid) {
+  u32 v = 0;
+  if (valid) asm("ld.global.nc.u8 %0, [%1];" : "=r"(v) : "l"(p));
+  return v;
+}
+
 // Four 8 x 16-byte matrices from shared memory (PTX ISA "ldmatrix", .x4, b16): lanes 8i..8i+7
 // give the row addresses of matrix i, and lane (group, pair) receives word `pair` of row `group`
 // of each matrix, one register per matrix: the fragment layout above, for 16-bit and (in bytes)

@@ -39,6 +39,7 @@
 #include "sm90/fp8_scales.cuh"
 #include "sm90/fused_epilogue.cuh"
 #include "sm90/gemm_params.cuh"
+#include "sm90/weight_dequant.cuh"
 
 namespace autogemm::sm90 {
 
@@ -51,8 +52,17 @@ struct DecodeGeometry {
   static constexpr int kWarpsK = kWarps / kWarpsN;
   static constexpr int kGroupsM = Cfg::block_m / 8;     // the mma's 8-wide side: rows of A
   static constexpr int kAccum = kGroupsM * 4;           // fp32 accumulators per lane
-  static constexpr int kVectorElems = 16 / Cfg::in_bytes;   // one 16-byte load
-  static constexpr int kChunkElems = 4 * kVectorElems;      // 64 bytes of K per row
+  static constexpr int kVectorElems = 16 / Cfg::in_bytes;   // one 16-byte load of A
+  // Weight-only B (Cfg::b_format, sm90/weight_dequant.cuh): its elements are 4 or 8 bits, so a
+  // lane's 16 bytes of a B row span kSpan elements of K, and the lane loads A's kAVectors
+  // vectors over the same span. Otherwise B is A's type and kSpan = kVectorElems.
+  static constexpr bool kWeightOnly = Cfg::b_format != kWeightNone;
+  static constexpr int kBBits = Cfg::b_format == kWeightInt8   ? 8
+                                : Cfg::b_format != kWeightNone ? 4
+                                                               : 8 * Cfg::in_bytes;
+  static constexpr int kSpan = 128 / kBBits;
+  static constexpr int kAVectors = kSpan * Cfg::in_bytes / 16;
+  static constexpr int kChunkElems = 4 * kSpan;             // 64 bytes of B's row per 4 lanes
   static constexpr int kChunks = Cfg::block_k / kChunkElems;  // chunks per step
   static constexpr int kSteps = (Cfg::k + Cfg::block_k - 1) / Cfg::block_k;
   static constexpr int kNTiles = (Cfg::n + Cfg::block_n - 1) / Cfg::block_n;
@@ -65,6 +75,12 @@ struct DecodeGeometry {
                 "block_m: whole 8-row groups of A, at most 4");
   static_assert(Cfg::block_k % kChunkElems == 0, "block_k: whole 64-byte chunks");
   static_assert(Cfg::k % kVectorElems == 0, "K: whole 16-byte vectors per row");
+  static_assert(!kWeightOnly || (Cfg::k % kSpan == 0 && Cfg::num_stages == 1 &&
+                                 Cfg::in_kind == 0 && !Cfg::block_scaled),
+                "weight-only B: bf16 A, registers, whole 16-byte spans of B's rows");
+  static_assert(Cfg::b_format != kWeightInt4 && Cfg::b_format != kWeightInt4Zp ||
+                    kChunkElems == kWeightInt4Group,
+                "int4: a chunk is one scale group");
   static_assert(!Cfg::block_scaled || Cfg::block_k % kScaleBlock == 0,
                 "block-scaled FP8: a step holds whole 128-element scale blocks");
   static_assert(Cfg::split_k >= 1 && Cfg::split_k <= 32, "one polling lane per split");
@@ -135,6 +151,7 @@ struct DecodeLane {
   bool b_valid[2];
   const unsigned char* a_rows[G::kGroupsM];   // rows m_tile * block_m + 8 j + group (clamped)
   bool a_valid[G::kGroupsM];
+  int b_row[2];                         // weight-only: rows g, g + 8 (clamped), for the scales
 
   __device__ DecodeLane(const GemmParams& params) {
     lane = threadIdx.x % 32;
@@ -153,20 +170,20 @@ struct DecodeLane {
     // The warp's 16 rows of B lie in one 128-row scale block (16 divides 128); a warp past N
     // reads the last one (its rows are never stored).
     b_scales = min(n_first, Cfg::n - 1) / kScaleBlock * G::kScaleBlocksK;
-    const int vector_offset = pair * 16;   // bytes into each 64-byte chunk
+    // Bytes into each chunk: B's 16 a lane; A's over the same span of K.
     for (int r = 0; r < 2; ++r) {
       const int n = n_first + group + 8 * r;
       b_valid[r] = n < Cfg::n;
+      b_row[r] = b_valid[r] ? n : 0;
       b_rows[r] = static_cast<const unsigned char*>(params.b) +
-                  (static_cast<long long>(b_valid[r] ? n : 0) * params.ldb) * Cfg::in_bytes +
-                  vector_offset;
+                  static_cast<long long>(b_row[r]) * params.ldb * G::kBBits / 8 + pair * 16;
     }
     for (int j = 0; j < G::kGroupsM; ++j) {
       const int m = m_tile * Cfg::block_m + 8 * j + group;
       a_valid[j] = m < params.m;
       a_rows[j] = static_cast<const unsigned char*>(params.a) +
                   (static_cast<long long>(a_valid[j] ? m : 0) * params.lda) * Cfg::in_bytes +
-                  vector_offset;
+                  pair * G::kSpan * Cfg::in_bytes;
     }
   }
 };
@@ -342,6 +359,157 @@ __device__ __forceinline__ DecodeChunkFragments<Cfg> decode_ring_fragments(
   return f;
 }
 
+// Weight-only B (Cfg::b_format): a step's operands for each chunk of K (one 16-byte span of
+// B's rows g and g + 8, and A's vectors over the same span), and the int4 scales and zeros of
+// the chunk, which is one 128-element group: rows g (low half) and g + 8 (high).
+template <class Cfg>
+struct WeightStepVectors {
+  using G = DecodeGeometry<Cfg>;
+  uint4 b[G::kChunks][2];                          // (chunk, row g / g + 8)
+  uint4 a[G::kChunks][G::kGroupsM][G::kAVectors];  // (chunk, 8-row group, vector of the span)
+  unsigned scales[G::kChunks];                     // int4: bf16 scales of rows g, g + 8
+  unsigned zeros[G::kChunks];                      // int4-zp: zeros of rows g, g + 8 (bytes)
+};
+
+template <class Cfg>
+__device__ __forceinline__ WeightStepVectors<Cfg> weight_load(const DecodeLane<Cfg>& at,
+                                                              const GemmParams& params, int k0,
+                                                              bool present) {
+  using G = DecodeGeometry<Cfg>;
+  constexpr bool kInt4 = Cfg::b_format != kWeightInt8;
+  WeightStepVectors<Cfg> v;
+#pragma unroll
+  for (int c = 0; c < G::kChunks; ++c) {
+    const int chunk = k0 + c * G::kChunkElems;
+    const bool k_valid = present && chunk + at.pair * G::kSpan < Cfg::k;   // whole spans
+#pragma unroll
+    for (int r = 0; r < 2; ++r)
+      v.b[c][r] = ptx::ld_global_stream_v4(
+          at.b_rows[r] + static_cast<long long>(chunk) * G::kBBits / 8, k_valid && at.b_valid[r]);
+#pragma unroll
+    for (int j = 0; j < G::kGroupsM; ++j)
+#pragma unroll
+      for (int e = 0; e < G::kAVectors; ++e)
+        v.a[c][j][e] = ptx::ld_global_shared_v4(
+            at.a_rows[j] + static_cast<long long>(chunk) * Cfg::in_bytes + 16 * e,
+            k_valid && at.a_valid[j]);
+    if constexpr (kInt4) {
+      constexpr int kGroupsK = Cfg::k / kWeightInt4Group;
+      const int group = chunk / kWeightInt4Group;
+      const unsigned short* scales = static_cast<const unsigned short*>(params.b_scales);
+      const long long g_row = static_cast<long long>(at.b_row[0]) * kGroupsK + group;
+      const long long g8_row = static_cast<long long>(at.b_row[1]) * kGroupsK + group;
+      const bool valid = present && chunk < Cfg::k;
+      v.scales[c] = ptx::ld_global_nc_u16(scales + g_row, valid) |
+                    ptx::ld_global_nc_u16(scales + g8_row, valid) << 16;
+      if constexpr (Cfg::b_format == kWeightInt4Zp) {
+        const unsigned char* zeros = static_cast<const unsigned char*>(params.b_zeros);
+        v.zeros[c] = ptx::ld_global_nc_u8(zeros + g_row, valid) |
+                     ptx::ld_global_nc_u8(zeros + g8_row, valid) << 8;
+      }
+    }
+  }
+  return v;
+}
+
+// The step's multiplies. int4: each chunk (one scale group) into block sums, added to acc times
+// the rows' scales (the dequantised (q - zero) are exact bf16, the scale applied in fp32).
+// int8: straight into acc; the rows' scales multiply the sums at the end (weight_main_loop).
+template <class Cfg>
+__device__ __forceinline__ void weight_multiply(float (&acc)[DecodeGeometry<Cfg>::kGroupsM][4],
+                                                const WeightStepVectors<Cfg>& v) {
+  using G = DecodeGeometry<Cfg>;
+#pragma unroll
+  for (int c = 0; c < G::kChunks; ++c) {
+    // B's span as bf16 pairs, rows g and g + 8: pairs[r][p] holds elements 2p, 2p + 1 of the
+    // span (kSpan / 2 pairs).
+    unsigned pairs[2][G::kSpan / 2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const unsigned words[4] = {v.b[c][r].x, v.b[c][r].y, v.b[c][r].z, v.b[c][r].w};
+      if constexpr (Cfg::b_format == kWeightInt8) {
+#pragma unroll
+        for (int w = 0; w < 4; ++w) {
+          const unsigned offset_word = words[w] ^ 0x80808080u;
+          pairs[r][2 * w] = int8_pair<0>(offset_word);
+          pairs[r][2 * w + 1] = int8_pair<1>(offset_word);
+        }
+      } else {
+        const unsigned offset =
+            Cfg::b_format == kWeightInt4Zp ? int4_offset_bf16x2((v.zeros[c] >> (8 * r)) & 0xffu)
+                                           : int4_offset_bf16x2(8);
+#pragma unroll
+        for (int w = 0; w < 4; ++w) {
+          pairs[r][4 * w] = int4_pair<0>(words[w], offset);
+          pairs[r][4 * w + 1] = int4_pair<1>(words[w], offset);
+          pairs[r][4 * w + 2] = int4_pair<2>(words[w], offset);
+          pairs[r][4 * w + 3] = int4_pair<3>(words[w], offset);
+        }
+      }
+    }
+    float sums[G::kGroupsM][4];
+#pragma unroll
+    for (int j = 0; j < G::kGroupsM; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) sums[j][e] = Cfg::b_format == kWeightInt8 ? acc[j][e] : 0.f;
+#pragma unroll
+    for (int t = 0; t < G::kSpan / 4; ++t)
+#pragma unroll
+      for (int j = 0; j < G::kGroupsM; ++j) {
+        const uint4& a = v.a[c][j][t / 2];
+        const unsigned a0 = t % 2 == 0 ? a.x : a.z, a1 = t % 2 == 0 ? a.y : a.w;
+        ptx::mma_m16n8k16_bf16(sums[j], pairs[0][2 * t], pairs[1][2 * t], pairs[0][2 * t + 1],
+                               pairs[1][2 * t + 1], a0, a1);
+      }
+    if constexpr (Cfg::b_format == kWeightInt8) {
+#pragma unroll
+      for (int j = 0; j < G::kGroupsM; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[j][e] = sums[j][e];
+    } else {
+      const float scale_g = __uint_as_float(v.scales[c] << 16);
+      const float scale_g8 = __uint_as_float(v.scales[c] & 0xffff0000u);
+#pragma unroll
+      for (int j = 0; j < G::kGroupsM; ++j) {
+        acc[j][0] += sums[j][0] * scale_g;
+        acc[j][1] += sums[j][1] * scale_g;
+        acc[j][2] += sums[j][2] * scale_g8;
+        acc[j][3] += sums[j][3] * scale_g8;
+      }
+    }
+  }
+}
+
+// Weight-only B: the split's steps, this warp's share of them, double-buffered in registers
+// like the plain register path; int8's per-row scales then multiply the sums.
+template <class Cfg>
+__device__ __forceinline__ void weight_main_loop(float (&acc)[DecodeGeometry<Cfg>::kGroupsM][4],
+                                                 const DecodeLane<Cfg>& at,
+                                                 const GemmParams& params, int first_step,
+                                                 int end_step) {
+  using G = DecodeGeometry<Cfg>;
+  int step = first_step + at.warp_k;
+  WeightStepVectors<Cfg> current = weight_load<Cfg>(at, params, step * Cfg::block_k, step < end_step);
+  for (; step < end_step; step += G::kWarpsK) {
+    const int next = step + G::kWarpsK;
+    const WeightStepVectors<Cfg> following =
+        weight_load<Cfg>(at, params, next * Cfg::block_k, next < end_step);
+    weight_multiply<Cfg>(acc, current);
+    current = following;
+  }
+  if constexpr (Cfg::b_format == kWeightInt8) {
+    const float* scales = static_cast<const float*>(params.b_scales);
+    const float scale_g = scales[at.b_row[0]], scale_g8 = scales[at.b_row[1]];
+#pragma unroll
+    for (int j = 0; j < G::kGroupsM; ++j) {
+      acc[j][0] *= scale_g;
+      acc[j][1] *= scale_g;
+      acc[j][2] *= scale_g8;
+      acc[j][3] *= scale_g8;
+    }
+  }
+}
+
 // The K-splitting warps' sums meet in shared memory: warp_k = 0 adds the others' in order.
 template <class Cfg>
 __device__ __forceinline__ void decode_sum_warps(float (&acc)[DecodeGeometry<Cfg>::kGroupsM][4],
@@ -481,7 +649,9 @@ __global__ void __launch_bounds__(DecodeGeometry<Cfg>::kThreads, Cfg::ctas_per_s
   // This split's steps, then this warp's share of them (interleaved across the K warps).
   const int first_step = at.split * G::kSteps / Cfg::split_k;
   const int end_step = (at.split + 1) * G::kSteps / Cfg::split_k;
-  if constexpr (Cfg::num_stages == 1) {
+  if constexpr (G::kWeightOnly) {
+    weight_main_loop<Cfg>(acc, at, params, first_step, end_step);
+  } else if constexpr (Cfg::num_stages == 1) {
     // Double-buffered: the next step's loads are in flight while this step multiplies, so
     // every warp always has a step of B on its way (measured without it on the H200: 0.95 of
     // cuBLASLt at best over the decode suite, each warp idle for a DRAM round trip per step).

@@ -51,6 +51,10 @@ struct GemmParams {
   // (autogemm/gemm.hpp GemmOperands::d_scale). Null otherwise.
   float* d_scale;
   long long d_scale_ld;
+  // Weight-only B (Cfg::b_format, sm90/weight_dequant.cuh): its scales and int4-g128-zp zeros
+  // (autogemm/gemm.hpp GemmOperands::b_scales, b_zeros). Null otherwise.
+  const void* b_scales;
+  const void* b_zeros;
 };
 
 }  // namespace autogemm::sm90

@@ -1,0 +1,52 @@
+#pragma once
+// Weight-only formats (autogemm/weights.hpp) turned into bf16 pairs in registers, on the way from
+// a 16-byte load to mma.sync's A operand (sm90/decode_kernel.cuh). One thread, one 32-bit word.
+#include "ptx/common.cuh"
+
+namespace autogemm::sm90 {
+
+// Cfg::b_format: how B is stored.
+inline constexpr int kWeightNone = 0;      // as b_type (bf16, fp16, e4m3)
+inline constexpr int kWeightInt4 = 1;      // int4-g128: (q - 8) x bf16 scale per 128 of K
+inline constexpr int kWeightInt4Zp = 2;    // int4-g128-zp: (q - zero) x bf16 scale per 128
+inline constexpr int kWeightInt8 = 3;      // int8: q x fp32 scale per row
+inline constexpr int kWeightInt4Group = 128;
+
+// bf16 128 + v, exact for v in 0..127: the 7 mantissa bits of 2^7 count units.
+inline constexpr unsigned kBf16x2Magic128 = 0x43004300u;
+
+// 128 + zero in both halves of a bf16x2 (zero 0..15): what int4_pair subtracts.
+__device__ __forceinline__ unsigned int4_offset_bf16x2(unsigned zero) {
+  const unsigned half = 0x4300u | zero;
+  return half | (half << 16);
+}
+
+// Elements 2i, 2i + 1 of a 4-bit word (element 2i in bits 4i, 2i + 1 in bits 16 + 4i) as the
+// bf16 pair (q - zero): the mask puts q into the magic 128's mantissa, and the subtraction of
+// 128 + zero is exact (small integers). offset = int4_offset_bf16x2(zero).
+template <int i>
+__device__ __forceinline__ unsigned int4_pair(unsigned word, unsigned offset) {
+  static_assert(i >= 0 && i < 4, "a word holds 4 pairs");
+  const unsigned biased = ((word >> (4 * i)) & 0x000f000fu) | kBf16x2Magic128;
+  unsigned r;
+  asm("sub.rn.bf16x2 %0, %1, %2;" : "=r"(r) : "r"(biased), "r"(offset));
+  return r;
+}
+
+// Elements 2i, 2i + 1 of an int8 word (4 little-endian signed bytes) as a bf16 pair, exactly:
+// each byte, offset to unsigned, becomes the low byte of the float 2^23 + u (byte_perm), less
+// 2^23 + 128; |q| <= 128 fits bf16's 8 significant bits. `offset_word` = word ^ 0x80808080.
+template <int i>
+__device__ __forceinline__ unsigned int8_pair(unsigned offset_word) {
+  static_assert(i >= 0 && i < 2, "a word holds 2 pairs");
+  // byte_perm selector: result bytes (byte j of the word, 0x00, 0x00, 0x4B) of 0x4B000000.
+  const float lo = __uint_as_float(__byte_perm(offset_word, 0x4B000000u, 0x7540u + 2 * i)) -
+                   8388736.0f;
+  const float hi = __uint_as_float(__byte_perm(offset_word, 0x4B000000u, 0x7540u + 2 * i + 1)) -
+                   8388736.0f;
+  unsigned r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+
+}  // namespace autogemm::sm90

@@ -1,0 +1,159 @@
+// Weight-only GEMM (issue 51): bf16 activations times a packed int4 / int8 weight, dequantised in
+// registers by the decode family (sm90/decode_kernel.cuh weight_main_loop). Without a GPU: the
+// problem's rules, the planner's family and its refusals. On an sm_90a GPU: every format against
+// a float64 product of the dequantised weight, with tails in M and N, split-K, several row tiles
+// and fp32 output.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "autogemm/device.hpp"
+#include "autogemm/gemm.hpp"
+#include "autogemm/plan.hpp"
+#include "autogemm/weights.hpp"
+#include "bench/compare.hpp"
+#include "bench/tensors.hpp"
+#include "cuda/cuda_check.hpp"
+#include "error_test_util.hpp"
+#include "gpu_test_util.hpp"
+
+using namespace autogemm;
+using autogemm::testing::expect_invalid;
+
+namespace {
+
+GemmProblem weight_problem(int64_t m, int64_t n, int64_t k, WeightFormat f,
+                           DType d = DType::bf16) {
+  GemmProblem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.d_type = d;
+  p.weight_format = f;
+  return p;
+}
+
+// InvalidArgument naming `argument`, with `value` and `rule` in its message.
+template <class Call>
+void expect_refused(Call call, const std::string& argument, const std::string& value,
+                    const std::string& rule) {
+  const std::string what = expect_invalid(call, argument);
+  EXPECT_NE(what.find(value), std::string::npos) << what;
+  EXPECT_NE(what.find(rule), std::string::npos) << what;
+}
+
+}  // namespace
+
+TEST(WeightOnly, ProblemRulesNameTheField) {
+  expect_refused([] { validate(weight_problem(4, 256, 1000, WeightFormat::int4_g128)); }, "k",
+                 "1000", "multiple of 128");
+  expect_refused([] { validate(weight_problem(4, 256, 1000, WeightFormat::int8_channel)); }, "k",
+                 "1000", "multiple of 16");
+  GemmProblem fp16 = weight_problem(4, 256, 1024, WeightFormat::int4_g128);
+  fp16.a_type = fp16.b_type = DType::fp16;
+  expect_refused([&] { validate(fp16); }, "a_type", "fp16", "bf16");
+  GemmProblem tn = weight_problem(4, 256, 1024, WeightFormat::int4_g128);
+  tn.layout = Layout::tn;
+  expect_refused([&] { validate(tn); }, "layout", "tn", "[N, K]");
+  expect_refused([] { validate(weight_problem(4, 256, 1024, WeightFormat::int4_g128, DType::e4m3)); },
+                 "d_type", "e4m3", "bf16, fp16 or fp32");
+}
+
+TEST(WeightOnly, PlannedOnTheDecodeFamilyWithPackedBytes) {
+  const GpuInfo h200 = device_preset("h200");
+  for (WeightFormat f : {WeightFormat::int4_g128, WeightFormat::int4_g128_zp,
+                         WeightFormat::int8_channel})
+    for (int64_t m : {1, 16, 64, 256}) {
+      const GemmProblem p = weight_problem(m, 4096, 4096, f);
+      const Plan plan = plan_gemm(p, h200);
+      EXPECT_EQ(plan.best().config.instruction, Instruction::mma) << to_string(f) << " m " << m;
+      EXPECT_EQ(plan.best().config.num_stages, 1);
+      // The stream is the packed weight: a quarter (int4) or half (int8) of bf16's bytes.
+      const double bf16_bytes = 4096.0 * 4096 * 2;
+      EXPECT_LT(p.b_bytes(), bf16_bytes * (f == WeightFormat::int8_channel ? 0.51 : 0.27));
+    }
+  expect_refused([&] { plan_gemm(weight_problem(257, 4096, 4096, WeightFormat::int4_g128), h200); },
+                 "m", "257", "dequantize_weight");
+  expect_refused([&] { plan_gemm(weight_problem(1, 4096, 4096, WeightFormat::mxfp4), h200); },
+                 "weight_format", "mxfp4", "no kernel reads it yet");
+  expect_refused(
+      [&] { plan_gemm(weight_problem(1, 4096, 4096, WeightFormat::int4_g128), device_preset("a100")); },
+      "weight_format", "int4-g128", "decode kernels");
+}
+
+// D = A W^T for W packed in each format, against float64 of A and the dequantised W.
+TEST(WeightOnlyGpu, EveryFormatAgainstFloat64OfTheDequantisedWeight) {
+  AUTOGEMM_REQUIRE_GPU();
+  struct Case {
+    int64_t m, n, k;
+    const char* config;   // nullptr: the planner's
+    DType d = DType::bf16;
+  };
+  const std::vector<Case> cases = {
+      {1, 4096, 4096, nullptr},       {5, 1000, 2048, nullptr},
+      {16, 2048, 1024, nullptr},      {13, 520, 1536, "mma 16x32x128 sk4"},
+      {3, 776, 1024, "mma 8x64x256"}, {200, 384, 1024, nullptr},
+      {64, 1040, 768, nullptr, DType::fp32}};
+  uint32_t seed = 5100;
+  for (WeightFormat f : {WeightFormat::int4_g128, WeightFormat::int4_g128_zp,
+                         WeightFormat::int8_channel})
+    for (const Case& c : cases) {
+      std::mt19937 rng(seed++);
+      std::normal_distribution<float> normal(0.0f, 1.0f);
+      std::vector<float> w(size_t(c.n * c.k));
+      for (float& x : w) x = normal(rng) * 0.05f;
+      const PackedWeight packed = quantize_weight(w.data(), c.n, c.k, f);
+      const std::vector<float> deq = dequantize_weight(packed);
+      std::vector<double> a(size_t(c.m * c.k));
+      bench::DeviceBuffer a_dev(a.size() * 2), q_dev(packed.q.size()),
+          s_dev(packed.scales.size()), z_dev(std::max<size_t>(1, packed.zeros.size())),
+          d_dev(size_t(c.m * c.n) * dtype_bytes(c.d));
+      bench::fill_random(a_dev.get(), a.size(), DType::bf16, seed++);
+      a = bench::download_as_double(a_dev.get(), a.size(), DType::bf16);
+      cuda_check(cudaMemcpy(q_dev.get(), packed.q.data(), packed.q.size(), cudaMemcpyHostToDevice),
+                 "cudaMemcpy");
+      cuda_check(cudaMemcpy(s_dev.get(), packed.scales.data(), packed.scales.size(),
+                            cudaMemcpyHostToDevice),
+                 "cudaMemcpy");
+      if (!packed.zeros.empty())
+        cuda_check(cudaMemcpy(z_dev.get(), packed.zeros.data(), packed.zeros.size(),
+                              cudaMemcpyHostToDevice),
+                   "cudaMemcpy");
+      bench::fill_poison(d_dev.get(), size_t(c.m * c.n), c.d);
+      const GemmProblem p = weight_problem(c.m, c.n, c.k, f, c.d);
+      GemmOperands o;
+      o.a = a_dev.get();
+      o.b = q_dev.get();
+      o.d = d_dev.get();
+      o.b_scales = s_dev.get();
+      o.b_zeros = packed.zeros.empty() ? nullptr : z_dev.get();
+      GemmOptions options;
+      if (c.config) options.config = GemmConfig::parse(c.config);
+      const GemmReport r = gemm(p, o, nullptr, options);
+      cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+      const std::string what = std::string(to_string(f)) + " " + std::to_string(c.m) + "x" +
+                               std::to_string(c.n) + "x" + std::to_string(c.k) + " " +
+                               r.config.describe();
+      EXPECT_FALSE(r.used_vendor) << what;
+      EXPECT_EQ(r.config.instruction, Instruction::mma) << what;
+      std::vector<double> want(size_t(c.m * c.n), 0.0);
+      for (int64_t i = 0; i < c.m; ++i)
+        for (int64_t j = 0; j < c.n; ++j) {
+          double sum = 0;
+          const double* ai = a.data() + i * c.k;
+          const float* wj = deq.data() + j * c.k;
+          for (int64_t kk = 0; kk < c.k; ++kk) sum += ai[kk] * double(wj[kk]);
+          want[size_t(i * c.n + j)] = sum;
+        }
+      const std::vector<double> got = bench::download_as_double(d_dev.get(), want.size(), c.d);
+      // bf16 output: half an ulp (2^-9) of the value; fp32: the sums' fp32 rounding.
+      const double rtol = c.d == DType::bf16 ? 1.0 / 256 : 1e-5;
+      const auto check = bench::check_result(got, c.n, want, c.m, c.n, 1e-4, rtol, 512, seed);
+      EXPECT_LT(check.diff, 1e-5) << what;
+      EXPECT_EQ(check.unwritten, 0) << what;
+      EXPECT_EQ(check.spot_failures, 0) << what << ": " << check.first_failure;
+    }
+}
