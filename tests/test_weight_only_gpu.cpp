@@ -157,3 +157,44 @@ TEST(WeightOnlyGpu, EveryFormatAgainstFloat64OfTheDequantisedWeight) {
       EXPECT_EQ(check.spot_failures, 0) << what << ": " << check.first_failure;
     }
 }
+
+// A weight-only call and a BF16 call of the same shape in one process each run their own kernel
+// (the runtime's plan cache keys the format): the BF16 call reads the dequantised weight as
+// bf16 and agrees with the weight-only call.
+TEST(WeightOnlyGpu, SameShapeInBf16RunsItsOwnKernel) {
+  AUTOGEMM_REQUIRE_GPU();
+  const int64_t m = 4, n = 2048, k = 1024;
+  std::mt19937 rng(77);
+  std::normal_distribution<float> normal(0.0f, 0.05f);
+  std::vector<float> w(size_t(n * k));
+  for (float& x : w) x = normal(rng);
+  const PackedWeight packed = quantize_weight(w.data(), n, k, WeightFormat::int4_g128);
+  const std::vector<float> deq = dequantize_weight(packed);
+  bench::DeviceBuffer a(size_t(m * k) * 2), q(packed.q.size()), s(packed.scales.size()),
+      b(size_t(n * k) * 2), d_w(size_t(m * n) * 2), d_b(size_t(m * n) * 2);
+  bench::fill_random(a.get(), size_t(m * k), DType::bf16, 78);
+  cuda_check(cudaMemcpy(q.get(), packed.q.data(), packed.q.size(), cudaMemcpyHostToDevice), "q");
+  cuda_check(cudaMemcpy(s.get(), packed.scales.data(), packed.scales.size(),
+                        cudaMemcpyHostToDevice),
+             "scales");
+  bench::upload_from_double(b.get(), std::vector<double>(deq.begin(), deq.end()), DType::bf16);
+  GemmOperands weights, plain;
+  weights.a = plain.a = a.get();
+  weights.b = q.get();
+  weights.b_scales = s.get();
+  weights.d = d_w.get();
+  plain.b = b.get();
+  plain.d = d_b.get();
+  GemmProblem p = weight_problem(m, n, k, WeightFormat::int4_g128), bf16 = p;
+  bf16.weight_format.reset();
+  for (int round = 0; round < 2; ++round) {
+    gemm(p, weights, nullptr);
+    const GemmReport r = gemm(bf16, plain, nullptr);
+    cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    const auto got_w = bench::download_as_double(d_w.get(), size_t(m * n), DType::bf16);
+    const auto got_b = bench::download_as_double(d_b.get(), size_t(m * n), DType::bf16);
+    // The dequantised int4 x bf16 scale values are not all bf16 (12 significant bits), so the
+    // BF16 weight is a rounding of them: the two agree to bf16's precision, not bit for bit.
+    EXPECT_LT(bench::gemm_diff(got_w, got_b), 1e-4) << r.config.describe();
+  }
+}

@@ -47,6 +47,7 @@ const GpuInfo& device_info(int device) {
                                       : fmt::format("no CUDA device {}", device));
 }
 
+// The last field: the epilogue's token and the weight-only format (each selects the kernel).
 using PlanKey = std::tuple<int, int64_t, int64_t, int64_t, DType, DType, DType, Layout, int64_t,
                            int64_t, int64_t, int64_t, Scaling, bool, Grouping, int64_t, int64_t,
                            std::string>;
@@ -80,7 +81,9 @@ PlanKey plan_key(int device, const GemmProblem& p) {
   return {device,          p.m,           p.n,      p.k,       p.a_type,      p.b_type,
           p.d_type,        p.layout,      p.lda_or_packed(),   p.ldb_or_packed(),
           p.ldc_or_packed(), p.ldd_or_packed(), p.scaling, p.reads_c, p.grouping, p.num_groups,
-          p.expected_m,    p.epilogue.token()};
+          p.expected_m,
+          p.epilogue.token() +
+              (p.weight_format ? "|weights=" + std::string(to_string(*p.weight_format)) : "")};
 }
 
 // GemmOptions::autotune_graph's default, AUTOGEMM_AUTOTUNE_GRAPH, read once like AUTOGEMM_AUTOTUNE.
