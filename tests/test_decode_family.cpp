@@ -78,7 +78,7 @@ TEST(DecodeFamily, EachRuleAtItsLimit) {
            Case{"mma 16x48x128", "block_n = 48"},
            Case{"mma 16x128x128", "block_n = 128"},
            Case{"mma 16x64x48", "block_k = 48"},
-           Case{"mma 16x64x160", "more than 18"},       // 4 vectors x 5 chunks
+           Case{"mma 16x64x160", "more than 16"},       // 4 vectors x 5 chunks
            Case{"mma 16x64x128 sk33", "split_k = 33"},
        }) {
     const std::string why = violation(p, c.config);

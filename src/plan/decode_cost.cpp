@@ -84,9 +84,10 @@ constexpr int kSmemPerCta = 1024;
 // under the 168-register cap of 3 CTAs per SM (NVRTC, CUDA 13.0).
 constexpr int kRegisterOverhead = 40;
 constexpr int kBlockScaledRegisterOverhead = 72;
-// Weight-only B: a chunk's dequantised pairs (2 rows x 16 for int4, x 8 for int8), the step's
-// scales and zeros, and their addresses. A first estimate, to be replaced by ptxas' count.
-constexpr int kWeightRegisterOverhead = 80;
+// Weight-only B: the step's scales and zeros and their addresses, beside the operands counted
+// (ptxas, CUDA 13.0: 122 registers at int4 8x16x256 where the operands, accumulators and block
+// sums count 104; 154 at 32x64x128 against 144).
+constexpr int kWeightRegisterOverhead = 24;
 
 bool is_ring(const GemmConfig& config) { return config.num_stages > 1; }
 
@@ -109,8 +110,12 @@ int decode_registers(const GemmProblem& problem, const GemmConfig& config) {
                                              : kRegisterOverhead;
   // Registers: two steps' vectors, the one multiplied and the next one in flight. Warp ring:
   // one chunk's fragments (B's 2 x 4, A's 4 a group), the steps wait in shared memory.
-  const int operands =
-      is_ring(config) ? 8 + 4 * groups : 8 * decode_step_vectors(problem, config);
+  // Weight-only: the step's vectors as counted (B two steps, A one) and a chunk's dequantised
+  // pairs of B's two rows.
+  const int operands = is_ring(config)          ? 8 + 4 * groups
+                       : problem.weight_format ? 4 * decode_step_vectors(problem, config) +
+                                                      decode_chunk_elements(problem) / 4
+                                                : 8 * decode_step_vectors(problem, config);
   return operands + accumulators + block_sums + overhead;
 }
 

@@ -111,11 +111,13 @@ std::string shape_violation(const GemmProblem& p, const GemmConfig& c) {
                        c.block_k, c.num_stages, c.block_k * dtype_bytes(p.a_type));
   // Registers only: a warp ring keeps one chunk's fragments, its steps wait in shared memory.
   if (const int vectors = decode_step_vectors(p, c);
-      c.num_stages == 1 && vectors > kDecodeMaxStepVectors)
+      c.num_stages == 1 && vectors > decode_max_step_vectors(p))
     return fmt::format("{}x{}x{}: a step keeps {} 16-byte vectors per lane in registers "
-                       "((2 rows of B + {} of A) x {} chunks), more than {} (4 registers each)",
-                       c.block_m, c.block_n, c.block_k, vectors, decode_a_vectors(p) * c.block_m / 8,
-                       c.block_k / chunk, kDecodeMaxStepVectors);
+                       "(({} of B + {} of A) x {} chunks), more than {} (4 registers each)",
+                       c.block_m, c.block_n, c.block_k, vectors,
+                       p.weight_format ? "2 rows x 2 steps" : "2 rows",
+                       decode_a_vectors(p) * c.block_m / 8, c.block_k / chunk,
+                       decode_max_step_vectors(p));
   const int64_t steps = (p.k + c.block_k - 1) / c.block_k;
   if (c.split_k < 1 || c.split_k > kMaxSplitK)
     return fmt::format("split_k = {}: must be 1..{} (the last split polls the others' flags with "
@@ -166,8 +168,14 @@ int decode_a_vectors(const GemmProblem& problem) {
 }
 
 int decode_step_vectors(const GemmProblem& problem, const GemmConfig& config) {
-  return (2 + decode_a_vectors(problem) * config.block_m / 8) *
-         (config.block_k / decode_chunk_elements(problem));
+  const int chunks = config.block_k / decode_chunk_elements(problem);
+  // Weight-only: B for two steps, A for one (sm90/decode_kernel.cuh weight_main_loop).
+  if (problem.weight_format) return (2 * 2 + decode_a_vectors(problem) * config.block_m / 8) * chunks;
+  return (2 + config.block_m / 8) * chunks;
+}
+
+int decode_max_step_vectors(const GemmProblem& problem) {
+  return problem.weight_format ? kWeightMaxStepVectors : kDecodeMaxStepVectors;
 }
 
 std::string decode_violation(const GemmProblem& problem, const KernelFields& fields,

@@ -261,7 +261,7 @@ std::vector<GemmConfig> decode_configs(const GemmProblem& problem, const GpuInfo
       // three chunks) ran 3-25% behind 128 on every decode row.
       for (int block_k = step_multiple;; block_k *= 2) {
         GemmConfig c = GemmConfig::parse(fmt::format("mma {}x{}x{}", block_m, block_n, block_k));
-        if (decode_step_vectors(problem, c) > kDecodeMaxStepVectors) break;
+        if (decode_step_vectors(problem, c) > decode_max_step_vectors(problem)) break;
         add_splits(c);
       }
       // Warp rings: steps of 128 to 512 bytes of a row (the range measured), 3 to 8 stages, as

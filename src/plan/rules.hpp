@@ -96,13 +96,19 @@ KernelFields kernel_fields(const GemmProblem& problem, const GemmConfig& config,
 std::string tile_violation(const GemmProblem& problem, const KernelFields& fields,
                            const GpuInfo& device);
 // The decode family: each lane keeps two steps' loads in registers (the next one in flight), 4
-// per 16-byte vector: two rows of B and block_m / 8 rows of A per 64-byte chunk of B. 18
-// vectors a step (144 registers for two) leave room for the accumulators and addresses under
-// 255 registers; 18 is int4's 32-row tile at one 128-element group (2 + 4 x 4: A spans 4
-// vectors per B vector). The planner's block_k doubles, so it gives no 16-bit or FP8 step 17 or
-// 18 vectors (those are forced configurations' 6-chunk steps).
-inline constexpr int kDecodeMaxStepVectors = 18;
+// per 16-byte vector: two rows of B and block_m / 8 rows of A per 64-byte chunk of K. 16
+// vectors a step (128 registers for two) leave room for the accumulators and addresses under
+// 255 registers.
+inline constexpr int kDecodeMaxStepVectors = 16;
+// Weight-only B: B's two rows for two steps (the next one in flight) and A's vectors of one step
+// (4 per B vector at int4, 2 at int8) are what a lane holds; 24 (96 registers, beside a chunk's
+// 32 dequantised pairs) keeps every tile at 3 or more CTAs an SM (ptxas: 122 registers at
+// int4 8x16x256, 154 at 32x64x128).
+inline constexpr int kWeightMaxStepVectors = 24;
+// The vectors a lane holds for a step (the rules' register measure), and the limit for the
+// problem.
 int decode_step_vectors(const GemmProblem& problem, const GemmConfig& config);
+int decode_max_step_vectors(const GemmProblem& problem);
 // B's bits per element (4 or 8 for weight-only formats), the K elements of a 64-byte chunk of
 // B's row, and A's 16-byte vectors per lane over the same K (sm90/decode_kernel.cuh kSpan,
 // kAVectors).

@@ -359,25 +359,31 @@ __device__ __forceinline__ DecodeChunkFragments<Cfg> decode_ring_fragments(
   return f;
 }
 
-// Weight-only B (Cfg::b_format): a step's operands for each chunk of K (one 16-byte span of
-// B's rows g and g + 8, and A's vectors over the same span), and the int4 scales and zeros of
-// the chunk, which is one 128-element group: rows g (low half) and g + 8 (high).
+// Weight-only B (Cfg::b_format). B's part of a step, loaded one step ahead: for each chunk of K
+// one 16-byte span of rows g and g + 8, and the int4 scales and zeros of the chunk (one
+// 128-element group): rows g (low half) and g + 8 (high). A's part (its vectors over the same
+// spans) is loaded in the step itself: a step of A a step ahead cost 4x B's registers at int4
+// (A spans 4 vectors per B vector), and 230 registers held one 32-row CTA an SM, 0.2x our BF16
+// at M = 128 (H200, bench --weights, 2026-11-29).
 template <class Cfg>
-struct WeightStepVectors {
+struct WeightStepB {
   using G = DecodeGeometry<Cfg>;
-  uint4 b[G::kChunks][2];                          // (chunk, row g / g + 8)
-  uint4 a[G::kChunks][G::kGroupsM][G::kAVectors];  // (chunk, 8-row group, vector of the span)
-  unsigned scales[G::kChunks];                     // int4: bf16 scales of rows g, g + 8
-  unsigned zeros[G::kChunks];                      // int4-zp: zeros of rows g, g + 8 (bytes)
+  uint4 b[G::kChunks][2];           // (chunk, row g / g + 8)
+  unsigned scales[G::kChunks];      // int4: bf16 scales of rows g, g + 8
+  unsigned zeros[G::kChunks];       // int4-zp: zeros of rows g, g + 8 (bytes)
+};
+template <class Cfg>
+struct WeightStepA {
+  using G = DecodeGeometry<Cfg>;
+  uint4 a[G::kChunks][G::kGroupsM][G::kAVectors];   // (chunk, 8-row group, vector of the span)
 };
 
 template <class Cfg>
-__device__ __forceinline__ WeightStepVectors<Cfg> weight_load(const DecodeLane<Cfg>& at,
-                                                              const GemmParams& params, int k0,
-                                                              bool present) {
+__device__ __forceinline__ WeightStepB<Cfg> weight_load_b(const DecodeLane<Cfg>& at,
+                                                         const GemmParams& params, int k0,
+                                                         bool present) {
   using G = DecodeGeometry<Cfg>;
-  constexpr bool kInt4 = Cfg::b_format != kWeightInt8;
-  WeightStepVectors<Cfg> v;
+  WeightStepB<Cfg> v;
 #pragma unroll
   for (int c = 0; c < G::kChunks; ++c) {
     const int chunk = k0 + c * G::kChunkElems;
@@ -386,14 +392,7 @@ __device__ __forceinline__ WeightStepVectors<Cfg> weight_load(const DecodeLane<C
     for (int r = 0; r < 2; ++r)
       v.b[c][r] = ptx::ld_global_stream_v4(
           at.b_rows[r] + static_cast<long long>(chunk) * G::kBBits / 8, k_valid && at.b_valid[r]);
-#pragma unroll
-    for (int j = 0; j < G::kGroupsM; ++j)
-#pragma unroll
-      for (int e = 0; e < G::kAVectors; ++e)
-        v.a[c][j][e] = ptx::ld_global_shared_v4(
-            at.a_rows[j] + static_cast<long long>(chunk) * Cfg::in_bytes + 16 * e,
-            k_valid && at.a_valid[j]);
-    if constexpr (kInt4) {
+    if constexpr (Cfg::b_format != kWeightInt8) {
       constexpr int kGroupsK = Cfg::k / kWeightInt4Group;
       const int group = chunk / kWeightInt4Group;
       const unsigned short* scales = static_cast<const unsigned short*>(params.b_scales);
@@ -412,12 +411,32 @@ __device__ __forceinline__ WeightStepVectors<Cfg> weight_load(const DecodeLane<C
   return v;
 }
 
+template <class Cfg>
+__device__ __forceinline__ WeightStepA<Cfg> weight_load_a(const DecodeLane<Cfg>& at, int k0) {
+  using G = DecodeGeometry<Cfg>;
+  WeightStepA<Cfg> v;
+#pragma unroll
+  for (int c = 0; c < G::kChunks; ++c) {
+    const int chunk = k0 + c * G::kChunkElems;
+    const bool k_valid = chunk + at.pair * G::kSpan < Cfg::k;
+#pragma unroll
+    for (int j = 0; j < G::kGroupsM; ++j)
+#pragma unroll
+      for (int e = 0; e < G::kAVectors; ++e)
+        v.a[c][j][e] = ptx::ld_global_shared_v4(
+            at.a_rows[j] + static_cast<long long>(chunk) * Cfg::in_bytes + 16 * e,
+            k_valid && at.a_valid[j]);
+  }
+  return v;
+}
+
 // The step's multiplies. int4: each chunk (one scale group) into block sums, added to acc times
 // the rows' scales (the dequantised (q - zero) are exact bf16, the scale applied in fp32).
 // int8: straight into acc; the rows' scales multiply the sums at the end (weight_main_loop).
 template <class Cfg>
 __device__ __forceinline__ void weight_multiply(float (&acc)[DecodeGeometry<Cfg>::kGroupsM][4],
-                                                const WeightStepVectors<Cfg>& v) {
+                                                const WeightStepB<Cfg>& v,
+                                                const WeightStepA<Cfg>& x) {
   using G = DecodeGeometry<Cfg>;
 #pragma unroll
   for (int c = 0; c < G::kChunks; ++c) {
@@ -456,7 +475,7 @@ __device__ __forceinline__ void weight_multiply(float (&acc)[DecodeGeometry<Cfg>
     for (int t = 0; t < G::kSpan / 4; ++t)
 #pragma unroll
       for (int j = 0; j < G::kGroupsM; ++j) {
-        const uint4& a = v.a[c][j][t / 2];
+        const uint4& a = x.a[c][j][t / 2];
         const unsigned a0 = t % 2 == 0 ? a.x : a.z, a1 = t % 2 == 0 ? a.y : a.w;
         ptx::mma_m16n8k16_bf16(sums[j], pairs[0][2 * t], pairs[1][2 * t], pairs[0][2 * t + 1],
                                pairs[1][2 * t + 1], a0, a1);
@@ -480,8 +499,9 @@ __device__ __forceinline__ void weight_multiply(float (&acc)[DecodeGeometry<Cfg>
   }
 }
 
-// Weight-only B: the split's steps, this warp's share of them, double-buffered in registers
-// like the plain register path; int8's per-row scales then multiply the sums.
+// Weight-only B: the split's steps, this warp's share of them; B (the DRAM stream) one step
+// ahead in registers, A (from L1 and L2) loaded at the top of its step so that its latency
+// overlaps the step's dequantisation; int8's per-row scales then multiply the sums.
 template <class Cfg>
 __device__ __forceinline__ void weight_main_loop(float (&acc)[DecodeGeometry<Cfg>::kGroupsM][4],
                                                  const DecodeLane<Cfg>& at,
@@ -489,12 +509,13 @@ __device__ __forceinline__ void weight_main_loop(float (&acc)[DecodeGeometry<Cfg
                                                  int end_step) {
   using G = DecodeGeometry<Cfg>;
   int step = first_step + at.warp_k;
-  WeightStepVectors<Cfg> current = weight_load<Cfg>(at, params, step * Cfg::block_k, step < end_step);
+  WeightStepB<Cfg> current = weight_load_b<Cfg>(at, params, step * Cfg::block_k, step < end_step);
   for (; step < end_step; step += G::kWarpsK) {
     const int next = step + G::kWarpsK;
-    const WeightStepVectors<Cfg> following =
-        weight_load<Cfg>(at, params, next * Cfg::block_k, next < end_step);
-    weight_multiply<Cfg>(acc, current);
+    const WeightStepB<Cfg> following =
+        weight_load_b<Cfg>(at, params, next * Cfg::block_k, next < end_step);
+    const WeightStepA<Cfg> a = weight_load_a<Cfg>(at, step * Cfg::block_k);
+    weight_multiply<Cfg>(acc, current, a);
     current = following;
   }
   if constexpr (Cfg::b_format == kWeightInt8) {
