@@ -33,7 +33,8 @@ from ._errors import CudaError, Error, InvalidArgument, NoDevice
 from ._plan import Candidate, GemmReport, KernelLaunch, Plan, Rejected
 
 __all__ = [
-    "gemm", "fp8_gemm", "grouped_gemm", "wgrad", "interleave_gate_up", "quantize_fp8", "dequantize_fp8", "plan", "profile", "device_presets",
+    "gemm", "fp8_gemm", "grouped_gemm", "wgrad", "interleave_gate_up", "quantize_weight",
+    "dequantize_weight", "QuantizedWeight", "quantize_fp8", "dequantize_fp8", "plan", "profile", "device_presets",
     "cpp_enqueue_us", "load_tuning_file", "Plan", "KernelLaunch", "Candidate", "Rejected", "GemmReport", "Error",
     "InvalidArgument", "CudaError", "NoDevice", "__version__",
 ]
@@ -273,6 +274,118 @@ def interleave_gate_up(gate: Array, up: Array, axis: int = 0) -> Array:
     return both.reshape(shape[:axis] + (2 * rows,) + shape[axis + 1:])
 
 
+class QuantizedWeight:
+    """A weight W (N, K) packed in a weight-only format (``quantize_weight``), on W's device:
+    ``gemm(a, qweight)`` computes a @ W.T from it, dequantising in registers.
+
+    Attributes:
+        format: "int4-g128" (one bfloat16 scale per 128 weights along K, w = (q - 8) * scale),
+            "int4-g128-zp" (with a uint8 zero per scale, GPTQ / AWQ: w = (q - zero) * scale) or
+            "int8" (one float32 scale per row).
+        n, k: W's shape.
+        q: the packed values, uint8 (N, K / 2) (4-bit: each run of 8 values one little-endian
+            word, value 2i in bits 4i and 2i + 1 in bits 16 + 4i) or int8 (N, K).
+        scales: bfloat16 (N, K / 128), or float32 (N,) for int8.
+        zeros: uint8 (N, K / 128) for int4-g128-zp, else None.
+    """
+
+    __slots__ = ("format", "n", "k", "q", "scales", "zeros")
+
+    def __init__(self, format: str, n: int, k: int, q: Array, scales: Array,
+                 zeros: Optional[Array] = None) -> None:
+        self.format, self.n, self.k = format, int(n), int(k)
+        self.q, self.scales, self.zeros = q, scales, zeros
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes a GEMM reads of it: values, scales and zeros."""
+        parts = (self.q, self.scales, self.zeros)
+        return sum(int(x.nbytes) for x in parts if x is not None)
+
+    def __repr__(self) -> str:
+        return (f"QuantizedWeight({self.format!r}, n={self.n}, k={self.k}, "
+                f"{self.nbytes / 1e6:.2f} MB)")
+
+
+def _to_numpy_float32(w: Array) -> Any:
+    import numpy
+    framework = _framework(w)
+    if framework == "torch":
+        host = w.detach().float().cpu().numpy()
+    elif framework == "cupy":
+        host = w.astype("float32").get()
+    else:
+        host = numpy.asarray(w, dtype=numpy.float32)
+    return numpy.ascontiguousarray(host, dtype=numpy.float32)
+
+
+def _to_like(host: Any, like: Array, dtype_name: str) -> Array:
+    """A host NumPy array moved to ``like``'s framework and device, viewed as ``dtype_name``
+    (its bytes reinterpreted: "bfloat16" from uint16)."""
+    framework = _framework(like)
+    if framework == "torch":
+        torch = sys.modules["torch"]
+        if dtype_name == "bfloat16":   # the scales' bf16 bits, through int16 (fully supported)
+            return torch.from_numpy(host.view("int16")).to(like.device).view(torch.bfloat16)
+        return torch.from_numpy(host).to(like.device)
+    if framework == "cupy":
+        return sys.modules["cupy"].asarray(host)   # bfloat16 stays uint16 bytes (no CuPy dtype)
+    return host
+
+
+def quantize_weight(w: Array, format: str = "int4-g128") -> QuantizedWeight:
+    """Packs a weight W (N, K), as torch.nn.Linear stores it, into a weight-only format for
+    ``gemm(a, qweight)``: "int4-g128" (symmetric, scale = amax / 7 per 128 weights along K),
+    "int4-g128-zp" (asymmetric with a zero point, as GPTQ / AWQ), "int8" (scale = amax / 127
+    per row) or "mxfp4" (packing only: no kernel reads it yet). Quantised on the host (W is
+    copied there once), the result placed on W's device. K must be a multiple of 128 (int4),
+    32 (mxfp4) or 16 (int8)."""
+    import numpy
+    if len(getattr(w, "shape", ())) != 2:
+        raise InvalidArgument("w", f"an array of shape {tuple(getattr(w, 'shape', ()))}",
+                              "must be a 2-D weight (N, K)")
+    host = _to_numpy_float32(w)
+    n, k = host.shape
+    q, scales, zeros = _core.quantize_weight(host, format)
+    int8 = format == "int8"
+    q_host = numpy.frombuffer(q, dtype=numpy.int8 if int8 else numpy.uint8).reshape(
+        n, k if int8 else k // 2)
+    if int8:
+        s_host = numpy.frombuffer(scales, dtype=numpy.float32).reshape(n)
+    elif format == "mxfp4":
+        s_host = numpy.frombuffer(scales, dtype=numpy.uint8).reshape(n, k // 32)
+    else:
+        s_host = numpy.frombuffer(scales, dtype=numpy.uint16).reshape(n, k // 128)
+    z_host = numpy.frombuffer(zeros, dtype=numpy.uint8).reshape(n, k // 128) if zeros else None
+    s_dtype = "bfloat16" if format in ("int4-g128", "int4-g128-zp") else ""
+    return QuantizedWeight(format, n, k, _to_like(q_host.copy(), w, ""),
+                           _to_like(s_host.copy(), w, s_dtype),
+                           None if z_host is None else _to_like(z_host.copy(), w, ""))
+
+
+def dequantize_weight(qweight: QuantizedWeight) -> Any:
+    """The float32 (N, K) values a packed weight stands for, as a NumPy array (on the host):
+    exactly the values ``gemm(a, qweight)`` multiplies."""
+    import numpy
+
+    def host_bytes(x: Optional[Array]) -> bytes:
+        if x is None:
+            return b""
+        framework = _framework(x)
+        if framework == "torch":
+            torch = sys.modules["torch"]
+            x = x.view(torch.int16) if x.dtype == torch.bfloat16 else x
+            return x.cpu().numpy().tobytes()
+        if framework == "cupy":
+            return x.get().tobytes()
+        return numpy.asarray(x).tobytes()
+
+    values = _core.dequantize_weight(host_bytes(qweight.q), host_bytes(qweight.scales),
+                                     host_bytes(qweight.zeros), qweight.format, qweight.n,
+                                     qweight.k)
+    return numpy.frombuffer(values, dtype=numpy.float32).reshape(qweight.n, qweight.k)
+
+
 def _autotune(autotune: Optional[int]) -> int:
     if autotune is None:
         return -1
@@ -307,7 +420,9 @@ def gemm(a: Array, b: Array, *, out: Optional[Array] = None, c: Optional[Array] 
     fp32 inside the GEMM's kernel before D is rounded (no second kernel over D).
 
     Args:
-        a, b: 2-D bfloat16 or float16 CUDA arrays (both the same type), as stored. ``layout``
+        a, b: 2-D bfloat16 or float16 CUDA arrays (both the same type), as stored; or b a
+            ``QuantizedWeight`` (``quantize_weight``: int4 or int8 weights, dequantised in
+            registers) with a bfloat16 (M, K) and layout "nt". ``layout``
             names how: its first letter is a, the second b; ``n`` = stored in its natural
             row-major shape (a: M x K, b: K x N), ``t`` = stored transposed (a: K x M,
             b: N x K). The default ``"nt"`` is a (M, K) and b (N, K), both K-contiguous:
@@ -353,9 +468,12 @@ def gemm(a: Array, b: Array, *, out: Optional[Array] = None, c: Optional[Array] 
             ``.argument``, ``.value`` and ``.rule`` say which and why.
         CudaError: CUDA, NVRTC or cuBLASLt failed. NoDevice: no usable GPU.
     """
+    weights = b if isinstance(b, QuantizedWeight) else None
+    if weights is not None:
+        b = weights.q
     fast = _torch_fast
-    if (fast is not None and type(a) is fast[0] and out is not None and stream is None and
-            out.element_size() != 1):
+    if (fast is not None and weights is None and type(a) is fast[0] and out is not None and
+            stream is None and out.element_size() != 1):
         device = a.get_device()
         if device >= 0:
             export = fast[2]
@@ -379,7 +497,9 @@ def gemm(a: Array, b: Array, *, out: Optional[Array] = None, c: Optional[Array] 
         _dtype_text(out_dtype), float(alpha), float(beta), _config_text(config),
         _autotune(autotune), bool(vendor_fallback), handle, alloc, bool(return_report),
         export(bias), activation, export(row_scale), export(col_scale), bool(gated),
-        export(out_scales))
+        export(out_scales), None if weights is None else weights.format,
+        None if weights is None else export(weights.scales),
+        None if weights is None else export(weights.zeros))
     result = _result(out, fp8_out, out_scales, made)
     if return_report:
         return result, GemmReport(*report)

@@ -108,6 +108,71 @@ void prepare_epilogue(const GemmRequest& r, PreparedGemm& p) {
 
 }  // namespace
 
+// Weight-only B: b holds the packed values, one byte per two int4 values or per int8 value;
+// the problem multiplies bf16 activations (layout nt: a (M, K), b (N, packed row)).
+static void prepare_weight_b(const GemmRequest& r, PreparedGemm& p, const Matrix& a, const Matrix& b) {
+  const std::optional<WeightFormat> format = parse_weight_format(*r.weight_format);
+  if (!format)
+    throw InvalidArgument("format", *r.weight_format,
+                          "expected int4-g128, int4-g128-zp, int8 or mxfp4");
+  if (element_type(*p.a) != DType::bf16)
+    throw InvalidArgument(p.a->name, p.a->dtype_text(),
+                          "a packed weight multiplies bfloat16 activations");
+  const bool bytes = p.b->dtype.bits == 8 &&
+                     (p.b->dtype.code == uint8_t(nb::dlpack::dtype_code::UInt) ||
+                      p.b->dtype.code == uint8_t(nb::dlpack::dtype_code::Int));
+  if (!bytes)
+    throw InvalidArgument("b", p.b->dtype_text(),
+                          "a packed weight's values are uint8 or int8 bytes (quantize_weight)");
+  if (lower(r.layout) != "nt")
+    throw InvalidArgument("layout", r.layout,
+                          "a packed weight is (N, packed K) with a (M, K): layout nt");
+  (void)a;
+  (void)b;
+  p.problem.weight_format = format;
+}
+
+// The packed weight's scales (int4: bfloat16 (N, K/128); int8: float32 (N,)) and zeros
+// (int4-g128-zp: uint8 (N, K/128)), packed.
+static void prepare_weight_scales(const GemmRequest& r, PreparedGemm& p) {
+  const GemmProblem& problem = p.problem;
+  const WeightFormat f = *problem.weight_format;
+  const std::string sizes = fmt::format("N = {}, K = {}", problem.n, problem.k);
+  p.weight_scales = import_array("scales", r.weight_scales, false);
+  const ArrayView& s = *p.weight_scales;
+  const bool int8 = f == WeightFormat::int8_channel;
+  const std::vector<int64_t> want = int8 ? std::vector<int64_t>{problem.n}
+                                         : std::vector<int64_t>{problem.n, problem.k / 128};
+  const bool bf16 = element_type(s) == DType::bf16 ||
+                    (s.dtype.code == uint8_t(nb::dlpack::dtype_code::UInt) && s.dtype.bits == 16);
+  if (int8 ? element_type(s) != DType::fp32 : !bf16)
+    throw InvalidArgument("scales", s.dtype_text(),
+                          int8 ? "int8 weights have float32 scales, one per row"
+                               : "int4 weights have bfloat16 scales, one per 128 of K");
+  if (s.shape != want)
+    throw InvalidArgument("scales", fmt::format("an array of shape {}", s.shape_text()),
+                          fmt::format("must be {} for {} ({})", shape_text(want),
+                                      to_string(f), sizes));
+  require_packed_dims(s, want.size(), int8 ? "(N,)" : "(N, K/128)");
+  p.operands.b_scales = s.data;
+  const bool zeros = f == WeightFormat::int4_g128_zp;
+  if (zeros != !(r.weight_zeros.is_none()))
+    throw InvalidArgument("zeros", zeros ? "None" : "an array",
+                          zeros ? "int4-g128-zp weights need their zeros"
+                                : fmt::format("{} weights have no zeros", to_string(f)));
+  if (zeros) {
+    p.weight_zeros = import_array("zeros", r.weight_zeros, false);
+    const ArrayView& z = *p.weight_zeros;
+    if (!(z.dtype.code == uint8_t(nb::dlpack::dtype_code::UInt) && z.dtype.bits == 8))
+      throw InvalidArgument("zeros", z.dtype_text(), "zeros are uint8, one per scale");
+    if (z.shape != want)
+      throw InvalidArgument("zeros", fmt::format("an array of shape {}", z.shape_text()),
+                            fmt::format("must be {} ({})", shape_text(want), sizes));
+    require_packed_dims(z, 2, "(N, K/128)");
+    p.operands.b_zeros = z.data;
+  }
+}
+
 void prepare_gemm(const GemmRequest& r, PreparedGemm& p) {
   // Static checks first (configuration, layout, types, shapes, strides), then devices, then
   // the output allocation: a wrong argument never costs an allocation or a launch.
@@ -135,6 +200,9 @@ void prepare_gemm(const GemmRequest& r, PreparedGemm& p) {
         throw InvalidArgument(view->name, view->dtype_text(),
                               "must hold FP8 values: float8_e4m3fn or float8_e5m2, or uint8 "
                               "bytes read as e4m3 (quantize_fp8 makes them)");
+  } else if (r.weight_format) {
+    prepare_weight_b(r, p, a, b);
+    a_type = b_type = DType::bf16;
   } else {
     a_type = element_type(*p.a);
     b_type = element_type(*p.b);
@@ -179,7 +247,7 @@ void prepare_gemm(const GemmRequest& r, PreparedGemm& p) {
   problem.k = a_km ? a.cols : a.rows;
   problem.n = b_km ? b.rows : b.cols;
   const int64_t b_k = b_km ? b.cols : b.rows;
-  if (b_k != problem.k) {
+  if (b_k != problem.k && !problem.weight_format) {
     const std::string want = b_km ? shape2(problem.n, problem.k) : shape2(problem.k, problem.n);
     throw InvalidArgument(
         p.b->name, fmt::format("an array of shape {}", p.b->shape_text()),
@@ -188,6 +256,19 @@ void prepare_gemm(const GemmRequest& r, PreparedGemm& p) {
   }
   problem.lda = leading_dimension(a);
   problem.ldb = leading_dimension(b);
+  if (problem.weight_format) {
+    // b's columns are bytes of the packed row: K / 2 (4-bit) or K (int8) of them.
+    const int64_t per_byte = *problem.weight_format == WeightFormat::int8_channel ? 1 : 2;
+    problem.k = a.cols;
+    if (b.cols * per_byte != problem.k)
+      throw InvalidArgument(
+          "b", fmt::format("an array of shape {}", p.b->shape_text()),
+          fmt::format("a packed {} weight of K = {} (a is {}) has {} bytes a row: (N, {})",
+                      *r.weight_format, problem.k, p.a->shape_text(), problem.k / per_byte,
+                      problem.k / per_byte));
+    problem.ldb = problem.ldb == 0 ? 0 : problem.ldb * per_byte;
+    prepare_weight_scales(r, p);
+  }
 
   // Output type: out's dtype, else out_dtype, else a's (bf16 for FP8).
   std::optional<DType> wanted_d;
@@ -303,7 +384,8 @@ void prepare_gemm(const GemmRequest& r, PreparedGemm& p) {
       {&*p.a, &*p.b, p.out ? &*p.out : nullptr, p.c ? &*p.c : nullptr,
        p.a_scales ? &*p.a_scales : nullptr, p.b_scales ? &*p.b_scales : nullptr,
        p.bias ? &*p.bias : nullptr, p.row_scale ? &*p.row_scale : nullptr,
-       p.col_scale ? &*p.col_scale : nullptr});
+       p.col_scale ? &*p.col_scale : nullptr, p.weight_scales ? &*p.weight_scales : nullptr,
+       p.weight_zeros ? &*p.weight_zeros : nullptr});
   if (!p.out) {
     p.out = output_array(nb::none(), r.alloc, problem.m, problem.d_cols(),
                          python_dtype(problem.d_type));
@@ -436,6 +518,43 @@ void dequantize(nb::handle values_obj, nb::handle scales_obj, int block_rows, nb
   else
     dequantize_fp8_128x128(values.data, scale_data, rows, cols, out->data, y_type,
                            ld ? ld : cols, reinterpret_cast<cudaStream_t>(stream));
+}
+
+}  // namespace autogemm::python
+
+namespace autogemm::python {
+
+nb::tuple quantize_weight(nb::ndarray<const float, nb::ndim<2>, nb::c_contig, nb::device::cpu> w,
+                          const std::string& format) {
+  const std::optional<WeightFormat> f = parse_weight_format(format);
+  if (!f)
+    throw InvalidArgument("format", format, "expected int4-g128, int4-g128-zp, int8 or mxfp4");
+  const PackedWeight p = autogemm::quantize_weight(w.data(), int64_t(w.shape(0)), int64_t(w.shape(1)), *f);
+  auto bytes = [](const std::vector<uint8_t>& v) {
+    return nb::bytes(reinterpret_cast<const char*>(v.data()), v.size());
+  };
+  return nb::make_tuple(bytes(p.q), bytes(p.scales), bytes(p.zeros));
+}
+
+nb::bytes dequantize_weight(nb::bytes q, nb::bytes scales, nb::bytes zeros,
+                            const std::string& format, int64_t n, int64_t k) {
+  const std::optional<WeightFormat> f = parse_weight_format(format);
+  if (!f)
+    throw InvalidArgument("format", format, "expected int4-g128, int4-g128-zp, int8 or mxfp4");
+  PackedWeight p;
+  p.format = *f;
+  p.n = n;
+  p.k = k;
+  auto vec = [](const nb::bytes& b) {
+    const auto* c = reinterpret_cast<const uint8_t*>(b.c_str());
+    return std::vector<uint8_t>(c, c + b.size());
+  };
+  p.q = vec(q);
+  p.scales = vec(scales);
+  p.zeros = vec(zeros);
+  validate(p);
+  const std::vector<float> w = autogemm::dequantize_weight(p);
+  return nb::bytes(reinterpret_cast<const char*>(w.data()), w.size() * sizeof(float));
 }
 
 }  // namespace autogemm::python

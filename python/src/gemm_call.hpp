@@ -32,12 +32,16 @@ struct GemmRequest {
   // FP8 output (out_dtype fp8): where its scales go, float32 (M, ceil(D columns / 128)), or
   // None to allocate them.
   nb::handle out_scales = nb::none();
+  // Weight-only B (autogemm/weights.hpp): b is the packed values (uint8 or int8), and these the
+  // format's name, its scales and (int4-g128-zp) zeros. None / nullopt otherwise.
+  std::optional<std::string> weight_format;
+  nb::handle weight_scales = nb::none(), weight_zeros = nb::none();
 };
 
 // The checked call: exactly the problem, operands and options a C++ caller would pass.
 struct PreparedGemm {
   std::optional<ArrayView> a, b, out, c, a_scales, b_scales, bias, row_scale, col_scale,
-      out_scales;
+      out_scales, weight_scales, weight_zeros;
   GemmProblem problem;
   GemmOperands operands;
   GemmOptions options;
@@ -52,6 +56,13 @@ double time_enqueues(const PreparedGemm& prepared, uintptr_t stream, int calls);
 
 void quantize(nb::handle x, nb::handle values, nb::handle scales, int block_rows, uintptr_t stream,
               nb::handle alloc);
+// Weight-only formats on the host (autogemm/weights.hpp): a float32 (N, K) NumPy weight packed
+// into (values, scales, zeros) bytes, and back to float32 (N, K).
+nb::tuple quantize_weight(nb::ndarray<const float, nb::ndim<2>, nb::c_contig, nb::device::cpu> w,
+                          const std::string& format);
+nb::bytes dequantize_weight(nb::bytes q, nb::bytes scales, nb::bytes zeros,
+                            const std::string& format, int64_t n, int64_t k);
+
 void dequantize(nb::handle values, nb::handle scales, int block_rows, nb::handle out,
                 const std::string& out_dtype, uintptr_t stream, nb::handle alloc);
 

@@ -244,12 +244,16 @@ NB_MODULE(_core, m) {
          std::optional<std::string> config, int autotune, bool vendor_fallback, uintptr_t stream,
          nb::handle alloc, bool want_report, nb::handle bias,
          std::optional<std::string> activation, nb::handle row_scale, nb::handle col_scale,
-         bool gated, nb::handle out_scales) {
+         bool gated, nb::handle out_scales, std::optional<std::string> weight_format,
+         nb::handle weight_scales, nb::handle weight_zeros) {
         GemmRequest r = epilogue_request(out, c, std::move(out_dtype), alpha, beta,
                                          std::move(config), autotune, vendor_fallback, alloc, bias,
                                          std::move(activation), row_scale, col_scale);
         r.gated = gated;
         r.out_scales = out_scales;
+        r.weight_format = std::move(weight_format);
+        r.weight_scales = weight_scales;
+        r.weight_zeros = weight_zeros;
         r.a = a;
         r.b = b;
         r.a_scales = r.b_scales = nb::none();
@@ -261,8 +265,17 @@ NB_MODULE(_core, m) {
       "alloc"_a.none(), "want_report"_a, "bias"_a.none() = nb::none(),
       "activation"_a.none() = nb::none(), "row_scale"_a.none() = nb::none(),
       "col_scale"_a.none() = nb::none(), "gated"_a = false, "out_scales"_a.none() = nb::none(),
+      "weight_format"_a.none() = nb::none(), "weight_scales"_a.none() = nb::none(),
+      "weight_zeros"_a.none() = nb::none(),
       "D = act(alpha * op(a) op(b) * row_scale * col_scale + bias) + beta * C; returns (out, "
-      "(config, vendor, reason)).");
+      "(config, vendor, reason)). With weight_format, b is a packed weight (N, packed K) and "
+      "weight_scales / weight_zeros its scales and zeros (autogemm/weights.hpp).");
+
+  m.def("quantize_weight", &python::quantize_weight, "w"_a, "format"_a,
+        "A float32 (N, K) host weight packed into a weight-only format: (values, scales, zeros) "
+        "as bytes, in the layouts of autogemm/weights.hpp.");
+  m.def("dequantize_weight", &python::dequantize_weight, "q"_a, "scales"_a, "zeros"_a, "format"_a, "n"_a,
+        "k"_a, "The float32 (N, K) values a packed weight stands for, as bytes.");
 
   m.def(
       "fp8_gemm",

@@ -863,3 +863,29 @@ def test_fused_epilogue_against_float64(torch, activation, bias_dtype, shape):
     autogemm.gemm(a, w, out=out, bias=bias, activation=activation)
     plain = _activation(torch, activation, a.double() @ w.double().T + bias.double())
     assert calc_diff(out, plain) < 1e-5
+
+
+@needs_sm90
+@pytest.mark.parametrize("fmt", ["int4-g128", "int4-g128-zp", "int8"])
+@pytest.mark.parametrize("m", [1, 7, 64])
+def test_weight_only_gemm(torch, fmt, m):
+    """gemm(a, quantize_weight(w)) against float64 of a and the dequantised weight; a packed
+    weight whose values or scales do not match the activations is refused by name."""
+    n, k = 1040, 1536
+    w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16) * 0.05
+    qw = autogemm.quantize_weight(w, fmt)
+    assert qw.q.device == w.device and qw.nbytes < n * k * (1.01 if fmt == "int8" else 0.6)
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    d, report = autogemm.gemm(a, qw, return_report=True)
+    want = a.double() @ torch.from_numpy(autogemm.dequantize_weight(qw)).cuda().double().T
+    assert d.shape == (m, n) and d.dtype == torch.bfloat16
+    assert calc_diff(d, want) < 1e-5, report.config
+    assert report.config.startswith("mma")
+    out = torch.empty(m, n, device="cuda", dtype=torch.float32)
+    autogemm.gemm(a, qw, out=out)
+    assert calc_diff(out, want) < 1e-5
+    short = autogemm.QuantizedWeight(qw.format, n, k, qw.q, qw.scales[:n // 2], qw.zeros)
+    with raises_invalid("scales", "must be"):
+        autogemm.gemm(a, short)
+    with raises_invalid("b", "bytes a row"):
+        autogemm.gemm(a[:, :k // 2].contiguous(), qw)

@@ -663,3 +663,39 @@ def test_fused_epilogue_checks():
     with raises_invalid("a", "CUDA device memory"):   # every epilogue check passed
         autogemm.gemm(a, w, bias=np.zeros(32, np.float32), activation="silu",
                       row_scale=np.ones(64, np.float32), col_scale=np.ones(32, np.float32))
+
+
+# --- weight-only formats (issue 51) ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["int4-g128", "int4-g128-zp", "int8", "mxfp4"])
+def test_quantize_weight_round_trips_on_the_host(fmt):
+    rng = np.random.default_rng(5)
+    w = (rng.standard_normal((64, 256)) * 0.05).astype(np.float32)
+    qw = autogemm.quantize_weight(w, fmt)
+    assert (qw.format, qw.n, qw.k) == (fmt, 64, 256)
+    assert qw.q.shape == ((64, 256) if fmt == "int8" else (64, 128))
+    assert (qw.zeros is not None) == (fmt == "int4-g128-zp")
+    back = autogemm.dequantize_weight(qw)
+    assert back.shape == (64, 256) and back.dtype == np.float32
+    # Quantising the dequantised values again gives them back exactly (they are on the grid;
+    # with zero points the bf16 scale of (max - min) / 15 may round to a neighbour's).
+    if fmt != "int4-g128-zp":
+        again = autogemm.dequantize_weight(autogemm.quantize_weight(back, fmt))
+        assert np.array_equal(again, back)
+    # And they are the weight to the format's precision.
+    assert np.abs(back - w).max() <= np.abs(w).max() / (6 if fmt.startswith("int4") or fmt == "mxfp4" else 100)
+
+
+def test_weight_only_checks_name_the_argument():
+    w = np.zeros((64, 200), np.float32)
+    with raises_invalid("k", "multiple of 128"):
+        autogemm.quantize_weight(w, "int4-g128")
+    with raises_invalid("format", "int4-g128"):
+        autogemm.quantize_weight(np.zeros((64, 256), np.float32), "int3")
+    qw = autogemm.quantize_weight(np.ones((64, 256), np.float32), "int4-g128")
+    a = np.zeros((4, 256), np.float32)
+    with raises_invalid("a", "bfloat16"):
+        autogemm.gemm(a, qw)
+    with raises_invalid("a", "bfloat16"):
+        autogemm.gemm(np.zeros((4, 256), np.float16), qw)
