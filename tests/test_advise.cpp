@@ -87,9 +87,11 @@ TEST(Advise, HardwareGatingPerArchitecture) {
       ASSERT_TRUE(a.formats.front().available) << preset;   // never recommend what it lacks
       EXPECT_EQ(find(a, Format::fp8_block).available, d.caps.fp8_tensor_cores) << preset;
       EXPECT_EQ(find(a, Format::nvfp4).available, d.caps.fp4_tensor_cores) << preset;
-      // Our kernels run BF16 and FP8 on sm_90a only.
-      EXPECT_EQ(find(a, Format::bf16).ours, d.cc.major == 9 && d.cc.minor == 0) << preset;
-      EXPECT_FALSE(find(a, Format::int4_weight).ours);
+      // Our kernels run BF16, FP8 and the weight-only formats on sm_90a only.
+      const bool sm90a = d.cc.major == 9 && d.cc.minor == 0;
+      EXPECT_EQ(find(a, Format::bf16).ours, sm90a) << preset;
+      EXPECT_EQ(find(a, Format::int4_weight).ours, sm90a) << preset;
+      EXPECT_FALSE(find(a, Format::nvfp4).ours) << preset;
     }
   }
   EXPECT_FALSE(device_preset("a100-80g").caps.fp8_tensor_cores);

@@ -132,8 +132,10 @@ TEST(AdviseMeasure, WhichFormatsAreMeasured) {
   };
   EXPECT_EQ(why(h200, Format::bf16), "");
   EXPECT_EQ(why(h200, Format::fp8_block), "");
-  EXPECT_NE(why(h200, Format::int8_weight).find("no kernel of our own"), std::string::npos);
-  EXPECT_NE(why(h200, Format::int4_weight).find("no kernel of our own"), std::string::npos);
+  // The weight-only kernels are planned (the advisor's figures are theirs) but not yet timed by
+  // --measure, which makes its inputs with the FP8 quantiser.
+  EXPECT_NE(why(h200, Format::int8_weight).find("bf16 and fp8-block"), std::string::npos);
+  EXPECT_NE(why(h200, Format::int4_weight).find("bf16 and fp8-block"), std::string::npos);
   EXPECT_NE(why(h200, Format::nvfp4).find("not available"), std::string::npos);
   EXPECT_NE(why(h200, Format::fp8_tensor).find("bf16 and fp8-block"), std::string::npos);
   // No FP8 on an A100, and no kernel of ours off sm_90a.

@@ -15,6 +15,9 @@
 #include "autogemm/plan.hpp"
 #include "autogemm/weights.hpp"
 #include "bench/compare.hpp"
+#include "codegen/decode_source.hpp"
+#include "jit/jit.hpp"
+#include "jit/ptxas_usage.hpp"
 #include "bench/tensors.hpp"
 #include "cuda/cuda_check.hpp"
 #include "error_test_util.hpp"
@@ -70,7 +73,9 @@ TEST(WeightOnly, PlannedOnTheDecodeFamilyWithPackedBytes) {
       const GemmProblem p = weight_problem(m, 4096, 4096, f);
       const Plan plan = plan_gemm(p, h200);
       EXPECT_EQ(plan.best().config.instruction, Instruction::mma) << to_string(f) << " m " << m;
-      EXPECT_EQ(plan.best().config.num_stages, 1);
+      EXPECT_GE(plan.best().config.num_stages, 1);   // steps of B in flight, in registers
+      EXPECT_LE(plan.best().config.num_stages, 4);
+      EXPECT_EQ(plan.spec.kernels.front().smem_bytes, 0);
       // The stream is the packed weight: a quarter (int4) or half (int8) of bf16's bytes.
       const double bf16_bytes = 4096.0 * 4096 * 2;
       EXPECT_LT(p.b_bytes(), bf16_bytes * (f == WeightFormat::int8_channel ? 0.51 : 0.27));
@@ -82,6 +87,26 @@ TEST(WeightOnly, PlannedOnTheDecodeFamilyWithPackedBytes) {
   expect_refused(
       [&] { plan_gemm(weight_problem(1, 4096, 4096, WeightFormat::int4_g128), device_preset("a100")); },
       "weight_format", "int4-g128", "decode kernels");
+}
+
+// The planner's pick for every format over decode and prefill-chunk sizes compiles without
+// spills: the occupancy it assumed (launch bounds from plan/decode_cost.cpp's register count)
+// leaves ptxas the registers the kernel needs.
+TEST(WeightOnly, PlannersPicksCompileWithoutSpills) {
+  const GpuInfo h200 = device_preset("h200");
+  for (WeightFormat f : {WeightFormat::int4_g128, WeightFormat::int4_g128_zp,
+                         WeightFormat::int8_channel})
+    for (int64_t m : {1, 8, 16, 64, 256})
+      for (const auto& [n, k] : {std::pair<int64_t, int64_t>{14336, 4096}, {4096, 14336},
+                                 {7168, 2048}}) {
+        const Plan plan = plan_gemm(weight_problem(m, n, k, f), h200);
+        const jit::CompiledKernel kernel =
+            jit::compile_to_cubin(codegen::decode_kernel_source(plan.spec.kernels.front()));
+        const jit::PtxasUsage usage = jit::parse_ptxas_usage(kernel.log);
+        EXPECT_FALSE(usage.has_spills())
+            << to_string(f) << " " << m << "x" << n << "x" << k << " "
+            << plan.best().config.describe() << "\n" << kernel.log;
+      }
 }
 
 // D = A W^T for W packed in each format, against float64 of A and the dequantised W.
@@ -96,6 +121,7 @@ TEST(WeightOnlyGpu, EveryFormatAgainstFloat64OfTheDequantisedWeight) {
       {1, 4096, 4096, nullptr},       {5, 1000, 2048, nullptr},
       {16, 2048, 1024, nullptr},      {13, 520, 1536, "mma 16x32x128 sk4"},
       {3, 776, 1024, "mma 8x64x256"}, {200, 384, 1024, nullptr},
+      {2, 1040, 3072, "mma 8x32x128 s4 sk3"}, {9, 528, 1280, "mma 16x16x128 s2"},
       {64, 1040, 768, nullptr, DType::fp32}};
   uint32_t seed = 5100;
   for (WeightFormat f : {WeightFormat::int4_g128, WeightFormat::int4_g128_zp,

@@ -9,6 +9,7 @@
 
 #include "autogemm/errors.hpp"
 #include "autogemm/plan.hpp"
+#include "plan/gemm_search.hpp"
 
 namespace autogemm::advise {
 
@@ -173,11 +174,17 @@ std::vector<StepGemm> step_gemms(const ModelDescription& m, int64_t tokens, int6
 // The planner's predicted time of one GEMM, in the format's types, or a roofline where
 // autogemm has no kernel: the weights streamed at the cost model's DRAM rate against the
 // flops at BF16 rate (weight-only formats dequantise to BF16), plus a launch.
+// Weight-only formats run autogemm's weight-only kernels up to plan::kWeightOnlyMaxM rows (K a
+// whole number of groups); past them, as a deployment does, the weight dequantised once to BF16.
 PredictedGemm predict_step_gemm(const StepGemm& g, Format f, bool ours, const GpuInfo& device) {
   PredictedGemm out;
   if (ours) {
     GemmProblem& p = out.problem;
     p.m = g.m, p.n = g.n, p.k = g.k;
+    const bool weight_only = f == Format::int4_weight || f == Format::int8_weight;
+    if (weight_only && g.m <= plan::kWeightOnlyMaxM && g.k % 128 == 0)
+      p.weight_format = f == Format::int4_weight ? WeightFormat::int4_g128
+                                                 : WeightFormat::int8_channel;
     if (f == Format::fp8_block || f == Format::fp8_tensor) {
       p.a_type = p.b_type = DType::e4m3;
       p.k = std::max<int64_t>(16, (p.k + 15) / 16 * 16);   // FP8 rows need 16 bytes
@@ -227,7 +234,8 @@ Advice advise(const ModelDescription& model, const GpuInfo& device, const Advise
       s.available = false;
       s.gate = fmt::format("{} has no FP4 matrix instructions (sm_100+)", device.caps.arch_name);
     }
-    s.ours = sm90a && (f == Format::bf16 || fp8);
+    s.ours = sm90a && (f == Format::bf16 || fp8 || f == Format::int4_weight ||
+                       f == Format::int8_weight);
     s.weight_bytes = (double(params) - embedding_params) * s.bits_per_weight / 8 +
                      embedding_params * 2;
     const bool fp8_kv = o.fp8_kv_cache && device.caps.fp8_tensor_cores;
@@ -264,7 +272,11 @@ Advice advise(const ModelDescription& model, const GpuInfo& device, const Advise
                   attention_us(model, device, s.kv_bytes, o.batch, o.batch, false, o.gpus);
     s.prefill_us = s.prefill_gemm_us +
                    attention_us(model, device, s.kv_bytes, o.batch, o.context, true, o.gpus);
-    s.time_basis = s.ours ? "autogemm's planner (its kernels on this device)"
+    const bool weight_only = f == Format::int4_weight || f == Format::int8_weight;
+    s.time_basis = s.ours && weight_only
+                       ? "autogemm's planner: its weight-only kernels for the decode, the "
+                         "dequantised BF16 weight for the prefill"
+                   : s.ours ? "autogemm's planner (its kernels on this device)"
                    : sm90a ? "roofline: no kernel of autogemm's for this format"
                            : "roofline: autogemm's kernels need sm_90a; a vendor library";
     a.formats.push_back(s);

@@ -43,6 +43,11 @@ constexpr double kRingDramEfficiency = 0.90;
 constexpr double kRingChainRoundTripUs = 1.3;
 constexpr double kRingStartUs = 0.5;
 constexpr double kRingStepUs = 0.01;
+// Weight-only B in registers: with one step ahead each warp's step took 1.7-2.0 us (launch
+// removed, over its steps) on the M = 1 decode rows (H200, bench --weights int4-g128,
+// 2026-11-29: 8x32x256 at 8 steps a warp 19.6 us, 8x64x256 at 6 steps 14.1 us, 8x64x256 sk6 at
+// 9.3 steps 20.7 us): the DRAM round trip, A's L2 round trip and the dequantisation in a chain.
+constexpr double kWeightStepRoundTripUs = 1.8;
 // B bytes a resident warp has in flight, in steps (double-buffered registers; a ring's
 // num_stages - 1), and the round trip they wait for under load.
 constexpr double kStepsInFlight = 1.5;
@@ -84,12 +89,19 @@ constexpr int kSmemPerCta = 1024;
 // under the 168-register cap of 3 CTAs per SM (NVRTC, CUDA 13.0).
 constexpr int kRegisterOverhead = 40;
 constexpr int kBlockScaledRegisterOverhead = 72;
-// Weight-only B: the step's scales and zeros and their addresses, beside the operands counted
-// (ptxas, CUDA 13.0: 122 registers at int4 8x16x256 where the operands, accumulators and block
-// sums count 104; 154 at 32x64x128 against 144).
-constexpr int kWeightRegisterOverhead = 24;
+// Weight-only B: addresses, predicates and the loop, beside the operands counted. 40: at 24,
+// int4 16x64x128 with 4 steps ahead was given 3 CTAs an SM (168 registers) and spilled 28 B
+// (NVRTC, CUDA 13.0); WeightOnly.PlannersPicksCompileWithoutSpills checks the planner's picks.
+constexpr int kWeightRegisterOverhead = 40;
+// ... and split-K's reduction (its slots' addresses and flags, and past 8 splits the slots'
+// loads in flight): int8 16x32x64 s4 took 116 registers at sk2..sk8, 126 at sk12, 156 at
+// sk16 and spilled at sk32 under 168; 16x64x128 s3 sk32 spilled 20 B at 3 CTAs an SM.
+constexpr int kWeightSplitRegisters = 16;
+constexpr int kWeightRegistersPerSplit = 5;
 
-bool is_ring(const GemmConfig& config) { return config.num_stages > 1; }
+bool is_ring(const GemmProblem& problem, const GemmConfig& config) {
+  return config.num_stages > 1 && !problem.weight_format;   // weight-only: registers
+}
 
 // Warps of the CTA that split its K steps (sm90/decode_kernel.cuh DecodeGeometry::kWarpsK):
 // four warps, block_n / 16 of them along N.
@@ -105,17 +117,25 @@ int decode_registers(const GemmProblem& problem, const GemmConfig& config) {
   const bool int4 = problem.weight_format && *problem.weight_format != WeightFormat::int8_channel;
   const int block_sums =
       problem.scaling == Scaling::block_1x128_128x128 || int4 ? accumulators : 0;
-  const int overhead = problem.weight_format ? kWeightRegisterOverhead
+  const int split_registers =
+      config.split_k > 1
+          ? kWeightSplitRegisters + kWeightRegistersPerSplit * std::max(0, config.split_k - 8)
+          : 0;
+  const int overhead = problem.weight_format ? kWeightRegisterOverhead + split_registers
                        : block_sums > 0      ? kBlockScaledRegisterOverhead
                                              : kRegisterOverhead;
   // Registers: two steps' vectors, the one multiplied and the next one in flight. Warp ring:
   // one chunk's fragments (B's 2 x 4, A's 4 a group), the steps wait in shared memory.
   // Weight-only: the step's vectors as counted (B two steps, A one) and a chunk's dequantised
   // pairs of B's two rows.
-  const int operands = is_ring(config)          ? 8 + 4 * groups
-                       : problem.weight_format ? 4 * decode_step_vectors(problem, config) +
-                                                      decode_chunk_elements(problem) / 4
-                                                : 8 * decode_step_vectors(problem, config);
+  // Weight-only also keeps each slot's scales and zeros (a register each per chunk).
+  const int chunks = config.block_k / decode_chunk_elements(problem);
+  const int operands = is_ring(problem, config) ? 8 + 4 * groups
+                       : problem.weight_format
+                           ? 4 * decode_step_vectors(problem, config) +
+                                 decode_chunk_elements(problem) / 4 +
+                                 2 * chunks * (config.num_stages + 1)
+                           : 8 * decode_step_vectors(problem, config);
   return operands + accumulators + block_sums + overhead;
 }
 
@@ -123,7 +143,7 @@ int decode_ctas_per_sm(const GemmProblem& problem, const GemmConfig& config) {
   // Registers are allocated per warp in units of 256 (8 per lane).
   const int per_lane = std::min(255, (decode_registers(problem, config) + 7) / 8 * 8);
   int ctas = std::min(kMaxCtasPerSm, kRegistersPerSm / (per_lane * kThreadsPerCta));
-  if (is_ring(config)) {
+  if (is_ring(problem, config)) {
     // The warp rings, the K warps' sums (sm90/decode_kernel.cuh decode_sum_warps: a float4 per
     // lane of the N warps and 8-row group, for each K warp past the first) and the 1 KB the SM
     // reserves per CTA.
@@ -160,8 +180,10 @@ Prediction predict_decode(const GemmProblem& problem, const GemmConfig& config,
   // Little's law over the CTAs resident at once, four warps each. (Charging a grid that leaves
   // some SMs with fewer CTAs at the busiest SM's pace picked worse: the DRAM's rate is shared,
   // and the SMs that finish first leave it to the others.)
-  const bool ring = is_ring(config);
-  const double steps_in_flight = ring ? config.num_stages - 1 : kStepsInFlight;
+  const bool ring = is_ring(problem, config);
+  const double steps_in_flight = ring                    ? config.num_stages - 1
+                                 : problem.weight_format ? config.num_stages + 0.5
+                                                         : kStepsInFlight;
   const double cta_in_flight = 4.0 * 16 * config.block_k * b_element_bytes * steps_in_flight;
   const double efficiency = ring ? kRingDramEfficiency : kStreamDramEfficiency;
   const double rate = std::min(device.memory_bandwidth_gbps * 1e3 * efficiency,
@@ -181,6 +203,13 @@ Prediction predict_decode(const GemmProblem& problem, const GemmConfig& config,
         ceil_div(ceil_div(problem.k, config.block_k), config.split_k), warps_along_k(config));
     p.fixed_us += kRingStartUs + kRingStepUs * double(warp_steps);
     chain_us = double(warp_steps) * kRingChainRoundTripUs / (config.num_stages - 1);
+  } else if (problem.weight_format) {
+    // Each warp's steps wait their B in turn, num_stages of them on the way at once; a grid
+    // past one wave of resident CTAs runs the chain once a wave (M = 64 with one step ahead:
+    // 2 waves of 32 steps, 117 us measured against 2 x 57.6 chained).
+    const int64_t warp_steps = ceil_div(
+        ceil_div(ceil_div(problem.k, config.block_k), config.split_k), warps_along_k(config));
+    chain_us = double(p.waves) * double(warp_steps) * kWeightStepRoundTripUs / config.num_stages;
   }
   const double stream_us = std::max({p.memory_us, p.l2_us, chain_us});
   const double wide = !ring ? kWideAStreamFactor

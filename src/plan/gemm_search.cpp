@@ -102,7 +102,12 @@ std::string kernel_path_reason(const GemmProblem& problem, const GemmConfig& bes
         "{} on {}: decode family: B streamed once from DRAM {} into mma.sync m16n8k{} ({}) "
         "with A's rows as the 8-wide side, {} rows of B per CTA{}",
         arch_label(device), device_label(device),
-        best.num_stages > 1
+        problem.weight_format
+            ? fmt::format("as packed {} weights into registers ({} step{} ahead), dequantised "
+                          "there to bf16 pairs",
+                          to_string(*problem.weight_format), best.num_stages,
+                          best.num_stages > 1 ? "s" : "")
+        : best.num_stages > 1
             ? fmt::format("through a {}-stage cp.async ring per warp (whole 128-byte lines, "
                           "ldmatrix)",
                           best.num_stages)
@@ -253,6 +258,9 @@ std::vector<GemmConfig> decode_configs(const GemmProblem& problem, const GpuInfo
         const int64_t steps = (problem.k + c.block_k - 1) / c.block_k;
         for (int split : {1, 2, 3, 4, 6, 8, 12, 16, 24, 32}) {
           if (split > steps) break;
+          // Weight-only: past 16 splits the reduction's loads crowd out the B slots (spills
+          // at 32 under three CTAs an SM; plan/decode_cost.cpp).
+          if (problem.weight_format && split > 16) break;
           c.split_k = split;
           configs.push_back(c);
         }
@@ -263,6 +271,13 @@ std::vector<GemmConfig> decode_configs(const GemmProblem& problem, const GpuInfo
         GemmConfig c = GemmConfig::parse(fmt::format("mma {}x{}x{}", block_m, block_n, block_k));
         if (decode_step_vectors(problem, c) > decode_max_step_vectors(problem)) break;
         add_splits(c);
+        // Weight-only: also 2..4 steps of B in flight (num_stages), as many as the registers
+        // hold.
+        for (int ahead = 2; problem.weight_format && ahead <= kWeightMaxStepsAhead; ++ahead) {
+          c.num_stages = ahead;
+          if (decode_step_vectors(problem, c) > decode_max_step_vectors(problem)) break;
+          add_splits(c);
+        }
       }
       // Warp rings: steps of 128 to 512 bytes of a row (the range measured), 3 to 8 stages, as
       // many as fit. Two stages (one step ahead) ran 7-15% behind three or four on every BF16

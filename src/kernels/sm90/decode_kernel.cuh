@@ -75,9 +75,10 @@ struct DecodeGeometry {
                 "block_m: whole 8-row groups of A, at most 4");
   static_assert(Cfg::block_k % kChunkElems == 0, "block_k: whole 64-byte chunks");
   static_assert(Cfg::k % kVectorElems == 0, "K: whole 16-byte vectors per row");
-  static_assert(!kWeightOnly || (Cfg::k % kSpan == 0 && Cfg::num_stages == 1 &&
+  static_assert(!kWeightOnly || (Cfg::k % kSpan == 0 && Cfg::num_stages <= 4 &&
                                  Cfg::in_kind == 0 && !Cfg::block_scaled),
-                "weight-only B: bf16 A, registers, whole 16-byte spans of B's rows");
+                "weight-only B: bf16 A, 1..4 steps of B in flight in registers, whole 16-byte "
+                "spans of B's rows");
   static_assert(Cfg::b_format != kWeightInt4 && Cfg::b_format != kWeightInt4Zp ||
                     kChunkElems == kWeightInt4Group,
                 "int4: a chunk is one scale group");
@@ -499,24 +500,37 @@ __device__ __forceinline__ void weight_multiply(float (&acc)[DecodeGeometry<Cfg>
   }
 }
 
-// Weight-only B: the split's steps, this warp's share of them; B (the DRAM stream) one step
-// ahead in registers, A (from L1 and L2) loaded at the top of its step so that its latency
-// overlaps the step's dequantisation; int8's per-row scales then multiply the sums.
+// Weight-only B: the split's steps, this warp's share of them. B (the DRAM stream) sits in
+// num_stages + 1 register slots, so num_stages steps are on their way while one multiplies: a
+// step's bytes are a quarter of BF16's at int4, and with one step ahead each warp waited a
+// DRAM round trip of 1.7-2.0 us per step (H200, bench --weights, M = 1: 19.6 us for a 30 MB
+// weight whose copy takes 10.8). A (from L1 and L2) is loaded at the top of its step, its
+// latency overlapping the step's dequantisation. int8's per-row scales then multiply the sums.
 template <class Cfg>
 __device__ __forceinline__ void weight_main_loop(float (&acc)[DecodeGeometry<Cfg>::kGroupsM][4],
                                                  const DecodeLane<Cfg>& at,
                                                  const GemmParams& params, int first_step,
                                                  int end_step) {
   using G = DecodeGeometry<Cfg>;
-  int step = first_step + at.warp_k;
-  WeightStepB<Cfg> current = weight_load_b<Cfg>(at, params, step * Cfg::block_k, step < end_step);
-  for (; step < end_step; step += G::kWarpsK) {
-    const int next = step + G::kWarpsK;
-    const WeightStepB<Cfg> following =
-        weight_load_b<Cfg>(at, params, next * Cfg::block_k, next < end_step);
-    const WeightStepA<Cfg> a = weight_load_a<Cfg>(at, step * Cfg::block_k);
-    weight_multiply<Cfg>(acc, current, a);
-    current = following;
+  constexpr int kSlots = Cfg::num_stages + 1;
+  const int first = first_step + at.warp_k;
+  WeightStepB<Cfg> b[kSlots];   // slot i: steps first + (i + kSlots j) kWarpsK
+#pragma unroll
+  for (int i = 0; i < kSlots; ++i) {
+    const int step = first + i * G::kWarpsK;
+    b[i] = weight_load_b<Cfg>(at, params, step * Cfg::block_k, step < end_step);
+  }
+  for (int base = first; base < end_step; base += kSlots * G::kWarpsK) {
+#pragma unroll
+    for (int i = 0; i < kSlots; ++i) {
+      const int step = base + i * G::kWarpsK;   // the same for the whole warp
+      if (step < end_step) {
+        const WeightStepA<Cfg> a = weight_load_a<Cfg>(at, step * Cfg::block_k);
+        weight_multiply<Cfg>(acc, b[i], a);
+        const int ahead = step + kSlots * G::kWarpsK;
+        b[i] = weight_load_b<Cfg>(at, params, ahead * Cfg::block_k, ahead < end_step);
+      }
+    }
   }
   if constexpr (Cfg::b_format == kWeightInt8) {
     const float* scales = static_cast<const float*>(params.b_scales);
