@@ -101,6 +101,11 @@ void print_plan(const Plan& plan, int top) {
   fmt::print("problem    M={} N={} K={} {} -> {}, layout {}, lda {} ldb {} ldd {}\n", p.m, p.n,
              p.k, dtype_name(p), to_string(p.d_type), to_string(p.layout), p.lda_or_packed(),
              p.ldb_or_packed(), p.ldd_or_packed());
+  if (p.weight_format)
+    fmt::print("weights    B packed as {}: {:.2f} MB with its scales{} (bf16 would be {:.2f} MB)\n",
+               to_string(*p.weight_format), p.b_bytes() / 1e6,
+               *p.weight_format == WeightFormat::int4_g128_zp ? " and zeros" : "",
+               2.0 * double(p.n) * double(p.k) / 1e6);
   if (p.layout == Layout::tn && p.reads_c && p.d_type == DType::fp32)
     fmt::print("wgrad      dW [{}, {}] += dY^T X over {} tokens: dY [{}, {}] and X [{}, {}] as "
                "stored (token-major), C is dW\n",
