@@ -102,6 +102,25 @@ void check_group_size(int64_t group_size) {
                           "autogemm's INT4 format has one scale per 128 weights along K");
 }
 
+// A zeroed int4-g128-zp weight of n x k for an importer whose checkpoint packs 8 values of N an
+// int32 (`packs` says so in its error).
+PackedWeight empty_zero_point_weight(int64_t n, int64_t k, int64_t group_size, const char* packs) {
+  check_group_size(group_size);
+  check_shape(n, k, WeightFormat::int4_g128_zp);
+  if (n % 8 != 0)
+    throw InvalidArgument("n", std::to_string(n), fmt::format("{}: N must be a multiple of 8",
+                                                              packs));
+  PackedWeight p;
+  p.format = WeightFormat::int4_g128_zp;
+  p.n = n;
+  p.k = k;
+  const WeightBytes bytes = weight_bytes(p.format, n, k);
+  p.q.assign(size_t(bytes.q), 0);
+  p.scales.assign(size_t(bytes.scales), 0);
+  p.zeros.assign(size_t(bytes.zeros), 0);
+  return p;
+}
+
 }  // namespace
 
 std::string_view to_string(WeightFormat f) {
@@ -255,19 +274,8 @@ std::vector<float> dequantize_weight(const PackedWeight& p) {
 
 PackedWeight import_gptq(const int32_t* qweight, const int32_t* qzeros, const uint16_t* scales,
                          int64_t n, int64_t k, int64_t group_size) {
-  check_group_size(group_size);
-  check_shape(n, k, WeightFormat::int4_g128_zp);
-  if (n % 8 != 0)
-    throw InvalidArgument("n", std::to_string(n), "GPTQ packs 8 zeros an int32: N must be a "
-                                                  "multiple of 8");
-  PackedWeight p;
-  p.format = WeightFormat::int4_g128_zp;
-  p.n = n;
-  p.k = k;
+  PackedWeight p = empty_zero_point_weight(n, k, group_size, "GPTQ packs 8 zeros an int32");
   const int64_t groups = k / group_size;
-  p.q.assign(size_t(n * k / 2), 0);
-  p.scales.assign(size_t(n * groups * 2), 0);
-  p.zeros.assign(size_t(n * groups), 0);
   for (int64_t c = 0; c < k; ++c)
     for (int64_t r = 0; r < n; ++r) {
       const uint32_t word = uint32_t(qweight[(c / 8) * n + r]);
@@ -285,21 +293,10 @@ PackedWeight import_gptq(const int32_t* qweight, const int32_t* qzeros, const ui
 
 PackedWeight import_awq(const int32_t* qweight, const int32_t* qzeros, const uint16_t* scales,
                         int64_t n, int64_t k, int64_t group_size) {
-  check_group_size(group_size);
-  check_shape(n, k, WeightFormat::int4_g128_zp);
-  if (n % 8 != 0)
-    throw InvalidArgument("n", std::to_string(n), "AWQ packs 8 columns an int32: N must be a "
-                                                  "multiple of 8");
+  PackedWeight p = empty_zero_point_weight(n, k, group_size, "AWQ packs 8 columns an int32");
   // Column 8c + kOrder[j] sits in bits 4j (AutoAWQ's pack order).
   constexpr int kOrder[8] = {0, 2, 4, 6, 1, 3, 5, 7};
-  PackedWeight p;
-  p.format = WeightFormat::int4_g128_zp;
-  p.n = n;
-  p.k = k;
   const int64_t groups = k / group_size;
-  p.q.assign(size_t(n * k / 2), 0);
-  p.scales.assign(size_t(n * groups * 2), 0);
-  p.zeros.assign(size_t(n * groups), 0);
   for (int64_t c = 0; c < k; ++c)
     for (int64_t word_col = 0; word_col < n / 8; ++word_col) {
       const uint32_t word = uint32_t(qweight[c * (n / 8) + word_col]);

@@ -78,6 +78,20 @@ def calc_diff(x, y) -> float:
     denominator = (x * x + y * y).sum()
     return float(1 - 2 * (x * y).sum() / denominator)
 
+def contiguous_layout(torch, rows):
+    """The contiguous grouped layout of groups with `rows` valid rows each: every group's run
+    padded to 128 rows; returns (starts, total rows, int32 group index on the host, -1 in the
+    padding)."""
+    starts, total = [], 0
+    for r in rows:
+        starts.append(total)
+        total += -(-r // 128) * 128
+    index = torch.full((total,), -1, dtype=torch.int32)
+    for g, (s, r) in enumerate(zip(starts, rows)):
+        index[s:s + r] = g
+    return starts, total, index
+
+
 
 def bits(t):
     """The raw bits of a 16-bit tensor, for bitwise comparison."""
@@ -552,14 +566,8 @@ def test_grouped_gemm_gated_swiglu(torch, layout):
             x.double() @ up[g].double().T + b_up[g].double())
 
     if layout == "contiguous":
-        starts, total = [], 0
-        for r in rows:
-            starts.append(total)
-            total += -(-r // 128) * 128
+        starts, total, index = contiguous_layout(torch, rows)
         a = torch.randn(total, k, device="cuda", dtype=torch.bfloat16)
-        index = torch.full((total,), -1, dtype=torch.int32)
-        for g, (s, r) in enumerate(zip(starts, rows)):
-            index[s:s + r] = g
         d = autogemm.grouped_gemm(a, w, group_index=index.cuda(), bias=bias, activation="silu",
                                   gated=True)
         assert d.shape == (total, f)
@@ -654,14 +662,8 @@ def test_grouped_gemm_against_torch(torch, layout):
     groups, n, k = len(rows), 320, 512
     b = torch.randn(groups, n, k, device="cuda", dtype=torch.bfloat16)
     if layout == "contiguous":
-        starts, total = [], 0
-        for r in rows:
-            starts.append(total)
-            total += -(-r // 128) * 128
+        starts, total, index = contiguous_layout(torch, rows)
         a = torch.randn(total, k, device="cuda", dtype=torch.bfloat16)
-        index = torch.full((total,), -1, dtype=torch.int32)
-        for g, (s, r) in enumerate(zip(starts, rows)):
-            index[s:s + r] = g
         d = autogemm.grouped_gemm(a, b, group_index=index.cuda())
         torch.cuda.synchronize()
         for g, (s, r) in enumerate(zip(starts, rows)):
@@ -696,15 +698,9 @@ def test_grouped_gemm_fused_epilogue_per_group(torch, layout):
     col_scale = torch.rand(groups, n, device="cuda") + 0.5
     silu = torch.nn.functional.silu
     if layout == "contiguous":
-        starts, total = [], 0
-        for r in rows:
-            starts.append(total)
-            total += -(-r // 128) * 128
+        starts, total, index = contiguous_layout(torch, rows)
         a = torch.randn(total, k, device="cuda", dtype=torch.bfloat16)
         row_scale = torch.rand(total, device="cuda") + 0.5
-        index = torch.full((total,), -1, dtype=torch.int32)
-        for g, (s, r) in enumerate(zip(starts, rows)):
-            index[s:s + r] = g
         d = autogemm.grouped_gemm(a, b, group_index=index.cuda(), bias=bias, activation="silu",
                                   row_scale=row_scale, col_scale=col_scale)
         torch.cuda.synchronize()
@@ -755,16 +751,10 @@ def test_grouped_gemm_fp8_against_unquantised(torch, layout, k):
     gen = torch.Generator(device="cuda").manual_seed(2300 + k + (layout == "masked"))
     w = torch.randn(groups, n, k, device="cuda", dtype=torch.bfloat16, generator=gen)
     if layout == "contiguous":
-        starts, total = [], 0
-        for r in rows:
-            starts.append(total)
-            total += -(-r // 128) * 128
+        starts, total, index = contiguous_layout(torch, rows)
         x = torch.randn(total, k, device="cuda", dtype=torch.bfloat16, generator=gen)
         qa, sa, qb, sb = grouped_fp8_operands(torch, x, w, masked=False)
         assert sa.shape == (total, -(-k // 128)) and sb.shape == (groups, 3, -(-k // 128))
-        index = torch.full((total,), -1, dtype=torch.int32)
-        for g, (s, r) in enumerate(zip(starts, rows)):
-            index[s:s + r] = g
         index = index.cuda()
         d, report = autogemm.grouped_gemm(qa, qb, group_index=index, a_scales=sa, b_scales=sb,
                                           return_report=True)
