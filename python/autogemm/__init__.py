@@ -34,7 +34,7 @@ from ._plan import Candidate, GemmReport, KernelLaunch, Plan, Rejected
 
 __all__ = [
     "gemm", "fp8_gemm", "grouped_gemm", "wgrad", "interleave_gate_up", "quantize_weight",
-    "dequantize_weight", "QuantizedWeight", "quantize_fp8", "dequantize_fp8", "plan", "profile", "device_presets",
+    "dequantize_weight", "import_gptq", "import_awq", "import_mxfp4", "QuantizedWeight", "quantize_fp8", "dequantize_fp8", "plan", "profile", "device_presets",
     "cpp_enqueue_us", "load_tuning_file", "Plan", "KernelLaunch", "Candidate", "Rejected", "GemmReport", "Error",
     "InvalidArgument", "CudaError", "NoDevice", "__version__",
 ]
@@ -361,6 +361,64 @@ def quantize_weight(w: Array, format: str = "int4-g128") -> QuantizedWeight:
     return QuantizedWeight(format, n, k, _to_like(q_host.copy(), w, ""),
                            _to_like(s_host.copy(), w, s_dtype),
                            None if z_host is None else _to_like(z_host.copy(), w, ""))
+
+
+def _host_integers(x: Any) -> Any:
+    """A checkpoint tensor as a host NumPy array of its own integer bits (fp16 as uint16)."""
+    import numpy
+    framework = _framework(x)
+    if framework == "torch":
+        torch = sys.modules["torch"]
+        x = x.detach()
+        if x.dtype in (torch.float16, torch.bfloat16):
+            x = x.view(torch.int16)
+        return numpy.ascontiguousarray(x.cpu().numpy())
+    if framework == "cupy":
+        x = x.get()
+    host = numpy.ascontiguousarray(numpy.asarray(x))
+    return host.view(numpy.uint16) if host.dtype == numpy.float16 else host
+
+
+def _imported(parts: Any, like: Array) -> QuantizedWeight:
+    import numpy
+    format, n, k, q, scales, zeros = parts
+    if format == "mxfp4":
+        q_host = numpy.frombuffer(q, dtype=numpy.uint8).reshape(n, k // 2)
+        s_host = numpy.frombuffer(scales, dtype=numpy.uint8).reshape(n, k // 32)
+        return QuantizedWeight(format, n, k, _to_like(q_host.copy(), like, ""),
+                               _to_like(s_host.copy(), like, ""))
+    q_host = numpy.frombuffer(q, dtype=numpy.uint8).reshape(n, k // 2)
+    s_host = numpy.frombuffer(scales, dtype=numpy.uint16).reshape(n, k // 128)
+    z_host = numpy.frombuffer(zeros, dtype=numpy.uint8).reshape(n, k // 128)
+    return QuantizedWeight(format, n, k, _to_like(q_host.copy(), like, ""),
+                           _to_like(s_host.copy(), like, "bfloat16"),
+                           _to_like(z_host.copy(), like, ""))
+
+
+def import_gptq(qweight: Array, qzeros: Array, scales: Array, *,
+                group_size: int = 128) -> QuantizedWeight:
+    """A GPTQ layer (AutoGPTQ format v1, desc_act off) as an "int4-g128-zp" QuantizedWeight on
+    qweight's device: qweight int32 (K/8, N), qzeros int32 (K/G, N/8) holding zero - 1, scales
+    float16 (K/G, N). The fp16 scales become bfloat16 (the one rounding); G must be 128."""
+    return _imported(_core.import_weight("gptq", _host_integers(qweight),
+                                         _host_integers(qzeros), _host_integers(scales),
+                                         group_size), qweight)
+
+
+def import_awq(qweight: Array, qzeros: Array, scales: Array, *,
+               group_size: int = 128) -> QuantizedWeight:
+    """An AutoAWQ (GEMM) layer as an "int4-g128-zp" QuantizedWeight on qweight's device:
+    qweight int32 (K, N/8) and qzeros int32 (K/G, N/8) in AWQ's column order, scales float16
+    (K/G, N)."""
+    return _imported(_core.import_weight("awq", _host_integers(qweight), _host_integers(qzeros),
+                                         _host_integers(scales), group_size), qweight)
+
+
+def import_mxfp4(blocks: Array, scales: Array) -> QuantizedWeight:
+    """A gpt-oss MXFP4 layer (blocks uint8 (N, K/32, 16), e8m0 scales uint8 (N, K/32)) as an
+    "mxfp4" QuantizedWeight (packing only: gemm() refuses it until a kernel reads it)."""
+    return _imported(_core.import_weight("mxfp4", _host_integers(blocks), None,
+                                         _host_integers(scales), 32), blocks)
 
 
 def dequantize_weight(qweight: QuantizedWeight) -> Any:

@@ -557,4 +557,74 @@ nb::bytes dequantize_weight(nb::bytes q, nb::bytes scales, nb::bytes zeros,
   return nb::bytes(reinterpret_cast<const char*>(w.data()), w.size() * sizeof(float));
 }
 
+namespace {
+
+// A host array of exactly `bits`-bit integers, packed row-major with `dims` dimensions.
+ArrayView host_integers(const char* name, nb::handle object, int bits, size_t dims,
+                        const char* shape_words) {
+  ArrayView v = import_array(name, object, false);
+  if (v.device_type != kDLCPU)
+    throw InvalidArgument(name, "a GPU array",
+                          "checkpoint tensors are read on the host: pass them before moving "
+                          "them to the GPU (or .cpu())");
+  const bool integer = v.dtype.code == uint8_t(nb::dlpack::dtype_code::Int) ||
+                       v.dtype.code == uint8_t(nb::dlpack::dtype_code::UInt);
+  if (!integer || v.dtype.bits != bits)
+    throw InvalidArgument(name, v.dtype_text(),
+                          fmt::format("must hold {}-bit integers (the checkpoint's own dtype; "
+                                      "fp16 scales as their uint16 bits)",
+                                      bits));
+  require_packed_dims(v, dims, shape_words);
+  return v;
+}
+
+nb::bytes as_bytes(const std::vector<uint8_t>& v) {
+  return nb::bytes(reinterpret_cast<const char*>(v.data()), v.size());
+}
+
+}  // namespace
+
+nb::tuple import_weight(const std::string& kind, nb::handle qweight, nb::handle qzeros,
+                        nb::handle scales, int64_t group_size) {
+  PackedWeight p;
+  if (kind == "gptq" || kind == "awq") {
+    const bool gptq = kind == "gptq";
+    const ArrayView q = host_integers("qweight", qweight, 32, 2, gptq ? "(K/8, N)" : "(K, N/8)");
+    const ArrayView z = host_integers("qzeros", qzeros, 32, 2, "(K/G, N/8)");
+    const ArrayView s = host_integers("scales", scales, 16, 2, "(K/G, N)");
+    const int64_t n = gptq ? q.shape[1] : q.shape[1] * 8;
+    const int64_t k = gptq ? q.shape[0] * 8 : q.shape[0];
+    if (group_size < 1 || k % group_size != 0)
+      throw InvalidArgument("group_size", std::to_string(group_size),
+                            fmt::format("must divide K = {}", k));
+    const std::vector<int64_t> want_z = {k / group_size, n / 8}, want_s = {k / group_size, n};
+    if (z.shape != want_z)
+      throw InvalidArgument("qzeros", fmt::format("an array of shape {}", z.shape_text()),
+                            fmt::format("must be {} for N = {}, K = {}", shape_text(want_z), n, k));
+    if (s.shape != want_s)
+      throw InvalidArgument("scales", fmt::format("an array of shape {}", s.shape_text()),
+                            fmt::format("must be {} for N = {}, K = {}", shape_text(want_s), n, k));
+    const auto* qp = static_cast<const int32_t*>(q.data);
+    const auto* zp = static_cast<const int32_t*>(z.data);
+    const auto* sp = static_cast<const uint16_t*>(s.data);
+    p = gptq ? import_gptq(qp, zp, sp, n, k, group_size) : import_awq(qp, zp, sp, n, k, group_size);
+  } else if (kind == "mxfp4") {
+    const ArrayView b = host_integers("blocks", qweight, 8, 3, "(N, K/32, 16)");
+    const ArrayView s = host_integers("scales", scales, 8, 2, "(N, K/32)");
+    if (b.shape[2] != 16)
+      throw InvalidArgument("blocks", fmt::format("an array of shape {}", b.shape_text()),
+                            "gpt-oss MXFP4 blocks are (N, K/32, 16): 32 values in 16 bytes");
+    const int64_t n = b.shape[0], k = b.shape[1] * 32;
+    if (s.shape != std::vector<int64_t>{n, k / 32})
+      throw InvalidArgument("scales", fmt::format("an array of shape {}", s.shape_text()),
+                            fmt::format("must be ({}, {}): one e8m0 per 32 values", n, k / 32));
+    p = import_mxfp4(static_cast<const uint8_t*>(b.data), static_cast<const uint8_t*>(s.data), n,
+                     k);
+  } else {
+    throw InvalidArgument("kind", kind, "expected gptq, awq or mxfp4");
+  }
+  return nb::make_tuple(std::string(to_string(p.format)), p.n, p.k, as_bytes(p.q),
+                        as_bytes(p.scales), as_bytes(p.zeros));
+}
+
 }  // namespace autogemm::python

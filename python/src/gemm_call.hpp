@@ -62,6 +62,11 @@ nb::tuple quantize_weight(nb::ndarray<const float, nb::ndim<2>, nb::c_contig, nb
                           const std::string& format);
 nb::bytes dequantize_weight(nb::bytes q, nb::bytes scales, nb::bytes zeros,
                             const std::string& format, int64_t n, int64_t k);
+// A checkpoint's packed layer into autogemm's layout (autogemm/weights.hpp importers): "gptq"
+// and "awq" (int32 qweight and qzeros, fp16 scales as uint16 bits) or "mxfp4" (gpt-oss uint8
+// blocks [N, K/32, 16] and e8m0 scales [N, K/32]); returns (format, n, k, q, scales, zeros).
+nb::tuple import_weight(const std::string& kind, nb::handle qweight, nb::handle qzeros,
+                        nb::handle scales, int64_t group_size);
 
 void dequantize(nb::handle values, nb::handle scales, int block_rows, nb::handle out,
                 const std::string& out_dtype, uintptr_t stream, nb::handle alloc);

@@ -274,6 +274,10 @@ NB_MODULE(_core, m) {
   m.def("quantize_weight", &python::quantize_weight, "w"_a, "format"_a,
         "A float32 (N, K) host weight packed into a weight-only format: (values, scales, zeros) "
         "as bytes, in the layouts of autogemm/weights.hpp.");
+  m.def("import_weight", &python::import_weight, "kind"_a, "qweight"_a, "qzeros"_a.none(),
+        "scales"_a, "group_size"_a,
+        "A GPTQ / AWQ / gpt-oss MXFP4 checkpoint layer in autogemm's packed layout: (format, n, "
+        "k, q, scales, zeros) bytes.");
   m.def("dequantize_weight", &python::dequantize_weight, "q"_a, "scales"_a, "zeros"_a, "format"_a, "n"_a,
         "k"_a, "The float32 (N, K) values a packed weight stands for, as bytes.");
 

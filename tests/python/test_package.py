@@ -699,3 +699,29 @@ def test_weight_only_checks_name_the_argument():
         autogemm.gemm(a, qw)
     with raises_invalid("a", "bfloat16"):
         autogemm.gemm(np.zeros((4, 256), np.float16), qw)
+
+
+def _pack_nibbles_along(values, axis):
+    """int32 words of 8 4-bit values along `axis` (value j in bits 4j), as GPTQ packs them."""
+    v = np.moveaxis(values.astype(np.uint32), axis, 0)
+    v = v.reshape(v.shape[0] // 8, 8, *v.shape[1:])
+    words = sum(v[:, j] << np.uint32(4 * j) for j in range(8))
+    return np.moveaxis(words.astype(np.uint32).view(np.int32), 0, axis)
+
+
+def test_import_gptq_is_its_formula():
+    rng = np.random.default_rng(9)
+    n, k, g = 16, 256, 128
+    q = rng.integers(0, 16, (k, n))
+    zeros = rng.integers(1, 16, (k // g, n))
+    scales = (rng.integers(1, 8, (k // g, n)) / 64).astype(np.float16)   # exact in bf16
+    qweight = _pack_nibbles_along(q, 0)                                  # (K/8, N)
+    qzeros = _pack_nibbles_along((zeros - 1).T, 0).T                     # (K/G, N/8)
+    qw = autogemm.import_gptq(qweight, qzeros, scales)
+    assert (qw.format, qw.n, qw.k) == ("int4-g128-zp", n, k)
+    want = (scales.astype(np.float32).repeat(g, 0) * (q - zeros.repeat(g, 0))).T
+    assert np.array_equal(autogemm.dequantize_weight(qw), want.astype(np.float32))
+    with raises_invalid("scales", "must be"):
+        autogemm.import_gptq(qweight, qzeros, scales[:, :8])
+    with raises_invalid("qweight", "32-bit"):
+        autogemm.import_gptq(qweight.astype(np.int64), qzeros, scales)
