@@ -19,6 +19,7 @@
 #include "jit/jit.hpp"
 #include "jit/ptxas_usage.hpp"
 #include "bench/tensors.hpp"
+#include "bench/weights_bench.hpp"
 #include "cuda/cuda_check.hpp"
 #include "error_test_util.hpp"
 #include "gpu_test_util.hpp"
@@ -133,29 +134,17 @@ TEST(WeightOnlyGpu, EveryFormatAgainstFloat64OfTheDequantisedWeight) {
       for (float& x : w) x = normal(rng) * 0.05f;
       const PackedWeight packed = quantize_weight(w.data(), c.n, c.k, f);
       const std::vector<float> deq = dequantize_weight(packed);
-      std::vector<double> a(size_t(c.m * c.k));
-      bench::DeviceBuffer a_dev(a.size() * 2), q_dev(packed.q.size()),
-          s_dev(packed.scales.size()), z_dev(std::max<size_t>(1, packed.zeros.size())),
-          d_dev(size_t(c.m * c.n) * dtype_bytes(c.d));
-      bench::fill_random(a_dev.get(), a.size(), DType::bf16, seed++);
-      a = bench::download_as_double(a_dev.get(), a.size(), DType::bf16);
-      cuda_check(cudaMemcpy(q_dev.get(), packed.q.data(), packed.q.size(), cudaMemcpyHostToDevice),
-                 "cudaMemcpy");
-      cuda_check(cudaMemcpy(s_dev.get(), packed.scales.data(), packed.scales.size(),
-                            cudaMemcpyHostToDevice),
-                 "cudaMemcpy");
-      if (!packed.zeros.empty())
-        cuda_check(cudaMemcpy(z_dev.get(), packed.zeros.data(), packed.zeros.size(),
-                              cudaMemcpyHostToDevice),
-                   "cudaMemcpy");
+      const size_t a_elems = size_t(c.m * c.k);
+      bench::DeviceBuffer a_dev(a_elems * 2), d_dev(size_t(c.m * c.n) * dtype_bytes(c.d));
+      bench::fill_random(a_dev.get(), a_elems, DType::bf16, seed++);
+      const std::vector<double> a = bench::download_as_double(a_dev.get(), a_elems, DType::bf16);
+      const bench::DeviceWeight weight = bench::upload_weight(packed);
       bench::fill_poison(d_dev.get(), size_t(c.m * c.n), c.d);
       const GemmProblem p = weight_problem(c.m, c.n, c.k, f, c.d);
       GemmOperands o;
       o.a = a_dev.get();
-      o.b = q_dev.get();
       o.d = d_dev.get();
-      o.b_scales = s_dev.get();
-      o.b_zeros = packed.zeros.empty() ? nullptr : z_dev.get();
+      weight.set_operands(o);
       GemmOptions options;
       if (c.config) options.config = GemmConfig::parse(c.config);
       const GemmReport r = gemm(p, o, nullptr, options);
@@ -165,15 +154,7 @@ TEST(WeightOnlyGpu, EveryFormatAgainstFloat64OfTheDequantisedWeight) {
                                r.config.describe();
       EXPECT_FALSE(r.used_vendor) << what;
       EXPECT_EQ(r.config.instruction, Instruction::mma) << what;
-      std::vector<double> want(size_t(c.m * c.n), 0.0);
-      for (int64_t i = 0; i < c.m; ++i)
-        for (int64_t j = 0; j < c.n; ++j) {
-          double sum = 0;
-          const double* ai = a.data() + i * c.k;
-          const float* wj = deq.data() + j * c.k;
-          for (int64_t kk = 0; kk < c.k; ++kk) sum += ai[kk] * double(wj[kk]);
-          want[size_t(i * c.n + j)] = sum;
-        }
+      const std::vector<double> want = bench::weight_reference(a, deq, c.m, c.n, c.k);
       const std::vector<double> got = bench::download_as_double(d_dev.get(), want.size(), c.d);
       // bf16 output: half an ulp (2^-9) of the value; fp32: the sums' fp32 rounding.
       const double rtol = c.d == DType::bf16 ? 1.0 / 256 : 1e-5;
@@ -196,18 +177,14 @@ TEST(WeightOnlyGpu, SameShapeInBf16RunsItsOwnKernel) {
   for (float& x : w) x = normal(rng);
   const PackedWeight packed = quantize_weight(w.data(), n, k, WeightFormat::int4_g128);
   const std::vector<float> deq = dequantize_weight(packed);
-  bench::DeviceBuffer a(size_t(m * k) * 2), q(packed.q.size()), s(packed.scales.size()),
-      b(size_t(n * k) * 2), d_w(size_t(m * n) * 2), d_b(size_t(m * n) * 2);
+  bench::DeviceBuffer a(size_t(m * k) * 2), b(size_t(n * k) * 2), d_w(size_t(m * n) * 2),
+      d_b(size_t(m * n) * 2);
   bench::fill_random(a.get(), size_t(m * k), DType::bf16, 78);
-  cuda_check(cudaMemcpy(q.get(), packed.q.data(), packed.q.size(), cudaMemcpyHostToDevice), "q");
-  cuda_check(cudaMemcpy(s.get(), packed.scales.data(), packed.scales.size(),
-                        cudaMemcpyHostToDevice),
-             "scales");
+  const bench::DeviceWeight weight = bench::upload_weight(packed);
   bench::upload_from_double(b.get(), std::vector<double>(deq.begin(), deq.end()), DType::bf16);
   GemmOperands weights, plain;
   weights.a = plain.a = a.get();
-  weights.b = q.get();
-  weights.b_scales = s.get();
+  weight.set_operands(weights);
   weights.d = d_w.get();
   plain.b = b.get();
   plain.d = d_b.get();

@@ -41,6 +41,9 @@ struct PackedWeight {
 
 // Elements of K per scale of a format (int8: 0, one scale per row).
 int64_t weight_group_size(WeightFormat f);
+// The multiple of K a weight-only GEMM of the format needs (validate(GemmProblem)): the group
+// (int4, mxfp4), or 16 for int8 (the kernel loads rows in 16-byte vectors).
+int64_t weight_gemm_k_multiple(WeightFormat f);
 
 // The bytes of a packed [n, k] weight: values, scales and zeros (K a multiple of the group).
 struct WeightBytes {

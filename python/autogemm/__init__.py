@@ -338,8 +338,8 @@ def quantize_weight(w: Array, format: str = "int4-g128") -> QuantizedWeight:
     ``gemm(a, qweight)``: "int4-g128" (symmetric, scale = amax / 7 per 128 weights along K),
     "int4-g128-zp" (asymmetric with a zero point, as GPTQ / AWQ), "int8" (scale = amax / 127
     per row) or "mxfp4" (packing only: no kernel reads it yet). Quantised on the host (W is
-    copied there once), the result placed on W's device. K must be a multiple of 128 (int4),
-    32 (mxfp4) or 16 (int8)."""
+    copied there once), the result placed on W's device. K must be a multiple of 128 (int4) or
+    32 (mxfp4); gemm() with an int8 weight needs K a multiple of 16."""
     import numpy
     if len(getattr(w, "shape", ())) != 2:
         raise InvalidArgument("w", f"an array of shape {tuple(getattr(w, 'shape', ()))}",

@@ -110,7 +110,7 @@ void prepare_epilogue(const GemmRequest& r, PreparedGemm& p) {
 
 // Weight-only B: b holds the packed values, one byte per two int4 values or per int8 value;
 // the problem multiplies bf16 activations (layout nt: a (M, K), b (N, packed row)).
-static void prepare_weight_b(const GemmRequest& r, PreparedGemm& p, const Matrix& a, const Matrix& b) {
+static void prepare_weight_b(const GemmRequest& r, PreparedGemm& p) {
   const std::optional<WeightFormat> format = parse_weight_format(*r.weight_format);
   if (!format)
     throw InvalidArgument("format", *r.weight_format,
@@ -127,8 +127,6 @@ static void prepare_weight_b(const GemmRequest& r, PreparedGemm& p, const Matrix
   if (lower(r.layout) != "nt")
     throw InvalidArgument("layout", r.layout,
                           "a packed weight is (N, packed K) with a (M, K): layout nt");
-  (void)a;
-  (void)b;
   p.problem.weight_format = format;
 }
 
@@ -201,7 +199,7 @@ void prepare_gemm(const GemmRequest& r, PreparedGemm& p) {
                               "must hold FP8 values: float8_e4m3fn or float8_e5m2, or uint8 "
                               "bytes read as e4m3 (quantize_fp8 makes them)");
   } else if (r.weight_format) {
-    prepare_weight_b(r, p, a, b);
+    prepare_weight_b(r, p);
     a_type = b_type = DType::bf16;
   } else {
     a_type = element_type(*p.a);

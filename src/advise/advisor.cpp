@@ -181,10 +181,12 @@ PredictedGemm predict_step_gemm(const StepGemm& g, Format f, bool ours, const Gp
   if (ours) {
     GemmProblem& p = out.problem;
     p.m = g.m, p.n = g.n, p.k = g.k;
-    const bool weight_only = f == Format::int4_weight || f == Format::int8_weight;
-    if (weight_only && g.m <= plan::kWeightOnlyMaxM && g.k % 128 == 0)
-      p.weight_format = f == Format::int4_weight ? WeightFormat::int4_g128
-                                                 : WeightFormat::int8_channel;
+    if (f == Format::int4_weight || f == Format::int8_weight) {
+      const WeightFormat w =
+          f == Format::int4_weight ? WeightFormat::int4_g128 : WeightFormat::int8_channel;
+      if (g.m <= plan::kWeightOnlyMaxM && g.k % weight_gemm_k_multiple(w) == 0)
+        p.weight_format = w;
+    }
     if (f == Format::fp8_block || f == Format::fp8_tensor) {
       p.a_type = p.b_type = DType::e4m3;
       p.k = std::max<int64_t>(16, (p.k + 15) / 16 * 16);   // FP8 rows need 16 bytes

@@ -39,11 +39,12 @@ std::vector<float> random_weight(int64_t n, int64_t k, uint64_t seed) {
   return w;
 }
 
-void upload(DeviceBuffer& to, const std::vector<uint8_t>& bytes) {
-  if (bytes.empty()) return;
-  to = DeviceBuffer(bytes.size());
+DeviceBuffer upload_bytes(const std::vector<uint8_t>& bytes) {
+  if (bytes.empty()) return DeviceBuffer();
+  DeviceBuffer to(bytes.size());
   cuda_check(cudaMemcpy(to.get(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice),
              "cudaMemcpy(packed weight)");
+  return to;
 }
 
 WeightsRow measure_row(const BenchCase& shape, WeightFormat format, const BenchOptions& options,
@@ -65,10 +66,7 @@ WeightsRow measure_row(const BenchCase& shape, WeightFormat format, const BenchO
   }
   const std::vector<float> w = random_weight(p.n, p.k, seed);
   const PackedWeight packed = quantize_weight(w.data(), p.n, p.k, format);
-  DeviceBuffer q, scales, zeros;
-  upload(q, packed.q);
-  upload(scales, packed.scales);
-  upload(zeros, packed.zeros);
+  const DeviceWeight weight = upload_weight(packed);
   DeviceBuffer a(size_t(p.m * p.k) * 2), d(size_t(p.m * p.n) * 2), d_bf16(size_t(p.m * p.n) * 2),
       d_lt(size_t(p.m * p.n) * 2), b_bf16(size_t(p.n * p.k) * 2);
   fill_random(a.get(), size_t(p.m * p.k), DType::bf16, seed + 1);
@@ -78,10 +76,8 @@ WeightsRow measure_row(const BenchCase& shape, WeightFormat format, const BenchO
 
   GemmOperands ours;
   ours.a = a.get();
-  ours.b = q.get();
   ours.d = d.get();
-  ours.b_scales = scales.get();
-  ours.b_zeros = packed.zeros.empty() ? nullptr : zeros.get();
+  weight.set_operands(ours);
   GemmOptions gemm_options;
   gemm_options.device = options.device;
   gemm_options.config = options.config;
@@ -96,15 +92,8 @@ WeightsRow measure_row(const BenchCase& shape, WeightFormat format, const BenchO
   row.checked_rows = std::min(p.m, kCheckedRows);
   const std::vector<double> a_host =
       download_as_double(a.get(), size_t(row.checked_rows * p.k), DType::bf16);
-  const std::vector<float> deq = dequantize_weight(packed);
-  std::vector<double> want(size_t(row.checked_rows * p.n));
-  for (int64_t i = 0; i < row.checked_rows; ++i)
-    for (int64_t j = 0; j < p.n; ++j) {
-      double sum = 0;
-      for (int64_t kk = 0; kk < p.k; ++kk)
-        sum += a_host[size_t(i * p.k + kk)] * double(deq[size_t(j * p.k + kk)]);
-      want[size_t(i * p.n + j)] = sum;
-    }
+  const std::vector<double> want =
+      weight_reference(a_host, dequantize_weight(packed), row.checked_rows, p.n, p.k);
   row.diff = gemm_diff(std::vector<double>(got.begin(), got.begin() + want.size()), want);
   if (!(row.diff < 1e-5)) row.failure = fmt::format("diff {:.3e} is not under 1e-5", row.diff);
   if (row.unwritten > 0)
@@ -152,6 +141,34 @@ WeightsRow measure_row(const BenchCase& shape, WeightFormat format, const BenchO
 }
 
 }  // namespace
+
+void DeviceWeight::set_operands(GemmOperands& operands) const {
+  operands.b = q.get();
+  operands.b_scales = scales.get();
+  operands.b_zeros = zeros.get();   // null when the format has none
+}
+
+DeviceWeight upload_weight(const PackedWeight& w) {
+  validate(w);
+  DeviceWeight d;
+  d.q = upload_bytes(w.q);
+  d.scales = upload_bytes(w.scales);
+  d.zeros = upload_bytes(w.zeros);
+  return d;
+}
+
+std::vector<double> weight_reference(const std::vector<double>& a, const std::vector<float>& w,
+                                     int64_t rows, int64_t n, int64_t k) {
+  std::vector<double> want(size_t(rows * n));
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = 0;
+      for (int64_t kk = 0; kk < k; ++kk)
+        sum += a[size_t(i * k + kk)] * double(w[size_t(j * k + kk)]);
+      want[size_t(i * n + j)] = sum;
+    }
+  return want;
+}
 
 std::vector<WeightsRow> run_weights_bench(const std::vector<BenchCase>& cases, WeightFormat format,
                                           const BenchOptions& options) {

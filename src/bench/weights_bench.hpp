@@ -7,11 +7,26 @@
 #include <string>
 #include <vector>
 
+#include "autogemm/gemm.hpp"
 #include "autogemm/weights.hpp"
 #include "bench/bench_runner.hpp"
 #include "bench/suite.hpp"
+#include "bench/tensors.hpp"
 
 namespace autogemm::bench {
+
+// A packed weight copied to the device as it is (values, scales, zeros), for GemmOperands.
+struct DeviceWeight {
+  DeviceBuffer q, scales, zeros;   // zeros empty unless the format has them
+  // b, b_scales and b_zeros of `operands` set to these buffers.
+  void set_operands(GemmOperands& operands) const;
+};
+DeviceWeight upload_weight(const PackedWeight& w);
+
+// The float64 reference of the first `rows` rows of D = A W^T: A row-major [rows, k] as
+// doubles, W the dequantised [n, k] values (dequantize_weight); [rows, n] row-major.
+std::vector<double> weight_reference(const std::vector<double>& a, const std::vector<float>& w,
+                                     int64_t rows, int64_t n, int64_t k);
 
 struct WeightsRow {
   BenchCase shape;

@@ -18,6 +18,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "autogemm/device.hpp"
@@ -304,10 +305,15 @@ void run_weights(const BenchCliOptions& o) {
   const std::optional<WeightFormat> format = parse_weight_format(o.weights);
   if (!format)
     throw InvalidArgument("--weights", o.weights, "expected int4-g128, int4-g128-zp, int8 or mxfp4");
-  if (o.dtype != "bf16" || o.layout != "nt" || !(o.out_dtype.empty() || o.out_dtype == "bf16"))
-    throw InvalidArgument("--weights", o.weights,
-                          "weight-only rows are bf16 activations and output, layout nt: leave "
-                          "--dtype, --layout and --out-dtype out");
+  for (const auto& [name, value, allowed] :
+       {std::tuple<const char*, std::string, bool>{"--dtype", o.dtype, o.dtype == "bf16"},
+        {"--layout", o.layout, o.layout == "nt"},
+        {"--out-dtype", o.out_dtype, o.out_dtype.empty() || o.out_dtype == "bf16"}})
+    if (!allowed)
+      throw InvalidArgument(name, value,
+                            fmt::format("--weights {} rows are bf16 activations and output, "
+                                        "layout nt: leave it out",
+                                        o.weights));
   for (const auto& [name, value] :
        {std::pair<const char*, bool>{"--accumulate", o.accumulate}, {"--json", o.json},
         {"--plot", !o.plot.empty()}, {"--replot", !o.replot.empty()},

@@ -66,7 +66,10 @@ std::string Epilogue::formula() const {
 std::string Epilogue::token() const {
   if (empty()) return "";
   std::string t;
-  const auto add = [&](std::string_view item) { t += (t.empty() ? "" : "_") + std::string(item); };
+  const auto add = [&](std::string_view item) {
+    if (!t.empty()) t += '_';
+    t += item;
+  };
   if (row_scale) add("rs");
   if (col_scale) add("cs");
   if (bias) add(*bias == DType::bf16 ? "bbf16" : "bfp32");

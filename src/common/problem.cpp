@@ -206,14 +206,13 @@ static void validate_weight_format(const GemmProblem& p) {
                           fmt::format("{} weights: the weight-only kernels write bf16, fp16 or "
                                       "fp32",
                                       format));
-  // int8 rows load in 16-byte vectors; the 4-bit formats' rows are whole scale groups.
-  const int64_t group = weight_group_size(*p.weight_format);
-  const int64_t multiple = group > 0 ? group : 16;
+  const int64_t multiple = weight_gemm_k_multiple(*p.weight_format);
   if (p.k % multiple != 0)
     throw InvalidArgument("k", std::to_string(p.k),
                           fmt::format("{} weights need K a multiple of {} ({})", format, multiple,
-                                      group > 0 ? "one scale per group of K"
-                                                : "16-byte loads of the int8 rows"));
+                                      weight_group_size(*p.weight_format) > 0
+                                          ? "one scale per group of K"
+                                          : "16-byte loads of the int8 rows"));
   if (p.ldb != 0 && p.ldb % multiple != 0)
     throw InvalidArgument("ldb", std::to_string(p.ldb),
                           fmt::format("{} weights: B's rows start at whole groups of {} elements",

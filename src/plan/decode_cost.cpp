@@ -46,7 +46,9 @@ constexpr double kRingStepUs = 0.01;
 // Weight-only B in registers: with one step ahead each warp's step took 1.7-2.0 us (launch
 // removed, over its steps) on the M = 1 decode rows (H200, bench --weights int4-g128,
 // 2026-11-29: 8x32x256 at 8 steps a warp 19.6 us, 8x64x256 at 6 steps 14.1 us, 8x64x256 sk6 at
-// 9.3 steps 20.7 us): the DRAM round trip, A's L2 round trip and the dequantisation in a chain.
+// 9.3 steps 20.7 us). Charged as a chain divided by the steps in flight, it matches M >= 16
+// (M = 64: 117 -> 94 us with 3 steps ahead) but over-predicts deeper prefetch at M <= 8
+// (12.2 us predicted, 21.2 measured): something else limits those rows.
 constexpr double kWeightStepRoundTripUs = 1.8;
 // B bytes a resident warp has in flight, in steps (double-buffered registers; a ring's
 // num_stages - 1), and the round trip they wait for under load.
@@ -113,22 +115,23 @@ int decode_registers(const GemmProblem& problem, const GemmConfig& config) {
   const int groups = config.block_m / 8;
   const int accumulators = groups * 4;
   // Block sums: block-scaled FP8's per 128 of K, int4's per scale group (sm90/decode_kernel.cuh
-  // weight_multiply), which also keeps a chunk's 16 dequantised pairs of each of its two rows.
+  // weight_multiply).
   const bool int4 = problem.weight_format && *problem.weight_format != WeightFormat::int8_channel;
   const int block_sums =
       problem.scaling == Scaling::block_1x128_128x128 || int4 ? accumulators : 0;
-  const int split_registers =
-      config.split_k > 1
-          ? kWeightSplitRegisters + kWeightRegistersPerSplit * std::max(0, config.split_k - 8)
-          : 0;
-  const int overhead = problem.weight_format ? kWeightRegisterOverhead + split_registers
+  const int weight_overhead =
+      kWeightRegisterOverhead +
+      (config.split_k > 1
+           ? kWeightSplitRegisters + kWeightRegistersPerSplit * std::max(0, config.split_k - 8)
+           : 0);
+  const int overhead = problem.weight_format ? weight_overhead
                        : block_sums > 0      ? kBlockScaledRegisterOverhead
                                              : kRegisterOverhead;
   // Registers: two steps' vectors, the one multiplied and the next one in flight. Warp ring:
   // one chunk's fragments (B's 2 x 4, A's 4 a group), the steps wait in shared memory.
-  // Weight-only: the step's vectors as counted (B two steps, A one) and a chunk's dequantised
-  // pairs of B's two rows.
-  // Weight-only also keeps each slot's scales and zeros (a register each per chunk).
+  // Weight-only: the vectors as decode_step_vectors counts them (num_stages + 1 steps of B, one
+  // of A), a chunk's dequantised pairs of B's two rows, and each slot's scales and zeros (a
+  // register each per chunk).
   const int chunks = config.block_k / decode_chunk_elements(problem);
   const int operands = is_ring(problem, config) ? 8 + 4 * groups
                        : problem.weight_format

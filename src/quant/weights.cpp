@@ -150,6 +150,11 @@ int64_t weight_group_size(WeightFormat f) {
   return 0;
 }
 
+int64_t weight_gemm_k_multiple(WeightFormat f) {
+  const int64_t g = weight_group_size(f);
+  return g > 0 ? g : 16;
+}
+
 int64_t PackedWeight::group_size() const {
   const int64_t g = weight_group_size(format);
   return g > 0 ? g : k;

@@ -501,11 +501,13 @@ __device__ __forceinline__ void weight_multiply(float (&acc)[DecodeGeometry<Cfg>
 }
 
 // Weight-only B: the split's steps, this warp's share of them. B (the DRAM stream) sits in
-// num_stages + 1 register slots, so num_stages steps are on their way while one multiplies: a
-// step's bytes are a quarter of BF16's at int4, and with one step ahead each warp waited a
-// DRAM round trip of 1.7-2.0 us per step (H200, bench --weights, M = 1: 19.6 us for a 30 MB
-// weight whose copy takes 10.8). A (from L1 and L2) is loaded at the top of its step, its
-// latency overlapping the step's dequantisation. int8's per-row scales then multiply the sums.
+// num_stages + 1 register slots, so num_stages steps are on their way while one multiplies (a
+// step's bytes are a quarter of BF16's at int4). Against one step ahead, 2..4 (the planner's
+// pick) measured M >= 16 rows 6-25% faster and M <= 8 rows 3-11% slower (H200, bench
+// --weights int4-g128, 2026-11-29: 30 MB at M = 1 in 19.6 -> 21.2 us, the copy 10.8), so B's
+// round trip is not what limits small M. A (from L1 and L2) is loaded at the top of its step,
+// its latency overlapping the step's dequantisation. int8's per-row scales then multiply the
+// sums.
 template <class Cfg>
 __device__ __forceinline__ void weight_main_loop(float (&acc)[DecodeGeometry<Cfg>::kGroupsM][4],
                                                  const DecodeLane<Cfg>& at,

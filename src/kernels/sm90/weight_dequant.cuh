@@ -2,6 +2,7 @@
 // Weight-only formats (autogemm/weights.hpp) turned into bf16 pairs in registers, on the way from
 // a 16-byte load to mma.sync's A operand (sm90/decode_kernel.cuh). One thread, one 32-bit word.
 #include "ptx/common.cuh"
+#include "ptx/convert.cuh"
 
 namespace autogemm::sm90 {
 
@@ -44,9 +45,7 @@ __device__ __forceinline__ unsigned int8_pair(unsigned offset_word) {
                    8388736.0f;
   const float hi = __uint_as_float(__byte_perm(offset_word, 0x4B000000u, 0x7540u + 2 * i + 1)) -
                    8388736.0f;
-  unsigned r;
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-  return r;
+  return ptx::pack_bf16x2(lo, hi);
 }
 
 }  // namespace autogemm::sm90
