@@ -252,3 +252,56 @@ TEST(TileScheduler, GroupedSkipsTilesWithoutValidRows) {
     }
   }
 }
+
+// Groups along K (grouping 3, autogemm/wgrad.hpp): every tile of every group with tokens is
+// walked once over exactly its run, [ends[g - 1], ends[g]) clamped to [0, K), from token
+// k_origin in k-blocks whose last may end past k_stop; groups without tokens (empty, out of
+// order) are skipped.
+TEST(TileScheduler, GroupsAlongKWalkEachRunOnce) {
+  using KGrouped = TestConfig<128, 192, 64, 1, 1, 1000, 3000, 1, false, 8, 3>;
+  constexpr int kRows = 256;   // each group's rows of D
+  const std::vector<std::vector<int>> cases = {
+      {3000},                          // one group, all tokens
+      {64, 64, 1000, 1001, 3000},      // a one-token run, an empty one
+      {100, 50, 5000},                 // out of order (empty), past K (clamped)
+      {0, 0, 2999, 3000},              // empty first groups
+  };
+  for (const auto& ends : cases)
+    for (int slots : {132, 5}) {
+      const int groups = int(ends.size());
+      GemmParams params{};
+      params.m = groups * kRows;
+      params.group_rows = kRows;
+      params.group_ends = ends.data();
+      constexpr int n_tiles = (KGrouped::n + KGrouped::block_n - 1) / KGrouped::block_n;
+      const int tiles = groups * kRows / KGrouped::block_m * n_tiles;
+      gridDim.x = unsigned(std::min(tiles, slots));
+      std::map<std::pair<int, int>, int> seen;
+      for (int cta = 0; cta < int(gridDim.x); ++cta) {
+        blockIdx.x = unsigned(cta);
+        TileScheduler<KGrouped> scheduler(params, 0);
+        int m_tile = 0, n_tile = 0;
+        while (scheduler.next_tile(m_tile, n_tile)) {
+          const int g = scheduler.group;
+          const int start = g == 0 ? 0 : std::clamp(ends[g - 1], 0, KGrouped::k);
+          const int stop = std::clamp(ends[g], start, KGrouped::k);
+          EXPECT_EQ(g, m_tile * KGrouped::block_m / kRows);
+          EXPECT_EQ(scheduler.row0, m_tile * KGrouped::block_m);
+          EXPECT_EQ(scheduler.k_origin, start);
+          EXPECT_EQ(scheduler.k_stop, stop);
+          EXPECT_EQ(scheduler.k_begin(), 0);
+          EXPECT_EQ(scheduler.k_end(), (stop - start + KGrouped::block_k - 1) / KGrouped::block_k);
+          EXPECT_GT(stop, start) << "group " << g << " has no tokens";
+          ++seen[{m_tile, n_tile}];
+        }
+      }
+      int expected = 0;
+      for (int g = 0; g < groups; ++g) {
+        const int start = g == 0 ? 0 : std::clamp(ends[g - 1], 0, KGrouped::k);
+        if (std::clamp(ends[g], start, KGrouped::k) > start)
+          expected += kRows / KGrouped::block_m * n_tiles;
+      }
+      EXPECT_EQ(int(seen.size()), expected);
+      for (const auto& [tile, count] : seen) EXPECT_EQ(count, 1);
+    }
+}

@@ -41,6 +41,9 @@ namespace autogemm {
 // Contiguous layout: every group's run of rows starts at a multiple of this many rows, so a
 // 64- or 128-row tile never holds two groups (DeepGEMM's contiguous layout uses the same 128).
 inline constexpr int64_t kGroupedRowAlignment = 128;
+// Groups along K (Grouping::k_contiguous, autogemm/wgrad.hpp): each group's D has m rows, a
+// multiple of this, so a 64-row tile never stores into the next group's D.
+inline constexpr int64_t kKGroupedRowMultiple = 64;
 // Masked layout: max_m is a multiple of this (a 64-row tile never crosses into the next group).
 inline constexpr int64_t kMaskedMaxMAlignment = 64;
 

@@ -46,6 +46,10 @@ enum class Grouping {
   none,        // one GEMM
   contiguous,  // A and D: the groups' rows concatenated along M; a per-row group index
   masked,      // A and D: [num_groups, m (= max_m), *]; masked_m[g] valid rows per group
+  // Groups along K (weight gradients of a mixture-of-experts layer, autogemm/wgrad.hpp): A and
+  // B are the groups' tokens concatenated along K, group g the run [ends[g-1], ends[g]); D is
+  // [num_groups, m, *], one m x n product per group, each reduced over its own run.
+  k_contiguous,
 };
 std::string_view to_string(Grouping g);
 
@@ -76,7 +80,8 @@ struct GemmProblem {
   // Grouped problems only (grouped_gemm; gemm() refuses them). B is [num_groups, N, K]; m is
   // the rows of A and D (contiguous) or max_m, the rows of each group (masked). expected_m:
   // the valid rows a group is expected to have, for planning (0: m / num_groups contiguous,
-  // m masked).
+  // m masked). k_contiguous: m, n and k are each group's rows, columns and the tokens of all
+  // groups; expected_m is then the tokens a group is expected to have (0: k / num_groups).
   Grouping grouping = Grouping::none;
   int64_t num_groups = 1;
   int64_t expected_m = 0;
@@ -87,15 +92,22 @@ struct GemmProblem {
   int64_t ldd_or_packed() const;     // D's columns when 0
   // Columns of D (and C): N, or N / 2 with a gated epilogue.
   int64_t d_cols() const { return epilogue.gated ? n / 2 : n; }
-  // Rows of A and D as stored: m, or num_groups x max_m for the masked layout.
-  int64_t stored_rows() const { return grouping == Grouping::masked ? num_groups * m : m; }
+  // Rows of D (and C) as stored, and of A when it is K-major: m, or num_groups x m for the
+  // masked and k_contiguous layouts.
+  int64_t stored_rows() const {
+    return grouping == Grouping::masked || grouping == Grouping::k_contiguous ? num_groups * m : m;
+  }
   // Valid rows a group is expected to have (expected_m, or its default above); m when not
   // grouped.
   int64_t expected_group_rows() const;
-  // Useful flops: of the expected valid rows for grouped problems.
+  // Tokens a k_contiguous group is expected to have (expected_m, or k / num_groups).
+  int64_t expected_group_k() const;
+  // Useful flops: of the expected valid rows for grouped problems (k_contiguous: every token
+  // once).
   double flops() const {
-    const double rows = grouping == Grouping::none ? double(m)
-                                                   : double(expected_group_rows()) * num_groups;
+    const double rows = grouping == Grouping::none || grouping == Grouping::k_contiguous
+                            ? double(m)
+                            : double(expected_group_rows()) * num_groups;
     return 2.0 * rows * double(n) * double(k);
   }
   // Bytes of B as stored: b_type's, or the packed weight's values, scales and zeros.

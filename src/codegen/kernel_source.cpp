@@ -71,7 +71,7 @@ jit::KernelSource gemm_kernel_source(const KernelLaunch& kernel, bool traced) {
       "  static constexpr int producer_regs = {preg}, consumer_regs = {creg};\n"
       "  static constexpr bool launch_dependents = {launch_dependents};\n"
       "  static constexpr bool waits_for_primary = {waits_for_primary};\n"
-      "  static constexpr int grouping = {grouping};   // 0 none, 1 contiguous, 2 masked\n"
+      "  static constexpr int grouping = {grouping};   // 0 none, 1 contiguous, 2 masked, 3 k_contiguous\n"
       "  static constexpr bool d_transposed = {d_transposed};   // swap_ab: D^T = B^T A^T\n"
       "{mma}"
       "{epilogue}"

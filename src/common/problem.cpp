@@ -94,14 +94,21 @@ std::string_view to_string(Grouping g) {
     case Grouping::none: return "none";
     case Grouping::contiguous: return "contiguous";
     case Grouping::masked: return "masked";
+    case Grouping::k_contiguous: return "k_contiguous";
   }
   return "?";
 }
 
 int64_t GemmProblem::expected_group_rows() const {
-  if (grouping == Grouping::none) return m;
+  if (grouping == Grouping::none || grouping == Grouping::k_contiguous) return m;
   if (expected_m > 0) return expected_m;
   return grouping == Grouping::masked ? m : std::max<int64_t>(1, m / std::max<int64_t>(num_groups, 1));
+}
+
+int64_t GemmProblem::expected_group_k() const {
+  if (grouping != Grouping::k_contiguous) return k;
+  if (expected_m > 0) return expected_m;
+  return std::max<int64_t>(1, k / std::max<int64_t>(num_groups, 1));
 }
 
 double GemmProblem::b_bytes() const {
@@ -110,6 +117,12 @@ double GemmProblem::b_bytes() const {
 }
 
 double GemmProblem::min_bytes() const {
+  // Groups along K: A and B once (every token once), every group's D (and C).
+  if (grouping == Grouping::k_contiguous) {
+    const double d = double(num_groups) * m * d_cols() * dtype_bytes(d_type);
+    return double(m) * k * dtype_bytes(a_type) + double(n) * k * dtype_bytes(b_type) +
+           d * (reads_c ? 2 : 1);
+  }
   // Grouped: the expected valid rows of A and D, and every group's B.
   const double rows = grouping == Grouping::none ? double(m)
                                                  : double(expected_group_rows()) * num_groups;
@@ -137,6 +150,34 @@ static std::string spelled(DType t) {
   }
 }
 
+// Groups along K (autogemm/wgrad.hpp grouped_weight_gradient): token-major A and B, one D per
+// group.
+static void validate_k_grouping(const GemmProblem& p) {
+  if (p.layout != Layout::tn)
+    throw InvalidArgument("layout", std::string(to_string(p.layout)),
+                          "groups along K (k_contiguous) take token-major A and B: layout tn "
+                          "(A stored K x M, B stored K x N)");
+  if (p.a_type != DType::bf16 && p.a_type != DType::fp16)
+    throw InvalidArgument("a_type", spelled(p.a_type),
+                          "groups along K (k_contiguous) take bf16 or fp16 inputs (FP8 with 1x128 "
+                          "scales along the tokens is not built)");
+  if (!p.epilogue.empty())
+    throw InvalidArgument("epilogue", p.epilogue.describe(),
+                          "groups along K (k_contiguous) have no fused epilogue");
+  for (auto [name, ld] : {std::pair{"lda", p.lda}, {"ldb", p.ldb}, {"ldc", p.ldc}, {"ldd", p.ldd}})
+    if (ld != 0)
+      throw InvalidArgument(name, std::to_string(ld),
+                            "grouped operands are packed: leave the leading dimension 0");
+  if (p.m % kKGroupedRowMultiple != 0)
+    throw InvalidArgument("m", std::to_string(p.m),
+                          fmt::format("groups along K (k_contiguous) store each group's m rows of "
+                                      "D as whole {}-row tiles: m must be a multiple of {}",
+                                      kKGroupedRowMultiple, kKGroupedRowMultiple));
+  if (p.num_groups * p.m > kMaxSize)
+    throw InvalidArgument("num_groups x m", std::to_string(p.num_groups * p.m),
+                          "D's rows (groups x m) must be < 2^31");
+}
+
 // The grouped layouts' own rules (include/autogemm/grouped.hpp).
 static void validate_grouping(const GemmProblem& p) {
   const std::string what(to_string(p.grouping));
@@ -144,6 +185,10 @@ static void validate_grouping(const GemmProblem& p) {
     throw InvalidArgument("num_groups", std::to_string(p.num_groups), "must be in 1 .. 2^31 - 1");
   if (p.expected_m < 0)
     throw InvalidArgument("expected_m", std::to_string(p.expected_m), "must be >= 0 (0 = default)");
+  if (p.grouping == Grouping::k_contiguous) {
+    validate_k_grouping(p);
+    return;
+  }
   if (p.layout != Layout::nt)
     throw InvalidArgument("layout", std::string(to_string(p.layout)),
                           fmt::format("grouped GEMM ({}) takes layout nt: A rows K-contiguous, "

@@ -542,10 +542,33 @@ Prediction predict_grouped_rows(const GemmProblem& problem, const GemmConfig& co
   return p;
 }
 
+// Groups along K (weight gradients of experts): each group's tiles are a dense m x n product
+// over its run of tokens, all groups' tiles one wave plan: the dense problem of num_groups x m
+// rows over the expected run, rounded up to whole k-blocks (a run's last k-block is computed
+// whole). DRAM: every token of A and B once (the dense problem counts one run of B), and every
+// group's D (and C).
+Prediction predict_k_grouped(const GemmProblem& problem, const GemmConfig& config,
+                             const GpuInfo& device) {
+  GemmProblem dense = problem;
+  dense.grouping = Grouping::none;
+  dense.num_groups = 1;
+  dense.expected_m = 0;
+  dense.m = problem.stored_rows();
+  dense.k = ceil_div(problem.expected_group_k(), config.block_k) * config.block_k;
+  Prediction p = predict(dense, config, device);
+  p.dram_bytes += double(problem.n) * double(problem.k - dense.k) * dtype_bytes(problem.b_type);
+  const double rate = dram_rate(device);
+  p.memory_us = rate > 0 ? p.dram_bytes / rate : 0;
+  p.time_us = std::max(p.time_us, p.memory_us + p.fixed_us);
+  return p;
+}
+
 Prediction predict_grouped(const GemmProblem& problem, const GemmConfig& config,
                            const GpuInfo& device) {
   Prediction p;
-  if (problem.grouping == Grouping::contiguous) {
+  if (problem.grouping == Grouping::k_contiguous) {
+    p = predict_k_grouped(problem, config, device);
+  } else if (problem.grouping == Grouping::contiguous) {
     p = predict_grouped_rows(problem, config, device, problem.m, 1.0);
   } else {
     // Masked decode groups have one or two tiles of rows; each reads the group's B from DRAM

@@ -33,7 +33,8 @@ int gemm_smem_bytes(const GemmProblem& problem, const KernelFields& fields) {
   const bool stage_scales = dtype_bytes(problem.a_type) == 1 &&
                             problem.scaling == Scaling::block_1x128_128x128;
   return sm90::make_smem_layout(config.block_m, config.block_n, config.block_k, config.num_stages,
-                                dtype_bytes(problem.a_type), out_bytes, stage_d, stage_scales)
+                                dtype_bytes(problem.a_type), out_bytes, stage_d, stage_scales,
+                                problem.grouping == Grouping::k_contiguous)
       .total_bytes;
 }
 
@@ -395,14 +396,15 @@ std::string memory_violation(const GemmProblem& problem, const GpuInfo& device) 
   };
   const GemmProblem& p = problem;
   const bool a_k_major = a_is_k_major(p.layout), b_k_major = b_is_k_major(p.layout);
-  // Grouped problems are packed, layout nt: A and D have stored_rows() rows, B groups x N.
+  // Grouped problems are packed: D (and K-major A) have stored_rows() rows, K-major B groups x
+  // N (groups along K: one B of all tokens).
   const int64_t rows = p.stored_rows();
   double needed = extent(a_k_major ? rows : p.k, p.lda_or_packed(), a_k_major ? p.k : p.m,
                          p.a_type) +
                   extent(b_k_major ? p.num_groups * p.n : p.k, p.ldb_or_packed(),
                          b_k_major ? p.k : p.n, p.b_type) +
                   extent(rows, p.ldd_or_packed(), p.n, p.d_type);
-  if (p.reads_c) needed += extent(p.m, p.ldc_or_packed(), p.n, p.d_type);
+  if (p.reads_c) needed += extent(rows, p.ldc_or_packed(), p.n, p.d_type);
   const double available = double(device.memory_total_bytes);
   if (needed <= available) return {};
   return fmt::format("A, B{} and D need {:.0f} bytes ({:.1f} GiB); {} has {:.0f} bytes "
@@ -478,8 +480,8 @@ std::vector<NamedTmaBox> gemm_tma_boxes(const GemmProblem& problem, const Kernel
     const int64_t d_cols = problem.d_cols();
     const auto add = [&](int cols, Swizzle swizzle, bool tail) {
       if (problem.reads_c)
-        boxes.push_back({"C", matrix_box(problem.m, d_cols, problem.ldc_or_packed(), out_bytes,
-                                         cols, rows, swizzle), tail});
+        boxes.push_back({"C", matrix_box(problem.stored_rows(), d_cols, problem.ldc_or_packed(),
+                                         out_bytes, cols, rows, swizzle), tail});
       boxes.push_back({"D", matrix_box(problem.stored_rows(), d_cols, problem.ldd_or_packed(),
                                        out_bytes, cols, rows, swizzle), tail});
     };
@@ -560,6 +562,31 @@ std::string schedule_violation(const GemmProblem& problem, const KernelFields& f
   return {};
 }
 
+// Groups along K (sm90/gemm_kernel.cuh produce_k_grouped_tiles): the producer warp zeroes the
+// tokens past a run in the stage, so it is the warp-specialised TMA path; one CTA per cluster
+// (a multicast stage would need every receiver's zeroing before either consumes it).
+static std::string k_grouped_violation(const GemmProblem& problem, const KernelFields& fields) {
+  const GemmConfig& c = fields.config;
+  const char* what = "groups along K (k_contiguous)";
+  if (problem.m % c.block_m != 0)
+    return fmt::format("block_m = {} with {}: a tile must not store into the next group's D (m = "
+                       "{} rows a group)",
+                       c.block_m, what, problem.m);
+  if (c.cluster_m != 1 || c.cluster_n != 1)
+    return fmt::format("cluster {}x{} with {}: one CTA a cluster (each zeroes its own stages)",
+                       c.cluster_m, c.cluster_n, what);
+  if (c.split_k != 1)
+    return fmt::format("split_k = {} with {}: not supported (the groups' tiles fill the GPU)",
+                       c.split_k, what);
+  if (c.n_tail_kernel) return fmt::format("n_tail_kernel with {}: not supported", what);
+  if (c.swap_ab) return fmt::format("swap_ab with {}: not supported", what);
+  if (fields.load_path != LoadPath::tma || !fields.warp_specialized)
+    return fmt::format("{} needs the warp-specialised TMA path: its producer warp zeroes a run's "
+                       "last tokens",
+                       what);
+  return {};
+}
+
 std::string grouped_violation(const GemmProblem& problem, const KernelFields& fields) {
   if (problem.grouping == Grouping::none) return {};
   const GemmConfig& c = fields.config;
@@ -567,6 +594,7 @@ std::string grouped_violation(const GemmProblem& problem, const KernelFields& fi
   if (c.instruction != Instruction::wgmma)
     return fmt::format("{} runs on the tile family (wgmma), not {}", what,
                        to_string(c.instruction));
+  if (problem.grouping == Grouping::k_contiguous) return k_grouped_violation(problem, fields);
   // A tile takes one group. Masked: each group's tiles start at its first row (the scheduler's
   // row0), any block_m. Contiguous: tiles start every block_m rows, so block_m must divide the
   // runs' alignment (grouped.hpp).

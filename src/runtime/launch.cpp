@@ -180,7 +180,11 @@ ResolvedKernel resolve_one(const KernelLaunch& k, const SplitKWorkspaceLayout& s
   params.m = static_cast<int>(p.stored_rows());
   params.group_index = groups.group_index;
   params.masked_m = groups.masked_m;
-  params.group_rows = p.grouping == Grouping::masked ? static_cast<int>(p.m) : 0;
+  params.group_ends = groups.group_ends;
+  // Masked: each group's rows of A and D; k_contiguous: each group's rows of D.
+  params.group_rows = p.grouping == Grouping::masked || p.grouping == Grouping::k_contiguous
+                          ? static_cast<int>(p.m)
+                          : 0;
   params.alpha = o.alpha;
   params.beta = o.beta;
   params.a = o.a;

@@ -30,6 +30,7 @@ double prepare(const KernelSpec& spec);
 struct GroupArrays {
   const int32_t* group_index = nullptr;   // contiguous layout
   const int32_t* masked_m = nullptr;      // masked layout
+  const int32_t* group_ends = nullptr;    // k_contiguous: each group's last token + 1
 };
 
 // Launches the spec's kernels on `stream`; the caller checked the operands. A vendor spec is

@@ -1,8 +1,15 @@
 #include "autogemm/wgrad.hpp"
 
+#include <fmt/format.h>
+
+#include <memory>
 #include <string>
 
 #include "autogemm/errors.hpp"
+#include "autogemm/grouped.hpp"
+#include "plan/rules.hpp"
+#include "runtime/call_spec.hpp"
+#include "runtime/launch.hpp"
 
 namespace autogemm {
 
@@ -26,6 +33,82 @@ GemmProblem weight_gradient_problem(int64_t tokens, int64_t out_features, int64_
   p.reads_c = accumulate;
   validate(p);
   return p;
+}
+
+GemmProblem grouped_weight_gradient_problem(int64_t tokens, int64_t out_features,
+                                            int64_t in_features, int64_t num_groups, DType type,
+                                            bool accumulate, DType dw_type,
+                                            int64_t expected_tokens) {
+  GemmProblem p = weight_gradient_problem(tokens, out_features, in_features, type, accumulate,
+                                          dw_type);
+  p.grouping = Grouping::k_contiguous;
+  p.num_groups = num_groups;
+  p.expected_m = expected_tokens;
+  validate(p);
+  return p;
+}
+
+GemmReport grouped_weight_gradient(const GemmProblem& problem, const void* dy, const void* x,
+                                   void* dw, const int32_t* group_ends, cudaStream_t stream,
+                                   const GemmOptions& options) {
+  if (problem.grouping != Grouping::k_contiguous)
+    throw InvalidArgument("problem.grouping", std::string(to_string(problem.grouping)),
+                          "grouped_weight_gradient() takes groups along the tokens "
+                          "(grouped_weight_gradient_problem)");
+  validate(problem);
+  for (auto [name, pointer] : {std::pair{"dy", dy}, {"x", x}, {"dw", static_cast<const void*>(dw)},
+                               {"group_ends", static_cast<const void*>(group_ends)}})
+    if (!pointer)
+      throw InvalidArgument(name, "nullptr", "must point to device memory");
+  if (options.autotune > 0)
+    throw InvalidArgument("options.autotune", std::to_string(options.autotune),
+                          "grouped weight gradients run the planner's choice or options.config: "
+                          "timing candidates would need the groups' sizes, which live on the "
+                          "device");
+  GemmOptions planning = options;
+  planning.autotune = 0;
+  GemmOperands o;
+  o.a = dy;
+  o.b = x;
+  o.d = dw;
+  o.c = problem.reads_c ? dw : nullptr;
+  o.beta = problem.reads_c ? 1.0f : 0.0f;
+  const int device = runtime::call_device(options);
+  const std::shared_ptr<const KernelSpec> spec =
+      runtime::call_spec(device, problem, o, stream, planning);
+  if (spec->vendor)
+    throw InvalidArgument("problem",
+                          fmt::format("weight gradient of {} groups, {} x {} over {} tokens",
+                                      problem.num_groups, problem.m, problem.n, problem.k),
+                          fmt::format("no autogemm kernel serves it: {}", spec->reason));
+  if (auto why = plan::operand_violation(*spec, o); !why.empty())
+    throw InvalidArgument("operands", "grouped weight gradient", why);
+  runtime::GroupArrays groups;
+  groups.group_ends = group_ends;
+  runtime::launch(*spec, o, stream, groups);
+  GemmReport report;
+  report.config = spec->config;
+  report.reason = spec->reason;
+  return report;
+}
+
+void check_group_ends(const GemmProblem& problem, std::span<const int64_t> group_ends) {
+  if (int64_t(group_ends.size()) != problem.num_groups)
+    throw InvalidArgument("group_ends", fmt::format("{} entries", group_ends.size()),
+                          fmt::format("must have one entry per group ({})", problem.num_groups));
+  int64_t start = 0;
+  for (size_t g = 0; g < group_ends.size(); ++g) {
+    if (group_ends[g] < start)
+      throw InvalidArgument(fmt::format("group_ends[{}]", g), std::to_string(group_ends[g]),
+                            fmt::format("group {} would end before it starts (token {}): ends "
+                                        "must not decrease",
+                                        g, start));
+    if (group_ends[g] > problem.k)
+      throw InvalidArgument(fmt::format("group_ends[{}]", g), std::to_string(group_ends[g]),
+                            fmt::format("group {} ends past the {} tokens of dY and X", g,
+                                        problem.k));
+    start = group_ends[g];
+  }
 }
 
 GemmReport weight_gradient(const GemmProblem& problem, const void* dy, const void* x, void* dw,

@@ -51,7 +51,7 @@ struct Geometry {
   static constexpr SmemLayout kSmem =
       make_smem_layout(Cfg::block_m, Cfg::block_n, Cfg::block_k, Cfg::num_stages, kInBytes,
                        Cfg::out_bytes, Cfg::tma_store || Cfg::staged_store,
-                       kStagedScales);
+                       kStagedScales, Cfg::grouping == 3);
   // The full barrier completes when the TMA bytes have landed and its arrivals are in: the
   // TMA thread's arrive.expect_tx, plus, with staged scales, one cp.async.mbarrier.arrive per
   // lane of the scale warp.
@@ -117,6 +117,8 @@ struct SharedStorage {
   __device__ ptx::u64* full(int stage) const { return reinterpret_cast<ptx::u64*>(base + G::kSmem.barrier_offset) + stage; }
   __device__ ptx::u64* empty(int stage) const { return full(Cfg::num_stages) + stage; }
   __device__ ptx::u64* c_loaded(int consumer) const { return full(2 * Cfg::num_stages) + consumer; }
+  // Groups along K: the barrier a run's last (partial) k-block lands on (gemm_kernel.cuh).
+  __device__ ptx::u64* token_tail() const { return c_loaded(kMaxConsumers); }
 };
 
 }  // namespace autogemm::sm90

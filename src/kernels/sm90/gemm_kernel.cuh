@@ -101,9 +101,55 @@ __device__ void produce_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
     for (int k_block = k_begin; k_block < k_end; ++k_block) {
       // A fresh barrier's "preceding phase" counts as complete, so the first lap never waits.
       ptx::mbarrier_wait(smem.empty(write.stage), write.phase ^ 1);
-      issue_stage_loads(smem, write.stage, tmap_a, tmap_b,
-                        Cfg::grouping == 0 ? m_tile * Cfg::block_m : scheduler.row0, n_tile,
-                        scheduler.group, k_block, cta_rank);
+      issue_stage_loads(smem, write.stage, smem.full(write.stage), tmap_a, tmap_b,
+                        Cfg::grouping == 0 ? m_tile * Cfg::block_m : scheduler.row0,
+                        b_tile_row0<Cfg>(n_tile, scheduler.group), k_block * Cfg::block_k,
+                        cta_rank);
+      write.template advance<Cfg::num_stages>();
+    }
+  }
+}
+
+// Groups along K: producer warp 0, all lanes. Lane 0 keeps the ring full as produce_tiles
+// does, from each tile's first token; a run's last k-block, when the run ends inside it, lands
+// on the token-tail barrier instead, which the whole warp waits for, zeroes the tokens past the
+// run in both operands (zero_stage_tokens), makes those generic-proxy writes visible to wgmma's
+// async proxy and only then completes the stage's full barrier by a plain arrival (its one
+// expected arrival, no bytes). The producer runs at most one such round trip behind a tile's
+// other k-blocks, which the ring's earlier stages cover.
+template <class Cfg>
+__device__ void produce_k_grouped_tiles(const SharedStorage<Cfg>& smem,
+                                        const ptx::TensorMap* tmap_a,
+                                        const ptx::TensorMap* tmap_b, const GemmParams& params) {
+  static_assert(Geometry<Cfg>::kFullArrivals == 1 && Geometry<Cfg>::kMulticastCtas == 1,
+                "groups along K: one arrival per full barrier, no multicast (plan/rules.cpp)");
+  const int lane = threadIdx.x % 32;
+  PipelineState write;
+  unsigned tail_phase = 0;
+  TileScheduler<Cfg> scheduler(params, 0);
+  int m_tile, n_tile;
+  while (scheduler.next_tile(m_tile, n_tile)) {
+    const int a_row0 = scheduler.row0 - scheduler.group * params.group_rows;
+    const int b_row0 = b_tile_row0<Cfg>(n_tile, scheduler.group);
+#pragma unroll 1
+    for (int k_block = 0; k_block < scheduler.k_end(); ++k_block) {
+      const int k0 = scheduler.k_origin + k_block * Cfg::block_k;
+      const int valid = min(scheduler.k_stop - k0, Cfg::block_k);   // tokens of the run
+      const int stage = write.stage;
+      const bool partial = valid < Cfg::block_k;
+      if (lane == 0) {
+        ptx::mbarrier_wait(smem.empty(stage), write.phase ^ 1);
+        issue_stage_loads(smem, stage, partial ? smem.token_tail() : smem.full(stage), tmap_a,
+                          tmap_b, a_row0, b_row0, k0, 0);
+      }
+      if (partial) {
+        ptx::mbarrier_wait(smem.token_tail(), tail_phase);   // every lane: TMA's bytes landed
+        tail_phase ^= 1;
+        zero_stage_tokens(smem, stage, valid, lane);
+        ptx::fence_proxy_async_shared();   // generic-proxy zeros -> wgmma (async proxy) reads
+        __syncwarp();
+        if (lane == 0) ptx::mbarrier_arrive(smem.full(stage));
+      }
       write.template advance<Cfg::num_stages>();
     }
   }
@@ -467,8 +513,9 @@ struct Consumer {
   // issues its loads.
   __device__ __forceinline__ void produce_k_block(int k_block) {
     ptx::mbarrier_wait(smem.empty(write.stage), write.phase ^ 1);
-    issue_stage_loads(smem, write.stage, tmap_a, tmap_b, tile_row0(), work.n_tile, work.group,
-                      k_block, cta_rank);
+    issue_stage_loads(smem, write.stage, smem.full(write.stage), tmap_a, tmap_b, tile_row0(),
+                      b_tile_row0<Cfg>(work.n_tile, work.group), k_block * Cfg::block_k,
+                      cta_rank);
     write.template advance<Cfg::num_stages>();
   }
 
@@ -566,6 +613,7 @@ __global__ void __launch_bounds__(Geometry<Cfg>::kThreads, 1)
       ptx::mbarrier_init(smem.empty(s), G::kEmptyArrivals);
     }
     for (int c = 0; c < kMaxConsumers; ++c) ptx::mbarrier_init(smem.c_loaded(c), 1);
+    if constexpr (Cfg::grouping == 3) ptx::mbarrier_init(smem.token_tail(), 1);
     ptx::fence_mbarrier_init();
     if constexpr (Cfg::tma_load) {
       ptx::tma_prefetch_descriptor(&tmap_a);
@@ -591,7 +639,11 @@ __global__ void __launch_bounds__(Geometry<Cfg>::kThreads, 1)
   if constexpr (Cfg::warp_specialized) {
     if (warpgroup == 0) {
       ptx::setmaxnreg_dec<Cfg::producer_regs>();
-      if (threadIdx.x == 0) produce_tiles(smem, &tmap_a, &tmap_b, params, cta_rank);
+      if constexpr (Cfg::grouping == 3) {
+        if (threadIdx.x < 32) produce_k_grouped_tiles(smem, &tmap_a, &tmap_b, params);
+      } else if (threadIdx.x == 0) {
+        produce_tiles(smem, &tmap_a, &tmap_b, params, cta_rank);
+      }
       if constexpr (G::kStagedScales)
         if (ptx::warp_index_uniform() == 1) produce_scales(smem, params, cta_rank);
       __syncwarp();

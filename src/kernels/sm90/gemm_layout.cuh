@@ -10,7 +10,8 @@
 //   D staging d_bytes                      // (BLOCK_M, BLOCK_N) output tile for the TMA store
 //   scales    num_stages x scale_stage_bytes  // block-scaled FP8: the k-block's BLOCK_M A
 //             scales, then its two B scales (fp8_scales.cuh), copied in by the producer
-//   barriers  full[num_stages], empty[num_stages], c_loaded[kMaxConsumers]  (8 B each)
+//   barriers  full[num_stages], empty[num_stages], c_loaded[kMaxConsumers], and with groups
+//             along K one more, the token tail's (gemm_kernel.cuh)  (8 B each)
 // Every tile region is a multiple of 1024 B: the 128B swizzle repeats every 1024 B and both
 // TMA and the wgmma descriptor (base offset 0) assume tiles start on that boundary
 // (hopper-facts.md 1.1, 3.4).
@@ -48,9 +49,11 @@ AUTOGEMM_HD constexpr int scale_slot_bytes(int block_m) { return round_up(block_
 
 // stage_d: the epilogue stages D in shared memory (TMA store, or TMA load of C).
 // stage_scales: block-scaled FP8, whose per-k-block scales travel through the pipeline too.
+// tail_barrier: groups along K, whose producer waits for a run's last k-block itself.
 AUTOGEMM_HD constexpr SmemLayout make_smem_layout(int block_m, int block_n, int block_k,
                                                   int num_stages, int in_bytes, int out_bytes,
-                                                  bool stage_d, bool stage_scales) {
+                                                  bool stage_d, bool stage_scales,
+                                                  bool tail_barrier = false) {
   SmemLayout l{};
   l.a_stage_bytes = round_up(block_m * block_k * in_bytes, kSwizzleRepeatBytes);
   l.b_stage_bytes = round_up(block_n * block_k * in_bytes, kSwizzleRepeatBytes);
@@ -61,7 +64,7 @@ AUTOGEMM_HD constexpr SmemLayout make_smem_layout(int block_m, int block_n, int 
   l.scale_offset = l.d_offset + l.d_bytes;
   l.scale_stage_bytes = stage_scales ? scale_slot_bytes(block_m) : 0;
   l.barrier_offset = l.scale_offset + num_stages * l.scale_stage_bytes;
-  l.num_barriers = 2 * num_stages + kMaxConsumers;
+  l.num_barriers = 2 * num_stages + kMaxConsumers + (tail_barrier ? 1 : 0);
   l.total_bytes = kSwizzleRepeatBytes + l.barrier_offset + 8 * l.num_barriers;
   return l;
 }

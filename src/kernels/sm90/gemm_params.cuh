@@ -36,7 +36,8 @@ struct GemmParams {
   unsigned* split_k_flags;
   // Grouped GEMM (Cfg::grouping, include/autogemm/grouped.hpp); null / 0 otherwise.
   // Contiguous: the group of each row of A and D (-1: a padding row). Masked: the valid rows of
-  // each group, whose rows are group_rows (= max_m) apart in A and D.
+  // each group, whose rows are group_rows (= max_m) apart in A and D. Groups along K: group_rows
+  // is each group's rows of D (group_ends below).
   const int* group_index;
   const int* masked_m;
   int group_rows;
@@ -55,6 +56,9 @@ struct GemmParams {
   // (autogemm/gemm.hpp GemmOperands::b_scales, b_zeros). Null otherwise.
   const void* b_scales;
   const void* b_zeros;
+  // Groups along K (Cfg::grouping 3, autogemm/wgrad.hpp): group g is tokens [group_ends[g - 1],
+  // group_ends[g]), its D rows group x group_rows. Null otherwise.
+  const int* group_ends;
 };
 
 }  // namespace autogemm::sm90

@@ -7,23 +7,19 @@
 
 namespace autogemm::sm90 {
 
-// Issues the TMA loads of k-block `k_block` of the tile whose rows of A start at `a_row0` and
-// columns at n_tile x block_n into `stage`; completes
-// on full(stage). Grouped GEMM: B is [groups, N, K] seen as one (groups x N, K) matrix, and the
-// tile's rows of B start at group x N (a tile that runs past N reads the next group's first
-// rows; the epilogue drops those columns). K-major operands are one box {64 (K), rows}; MN-major ones are
-// rows/64 boxes {64 (M or N), BLOCK_K}, stored [rows/64][BLOCK_K][64] (hopper-facts.md 3.2).
-// With multicast the cluster's rank-0 CTA loads the shared operand for both CTAs.
+// Issues the TMA loads of one k-block into `stage`, completing on `bar` (the stage's full
+// barrier; groups along K land a run's last k-block on their own barrier first): A's rows from
+// `a_row0`, B's from `b_row0` (b_tile_row0), K from element `k0`. K-major operands are one box
+// {64 (K), rows}; MN-major ones are rows/64 boxes {64 (M or N), BLOCK_K}, stored
+// [rows/64][BLOCK_K][64] (hopper-facts.md 3.2). With multicast the cluster's rank-0 CTA loads
+// the shared operand for both CTAs.
 template <class Cfg>
 __device__ __forceinline__ void issue_stage_loads(const SharedStorage<Cfg>& smem, int stage,
-                                                  const ptx::TensorMap* tmap_a,
+                                                  ptx::u64* bar, const ptx::TensorMap* tmap_a,
                                                   const ptx::TensorMap* tmap_b, int a_row0,
-                                                  int n_tile, int group, int k_block,
-                                                  unsigned cta_rank) {
+                                                  int b_row0, int k0, unsigned cta_rank) {
   using G = Geometry<Cfg>;
-  ptx::u64* bar = smem.full(stage);
   ptx::mbarrier_arrive_expect_tx(bar, G::kStageTxBytes);
-  const int k0 = k_block * Cfg::block_k;
 
   auto load_operand = [&](unsigned char* dst, const ptx::TensorMap* map, int row0, int rows,
                           bool k_major, bool shared_by_cluster) {
@@ -49,8 +45,36 @@ __device__ __forceinline__ void issue_stage_loads(const SharedStorage<Cfg>& smem
   };
   load_operand(smem.a(stage), tmap_a, a_row0, Cfg::block_m, Cfg::a_k_major,
                Cfg::multicast == 1);
-  load_operand(smem.b(stage), tmap_b, group * Cfg::n + n_tile * Cfg::block_n, Cfg::block_n,
-               Cfg::b_k_major, Cfg::multicast == 2);
+  load_operand(smem.b(stage), tmap_b, b_row0, Cfg::block_n, Cfg::b_k_major, Cfg::multicast == 2);
+}
+
+// The first row of B a tile reads. M-grouped GEMM: B is [groups, N, K] seen as one (groups x
+// N, K) matrix, and the tile's rows start at group x N (a tile that runs past N reads the next
+// group's first rows; the epilogue drops those columns). Groups along K share one B.
+template <class Cfg>
+__device__ __forceinline__ int b_tile_row0(int n_tile, int group) {
+  const int group_row0 = (Cfg::grouping == 1 || Cfg::grouping == 2) ? group * Cfg::n : 0;
+  return group_row0 + n_tile * Cfg::block_n;
+}
+
+// Groups along K: zeroes tokens [valid, BLOCK_K) of both MN-major operands of `stage` (rows of
+// 128 B in each 64-column slab, [slabs][BLOCK_K][128 B], so each slab's tail is one contiguous
+// span whatever the swizzle), so tokens of the next run, or garbage, add nothing: both operands,
+// as 0 x inf would be NaN. The calling warp's lanes share the 16-byte stores.
+template <class Cfg>
+__device__ __forceinline__ void zero_stage_tokens(const SharedStorage<Cfg>& smem, int stage,
+                                                  int valid, int lane) {
+  using G = Geometry<Cfg>;
+  static_assert(!Cfg::a_k_major && !Cfg::b_k_major, "groups along K: token-major A and B");
+  const int span_chunks = (Cfg::block_k - valid) * G::kAtomBytes / 16;   // per slab
+  auto zero_operand = [&](unsigned char* base, int slabs) {
+    unsigned char* span = base + valid * G::kAtomBytes;
+    for (int slab = 0; slab < slabs; ++slab, span += Cfg::block_k * G::kAtomBytes)
+      for (int chunk = lane; chunk < span_chunks; chunk += 32)
+        *reinterpret_cast<uint4*>(span + chunk * 16) = make_uint4(0, 0, 0, 0);
+  };
+  zero_operand(smem.a(stage), Cfg::block_m / G::kAtomElems);
+  zero_operand(smem.b(stage), Cfg::block_n / G::kAtomElems);
 }
 
 // Plain-load path (K-major A and B only): every consumer thread copies 16-byte chunks of the

@@ -36,6 +36,10 @@ struct TileScheduler {
   // never holds two groups whatever block_m and max_m are; m_tile then numbers the tiles group
   // by group.
   int row0 = 0;
+  // Groups along K (grouping 3): the tile's tokens [k_origin, k_stop); k-block i starts at token
+  // k_origin + i x block_k and the last one may hold tokens past k_stop (the producer zeroes
+  // them). A's rows are row0 - group x group_rows.
+  int k_origin = 0, k_stop = 0;
 
   // Only the position is kept; the counts are recomputed from the kernel parameters (constant
   // memory) at each tile. The producer warps run with 40 registers, and the scale warp's eight
@@ -47,6 +51,7 @@ struct TileScheduler {
   }
 
   __device__ int num_m_cluster_tiles() const {
+    // Groups along K: params.m is every group's rows of D, whole tiles (the rules).
     const int num_m_tiles = Cfg::grouping == 2
                                 ? params.m / params.group_rows * masked_tiles_per_group()
                                 : (params.m + Cfg::block_m - 1) / Cfg::block_m;
@@ -59,9 +64,9 @@ struct TileScheduler {
   __device__ int k_end() const { return k_last; }
 
   // Grouped GEMM: the next work item with rows to compute. Tiles whose rows are all padding
-  // (contiguous: the first row's group index is -1) or past the group's valid rows (masked:
-  // masked_m[g], clamped to 0..group_rows) are skipped by every warp alike, since each walks
-  // the same sequence. The rules keep clusters along M at 1 for grouped problems, so both CTAs
+  // (contiguous: the first row's group index is -1), past the group's valid rows (masked:
+  // masked_m[g], clamped to 0..group_rows) or of a group without tokens (along K) are skipped
+  // by every warp alike, since each walks the same sequence. The rules keep clusters along M at 1 for grouped problems, so both CTAs
   // of a cluster (side by side along N) skip together.
   __device__ bool next_tile(int& m_tile, int& n_tile) {
     while (next_item(m_tile, n_tile)) {
@@ -70,6 +75,17 @@ struct TileScheduler {
       // uses m_tile x block_m and params.m.
       if constexpr (Cfg::grouping == 0) {
         return true;
+      } else if constexpr (Cfg::grouping == 3) {
+        row0 = m_tile * Cfg::block_m;
+        row_limit = params.m;
+        if (row0 >= params.m) continue;
+        group = row0 / params.group_rows;
+        // Clamped so no run reaches outside [0, K) or ends before it starts (wgrad.hpp).
+        k_origin = group == 0 ? 0 : min(max(params.group_ends[group - 1], 0), Cfg::k);
+        k_stop = min(max(params.group_ends[group], k_origin), Cfg::k);
+        k_first = 0;
+        k_last = (k_stop - k_origin + Cfg::block_k - 1) / Cfg::block_k;
+        if (k_last > 0) return true;
       } else if constexpr (Cfg::grouping == 1) {
         row0 = m_tile * Cfg::block_m;
         row_limit = params.m;
