@@ -565,19 +565,46 @@ def gemm(a: Array, b: Array, *, out: Optional[Array] = None, c: Optional[Array] 
 
 
 def wgrad(dy: Array, x: Array, *, out: Optional[Array] = None, accumulate: bool = True,
+          group_ends: Any = None, expected_tokens: Optional[int] = None,
           config: Union[str, Plan, None] = None, autotune: Optional[int] = None,
           stream: Stream = None, return_report: bool = False) -> Any:
-    """The weight gradient of a linear layer y = x @ w.T: dW = dy.T @ x over the tokens.
+    """The weight gradient of a linear layer y = x @ w.T: dW = dy.T @ x over the tokens; with
+    ``group_ends``, one per expert of a mixture-of-experts layer, over that expert's tokens.
 
     Args:
         dy: (T, N) bfloat16 or float16, the output gradient, token-major as stored.
         x: (T, K), the layer's input, same dtype.
-        out: dW, float32 (N, K). With ``accumulate`` (the default) dW += dy.T @ x in place, as
-            gradients accumulate over micro-batches; without it, dW = dy.T @ x (a new float32
-            array when out is None).
-        config, autotune, stream, return_report: as gemm().
+        out: dW, float32 (N, K), or (G, N, K) with ``group_ends``. With ``accumulate`` (the
+            default) dW += dy.T @ x in place, as gradients accumulate over micro-batches, and
+            ``out`` is required (None raises InvalidArgument, as it has nothing to add to);
+            without it, dW = dy.T @ x (a new float32 array when out is None).
+        group_ends: the grouped form (include/autogemm/wgrad.hpp): the tokens of the G experts
+            are concatenated in dy and x, and group g covers tokens
+            [group_ends[g - 1], group_ends[g]) (group 0 from token 0), so that
+            out[g] (+)= dy[s:e].T @ x[s:e], all groups in one launch. G = len(group_ends) >= 1,
+            N (dy's columns) a multiple of 64, dy, x and out packed. Either
 
-    It is gemm(dy, x, layout="tn") into fp32 with C = dW: planned, explained
+            * a CUDA int32 array on dy's device, used as is: no copy and no host
+              synchronisation, so the call can be captured in a CUDA graph and replayed with
+              new ends written into the same array. The kernel never reads or writes out of
+              bounds: a group starts at clamp(group_ends[g - 1], 0, T) and ends at
+              clamp(group_ends[g], its start, T), so ends out of order make empty groups and
+              ends past T stop at T. A device array of another dtype is refused; or
+            * host integers (a sequence of ints, a NumPy array, a CPU tensor), checked first
+              (each end >= the one before, >= 0 and <= T; InvalidArgument names the group) and
+              copied to the device as int32 on the call's stream. This needs torch or CuPy
+              inputs (the copy is their array) and is not graph-capturable.
+
+            A group without tokens is not computed: its dW is left as it was (with accumulate,
+            dW += 0). A new out (``accumulate=False``, out None) is therefore made zeroed, so
+            those groups read 0; a given out keeps its values there.
+        expected_tokens: with group_ends, the tokens a group typically has, for planning
+            (default: T / G).
+        config, stream, return_report: as gemm(). autotune: as gemm() for the dense form; the
+            grouped form runs the planner's choice or ``config`` (a count > 0 is refused: the
+            groups' sizes live on the device).
+
+    The dense form is gemm(dy, x, layout="tn") into fp32 with C = dW: planned, explained
     (``autogemm plan --wgrad``) and tuned like any GEMM.
     """
     if accumulate and out is None:
@@ -587,9 +614,144 @@ def wgrad(dy: Array, x: Array, *, out: Optional[Array] = None, accumulate: bool 
     if out is not None and str(getattr(out, "dtype", "")).rpartition(".")[2] != "float32":
         raise InvalidArgument("out", str(getattr(out, "dtype", type(out).__name__)),
                               "a weight gradient accumulates in float32")
+    if group_ends is not None:
+        return _grouped_wgrad(dy, x, out, bool(accumulate), group_ends,
+                              _expected_tokens(expected_tokens), config, autotune, stream,
+                              bool(return_report))
+    if expected_tokens is not None:
+        raise InvalidArgument("expected_tokens", repr(expected_tokens),
+                              "plans the grouped form: give group_ends too, or leave it None")
     return gemm(dy, x, out=out, beta=1.0 if accumulate else 0.0, layout="tn",
                 out_dtype="fp32" if out is None else None, config=config, autotune=autotune,
                 stream=stream, return_report=return_report)
+
+
+def _expected_tokens(expected_tokens: Optional[int]) -> int:
+    """expected_tokens as _core takes it: 0 for None (T / G)."""
+    if expected_tokens is None:
+        return 0
+    if (isinstance(expected_tokens, bool) or not isinstance(expected_tokens, numbers.Integral)
+            or expected_tokens < 0):
+        raise InvalidArgument("expected_tokens", repr(expected_tokens),
+                              "must be None or an int >= 0 (0: tokens / groups)")
+    return int(expected_tokens)
+
+
+def _on_device(array: Any) -> bool:
+    """Whether an array lives in GPU memory: a DLPack device other than the CPU (1) and CUDA
+    pinned host memory (3). Sequences and other host objects are not."""
+    device = getattr(array, "__dlpack_device__", None)
+    return device is not None and int(device()[0]) not in (1, 3)
+
+
+def _host_end_array(group_ends: Any) -> list[Any]:
+    """A host array of group ends (NumPy, a CPU tensor, anything NumPy reads) as a list."""
+    import numpy
+    source = group_ends.detach() if _framework(group_ends) == "torch" else group_ends
+    dtype = str(getattr(group_ends, "dtype", type(group_ends).__name__))
+    try:
+        array = numpy.asarray(source)
+    except (TypeError, ValueError, RuntimeError):
+        raise InvalidArgument("group_ends", dtype,
+                              "host group ends must be integers (token indices)") from None
+    if array.ndim != 1:
+        raise InvalidArgument("group_ends", f"an array of shape {tuple(array.shape)}",
+                              "must be 1-D: one end per group")
+    if array.dtype.kind not in "iu":
+        raise InvalidArgument("group_ends", dtype,
+                              "host group ends must be integers (token indices)")
+    return array.tolist()
+
+
+def _host_group_ends(group_ends: Any) -> list[int]:
+    """Host group ends as a list of ints for _core, which checks them (check_group_ends:
+    not decreasing, within the tokens) and copies them to the device as int32."""
+    if hasattr(group_ends, "__dlpack_device__") or hasattr(group_ends, "__array__"):
+        values = _host_end_array(group_ends)
+    elif isinstance(group_ends, (str, bytes)) or not hasattr(group_ends, "__iter__"):
+        raise InvalidArgument("group_ends", type(group_ends).__name__,
+                              "must be a CUDA int32 array, or host integers (a sequence of "
+                              "ints, a NumPy array, a CPU tensor)")
+    else:
+        values = list(group_ends)
+    for g, value in enumerate(values):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise InvalidArgument(f"group_ends[{g}]", repr(value),
+                                  f"must be an integer: the token where group {g} ends")
+        if not -2**63 <= int(value) < 2**63:   # the rest is check_group_ends' to say
+            raise InvalidArgument(f"group_ends[{g}]", str(int(value)),
+                                  f"group {g} must end at a token index (0 .. tokens)")
+    return [int(value) for value in values]
+
+
+def _wgrad_allocator(framework: str, like: Any, export: Callable[[Any], Any],
+                     made: dict[str, Any]) -> Optional[Callable[[int, int, str], Any]]:
+    """How a grouped wgrad makes its arrays for torch and CuPy inputs (None otherwise): dW
+    ("float32", zeros: a group without tokens is not computed, so a new dW reads 0 there) and
+    the device copy of host group ends ("int32", which _core fills). Each stays in ``made``
+    until wgrad returns, after the launch.
+
+    The rule their lifetime relies on: both frameworks' pools are stream-ordered. An array is
+    made on the framework's current stream (torch's caching allocator; CuPy's memory pool,
+    which keeps free blocks per stream), and once dropped its block goes only to later work of
+    that stream, which runs after the call's kernel. When the call runs on another stream
+    (stream=), _core joins the two: the call waits for the allocation stream (the zero fill),
+    and the allocation stream for the call."""
+    if framework == "torch":
+        torch = sys.modules["torch"]
+        device = like.device
+
+        def alloc_torch(rows: int, cols: int, dtype: str) -> Any:
+            make = torch.zeros if dtype == "float32" else torch.empty
+            made[dtype] = make((rows, cols), dtype=getattr(torch, dtype), device=device)
+            return export(made[dtype])
+
+        return alloc_torch
+    if framework == "cupy":
+        cupy = sys.modules["cupy"]
+        device_id = like.device.id
+
+        def alloc_cupy(rows: int, cols: int, dtype: str) -> Any:
+            make = cupy.zeros if dtype == "float32" else cupy.empty
+            with cupy.cuda.Device(device_id):
+                made[dtype] = make((rows, cols), dtype=dtype)
+            return made[dtype]
+
+        return alloc_cupy
+    return None
+
+
+def _allocation_stream(framework: str, like: Any, call_stream: int) -> int:
+    """The stream the allocator's arrays are ordered on: the framework's current stream on
+    like's device (the call's own stream for other frameworks, which allocate nothing)."""
+    if framework == "torch" and like.is_cuda:
+        return _torch_current_stream(sys.modules["torch"], like)
+    if framework == "cupy":
+        cupy = sys.modules["cupy"]
+        with cupy.cuda.Device(like.device.id):
+            return int(cupy.cuda.get_current_stream().ptr)
+    return call_stream
+
+
+def _grouped_wgrad(dy: Array, x: Array, out: Optional[Array], accumulate: bool,
+                   group_ends: Any, expected_tokens: int, config: Union[str, Plan, None],
+                   autotune: Optional[int], stream: Stream, return_report: bool) -> Any:
+    """wgrad() with group_ends: dW (G, N, K), out or a new zeroed array."""
+    framework = _framework(dy)
+    handle, export = _prepare(framework, dy, stream)
+    host_ends = None if _on_device(group_ends) else _host_group_ends(group_ends)
+    made: dict[str, Any] = {}
+    allocates = out is None or host_ends is not None
+    alloc = _wgrad_allocator(framework, dy, export, made) if allocates else None
+    alloc_stream = _allocation_stream(framework, dy, handle) if alloc is not None else handle
+    _, report = _core.grouped_wgrad(
+        export(dy), export(x), export(out), None if host_ends is not None else export(group_ends),
+        host_ends, accumulate, expected_tokens, _config_text(config), _autotune(autotune),
+        handle, alloc_stream, alloc, return_report)
+    result = out if out is not None else made["float32"].reshape(-1, dy.shape[1], x.shape[1])
+    if return_report:
+        return result, GemmReport(*report)
+    return result
 
 
 def fp8_gemm(a_fp8: Array, a_scales: Array, b_fp8: Array, b_scales: Array, *,

@@ -16,6 +16,7 @@
 #include "grouped_call.hpp"
 #include "schedule_call.hpp"
 #include "tp_call.hpp"
+#include "wgrad_call.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -423,4 +424,5 @@ NB_MODULE(_core, m) {
 
   register_tensor_parallel(m);
   register_schedule(m);
+  register_wgrad(m);
 }

@@ -1,7 +1,8 @@
 """The Python package on a GPU: results against torch.matmul and a float64 reference over the
 public suite's shapes, through torch, CuPy and JAX inputs; bit-identical to the C++ API
 (autogemm::gemm() on raw pointers) for the same configuration; FP8 quantisation and the
-block-scaled GEMM (dense and grouped); grouped GEMM; streams; and the host cost of one call
+block-scaled GEMM (dense and grouped); grouped GEMM; weight gradients, dense and grouped by
+expert (device and host group ends, CUDA graph capture); streams; and the host cost of one call
 from Python next to the C++ one (GemmGpu.HostCostPerCall's measure, in the same process).
 
 Every test here skips, saying why, without a CUDA GPU or without the framework it needs.
@@ -544,6 +545,160 @@ def test_wgrad_accumulates_into_fp32(torch, shape):
     assert fresh.dtype == torch.float32 and calc_diff(fresh, dy.double().T @ x.double()) < 1e-5
     with raises_invalid("out", "float32"):
         autogemm.wgrad(dy, x, out=dw.to(torch.float16))
+
+
+# Experts' runs of tokens for the grouped wgrad: empty ones, a single token, one whole 64-token
+# block and one more, whole blocks, and a partial last block.
+WGRAD_GROUP_SIZES = [0, 1, 65, 128, 0, 203]
+
+
+def group_ends_of(sizes: list[int]) -> list[int]:
+    ends, total = [], 0
+    for size in sizes:
+        total += size
+        ends.append(total)
+    return ends
+
+
+def grouped_wgrad_want(torch, dy, x, dw0, ends):
+    """dW_g = dW0_g + dy_g.T @ x_g in float64 for every group, its run clamped as the kernel
+    clamps it (autogemm/wgrad.hpp), and whether it has tokens."""
+    tokens = dy.shape[0]
+    want = dw0.double().clone()
+    has_tokens = []
+    for g, end in enumerate(ends):
+        start = 0 if g == 0 else min(max(ends[g - 1], 0), tokens)
+        stop = min(max(end, start), tokens)
+        if stop > start:
+            want[g] += dy[start:stop].double().T @ x[start:stop].double()
+        has_tokens.append(stop > start)
+    return want, has_tokens
+
+
+def expect_groups(torch, got, want, dw0, has_tokens):
+    """Groups with tokens against float64; groups without them left as they were, bit for bit."""
+    for g, computed in enumerate(has_tokens):
+        if computed:
+            error = (got[g].double() - want[g]).abs().max().item()
+            assert calc_diff(got[g], want[g]) < 1e-6 and error < 1e-3, (g, error)
+        else:
+            assert torch.equal(got[g], dw0[g]), f"group {g} has no tokens but was written"
+
+
+def wgrad_ends_as(torch, ends: list[int], kind: str):
+    if kind == "device":
+        return torch.tensor(ends, dtype=torch.int32, device="cuda")
+    if kind == "cpu-tensor":
+        return torch.tensor(ends)   # int64 on the host: checked and converted
+    return ends
+
+
+@needs_sm90
+@pytest.mark.parametrize("ends_kind", ["device", "list", "cpu-tensor"])
+def test_grouped_wgrad_against_float64(torch, ends_kind):
+    """Every expert's dW_g (+)= dy_g.T @ x_g against float64, runs of 0, 1, 65, 128 and 203
+    tokens; accumulating into out twice, then a new dW (zeroed: empty groups read 0), also on a
+    stream other than torch's current one (the device copy of host ends joins that stream)."""
+    n, k = 128, 320
+    ends = group_ends_of(WGRAD_GROUP_SIZES)
+    tokens, groups = ends[-1], len(ends)
+    dy = torch.randn(tokens, n, device="cuda", dtype=torch.bfloat16)
+    x = torch.randn(tokens, k, device="cuda", dtype=torch.bfloat16)
+    dw0 = torch.randn(groups, n, k, device="cuda", dtype=torch.float32)
+    group_ends = wgrad_ends_as(torch, ends, ends_kind)
+    out = dw0.clone()
+    got, report = autogemm.wgrad(dy, x, out=out, group_ends=group_ends, return_report=True)
+    autogemm.wgrad(dy, x, out=out, group_ends=group_ends, expected_tokens=64)
+    torch.cuda.synchronize()
+    assert got is out and not report.used_vendor and report.config
+    once, has_tokens = grouped_wgrad_want(torch, dy, x, dw0, ends)
+    expect_groups(torch, out, 2 * once - dw0.double(), dw0, has_tokens)
+
+    zeros = torch.zeros_like(dw0)
+    product, _ = grouped_wgrad_want(torch, dy, x, zeros, ends)
+    fresh = autogemm.wgrad(dy, x, accumulate=False, group_ends=group_ends)
+    torch.cuda.synchronize()
+    assert fresh.shape == (groups, n, k) and fresh.dtype == torch.float32
+    expect_groups(torch, fresh, product, zeros, has_tokens)
+    side = torch.cuda.Stream()
+    on_side = autogemm.wgrad(dy, x, accumulate=False, group_ends=group_ends, stream=side)
+    side.synchronize()
+    expect_groups(torch, on_side, product, zeros, has_tokens)
+
+
+@needs_sm90
+def test_grouped_wgrad_device_ends_are_clamped_and_int32(torch):
+    """Device ends out of order or past the tokens are clamped on the device (an empty group,
+    a last group stopping at the last token); device ends of another dtype are refused."""
+    n, k, tokens = 64, 192, 300
+    dy = torch.randn(tokens, n, device="cuda", dtype=torch.bfloat16)
+    x = torch.randn(tokens, k, device="cuda", dtype=torch.bfloat16)
+    ends = [100, 50, 500]
+    dw0 = torch.randn(len(ends), n, k, device="cuda", dtype=torch.float32)
+    out = dw0.clone()
+    autogemm.wgrad(dy, x, out=out,
+                   group_ends=torch.tensor(ends, dtype=torch.int32, device="cuda"))
+    torch.cuda.synchronize()
+    want, has_tokens = grouped_wgrad_want(torch, dy, x, dw0, ends)
+    assert has_tokens == [True, False, True]
+    expect_groups(torch, out, want, dw0, has_tokens)
+    with raises_invalid("group_ends", "int32"):
+        autogemm.wgrad(dy, x, out=out, group_ends=torch.tensor(ends, device="cuda"))
+    with raises_invalid("group_ends[1]", "must not decrease"):
+        autogemm.wgrad(dy, x, out=out, group_ends=ends)   # the host check refuses them
+
+
+@needs_sm90
+@pytest.mark.parametrize("ends_kind", ["device", "list"])
+def test_grouped_wgrad_cupy(torch, cupy, ends_kind):
+    """CuPy float16 inputs on a CuPy stream: a new zeroed dW from CuPy's memory pool, host ends
+    copied through it as well, or CuPy int32 ends used as they are."""
+    n, k = 64, 192
+    ends = group_ends_of([0, 70, 1, 64])
+    dy = cupy.random.standard_normal((ends[-1], n), dtype=cupy.float32).astype(cupy.float16)
+    x = cupy.random.standard_normal((ends[-1], k), dtype=cupy.float32).astype(cupy.float16)
+    group_ends = cupy.asarray(ends, dtype=cupy.int32) if ends_kind == "device" else ends
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:
+        fresh = autogemm.wgrad(dy, x, accumulate=False, group_ends=group_ends)
+    stream.synchronize()
+    assert isinstance(fresh, cupy.ndarray) and fresh.shape == (len(ends), n, k)
+    got = torch.from_dlpack(fresh)
+    zeros = torch.zeros_like(got)
+    want, has_tokens = grouped_wgrad_want(torch, torch.from_dlpack(dy), torch.from_dlpack(x),
+                                          zeros, ends)
+    expect_groups(torch, got, want, zeros, has_tokens)
+
+
+@needs_sm90
+def test_grouped_wgrad_in_a_cuda_graph(torch):
+    """Captured once with device ends, replayed with other ends written into the same array;
+    host ends are refused while the stream captures."""
+    n, k = 128, 256
+    ends = group_ends_of(WGRAD_GROUP_SIZES)
+    tokens, groups = ends[-1], len(ends)
+    dy = torch.randn(tokens, n, device="cuda", dtype=torch.bfloat16)
+    x = torch.randn(tokens, k, device="cuda", dtype=torch.bfloat16)
+    dw0 = torch.randn(groups, n, k, device="cuda", dtype=torch.float32)
+    out = dw0.clone()
+    device_ends = torch.tensor(ends, dtype=torch.int32, device="cuda")
+    warm = torch.cuda.Stream()   # plan and load the kernel before capturing
+    warm.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(warm):
+        autogemm.wgrad(dy, x, out=out.clone(), group_ends=device_ends)
+    torch.cuda.current_stream().wait_stream(warm)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        autogemm.wgrad(dy, x, out=out, group_ends=device_ends)
+        with raises_invalid("group_ends", "capturing"):
+            autogemm.wgrad(dy, x, out=out, group_ends=ends)
+    for replay_ends in (ends, group_ends_of([203, 0, 128, 65, 1, 0])):
+        device_ends.copy_(torch.tensor(replay_ends, dtype=torch.int32))
+        out.copy_(dw0)
+        graph.replay()
+        torch.cuda.synchronize()
+        want, has_tokens = grouped_wgrad_want(torch, dy, x, dw0, replay_ends)
+        expect_groups(torch, out, want, dw0, has_tokens)
 
 
 @pytest.mark.parametrize("layout", ["contiguous", "masked"])

@@ -89,6 +89,114 @@ def test_wgrad_checks_before_any_gpu_work():
         autogemm.wgrad(dy, x, out=numpy.zeros((32, 16), numpy.float16))
 
 
+class _DeviceView:
+    """A NumPy array that says it lives on CUDA device 0 (__dlpack_device__), so that wgrad takes
+    it down the device path of group_ends, whose checks run before the device check."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+    def __dlpack__(self, **kwargs):
+        return self.array.__dlpack__()
+
+
+def test_grouped_wgrad_checks_before_any_gpu_work():
+    """wgrad(..., group_ends=...) checks everything on the host before it allocates, copies or
+    launches anything: host ends with check_group_ends (the group named), shapes, dtypes and
+    options. NumPy arrays, so the last check reached is the device's."""
+    dy = np.zeros((100, 64), np.float16)
+    x = np.zeros((100, 32), np.float16)
+    out = np.zeros((3, 64, 32), np.float32)
+    ends = [10, 20, 100]
+
+    def call(**kwargs):
+        args = {"dy": dy, "x": x, "out": out, "group_ends": ends, **kwargs}
+        return autogemm.wgrad(args.pop("dy"), args.pop("x"), **args)
+
+    # Host ends: one per group, not decreasing, within the tokens; integers only.
+    with raises_invalid("group_ends[1]", "must not decrease"):
+        call(group_ends=[40, 30, 100])
+    with raises_invalid("group_ends[2]", "100 tokens"):
+        call(group_ends=np.array([0, 10, 101]))
+    with raises_invalid("group_ends[0]", "must not decrease"):
+        call(group_ends=(-1, 10, 20))
+    with raises_invalid("out", r"\(2, 64, 32\)"):
+        call(group_ends=[10, 100])   # two groups (one per end): out is for three
+    with raises_invalid("group_ends[1]", "integer"):
+        call(group_ends=[10, 20.5, 100])
+    with raises_invalid("group_ends[1]", "integer"):
+        call(group_ends=[10, True, 100])
+    with raises_invalid("group_ends", "integers"):
+        call(group_ends=np.array([10.0, 20.0, 100.0]))
+    with raises_invalid("group_ends", "1-D"):
+        call(group_ends=np.array([[10, 20, 100]]))
+    with raises_invalid("group_ends", "at least one group"):
+        call(group_ends=[], out=np.zeros((0, 64, 32), np.float32))
+    with raises_invalid("group_ends", "host integers"):
+        call(group_ends="10,20")
+    # Device ends: int32, one per group, packed (checked before the device).
+    with raises_invalid("group_ends", "int32"):
+        call(group_ends=_DeviceView(np.array(ends, np.int64)))
+    with raises_invalid("group_ends", "1-D"):
+        call(group_ends=_DeviceView(np.zeros((3, 1), np.int32)))
+    with raises_invalid("group_ends", "packed"):
+        call(group_ends=_DeviceView(np.zeros(6, np.int32)[::2]))
+    with raises_invalid("out", r"\(3, 64, 32\)"):
+        call(group_ends=_DeviceView(np.array(ends, np.int32)), out=out[:2])
+    # out: dW (groups, N, K) float32, packed.
+    with raises_invalid("out", r"\(groups, N, K\) = \(3, 64, 32\)"):
+        call(out=np.zeros((3, 32, 64), np.float32))
+    with raises_invalid("out", "float32"):
+        call(out=out.astype(np.float16))
+    with raises_invalid("out", "packed"):
+        call(out=np.zeros((3, 64, 64), np.float32)[:, :, :32])
+    with raises_invalid("out", "accumulate=True"):
+        call(out=None)
+    # dy and x: packed (T, N) and (T, K) of one 16-bit type; N a multiple of 64.
+    with raises_invalid("dy", "multiple of 64"):
+        call(dy=np.zeros((100, 96), np.float16), out=np.zeros((3, 96, 32), np.float32))
+    with raises_invalid("x", "100 tokens"):
+        call(x=x[:50])
+    with raises_invalid("x", "float16"):
+        call(x=x.astype(np.float32))
+    with raises_invalid("dy", "bfloat16 or float16"):
+        call(dy=dy.astype(np.float32), x=x.astype(np.float32))
+    with raises_invalid("dy", "packed"):
+        call(dy=np.zeros((100, 128), np.float16)[:, :64])
+    # Options.
+    with raises_invalid("autotune", "device"):
+        call(autotune=4)
+    with raises_invalid("expected_tokens", ">= 0"):
+        call(expected_tokens=-1)
+    with raises_invalid("expected_tokens", "group_ends"):
+        autogemm.wgrad(dy, np.zeros((100, 32), np.float16), out=np.zeros((64, 32), np.float32),
+                       expected_tokens=10)
+    # Every check passed (host ends of any integer type, a sequence or an array): NumPy arrays
+    # are on the host, which the device check names.
+    for good in (ends, tuple(ends), range(10, 40, 10), np.array(ends, np.int64),
+                 np.array(ends, np.uint16), _DeviceView(np.array(ends, np.int32))):
+        with raises_invalid("dy", "CUDA device memory"):
+            call(group_ends=good, expected_tokens=40)
+    with raises_invalid("dy", "CUDA device memory"):
+        call(out=None, accumulate=False)
+
+
+def test_grouped_wgrad_takes_cpu_tensor_ends():
+    torch = pytest.importorskip("torch", reason="torch is not installed (optional)")
+    dy = np.zeros((100, 64), np.float16)
+    x = np.zeros((100, 32), np.float16)
+    out = np.zeros((2, 64, 32), np.float32)
+    with raises_invalid("group_ends[1]", "must not decrease"):
+        autogemm.wgrad(dy, x, out=out, group_ends=torch.tensor([50, 40]))
+    with raises_invalid("group_ends", "integers"):
+        autogemm.wgrad(dy, x, out=out, group_ends=torch.tensor([50.0, 100.0]))
+    with raises_invalid("dy", "CUDA device memory"):
+        autogemm.wgrad(dy, x, out=out, group_ends=torch.tensor([50, 100], dtype=torch.int32))
+
+
 def test_core_stub_matches_module():
     stub = (pathlib.Path(autogemm.__file__).parent / "_core.pyi").read_text()
     in_stub = set(re.findall(r"^def (\w+)\(", stub, flags=re.M))
