@@ -202,23 +202,26 @@ std::string dtype_name(const GemmProblem& problem) {
 }
 
 nlohmann::json problem_json(const GemmProblem& p) {
-  return {{"m", p.m},
-          {"n", p.n},
-          {"k", p.k},
-          {"dtype", dtype_name(p)},
-          {"layout", to_string(p.layout)},
-          {"a_type", to_string(p.a_type)},
-          {"b_type", to_string(p.b_type)},
-          {"d_type", to_string(p.d_type)},
-          {"scaling", to_string(p.scaling)},
-          {"lda", p.lda_or_packed()},
-          {"ldb", p.ldb_or_packed()},
-          {"ldd", p.ldd_or_packed()},
-          {"flops", p.flops()},
-          {"grouping", to_string(p.grouping)},
-          {"num_groups", p.num_groups},
-          {"expected_m", p.expected_group_rows()},
-          {"epilogue", p.epilogue.describe()}};
+  nlohmann::json j = {{"m", p.m},
+                    {"n", p.n},
+                    {"k", p.k},
+                    {"dtype", dtype_name(p)},
+                    {"layout", to_string(p.layout)},
+                    {"a_type", to_string(p.a_type)},
+                    {"b_type", to_string(p.b_type)},
+                    {"d_type", to_string(p.d_type)},
+                    {"scaling", to_string(p.scaling)},
+                    {"lda", p.lda_or_packed()},
+                    {"ldb", p.ldb_or_packed()},
+                    {"ldd", p.ldd_or_packed()},
+                    {"flops", p.flops()},
+                    {"grouping", to_string(p.grouping)},
+                    {"num_groups", p.num_groups},
+                    {"expected_m", p.expected_group_rows()},
+                    {"epilogue", p.epilogue.describe()}};
+  // Experts' weight gradients are grouped along K: what a group is expected to have is tokens.
+  if (p.grouping == Grouping::k_contiguous) j["expected_group_k"] = p.expected_group_k();
+  return j;
 }
 
 nlohmann::json config_json(const GemmConfig& c) {

@@ -26,6 +26,7 @@
 #include "bench/bench_report.hpp"
 #include "bench/bench_runner.hpp"
 #include "bench/copy_bandwidth.hpp"
+#include "bench/grouped_wgrad_suite.hpp"
 #include "bench/plot_svg.hpp"
 #include "bench/progress.hpp"
 #include "bench/suite.hpp"
@@ -342,6 +343,26 @@ void run_weights(const BenchCliOptions& o) {
   if (failed > 0) throw CLI::RuntimeError(1);
 }
 
+// --wgrad FILE of a grouped suite: the options the grouped weight-gradient bench shares with
+// `bench`, and those it refuses (--layout tn, --out-dtype fp32 and --accumulate are what it runs).
+GroupedWgradBenchCliOptions grouped_wgrad_options(const BenchCliOptions& o) {
+  GroupedWgradBenchCliOptions g{o.wgrad, o.dtype,   o.device,      o.warmup,  o.iters, o.seed,
+                                o.csv,   o.json,    o.no_baseline, o.l2_warm, o.config, {}};
+  for (const auto& [name, value] :
+       {std::pair<const char*, std::string>{"--suite", o.suite}, {"--m", o.m}, {"--n", o.n},
+        {"--k", o.k}, {"--grouped", o.grouped}, {"--weights", o.weights}, {"--plot", o.plot},
+        {"--replot", o.replot}})
+    if (!value.empty()) g.not_taken.emplace_back(name, value);
+  if (o.layout != "nt" && o.layout != "tn") g.not_taken.emplace_back("--layout", o.layout);
+  if (!o.out_dtype.empty() && o.out_dtype != "fp32")
+    g.not_taken.emplace_back("--out-dtype", o.out_dtype);
+  if (o.autotune != -1) g.not_taken.emplace_back("--autotune", std::to_string(o.autotune));
+  if (o.copy_gbps != 0) g.not_taken.emplace_back("--copy-gbps", fmt::format("{}", o.copy_gbps));
+  if (const Epilogue e = o.epilogue.epilogue(); !e.empty())
+    g.not_taken.emplace_back("the fused epilogue", e.describe());
+  return g;
+}
+
 void run(const BenchCliOptions& o) {
   if (!o.grouped.empty()) return run_grouped_bench(grouped_options(o));
   if (!o.weights.empty()) return run_weights(o);
@@ -506,7 +527,12 @@ void add_bench_command(CLI::App& app) {
                   "k = tokens; bench/suites/wgrad-dense.csv): dW [m, n] += dY^T X with dY [k, m] "
                   "and X [k, n] token-major, fp32 dW, i.e. --suite FILE --layout tn --out-dtype "
                   "fp32 --accumulate; --dtype bf16 or fp16. The same rows forward-shaped: "
-                  "--suite FILE --out-dtype fp32 --accumulate");
+                  "--suite FILE --out-dtype fp32 --accumulate. A header "
+                  "m,n,tokens_per_group,groups[,tag] makes it a mixture-of-experts suite "
+                  "(bench/suites/wgrad-moe.csv): each expert's tokens drawn in 0.7-1.3 x "
+                  "tokens_per_group, dW [groups, m, n] += per expert in one "
+                  "grouped_weight_gradient() call, timed against a per-expert cuBLASLt loop "
+                  "captured in one CUDA graph");
   cmd->add_option("--weights", o->weights,
                   "weight-only rows: B packed as int4-g128, int4-g128-zp, int8 (per channel) or "
                   "mxfp4 (autogemm/weights.hpp), bf16 activations; each row timed against our "
@@ -528,6 +554,9 @@ void add_bench_command(CLI::App& app) {
                               "accumulating rows on one GPU");
       return run_multi_bench(*cmd, *multi);
     }
+    // A --wgrad suite whose header names a groups column holds experts' gradients.
+    if (!o->wgrad.empty() && bench::is_grouped_wgrad_suite(o->wgrad))
+      return run_grouped_wgrad_bench(grouped_wgrad_options(*o));
     run(with_wgrad(*o));
   });
 }

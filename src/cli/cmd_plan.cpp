@@ -32,8 +32,12 @@ struct PlanOptions {
   std::string device;
   int top = -1;  // -1: not given; 0: all
   bool json = false;
-  // --wgrad: the weight gradient dW [M, N] += dY^T X over K tokens (autogemm/wgrad.hpp).
+  // --wgrad: the weight gradient dW [M, N] += dY^T X over K tokens (autogemm/wgrad.hpp). With
+  // --groups G, G experts' gradients along the tokens (grouped_weight_gradient_problem): K is
+  // the tokens of all experts (by default G x --tokens-per-group), tokens_per_group the tokens
+  // an expert is expected to get (by default K / G), for planning.
   bool wgrad = false;
+  int64_t tokens_per_group = 0;
 };
 
 // The first `top` entries (all for top == 0).
@@ -106,11 +110,17 @@ void print_plan(const Plan& plan, int top) {
                to_string(*p.weight_format), p.b_bytes() / 1e6,
                *p.weight_format == WeightFormat::int4_g128_zp ? " and zeros" : "",
                2.0 * double(p.n) * double(p.k) / 1e6);
-  if (p.layout == Layout::tn && p.reads_c && p.d_type == DType::fp32)
+  if (p.grouping == Grouping::k_contiguous)
+    fmt::print("wgrad      {} experts: dW [{}, {}, {}] += dY_g^T X_g, expert g over its run of "
+               "the {} tokens ({} expected per expert): dY [{}, {}] and X [{}, {}] as stored "
+               "(token-major), the runs' ends (group_ends) on the device, C is dW\n",
+               p.num_groups, p.num_groups, p.m, p.n, p.k, p.expected_group_k(), p.k, p.m, p.k,
+               p.n);
+  else if (p.layout == Layout::tn && p.reads_c && p.d_type == DType::fp32)
     fmt::print("wgrad      dW [{}, {}] += dY^T X over {} tokens: dY [{}, {}] and X [{}, {}] as "
                "stored (token-major), C is dW\n",
                p.m, p.n, p.k, p.k, p.m, p.k, p.n);
-  if (p.grouping != Grouping::none)
+  if (p.grouping == Grouping::contiguous || p.grouping == Grouping::masked)
     fmt::print("grouped    {}: {} groups, {} rows expected per group; M is {}; B is [{}, {}, {}]\n",
                to_string(p.grouping), p.num_groups, p.expected_group_rows(),
                p.grouping == Grouping::masked ? "max_m, the rows of each group"
@@ -180,8 +190,8 @@ std::vector<GemmProblem> planned_problems(PlanOptions options) {
   if (options.wgrad) {
     if (!options.grouping.empty())
       throw InvalidArgument("--grouped", options.grouping,
-                            "k-grouped weight gradients (experts along the tokens) are not built "
-                            "yet: plan one expert's dense --wgrad");
+                            "groups rows along M; experts' weight gradients are grouped along "
+                            "the tokens: --wgrad --groups G [--tokens-per-group T]");
     if (options.problem.layout != "nt")
       throw InvalidArgument("--layout", options.problem.layout,
                             "--wgrad sets it: dY and X are token-major (tn)");
@@ -190,11 +200,18 @@ std::vector<GemmProblem> planned_problems(PlanOptions options) {
     if (options.problem.m.empty())
       throw InvalidArgument("--m", "(not given)", "is required: --m out features, --n in "
                                                   "features, --k tokens");
+    if (options.groups > 0 && options.problem.k.empty())
+      options.problem.k = std::to_string(options.groups * options.tokens_per_group);
     std::vector<GemmProblem> problems;
-    for (const GemmProblem& p : options.problem.problems())
-      problems.push_back(weight_gradient_problem(
-          p.k, p.m, p.n, p.a_type, /*accumulate=*/true,
-          options.problem.out_dtype.empty() ? DType::fp32 : p.d_type));
+    for (const GemmProblem& p : options.problem.problems()) {
+      const DType dw_type = options.problem.out_dtype.empty() ? DType::fp32 : p.d_type;
+      problems.push_back(
+          options.groups > 0
+              ? grouped_weight_gradient_problem(p.k, p.m, p.n, options.groups, p.a_type,
+                                                /*accumulate=*/true, dw_type,
+                                                options.tokens_per_group)
+              : weight_gradient_problem(p.k, p.m, p.n, p.a_type, /*accumulate=*/true, dw_type));
+    }
     return problems;
   }
   if (options.grouping.empty()) {
@@ -227,15 +244,42 @@ std::vector<GemmProblem> planned_problems(PlanOptions options) {
   return problems;
 }
 
-// --groups and --m-per-group describe the groups of a grouped GEMM: without --grouped the plan
-// is of one GEMM, and they were ignored without a word.
+// --groups and --m-per-group describe the groups of a grouped GEMM, --groups and
+// --tokens-per-group the experts of a grouped weight gradient (--wgrad): without them the plan
+// is of one GEMM, and they were ignored without a word. --k may be left out only where the
+// experts give it (--wgrad --groups G --tokens-per-group T: K = G x T).
 void check_grouped_options(const CLI::App& command, const PlanOptions& options) {
+  const bool given_k = command.get_option("--k")->count() > 0;
+  const bool given_tokens = command.get_option("--tokens-per-group")->count() > 0;
+  if (options.wgrad && command.get_option("--groups")->count() > 0) {
+    if (options.groups < 1)
+      throw InvalidArgument("--groups", std::to_string(options.groups),
+                            "must be >= 1: the experts whose weight gradients are planned");
+    if (command.get_option("--m-per-group")->count() > 0)
+      throw InvalidArgument("--m-per-group", option_text(command, "--m-per-group"),
+                            "is the rows of a grouped GEMM's group; an expert's weight gradient "
+                            "takes --tokens-per-group");
+    if (given_tokens && options.tokens_per_group < 1)
+      throw InvalidArgument("--tokens-per-group", std::to_string(options.tokens_per_group),
+                            "must be >= 1: the tokens an expert is expected to get");
+    if (!given_k && !given_tokens)
+      throw InvalidArgument("--k", "(not given)",
+                            "is the tokens of all experts: give --k, or --tokens-per-group T "
+                            "for K = groups x T");
+    return;
+  }
+  if (given_tokens)
+    throw InvalidArgument("--tokens-per-group", option_text(command, "--tokens-per-group"),
+                          "goes with --wgrad --groups G (the experts of a grouped weight "
+                          "gradient)");
+  if (!given_k) throw InvalidArgument("--k", "(not given)", "is required");
   if (!options.grouping.empty()) return;
   for (const char* name : {"--groups", "--m-per-group"})
     if (command.get_option(name)->count() > 0)
       throw InvalidArgument(name, option_text(command, name),
                             "goes with --grouped contiguous|masked (the groups of a grouped "
-                            "GEMM); without it the plan is of one GEMM");
+                            "GEMM; --groups also with --wgrad: experts' weight gradients); "
+                            "without them the plan is of one GEMM");
 }
 
 void run_plan(const PlanOptions& options) {
@@ -268,8 +312,14 @@ void add_plan_command(CLI::App& app) {
   options->problem.add_to(*cmd);
   options->problem.add_weights_to(*cmd);
   options->epilogue.add_to(*cmd);
-  // A grouped plan computes M from the groups when --m is not given (planned_problems).
+  // A grouped plan computes M from the groups when --m is not given (planned_problems), a
+  // grouped weight gradient K from its experts (check_grouped_options says when --k may be out).
   cmd->get_option("--m")->required(false);
+  cmd->get_option("--k")
+      ->required(false)
+      ->description("inner dimension (list/range like --m); with --wgrad the tokens, with "
+                    "--wgrad --groups the tokens of all experts (default: groups x "
+                    "--tokens-per-group)");
   cmd->add_option("--device", options->device,
                   "GPU index (0, 1, ...) or preset name (h100-sxm, h200, a100-80g, b200, ...); "
                   "default: GPU 0, else h100-sxm")
@@ -290,8 +340,15 @@ void add_plan_command(CLI::App& app) {
       ->check(CLI::IsMember({"contiguous", "masked"}));
   cmd->add_flag("--wgrad", options->wgrad,
                 "plan a weight gradient: dW [M, N] += dY^T X over K tokens, dY [K, M] and X [K, N] "
-                "token-major (layout tn), dW fp32 (autogemm/wgrad.hpp)");
-  cmd->add_option("--groups", options->groups, "grouped: the number of groups (experts)");
+                "token-major (layout tn), dW fp32 (autogemm/wgrad.hpp); with --groups G, G "
+                "experts' gradients in one call (dW [G, M, N], each expert over its own run of "
+                "the K tokens: M a multiple of 64)");
+  cmd->add_option("--groups", options->groups,
+                  "grouped: the number of groups (experts); with --wgrad the experts, and --k "
+                  "the tokens of all of them");
+  cmd->add_option("--tokens-per-group", options->tokens_per_group,
+                  "with --wgrad --groups: the tokens an expert is expected to get, for planning "
+                  "(default K / groups); without --k, K = groups x this");
   cmd->add_option("--m-per-group", options->m_per_group,
                   "grouped: the rows a group is expected to have (tokens per expert)");
   // --gpus G: the GEMM split over G GPUs instead (cmd_plan_split.cpp).
