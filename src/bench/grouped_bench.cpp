@@ -20,6 +20,7 @@
 #include "bench/grouped_dense.hpp"
 #include "bench/grouped_inputs.hpp"
 #include "bench/reference.hpp"
+#include "bench/suite_rows.hpp"
 #include "bench/tensors.hpp"
 #include "cuda/cuda_check.hpp"
 #include "jit/log.hpp"
@@ -485,38 +486,18 @@ GroupedRow run_grouped_case(const GroupedItem& item, const BenchOptions& options
 std::vector<GroupedRow> run_grouped_bench(
     const std::vector<GroupedItem>& items, const BenchOptions& options,
     const std::function<void(std::size_t, std::size_t, const GroupedItem*)>& progress) {
-  cuda_check(cudaSetDevice(options.device), "cudaSetDevice");
-  L2Flusher flusher;
-  std::vector<GroupedRow> rows;
-  rows.reserve(items.size());
-  std::string lost;   // set once the CUDA context is gone: the remaining rows cannot run
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (progress) progress(i, items.size(), &items[i]);
-    if (!lost.empty()) {
-      GroupedRow row;
-      row.item = items[i];
-      row.diff = row.loop.diff_to_ours = row.batched.diff_to_ours = kNaN;
-      row.diff_limit = diff_limit(items[i].problem);
-      row.failure = "not run: " + lost;
-      rows.push_back(std::move(row));
-      continue;
-    }
-    try {
-      rows.push_back(run_grouped_case(items[i], options, flusher));
-    } catch (const CudaError& e) {
-      // Only a lost context comes out of run_grouped_case: this row failed with it, and no
-      // later row can run in this process.
-      GroupedRow row;
-      row.item = items[i];
-      row.diff = row.loop.diff_to_ours = row.batched.diff_to_ours = kNaN;
-      row.diff_limit = diff_limit(items[i].problem);
-      row.failure = e.what();
-      rows.push_back(std::move(row));
-      lost = fmt::format("the CUDA context was lost at line {}", items[i].source.line);
-    }
-  }
-  if (progress) progress(items.size(), items.size(), nullptr);
-  return rows;
+  return run_suite_rows<GroupedRow>(
+      items, options, progress,
+      [&](const GroupedItem& item, L2Flusher& flusher) {
+        return run_grouped_case(item, options, flusher);
+      },
+      [](const GroupedItem& item) {
+        GroupedRow row;
+        row.item = item;
+        row.diff = row.loop.diff_to_ours = row.batched.diff_to_ours = kNaN;
+        row.diff_limit = diff_limit(item.problem);
+        return row;
+      });
 }
 
 // ---- the suite's figures ------------------------------------------------------------------------

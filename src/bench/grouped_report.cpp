@@ -9,6 +9,7 @@
 
 #include "bench/bench_report.hpp"
 #include "bench/bench_runner.hpp"
+#include "bench/suite_rows.hpp"
 
 namespace autogemm::bench {
 
@@ -190,12 +191,7 @@ std::string format_grouped_summary(const std::vector<GroupedRow>& rows, bool bas
                        "D2D, L2 flushed): min {:.0f}% (line {}), geomean {:.0f}% of its speed\n",
                        100 * same_bytes_share(*lowest), lowest->item.source.line,
                        100 * geometric_mean(shares));
-  if (const std::size_t failed = grouped_failed_rows(rows); failed > 0) {
-    out += fmt::format("{} of {} FAILED:", failed, plural(total, "row"));
-    for (const GroupedRow& r : rows)
-      if (!r.failure.empty()) out += fmt::format(" line {}", r.item.source.line);
-    out += "\n";
-  }
+  out += failed_rows_line(rows);
   return out;
 }
 

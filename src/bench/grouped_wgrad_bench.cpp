@@ -17,6 +17,7 @@
 #include "bench/grouped_checks.hpp"
 #include "bench/grouped_wgrad_baseline.hpp"
 #include "bench/reference.hpp"
+#include "bench/suite_rows.hpp"
 #include "bench/tensors.hpp"
 #include "cuda/cuda_check.hpp"
 #include "jit/log.hpp"
@@ -436,30 +437,12 @@ GroupedWgradRow run_grouped_wgrad_case(const GroupedWgradItem& item, const Bench
 std::vector<GroupedWgradRow> run_grouped_wgrad_bench(
     const std::vector<GroupedWgradItem>& items, const BenchOptions& options,
     const std::function<void(std::size_t, std::size_t, const GroupedWgradItem*)>& progress) {
-  cuda_check(cudaSetDevice(options.device), "cudaSetDevice");
-  L2Flusher flusher;
-  std::vector<GroupedWgradRow> rows;
-  rows.reserve(items.size());
-  std::string lost;   // set once the CUDA context is gone: the remaining rows cannot run
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (progress) progress(i, items.size(), &items[i]);
-    if (!lost.empty()) {
-      rows.push_back(unmeasured_row(items[i]));
-      rows.back().failure = "not run: " + lost;
-      continue;
-    }
-    try {
-      rows.push_back(run_grouped_wgrad_case(items[i], options, flusher));
-    } catch (const CudaError& e) {
-      // Only a lost context comes out of run_grouped_wgrad_case: this row failed with it, and
-      // no later row can run in this process.
-      rows.push_back(unmeasured_row(items[i]));
-      rows.back().failure = e.what();
-      lost = fmt::format("the CUDA context was lost at line {}", items[i].source.line);
-    }
-  }
-  if (progress) progress(items.size(), items.size(), nullptr);
-  return rows;
+  return run_suite_rows<GroupedWgradRow>(
+      items, options, progress,
+      [&](const GroupedWgradItem& item, L2Flusher& flusher) {
+        return run_grouped_wgrad_case(item, options, flusher);
+      },
+      unmeasured_row);
 }
 
 double grouped_wgrad_geomean_loop_ratio(const std::vector<GroupedWgradRow>& rows) {

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/bench_report.hpp"
+#include "bench/suite_rows.hpp"
 
 namespace autogemm::bench {
 
@@ -123,12 +124,7 @@ std::string format_grouped_wgrad_summary(const std::vector<GroupedWgradRow>& row
                        "{}), geomean {:.0f}% of its speed\n",
                        100 * same_bytes_share(*lowest), lowest->item.source.line,
                        100 * geometric_mean(shares));
-  if (const std::size_t failed = grouped_wgrad_failed_rows(rows); failed > 0) {
-    out += fmt::format("{} of {} FAILED:", failed, plural(total, "row"));
-    for (const GroupedWgradRow& r : rows)
-      if (!r.failure.empty()) out += fmt::format(" line {}", r.item.source.line);
-    out += "\n";
-  }
+  out += failed_rows_line(rows);
   return out;
 }
 

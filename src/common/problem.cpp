@@ -150,6 +150,14 @@ static std::string spelled(DType t) {
   }
 }
 
+// Grouped operands are packed: every leading dimension 0.
+static void require_packed(const GemmProblem& p) {
+  for (auto [name, ld] : {std::pair{"lda", p.lda}, {"ldb", p.ldb}, {"ldc", p.ldc}, {"ldd", p.ldd}})
+    if (ld != 0)
+      throw InvalidArgument(name, std::to_string(ld),
+                            "grouped operands are packed: leave the leading dimension 0");
+}
+
 // Groups along K (autogemm/wgrad.hpp grouped_weight_gradient): token-major A and B, one D per
 // group.
 static void validate_k_grouping(const GemmProblem& p) {
@@ -164,10 +172,7 @@ static void validate_k_grouping(const GemmProblem& p) {
   if (!p.epilogue.empty())
     throw InvalidArgument("epilogue", p.epilogue.describe(),
                           "groups along K (k_contiguous) have no fused epilogue");
-  for (auto [name, ld] : {std::pair{"lda", p.lda}, {"ldb", p.ldb}, {"ldc", p.ldc}, {"ldd", p.ldd}})
-    if (ld != 0)
-      throw InvalidArgument(name, std::to_string(ld),
-                            "grouped operands are packed: leave the leading dimension 0");
+  require_packed(p);
   if (p.m % kKGroupedRowMultiple != 0)
     throw InvalidArgument("m", std::to_string(p.m),
                           fmt::format("groups along K (k_contiguous) store each group's m rows of "
@@ -203,10 +208,7 @@ static void validate_grouping(const GemmProblem& p) {
                                       what));
   if (p.reads_c)
     throw InvalidArgument("reads_c", "true", "grouped GEMM has no C input (beta = 0)");
-  for (auto [name, ld] : {std::pair{"lda", p.lda}, {"ldb", p.ldb}, {"ldc", p.ldc}, {"ldd", p.ldd}})
-    if (ld != 0)
-      throw InvalidArgument(name, std::to_string(ld),
-                            "grouped operands are packed: leave the leading dimension 0");
+  require_packed(p);
   if (p.grouping == Grouping::masked) {
     if (p.m % kMaskedMaxMAlignment != 0)
       throw InvalidArgument("m (max_m)", std::to_string(p.m),

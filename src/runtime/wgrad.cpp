@@ -13,6 +13,21 @@
 
 namespace autogemm {
 
+namespace {
+
+// dY as A, X as B, dW as D and, accumulating, as C (beta 1).
+GemmOperands wgrad_operands(const GemmProblem& problem, const void* dy, const void* x, void* dw) {
+  GemmOperands o;
+  o.a = dy;
+  o.b = x;
+  o.d = dw;
+  o.c = problem.reads_c ? dw : nullptr;
+  o.beta = problem.reads_c ? 1.0f : 0.0f;
+  return o;
+}
+
+}  // namespace
+
 GemmProblem weight_gradient_problem(int64_t tokens, int64_t out_features, int64_t in_features,
                                     DType type, bool accumulate, DType dw_type) {
   if (type != DType::bf16 && type != DType::fp16)
@@ -67,12 +82,7 @@ GemmReport grouped_weight_gradient(const GemmProblem& problem, const void* dy, c
                           "device");
   GemmOptions planning = options;
   planning.autotune = 0;
-  GemmOperands o;
-  o.a = dy;
-  o.b = x;
-  o.d = dw;
-  o.c = problem.reads_c ? dw : nullptr;
-  o.beta = problem.reads_c ? 1.0f : 0.0f;
+  const GemmOperands o = wgrad_operands(problem, dy, x, dw);
   const int device = runtime::call_device(options);
   const std::shared_ptr<const KernelSpec> spec =
       runtime::call_spec(device, problem, o, stream, planning);
@@ -117,12 +127,7 @@ GemmReport weight_gradient(const GemmProblem& problem, const void* dy, const voi
     throw InvalidArgument("problem.layout", std::string(to_string(problem.layout)),
                           "a weight gradient's dY and X are token-major: layout tn "
                           "(weight_gradient_problem)");
-  GemmOperands o;
-  o.a = dy;
-  o.b = x;
-  o.d = dw;
-  o.c = problem.reads_c ? dw : nullptr;
-  o.beta = problem.reads_c ? 1.0f : 0.0f;
+  const GemmOperands o = wgrad_operands(problem, dy, x, dw);
   return gemm(problem, o, stream, options);
 }
 
