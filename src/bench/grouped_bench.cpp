@@ -473,14 +473,9 @@ GroupedRow run_grouped_case(const GroupedItem& item, const BenchOptions& options
     // Every timed call wrote D again: the rows past masked_m must still be untouched.
     add_wrong(row, check_untouched_rows(row, data, "after the timed calls: "));
   } catch (const Error& e) {
-    if (const std::string lost = cuda_context_lost(); !lost.empty())
-      throw CudaError(fmt::format("grouped bench line {}: {} (the CUDA context is lost: {})",
-                                  item.source.line, e.what(), lost));
-    row.failure += (row.failure.empty() ? "" : "; ") + std::string(e.what());
+    fail_row(row, e, "grouped bench");
   }
-  if (!row.failure.empty())
-    log(2, "grouped bench line {}: FAILED: {}", item.source.line, row.failure);
-  return row;
+  return finished_row(std::move(row), "grouped bench");
 }
 
 std::vector<GroupedRow> run_grouped_bench(

@@ -424,14 +424,9 @@ GroupedWgradRow run_grouped_wgrad_case(const GroupedWgradItem& item, const Bench
            "check {:.2f} s, loop's first call and comparison {:.2f} s, timing {:.2f} s",
         item.source.line, inputs_s, first_call_s, check_s, loop_s, clock.lap());
   } catch (const Error& e) {
-    if (const std::string lost = cuda_context_lost(); !lost.empty())
-      throw CudaError(fmt::format("grouped wgrad bench line {}: {} (the CUDA context is lost: {})",
-                                  item.source.line, e.what(), lost));
-    row.failure += (row.failure.empty() ? "" : "; ") + std::string(e.what());
+    fail_row(row, e, "grouped wgrad bench");
   }
-  if (!row.failure.empty())
-    log(2, "grouped wgrad bench line {}: FAILED: {}", item.source.line, row.failure);
-  return row;
+  return finished_row(std::move(row), "grouped wgrad bench");
 }
 
 std::vector<GroupedWgradRow> run_grouped_wgrad_bench(

@@ -14,8 +14,27 @@
 #include "bench/bench_runner.hpp"
 #include "bench/timing.hpp"
 #include "cuda/cuda_check.hpp"
+#include "jit/log.hpp"
 
 namespace autogemm::bench {
+
+// A row's measurement failed with `e`: the row keeps the error, unless the CUDA context is lost,
+// which is thrown on as CudaError for run_suite_rows (no later row can run).
+template <class Row>
+void fail_row(Row& row, const Error& e, const char* bench) {
+  if (const std::string lost = cuda_context_lost(); !lost.empty())
+    throw CudaError(fmt::format("{} line {}: {} (the CUDA context is lost: {})", bench,
+                                row.item.source.line, e.what(), lost));
+  row.failure += (row.failure.empty() ? "" : "; ") + std::string(e.what());
+}
+
+// The row as measured: logged as a warning when it failed.
+template <class Row>
+Row finished_row(Row row, const char* bench) {
+  if (!row.failure.empty())
+    log(2, "{} line {}: FAILED: {}", bench, row.item.source.line, row.failure);
+  return row;
+}
 
 // measure(item, flusher) -> Row; unmeasured(item) -> a Row without figures, whose `failure`
 // this loop sets. Items have `source.line`.
