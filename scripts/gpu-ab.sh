@@ -3,7 +3,10 @@
 # one, alternating runs (baseline, this, baseline, this, ...) so drift in clocks or temperature
 # falls on both. Each run is `autogemm bench` (ours against cuBLASLt in one process), so the
 # figure compared is the same-run ratio to cuBLASLt.
-#   BEFORE=<tree> [ROUNDS=2] [SUITE=bench/suites/gemm-public.csv] scripts/gpu-ab.sh
+#   BEFORE=<tree> [ROUNDS=2] [SUITE=bench/suites/gemm-public.csv] [DTYPES="bf16 fp8"]
+#   [ROWS="--suite"] scripts/gpu-ab.sh
+# ROWS is the bench option that takes the suite: `--wgrad` for the weight-gradient suites (with
+# DTYPES=bf16), `--grouped` for grouped ones.
 # <tree> is a copy of the baseline's sources (e.g. `git archive <commit> | tar -x -C <tree>`),
 # carried to the machine. The CSVs go to $OUT as {before,after}-{bf16,fp8}-<round>.csv (the
 # device tool brings back 8 files: two rounds), the logs to /tmp/ab-logs.
@@ -22,10 +25,10 @@ build() {   # build <source dir> <build dir>
 build "$BEFORE" /tmp/ab-before
 build . /tmp/ab-after
 for round in $(seq 1 "$rounds"); do
-  for dtype in bf16 fp8; do
+  for dtype in ${DTYPES:-bf16 fp8}; do
     for side in before after; do
       AUTOGEMM_CACHE_DIR=/tmp/ab-cache-$side /tmp/ab-$side/src/cli/autogemm bench \
-        --suite "$suite" --dtype "$dtype" --csv "$OUT/$side-$dtype-$round.csv" \
+        ${ROWS:---suite} "$suite" --dtype "$dtype" --csv "$OUT/$side-$dtype-$round.csv" \
         > "$logs/$side-$dtype-$round.log" 2>&1
       echo "$side $dtype round $round: $(grep 'geomean ratio' "$logs/$side-$dtype-$round.log")"
     done
