@@ -414,18 +414,10 @@ CaseTimes time_calls_interleaved(CaseCalls& calls, BaselinesRun run, const Bench
   // first-byte latency are spread over 2 GiB; this copy of the row's own bytes, timed in the same
   // loop, shows what a kernel that only moves them costs (on the H100 a 15.9 MB copy took
   // 8.0-8.3 us, 1.9 TB/s: 64% of the 1 GiB copy's 3009 GB/s).
-  const std::size_t copy_bytes = static_cast<std::size_t>(row.problem.min_bytes() / 2) / 16 * 16;
-  const bool time_copy = is_memory_bound(row) && copy_bytes > 0;
-  DeviceBuffer copy_src(time_copy ? copy_bytes : 0), copy_dst(time_copy ? copy_bytes : 0);
-  if (time_copy) {
-    cuda_check(cudaMemsetAsync(copy_src.get(), 0x5a, copy_bytes, stream),
-               "cudaMemsetAsync(same-bytes copy source)");
-    timed.push_back([&](cudaStream_t s) {
-      cuda_check(cudaMemcpyAsync(copy_dst.get(), copy_src.get(), copy_bytes,
-                                 cudaMemcpyDeviceToDevice, s),
-                 "cudaMemcpyAsync(same-bytes copy)");
-    });
-  }
+  const SameBytesCopy copy(
+      is_memory_bound(row) ? static_cast<std::size_t>(row.problem.min_bytes() / 2) : 0, stream);
+  const bool time_copy = copy.enabled();
+  if (time_copy) timed.push_back([&](cudaStream_t s) { copy(s); });
   CaseTimes times;
   times.per_call = time_interleaved(timed, options.warmup, options.iters, stream,
                                     options.flush_l2 ? &flusher : nullptr);

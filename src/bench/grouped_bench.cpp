@@ -413,18 +413,10 @@ void time_row(GroupedRow& row, const Call& ours, OtherCalls& other, const BenchO
                                      : Call([&](cudaStream_t s) { (*other.loop)(s); }));
   if (other.batched) calls.push_back([&](cudaStream_t s) { (*other.batched)(s); });
   if (other.dense) calls.push_back([&](cudaStream_t s) { (*other.dense)(s); });
-  const std::size_t copy_bytes = std::size_t(item.bytes() / 2) / 16 * 16;
-  const bool time_copy = item.problem.grouping == Grouping::masked && copy_bytes > 0;
-  DeviceBuffer copy_src(time_copy ? copy_bytes : 0), copy_dst(time_copy ? copy_bytes : 0);
-  if (time_copy) {
-    cuda_check(cudaMemsetAsync(copy_src.get(), 0x5a, copy_bytes, stream),
-               "cudaMemsetAsync(same-bytes copy source)");
-    calls.push_back([&](cudaStream_t s) {
-      cuda_check(cudaMemcpyAsync(copy_dst.get(), copy_src.get(), copy_bytes,
-                                 cudaMemcpyDeviceToDevice, s),
-                 "cudaMemcpyAsync(same-bytes copy)");
-    });
-  }
+  const SameBytesCopy copy(
+      item.problem.grouping == Grouping::masked ? std::size_t(item.bytes() / 2) : 0, stream);
+  const bool time_copy = copy.enabled();
+  if (time_copy) calls.push_back([&](cudaStream_t s) { copy(s); });
   const std::vector<std::vector<double>> times = time_interleaved(
       calls, options.warmup, options.iters, stream, options.flush_l2 ? &flusher : nullptr);
   std::size_t next = 0;

@@ -337,15 +337,8 @@ void time_row(GroupedWgradRow& row, const Call& ours, const std::optional<Cublas
   if (loop)
     calls.push_back(graph ? Call([&](cudaStream_t s) { graph->launch(s); })
                           : Call([&](cudaStream_t s) { (*loop)(s); }));
-  const std::size_t copy_bytes = std::size_t(item.bytes() / 2) / 16 * 16;
-  DeviceBuffer copy_src(copy_bytes), copy_dst(copy_bytes);
-  cuda_check(cudaMemsetAsync(copy_src.get(), 0x5a, copy_bytes, stream),
-             "cudaMemsetAsync(same-bytes copy source)");
-  calls.push_back([&](cudaStream_t s) {
-    cuda_check(cudaMemcpyAsync(copy_dst.get(), copy_src.get(), copy_bytes,
-                               cudaMemcpyDeviceToDevice, s),
-               "cudaMemcpyAsync(same-bytes copy)");
-  });
+  const SameBytesCopy copy(std::size_t(item.bytes() / 2), stream);
+  calls.push_back([&](cudaStream_t s) { copy(s); });
   const std::vector<std::vector<double>> times = time_interleaved(
       calls, options.warmup, options.iters, stream, options.flush_l2 ? &flusher : nullptr);
   std::size_t next = 0;

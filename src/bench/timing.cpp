@@ -105,6 +105,19 @@ void hold_stream_for_enqueue(std::size_t calls, cudaStream_t stream) {
 
 }  // namespace
 
+SameBytesCopy::SameBytesCopy(std::size_t bytes, cudaStream_t stream)
+    : bytes_(bytes / 16 * 16), source_(bytes_), destination_(bytes_) {
+  if (bytes_ > 0)
+    cuda_check(cudaMemsetAsync(source_.get(), 0x5a, bytes_, stream),
+               "cudaMemsetAsync(same-bytes copy source)");
+}
+
+void SameBytesCopy::operator()(cudaStream_t stream) const {
+  cuda_check(cudaMemcpyAsync(destination_.get(), source_.get(), bytes_, cudaMemcpyDeviceToDevice,
+                             stream),
+             "cudaMemcpyAsync(same-bytes copy)");
+}
+
 std::vector<std::vector<double>> time_interleaved(
     const std::vector<std::function<void(cudaStream_t)>>& calls, int warmup, int iters,
     cudaStream_t stream, L2Flusher* flusher) {

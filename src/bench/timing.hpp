@@ -42,6 +42,20 @@ class L2Flusher {
   DeviceBuffer sink_;
 };
 
+// A device-to-device copy of `bytes` (rounded down to 16), the call a row's time is compared
+// with: what a kernel that only moves the row's bytes costs, timed in the same loop. Its source
+// is filled on `stream` when made; bytes 0 makes an empty copy that enabled() says not to time.
+class SameBytesCopy {
+ public:
+  SameBytesCopy(std::size_t bytes, cudaStream_t stream);
+  bool enabled() const { return bytes_ > 0; }
+  void operator()(cudaStream_t stream) const;
+
+ private:
+  std::size_t bytes_;
+  DeviceBuffer source_, destination_;
+};
+
 // Runs `call` warmup times, then `iters` times each between its own event pair with an L2 flush
 // before every pair; returns the `iters` durations in microseconds. Synchronises once, at the end.
 // `flusher` may be null (no flush).

@@ -346,8 +346,9 @@ void run_weights(const BenchCliOptions& o) {
 // --wgrad FILE of a grouped suite: the options the grouped weight-gradient bench shares with
 // `bench`, and those it refuses (--layout tn, --out-dtype fp32 and --accumulate are what it runs).
 GroupedWgradBenchCliOptions grouped_wgrad_options(const BenchCliOptions& o) {
-  GroupedWgradBenchCliOptions g{o.wgrad, o.dtype,   o.device,      o.warmup,  o.iters, o.seed,
-                                o.csv,   o.json,    o.no_baseline, o.l2_warm, o.config, {}};
+  GroupedWgradBenchCliOptions g{o.wgrad, o.dtype, "",          o.device,  o.warmup, o.iters,
+                                o.seed,  o.csv,   o.json,      o.no_baseline, o.l2_warm, o.config,
+                                {}};
   for (const auto& [name, value] :
        {std::pair<const char*, std::string>{"--suite", o.suite}, {"--m", o.m}, {"--n", o.n},
         {"--k", o.k}, {"--grouped", o.grouped}, {"--weights", o.weights}, {"--plot", o.plot},

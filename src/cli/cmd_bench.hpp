@@ -82,23 +82,10 @@ void run_grouped_bench(const GroupedBenchCliOptions& options);
 // ---- defined in cmd_bench_grouped_wgrad.cpp ----------------------------------------------------
 
 // `bench --wgrad FILE` where FILE is a grouped weight-gradient suite (its header names a groups
-// column: bench/grouped_wgrad_suite.hpp), and the options of `bench` it takes.
-struct GroupedWgradBenchCliOptions {
-  std::string suite;       // --wgrad FILE
-  std::string dtype = "bf16";
-  std::string device;
-  int warmup = 5;
-  int iters = 30;
-  uint64_t seed = 2026;
-  std::string csv;
-  bool json = false;
-  bool no_baseline = false;
-  bool l2_warm = false;
-  std::string config;
-  // Options of `bench` given on the command line that a grouped --wgrad suite does not take:
-  // name and value. Each is refused (InvalidArgument naming it) before anything runs.
-  std::vector<std::pair<std::string, std::string>> not_taken;
-};
+// column: bench/grouped_wgrad_suite.hpp): the options of `bench` it takes are --grouped's
+// (`suite` is the --wgrad FILE; `out_dtype` stays empty: dW is fp32), and those it does not in
+// `not_taken`.
+using GroupedWgradBenchCliOptions = GroupedBenchCliOptions;
 
 // Measures the grouped weight-gradient suite (or, without a GPU, shows each row's plan); throws
 // CLI::RuntimeError(1) when a row FAILED, InvalidArgument for bad options or a bad suite file.
