@@ -178,19 +178,10 @@ std::string format_grouped_summary(const std::vector<GroupedRow>& rows, bool bas
              "block-scaled FP8, so it is n/a on every FP8 row\n";
   }
   out += format_dense_summary(rows);
-  std::vector<double> shares;
-  const GroupedRow* lowest = nullptr;
-  for (const GroupedRow& r : rows) {
-    const double share = same_bytes_share(r);
-    if (!(share > 0)) continue;
-    shares.push_back(share);
-    if (lowest == nullptr || share < same_bytes_share(*lowest)) lowest = &r;
-  }
-  if (lowest != nullptr)
-    out += fmt::format("masked rows against a copy of their own bytes timed like them (cudaMemcpy "
-                       "D2D, L2 flushed): min {:.0f}% (line {}), geomean {:.0f}% of its speed\n",
-                       100 * same_bytes_share(*lowest), lowest->item.source.line,
-                       100 * geometric_mean(shares));
+  out += copy_share_line(
+      rows, [](const GroupedRow& r) { return same_bytes_share(r); },
+      "masked rows against a copy of their own bytes timed like them (cudaMemcpy D2D, L2 "
+      "flushed)");
   out += failed_rows_line(rows);
   return out;
 }

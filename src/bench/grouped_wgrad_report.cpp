@@ -110,20 +110,10 @@ std::string format_grouped_wgrad_summary(const std::vector<GroupedWgradRow>& row
            "host synchronisation, CUDA-graph capturable); it is timed as one CUDA graph of its "
            "calls (a row that could not be captured says so)\n";
   }
-  std::vector<double> shares;
-  const GroupedWgradRow* lowest = nullptr;
-  for (const GroupedWgradRow& r : rows) {
-    const double share = same_bytes_share(r);
-    if (!(share > 0) || !r.failure.empty()) continue;
-    shares.push_back(share);
-    if (lowest == nullptr || share < same_bytes_share(*lowest)) lowest = &r;
-  }
-  if (lowest != nullptr)
-    out += fmt::format("against a copy of each row's own bytes (dY and X read, dW read and "
-                       "written; cudaMemcpy D2D timed like it, L2 flushed): lowest {:.0f}% (line "
-                       "{}), geomean {:.0f}% of its speed\n",
-                       100 * same_bytes_share(*lowest), lowest->item.source.line,
-                       100 * geometric_mean(shares));
+  out += copy_share_line(
+      rows, [](const GroupedWgradRow& r) { return same_bytes_share(r); },
+      "against a copy of each row's own bytes (dY and X read, dW read and written; cudaMemcpy "
+      "D2D timed like it, L2 flushed)");
   out += failed_rows_line(rows);
   return out;
 }

@@ -83,4 +83,22 @@ std::string failed_rows_line(const std::vector<Row>& rows) {
                      rows.size() == 1 ? "" : "s", lines);
 }
 
+// "<what>: lowest X% (line L), geomean Y% of its speed\n" over the rows whose share(row) of a
+// copy of their own bytes is positive and that did not fail, or "" when none has one.
+template <class Row, class Share>
+std::string copy_share_line(const std::vector<Row>& rows, Share&& share, const char* what) {
+  std::vector<double> shares;
+  const Row* lowest = nullptr;
+  for (const Row& r : rows) {
+    const double s = share(r);
+    if (!(s > 0) || !r.failure.empty()) continue;
+    shares.push_back(s);
+    if (lowest == nullptr || s < share(*lowest)) lowest = &r;
+  }
+  if (lowest == nullptr) return {};
+  return fmt::format("{}: lowest {:.0f}% (line {}), geomean {:.0f}% of its speed\n", what,
+                     100 * share(*lowest), lowest->item.source.line,
+                     100 * geometric_mean(shares));
+}
+
 }  // namespace autogemm::bench
