@@ -507,7 +507,7 @@ TEST(BenchGrouped, TheSummaryHasBothGeomeansTheMissingBaselinesAndFailures) {
             std::string::npos)
       << summary;
   EXPECT_NE(summary.find("given every group's M on the host"), std::string::npos) << summary;
-  EXPECT_NE(summary.find("min 85% (line 8)"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("lowest 85% (line 8)"), std::string::npos) << summary;
   EXPECT_NE(summary.find("1 of 3 rows FAILED: line 9"), std::string::npos) << summary;
   // The dense twin: contiguous rows only (the masked one had none anyway), and its n/a.
   EXPECT_NEAR(geomean_dense_ratio_contiguous(rows), 1.1, 1e-12);
