@@ -1,8 +1,9 @@
 // grouped_wgrad() from Python arrays (include/autogemm/wgrad.hpp grouped_weight_gradient): dY
 // (T, N) and X (T, K) token-major, the groups' runs of tokens as group_ends, dW (groups, N, K)
-// float32 (the problem's m = N, n = K, k = T). group_ends arrive either as a device int32 array (used as is: no copy, no host
-// synchronisation, CUDA-graph capturable; the kernel clamps them as wgrad.hpp says) or as host
-// integers, which check_group_ends() checks and this file copies to the device. Every argument
+// float32 (the problem's m = N, n = K, k = T). group_ends arrive either as a device int32 array
+// (used as is: no copy, no host synchronisation, CUDA-graph capturable; the kernel clamps them
+// as wgrad.hpp says) or as host integers, which check_group_ends() checks and this file copies
+// to the device. Every argument
 // is checked before anything is allocated, copied or launched.
 #include "wgrad_call.hpp"
 

@@ -524,22 +524,32 @@ double fixed_costs(const GemmProblem& problem, const GemmConfig& config, const G
 // DRAM differs from the dense problem: each group reads its own B (N x K), where the dense
 // problem reads one. The tiles of a group run close together (consecutive items of the
 // scheduler), so each group's B is counted once; the call then takes at least its DRAM bytes'
-// time plus the fixed costs (masked decode rows are B-bound).
-Prediction predict_grouped_rows(const GemmProblem& problem, const GemmConfig& config,
-                                const GpuInfo& device, int64_t dense_rows,
-                                double b_reads_per_group) {
+// time plus the fixed costs (masked decode rows are B-bound). predict_as_dense is that dense
+// problem, `rows` x N x `k`, plus `extra_b_bytes` of B it does not read.
+Prediction predict_as_dense(const GemmProblem& problem, const GemmConfig& config,
+                            const GpuInfo& device, int64_t rows, int64_t k,
+                            double extra_b_bytes) {
   GemmProblem dense = problem;
   dense.grouping = Grouping::none;
   dense.num_groups = 1;
   dense.expected_m = 0;
-  dense.m = dense_rows;
+  dense.m = rows;
+  dense.k = k;
   Prediction p = predict(dense, config, device);
-  p.dram_bytes += (double(problem.num_groups) * b_reads_per_group - 1) * double(problem.n) *
-                  double(problem.k) * dtype_bytes(problem.b_type);
+  p.dram_bytes += extra_b_bytes;
   const double rate = dram_rate(device);
   p.memory_us = rate > 0 ? p.dram_bytes / rate : 0;
   p.time_us = std::max(p.time_us, p.memory_us + p.fixed_us);
   return p;
+}
+
+Prediction predict_grouped_rows(const GemmProblem& problem, const GemmConfig& config,
+                                const GpuInfo& device, int64_t dense_rows,
+                                double b_reads_per_group) {
+  return predict_as_dense(problem, config, device, dense_rows, problem.k,
+                          (double(problem.num_groups) * b_reads_per_group - 1) *
+                              double(problem.n) * double(problem.k) *
+                              dtype_bytes(problem.b_type));
 }
 
 // Groups along K (weight gradients of experts): each group's tiles are a dense m x n product
@@ -549,18 +559,10 @@ Prediction predict_grouped_rows(const GemmProblem& problem, const GemmConfig& co
 // group's D (and C).
 Prediction predict_k_grouped(const GemmProblem& problem, const GemmConfig& config,
                              const GpuInfo& device) {
-  GemmProblem dense = problem;
-  dense.grouping = Grouping::none;
-  dense.num_groups = 1;
-  dense.expected_m = 0;
-  dense.m = problem.stored_rows();
-  dense.k = ceil_div(problem.expected_group_k(), config.block_k) * config.block_k;
-  Prediction p = predict(dense, config, device);
-  p.dram_bytes += double(problem.n) * double(problem.k - dense.k) * dtype_bytes(problem.b_type);
-  const double rate = dram_rate(device);
-  p.memory_us = rate > 0 ? p.dram_bytes / rate : 0;
-  p.time_us = std::max(p.time_us, p.memory_us + p.fixed_us);
-  return p;
+  const int64_t run = ceil_div(problem.expected_group_k(), config.block_k) * config.block_k;
+  return predict_as_dense(problem, config, device, problem.stored_rows(), run,
+                          double(problem.n) * double(problem.k - run) *
+                              dtype_bytes(problem.b_type));
 }
 
 Prediction predict_grouped(const GemmProblem& problem, const GemmConfig& config,

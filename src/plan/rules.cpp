@@ -562,9 +562,10 @@ std::string schedule_violation(const GemmProblem& problem, const KernelFields& f
   return {};
 }
 
-// Groups along K (sm90/gemm_kernel.cuh produce_k_grouped_tiles): the producer warp zeroes the
-// tokens past a run in the stage, so it is the warp-specialised TMA path; one CTA per cluster
-// (a multicast stage would need every receiver's zeroing before either consumes it).
+// Groups along K (sm90/gemm_kernel.cuh produce_tiles), beside the grouped rules
+// below: a tile stores into one group's D, and the producer warp zeroes the tokens past a run in
+// the stage, so it is the warp-specialised path, one CTA a cluster (a multicast stage would need
+// every receiver's zeroing before either consumes it).
 static std::string k_grouped_violation(const GemmProblem& problem, const KernelFields& fields) {
   const GemmConfig& c = fields.config;
   const char* what = "groups along K (k_contiguous)";
@@ -572,16 +573,12 @@ static std::string k_grouped_violation(const GemmProblem& problem, const KernelF
     return fmt::format("block_m = {} with {}: a tile must not store into the next group's D (m = "
                        "{} rows a group)",
                        c.block_m, what, problem.m);
-  if (c.cluster_m != 1 || c.cluster_n != 1)
+  if (c.cluster_n != 1)
     return fmt::format("cluster {}x{} with {}: one CTA a cluster (each zeroes its own stages)",
                        c.cluster_m, c.cluster_n, what);
-  if (c.split_k != 1)
-    return fmt::format("split_k = {} with {}: not supported (the groups' tiles fill the GPU)",
-                       c.split_k, what);
-  if (c.n_tail_kernel) return fmt::format("n_tail_kernel with {}: not supported", what);
   if (c.swap_ab) return fmt::format("swap_ab with {}: not supported", what);
-  if (fields.load_path != LoadPath::tma || !fields.warp_specialized)
-    return fmt::format("{} needs the warp-specialised TMA path: its producer warp zeroes a run's "
+  if (!fields.warp_specialized)
+    return fmt::format("{} needs the warp-specialised path: its producer warp zeroes a run's "
                        "last tokens",
                        what);
   return {};
@@ -594,7 +591,8 @@ std::string grouped_violation(const GemmProblem& problem, const KernelFields& fi
   if (c.instruction != Instruction::wgmma)
     return fmt::format("{} runs on the tile family (wgmma), not {}", what,
                        to_string(c.instruction));
-  if (problem.grouping == Grouping::k_contiguous) return k_grouped_violation(problem, fields);
+  if (problem.grouping == Grouping::k_contiguous)
+    if (auto why = k_grouped_violation(problem, fields); !why.empty()) return why;
   // A tile takes one group. Masked: each group's tiles start at its first row (the scheduler's
   // row0), any block_m. Contiguous: tiles start every block_m rows, so block_m must divide the
   // runs' alignment (grouped.hpp).
@@ -619,7 +617,9 @@ std::string grouped_violation(const GemmProblem& problem, const KernelFields& fi
                        c.split_k, what);
   if (c.n_tail_kernel) return fmt::format("n_tail_kernel with {}: not supported", what);
   if (fields.load_path != LoadPath::tma)
-    return fmt::format("load_path = threads with {}: B's group offset is a TMA coordinate", what);
+    return fmt::format("load_path = threads with {}: a group's place (B's group offset, a run's "
+                       "first token) is a TMA coordinate",
+                       what);
   return {};
 }
 

@@ -10,6 +10,7 @@
 
 #include "autogemm/gemm.hpp"
 #include "autogemm/kernel_spec.hpp"
+#include "runtime/launch.hpp"
 
 namespace autogemm::runtime {
 
@@ -31,5 +32,14 @@ struct CallPlan {
 };
 CallPlan plan_call(const GemmProblem& problem, const GemmOperands& operands, cudaStream_t stream,
                    const GemmOptions& options);
+
+// The grouped entry points' call (grouped_gemm, grouped_weight_gradient), after their own
+// checks: the planner's choice or options.config (autotuning refused: its timings would need the
+// groups' sizes, which live on the device), our kernel or an error saying why none serves it
+// (cuBLASLt has no grouped form here), the operands checked against the spec, and the launch
+// with the groups' device arrays. `what` names the call in the errors ("grouped_gemm()").
+GemmReport launch_grouped(const GemmProblem& problem, const GemmOperands& operands,
+                          const GroupArrays& groups, cudaStream_t stream,
+                          const GemmOptions& options, const char* what);
 
 }  // namespace autogemm::runtime

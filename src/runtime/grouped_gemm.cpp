@@ -51,13 +51,6 @@ GemmReport grouped_gemm(const GemmProblem& problem, const GroupedOperands& opera
                           "gemm())");
   validate(problem);
   check_grouped_operands(problem, operands);
-  if (options.autotune > 0)
-    throw InvalidArgument("options.autotune", std::to_string(options.autotune),
-                          "grouped_gemm() runs the planner's choice or options.config; timing "
-                          "candidates would need the groups' sizes, which live on the device");
-  GemmOptions planning = options;
-  planning.autotune = 0;
-
   GemmOperands dense;
   dense.a = operands.a;
   dense.b = operands.b;
@@ -69,23 +62,44 @@ GemmReport grouped_gemm(const GemmProblem& problem, const GroupedOperands& opera
   dense.row_scale = operands.row_scale;
   dense.col_scale = operands.col_scale;
   runtime::check_epilogue_operands(problem, dense);
-  const int device = runtime::call_device(options);
+  runtime::GroupArrays groups;
+  groups.group_index = operands.group_index;
+  groups.masked_m = operands.masked_m;
+  return runtime::launch_grouped(problem, dense, groups, stream, options, "grouped_gemm()");
+}
+
+namespace runtime {
+
+GemmReport launch_grouped(const GemmProblem& problem, const GemmOperands& operands,
+                          const GroupArrays& groups, cudaStream_t stream,
+                          const GemmOptions& options, const char* what) {
+  if (options.autotune > 0)
+    throw InvalidArgument("options.autotune", std::to_string(options.autotune),
+                          fmt::format("{} runs the planner's choice or options.config; timing "
+                                      "candidates would need the groups' sizes, which live on "
+                                      "the device",
+                                      what));
+  GemmOptions planning = options;
+  planning.autotune = 0;
   const std::shared_ptr<const KernelSpec> spec =
-      runtime::call_spec(device, problem, dense, stream, planning);
+      call_spec(call_device(options), problem, operands, stream, planning);
   // cuBLASLt has no grouped form here: where our kernel cannot run, say why.
   if (spec->vendor)
-    throw InvalidArgument("problem", fmt::format("grouped {} x {} x {} ({} groups)",
-                                                 problem.m, problem.n, problem.k,
-                                                 problem.num_groups),
+    throw InvalidArgument("problem",
+                          fmt::format("grouped {} x {} x {} ({} groups, {})", problem.m,
+                                      problem.n, problem.k, problem.num_groups,
+                                      to_string(problem.grouping)),
                           fmt::format("no autogemm kernel serves it: {}", spec->reason));
-  if (auto why = plan::operand_violation(*spec, dense); !why.empty())
-    throw InvalidArgument("operands", "grouped GEMM", why);
-  runtime::launch(*spec, dense, stream, {operands.group_index, operands.masked_m});
+  if (auto why = plan::operand_violation(*spec, operands); !why.empty())
+    throw InvalidArgument("operands", what, why);
+  launch(*spec, operands, stream, groups);
   GemmReport report;
   report.config = spec->config;
   report.reason = spec->reason;
   return report;
 }
+
+}  // namespace runtime
 
 int64_t contiguous_rows(std::span<const int64_t> group_rows) {
   int64_t rows = 0;

@@ -2,14 +2,11 @@
 
 #include <fmt/format.h>
 
-#include <memory>
 #include <string>
 
 #include "autogemm/errors.hpp"
 #include "autogemm/grouped.hpp"
-#include "plan/rules.hpp"
 #include "runtime/call_spec.hpp"
-#include "runtime/launch.hpp"
 
 namespace autogemm {
 
@@ -75,31 +72,10 @@ GemmReport grouped_weight_gradient(const GemmProblem& problem, const void* dy, c
                                {"group_ends", static_cast<const void*>(group_ends)}})
     if (!pointer)
       throw InvalidArgument(name, "nullptr", "must point to device memory");
-  if (options.autotune > 0)
-    throw InvalidArgument("options.autotune", std::to_string(options.autotune),
-                          "grouped weight gradients run the planner's choice or options.config: "
-                          "timing candidates would need the groups' sizes, which live on the "
-                          "device");
-  GemmOptions planning = options;
-  planning.autotune = 0;
-  const GemmOperands o = wgrad_operands(problem, dy, x, dw);
-  const int device = runtime::call_device(options);
-  const std::shared_ptr<const KernelSpec> spec =
-      runtime::call_spec(device, problem, o, stream, planning);
-  if (spec->vendor)
-    throw InvalidArgument("problem",
-                          fmt::format("weight gradient of {} groups, {} x {} over {} tokens",
-                                      problem.num_groups, problem.m, problem.n, problem.k),
-                          fmt::format("no autogemm kernel serves it: {}", spec->reason));
-  if (auto why = plan::operand_violation(*spec, o); !why.empty())
-    throw InvalidArgument("operands", "grouped weight gradient", why);
   runtime::GroupArrays groups;
   groups.group_ends = group_ends;
-  runtime::launch(*spec, o, stream, groups);
-  GemmReport report;
-  report.config = spec->config;
-  report.reason = spec->reason;
-  return report;
+  return runtime::launch_grouped(problem, wgrad_operands(problem, dy, x, dw), groups, stream,
+                                 options, "grouped_weight_gradient()");
 }
 
 void check_group_ends(const GemmProblem& problem, std::span<const int64_t> group_ends) {

@@ -85,70 +85,57 @@ struct Descriptors {
 };
 
 // Producer warpgroup: one thread walks the same tiles as the consumers and keeps the ring full.
+// Groups along K (grouping 3): the whole of warp 0 runs this, lane 0 issuing. A tile's k-blocks
+// start at its run's first token, and a run's last k-block, when the run ends inside it, lands
+// on the token-tail barrier instead of the stage's: the warp waits for it, zeroes the tokens
+// past the run in both operands (zero_stage_tokens), makes those generic-proxy writes visible to
+// wgmma's async proxy and only then completes the stage's full barrier by a plain arrival (its
+// one expected arrival, no bytes). The producer then runs one round trip behind the tile's other
+// k-blocks, which the ring's earlier stages cover.
 template <class Cfg>
 __device__ void produce_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorMap* tmap_a,
                               const ptx::TensorMap* tmap_b, const GemmParams& params,
                               unsigned cta_rank) {
-  using G = Geometry<Cfg>;
+  static_assert(Cfg::grouping != 3 || (Geometry<Cfg>::kFullArrivals == 1 &&
+                                       Geometry<Cfg>::kMulticastCtas == 1),
+                "groups along K: one arrival per full barrier, no multicast (plan/rules.cpp)");
+  constexpr bool kTokenRuns = Cfg::grouping == 3;
+  const int lane = threadIdx.x % 32;   // 0 but for groups along K
   PipelineState write;
+  unsigned tail_phase = 0;
   TileScheduler<Cfg> scheduler(params, cta_rank);
   int m_tile, n_tile;
   while (scheduler.next_tile(m_tile, n_tile)) {
     const int k_begin = scheduler.k_begin(), k_end = scheduler.k_end();
+    // A's rows: groups along K share A's rows (each group's D rows are group x group_rows on).
+    const int a_row0 = Cfg::grouping == 0 ? m_tile * Cfg::block_m
+                       : kTokenRuns       ? scheduler.row0 - scheduler.group * params.group_rows
+                                          : scheduler.row0;
     // Not unrolled: fully unrolled (16 k-blocks, e.g. K = 1024 bf16 / 2048 fp8) the loop needs
     // more than the producer's 40 registers and spills.
 #pragma unroll 1
     for (int k_block = k_begin; k_block < k_end; ++k_block) {
-      // A fresh barrier's "preceding phase" counts as complete, so the first lap never waits.
-      ptx::mbarrier_wait(smem.empty(write.stage), write.phase ^ 1);
-      issue_stage_loads(smem, write.stage, smem.full(write.stage), tmap_a, tmap_b,
-                        Cfg::grouping == 0 ? m_tile * Cfg::block_m : scheduler.row0,
-                        b_tile_row0<Cfg>(n_tile, scheduler.group), k_block * Cfg::block_k,
-                        cta_rank);
-      write.template advance<Cfg::num_stages>();
-    }
-  }
-}
-
-// Groups along K: producer warp 0, all lanes. Lane 0 keeps the ring full as produce_tiles
-// does, from each tile's first token; a run's last k-block, when the run ends inside it, lands
-// on the token-tail barrier instead, which the whole warp waits for, zeroes the tokens past the
-// run in both operands (zero_stage_tokens), makes those generic-proxy writes visible to wgmma's
-// async proxy and only then completes the stage's full barrier by a plain arrival (its one
-// expected arrival, no bytes). The producer runs at most one such round trip behind a tile's
-// other k-blocks, which the ring's earlier stages cover.
-template <class Cfg>
-__device__ void produce_k_grouped_tiles(const SharedStorage<Cfg>& smem,
-                                        const ptx::TensorMap* tmap_a,
-                                        const ptx::TensorMap* tmap_b, const GemmParams& params) {
-  static_assert(Geometry<Cfg>::kFullArrivals == 1 && Geometry<Cfg>::kMulticastCtas == 1,
-                "groups along K: one arrival per full barrier, no multicast (plan/rules.cpp)");
-  const int lane = threadIdx.x % 32;
-  PipelineState write;
-  unsigned tail_phase = 0;
-  TileScheduler<Cfg> scheduler(params, 0);
-  int m_tile, n_tile;
-  while (scheduler.next_tile(m_tile, n_tile)) {
-    const int a_row0 = scheduler.row0 - scheduler.group * params.group_rows;
-    const int b_row0 = b_tile_row0<Cfg>(n_tile, scheduler.group);
-#pragma unroll 1
-    for (int k_block = 0; k_block < scheduler.k_end(); ++k_block) {
-      const int k0 = scheduler.k_origin + k_block * Cfg::block_k;
-      const int valid = min(scheduler.k_stop - k0, Cfg::block_k);   // tokens of the run
-      const int stage = write.stage;
+      const int k0 = (kTokenRuns ? scheduler.k_origin : 0) + k_block * Cfg::block_k;
+      // Groups along K: a run ending inside this k-block leaves `valid` of its tokens.
+      const int valid = kTokenRuns ? min(scheduler.k_stop - k0, Cfg::block_k) : Cfg::block_k;
       const bool partial = valid < Cfg::block_k;
+      const int stage = write.stage;
       if (lane == 0) {
+        // A fresh barrier's "preceding phase" counts as complete, so the first lap never waits.
         ptx::mbarrier_wait(smem.empty(stage), write.phase ^ 1);
         issue_stage_loads(smem, stage, partial ? smem.token_tail() : smem.full(stage), tmap_a,
-                          tmap_b, a_row0, b_row0, k0, 0);
+                          tmap_b, a_row0, b_tile_row0<Cfg>(n_tile, scheduler.group), k0,
+                          cta_rank);
       }
-      if (partial) {
-        ptx::mbarrier_wait(smem.token_tail(), tail_phase);   // every lane: TMA's bytes landed
-        tail_phase ^= 1;
-        zero_stage_tokens(smem, stage, valid, lane);
-        ptx::fence_proxy_async_shared();   // generic-proxy zeros -> wgmma (async proxy) reads
-        __syncwarp();
-        if (lane == 0) ptx::mbarrier_arrive(smem.full(stage));
+      if constexpr (kTokenRuns) {
+        if (partial) {
+          ptx::mbarrier_wait(smem.token_tail(), tail_phase);   // every lane: TMA's bytes landed
+          tail_phase ^= 1;
+          zero_stage_tokens(smem, stage, valid, lane);
+          ptx::fence_proxy_async_shared();   // generic-proxy zeros -> wgmma (async proxy) reads
+          __syncwarp();
+          if (lane == 0) ptx::mbarrier_arrive(smem.full(stage));
+        }
       }
       write.template advance<Cfg::num_stages>();
     }
@@ -639,11 +626,9 @@ __global__ void __launch_bounds__(Geometry<Cfg>::kThreads, 1)
   if constexpr (Cfg::warp_specialized) {
     if (warpgroup == 0) {
       ptx::setmaxnreg_dec<Cfg::producer_regs>();
-      if constexpr (Cfg::grouping == 3) {
-        if (threadIdx.x < 32) produce_k_grouped_tiles(smem, &tmap_a, &tmap_b, params);
-      } else if (threadIdx.x == 0) {
+      // Groups along K: the whole warp, which zeroes a run's last tokens (produce_tiles).
+      if (Cfg::grouping == 3 ? threadIdx.x < 32 : threadIdx.x == 0)
         produce_tiles(smem, &tmap_a, &tmap_b, params, cta_rank);
-      }
       if constexpr (G::kStagedScales)
         if (ptx::warp_index_uniform() == 1) produce_scales(smem, params, cta_rank);
       __syncwarp();

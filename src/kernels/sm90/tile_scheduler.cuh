@@ -66,8 +66,8 @@ struct TileScheduler {
   // Grouped GEMM: the next work item with rows to compute. Tiles whose rows are all padding
   // (contiguous: the first row's group index is -1), past the group's valid rows (masked:
   // masked_m[g], clamped to 0..group_rows) or of a group without tokens (along K) are skipped
-  // by every warp alike, since each walks the same sequence. The rules keep clusters along M at 1 for grouped problems, so both CTAs
-  // of a cluster (side by side along N) skip together.
+  // by every warp alike, since each walks the same sequence. The rules keep clusters along M at
+  // 1 for grouped problems, so both CTAs of a cluster (side by side along N) skip together.
   __device__ bool next_tile(int& m_tile, int& n_tile) {
     while (next_item(m_tile, n_tile)) {
       // Ungrouped: group, row0 and row_limit are not kept (the producer warps run with 40
