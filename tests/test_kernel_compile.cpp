@@ -417,3 +417,14 @@ TEST(KernelCompile, RowwiseFp8) {
       EXPECT_NE(k.ptx.find("ld.global.nc"), std::string::npos);   // the epilogue's vectors
     }
 }
+
+// The transposed FP8 quantisation of weight gradients' operands compiles without spills, its
+// tile of x in registers and only its column maxima and transposed bytes in shared memory.
+TEST(KernelCompile, TransposedQuantisationKernel) {
+  const jit::CompiledKernel k = compile_helper_kernel("quant/quantize_1x128_transposed.cuh",
+                                                      "autogemm_quantize_fp8_1x128_transposed");
+  const jit::PtxasUsage usage = jit::parse_ptxas_usage(k.log);
+  EXPECT_LE(usage.static_smem_bytes, 8 * 128 * 4 + 128 * 4 + 128 * 144) << k.log;
+  EXPECT_NE(k.ptx.find("cvt.rn.satfinite.e4m3x2.f32"), std::string::npos);
+  EXPECT_NE(k.ptx.find("st.global.v4"), std::string::npos);
+}

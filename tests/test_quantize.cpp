@@ -63,6 +63,33 @@ TEST(Quantize, ArgumentsAreCheckedBeforeLaunch) {
   }
 }
 
+TEST(Quantize, TransposedArgumentsAreCheckedBeforeLaunch) {
+  void* x = fake_device(0x10000);
+  void* qt = fake_device(0x30000);
+  float* st = fake_scales();
+  void* q = fake_device(0x40000);
+  float* s = static_cast<float*>(fake_device(0x50000));
+  expect_invalid([&] { quantize_fp8_1x128_transposed(nullptr, DType::bf16, 4, 4, 4, qt, st); },
+                 "x");
+  expect_invalid([&] { quantize_fp8_1x128_transposed(x, DType::bf16, 4, 4, 4, nullptr, st); },
+                 "q_t");
+  expect_invalid([&] { quantize_fp8_1x128_transposed(x, DType::bf16, 4, 4, 4, qt, nullptr); },
+                 "scales_t");
+  expect_invalid([&] { quantize_fp8_1x128_transposed(x, DType::bf16, 4, 4, 4, qt, st, q); },
+                 "scales");
+  expect_invalid(
+      [&] { quantize_fp8_1x128_transposed(x, DType::bf16, 4, 4, 4, qt, st, nullptr, s); }, "q");
+  expect_invalid([&] { quantize_fp8_1x128_transposed(x, DType::fp16, 4, 4, 4, qt, st); },
+                 "x_type");
+  expect_invalid([&] { quantize_fp8_1x128_transposed(x, DType::bf16, 4, 300, 299, qt, st); },
+                 "ld");
+  const int64_t too_wide = int64_t(65536) * 128;   // 65536 column tiles: past the grid's y
+  const std::string cols = expect_invalid(
+      [&] { quantize_fp8_1x128_transposed(x, DType::bf16, 4, too_wide, too_wide, qt, st); },
+      "cols");
+  EXPECT_NE(cols.find("65535"), std::string::npos) << cols;
+}
+
 TEST(Quantize, DequantizeArgumentsAreChecked) {
   const void* q = fake_device(0x30000);
   const float* s = fake_scales();

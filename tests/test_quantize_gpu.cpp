@@ -320,3 +320,50 @@ TEST(QuantizeGpu, QuantisedOperandsFeedTheGemm) {
   EXPECT_LT(diff, 1e-3);
   EXPECT_GT(diff, 0.0);  // quantisation did happen
 }
+
+// Weight gradients' operands: x^T quantised along x's rows (the tokens), bit for bit the model of
+// x^T's 1 x 128 groups, and x's own 1 x 128 output from the same pass equal to
+// quantize_fp8_1x128's; both 16-byte runs (rows a multiple of 16) and bytes (odd rows), partial
+// tiles at both edges, rows of zeros.
+TEST(QuantizeGpu, TransposedAlongTheTokens) {
+  AUTOGEMM_REQUIRE_GPU();
+  uint64_t seed = 40;
+  for (const Shape s : {Shape{256, 384}, Shape{4096, 136}, Shape{257, 300}, Shape{130, 7},
+                        Shape{16, 1}, Shape{1, 129}})
+    for (DType type : {DType::bf16, DType::fp32}) {
+      const std::string label = std::to_string(s.rows) + " x " + std::to_string(s.cols) + " " +
+                                std::string(to_string(type));
+      const HostMatrix x = random_matrix(s.rows, s.cols, s.cols + 3, type, ++seed, true, {0});
+      HostMatrix xt{s.cols, s.rows, s.rows, type, std::vector<double>(std::size_t(s.rows * s.cols))};
+      for (int64_t r = 0; r < s.rows; ++r)
+        for (int64_t c = 0; c < s.cols; ++c) xt.values[std::size_t(c * s.rows + r)] = x.at(r, c);
+      const Quantized want_t = model_quantize(xt, 1);
+      const Quantized want = model_quantize(x, 1);
+
+      DeviceBuffer x_dev(x.values.size() * std::size_t(dtype_bytes(type)));
+      DeviceBuffer qt_dev(std::size_t(s.rows * s.cols)), st_dev(want_t.scales.size() * 4);
+      DeviceBuffer q_dev(std::size_t(s.rows * s.cols)), sc_dev(want.scales.size() * 4);
+      upload_from_double(x_dev.get(), x.values, type);
+      quantize_fp8_1x128_transposed(x_dev.get(), type, s.rows, s.cols, x.ld, qt_dev.get(),
+                                    static_cast<float*>(st_dev.get()), q_dev.get(),
+                                    static_cast<float*>(sc_dev.get()), nullptr);
+      cuda_check(cudaDeviceSynchronize(), "quantize_fp8_1x128_transposed");
+      auto download = [](const DeviceBuffer& b, std::size_t bytes) {
+        std::vector<uint8_t> h(bytes);
+        cuda_check(cudaMemcpy(h.data(), b.get(), bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
+        return h;
+      };
+      const auto as_bytes = [](const std::vector<float>& v) {
+        std::vector<uint8_t> b(v.size() * 4);
+        std::memcpy(b.data(), v.data(), b.size());
+        return b;
+      };
+      EXPECT_EQ(download(qt_dev, want_t.q.size()), want_t.q) << label << ": x^T's bytes";
+      EXPECT_EQ(download(st_dev, want_t.scales.size() * 4), as_bytes(want_t.scales))
+          << label << ": x^T's scales";
+      EXPECT_EQ(download(q_dev, want.q.size()), want.q) << label << ": x's bytes";
+      EXPECT_EQ(download(sc_dev, want.scales.size() * 4), as_bytes(want.scales))
+          << label << ": x's scales";
+    }
+}
+

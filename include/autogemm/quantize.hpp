@@ -47,6 +47,18 @@ void quantize_fp8_1x128(const void* x, DType x_type, int64_t rows, int64_t cols,
 void quantize_fp8_128x128(const void* x, DType x_type, int64_t rows, int64_t cols, int64_t ld,
                           void* q, float* scales, cudaStream_t stream = nullptr);
 
+// Weight gradients (autogemm/wgrad.hpp): x is token-major (rows = tokens), and FP8 wgmma reads
+// both of a weight gradient's operands K-major, K being the tokens. One pass over x writes q_t,
+// x^T as e4m3 (cols x rows, packed), and scales_t, one per column of x per 128 of its rows (cols x
+// ceil(rows/128) floats: the 1 x 128 layout of x^T, so q_t and scales_t are an FP8 operand
+// scaled along the tokens); and, when q and scales are given (both or neither), x's own 1 x 128
+// output exactly as quantize_fp8_1x128 writes it, for the forward pass or the input gradient.
+// The same rule as above per group. rows a multiple of 16 and q_t 16-byte aligned (what TMA needs
+// of the GEMM's operand) let the transposed rows leave in 16-byte stores.
+void quantize_fp8_1x128_transposed(const void* x, DType x_type, int64_t rows, int64_t cols,
+                                   int64_t ld, void* q_t, float* scales_t, void* q = nullptr,
+                                   float* scales = nullptr, cudaStream_t stream = nullptr);
+
 // y_type: bf16 or fp32; y is rows x cols with leading dimension ld.
 void dequantize_fp8_1x128(const void* q, const float* scales, int64_t rows, int64_t cols,
                           void* y, DType y_type, int64_t ld, cudaStream_t stream = nullptr);

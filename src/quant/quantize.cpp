@@ -103,6 +103,52 @@ void quantize(const void* x, DType x_type, int64_t rows, int64_t cols, int64_t l
                                 fmt::format("{} {} x {} ld {}", kernel, rows, cols, ld));
 }
 
+void quantize_transposed(const void* x, DType x_type, int64_t rows, int64_t cols, int64_t ld,
+                         void* q_t, float* scales_t, void* q, float* scales,
+                         cudaStream_t stream) {
+  const int type = element_code(x_type, "x_type");
+  require_pointer(x, "x", dtype_bytes(x_type));
+  require_pointer(q_t, "q_t", 1);
+  require_pointer(scales_t, "scales_t", int(sizeof(float)));
+  if ((q == nullptr) != (scales == nullptr))
+    throw InvalidArgument(q == nullptr ? "q" : "scales", "null",
+                          "x's own 1x128 output takes both q and scales, or neither");
+  if (q != nullptr) {
+    require_pointer(q, "q", 1);
+    require_pointer(scales, "scales", int(sizeof(float)));
+  }
+  check_shape(rows, cols, ld);
+  const int64_t row_tiles = ceil_div(rows, kFp8ScaleGroup);
+  const int64_t col_tiles = ceil_div(cols, kFp8ScaleGroup);
+  if (row_tiles > kMaxGridX)
+    throw InvalidArgument("rows", std::to_string(rows),
+                          "needs more than 2^31 - 1 thread blocks of 128 rows");
+  if (col_tiles > kMaxGridY)
+    throw InvalidArgument("cols", std::to_string(cols),
+                          fmt::format("needs more than {} thread blocks of 128 columns",
+                                      kMaxGridY));
+  require_fp8_conversions();
+
+  runtime::SimpleGrid grid;
+  grid.block_x = kThreads;
+  grid.grid_x = unsigned(row_tiles);
+  grid.grid_y = unsigned(col_tiles);
+  QuantizeTransposedParams params{};
+  params.rows = rows;
+  params.cols = cols;
+  params.ld = ld;
+  params.x = x;
+  params.q = static_cast<unsigned char*>(q);
+  params.scales = scales;
+  params.q_t = static_cast<unsigned char*>(q_t);
+  params.scales_t = scales_t;
+  params.x_type = type;
+  runtime::launch_simple_kernel("quant/quantize_1x128_transposed.cuh",
+                                "autogemm_quantize_fp8_1x128_transposed", grid, &params, stream,
+                                fmt::format("quantize_fp8_1x128_transposed {} x {} ld {}", rows,
+                                            cols, ld));
+}
+
 void dequantize(const void* q, const float* scales, int64_t rows, int64_t cols, void* y,
                 DType y_type, int64_t ld, cudaStream_t stream, Blocks blocks) {
   const int type = element_code(y_type, "y_type");
@@ -152,6 +198,12 @@ void quantize_fp8_1x128(const void* x, DType x_type, int64_t rows, int64_t cols,
 void quantize_fp8_128x128(const void* x, DType x_type, int64_t rows, int64_t cols, int64_t ld,
                           void* q, float* scales, cudaStream_t stream) {
   quantize(x, x_type, rows, cols, ld, q, scales, stream, Blocks::by_128x128);
+}
+
+void quantize_fp8_1x128_transposed(const void* x, DType x_type, int64_t rows, int64_t cols,
+                                   int64_t ld, void* q_t, float* scales_t, void* q,
+                                   float* scales, cudaStream_t stream) {
+  quantize_transposed(x, x_type, rows, cols, ld, q_t, scales_t, q, scales, stream);
 }
 
 void dequantize_fp8_1x128(const void* q, const float* scales, int64_t rows, int64_t cols,

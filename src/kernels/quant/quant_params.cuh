@@ -24,6 +24,19 @@ struct QuantizeParams {
   int x_type;   // QuantElementType
 };
 
+// Token-major x (rows = tokens) for weight gradients (quantize_1x128_transposed.cuh): q_t (cols
+// x rows e4m3, packed: x^T) with scales_t (cols x ceil(rows/128), row-major: x^T's 1 x 128
+// groups), and when q is not null x's own 1 x 128 output, q and scales, as QuantizeParams says.
+struct QuantizeTransposedParams {
+  long long rows, cols, ld;
+  const void* x;
+  unsigned char* q;
+  float* scales;
+  unsigned char* q_t;
+  float* scales_t;
+  int x_type;   // QuantElementType
+};
+
 // q (rows x cols e4m3, packed) and scales -> y (rows x cols, leading dimension ld, type y_type).
 struct DequantizeParams {
   long long rows, cols, ld;
