@@ -34,7 +34,7 @@ constexpr int64_t kScaleBlock = 128;   // FP8 scale granularity along K (and N f
 constexpr int64_t kGuardRows = 2;
 // The case tables' vocabulary: scaling, D's type and the input type.
 constexpr Scaling blk = Scaling::block_1x128_128x128, pt = Scaling::per_tensor,
-                  rw = Scaling::rowwise;
+                  rw = Scaling::rowwise, b1d = Scaling::block_1x128_1x128;
 constexpr DType bf16 = DType::bf16, e4 = DType::e4m3;
 
 struct Fp8Case {
@@ -108,6 +108,7 @@ Fp8Check run_fp8(const Fp8Case& c, uint64_t seed) {
   const int64_t k_blocks = ceil_div(p.k, kScaleBlock), n_blocks = ceil_div(p.n, kScaleBlock);
   const bool block = c.scaling == Scaling::block_1x128_128x128;
   const bool rowwise = c.scaling == Scaling::rowwise;
+  const bool column_blocks = c.scaling == Scaling::block_1x128_1x128;   // B: 1x128 too
   p.epilogue.activation = c.activation;
   if (c.bias) p.epilogue.bias = DType::bf16;
 
@@ -115,8 +116,13 @@ Fp8Check run_fp8(const Fp8Case& c, uint64_t seed) {
   bench::DeviceBuffer cbuf(std::size_t(p.m * p.n) * out_bytes);
   const std::size_t d_elems = std::size_t((p.m + 2 * kGuardRows) * p.ldd);
   bench::DeviceBuffer d(d_elems * out_bytes), ref(std::size_t(p.m * p.n) * sizeof(double));
-  const std::size_t sa_count = block ? std::size_t(p.m * k_blocks) : rowwise ? std::size_t(p.m) : 1;
-  const std::size_t sb_count = block ? std::size_t(n_blocks * k_blocks) : rowwise ? std::size_t(p.n) : 1;
+  const std::size_t sa_count = block || column_blocks ? std::size_t(p.m * k_blocks)
+                               : rowwise              ? std::size_t(p.m)
+                                                      : 1;
+  const std::size_t sb_count = block           ? std::size_t(n_blocks * k_blocks)
+                               : column_blocks ? std::size_t(p.n * k_blocks)
+                               : rowwise       ? std::size_t(p.n)
+                                               : 1;
   bench::DeviceBuffer scale_a(sa_count * sizeof(float)), scale_b(sb_count * sizeof(float));
   bench::fill_random(a.get(), std::size_t(p.m * p.k), p.a_type, seed);
   bench::fill_random(b.get(), std::size_t(p.n * p.k), p.b_type, seed + 1);
@@ -228,10 +234,12 @@ Fp8Check run_fp8(const Fp8Case& c, uint64_t seed) {
     double exact = 0, magnitude = 0;
     for (int64_t kk = 0; kk < p.k; ++kk) {
       const int64_t kb = kk / kScaleBlock;
-      const double scale = block     ? sa[std::size_t(row * k_blocks + kb)] *
-                                           sb[std::size_t((col / kScaleBlock) * k_blocks + kb)]
-                           : rowwise ? sa[std::size_t(row)] * sb[std::size_t(col)]
-                                     : sa[0] * sb[0];
+      const double scale = block ? sa[std::size_t(row * k_blocks + kb)] *
+                                       sb[std::size_t((col / kScaleBlock) * k_blocks + kb)]
+                           : column_blocks ? sa[std::size_t(row * k_blocks + kb)] *
+                                                 sb[std::size_t(col * k_blocks + kb)]
+                           : rowwise       ? sa[std::size_t(row)] * sb[std::size_t(col)]
+                                           : sa[0] * sb[0];
       const double term = a_row[std::size_t(kk)] * b_row[std::size_t(kk)] * scale;
       exact += term;
       magnitude += std::fabs(term);
@@ -438,4 +446,20 @@ TEST(Fp8GemmGpu, RowwiseScaling) {
   fused.m = 13;   // swapped tiles
   cases.push_back(fused);
   run_cases(cases, 7800);
+}
+
+// 1x128 scales on both operands (weight gradients, K = the tokens): every column of D takes its
+// own scale per k-block. Log-uniform scales over 7 decades make a scale from the wrong column or
+// k-block show; fp32 D accumulated (beta 1), bf16 D, tails in M, N and K (K a multiple of 16, a
+// partial last scale block), 64- and 128-row tiles and the n-tile widths the planner offers.
+TEST(Fp8GemmGpu, ScalesPerColumnAndKBlock) {
+  AUTOGEMM_REQUIRE_GPU();
+  std::vector<Fp8Case> cases = {{300, 1000, 1040, b1d, DType::fp32, e4, 1.0f, 1.0f},
+                                {1024, 2048, 4096, b1d, DType::fp32, e4, 1.0f, 1.0f},
+                                {200, 136, 144, b1d, bf16, e4},
+                                {64, 4096, 512, b1d, DType::fp32, e4, 1.0f, 1.0f}};
+  for (const char* config : {"128x128x128 s4 c2 p g8", "64x96x128 s6 c1 p g8",
+                             "128x160x128 s3 c2 p g8", "128x128x128 s4 c2 p g8 cl2x1/b"})
+    cases.push_back({512, 1000, 1040, b1d, DType::fp32, e4, 1.0f, 1.0f, config});
+  run_cases(cases, 9000);
 }

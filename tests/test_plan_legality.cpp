@@ -53,34 +53,34 @@ TEST(PlanLegality, SmemBytesIsTheKernelsLayout) {
   for (int stages : {1, 3, 6}) {
     GemmConfig c = tile(128, 256, 2, stages);
     EXPECT_EQ(gemm_smem_bytes(p, c),
-              sm90::make_smem_layout(128, 256, 64, stages, 2, 2, true, false).total_bytes);
+              sm90::make_smem_layout(128, 256, 64, stages, 2, 2, true, 0).total_bytes);
     // No D staging with the ladder's plain stores.
     EXPECT_EQ(plan::gemm_smem_bytes(p, plan::kernel_fields(p, c, unspecialised())),
-              sm90::make_smem_layout(128, 256, 64, stages, 2, 2, false, false).total_bytes);
+              sm90::make_smem_layout(128, 256, 64, stages, 2, 2, false, 0).total_bytes);
     // D rows ending mid 16-byte chunk are staged too (the threads store them from there).
     GemmProblem ragged = p;
     ragged.n = 4100;
     ragged.ldd = 4104;
     EXPECT_EQ(plan::kernel_fields(ragged, c).store_path, StorePath::staged);
     EXPECT_EQ(gemm_smem_bytes(ragged, c),
-              sm90::make_smem_layout(128, 256, 64, stages, 2, 2, true, false).total_bytes);
+              sm90::make_smem_layout(128, 256, 64, stages, 2, 2, true, 0).total_bytes);
   }
   GemmProblem fp32_out = p;
   fp32_out.d_type = DType::fp32;
   EXPECT_EQ(gemm_smem_bytes(fp32_out, tile(64, 128, 1, 5)),
-            sm90::make_smem_layout(64, 128, 64, 5, 2, 4, true, false).total_bytes);
+            sm90::make_smem_layout(64, 128, 64, 5, 2, 4, true, 0).total_bytes);
   // Block-scaled FP8 adds one scale slot per stage (128 A scales + 2 B scales, 16-byte
   // rounded); per-tensor FP8 does not.
   GemmProblem fp8 = cli::make_problem(4096, 4096, 4096, "fp8", "nt", 0, 0, 0);
   GemmConfig fp8_tile128 = tile(128, 128, 2, 5);
   fp8_tile128.block_k = 128;
-  const auto with_scales = sm90::make_smem_layout(128, 128, 128, 5, 1, 2, true, true);
+  const auto with_scales = sm90::make_smem_layout(128, 128, 128, 5, 1, 2, true, 2);
   EXPECT_EQ(with_scales.scale_stage_bytes, 528);
   EXPECT_EQ(with_scales.barrier_offset, with_scales.scale_offset + 5 * 528);
   EXPECT_EQ(gemm_smem_bytes(fp8, fp8_tile128), with_scales.total_bytes);
   fp8.scaling = Scaling::per_tensor;
   EXPECT_EQ(gemm_smem_bytes(fp8, fp8_tile128),
-            sm90::make_smem_layout(128, 128, 128, 5, 1, 2, true, false).total_bytes);
+            sm90::make_smem_layout(128, 128, 128, 5, 1, 2, true, 0).total_bytes);
 }
 
 TEST(PlanLegality, CommonConfigurationsAreLegal) {

@@ -38,6 +38,10 @@ enum class Scaling {
   // channel, N floats). PyTorch's "rowwise" _scaled_mm, vLLM's cutlass_scaled_mm. Applied by
   // the fused epilogue after the sum (Epilogue::row_scale, col_scale read scale_a, scale_b).
   rowwise,
+  // A and B: one scale per row per 128 of K, A's M x ceil(K/128) and B's N x ceil(K/128), both
+  // row-major. Weight gradients, whose K is the tokens: both operands quantised per 128 tokens
+  // (DeepGEMM's "1D1D"; quantize_fp8_1x128_transposed writes them). Tile family only.
+  block_1x128_1x128,
 };
 std::string_view to_string(Scaling s);
 

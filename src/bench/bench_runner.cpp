@@ -62,10 +62,10 @@ Fp8Inputs make_fp8_inputs(const GemmProblem& problem, void* a, void* b,
                           const BenchOptions& options, cudaStream_t stream, L2Flusher& flusher) {
   const int64_t m = problem.m, n = problem.n, k = problem.k;
   Fp8Inputs out;
-  out.scales = make_fp8_scales(m, n, k);
+  out.scales = make_fp8_scales(m, n, k, problem.scaling);
   const Fp8Sources sources = make_fp8_sources(m, n, k, options.seed);
   auto quantize_both = [&](cudaStream_t s) {
-    quantize_fp8_sources(sources, m, n, k, a, b, out.scales, s);
+    quantize_fp8_sources(sources, m, n, k, a, b, out.scales, s, problem.scaling);
   };
   const auto times = time_calls(quantize_both, std::max(options.warmup, 1), std::max(options.iters, 1),
                                 stream, &flusher);
@@ -73,9 +73,11 @@ Fp8Inputs make_fp8_inputs(const GemmProblem& problem, void* a, void* b,
   return out;
 }
 
-// True for the FP8 rows: block-scaled e4m3 inputs quantised by make_fp8_inputs.
+// True for the FP8 rows: block-scaled e4m3 inputs quantised by make_fp8_inputs (1x128 on both
+// operands: FP8 weight gradients).
 bool is_fp8_case(const GemmProblem& problem) {
-  return problem.scaling == Scaling::block_1x128_128x128;
+  return problem.scaling == Scaling::block_1x128_128x128 ||
+         problem.scaling == Scaling::block_1x128_1x128;
 }
 
 // The item's problem as the bench runs it (beta = 0, or with reads_c D += A B: beta = 1 and C
@@ -177,8 +179,13 @@ void set_operands(CaseData& data, const GemmProblem& problem, const BenchOptions
       const runtime::CublasLtBlockScaleSizes sizes = runtime::cublaslt_block_scale_sizes(problem);
       data.lt_scale_a = DeviceBuffer(sizes.a_floats * sizeof(float));
       data.lt_scale_b = DeviceBuffer(sizes.b_floats * sizeof(float));
-      // cuBLASLt's own transform: a refusal leaves the baseline n/a, as a refused call does.
+      // cuBLASLt's own transform: a refusal leaves the baseline n/a, as a refused call does
+      // (1x128 B scales: cuBLASLt has none on Hopper; its per-tensor FP8 is timed beside).
       const bool converted = try_baseline_step(problem, row.baseline_unavailable, [&] {
+        if (problem.scaling == Scaling::block_1x128_1x128)
+          throw runtime::CublasLtLimit("scaling", "block_1x128_1x128",
+                                       "cuBLASLt on Hopper has no FP8 scales per row per 128 of K "
+                                       "for B (its per-tensor FP8 is timed beside)");
         runtime::to_cublaslt_block_scales(problem, ours.scale_a, ours.scale_b,
                                           static_cast<float*>(data.lt_scale_a.get()),
                                           static_cast<float*>(data.lt_scale_b.get()), stream);

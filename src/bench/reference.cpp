@@ -73,6 +73,7 @@ void reference_gemm(const GemmProblem& problem, const GemmOperands& operands, do
   params.scaling = problem.scaling == Scaling::per_tensor          ? kReferenceScalePerTensor
                    : problem.scaling == Scaling::block_1x128_128x128 ? kReferenceScaleBlock
                    : problem.scaling == Scaling::rowwise             ? kReferenceScaleRowwise
+                   : problem.scaling == Scaling::block_1x128_1x128   ? kReferenceScale1x128
                                                                      : kReferenceScaleNone;
 
   runtime::SimpleGrid grid;

@@ -237,17 +237,23 @@ Fp8Sources make_fp8_sources(int64_t m, int64_t n, int64_t k, uint64_t seed) {
   return s;
 }
 
-Fp8Scales make_fp8_scales(int64_t m, int64_t n, int64_t k) {
+Fp8Scales make_fp8_scales(int64_t m, int64_t n, int64_t k, Scaling scaling) {
+  const int64_t b_scales = scaling == Scaling::block_1x128_1x128 ? fp8_scale_count_1x128(n, k)
+                                                                 : fp8_scale_count_128x128(n, k);
   return {DeviceBuffer(std::size_t(fp8_scale_count_1x128(m, k)) * sizeof(float)),
-          DeviceBuffer(std::size_t(fp8_scale_count_128x128(n, k)) * sizeof(float))};
+          DeviceBuffer(std::size_t(b_scales) * sizeof(float))};
 }
 
 void quantize_fp8_sources(const Fp8Sources& sources, int64_t m, int64_t n, int64_t k, void* a,
-                          void* b, const Fp8Scales& scales, cudaStream_t stream) {
+                          void* b, const Fp8Scales& scales, cudaStream_t stream, Scaling scaling) {
   quantize_fp8_1x128(sources.a.get(), DType::bf16, m, k, k, a, static_cast<float*>(scales.a.get()),
                      stream);
-  quantize_fp8_128x128(sources.b.get(), DType::bf16, n, k, k, b,
+  if (scaling == Scaling::block_1x128_1x128)
+    quantize_fp8_1x128(sources.b.get(), DType::bf16, n, k, k, b,
                        static_cast<float*>(scales.b.get()), stream);
+  else
+    quantize_fp8_128x128(sources.b.get(), DType::bf16, n, k, k, b,
+                         static_cast<float*>(scales.b.get()), stream);
 }
 
 GemmOperands GemmInputs::operands() const {

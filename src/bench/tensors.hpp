@@ -76,14 +76,18 @@ struct Fp8Sources {
   DeviceBuffer a, b;
 };
 Fp8Sources make_fp8_sources(int64_t m, int64_t n, int64_t k, uint64_t seed);
-// The scales, sized by fp8_scale_count_1x128 (A) and fp8_scale_count_128x128 (B).
+// The scales, sized by fp8_scale_count_1x128 (A) and fp8_scale_count_128x128 (B), or with
+// block_1x128_1x128 fp8_scale_count_1x128 (B too).
 struct Fp8Scales {
   DeviceBuffer a, b;
 };
-Fp8Scales make_fp8_scales(int64_t m, int64_t n, int64_t k);
-// Quantises the sources into a (M x K e4m3, packed), b (N x K) and the scales, on `stream`.
+Fp8Scales make_fp8_scales(int64_t m, int64_t n, int64_t k,
+                          Scaling scaling = Scaling::block_1x128_128x128);
+// Quantises the sources into a (M x K e4m3, packed), b (N x K) and the scales, on `stream`: A
+// 1 x 128, B 128 x 128 (or 1 x 128 with block_1x128_1x128).
 void quantize_fp8_sources(const Fp8Sources& sources, int64_t m, int64_t n, int64_t k, void* a,
-                          void* b, const Fp8Scales& scales, cudaStream_t stream);
+                          void* b, const Fp8Scales& scales, cudaStream_t stream,
+                          Scaling scaling = Scaling::block_1x128_128x128);
 
 // One problem's operands on random inputs: A and B as the problem stores them (fill_random from
 // seed and seed + 1; block-scaled FP8: quantised BF16 sources, see above), D poisoned (NaN) so

@@ -58,8 +58,9 @@ void ProblemOptions::add_to(CLI::App& command) {
                      "type of D: bf16, fp16, fp32, or fp8 (e4m3, quantised by the epilogue with "
                      "one scale per row per 128 columns)");
   command.add_option("--scaling", scaling,
-                     "FP8 scales: block (1x128 A, 128x128 B; the default), per_tensor, or rowwise "
-                     "(one per row of A and one per row of B)");
+                     "FP8 scales: block (1x128 A, 128x128 B; the default), per_tensor, rowwise "
+                     "(one per row of A and one per row of B), or 1x128 (one per row per 128 of "
+                     "K on both: weight gradients)");
 }
 
 void ProblemOptions::add_weights_to(CLI::App& command) {
@@ -76,11 +77,13 @@ std::vector<GemmProblem> ProblemOptions::problems() const {
   out.reserve(shapes.size());
   std::optional<Scaling> fp8_scaling;
   if (!scaling.empty()) {
-    for (Scaling s : {Scaling::block_1x128_128x128, Scaling::per_tensor, Scaling::rowwise})
-      if (scaling == to_string(s) || (scaling == "block" && s == Scaling::block_1x128_128x128))
+    for (Scaling s : {Scaling::block_1x128_128x128, Scaling::per_tensor, Scaling::rowwise,
+                      Scaling::block_1x128_1x128})
+      if (scaling == to_string(s) || (scaling == "block" && s == Scaling::block_1x128_128x128) ||
+          (scaling == "1x128" && s == Scaling::block_1x128_1x128))
         fp8_scaling = s;
     if (!fp8_scaling)
-      throw InvalidArgument("--scaling", scaling, "expected block, per_tensor or rowwise");
+      throw InvalidArgument("--scaling", scaling, "expected block, per_tensor, rowwise or 1x128");
   }
   std::optional<DType> d_type;
   if (!out_dtype.empty()) {

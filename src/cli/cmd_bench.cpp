@@ -23,6 +23,7 @@
 
 #include "autogemm/device.hpp"
 #include "autogemm/errors.hpp"
+#include "autogemm/wgrad.hpp"
 #include "bench/bench_report.hpp"
 #include "bench/bench_runner.hpp"
 #include "bench/copy_bandwidth.hpp"
@@ -75,10 +76,10 @@ BenchCliOptions with_wgrad(BenchCliOptions o) {
   if (o.wgrad.empty()) return o;
   if (!o.suite.empty() || !o.m.empty())
     throw InvalidArgument("--wgrad", o.wgrad, "takes its rows from the file: no --suite or --m");
-  if (o.dtype != "bf16" && o.dtype != "fp16")
+  if (o.dtype != "bf16" && o.dtype != "fp16" && o.dtype != "fp8")
     throw InvalidArgument("--dtype", o.dtype,
-                          "weight gradients run on bf16 or fp16 (FP8 with 1x128 scales along the "
-                          "tokens on both operands is not built yet)");
+                          "weight gradients run on bf16, fp16 or fp8 (e4m3 with 1x128 scales "
+                          "along the tokens on both operands)");
   if (!o.out_dtype.empty() && o.out_dtype != "fp32")
     throw InvalidArgument("--out-dtype", o.out_dtype,
                           "a weight gradient accumulates into fp32 (a 16-bit C would round every "
@@ -121,7 +122,13 @@ std::vector<bench::BenchItem> items_from(const BenchCliOptions& o) {
                           "bench compares D = M x N with cuBLASLt, which has no gated epilogue; "
                           "bench/mlp_block.py times gated layers and the FP8 MLP block");
   for (std::size_t i = 0; i < shapes.size(); ++i) {
-    GemmProblem p = make_problem(shapes[i].m, shapes[i].n, shapes[i].k, o.dtype, o.layout, 0, 0, 0);
+    // --wgrad: the problem weight_gradient_problem makes of the row (FP8: the transposed copies,
+    // layout nt, 1x128 scales on both, quantised by the bench from bf16 like every FP8 row).
+    GemmProblem p =
+        o.wgrad.empty()
+            ? make_problem(shapes[i].m, shapes[i].n, shapes[i].k, o.dtype, o.layout, 0, 0, 0)
+            : weight_gradient_problem(shapes[i].k, shapes[i].m, shapes[i].n,
+                                      parse_dtype(o.dtype).value_or(DType::bf16));
     if (!o.out_dtype.empty()) {
       const auto out = parse_dtype(o.out_dtype);
       if (!out || *out == DType::e4m3)

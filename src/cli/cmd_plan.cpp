@@ -120,6 +120,11 @@ void print_plan(const Plan& plan, int top) {
     fmt::print("wgrad      dW [{}, {}] += dY^T X over {} tokens: dY [{}, {}] and X [{}, {}] as "
                "stored (token-major), C is dW\n",
                p.m, p.n, p.k, p.k, p.m, p.k, p.n);
+  else if (p.scaling == Scaling::block_1x128_1x128 && p.reads_c && p.d_type == DType::fp32)
+    fmt::print("wgrad      dW [{}, {}] += dY^T X over {} tokens in FP8: dY^T [{}, {}] and X^T [{}, "
+               "{}] e4m3 with one scale per 128 tokens, as quantize_fp8_1x128_transposed writes "
+               "them, C is dW\n",
+               p.m, p.n, p.k, p.m, p.k, p.n, p.k);
   if (p.grouping == Grouping::contiguous || p.grouping == Grouping::masked)
     fmt::print("grouped    {}: {} groups, {} rows expected per group; M is {}; B is [{}, {}, {}]\n",
                to_string(p.grouping), p.num_groups, p.expected_group_rows(),

@@ -15,6 +15,7 @@ int scaling_kind(Scaling s) {
     case Scaling::per_tensor: return sm90::kScalingPerTensor;
     case Scaling::block_1x128_128x128: return sm90::kScalingBlock;
     case Scaling::rowwise: return sm90::kScalingRowwise;
+    case Scaling::block_1x128_1x128: return sm90::kScalingBlock1x128;
   }
   return sm90::kScalingNone;
 }
@@ -40,6 +41,7 @@ std::string input_type_name_suffix(const GemmProblem& p, const GemmConfig& c) {
   return fmt::format("_{}_{}{}{}", to_string(p.b_type),
                      p.scaling == Scaling::per_tensor ? "pt"
                      : p.scaling == Scaling::rowwise  ? "rw"
+                     : p.scaling == Scaling::block_1x128_1x128 ? "b1d"
                                                       : "blk",
                      c.promotion_buffers > 1 ? fmt::format("_pb{}", c.promotion_buffers) : "",
                      c.ordered_issue ? "_oi" : "");

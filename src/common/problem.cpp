@@ -76,6 +76,7 @@ std::string_view to_string(Scaling s) {
     case Scaling::per_tensor: return "per_tensor";
     case Scaling::block_1x128_128x128: return "block_1x128_128x128";
     case Scaling::rowwise: return "rowwise";
+    case Scaling::block_1x128_1x128: return "block_1x128_1x128";
   }
   return "?";
 }
@@ -294,7 +295,18 @@ void validate(const GemmProblem& p) {
                             "transposed FP8 form");
     if (p.scaling == Scaling::none)
       throw InvalidArgument("scaling", "none",
-                            "FP8 inputs need per_tensor, rowwise or block_1x128_128x128 scales");
+                            "FP8 inputs need per_tensor, rowwise, block_1x128_128x128 or "
+                            "block_1x128_1x128 scales");
+    // 1x128 on both operands is the weight gradient's scaling (autogemm/wgrad.hpp): one dense
+    // GEMM of the tile family into bf16, fp16 or fp32.
+    if (p.scaling == Scaling::block_1x128_1x128 && p.grouping != Grouping::none)
+      throw InvalidArgument("scaling", "block_1x128_1x128",
+                            fmt::format("grouped GEMM ({}) takes block_1x128_128x128 FP8 scales",
+                                        to_string(p.grouping)));
+    if (p.scaling == Scaling::block_1x128_1x128 && p.d_type == DType::e4m3)
+      throw InvalidArgument("d_type", "e4m3",
+                            "FP8 output is not built with block_1x128_1x128 inputs: write bf16, "
+                            "fp16 or fp32");
     if (p.scaling == Scaling::rowwise && (p.epilogue.row_scale || p.epilogue.col_scale))
       throw InvalidArgument(p.epilogue.row_scale ? "epilogue.row_scale" : "epilogue.col_scale",
                             "true",

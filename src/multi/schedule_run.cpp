@@ -157,9 +157,11 @@ void check_operands(const std::vector<ScheduledGemm>& gemms, const std::vector<i
       throw InvalidArgument(fmt::format("gemms[{}].problem.epilogue", i),
                             g.problem.epilogue.describe(),
                             "the scheduler runs plain GEMMs: no fused epilogue");
-    if (g.problem.scaling == Scaling::rowwise)
-      throw InvalidArgument(fmt::format("gemms[{}].problem.scaling", i), "rowwise",
-                            "the scheduler takes per_tensor or block FP8 scales");
+    if (g.problem.scaling == Scaling::rowwise ||
+        g.problem.scaling == Scaling::block_1x128_1x128)
+      throw InvalidArgument(fmt::format("gemms[{}].problem.scaling", i),
+                            std::string(to_string(g.problem.scaling)),
+                            "the scheduler takes per_tensor or block_1x128_128x128 FP8 scales");
     if (g.problem.weight_format)
       throw InvalidArgument(fmt::format("gemms[{}].problem.weight_format", i),
                             std::string(to_string(*g.problem.weight_format)),

@@ -377,9 +377,10 @@ SplitPlan plan_split(const GemmProblem& problem, const GpuInfo& device, const To
   if (!problem.epilogue.empty())
     throw InvalidArgument("problem.epilogue", problem.epilogue.describe(),
                           "a GEMM split over GPUs has no fused epilogue: run it on one GPU");
-  if (problem.scaling == Scaling::rowwise)
-    throw InvalidArgument("problem.scaling", "rowwise",
-                          "a GEMM split over GPUs takes per_tensor or block FP8 scales");
+  if (problem.scaling == Scaling::rowwise || problem.scaling == Scaling::block_1x128_1x128)
+    throw InvalidArgument("problem.scaling", std::string(to_string(problem.scaling)),
+                          "a GEMM split over GPUs takes per_tensor or block_1x128_128x128 FP8 "
+                          "scales");
   if (problem.weight_format)
     throw InvalidArgument("problem.weight_format", std::string(to_string(*problem.weight_format)),
                           "a GEMM split over GPUs slices B as b_type rows; weight-only GEMMs run "

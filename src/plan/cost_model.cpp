@@ -249,7 +249,10 @@ double promotion_share(const GemmProblem& problem, const GemmConfig& config,
   const double mma_cycles =
       2.0 * config.block_m * config.block_n * config.block_k / flops_per_clock_per_sm;
   const double slabs = double(config.block_m) / std::max(config.num_consumers, 1) / 64;
-  const double ffma_cycles = config.num_consumers * slabs * config.block_n / 2.0;
+  // 1x128 B scales: each element's row scale times its column's, an FMUL beside the FFMA
+  // (kernels/sm90/fp8_promotion.cuh kColumnScaled; priced, not yet fitted).
+  const double ffma_cycles = config.num_consumers * slabs * config.block_n / 2.0 *
+                             (problem.scaling == Scaling::block_1x128_1x128 ? 2.0 : 1.0);
   // Two temporaries hide all but one promotion per chunk; so do turns (ordered issue), where
   // the other consumer's group runs while one promotes: measured equal at 128x128 (1205 against
   // 1209 TFLOP/s on the H100).

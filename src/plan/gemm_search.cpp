@@ -471,6 +471,11 @@ Plan plan_gemm(const GemmProblem& call, const GpuInfo& device) {
                             fmt::format("only autogemm's kernels write FP8 with 1x128 scales, "
                                         "and none can run this problem: {}",
                                         why));
+    if (call.scaling == Scaling::block_1x128_1x128)
+      throw InvalidArgument("scaling", "block_1x128_1x128",
+                            fmt::format("only autogemm's kernels run FP8 with 1x128 scales on "
+                                        "both operands, and none can run this problem: {}",
+                                        why));
     if (call.scaling == Scaling::rowwise)
       throw InvalidArgument("scaling", "rowwise",
                             fmt::format("only autogemm's kernels run rowwise FP8, and none can "

@@ -72,6 +72,8 @@ std::string n_tail_violation(const GemmProblem& problem, const KernelFields& fie
     return fmt::format("n_tail_kernel with split_k = {}: the n-tail kernel is for whole-K tiles "
                        "(one K range per tile)",
                        config.split_k);
+  if (problem.scaling == Scaling::block_1x128_1x128)
+    return "n_tail_kernel with 1x128 B scales: not built (the main kernel's tiles clip at N)";
   if (problem.scaling == Scaling::block_1x128_128x128 && (problem.n - tail) % 128 != 0)
     return fmt::format("n_tail_kernel with block scales and block_n = {}: the tail starts at "
                        "column {}, inside a 128-column B scale block; it must start on one",

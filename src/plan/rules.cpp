@@ -30,10 +30,14 @@ int gemm_smem_bytes(const GemmProblem& problem, const KernelFields& fields) {
   const GemmConfig& config = fields.config;
   const bool stage_d = fields.store_path != StorePath::threads;
   const int out_bytes = dtype_bytes(problem.d_type);
-  const bool stage_scales = dtype_bytes(problem.a_type) == 1 &&
-                            problem.scaling == Scaling::block_1x128_128x128;
+  const int staged_b_scales =
+      problem.scaling == Scaling::block_1x128_128x128
+          ? sm90::staged_b_scales(sm90::kScalingBlock, config.block_n)
+      : problem.scaling == Scaling::block_1x128_1x128
+          ? sm90::staged_b_scales(sm90::kScalingBlock1x128, config.block_n)
+          : 0;
   return sm90::make_smem_layout(config.block_m, config.block_n, config.block_k, config.num_stages,
-                                dtype_bytes(problem.a_type), out_bytes, stage_d, stage_scales,
+                                dtype_bytes(problem.a_type), out_bytes, stage_d, staged_b_scales,
                                 problem.grouping == Grouping::k_contiguous)
       .total_bytes;
 }
@@ -305,9 +309,25 @@ std::string fp8_violation(const GemmProblem& problem, const KernelFields& fields
                        config.num_stages);
   if (fields.load_path != LoadPath::tma)
     return "load_path = threads with FP8 inputs: FP8 tiles arrive by TMA only";
-  if (problem.scaling == Scaling::block_1x128_128x128 && !fields.warp_specialized)
+  const bool staged = problem.scaling == Scaling::block_1x128_128x128 ||
+                      problem.scaling == Scaling::block_1x128_1x128;
+  if (staged && !fields.warp_specialized)
     return "warp_specialized = false with block-scaled FP8: the producer warpgroup's second warp "
            "copies each k-block's scales into shared memory";
+  // 1x128 B scales: each promotion temporary has its block_n / 4 column scales in registers
+  // beside it (kernels/sm90/fp8_promotion.cuh kColumnScaled), and the tile's rows and columns
+  // are the call's.
+  if (problem.scaling == Scaling::block_1x128_1x128) {
+    if (config.swap_ab)
+      return "swap_ab with 1x128 B scales: not built (the kernel scales the call's columns one "
+             "by one only unswapped)";
+    if (config.promotion_buffers != 1 || config.ordered_issue)
+      return fmt::format("promotion_buffers = {}{} with 1x128 B scales: one temporary, issued "
+                         "slab by slab together (its column scales take the registers a "
+                         "second would)",
+                         config.promotion_buffers, config.ordered_issue ? ", ordered issue" : "");
+    return {};
+  }
   // Swapped operands scale the tile's columns one by one and its rows per 128-row block, so
   // the checks of 128-column blocks below are the unswapped kernel's.
   if (config.swap_ab) return {};

@@ -501,6 +501,9 @@ void check_operands(const GemmProblem& problem, const GemmOperands& operands, Sc
   if (problem.weight_format)
     throw CublasLtLimit("weight_format", std::string(to_string(*problem.weight_format)),
                         "cuBLASLt reads B as bf16, fp16 or fp8, not packed weight-only formats");
+  if (problem.scaling == Scaling::block_1x128_1x128 && mode != ScaleMode::per_tensor)
+    throw CublasLtLimit("scaling", "block_1x128_1x128",
+                        "cuBLASLt on Hopper has no FP8 scales per row per 128 of K for B");
   if (problem.scaling == Scaling::rowwise)
     throw CublasLtLimit("scaling", "rowwise",
                         "this cuBLASLt path has per-tensor and block FP8 scales only (cuBLASLt's "

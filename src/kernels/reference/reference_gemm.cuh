@@ -57,7 +57,7 @@ __device__ inline double load_a(const ReferenceGemmParams& p, long long row, lon
   double v = load_element(p.a, index, p.a_type);
   if (p.scaling == kReferenceScalePerTensor) {
     v *= double(p.scale_a[0]);
-  } else if (p.scaling == kReferenceScaleBlock) {
+  } else if (p.scaling == kReferenceScaleBlock || p.scaling == kReferenceScale1x128) {
     const long long k_blocks = (p.k + kScaleBlock - 1) / kScaleBlock;
     v *= double(p.scale_a[row * k_blocks + kk / kScaleBlock]);
   } else if (p.scaling == kReferenceScaleRowwise) {
@@ -75,6 +75,9 @@ __device__ inline double load_b(const ReferenceGemmParams& p, long long kk, long
   } else if (p.scaling == kReferenceScaleBlock) {
     const long long k_blocks = (p.k + kScaleBlock - 1) / kScaleBlock;
     v *= double(p.scale_b[(col / kScaleBlock) * k_blocks + kk / kScaleBlock]);
+  } else if (p.scaling == kReferenceScale1x128) {
+    const long long k_blocks = (p.k + kScaleBlock - 1) / kScaleBlock;
+    v *= double(p.scale_b[col * k_blocks + kk / kScaleBlock]);
   } else if (p.scaling == kReferenceScaleRowwise) {
     v *= double(p.scale_b[col]);
   }

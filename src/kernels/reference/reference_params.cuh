@@ -18,6 +18,7 @@ enum ReferenceScaling {
   kReferenceScalePerTensor = 1,     // scale_a[0], scale_b[0]
   kReferenceScaleBlock = 2,         // A: M x ceil(K/128) row-major; B: ceil(N/128) x ceil(K/128)
   kReferenceScaleRowwise = 3,       // A: scale_a[row], B: scale_b[col]
+  kReferenceScale1x128 = 4,         // A: M x ceil(K/128), B: N x ceil(K/128), both row-major
 };
 
 struct ReferenceGemmParams {

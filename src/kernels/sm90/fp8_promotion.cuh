@@ -94,6 +94,10 @@ struct Promotion<Cfg, true> {
   // and its columns the call's rows, scaled one by one (fp8_scale_copy.cuh
   // produce_swapped_scales).
   static constexpr bool kSwapped = kBlockScaled && Cfg::d_transposed;
+  // 1x128 scales on both operands (weight gradients): a scale per row, as block scaling's A, and
+  // one per column of the tile, read like the swapped columns' (fp8_scale_copy.cuh).
+  static constexpr bool kColumnScaled = Cfg::scaling == kScalingBlock1x128;
+  static constexpr bool kPerColumn = kSwapped || kColumnScaled;
 
   static_assert(Cfg::block_k * G::kInBytes == kScaleBlock, "a k-block is one 128-element scale block");
   static_assert(kBuffers == 1 || kBuffers == 2, "one or two promotion temporaries");
@@ -102,7 +106,11 @@ struct Promotion<Cfg, true> {
   static_assert(!kBlockScaled || kSwapped ||
                     max_b_scale_blocks_per_tile(Cfg::block_n) <= kMaxBScaleBlocksPerTile,
                 "a tile may touch at most two 128-column B scale blocks");
-  static_assert(kBlockScaled == G::kStagedScales, "block scales arrive with the stage");
+  static_assert((kBlockScaled || kColumnScaled) == G::kStagedScales,
+                "block and 1x128 scales arrive with the stage");
+  static_assert(!kColumnScaled || (!Cfg::d_transposed && kBuffers == 1 && !Cfg::ordered_issue),
+                "1x128 B scales: unswapped, one temporary (each holds 2 x block_n / 8 column "
+                "scales in registers), no slab waves (plan/rules.cpp)");
   static_assert(!kSwapped || Cfg::block_n <= Cfg::block_m,
                 "swapped block scales: the block_n column scales take the slot's BLOCK_M row "
                 "scales' place");
@@ -115,12 +123,13 @@ struct Promotion<Cfg, true> {
   // g + 8 of each m64 slab and the tile's first (and second) 128-column B block; read from the
   // stage's scale slot before the stage is released. Stored as products: fewer registers than
   // the factors when the tile has one B scale, and the multiply is off the promotion's path.
-  static constexpr int kBScales = kOneBScale ? 1 : 2;
+  static constexpr int kBScales = kOneBScale || kColumnScaled ? 1 : 2;
   float scale[kBuffers][kSwapped ? 1 : G::kSlabs][2][kBScales];
   // Swapped: the k-block's row-block scale of each slab and the scales of the thread's columns
-  // 8j + 2p and 8j + 2p + 1 (p = lane % 4) of each 8-column group j.
+  // 8j + 2p and 8j + 2p + 1 (p = lane % 4) of each 8-column group j. 1x128 scaled: the same
+  // column scales, and the rows' in `scale` (kBScales = 1).
   float row_scale[kBuffers][kSwapped ? G::kSlabs : 1];
-  float column_scale[kBuffers][kSwapped ? kGroups : 1][2];
+  float column_scale[kBuffers][kPerColumn ? kGroups : 1][2];
   int thread_row;        // first row of this thread's fragment, relative to the tile
   int thread_column;     // first column of this thread's fragment in each 8-column group
   int tile_row_in_block; // swapped, per tile: the tile's first row inside its 128-row scale
@@ -136,7 +145,7 @@ struct Promotion<Cfg, true> {
     thread_column = 2 * (thread % 4);
     if constexpr (Cfg::scaling == kScalingRowwise)
       tensor_scale = 1.0f;
-    else if constexpr (!kBlockScaled)
+    else if constexpr (!kBlockScaled && !kColumnScaled)
       tensor_scale = fp8_detail::load_scale(params.scale_a, true) *
                      fp8_detail::load_scale(params.scale_b, true);
   }
@@ -166,6 +175,18 @@ struct Promotion<Cfg, true> {
       for (int s = 0; s < G::kSlabs; ++s)
         row_scale[kBuffer][s] =
             ptx::ld_shared_f32(row_blocks + (tile_row_in_block + thread_row + 64 * s) / kScaleBlock);
+#pragma unroll
+      for (int j = 0; j < kGroups; ++j)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) column_scale[kBuffer][j][e] = ptx::ld_shared_f32(columns + 8 * j + e);
+    } else if constexpr (kColumnScaled) {
+      const float* a = smem.scale_a(stage) + thread_row;
+      const float* columns = smem.scale_b(stage) + thread_column;
+#pragma unroll
+      for (int s = 0; s < G::kSlabs; ++s)
+#pragma unroll
+        for (int half = 0; half < 2; ++half)
+          scale[kBuffer][s][half][0] = ptx::ld_shared_f32(a + s * 64 + 8 * half);
 #pragma unroll
       for (int j = 0; j < kGroups; ++j)
 #pragma unroll
@@ -223,6 +244,20 @@ struct Promotion<Cfg, true> {
           const float product = row_scale[kBuffer][s] * column_scale[kBuffer][j][e];
           acc[s][4 * j + e] += t[4 * j + e] * product;
           acc[s][4 * j + 2 + e] += t[4 * j + 2 + e] * product;
+        }
+      return;
+    }
+    if constexpr (kColumnScaled) {
+      // Registers 4j + e (row g) and 4j + 2 + e (row g + 8) of column 8j + 2p + e.
+      const float* t = temp[kBuffer][kSlabWaves ? 0 : s];
+      const float top = scale[kBuffer][s][0][0], bottom = scale[kBuffer][s][1][0];
+#pragma unroll
+      for (int j = 0; j < kGroups; ++j)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const float column = column_scale[kBuffer][j][e];
+          acc[s][4 * j + e] += t[4 * j + e] * (top * column);
+          acc[s][4 * j + 2 + e] += t[4 * j + 2 + e] * (bottom * column);
         }
       return;
     }

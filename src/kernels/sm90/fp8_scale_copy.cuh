@@ -90,12 +90,25 @@ __device__ void produce_scales(const SharedStorage<Cfg>& smem, const GemmParams&
       const int row = row0 + lane + i * static_cast<int>(G::kScaleCopyThreads);
       a_rows[i] = params.scale_a + min(row, params.m - 1) * params.scale_a_row_stride;
     }
-    // Lane 0: the 128-column block the tile starts in; lane 1: the next one (clamped to the
-    // last block, as a tile that does not straddle never reads it).
-    const int first_block = min(n_tile * Cfg::block_n / kScaleBlock, kNBlocks - 1);
-    const int b_block = min(first_block + (lane == 1 ? 1 : 0), kNBlocks - 1);
-    const float* b_row =
-        params.scale_b + (static_cast<long long>(scheduler.group) * kNBlocks + b_block) * kKBlocks;
+    // Block scaling: lane 0 the 128-column block the tile starts in, lane 1 the next one
+    // (clamped to the last block, as a tile that does not straddle never reads it). 1x128 B
+    // scales: lane l the columns l, l + 32, ... of the tile, those past N copying column N - 1's
+    // (TMA zero-fills their B rows). Both are rows of kKBlocks floats.
+    constexpr bool kColumnScales = Cfg::scaling == kScalingBlock1x128;
+    constexpr int kBPerLane = kColumnScales ? (Cfg::block_n + 31) / 32 : 1;
+    const float* b_rows[kBPerLane];
+    if constexpr (kColumnScales) {
+#pragma unroll
+      for (int i = 0; i < kBPerLane; ++i)
+        b_rows[i] = params.scale_b +
+                    static_cast<long long>(min(n_tile * Cfg::block_n + lane + 32 * i, Cfg::n - 1)) *
+                        kKBlocks;
+    } else {
+      const int first_block = min(n_tile * Cfg::block_n / kScaleBlock, kNBlocks - 1);
+      const int b_block = min(first_block + (lane == 1 ? 1 : 0), kNBlocks - 1);
+      b_rows[0] = params.scale_b +
+                  (static_cast<long long>(scheduler.group) * kNBlocks + b_block) * kKBlocks;
+    }
 #pragma unroll 1
     for (int k_block = k_begin; k_block < k_end; ++k_block) {
       ptx::mbarrier_wait(smem.empty(write.stage), write.phase ^ 1);
@@ -104,7 +117,14 @@ __device__ void produce_scales(const SharedStorage<Cfg>& smem, const GemmParams&
       for (int i = 0; i < kRowsPerLane; ++i)
         ptx::cp_async_4(a_dst + lane + i * G::kScaleCopyThreads,
                         a_rows[i] + k_block * params.scale_a_k_stride, true);
-      if (lane < 2) ptx::cp_async_4(smem.scale_b(write.stage) + lane, b_row + k_block, true);
+      if constexpr (kColumnScales) {
+#pragma unroll
+        for (int i = 0; i < kBPerLane; ++i)
+          if (lane + 32 * i < Cfg::block_n)
+            ptx::cp_async_4(smem.scale_b(write.stage) + lane + 32 * i, b_rows[i] + k_block, true);
+      } else if (lane < 2) {
+        ptx::cp_async_4(smem.scale_b(write.stage) + lane, b_rows[0] + k_block, true);
+      }
       ptx::cp_async_mbarrier_arrive_noinc(smem.full(write.stage));
       write.template advance<Cfg::num_stages>();
     }

@@ -7,7 +7,9 @@
 // 128 elements of K, stored M x ceil(K/128) row-major; B (N x K) has one per 128 x 128 block,
 // stored ceil(N/128) x ceil(K/128) row-major. A k-block of the kernel is exactly 128 FP8
 // elements of K (one 128-byte swizzle row), so each k-block has one scale per row of A and one
-// per 128 columns of B.
+// per 128 columns of B. 1x128 scaling on both (weight gradients, whose K is the tokens: both
+// operands quantised per token group, DeepGEMM's "1D1D"): B too has one scale per row per 128 of
+// K, stored N x ceil(K/128) row-major, so each k-block has one scale per column of D.
 // No includes: the host reaches this file as "kernels/sm90/...", NVRTC as "sm90/...".
 #ifndef AUTOGEMM_HD
 #if defined(__CUDACC__)
@@ -28,6 +30,13 @@ constexpr int kScalingBlock = 2;       // 1x128 for A, 128x128 for B
 // One FP32 scale per row of A and per row of B (per column of D): the main loop sums unscaled
 // products, and the fused epilogue multiplies by both (fused_epilogue.cuh, Cfg::epilogue).
 constexpr int kScalingRowwise = 3;
+constexpr int kScalingBlock1x128 = 4;   // 1x128 for A and for B
+
+// B scales in a stage's scale slot (gemm_layout.cuh) for a Cfg::scaling: block scaling's two
+// 128-column blocks, or 1x128's one per column of the tile; 0 where no scales are staged.
+AUTOGEMM_HD constexpr int staged_b_scales(int scaling, int block_n) {
+  return scaling == kScalingBlock ? 2 : scaling == kScalingBlock1x128 ? block_n : 0;
+}
 
 AUTOGEMM_HD constexpr int gcd_int(int a, int b) { return b == 0 ? a : gcd_int(b, a % b); }
 

@@ -47,11 +47,12 @@ struct Geometry {
   // Block-scaled FP8: the producer warpgroup's second warp copies each k-block's scales into
   // the stage next to its tiles (fp8_scale_copy.cuh produce_scales), so the consumers read them
   // from shared memory instead of waiting on global loads.
-  static constexpr bool kStagedScales = Cfg::scaling == kScalingBlock;
+  static constexpr int kStagedBScales = staged_b_scales(Cfg::scaling, Cfg::block_n);
+  static constexpr bool kStagedScales = kStagedBScales > 0;
   static constexpr SmemLayout kSmem =
       make_smem_layout(Cfg::block_m, Cfg::block_n, Cfg::block_k, Cfg::num_stages, kInBytes,
                        Cfg::out_bytes, Cfg::tma_store || Cfg::staged_store,
-                       kStagedScales, Cfg::grouping == 3);
+                       kStagedBScales, Cfg::grouping == 3);
   // The full barrier completes when the TMA bytes have landed and its arrivals are in: the
   // TMA thread's arrive.expect_tx, plus, with staged scales, one cp.async.mbarrier.arrive per
   // lane of the scale warp.

@@ -9,7 +9,8 @@
 //   B stages  num_stages x b_stage_bytes   // each (BLOCK_N, BLOCK_K) tile, 128B swizzle
 //   D staging d_bytes                      // (BLOCK_M, BLOCK_N) output tile for the TMA store
 //   scales    num_stages x scale_stage_bytes  // block-scaled FP8: the k-block's BLOCK_M A
-//             scales, then its two B scales (fp8_scales.cuh), copied in by the producer
+//             scales, then its B scales (fp8_scales.cuh staged_b_scales), copied in by the
+//             producer
 //   barriers  full[num_stages], empty[num_stages], c_loaded[kMaxConsumers], and with groups
 //             along K one more, the token tail's (gemm_kernel.cuh)  (8 B each)
 // Every tile region is a multiple of 1024 B: the 128B swizzle repeats every 1024 B and both
@@ -43,16 +44,20 @@ struct SmemLayout {
   int total_bytes = 0;     // dynamic smem to request, alignment slack included
 };
 
-// Bytes of one stage's scale slot: BLOCK_M A scales and two B scales (the 128-column blocks a
-// tile can straddle), fp32, rounded to 16 B so every slot starts 16-byte aligned.
-AUTOGEMM_HD constexpr int scale_slot_bytes(int block_m) { return round_up(block_m * 4 + 2 * 4, 16); }
+// Bytes of one stage's scale slot: BLOCK_M A scales and `b_floats` B scales (block scaling:
+// the two 128-column blocks a tile can straddle; 1x128 B scales: one per column, block_n), fp32,
+// rounded to 16 B so every slot starts 16-byte aligned.
+AUTOGEMM_HD constexpr int scale_slot_bytes(int block_m, int b_floats) {
+  return round_up(block_m * 4 + b_floats * 4, 16);
+}
 
 // stage_d: the epilogue stages D in shared memory (TMA store, or TMA load of C).
-// stage_scales: block-scaled FP8, whose per-k-block scales travel through the pipeline too.
+// scale_b_floats: block-scaled FP8 (fp8_scales.cuh staged_b_scales), whose per-k-block scales travel through
+// the pipeline too: BLOCK_M A scales and this many B scales per stage; 0 for none.
 // tail_barrier: groups along K, whose producer waits for a run's last k-block itself.
 AUTOGEMM_HD constexpr SmemLayout make_smem_layout(int block_m, int block_n, int block_k,
                                                   int num_stages, int in_bytes, int out_bytes,
-                                                  bool stage_d, bool stage_scales,
+                                                  bool stage_d, int scale_b_floats,
                                                   bool tail_barrier = false) {
   SmemLayout l{};
   l.a_stage_bytes = round_up(block_m * block_k * in_bytes, kSwizzleRepeatBytes);
@@ -62,7 +67,7 @@ AUTOGEMM_HD constexpr SmemLayout make_smem_layout(int block_m, int block_n, int 
   l.d_offset = l.b_offset + num_stages * l.b_stage_bytes;
   l.d_bytes = stage_d ? round_up(block_m * block_n * out_bytes, kSwizzleRepeatBytes) : 0;
   l.scale_offset = l.d_offset + l.d_bytes;
-  l.scale_stage_bytes = stage_scales ? scale_slot_bytes(block_m) : 0;
+  l.scale_stage_bytes = scale_b_floats > 0 ? scale_slot_bytes(block_m, scale_b_floats) : 0;
   l.barrier_offset = l.scale_offset + num_stages * l.scale_stage_bytes;
   l.num_barriers = 2 * num_stages + kMaxConsumers + (tail_barrier ? 1 : 0);
   l.total_bytes = kSwizzleRepeatBytes + l.barrier_offset + 8 * l.num_barriers;
