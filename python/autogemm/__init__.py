@@ -565,7 +565,7 @@ def gemm(a: Array, b: Array, *, out: Optional[Array] = None, c: Optional[Array] 
 
 
 def wgrad(dy: Array, x: Array, *, out: Optional[Array] = None, accumulate: bool = True,
-          group_ends: Any = None, expected_tokens: Optional[int] = None,
+          group_ends: Any = None, expected_tokens: Optional[int] = None, fp8: bool = False,
           config: Union[str, Plan, None] = None, autotune: Optional[int] = None,
           stream: Stream = None, return_report: bool = False) -> Any:
     """The weight gradient of a linear layer y = x @ w.T: dW = dy.T @ x over the tokens; with
@@ -600,6 +600,10 @@ def wgrad(dy: Array, x: Array, *, out: Optional[Array] = None, accumulate: bool 
             those groups read 0; a given out keeps its values there.
         expected_tokens: with group_ends, the tokens a group typically has, for planning
             (default: T / G).
+        fp8: quantise dy and x to e4m3 along the tokens, one scale per 128 (``quantize_fp8(...,
+            transpose=True)``: dy.T and x.T in one pass each), and run the FP8 GEMM with 1x128
+            scales on both (``fp8_gemm(..., scaling="1x128")``, DeepGEMM's "1D1D"). Dense form
+            only; T a multiple of 16. To reuse quantised copies, call fp8_gemm yourself.
         config, stream, return_report: as gemm(). autotune: as gemm() for the dense form; the
             grouped form runs the planner's choice or ``config`` (a count > 0 is refused: the
             groups' sizes live on the device).
@@ -614,6 +618,30 @@ def wgrad(dy: Array, x: Array, *, out: Optional[Array] = None, accumulate: bool 
     if out is not None and str(getattr(out, "dtype", "")).rpartition(".")[2] != "float32":
         raise InvalidArgument("out", str(getattr(out, "dtype", type(out).__name__)),
                               "a weight gradient accumulates in float32")
+    if fp8:
+        if group_ends is not None:
+            raise InvalidArgument("fp8", "True",
+                                  "experts' FP8 weight gradients are not built: bf16 or fp16 "
+                                  "with group_ends")
+        if expected_tokens is not None:
+            raise InvalidArgument("expected_tokens", repr(expected_tokens),
+                                  "plans the grouped form: give group_ends too, or leave it None")
+        # The copies are the framework's arrays, freed when this returns: their memory is
+        # reused in the order of the stream they were made on, which must be the call's.
+        framework = _framework(dy)
+        handle, _ = _prepare(framework, dy, stream)
+        if _allocation_stream(framework, dy, handle) != handle:
+            raise InvalidArgument("stream", repr(stream),
+                                  "fp8=True makes its quantised copies on the framework's "
+                                  "current stream and must run there: leave stream None, or "
+                                  "quantise with quantize_fp8(..., transpose=True) and call "
+                                  "fp8_gemm(..., scaling=\"1x128\")")
+        dy_t, dy_scales = quantize_fp8(dy, (1, 128), transpose=True, stream=stream)
+        x_t, x_scales = quantize_fp8(x, (1, 128), transpose=True, stream=stream)
+        return fp8_gemm(dy_t, dy_scales, x_t, x_scales, out=out, out_dtype="fp32",
+                        c=out if accumulate else None, beta=1.0 if accumulate else 0.0,
+                        scaling="1x128", config=config, autotune=autotune, stream=stream,
+                        vendor_fallback=False, return_report=return_report)
     if group_ends is not None:
         return _grouped_wgrad(dy, x, out, bool(accumulate), group_ends,
                               _expected_tokens(expected_tokens), config, autotune, stream,
@@ -772,6 +800,8 @@ def fp8_gemm(a_fp8: Array, a_scales: Array, b_fp8: Array, b_scales: Array, *,
         b_fp8: (N, K) e4m3 values, K contiguous.
         b_scales: float32 (ceil(N/128), ceil(K/128)), packed: one per 128 x 128 block.
             ``quantize_fp8(x, (1, 128))`` and ``quantize_fp8(w, (128, 128))`` make both.
+            With ``scaling="1x128"`` b_scales is (N, ceil(K/128)) like a_scales, one per row of
+            b per 128 of K (weight gradients: ``quantize_fp8(x, transpose=True)`` makes both).
             With ``scaling="per_tensor"`` each is a single float32; with ``scaling="rowwise"``
             (per token and per channel, PyTorch's rowwise ``_scaled_mm``) a_scales has M floats
             and b_scales N, shapes (M,) or (M, 1) and (N,), (1, N) or (N, 1), applied after the
@@ -887,12 +917,15 @@ def _block_rows(block: Tuple[int, int]) -> int:
 
 
 def quantize_fp8(x: Array, block: Tuple[int, int] = (1, 128), *,
-                 out: Optional[Tuple[Array, Array]] = None,
+                 out: Optional[Tuple[Array, Array]] = None, transpose: bool = False,
                  stream: Stream = None) -> Tuple[Array, Array]:
     """FP8 e4m3 values and float32 scales of x (bfloat16 or float32, 2-D, rows may be padded).
 
     ``block=(1, 128)``: one scale per row per 128 columns (activations, fp8_gemm's A);
-    ``block=(128, 128)``: one per 128 x 128 block (weights, fp8_gemm's B). The rule is
+    ``block=(128, 128)``: one per 128 x 128 block (weights, fp8_gemm's B).
+    ``transpose=True`` (block (1, 128)): x^T's values (cols, rows) and its scales (cols,
+    ceil(rows/128)), one per column of x per 128 rows, in one pass: the operands of an FP8
+    weight gradient, whose K is the tokens (x's rows, a multiple of 16). The rule is
     include/autogemm/quantize.hpp's: scale = max(amax / 448, 2^-126), q = e4m3(x / scale).
     Returns ``(values, scales)``: torch float8_e4m3fn and float32 tensors for torch inputs,
     uint8 and float32 CuPy arrays for CuPy inputs; other frameworks pass ``out=(values,
@@ -907,7 +940,8 @@ def quantize_fp8(x: Array, block: Tuple[int, int] = (1, 128), *,
         values = _fp8_bytes(values)[0]
     made: dict[str, Any] = {}
     alloc = _allocator(framework, x, export, made) if out is None else None
-    _core.quantize_fp8(export(x), export(values), export(scales), rows, handle, alloc)
+    _core.quantize_fp8(export(x), export(values), export(scales), rows, handle, alloc,
+                       bool(transpose))
     if out is not None:
         return out
     return made["float8_e4m3fn"], made["float32"]

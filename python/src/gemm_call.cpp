@@ -328,8 +328,11 @@ void prepare_gemm(const GemmRequest& r, PreparedGemm& p) {
       problem.scaling = Scaling::per_tensor;
     } else if (scaling == "rowwise") {
       problem.scaling = Scaling::rowwise;
+    } else if (scaling == "1x128") {
+      problem.scaling = Scaling::block_1x128_1x128;
     } else {
       throw InvalidArgument("scaling", r.scaling, "must be \"block\" (1x128 A, 128x128 B), "
+                                                  "\"1x128\" (1x128 A and B: weight gradients), "
                                                   "\"rowwise\" (a scale per row of A and of B) "
                                                   "or \"per_tensor\"");
     }
@@ -368,8 +371,12 @@ void prepare_gemm(const GemmRequest& r, PreparedGemm& p) {
           fmt::format("M = {}, N = {}, K = {}", problem.m, problem.n, problem.k);
       check_block_scales(*p.a_scales, {problem.m, kb}, "(M, ceil(K/128))",
                          "one scale per row per 128 of K (1x128 blocks)", sizes);
-      check_block_scales(*p.b_scales, {ceil_div(problem.n, kFp8ScaleGroup), kb},
-                         "(ceil(N/128), ceil(K/128))", "one scale per 128x128 block", sizes);
+      if (problem.scaling == Scaling::block_1x128_1x128)
+        check_block_scales(*p.b_scales, {problem.n, kb}, "(N, ceil(K/128))",
+                           "one scale per row per 128 of K (1x128 blocks)", sizes);
+      else
+        check_block_scales(*p.b_scales, {ceil_div(problem.n, kFp8ScaleGroup), kb},
+                           "(ceil(N/128), ceil(K/128))", "one scale per 128x128 block", sizes);
     }
     p.operands.scale_a = static_cast<const float*>(p.a_scales->data);
     p.operands.scale_b = static_cast<const float*>(p.b_scales->data);
@@ -438,10 +445,14 @@ double time_enqueues(const PreparedGemm& p, uintptr_t stream_handle, int calls) 
 }
 
 void quantize(nb::handle x_obj, nb::handle values_obj, nb::handle scales_obj, int block_rows,
-              uintptr_t stream, nb::handle alloc) {
+              uintptr_t stream, nb::handle alloc, bool transpose) {
   if (block_rows != 1 && block_rows != 128)
     throw InvalidArgument("block", std::to_string(block_rows) + "x128",
                           "must be (1, 128) or (128, 128)");
+  if (transpose && block_rows != 1)
+    throw InvalidArgument("transpose", "True",
+                          "the transposed copy is scaled along x's rows, 1x128 groups of x^T: "
+                          "block (1, 128)");
   const ArrayView x = import_array("x", x_obj, false);
   const Matrix xm = matrix_of(x);
   const std::optional<DType> x_type = element_type(x);
@@ -452,28 +463,36 @@ void quantize(nb::handle x_obj, nb::handle values_obj, nb::handle scales_obj, in
   if (rows < 1 || cols < 1)
     throw InvalidArgument("x", fmt::format("an array of shape {}", x.shape_text()),
                           "must have at least one row and one column");
-  const int64_t s_rows = block_rows == 1 ? rows : ceil_div(rows, kFp8ScaleGroup);
-  const int64_t s_cols = ceil_div(cols, kFp8ScaleGroup);
+  // Transposed: x^T (cols x rows) and its 1x128 scales (cols x ceil(rows/128)).
+  const int64_t out_rows = transpose ? cols : rows, out_cols = transpose ? rows : cols;
+  const int64_t s_rows = block_rows == 1 ? out_rows : ceil_div(rows, kFp8ScaleGroup);
+  const int64_t s_cols = ceil_div(out_cols, kFp8ScaleGroup);
   std::optional<ArrayView> values, scales;
   if (!values_obj.is_none()) values = import_array("values", values_obj, true);
   if (!scales_obj.is_none()) scales = import_array("scales", scales_obj, true);
   common_cuda_device({&x, values ? &*values : nullptr, scales ? &*scales : nullptr});
-  if (!values) values = output_array(nb::none(), alloc, rows, cols, "float8_e4m3fn", "values");
+  if (!values)
+    values = output_array(nb::none(), alloc, out_rows, out_cols, "float8_e4m3fn", "values");
   if (!scales) scales = output_array(nb::none(), alloc, s_rows, s_cols, "float32", "scales");
   const int device = common_cuda_device({&x, &*values, &*scales});
   const Matrix vm = matrix_of(*values), sm = matrix_of(*scales);
-  if (vm.rows != rows || vm.cols != cols || element_type(*values, DType::e4m3) != DType::e4m3)
+  if (vm.rows != out_rows || vm.cols != out_cols ||
+      element_type(*values, DType::e4m3) != DType::e4m3)
     throw InvalidArgument("values", fmt::format("{} of shape {}", values->dtype_text(),
                                                 values->shape_text()),
                           fmt::format("must be float8_e4m3fn (or uint8) of shape {}",
-                                      shape2(rows, cols)));
+                                      shape2(out_rows, out_cols)));
   require_packed(vm);
   check_output(sm, s_rows, s_cols, DType::fp32);
   require_packed(sm);
   DeviceGuard guard(device);
   nb::gil_scoped_release release;
   auto* scale_data = static_cast<float*>(scales->data);
-  if (block_rows == 1)
+  if (transpose)
+    quantize_fp8_1x128_transposed(x.data, *x_type, rows, cols, ld ? ld : cols, values->data,
+                                  scale_data, nullptr, nullptr,
+                                  reinterpret_cast<cudaStream_t>(stream));
+  else if (block_rows == 1)
     quantize_fp8_1x128(x.data, *x_type, rows, cols, ld ? ld : cols, values->data, scale_data,
                        reinterpret_cast<cudaStream_t>(stream));
   else

@@ -54,8 +54,9 @@ GemmReport run_gemm(const PreparedGemm& prepared, uintptr_t stream);
 // call first (plan, compile or load), then `calls` enqueues timed back to back.
 double time_enqueues(const PreparedGemm& prepared, uintptr_t stream, int calls);
 
+// transpose: x^T's 1x128 copy (quantize_fp8_1x128_transposed), the FP8 weight gradient's operand.
 void quantize(nb::handle x, nb::handle values, nb::handle scales, int block_rows, uintptr_t stream,
-              nb::handle alloc);
+              nb::handle alloc, bool transpose);
 // Weight-only formats on the host (autogemm/weights.hpp): a float32 (N, K) NumPy weight packed
 // into (values, scales, zeros) bytes, and back to float32 (N, K).
 nb::tuple quantize_weight(nb::ndarray<const float, nb::ndim<2>, nb::c_contig, nb::device::cpu> w,

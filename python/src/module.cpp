@@ -416,8 +416,9 @@ NB_MODULE(_core, m) {
       "epilogue per group; returns (out, report or None).");
 
   m.def("quantize_fp8", &quantize, "x"_a.none(), "values"_a.none(), "scales"_a.none(),
-        "block_rows"_a, "stream"_a, "alloc"_a.none(),
-        "x (bf16/fp32) -> e4m3 values and float32 scales, 1x128 or 128x128 groups.");
+        "block_rows"_a, "stream"_a, "alloc"_a.none(), "transpose"_a = false,
+        "x (bf16/fp32) -> e4m3 values and float32 scales, 1x128 or 128x128 groups (transpose: "
+        "x^T's 1x128 groups, along x's rows).");
   m.def("dequantize_fp8", &dequantize, "values"_a.none(), "scales"_a.none(), "block_rows"_a,
         "out"_a.none(), "out_dtype"_a, "stream"_a, "alloc"_a.none(),
         "e4m3 values and their scales -> bf16/fp32.");

@@ -547,6 +547,32 @@ def test_wgrad_accumulates_into_fp32(torch, shape):
         autogemm.wgrad(dy, x, out=dw.to(torch.float16))
 
 
+@needs_sm90
+@pytest.mark.parametrize("shape", [(4096, 2048, 1024), (1040, 520, 1000), (16, 256, 136)],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_fp8_wgrad_against_float64(torch, shape):
+    """wgrad(fp8=True): dy and x quantised along the tokens (quantize_fp8(..., transpose=True)),
+    then the FP8 GEMM with 1x128 scales on both, accumulated into float32 dW: against float64 of
+    the unquantised inputs (diff < 1e-3), and the same call spelled out through fp8_gemm."""
+    t, n, k = shape
+    dy = torch.randn(t, n, device="cuda", dtype=torch.bfloat16)
+    x = torch.randn(t, k, device="cuda", dtype=torch.bfloat16)
+    dw0 = torch.randn(n, k, device="cuda", dtype=torch.float32)
+    dw = dw0.clone()
+    got, report = autogemm.wgrad(dy, x, out=dw, fp8=True, return_report=True)
+    assert got is dw and not report.used_vendor
+    assert calc_diff(dw, dw0.double() + dy.double().T @ x.double()) < 1e-3, report.config
+    dy_t, dy_s = autogemm.quantize_fp8(dy, transpose=True)
+    x_t, x_s = autogemm.quantize_fp8(x, transpose=True)
+    assert dy_t.shape == (n, t) and dy_s.shape == (n, (t + 127) // 128)
+    spelled = autogemm.fp8_gemm(dy_t, dy_s, x_t, x_s, out_dtype="fp32", scaling="1x128")
+    assert torch.equal(spelled, dw - dw0) or calc_diff(spelled, dw - dw0) < 1e-6
+    with raises_invalid("fp8", "not built"):
+        autogemm.wgrad(dy, x, out=dw, fp8=True, group_ends=[t])
+    with raises_invalid("b_scales", r"\(N, ceil\(K/128\)\)"):
+        autogemm.fp8_gemm(dy_t, dy_s, x_t, x_s[:1], out_dtype="fp32", scaling="1x128")
+
+
 # Experts' runs of tokens for the grouped wgrad: empty ones, a single token, one whole 64-token
 # block and one more, whole blocks, and a partial last block.
 WGRAD_GROUP_SIZES = [0, 1, 65, 128, 0, 203]

@@ -87,6 +87,9 @@ def test_wgrad_checks_before_any_gpu_work():
         autogemm.wgrad(dy, x)
     with raises_invalid("out", "float32"):
         autogemm.wgrad(dy, x, out=numpy.zeros((32, 16), numpy.float16))
+    with raises_invalid("fp8", "not built"):
+        autogemm.wgrad(dy, x, out=numpy.zeros((32, 16), numpy.float32), fp8=True,
+                       group_ends=[64])
 
 
 class _DeviceView:
