@@ -65,6 +65,20 @@ enum class Blocks { one_by_128, by_128x128 };
 
 const char* blocks_name(Blocks b) { return b == Blocks::one_by_128 ? "1x128" : "128x128"; }
 
+// x (rows x cols, leading dimension ld, element code `type`) and its 1x128 or 128x128 output, the
+// fields both quantisation kernels' parameters share.
+template <class Params>
+void set_source(Params& params, const void* x, int type, int64_t rows, int64_t cols, int64_t ld,
+                void* q, float* scales) {
+  params.rows = rows;
+  params.cols = cols;
+  params.ld = ld;
+  params.x = x;
+  params.q = static_cast<unsigned char*>(q);
+  params.scales = scales;
+  params.x_type = type;
+}
+
 void quantize(const void* x, DType x_type, int64_t rows, int64_t cols, int64_t ld, void* q,
               float* scales, cudaStream_t stream, Blocks blocks) {
   const int type = element_code(x_type, "x_type");
@@ -90,13 +104,7 @@ void quantize(const void* x, DType x_type, int64_t rows, int64_t cols, int64_t l
   require_fp8_conversions();
 
   QuantizeParams params{};
-  params.rows = rows;
-  params.cols = cols;
-  params.ld = ld;
-  params.x = x;
-  params.q = static_cast<unsigned char*>(q);
-  params.scales = scales;
-  params.x_type = type;
+  set_source(params, x, type, rows, cols, ld, q, scales);
   const std::string kernel = fmt::format("autogemm_quantize_fp8_{}", blocks_name(blocks));
   runtime::launch_simple_kernel(fmt::format("quant/quantize_{}.cuh", blocks_name(blocks)), kernel,
                                 grid, &params, stream,
@@ -134,15 +142,9 @@ void quantize_transposed(const void* x, DType x_type, int64_t rows, int64_t cols
   grid.grid_x = unsigned(row_tiles);
   grid.grid_y = unsigned(col_tiles);
   QuantizeTransposedParams params{};
-  params.rows = rows;
-  params.cols = cols;
-  params.ld = ld;
-  params.x = x;
-  params.q = static_cast<unsigned char*>(q);
-  params.scales = scales;
+  set_source(params, x, type, rows, cols, ld, q, scales);
   params.q_t = static_cast<unsigned char*>(q_t);
   params.scales_t = scales_t;
-  params.x_type = type;
   runtime::launch_simple_kernel("quant/quantize_1x128_transposed.cuh",
                                 "autogemm_quantize_fp8_1x128_transposed", grid, &params, stream,
                                 fmt::format("quantize_fp8_1x128_transposed {} x {} ld {}", rows,
