@@ -51,8 +51,8 @@ DType input_type(const std::string& dtype) {
   const std::optional<DType> t = parse_dtype(dtype);
   if (t == DType::bf16 || t == DType::fp16) return *t;
   throw InvalidArgument("--dtype", dtype,
-                        "weight gradients run on bf16 or fp16 (FP8 with 1x128 scales along the "
-                        "tokens on both operands is not built yet)");
+                        "experts' weight gradients run on bf16 or fp16 (their FP8 form is not "
+                        "built; a dense --wgrad suite takes --dtype fp8)");
 }
 
 void print_results(const GroupedWgradBenchCliOptions& o, const Target& target, DType in,

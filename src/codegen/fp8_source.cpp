@@ -2,25 +2,10 @@
 
 #include <fmt/format.h>
 
-#include "kernels/sm90/fp8_scales.cuh"
 #include "codegen/wgmma_asm.hpp"
+#include "plan/rules.hpp"
 
 namespace autogemm::codegen {
-
-namespace {
-
-int scaling_kind(Scaling s) {
-  switch (s) {
-    case Scaling::none: return sm90::kScalingNone;
-    case Scaling::per_tensor: return sm90::kScalingPerTensor;
-    case Scaling::block_1x128_128x128: return sm90::kScalingBlock;
-    case Scaling::rowwise: return sm90::kScalingRowwise;
-    case Scaling::block_1x128_1x128: return sm90::kScalingBlock1x128;
-  }
-  return sm90::kScalingNone;
-}
-
-}  // namespace
 
 bool is_fp8(DType t) { return t == DType::e4m3 || t == DType::e5m2; }
 
@@ -29,7 +14,7 @@ std::string input_type_members(const GemmProblem& p, const GemmConfig& c) {
   std::string members =
       fmt::format("  static constexpr int in_bytes = {}, scaling = {}, promotion_buffers = {};\n"
                   "  static constexpr bool ordered_issue = {};\n",
-                  dtype_bytes(p.a_type), fp8 ? scaling_kind(p.scaling) : sm90::kScalingNone,
+                  dtype_bytes(p.a_type), plan::kernel_scaling(p),
                   c.promotion_buffers, c.ordered_issue);
   if (fp8) return members + wgmma_fp8_mma_function(c.block_n, p.a_type, p.b_type);
   return members + wgmma_mma_function(c.block_n, p.a_type, !a_is_k_major(p.layout),

@@ -26,18 +26,25 @@ int gemm_smem_bytes(const GemmProblem& problem, const GemmConfig& config) {
 
 namespace plan {
 
+int kernel_scaling(const GemmProblem& problem) {
+  if (dtype_bytes(problem.a_type) != 1) return sm90::kScalingNone;
+  switch (problem.scaling) {
+    case Scaling::none: return sm90::kScalingNone;
+    case Scaling::per_tensor: return sm90::kScalingPerTensor;
+    case Scaling::block_1x128_128x128: return sm90::kScalingBlock;
+    case Scaling::rowwise: return sm90::kScalingRowwise;
+    case Scaling::block_1x128_1x128: return sm90::kScalingBlock1x128;
+  }
+  return sm90::kScalingNone;
+}
+
 int gemm_smem_bytes(const GemmProblem& problem, const KernelFields& fields) {
   const GemmConfig& config = fields.config;
   const bool stage_d = fields.store_path != StorePath::threads;
   const int out_bytes = dtype_bytes(problem.d_type);
-  const int staged_b_scales =
-      problem.scaling == Scaling::block_1x128_128x128
-          ? sm90::staged_b_scales(sm90::kScalingBlock, config.block_n)
-      : problem.scaling == Scaling::block_1x128_1x128
-          ? sm90::staged_b_scales(sm90::kScalingBlock1x128, config.block_n)
-          : 0;
   return sm90::make_smem_layout(config.block_m, config.block_n, config.block_k, config.num_stages,
-                                dtype_bytes(problem.a_type), out_bytes, stage_d, staged_b_scales,
+                                dtype_bytes(problem.a_type), out_bytes, stage_d,
+                                sm90::staged_b_scales(kernel_scaling(problem), config.block_n),
                                 problem.grouping == Grouping::k_contiguous)
       .total_bytes;
 }

@@ -143,6 +143,10 @@ std::string preference_violation(const GemmProblem& problem, const GemmConfig& c
 // checks it (runtime/gemm.cpp); the vendor path takes any pointer.
 std::string operand_violation(const KernelSpec& spec, const GemmOperands& operands);
 
+// The scaling the kernel compiles for (kernels/sm90/fp8_scales.cuh kScaling*, the generated
+// Config's `scaling`): kScalingNone for 16-bit inputs.
+int kernel_scaling(const GemmProblem& problem);
+
 // Shared memory the kernel needs (gemm_layout.cuh, the carve-up the kernel itself uses).
 int gemm_smem_bytes(const GemmProblem& problem, const KernelFields& fields);
 
