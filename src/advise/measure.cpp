@@ -87,34 +87,21 @@ GemmData make_data(const GemmProblem& p, uint64_t seed, cudaStream_t stream) {
   return g;
 }
 
-// Weight-only: the first rows of D against float64 of A and the dequantised weight, on the host.
-void check_weight_output(MeasuredGemm& r, const GemmData& g) {
+// Weight-only: float64 of the first `rows` rows of A and the dequantised weight, on the host.
+std::vector<double> weight_reference_rows(MeasuredGemm& r, const GemmData& g, int64_t rows) {
   const GemmProblem& p = r.predicted.problem;
-  const int64_t rows = std::min(p.m, kWeightCheckedRows);
-  const std::vector<double> a = bench::download_as_double(g.a.get(), std::size_t(rows * p.k),
-                                                          p.a_type);
-  const std::vector<double> want =
-      bench::weight_reference(a, dequantize_weight(*g.packed), rows, p.n, p.k);
-  const std::vector<double> got =
-      bench::download_as_double(g.d.get(), std::size_t(rows * p.n), p.d_type);
   r.diff_limit = kBf16DiffLimit;
   r.checked_against = "float64 GEMM of A and the dequantised weight";
-  r.checked_rows = rows;
-  for (double v : got) r.unwritten += std::isfinite(v) ? 0 : 1;
-  r.diff = bench::gemm_diff(got, want);
-  if (r.unwritten > 0)
-    r.failure = fmt::format("{} of {} checked entries of D not finite", r.unwritten, got.size());
-  else if (!(r.diff < r.diff_limit))
-    r.failure = fmt::format("diff {:.3g} against the {} is not below {:g}", r.diff,
-                            r.checked_against, r.diff_limit);
+  const std::vector<double> a = bench::download_as_double(g.a.get(), std::size_t(rows * p.k),
+                                                          p.a_type);
+  return bench::weight_reference(a, dequantize_weight(*g.packed), rows, p.n, p.k);
 }
 
-// The first `rows` rows of D against the float64 GEMM of the same rows: BF16 of the same
-// inputs, block-scaled FP8 of the unquantised BF16 inputs.
-void check_output(MeasuredGemm& r, const GemmData& g, cudaStream_t stream) {
+// The float64 GEMM of the first `rows` rows on the device: BF16 of the same inputs,
+// block-scaled FP8 of the unquantised BF16 inputs.
+std::vector<double> device_reference_rows(MeasuredGemm& r, const GemmData& g, int64_t rows,
+                                          cudaStream_t stream) {
   const GemmProblem& p = r.predicted.problem;
-  if (p.weight_format) return check_weight_output(r, g);
-  const int64_t rows = std::min(p.m, kCheckedRows);
   GemmProblem ref_problem = p;
   ref_problem.m = rows;
   GemmOperands ref_ops = g.ops;
@@ -137,12 +124,23 @@ void check_output(MeasuredGemm& r, const GemmData& g, cudaStream_t stream) {
   std::vector<double> want(elems);
   cuda_check(cudaMemcpy(want.data(), ref.get(), elems * sizeof(double), cudaMemcpyDeviceToHost),
              "cudaMemcpy(reference)");
-  const std::vector<double> got = bench::download_as_double(g.d.get(), elems, p.d_type);
+  return want;
+}
+
+// The first rows of D (kCheckedRows; weight-only, whose reference runs on the host,
+// kWeightCheckedRows) against their float64 reference.
+void check_output(MeasuredGemm& r, const GemmData& g, cudaStream_t stream) {
+  const GemmProblem& p = r.predicted.problem;
+  const int64_t rows = std::min(p.m, p.weight_format ? kWeightCheckedRows : kCheckedRows);
+  const std::vector<double> want = p.weight_format ? weight_reference_rows(r, g, rows)
+                                                   : device_reference_rows(r, g, rows, stream);
+  const std::vector<double> got =
+      bench::download_as_double(g.d.get(), std::size_t(rows * p.n), p.d_type);
   r.checked_rows = rows;
   for (double v : got) r.unwritten += std::isfinite(v) ? 0 : 1;
   r.diff = bench::gemm_diff(got, want);
   if (r.unwritten > 0)
-    r.failure = fmt::format("{} of {} checked entries of D not finite", r.unwritten, elems);
+    r.failure = fmt::format("{} of {} checked entries of D not finite", r.unwritten, got.size());
   else if (!(r.diff < r.diff_limit))
     r.failure = fmt::format("diff {:.3g} against the {} is not below {:g}", r.diff,
                             r.checked_against, r.diff_limit);
