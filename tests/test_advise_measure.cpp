@@ -132,22 +132,22 @@ TEST(AdviseMeasure, WhichFormatsAreMeasured) {
   };
   EXPECT_EQ(why(h200, Format::bf16), "");
   EXPECT_EQ(why(h200, Format::fp8_block), "");
-  // The weight-only kernels are planned (the advisor's figures are theirs) but not yet timed by
-  // --measure, which makes its inputs with the FP8 quantiser.
-  EXPECT_NE(why(h200, Format::int8_weight).find("bf16 and fp8-block"), std::string::npos);
-  EXPECT_NE(why(h200, Format::int4_weight).find("bf16 and fp8-block"), std::string::npos);
+  // The weight-only kernels are measured on weights packed by quantize_weight.
+  EXPECT_EQ(why(h200, Format::int8_weight), "");
+  EXPECT_EQ(why(h200, Format::int4_weight), "");
   EXPECT_NE(why(h200, Format::nvfp4).find("not available"), std::string::npos);
-  EXPECT_NE(why(h200, Format::fp8_tensor).find("bf16 and fp8-block"), std::string::npos);
+  EXPECT_NE(why(h200, Format::fp8_tensor).find("weight-only int8 and int4"), std::string::npos);
   // No FP8 on an A100, and no kernel of ours off sm_90a.
   const Advice a100 = advise::advise(m, device_preset("a100-80g"), AdviseOptions{});
   EXPECT_NE(why(a100, Format::fp8_block).find("not available"), std::string::npos);
   EXPECT_NE(why(a100, Format::bf16).find("no kernel of our own"), std::string::npos);
   EXPECT_TRUE(measurable(Format::bf16));
   EXPECT_TRUE(measurable(Format::fp8_block));
-  EXPECT_FALSE(measurable(Format::int4_weight));
+  EXPECT_TRUE(measurable(Format::int4_weight));
+  EXPECT_FALSE(measurable(Format::fp8_tensor));
   // A step that is not measured is refused before any device is touched.
   StepMeasurement step = plan_step_measurement("decode", 1, h200.decode_gemms,
-                                                find(h200, Format::int8_weight), h200.device);
+                                                find(h200, Format::fp8_tensor), h200.device);
   EXPECT_THROW(measure_step(step, MeasureOptions{}), InvalidArgument);
 }
 
@@ -160,9 +160,9 @@ TEST(AdviseMeasureCli, RefusalsWithoutAGpuOrWithAPreset) {
   run = autogemm::testing::run_cli("advise --model llama-3-8b --device h200 --prefill");
   EXPECT_EQ(run.exit_code, 2) << run.out;
   EXPECT_NE(run.out.find("--measure"), std::string::npos) << run.out;
-  run = autogemm::testing::run_cli("advise --model llama-3-8b --measure --formats int4");
+  run = autogemm::testing::run_cli("advise --model llama-3-8b --measure --formats nvfp4");
   EXPECT_EQ(run.exit_code, 2) << run.out;
-  EXPECT_NE(run.out.find("--formats = int4"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("--formats = nvfp4"), std::string::npos) << run.out;
   if (!profile_gpus().gpus.empty()) GTEST_SKIP() << "a GPU is present: --measure would run";
   run = autogemm::testing::run_cli("advise --model llama-3-8b --measure");
   EXPECT_EQ(run.exit_code, 2) << run.out;
@@ -212,5 +212,5 @@ TEST(AdviseMeasureGpu, SmallModelDecodeAndPrefill) {
     EXPECT_NEAR(step["measured_us"].get<double>(), measured, 1e-6 * measured);
     EXPECT_DOUBLE_EQ(step["predicted_us"].get<double>(), step["advisor_gemm_us"].get<double>());
   }
-  EXPECT_EQ(measured_steps, 4);   // decode and prefill, bf16 and fp8-block
+  EXPECT_EQ(measured_steps, 8);   // decode and prefill: bf16, fp8-block, int8 and int4
 }

@@ -1,5 +1,7 @@
 // `autogemm advise --measure` (measure.hpp): the advisor's predicted step GEMM time against the
-// same GEMMs run through gemm(), each checked once against the float64 reference.
+// same GEMMs run through gemm(), each checked once against the float64 reference. Weight-only
+// formats: the weight is a random trained-like layer packed by quantize_weight (as `bench
+// --weights` makes it), checked against float64 of A and the dequantised weight.
 #include "advise/measure.hpp"
 
 #include <fmt/format.h>
@@ -15,9 +17,11 @@
 #include "autogemm/errors.hpp"
 #include "autogemm/gemm.hpp"
 #include "autogemm/quantize.hpp"
+#include "autogemm/weights.hpp"
 #include "bench/compare.hpp"
 #include "bench/reference.hpp"
 #include "bench/tensors.hpp"
+#include "bench/weights_bench.hpp"
 #include "cuda/cuda_check.hpp"
 
 namespace autogemm::advise {
@@ -25,13 +29,18 @@ namespace autogemm::advise {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+// A weight-only GEMM's check runs on the host (every column, the whole of K): its first rows.
+constexpr int64_t kWeightCheckedRows = 8;
 
 // One distinct GEMM's device data: A (M x K) and B (N x K), K contiguous, packed; D (M x N).
-// FP8: the BF16 originals are kept for the check against the unquantised inputs.
+// FP8: the BF16 originals are kept for the check against the unquantised inputs. Weight-only:
+// the packed weight, on the host (its dequantised values are the check's) and the device.
 struct GemmData {
   bench::DeviceBuffer a, b, d;
   bench::DeviceBuffer a_bf16, b_bf16;        // FP8 only
   bench::DeviceBuffer scale_a, scale_b;      // FP8 only
+  std::optional<PackedWeight> packed;        // weight-only
+  bench::DeviceWeight weight;                // weight-only
   GemmOperands ops;
 };
 
@@ -44,9 +53,16 @@ GemmData make_data(const GemmProblem& p, uint64_t seed, cudaStream_t stream) {
   const std::size_t d_elems = std::size_t(p.m * p.n);
   GemmData g;
   g.a = bench::DeviceBuffer(a_elems * dtype_bytes(p.a_type));
-  g.b = bench::DeviceBuffer(b_elems * dtype_bytes(p.b_type));
   g.d = bench::DeviceBuffer(d_elems * dtype_bytes(p.d_type));
-  if (is_block_fp8(p)) {
+  if (!p.weight_format) g.b = bench::DeviceBuffer(b_elems * dtype_bytes(p.b_type));
+  g.ops.b = g.b.get();
+  if (p.weight_format) {
+    bench::fill_random(g.a.get(), a_elems, p.a_type, seed);
+    const std::vector<float> w = bench::random_weight(p.n, p.k, seed + 1);
+    g.packed = quantize_weight(w.data(), p.n, p.k, *p.weight_format);
+    g.weight = bench::upload_weight(*g.packed);
+    g.weight.set_operands(g.ops);
+  } else if (is_block_fp8(p)) {
     g.a_bf16 = bench::DeviceBuffer(a_elems * 2);
     g.b_bf16 = bench::DeviceBuffer(b_elems * 2);
     bench::fill_random(g.a_bf16.get(), a_elems, DType::bf16, seed);
@@ -67,16 +83,25 @@ GemmData make_data(const GemmProblem& p, uint64_t seed, cudaStream_t stream) {
   }
   bench::fill_poison(g.d.get(), d_elems, p.d_type);
   g.ops.a = g.a.get();
-  g.ops.b = g.b.get();
   g.ops.d = g.d.get();
   return g;
 }
 
-// The first `rows` rows of D against the float64 GEMM of the same rows: BF16 of the same
-// inputs, block-scaled FP8 of the unquantised BF16 inputs.
-void check_output(MeasuredGemm& r, const GemmData& g, cudaStream_t stream) {
+// Weight-only: float64 of the first `rows` rows of A and the dequantised weight, on the host.
+std::vector<double> weight_reference_rows(MeasuredGemm& r, const GemmData& g, int64_t rows) {
   const GemmProblem& p = r.predicted.problem;
-  const int64_t rows = std::min(p.m, kCheckedRows);
+  r.diff_limit = kBf16DiffLimit;
+  r.checked_against = "float64 GEMM of A and the dequantised weight";
+  const std::vector<double> a = bench::download_as_double(g.a.get(), std::size_t(rows * p.k),
+                                                          p.a_type);
+  return bench::weight_reference(a, dequantize_weight(*g.packed), rows, p.n, p.k);
+}
+
+// The float64 GEMM of the first `rows` rows on the device: BF16 of the same inputs,
+// block-scaled FP8 of the unquantised BF16 inputs.
+std::vector<double> device_reference_rows(MeasuredGemm& r, const GemmData& g, int64_t rows,
+                                          cudaStream_t stream) {
+  const GemmProblem& p = r.predicted.problem;
   GemmProblem ref_problem = p;
   ref_problem.m = rows;
   GemmOperands ref_ops = g.ops;
@@ -99,12 +124,23 @@ void check_output(MeasuredGemm& r, const GemmData& g, cudaStream_t stream) {
   std::vector<double> want(elems);
   cuda_check(cudaMemcpy(want.data(), ref.get(), elems * sizeof(double), cudaMemcpyDeviceToHost),
              "cudaMemcpy(reference)");
-  const std::vector<double> got = bench::download_as_double(g.d.get(), elems, p.d_type);
+  return want;
+}
+
+// The first rows of D (kCheckedRows; weight-only, whose reference runs on the host,
+// kWeightCheckedRows) against their float64 reference.
+void check_output(MeasuredGemm& r, const GemmData& g, cudaStream_t stream) {
+  const GemmProblem& p = r.predicted.problem;
+  const int64_t rows = std::min(p.m, p.weight_format ? kWeightCheckedRows : kCheckedRows);
+  const std::vector<double> want = p.weight_format ? weight_reference_rows(r, g, rows)
+                                                   : device_reference_rows(r, g, rows, stream);
+  const std::vector<double> got =
+      bench::download_as_double(g.d.get(), std::size_t(rows * p.n), p.d_type);
   r.checked_rows = rows;
   for (double v : got) r.unwritten += std::isfinite(v) ? 0 : 1;
   r.diff = bench::gemm_diff(got, want);
   if (r.unwritten > 0)
-    r.failure = fmt::format("{} of {} checked entries of D not finite", r.unwritten, elems);
+    r.failure = fmt::format("{} of {} checked entries of D not finite", r.unwritten, got.size());
   else if (!(r.diff < r.diff_limit))
     r.failure = fmt::format("diff {:.3g} against the {} is not below {:g}", r.diff,
                             r.checked_against, r.diff_limit);
@@ -151,7 +187,10 @@ bool StepMeasurement::passed() const {
                      [](const MeasuredGemm& g) { return g.measured && g.failure.empty(); });
 }
 
-bool measurable(Format f) { return f == Format::bf16 || f == Format::fp8_block; }
+bool measurable(Format f) {
+  return f == Format::bf16 || f == Format::fp8_block || f == Format::int8_weight ||
+         f == Format::int4_weight;
+}
 
 StepMeasurement plan_step_measurement(const std::string& phase, int64_t tokens,
                                       const std::vector<StepGemm>& gemms,
@@ -166,7 +205,9 @@ StepMeasurement plan_step_measurement(const std::string& phase, int64_t tokens,
   else if (!s.ours)
     step.not_measured = "no kernel of our own (the advisor's figure is a roofline)";
   else if (!measurable(s.format))
-    step.not_measured = "--measure runs bf16 and fp8-block (the formats the quantiser makes)";
+    step.not_measured =
+        "--measure runs bf16, fp8-block and the weight-only int8 and int4 (the formats autogemm "
+        "quantises)";
   for (const StepGemm& g : gemms) {
     MeasuredGemm m;
     m.gemm = g;

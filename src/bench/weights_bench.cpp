@@ -25,20 +25,6 @@ constexpr int64_t kCheckedRows = 4;
 // cost dominates: a BF16 weight of at least 64 MB.
 constexpr double kLargeWeightBytes = 64.0 * 1024 * 1024;
 
-// A weight with values like a trained layer's (uniform, +-0.05), from `seed`: xorshift, fast
-// enough for the largest decode rows (58.7 M values).
-std::vector<float> random_weight(int64_t n, int64_t k, uint64_t seed) {
-  std::vector<float> w(size_t(n * k));
-  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
-  for (float& x : w) {
-    s ^= s << 13;
-    s ^= s >> 7;
-    s ^= s << 17;
-    x = (float(s >> 40) / float(1ull << 24) * 2.0f - 1.0f) * 0.05f;
-  }
-  return w;
-}
-
 DeviceBuffer upload_bytes(const std::vector<uint8_t>& bytes) {
   if (bytes.empty()) return DeviceBuffer();
   DeviceBuffer to(bytes.size());
@@ -146,6 +132,18 @@ void DeviceWeight::set_operands(GemmOperands& operands) const {
   operands.b = q.get();
   operands.b_scales = scales.get();
   operands.b_zeros = zeros.get();   // null when the format has none
+}
+
+std::vector<float> random_weight(int64_t n, int64_t k, uint64_t seed) {
+  std::vector<float> w(size_t(n * k));
+  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (float& x : w) {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    x = (float(s >> 40) / float(1ull << 24) * 2.0f - 1.0f) * 0.05f;
+  }
+  return w;
 }
 
 DeviceWeight upload_weight(const PackedWeight& w) {

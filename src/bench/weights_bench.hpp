@@ -23,6 +23,10 @@ struct DeviceWeight {
 };
 DeviceWeight upload_weight(const PackedWeight& w);
 
+// A weight [n, k] with values like a trained layer's (uniform, +-0.05), from `seed`: xorshift,
+// fast enough for the largest decode rows (58.7 M values). quantize_weight packs it.
+std::vector<float> random_weight(int64_t n, int64_t k, uint64_t seed);
+
 // The float64 reference of the first `rows` rows of D = A W^T: A row-major [rows, k] as
 // doubles, W the dequantised [n, k] values (dequantize_weight); [rows, n] row-major.
 std::vector<double> weight_reference(const std::vector<double>& a, const std::vector<float>& w,

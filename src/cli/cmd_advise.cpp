@@ -2,7 +2,7 @@
 // [--prefer speed|quality|memory] [--kv bf16|fp8] [--json]`: which weight format to deploy a
 // model in on this device, with every format's bytes, fit and predicted step times, from the
 // planner's predictions of the model's GEMMs (src/advise/advisor.hpp).
-// `--measure [--formats bf16,fp8-block] [--prefill] [--warmup N] [--iters N] [--seed S]`: on a
+// `--measure [--formats bf16,fp8-block,int8,int4] [--prefill] [--warmup N] [--iters N] [--seed S]`: on a
 // GPU, the predicted GEMM time of one decode step (and with --prefill, of the prefill) against
 // the same GEMMs run through gemm(), GEMM by GEMM (src/advise/measure.hpp).
 #include <fmt/format.h>
@@ -39,7 +39,7 @@ struct AdviseCliOptions {
   bool json = false;
   // --measure
   bool measure = false;
-  std::string formats = "bf16,fp8-block";
+  std::string formats = "bf16,fp8-block,int8,int4";
   bool prefill = false;
   int warmup = 5;
   int iters = 30;
@@ -117,7 +117,8 @@ advise::AdviseOptions advise_options(const AdviseCliOptions& o) {
 
 // ---- --measure ---------------------------------------------------------------------------
 
-// --formats: a comma-separated list of bf16, fp8-block (fp8 for short).
+// --formats: a comma-separated list of bf16, fp8-block (fp8 for short), int8-weight-only and
+// int4-weight-only (int8, int4).
 std::vector<advise::Format> parse_formats(const std::string& text) {
   std::vector<advise::Format> out;
   std::stringstream list(text);
@@ -128,10 +129,15 @@ std::vector<advise::Format> parse_formats(const std::string& text) {
       f = advise::Format::bf16;
     } else if (item == "fp8-block" || item == "fp8") {
       f = advise::Format::fp8_block;
+    } else if (item == "int8-weight-only" || item == "int8") {
+      f = advise::Format::int8_weight;
+    } else if (item == "int4-weight-only" || item == "int4") {
+      f = advise::Format::int4_weight;
     } else {
       throw InvalidArgument("--formats", item,
-                            "bf16 or fp8-block (fp8): the formats autogemm runs with its own "
-                            "kernels and --measure times; a comma-separated list");
+                            "bf16, fp8-block (fp8), int8-weight-only (int8) or int4-weight-only "
+                            "(int4): the formats autogemm runs with its own kernels and "
+                            "--measure times; a comma-separated list");
     }
     if (std::find(out.begin(), out.end(), f) == out.end()) out.push_back(f);
   }
@@ -426,7 +432,8 @@ void add_advise_command(CLI::App& app) {
       "against a float64 reference) and print predicted against measured time, GEMM by GEMM and "
       "for the step");
   cmd->add_option("--formats", o->formats,
-                  "with --measure: which formats to run (bf16, fp8-block; comma-separated)")
+                  "with --measure: which formats to run (bf16, fp8-block, int8, int4; "
+                  "comma-separated)")
       ->capture_default_str()
       ->needs(measure);
   cmd->add_flag("--prefill", o->prefill,
