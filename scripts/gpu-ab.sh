@@ -6,7 +6,8 @@
 #   BEFORE=<tree> [ROUNDS=2] [SUITE=bench/suites/gemm-public.csv] [DTYPES="bf16 fp8"]
 #   [ROWS="--suite"] scripts/gpu-ab.sh
 # ROWS is the bench option that takes the suite: `--wgrad` for the weight-gradient suites (with
-# DTYPES=bf16), `--grouped` for grouped ones.
+# DTYPES=bf16), `--grouped` for grouped ones. BENCH_ARGS adds options to every run (a fused
+# epilogue: BENCH_ARGS="--bias bf16 --activation gelu_tanh").
 # <tree> is a copy of the baseline's sources (e.g. `git archive <commit> | tar -x -C <tree>`),
 # carried to the machine. The CSVs go to $OUT as {before,after}-{bf16,fp8}-<round>.csv (the
 # device tool brings back 8 files: two rounds), the logs to /tmp/ab-logs.
@@ -29,7 +30,7 @@ for round in $(seq 1 "$rounds"); do
     for side in before after; do
       AUTOGEMM_CACHE_DIR=/tmp/ab-cache-$side /tmp/ab-$side/src/cli/autogemm bench \
         ${ROWS:---suite} "$suite" --dtype "$dtype" --csv "$OUT/$side-$dtype-$round.csv" \
-        > "$logs/$side-$dtype-$round.log" 2>&1
+        ${BENCH_ARGS:-} > "$logs/$side-$dtype-$round.log" 2>&1
       echo "$side $dtype round $round: $(grep 'geomean ratio' "$logs/$side-$dtype-$round.log")"
     done
   done
