@@ -2,9 +2,9 @@
 // [--prefer speed|quality|memory] [--kv bf16|fp8] [--json]`: which weight format to deploy a
 // model in on this device, with every format's bytes, fit and predicted step times, from the
 // planner's predictions of the model's GEMMs (src/advise/advisor.hpp).
-// `--measure [--formats bf16,fp8-block,int8,int4] [--prefill] [--warmup N] [--iters N] [--seed S]`: on a
-// GPU, the predicted GEMM time of one decode step (and with --prefill, of the prefill) against
-// the same GEMMs run through gemm(), GEMM by GEMM (src/advise/measure.hpp).
+// `--measure [--formats bf16,fp8-block,int8,int4] [--prefill] [--warmup N] [--iters N]
+// [--seed S]`: on a GPU, the predicted GEMM time of one decode step (and with --prefill, of the
+// prefill) against the same GEMMs run through gemm(), GEMM by GEMM (src/advise/measure.hpp).
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
