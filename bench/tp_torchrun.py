@@ -14,6 +14,8 @@
 #       bench/tp_torchrun.py [--shapes 16384x16384x16384,8192x28672x8192,8192x8192x28672] \
 #       [--dtype bf16|fp8] [--patterns all_gather,reduce_scatter,all_reduce]
 #       [--transports default,nccl] [--iters 20] [--json OUT]
+# "b2b": the iterations enqueued back to back, no host wait between them (a training or serving
+# step's steady state), per call; PyTorch's is its best synchronised way timed so.
 # "host us": the median time our call takes to return on the host (what a synchronised timing
 # waits before the GPU starts).
 import argparse
@@ -114,6 +116,22 @@ class Bench:
         dist.all_reduce(t, op=dist.ReduceOp.MAX)
         return t.item()
 
+    def back_to_back(self, fn):
+        """Microseconds a call of fn when the iterations are enqueued back to back (no host
+        wait between them: a training or serving step's steady state), the slowest rank's."""
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        dist.barrier()
+        torch.cuda.synchronize()
+        start.record()
+        for _ in range(self.args.iters):
+            fn()
+        end.record()
+        torch.cuda.synchronize()
+        t = torch.tensor([start.elapsed_time(end) * 1000.0 / self.args.iters], device=self.dev,
+                         dtype=torch.float64)
+        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        return t.item()
+
     def host_us(self, fn):
         """Median microseconds the host spends in fn (its enqueue, the agreement included),
         the slowest rank's: the latency a synchronised timing adds before the GPU starts."""
@@ -167,9 +185,11 @@ class Bench:
         rows_out = []
         for pattern in self.args.patterns:
             a, w = shards[pattern]
-            torch_us = self.torch_times(pattern, a, w, m, n)
+            torch_fns = self.torch_ways(pattern, a, w, m, n)
+            torch_us = {name: self.time(fn) for name, fn in torch_fns.items()}
             best = min(((t, name) for name, t in torch_us.items() if t is not None),
                        default=(None, "none"))
+            torch_b2b = None if best[0] is None else self.back_to_back(torch_fns[best[1]])
             for transport in self.args.transports:
                 kw = dict(transport=transport)
                 if fp8:
@@ -191,6 +211,8 @@ class Bench:
                         self.failures.append(name)
                     host = (None if us is None else
                             self.host_us(lambda: call(*args, out=out, **kw)))
+                    b2b = (None if us is None else
+                           self.back_to_back(lambda: call(*args, out=out, **kw)))
                 except autogemm.Error as e:   # raised on every rank alike
                     self.say(f"#   {name}: {type(e).__name__}: {e}")
                     self.failures.append(name)
@@ -201,15 +223,18 @@ class Bench:
                     torch_best=best[1], torch_all=torch_us,
                     torch_over_ours=None if best[0] is None or not us else best[0] / us,
                     one_gpu_us=one_us, torch_matmul_us=mm_us, host_us=host,
+                    ours_back_to_back_us=b2b, torch_back_to_back_us=torch_b2b,
+                    torch_over_ours_back_to_back=None if not b2b or torch_b2b is None
+                    else torch_b2b / b2b,
                     speedup=None if not us or one_us is None else one_us / us,
                     predicted_us=info["total_us"],
                     prediction_error_pct=None if not us else
                     100.0 * (us - info["total_us"]) / info["total_us"], diff=d))
         return rows_out
 
-    def torch_times(self, pattern, a, w, m, n):
+    def torch_ways(self, pattern, a, w, m, n):
         """PyTorch's ways on the bf16 shards (an FP8 run compares against these too): name ->
-        microseconds, or None where it failed."""
+        a function that runs it."""
         g, dev, bf, name = self.world, self.dev, torch.bfloat16, self.group.group_name
         out = {}
         if pattern == "all_gather":
@@ -218,10 +243,10 @@ class Bench:
             def unfused():
                 dist.all_gather_into_tensor(gathered, a)
                 return gathered @ w.t()
-            out["nccl+matmul"] = self.time(unfused)
+            out["nccl+matmul"] = unfused
             if self.symm is not None:
-                out["symm_mem fused"] = self.time(lambda: torch.ops.symm_mem.fused_all_gather_matmul(
-                    a, [w.t()], gather_dim=0, group_name=name))
+                out["symm_mem fused"] = lambda: torch.ops.symm_mem.fused_all_gather_matmul(
+                    a, [w.t()], gather_dim=0, group_name=name)
         else:
             scattered = torch.empty(m // g, n, device=dev, dtype=bf)
             gathered = torch.empty(m, n, device=dev, dtype=bf)
@@ -244,9 +269,9 @@ class Bench:
                         a, w.t(), "sum", scatter_dim=0, group_name=name)
                     dist.all_gather_into_tensor(gathered, part)
                     return gathered
-            out["nccl+matmul"] = self.time(unfused)
+            out["nccl+matmul"] = unfused
             if self.symm is not None:
-                out["symm_mem fused"] = self.time(fused)
+                out["symm_mem fused"] = fused
         return out
 
 
@@ -267,7 +292,8 @@ def main():
         torch.cuda.empty_cache()   # the shape's tensors are gone: give their memory back
     bench.say(f"\n{'pattern':<15} {'transport':<11} {'shape':<19} {'ours us':>9} "
               f"{'torch us':>9} {'torch best':<15} {'torch/ours':>10} {'speedup':>8} "
-              f"{'pred us':>9} {'pred err%':>9} {'host us':>8} {'diff':>9}")
+              f"{'pred us':>9} {'pred err%':>9} {'host us':>8} {'b2b ours':>9} {'b2b torch':>9} "
+              f"{'torch/ours':>10} {'diff':>9}")
     for r in rows:
         shape = f"{r['m']}x{r['n']}x{r['k']}"
         bench.say(f"{r['pattern']:<15} {r['transport']:<11} {shape:<19} "
@@ -275,7 +301,8 @@ def main():
                   f"{r['torch_best']:<15} {fmt(r['torch_over_ours'], '10.2f')} "
                   f"{fmt(r['speedup'], '8.2f')} {r['predicted_us']:9.1f} "
                   f"{fmt(r['prediction_error_pct'], '+9.1f')} {fmt(r['host_us'], '8.1f')} "
-                  f"{r['diff']:9.2e}")
+                  f"{fmt(r['ours_back_to_back_us'], '9.1f')} {fmt(r['torch_back_to_back_us'], '9.1f')} "
+                  f"{fmt(r['torch_over_ours_back_to_back'], '10.2f')} {r['diff']:9.2e}")
     failed = torch.tensor([len(bench.failures)], device=bench.dev)
     dist.all_reduce(failed, op=dist.ReduceOp.MAX)
     if args.json and bench.rank == 0:

@@ -222,6 +222,9 @@ class MultiGpuComm {
   const GpuInfo& device(std::size_t local_index) const;  // the local rank's GPU, profiled
 
   struct State;
+  // What src/multi's executors keep with the communicator (the tensor-parallel agreement
+  // board); not for callers.
+  State& internal_state() { return *state_; }
 
  private:
   friend SplitReport split_gemm(const GemmProblem&, const std::vector<GemmOperands>&,

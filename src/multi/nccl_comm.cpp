@@ -9,6 +9,7 @@
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/current_device_guard.hpp"
+#include "multi/agreement_board.hpp"
 #include "multi/device_list.hpp"
 
 #ifdef AUTOGEMM_HAVE_NCCL
@@ -48,6 +49,7 @@ std::optional<int> nccl_version() {
 }
 
 MultiGpuComm::State::~State() {
+  agreement.reset();  // its stream and IPC mappings before the communicators
   for (std::size_t i = 0; i < comm_streams.size(); ++i)
     if (comm_streams[i] != nullptr) (void)cudaStreamDestroy(comm_streams[i]);
 #ifdef AUTOGEMM_HAVE_NCCL

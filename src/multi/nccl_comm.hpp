@@ -4,6 +4,7 @@
 // no_nccl_error() before touching anything.
 #include <cuda_runtime_api.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,10 @@
 
 namespace autogemm {
 
+namespace multi {
+class AgreementBoard;
+}
+
 struct MultiGpuComm::State {
   std::vector<LocalRank> ranks;
   std::vector<::ncclComm*> comms;        // one per local rank
@@ -19,6 +24,9 @@ struct MultiGpuComm::State {
   std::vector<cudaStream_t> comm_streams;  // per local rank, made on first use
   int size = 0;
   bool owned = false;                    // made by local(): destroyed with this
+  // One rank a process with peer access to every other: the tensor-parallel calls' record
+  // exchange, made with the first copy-engine workspace (agreement_board.hpp).
+  std::unique_ptr<multi::AgreementBoard> agreement;
   ~State();
   // A non-blocking stream of the highest priority on the local rank's device: overlapped
   // communication runs there, so that its CTAs are scheduled ahead of the GEMM's waiting ones.

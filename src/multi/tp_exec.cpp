@@ -19,6 +19,7 @@
 #include "cuda/cuda_check.hpp"
 #include "cuda/current_device_guard.hpp"
 #include "cuda/driver.hpp"
+#include "multi/agreement_board.hpp"
 #include "multi/nccl_comm.hpp"
 #include "multi/nccl_exec.hpp"
 #include "multi/tp_plan.hpp"
@@ -190,6 +191,24 @@ bool any_capturing(const std::vector<cudaStream_t>& streams) {
   return capturing;
 }
 
+// Every rank's record through an ncclAllGather on the workspace's side stream: the exchange
+// where the ranks have no agreement board (no peer access: the NCCL transport).
+std::vector<TpRecord> exchange_over_nccl(Rank& r, const TpRecord& mine, int world) {
+  cuda_check(cudaSetDevice(r.device), "cudaSetDevice(tp agree)");
+  char* slots = static_cast<char*>(r.records);
+  cuda_check(cudaMemcpyAsync(slots + sizeof(TpRecord) * std::size_t(r.rank), &mine,
+                             sizeof(TpRecord), cudaMemcpyHostToDevice, r.agree),
+             "cudaMemcpy(tp record)");
+  nccl(ncclAllGather(slots + sizeof(TpRecord) * std::size_t(r.rank), slots, sizeof(TpRecord),
+                     ncclInt8, r.comm, r.agree),
+       "ncclAllGather(tp records)");
+  std::vector<TpRecord> all(static_cast<std::size_t>(world));
+  cuda_check(cudaMemcpyAsync(all.data(), slots, sizeof(TpRecord) * all.size(),
+                             cudaMemcpyDeviceToHost, r.agree), "cudaMemcpy(tp records)");
+  cuda_check(cudaStreamSynchronize(r.agree), "cudaStreamSynchronize(tp records)");
+  return all;
+}
+
 void agree(const TpPlan& plan, uint64_t hash, const std::vector<TpShards>& shards,
            TpWorkspace::State& ws, MultiGpuComm& comm, bool capturing) {
   std::vector<TpRecord> mine;
@@ -212,19 +231,10 @@ void agree(const TpPlan& plan, uint64_t hash, const std::vector<TpShards>& shard
                             "tp_gemm once with this plan outside capture first");
     return;
   } else {
-    Rank& r = ws.ranks.front();
-    cuda_check(cudaSetDevice(r.device), "cudaSetDevice(tp agree)");
-    char* slots = static_cast<char*>(r.records);
-    cuda_check(cudaMemcpyAsync(slots + sizeof(TpRecord) * std::size_t(r.rank), &mine[0],
-                               sizeof(TpRecord), cudaMemcpyHostToDevice, r.agree),
-               "cudaMemcpy(tp record)");
-    nccl(ncclAllGather(slots + sizeof(TpRecord) * std::size_t(r.rank), slots, sizeof(TpRecord),
-                       ncclInt8, r.comm, r.agree),
-         "ncclAllGather(tp records)");
-    std::vector<TpRecord> all(std::size_t(ws.world));
-    cuda_check(cudaMemcpyAsync(all.data(), slots, sizeof(TpRecord) * all.size(),
-                               cudaMemcpyDeviceToHost, r.agree), "cudaMemcpy(tp records)");
-    cuda_check(cudaStreamSynchronize(r.agree), "cudaStreamSynchronize(tp records)");
+    MultiGpuComm::State& shared = comm.internal_state();
+    const std::vector<TpRecord> all = shared.agreement
+                                          ? shared.agreement->exchange(mine[0])
+                                          : exchange_over_nccl(ws.ranks.front(), mine[0], ws.world);
     judge(all, ws.world);
   }
   ws.agreed.insert(hash);

@@ -11,6 +11,7 @@
 #include "autogemm/errors.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/current_device_guard.hpp"
+#include "multi/agreement_board.hpp"
 #include "multi/nccl_comm.hpp"
 
 #ifdef AUTOGEMM_HAVE_NCCL
@@ -167,7 +168,15 @@ TpWorkspace::TpWorkspace(const TpPlan& plan, MultiGpuComm& comm) : state_(std::m
   }
   if (s.transport == TpTransport::copy_engine && s.world > 1) {
     if (s.one_process) map_one_process(s);
-    else map_across_processes(s);
+    else {
+      map_across_processes(s);
+      // The first copy-engine workspace on a communicator makes its agreement board: every rank
+      // makes the same workspaces in the same order, so every rank makes it here, together.
+      MultiGpuComm::State& shared = comm.internal_state();
+      const State::Rank& r = s.ranks.front();
+      if (!shared.agreement)
+        shared.agreement = std::make_unique<multi::AgreementBoard>(r.comm, s.world, r.rank, r.device);
+    }
   } else {
     for (auto& r : s.ranks) {
       r.peer_base.assign(std::size_t(s.world), nullptr);

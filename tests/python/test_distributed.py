@@ -199,6 +199,22 @@ _WORKER = textwrap.dedent("""
         assert e.argument.startswith(f"rank {g - 1}"), e
     d = tp.all_gather_gemm(A[rows], W[cols])   # still in step
     assert diff(d, ref[:, cols]) < 1e-5
+    # Two patterns that both have workspaces, rank 1 calling the other one: the agreement board
+    # (or NCCL) shows the plans differ, every rank raises, none hangs.
+    ka, kw = A[:, ks].contiguous(), W[:, ks].contiguous()
+    try:
+        (tp.gemm_reduce_scatter if r == 1 else tp.gemm_all_reduce)(ka, kw)
+        sys.exit(f"rank {r}: no error")
+    except autogemm.InvalidArgument as e:
+        print(f"rank {r}: {e}", flush=True)
+        assert e.argument == "rank 1: shards", e
+    # Forty calls back to back, no host wait between them, alternating two workspaces: each
+    # call's agreement reuses a board the previous call may still be reading on another rank.
+    outs = [tp.gemm_all_reduce(ka, kw) if i % 2 else tp.all_gather_gemm(A[rows], W[cols])
+            for i in range(40)]
+    torch.cuda.synchronize()
+    for i, d in enumerate(outs):
+        assert diff(d, ref if i % 2 else ref[:, cols]) < 1e-5, i
     torch.cuda.synchronize()
     dist.barrier()
     print(f"rank {r}: ok", flush=True)
