@@ -264,7 +264,7 @@ double promotion_share(const GemmProblem& problem, const GemmConfig& config,
       peak_tflops(problem, device) * 1e3 / (device.sm_count * clock_ghz(device));
   const double mma_cycles =
       2.0 * config.block_m * config.block_n * config.block_k / flops_per_clock_per_sm;
-  const double slabs = double(config.block_m) / std::max(config.num_consumers, 1) / 64;
+  const double slabs = double(config.rows_per_consumer()) / 64;
   // 1x128 B scales: each element's row scale times its column's, an FMUL beside the FFMA
   // (kernels/sm90/fp8_promotion.cuh kColumnScaled; priced, not yet fitted).
   const double ffma_cycles = config.num_consumers * slabs * config.block_n / 2.0 *
@@ -386,7 +386,7 @@ Waves count_waves(const GemmProblem& problem, const GemmConfig& config, const Gp
 // The TMA store's per-box-row cost of one consumer's rows (kEpilogueBoxRowCycles).
 double tma_store_box_us(const GemmProblem& problem, const GemmConfig& config,
                         const GpuInfo& device) {
-  const int rows_per_consumer = config.block_m / config.num_consumers;
+  const int rows_per_consumer = config.rows_per_consumer();
   const int out_bytes = dtype_bytes(problem.d_type);
   // D^T (swap_ab) leaves as boxes of block_n rows, one per 128 bytes of the consumer's rows
   // (kernels/sm90/epilogue.cuh transposed_offset).
@@ -492,7 +492,8 @@ TileTimes tile_times(const GemmProblem& problem, const GemmConfig& config,
       device.memory_bandwidth_gbps * 1e3 * kDramWriteEfficiency / device.sm_count;
   const double write_rate_per_sm =
       dram_share_per_sm * segment_bytes / (segment_bytes + kWriteSegmentHalfRateBytes);
-  t.store_in_series = accumulates_fp32_from_dram(problem) && config.split_k == 1;
+  t.store_in_series =
+      accumulates_fp32_from_dram(problem) && config.split_k == 1 && !config.pingpong;
   if (t.store_in_series) {
     t.store_us = double(row_count) * segment_bytes * 2 / dram_share_per_sm;
   } else if (config.split_k == 1 && write_rate_per_sm > 0) {
@@ -517,7 +518,8 @@ double fixed_costs(const GemmProblem& problem, const GemmConfig& config, const G
                                                    config.block_k * dtype_bytes(problem.a_type) /
                                                    sm_l2_rate(device);
   // A store in series with the k-loop is the wave's (tile_times), its boxes fitted with it.
-  const bool store_in_series = accumulates_fp32_from_dram(problem) && config.split_k == 1;
+  const bool store_in_series =
+      accumulates_fp32_from_dram(problem) && config.split_k == 1 && !config.pingpong;
   double epilogue_us = store_in_series
                            ? 0.0
                            : double(config.block_m) *
@@ -542,8 +544,9 @@ double fixed_costs(const GemmProblem& problem, const GemmConfig& config, const G
                               dtype_bytes(problem.d_type)) > 0)
       epilogue_us += kEpilogueTailBoxUs;
   }
+  // Ping-pong consumers store a tile beside the other's k-loop: only the last one is exposed.
   double fixed_us = kLaunchUs + (config.persistent ? fill_us : double(waves) * fill_us) +
-                    double(waves) * epilogue_us;
+                    (config.pingpong ? 1.0 : double(waves)) * epilogue_us;
   // Split-K: the other splits' SMs write their fp32 tiles and the last one reads the split_k - 1
   // back, through the SM's L2 port (the partial tiles are small enough to stay in L2: splits
   // are only offered where the tiles leave SMs idle); counted as split_k tiles on one port.

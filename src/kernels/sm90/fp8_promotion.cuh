@@ -141,7 +141,7 @@ struct Promotion<Cfg, true> {
     // Accumulator fragment (hopper-facts.md 2.3): thread (warp w, lane l) holds rows
     // 16w + l/4 and 16w + l/4 + 8 of each m64 slab.
     const int thread = threadIdx.x % 128;
-    thread_row = consumer * G::kRowsPerConsumer + 16 * (thread / 32) + (thread % 32) / 4;
+    thread_row = G::consumer_row0(consumer) + 16 * (thread / 32) + (thread % 32) / 4;
     thread_column = 2 * (thread % 4);
     if constexpr (Cfg::scaling == kScalingRowwise)
       tensor_scale = 1.0f;
