@@ -570,50 +570,46 @@ struct Consumer {
     promotion.fence_operands();
   }
 
+  // Turns between the two consumers: consumer c waits on named barrier `base` + c and passes
+  // the turn by arriving on the other's; `first` lets consumer 0 take its first turn unasked.
+  // `threads` counts the waiting warpgroup and the arriving threads (PTX ISA "bar.arrive").
+  __device__ __forceinline__ void take_turn(unsigned base, unsigned threads, bool& first) {
+    if (!first) ptx::named_barrier_sync(base + consumer, threads);
+    first = false;
+  }
+  __device__ __forceinline__ void hand_turn(unsigned base, unsigned threads) {
+    ptx::named_barrier_arrive(base + 1 - consumer, threads);
+  }
+
   // Ordered issue (Cfg::ordered_issue, FP8 with two consumers): the consumers take turns
   // issuing wgmma groups, consumer 0 first. The matrix units run a consumer's group while the
   // other consumer promotes its last one, so they never both promote while the units idle
-  // (the two would otherwise issue together and finish, and promote, together). Consumer c
-  // waits on named barrier kTurnBarrier + c and passes the turn by arriving on the other's;
-  // each barrier counts both warpgroups (PTX ISA "bar.arrive").
+  // (the two would otherwise issue together and finish, and promote, together).
   __device__ __forceinline__ void wait_turn() {
-    if constexpr (Cfg::ordered_issue) {
-      if (!first_turn) ptx::named_barrier_sync(kTurnBarrier + consumer, G::kConsumerThreads);
-      first_turn = false;
-    }
+    if constexpr (Cfg::ordered_issue) take_turn(kTurnBarrier, G::kConsumerThreads, first_turn);
   }
   __device__ __forceinline__ void pass_turn() {
-    if constexpr (Cfg::ordered_issue)
-      ptx::named_barrier_arrive(kTurnBarrier + 1 - consumer, G::kConsumerThreads);
+    if constexpr (Cfg::ordered_issue) hand_turn(kTurnBarrier, G::kConsumerThreads);
   }
-  // Ping-pong (Cfg::pingpong): the same two barriers, one turn per k-loop (run() says why),
-  // consumer 0 first.
+  // Ping-pong (Cfg::pingpong): the same two barriers, one turn per k-loop (run() says why).
   __device__ __forceinline__ void wait_tile_turn() {
-    if constexpr (Cfg::pingpong) {
-      if (!first_turn) ptx::named_barrier_sync(kTurnBarrier + consumer, G::kConsumerThreads);
-      first_turn = false;
-    }
+    if constexpr (Cfg::pingpong) take_turn(kTurnBarrier, G::kConsumerThreads, first_turn);
   }
   __device__ __forceinline__ void pass_tile_turn() {
-    if constexpr (Cfg::pingpong)
-      ptx::named_barrier_arrive(kTurnBarrier + 1 - consumer, G::kConsumerThreads);
+    if constexpr (Cfg::pingpong) hand_turn(kTurnBarrier, G::kConsumerThreads);
   }
   // Ping-pong: D's one staging buffer in turn, in the k-loops' order. A consumer stages (C's
   // load included) once the other's last store has read the buffer: that one's leader waits
-  // for its bulk store's reads, then its warp passes the turn. Named barriers 6 + c, counting
-  // the waiting warpgroup and the passing warp.
+  // for its bulk store's reads, then its warp passes the turn (barriers kStoreTurnBarrier + c).
   __device__ __forceinline__ void wait_store_turn() {
-    if constexpr (Cfg::pingpong) {
-      if (!first_store) ptx::named_barrier_sync(kStoreTurnBarrier + consumer, kStoreTurnThreads);
-      first_store = false;
-    }
+    if constexpr (Cfg::pingpong) take_turn(kStoreTurnBarrier, kStoreTurnThreads, first_store);
   }
   __device__ __forceinline__ void pass_store_turn() {
     if constexpr (Cfg::pingpong) {
       if (consumer_thread % 128 < 32) {
         if (consumer_thread % 128 == 0) ptx::tma_store_wait_read<0>();
         __syncwarp();
-        ptx::named_barrier_arrive(kStoreTurnBarrier + 1 - consumer, kStoreTurnThreads);
+        hand_turn(kStoreTurnBarrier, kStoreTurnThreads);
       }
     }
   }
