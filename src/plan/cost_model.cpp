@@ -408,14 +408,11 @@ struct TileTimes {
   double l2_us = 0;           // L2 -> SM, the SM's port or the whole L2's share
   double smem_us = 0;         // the stage's fill and every slab's wgmma reads
   double store_us = 0;        // the tile's D at its SM's share of the DRAM write rate
-  bool store_in_series = false;  // C read and D written after the k-loop, before the next one
+  // C read back from DRAM and D written at the SM's DRAM share after the k-loop (the rule
+  // beside kStoreTileTurnaroundUs): in series with the next k-loop, or with ping-pong
+  // consumers beside the other consumer's.
+  bool fp32_accumulation = false;
 };
-
-// C is D in fp32 (weight gradients), read back from DRAM after every k-loop: the tile's store
-// runs in series with its k-loop (the rule beside kStoreTileTurnaroundUs).
-bool accumulates_fp32_from_dram(const GemmProblem& problem) {
-  return problem.reads_c && dtype_bytes(problem.d_type) == 4;
-}
 
 TileTimes tile_times(const GemmProblem& problem, const GemmConfig& config,
                      const GpuInfo& device, const Waves& w, bool tma_store) {
@@ -492,9 +489,8 @@ TileTimes tile_times(const GemmProblem& problem, const GemmConfig& config,
       device.memory_bandwidth_gbps * 1e3 * kDramWriteEfficiency / device.sm_count;
   const double write_rate_per_sm =
       dram_share_per_sm * segment_bytes / (segment_bytes + kWriteSegmentHalfRateBytes);
-  t.store_in_series =
-      accumulates_fp32_from_dram(problem) && config.split_k == 1 && !config.pingpong;
-  if (t.store_in_series) {
+  t.fp32_accumulation = plan::accumulates_fp32_from_dram(problem) && config.split_k == 1;
+  if (t.fp32_accumulation) {
     t.store_us = double(row_count) * segment_bytes * 2 / dram_share_per_sm;
   } else if (config.split_k == 1 && write_rate_per_sm > 0) {
     t.store_us = kStoreTileTurnaroundUs +
@@ -517,10 +513,10 @@ double fixed_costs(const GemmProblem& problem, const GemmConfig& config, const G
   const double fill_us = kFirstLoadLatencyUs + double(config.block_m + config.block_n) *
                                                    config.block_k * dtype_bytes(problem.a_type) /
                                                    sm_l2_rate(device);
-  // A store in series with the k-loop is the wave's (tile_times), its boxes fitted with it.
-  const bool store_in_series =
-      accumulates_fp32_from_dram(problem) && config.split_k == 1 && !config.pingpong;
-  double epilogue_us = store_in_series
+  // An fp32 accumulation's store is the wave's (tile_times), its boxes fitted with it.
+  const bool fp32_accumulation =
+      plan::accumulates_fp32_from_dram(problem) && config.split_k == 1;
+  double epilogue_us = fp32_accumulation
                            ? 0.0
                            : double(config.block_m) *
                                  sm90::d_tile_cols(config.block_n, problem.epilogue.gated) *
@@ -537,7 +533,7 @@ double fixed_costs(const GemmProblem& problem, const GemmConfig& config, const G
                    (2.0 / config.num_consumers);
   }
   // The box term is the TMA store's (not staged rows TMA cannot store, nor swap_ab's D^T).
-  if (config.num_consumers == 2 && tma_store && !store_in_series) {
+  if (config.num_consumers == 2 && tma_store && !fp32_accumulation) {
     epilogue_us += tma_store_box_us(problem, config, device);
     if (!config.swap_ab &&
         sm90::d_tail_box_cols(sm90::d_tile_cols(config.block_n, problem.epilogue.gated),
@@ -686,7 +682,8 @@ Prediction predict_kernels(const GemmProblem& problem, const GemmConfig& config,
     const double latency_us = std::max(double(t.k_steps) * kKBlockLatencyUs, ring_us);
     const double on_sm = std::max(overlap(problem, t.compute_us, t.l2_us, t.smem_us), latency_us);
     const double wave_dram_us = p.memory_us * double(items) / double(w.items);
-    if (t.store_in_series) return std::max(on_sm + t.store_us, wave_dram_us);
+    if (t.fp32_accumulation && !config.pingpong)
+      return std::max(on_sm + t.store_us, wave_dram_us);
     return std::max({on_sm, t.store_us, wave_dram_us});
   };
   const double waves_us = double(w.waves - 1) * wave_us(w.resident) + wave_us(w.last_wave_items);

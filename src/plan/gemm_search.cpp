@@ -187,6 +187,17 @@ std::vector<bool> ordered_issue_choices(const GemmProblem& problem, int block_m,
   return {false, true};
 }
 
+// Ping-pong consumers are offered where one tile's store would otherwise run in series with
+// the next k-loop: weight gradients' fp32 accumulation from DRAM (cost_model.cpp). Elsewhere
+// the tiles' stores go out beside the k-loop already, or were not measured against it.
+std::vector<bool> pingpong_choices(const GemmProblem& problem, int num_consumers, bool swap_ab) {
+  if (dtype_bytes(problem.a_type) != 2 || num_consumers != 2 || swap_ab ||
+      !accumulates_fp32_from_dram(problem) || !kernel_epilogue(problem).empty() ||
+      (problem.grouping != Grouping::none && problem.grouping != Grouping::k_contiguous))
+    return {false};
+  return {false, true};
+}
+
 bool multicast_offered(const GemmProblem& problem, bool swap_ab) {
   // Swapped operands (swap_ab), any rows: the pair shares the call's few rows of A (the
   // kernel's B) or a stream of the call's B columns, neither short of L2 bandwidth, and only
@@ -334,21 +345,24 @@ std::vector<GemmConfig> tile_configs(const GemmProblem& problem, const GpuInfo& 
           for (int split_k : split_k_choices(problem, block_m, block_n, block_k, device))
             for (int promotion_buffers : promotion_buffer_choices(problem))
               for (bool ordered_issue : ordered_issue_choices(problem, block_m, block_n,
-                                                              num_consumers, promotion_buffers)) {
-                GemmConfig tile;
-                tile.block_m = block_m;
-                tile.block_n = block_n;
-                tile.block_k = block_k;
-                tile.num_consumers = num_consumers;
-                tile.split_k = split_k;
-                tile.promotion_buffers = promotion_buffers;
-                tile.ordered_issue = ordered_issue;
-                tile.swap_ab = swap_ab;
-                const int stages = max_stages_that_fit(problem, kernel_fields(problem, tile),
-                                                       device, kMaxStages);
-                tile.num_stages = stages > 0 ? stages : 2;  // 2 does not fit: rejected, with its size
-                tiles.push_back(tile);
-              }
+                                                              num_consumers, promotion_buffers))
+                for (bool pingpong : pingpong_choices(problem, num_consumers, swap_ab)) {
+                  GemmConfig tile;
+                  tile.block_m = block_m;
+                  tile.block_n = block_n;
+                  tile.block_k = block_k;
+                  tile.num_consumers = num_consumers;
+                  tile.split_k = split_k;
+                  tile.promotion_buffers = promotion_buffers;
+                  tile.ordered_issue = ordered_issue;
+                  tile.pingpong = pingpong;
+                  tile.swap_ab = swap_ab;
+                  const int stages = max_stages_that_fit(problem, kernel_fields(problem, tile),
+                                                         device, kMaxStages);
+                  // 2 does not fit: rejected, with its size.
+                  tile.num_stages = stages > 0 ? stages : 2;
+                  tiles.push_back(tile);
+                }
   return tiles;
 }
 

@@ -428,6 +428,10 @@ std::string tma_box_violation(const GemmProblem& problem, const KernelFields& fi
 
 int block_k_for(DType input) { return kAtomBytes / dtype_bytes(input); }
 
+bool accumulates_fp32_from_dram(const GemmProblem& problem) {
+  return problem.reads_c && dtype_bytes(problem.d_type) == 4;
+}
+
 int consumer_register_budget(const KernelFields& fields) {
   if (!fields.warp_specialized) return 255;
   return fields.config.num_consumers >= 2 ? 232 : 240;
