@@ -242,11 +242,22 @@ TEST(KernelCompile, PingPongConsumers) {
   const GemmProblem dense = weight_gradient_problem(4096, 4096, 14336);
   const GemmProblem experts = grouped_weight_gradient_problem(16384, 4096, 7168, 32);
   const GemmProblem forward = bf16_problem(4096, 4096, 4096);
+  const auto fused = [](Activation a, bool gated) {
+    GemmProblem p = bf16_problem(4096, 4096, 512);
+    p.epilogue.bias = DType::fp32;
+    p.epilogue.activation = a;
+    p.epilogue.row_scale = p.epilogue.col_scale = true;
+    p.epilogue.gated = gated;
+    return p;
+  };
   for (const auto& [p, text] : std::vector<std::pair<GemmProblem, const char*>>{
            {dense, "128x128x64 s5 c2 p g8 pp"},
            {dense, "128x128x64 s5 c2 p g8 cl2x1/b pp"},
            {experts, "128x128x64 s5 c2 p g8 pp"},
-           {forward, "64x256x64 s4 c2 p g8 pp"}}) {
+           {forward, "64x256x64 s4 c2 p g8 pp"},
+           {fused(Activation::gelu_erf, false), "128x128x64 s5 c2 p g8 pp"},
+           {fused(Activation::silu, true), "128x128x64 s5 c2 p g8 pp"},
+           {fused(Activation::gelu_tanh, false), "64x256x64 s4 c2 p g8 cl2x1/b pp"}}) {
     SCOPED_TRACE(text);
     const GemmConfig config = GemmConfig::parse(text);
     ASSERT_EQ(legality_violation(p, config, h200), "");
@@ -256,6 +267,11 @@ TEST(KernelCompile, PingPongConsumers) {
     const jit::CompiledKernel k = expect_source_compiles_clean(src, true);
     EXPECT_NE(k.ptx.find("bar.arrive"), std::string::npos);   // the turns' hand-offs
   }
+  // A bias with gelu_tanh spills on two-slab ping-pong tiles of 128 accumulators.
+  EXPECT_NE(legality_violation(fused(Activation::gelu_tanh, false),
+                               GemmConfig::parse("128x128x64 s5 c2 p g8 pp"), h200)
+                .find("gelu_tanh"),
+            std::string::npos);
 }
 
 // The copy of A or B into rows TMA can describe (plan/operand_copy.hpp) compiles with NVRTC:

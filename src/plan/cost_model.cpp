@@ -427,7 +427,9 @@ TileTimes tile_times(const GemmProblem& problem, const GemmConfig& config,
   const double tile_flops =
       2.0 * config.block_m * config.block_n * double(t.k_steps) * config.block_k;
   const double n_share = config.block_n / (config.block_n + kWgmmaExposedHalfCycles);
-  const double consumer_share = config.num_consumers >= 2 ? 1.0 : kSingleConsumerShare;
+  // Ping-pong consumers run their k-loops one at a time (turns), so one warpgroup issues.
+  const double consumer_share =
+      config.num_consumers >= 2 && !config.pingpong ? 1.0 : kSingleConsumerShare;
   // Each tile drains the wgmma pipeline once (the epilogue waits for the last k-block), about
   // one k-step: short K loses a large share (K = 64 -> half).
   const double k_share = double(t.k_steps) / double(t.k_steps + 1);

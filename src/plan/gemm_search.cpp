@@ -187,12 +187,17 @@ std::vector<bool> ordered_issue_choices(const GemmProblem& problem, int block_m,
   return {false, true};
 }
 
-// Ping-pong consumers are offered where one tile's store would otherwise run in series with
-// the next k-loop: weight gradients' fp32 accumulation from DRAM (cost_model.cpp). Elsewhere
-// the tiles' stores go out beside the k-loop already, or were not measured against it.
+// Ping-pong consumers are offered where a tile's epilogue would otherwise hold up the next
+// k-loop: weight gradients' fp32 accumulation from DRAM, and fused epilogues' arithmetic past
+// the memory-bound rows (M > 256, where reading B sets the time). Plain epilogues and fused
+// ones at M <= 256 were not measured against it.
 std::vector<bool> pingpong_choices(const GemmProblem& problem, int num_consumers, bool swap_ab) {
+  constexpr int64_t kMemoryBoundRows = 256;
+  const bool fused_compute_bound =
+      !kernel_epilogue(problem).empty() && problem.m > kMemoryBoundRows;
   if (dtype_bytes(problem.a_type) != 2 || num_consumers != 2 || swap_ab ||
-      !accumulates_fp32_from_dram(problem) || !kernel_epilogue(problem).empty() ||
+      problem.d_type == DType::e4m3 ||
+      (!accumulates_fp32_from_dram(problem) && !fused_compute_bound) ||
       (problem.grouping != Grouping::none && problem.grouping != Grouping::k_contiguous))
     return {false};
   return {false, true};

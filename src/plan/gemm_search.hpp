@@ -29,9 +29,9 @@ std::vector<int> promotion_buffer_choices(const GemmProblem& problem);
 std::vector<bool> ordered_issue_choices(const GemmProblem& problem, int block_m, int block_n,
                                         int num_consumers, int promotion_buffers);
 
-// pingpong values to consider: {false, true} for 16-bit weight gradients (fp32 accumulation
-// from DRAM, dense or grouped along K) with two consumers, unswapped, no fused epilogue;
-// {false} otherwise.
+// pingpong values to consider: {false, true} for 16-bit inputs with two consumers, unswapped,
+// dense or grouped along K, where the epilogue accumulates fp32 from DRAM (weight gradients)
+// or is fused (not FP8 output) on more than 256 rows; {false} otherwise.
 std::vector<bool> pingpong_choices(const GemmProblem& problem, int num_consumers, bool swap_ab);
 
 // tail_split values to consider for a configuration (its tile, cluster and split-K set):
