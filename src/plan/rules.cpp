@@ -366,11 +366,17 @@ std::string fp8_violation(const GemmProblem& problem, const KernelFields& fields
     if (config.swap_ab)
       return "swap_ab with 1x128 B scales: not built (the kernel scales the call's columns one "
              "by one only unswapped)";
-    if (config.promotion_buffers != 1 || config.ordered_issue)
-      return fmt::format("promotion_buffers = {}{} with 1x128 B scales: one temporary, issued "
-                         "slab by slab together (its column scales take the registers a "
-                         "second would)",
-                         config.promotion_buffers, config.ordered_issue ? ", ordered issue" : "");
+    if (config.promotion_buffers != 1)
+      return fmt::format("promotion_buffers = {} with 1x128 B scales: one temporary (its column "
+                         "scales take the registers a second would)",
+                         config.promotion_buffers);
+    // Turns (ordered issue) with one m64 slab a consumer: the slab's temporary is the whole
+    // one, so the consumers alternate whole k-blocks and one promotes while the other's
+    // wgmmas run. Slab waves over two slabs were not built for the column scales.
+    if (config.ordered_issue && config.rows_per_consumer() != 64)
+      return fmt::format("ordered_issue with 1x128 B scales and {} rows a consumer: turns are "
+                         "built for one m64 slab a consumer (block_m 128, two consumers)",
+                         config.rows_per_consumer());
     return {};
   }
   // Swapped operands scale the tile's columns one by one and its rows per 128-row block, so
