@@ -118,7 +118,7 @@ std::string kernel_path_reason(const GemmProblem& problem, const GemmConfig& bes
             : std::string());
   const GemmProblem kernel = kernel_problem(problem, best);
   return fmt::format(
-      "{} on {}: {}TMA loads + wgmma m64n{}k{} ({}) + {}, {} consumer warpgroup{} and a "
+      "{} on {}: {}TMA loads + wgmma m64n{}k{} ({}) + {}, {} consumer warpgroup{}{} and a "
       "producer, {}",
       arch_label(device), device_label(device),
       best.swap_ab ? fmt::format("D^T = B^T A^T (the {} rows of A along wgmma's N): ", problem.m)
@@ -126,6 +126,8 @@ std::string kernel_path_reason(const GemmProblem& problem, const GemmConfig& bes
       best.block_n, is_fp8(problem.a_type) ? 32 : 16, to_string(problem.a_type),
       store_path_text(kernel_fields(kernel, best).store_path, best.swap_ab),
       best.num_consumers, best.num_consumers > 1 ? "s" : "",
+      best.pingpong ? " taking whole tiles in turn (one's epilogue beside the other's k-loop)"
+                    : "",
       best.persistent ? "persistent over the SMs" : "one CTA per tile");
 }
 
