@@ -71,6 +71,14 @@ TEST(Wgrad, Fp8IsTheTransposedCopiesScaledAlongTheTokens) {
                                               reinterpret_cast<float*>(&dummy)},
                     &dummy, nullptr);
   }, "problem.scaling");
+  GemmProblem tn = p;
+  tn.layout = Layout::tn;
+  expect_invalid([&] {
+    weight_gradient(tn,
+                    Fp8WeightGradientOperands{&dummy, reinterpret_cast<float*>(&dummy), &dummy,
+                                              reinterpret_cast<float*>(&dummy)},
+                    &dummy, nullptr);
+  }, "problem.layout");
   expect_invalid([&] {
     weight_gradient(p, Fp8WeightGradientOperands{&dummy, nullptr, &dummy, nullptr}, &dummy,
                     nullptr);
