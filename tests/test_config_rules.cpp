@@ -98,6 +98,16 @@ const std::vector<Probe> kProbes = {
     {"fp8", "256x128x128 s3 c2 p g8 oi", true},
     {"fp8", "128x128x128 s4 c1 p g8 oi", false, "ordered_issue with num_consumers = 1"},
     {"bf16", "128x128x64 s4 c2 p g8 oi", false, "ordered_issue with bf16"},
+    // Ping-pong: two 16-bit consumers with whole tiles (one's accumulators within the
+    // registers), no split K, swap or n-tail kernel.
+    {"bf16", "128x128x64 s5 c2 p g8 pp", true},
+    {"bf16", "64x256x64 s4 c2 p g8 pp", true},
+    {"bf16", "128x192x64 s3 c2 p g8 pp", false, "accumulators 192 registers"},
+    {"bf16", "128x128x64 s5 c1 p g8 pp", false, "pingpong with num_consumers = 1"},
+    {"fp8", "64x128x128 s4 c2 p g8 pp", false, "pingpong with a_type = e4m3"},
+    {"bf16", "128x128x64 s5 c2 p g8 sk2 pp", false, "pingpong with split_k = 2"},
+    {"bf16", "128x64x64 s6 c2 p g8 swap pp", false, "pingpong with swap_ab"},
+    {"bf16-n2112", "128x128x64 s4 c2 p g8 ntk pp", false, "pingpong with n_tail_kernel"},
     // Swapped operands (D^T = B^T A^T): block-scaled FP8 with block_n <= block_m (the column
     // scales take the row-scale slot), no n-tail kernel.
     {"bf16", "128x64x64 s6 c2 p g8 swap", true},
@@ -198,6 +208,7 @@ TEST(ConfigRules, EachFieldIsGivenOnce) {
                            "128x256x64 s3 c2 g8 g4n", "128x256x64 s3 c2 cl2x1/b cl1x2/a",
                            "128x256x64 s3 c2 sk2 sk4", "128x128x128 s5 c2 pb2 pb2",
                            "128x128x128 s5 c2 oi oi", "128x128x64 s4 c2 ntk ntk",
+                           "128x128x64 s5 c2 pp pp",
                            "64x64x64 s4 c1 swap swap", "mma 8x16x128 s3 s4", "cuBLASLt cuBLASLt"}) {
     try {
       GemmConfig::parse(text);

@@ -88,6 +88,22 @@ TEST(EpilogueGpu, ForcedTilesWithTails) {
       expect_fused(make(515, 1000, 1000, all_of(a)), config, 0.25f, seed++);
 }
 
+// Ping-pong consumers: the fused epilogue of one consumer's tile beside the other's k-loop,
+// every vector, activations (gelu_tanh with a bias on 64-row tiles: the register rule), gated,
+// tails in every dimension and multicast pairs.
+TEST(EpilogueGpu, PingPongConsumers) {
+  AUTOGEMM_REQUIRE_GPU();
+  uint64_t seed = 5250;
+  for (Activation a : {Activation::gelu_erf, Activation::silu, Activation::relu})
+    expect_fused(make(515, 1000, 1000, all_of(a)), "128x128x64 s5 c2 p g8 pp", 0.25f, seed++);
+  expect_fused(make(1000, 1000, 520, all_of(Activation::gelu_tanh)),
+               "64x256x64 s4 c2 p g8 cl2x1/b pp", 0.0f, seed++);
+  Epilogue gated = all_of(Activation::silu, DType::fp32);
+  gated.gated = true;
+  expect_fused(make(515, 2096, 1000, gated), "128x128x64 s5 c2 p g8 pp", 0.5f, seed++);
+  expect_fused(make(515, 2096, 1000, gated), "64x256x64 s4 c2 p g8 pp", 0.0f, seed++);
+}
+
 // D's rows TMA cannot store (N odd, ldd odd): the staged path, C read by the threads.
 TEST(EpilogueGpu, StagedStore) {
   AUTOGEMM_REQUIRE_GPU();

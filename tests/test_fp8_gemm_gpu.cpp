@@ -451,8 +451,9 @@ TEST(Fp8GemmGpu, RowwiseScaling) {
 // 1x128 scales on both operands (weight gradients, K = the tokens): every column of D takes its
 // own scale per k-block. Log-uniform scales over 7 decades make a scale from the wrong column or
 // k-block show; fp32 D accumulated (beta 1), bf16 D, tails in M, N and K (K a multiple of 16, a
-// partial last scale block), 64- and 128-row tiles, the n-tile widths the planner offers, and
-// split K (the planner's sk8 at 64 x 512 x 16384, sk2 at 8 x 7168 x 4096).
+// partial last scale block), 64- and 128-row tiles, the n-tile widths the planner offers, turns
+// (ordered issue, one slab a consumer), and split K (the planner's sk8 at 64 x 512 x 16384, sk2
+// at 8 x 7168 x 4096).
 TEST(Fp8GemmGpu, ScalesPerColumnAndKBlock) {
   AUTOGEMM_REQUIRE_GPU();
   std::vector<Fp8Case> cases = {{300, 1000, 1040, b1d, DType::fp32, e4, 1.0f, 1.0f},
@@ -462,7 +463,8 @@ TEST(Fp8GemmGpu, ScalesPerColumnAndKBlock) {
                                 {64, 512, 16384, b1d, DType::fp32, e4, 1.0f, 1.0f},
                                 {8, 7168, 4096, b1d, bf16, e4}};
   for (const char* config : {"128x128x128 s4 c2 p g8", "64x96x128 s6 c1 p g8",
-                             "128x160x128 s3 c2 p g8", "128x128x128 s4 c2 p g8 cl2x1/b"})
+                             "128x160x128 s3 c2 p g8", "128x128x128 s4 c2 p g8 cl2x1/b",
+                             "128x128x128 s4 c2 p g8 oi", "128x160x128 s3 c2 p g8 cl2x1/b oi"})
     cases.push_back({512, 1000, 1040, b1d, DType::fp32, e4, 1.0f, 1.0f, config});
   run_cases(cases, 9000);
 }

@@ -335,6 +335,26 @@ TEST(GemmGpu, TmaStoreTailBoxesAreCorrect) {
                    44);
 }
 
+// Ping-pong consumers (whole tiles in turn; the ring read past the other's k-blocks, the
+// staging buffer taken in turn): weight-gradient storage (tn, fp32 D += the product) and the
+// forward one, K tails, M and N tails, one tile (the second consumer idle), an odd tile count
+// per CTA, multicast pairs, 64- and 256-row tiles, and not persistent.
+TEST(GemmGpu, PingPongConsumersAreCorrect) {
+  AUTOGEMM_REQUIRE_GPU();
+  const DType bf16 = DType::bf16, fp16 = DType::fp16, fp32 = DType::fp32;
+  run_layout_cases(
+      {{1000, 1000, 4096, Layout::tn, "128x128x64 s5 c2 p g8 pp", 1.0f, 1.0f, bf16, fp32, false},
+       {4096, 2048, 1000, Layout::tn, "128x128x64 s5 c2 p g8 cl2x1/b pp", 2.0f, 1.0f, bf16, fp32,
+        false},
+       {100, 120, 520, Layout::tn, "128x128x64 s5 c2 p g8 pp", 1.0f, 1.0f, bf16, fp32, false},
+       {384, 384, 2048, Layout::tn, "128x128x64 s5 c2 p g8 pp", 1.0f, -1.0f, bf16, fp32, false},
+       {1000, 3000, 1000, Layout::nt, "128x128x64 s5 c2 p g8 pp", 1.0f, 0.0f, bf16, bf16, false},
+       {777, 1000, 136, Layout::nt, "64x256x64 s4 c2 p g8 pp", 0.5f, 2.0f, fp16, fp16, true},
+       {1000, 520, 1000, Layout::nn, "256x64x64 s3 c2 p g8 pp", 1.0f, 0.0f, bf16, fp32, false},
+       {2000, 2000, 264, Layout::nt, "128x128x64 s5 c2 g8 pp", 1.0f, 0.5f, bf16, bf16, false}},
+      71);
+}
+
 TEST(GemmGpu, RaggedNStaysInsideD) {
   AUTOGEMM_REQUIRE_GPU();
   // N * 2 bytes not a multiple of 16: TMA stores would write up to the next 16-byte boundary

@@ -3,9 +3,13 @@
 // and the PTX holds the instructions the design promises (wgmma, TMA).
 #include <gtest/gtest.h>
 
+#include <utility>
+#include <vector>
+
 #include "autogemm/device.hpp"
 #include "autogemm/errors.hpp"
 #include "autogemm/plan.hpp"
+#include "autogemm/wgrad.hpp"
 #include "bench/suite.hpp"
 #include "cli/cli_common.hpp"
 #include "jit/jit.hpp"
@@ -229,6 +233,45 @@ TEST(KernelCompile, OrderedIssueWidestTiles) {
   const GemmProblem bf16 = bf16_problem(4096, 4096, 4096);
   EXPECT_NE(legality_violation(bf16, GemmConfig::parse("128x128x64 s4 c2 p g8 oi"), h100), "");
   EXPECT_THROW(source_of(bf16, GemmConfig::parse("128x128x64 s4 c2 p g8 oi")), InvalidArgument);
+}
+
+// Ping-pong consumers: the weight gradients' tiles (dense and experts') and a forward one
+// compile without spills, each consumer with a whole tile's accumulators, and pass the turns.
+TEST(KernelCompile, PingPongConsumers) {
+  const GpuInfo h200 = device_preset("h200");
+  const GemmProblem dense = weight_gradient_problem(4096, 4096, 14336);
+  const GemmProblem experts = grouped_weight_gradient_problem(16384, 4096, 7168, 32);
+  const GemmProblem forward = bf16_problem(4096, 4096, 4096);
+  const auto fused = [](Activation a, bool gated) {
+    GemmProblem p = bf16_problem(4096, 4096, 512);
+    p.epilogue.bias = DType::fp32;
+    p.epilogue.activation = a;
+    p.epilogue.row_scale = p.epilogue.col_scale = true;
+    p.epilogue.gated = gated;
+    return p;
+  };
+  for (const auto& [p, text] : std::vector<std::pair<GemmProblem, const char*>>{
+           {dense, "128x128x64 s5 c2 p g8 pp"},
+           {dense, "128x128x64 s5 c2 p g8 cl2x1/b pp"},
+           {experts, "128x128x64 s5 c2 p g8 pp"},
+           {forward, "64x256x64 s4 c2 p g8 pp"},
+           {fused(Activation::gelu_erf, false), "128x128x64 s5 c2 p g8 pp"},
+           {fused(Activation::silu, true), "128x128x64 s5 c2 p g8 pp"},
+           {fused(Activation::gelu_tanh, false), "64x256x64 s4 c2 p g8 cl2x1/b pp"}}) {
+    SCOPED_TRACE(text);
+    const GemmConfig config = GemmConfig::parse(text);
+    ASSERT_EQ(legality_violation(p, config, h200), "");
+    const jit::KernelSource src = codegen::gemm_kernel_source(
+        make_kernel_spec(p, config, h200).kernels.front(), false);
+    EXPECT_NE(src.name.find("_pp"), std::string::npos) << src.name;
+    const jit::CompiledKernel k = expect_source_compiles_clean(src, true);
+    EXPECT_NE(k.ptx.find("bar.arrive"), std::string::npos);   // the turns' hand-offs
+  }
+  // A bias with gelu_tanh spills on two-slab ping-pong tiles of 128 accumulators.
+  EXPECT_NE(legality_violation(fused(Activation::gelu_tanh, false),
+                               GemmConfig::parse("128x128x64 s5 c2 p g8 pp"), h200)
+                .find("gelu_tanh"),
+            std::string::npos);
 }
 
 // The copy of A or B into rows TMA can describe (plan/operand_copy.hpp) compiles with NVRTC:

@@ -305,3 +305,80 @@ TEST(TileScheduler, GroupsAlongKWalkEachRunOnce) {
       for (const auto& [tile, count] : seen) EXPECT_EQ(count, 1);
     }
 }
+
+namespace {
+
+// Ping-pong consumers (gemm_kernel.cuh Consumer::run): the CTA's work items alternate between
+// the two consumers, and each steps its ring position past the other's k-blocks with
+// PipelineState::advance_by. Each consumer must then wait on exactly the (stage, phase) the
+// producer filled for each k-block of its own items.
+template <class Cfg, int kStages>
+void check_pingpong_positions(const GemmParams& params, int ctas) {
+  using autogemm::sm90::PipelineState;
+  gridDim.x = unsigned(ctas);
+  for (int cta = 0; cta < ctas; ++cta) {
+    blockIdx.x = unsigned(cta);
+    std::vector<std::vector<std::pair<int, unsigned>>> filled;   // per item, as the producer
+    {
+      TileScheduler<Cfg> scheduler(params, 0);
+      PipelineState write;
+      int m_tile = 0, n_tile = 0;
+      while (scheduler.next_tile(m_tile, n_tile)) {
+        filled.emplace_back();
+        for (int kb = scheduler.k_begin(); kb < scheduler.k_end(); ++kb) {
+          filled.back().emplace_back(write.stage, write.phase);
+          write.template advance<kStages>();
+        }
+      }
+    }
+    for (int consumer = 0; consumer < 2; ++consumer) {
+      TileScheduler<Cfg> scheduler(params, 0);
+      PipelineState read;
+      int m_tile = 0, n_tile = 0, item = 0, owner = 0;
+      while (scheduler.next_tile(m_tile, n_tile)) {
+        const bool others = owner != consumer;
+        owner ^= 1;
+        if (others) {
+          read.template advance_by<kStages>(scheduler.k_end() - scheduler.k_begin());
+        } else {
+          for (int kb = scheduler.k_begin(); kb < scheduler.k_end(); ++kb) {
+            EXPECT_EQ(std::make_pair(read.stage, read.phase), filled[item][kb - scheduler.k_begin()])
+                << "CTA " << cta << ", consumer " << consumer << ", item " << item << ", k-block "
+                << kb;
+            read.template advance<kStages>();
+          }
+        }
+        ++item;
+      }
+      EXPECT_EQ(item, int(filled.size()));
+    }
+  }
+}
+
+}  // namespace
+
+TEST(TileScheduler, PingPongConsumersReadTheStagesTheProducerFilled) {
+  // advance_by(n) is n single steps, across any number of laps.
+  for (int start = 0; start < 5; ++start)
+    for (int n = 0; n < 40; ++n) {
+      autogemm::sm90::PipelineState one, many;
+      for (int i = 0; i < start; ++i) one.advance<5>(), many.advance<5>();
+      for (int i = 0; i < n; ++i) one.advance<5>();
+      many.advance_by<5>(n);
+      EXPECT_EQ(std::make_pair(one.stage, one.phase), std::make_pair(many.stage, many.phase))
+          << start << " + " << n;
+    }
+  // Dense weight-gradient tiles (64 k-blocks each) and experts' runs of uneven lengths.
+  GemmParams dense{};
+  dense.m = 1000;
+  for (int ctas : {132, 7, 1})
+    check_pingpong_positions<TestConfig<128, 128, 64, 1, 1, 1000, 4096, 1, false, 8>, 5>(dense,
+                                                                                       ctas);
+  using KGrouped = TestConfig<128, 128, 64, 1, 1, 1000, 3000, 1, false, 8, 3>;
+  const std::vector<int> ends = {0, 1, 64, 127, 192, 192, 1000, 1065, 3000};
+  GemmParams experts{};
+  experts.m = int(ends.size()) * 256;
+  experts.group_rows = 256;
+  experts.group_ends = ends.data();
+  for (int ctas : {132, 5, 1}) check_pingpong_positions<KGrouped, 3>(experts, ctas);
+}

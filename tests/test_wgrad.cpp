@@ -71,6 +71,14 @@ TEST(Wgrad, Fp8IsTheTransposedCopiesScaledAlongTheTokens) {
                                               reinterpret_cast<float*>(&dummy)},
                     &dummy, nullptr);
   }, "problem.scaling");
+  GemmProblem tn = p;
+  tn.layout = Layout::tn;
+  expect_invalid([&] {
+    weight_gradient(tn,
+                    Fp8WeightGradientOperands{&dummy, reinterpret_cast<float*>(&dummy), &dummy,
+                                              reinterpret_cast<float*>(&dummy)},
+                    &dummy, nullptr);
+  }, "problem.layout");
   expect_invalid([&] {
     weight_gradient(p, Fp8WeightGradientOperands{&dummy, nullptr, &dummy, nullptr}, &dummy,
                     nullptr);
@@ -91,12 +99,14 @@ TEST(Wgrad, Fp8IsTheTransposedCopiesScaledAlongTheTokens) {
   EXPECT_FALSE(plan.spec.config.swap_ab);
   EXPECT_FALSE(plan.spec.config.ordered_issue);
   // What the kernel cannot run is refused by name when forced.
-  for (const char* config : {"128x128x128 s5 c2 p g8 pb2", "128x64x128 s5 c2 p g8 swap"})
+  for (const char* config : {"128x128x128 s5 c2 p g8 pb2", "128x64x128 s5 c2 p g8 swap",
+                             "256x128x128 s3 c2 p g8 oi"})
     EXPECT_THROW(plan::make_spec(p, GemmConfig::parse(config), device_preset("h200"), "forced"),
                  InvalidArgument)
         << config;
-  EXPECT_NO_THROW(plan::make_spec(p, GemmConfig::parse("128x128x128 s4 c2 p g8"),
-                                  device_preset("h200"), "forced"));
+  for (const char* config : {"128x128x128 s4 c2 p g8", "128x160x128 s3 c2 p g8 oi"})
+    EXPECT_NO_THROW(plan::make_spec(p, GemmConfig::parse(config), device_preset("h200"), "forced"))
+        << config;
 }
 
 namespace {

@@ -121,7 +121,7 @@ namespace {
 // tokens (accumulating twice: alpha_sum 2; once without accumulate: D = the product), dw0_g
 // bit for bit for groups without.
 void check_grouped_call(int64_t tokens, int64_t m, int64_t n, const std::vector<int32_t>& ends,
-                        bool accumulate) {
+                        bool accumulate, const GemmOptions& options = {}) {
   const int64_t groups = int64_t(ends.size());
   SCOPED_TRACE(::testing::Message() << tokens << " tokens, " << m << " x " << n << ", "
                                     << groups << " groups, accumulate " << accumulate);
@@ -138,8 +138,11 @@ void check_grouped_call(int64_t tokens, int64_t m, int64_t n, const std::vector<
   cuda_check(cudaMemcpy(ends_device.get(), ends.data(), ends.size() * 4, cudaMemcpyHostToDevice),
              "cudaMemcpy");
   const auto* ends_ptr = static_cast<const int32_t*>(ends_device.get());
-  const GemmReport r = grouped_weight_gradient(p, dy.get(), x.get(), dw.get(), ends_ptr, nullptr);
-  if (accumulate) grouped_weight_gradient(p, dy.get(), x.get(), dw.get(), ends_ptr, nullptr);
+  const GemmReport r =
+      grouped_weight_gradient(p, dy.get(), x.get(), dw.get(), ends_ptr, nullptr, options);
+  if (accumulate)
+    grouped_weight_gradient(p, dy.get(), x.get(), dw.get(), ends_ptr, nullptr, options);
+  if (options.config) EXPECT_EQ(r.config, *options.config);
   cuda_check(cudaDeviceSynchronize(), "grouped_weight_gradient");
   const std::vector<double> got = bench::download_as_double(dw.get(), d_count, DType::fp32);
   const std::vector<double> before = bench::download_as_double(dw0.get(), d_count, DType::fp32);
@@ -192,4 +195,22 @@ TEST(WgradGroupedGpu, EveryGroupAgainstFloat64) {
   check_grouped_call(777, 128, 520, {100, 50, 700, 5000}, true);
   // Tokens not covered by any group add nothing.
   check_grouped_call(1024, 64, 136, {300, 700}, true);
+}
+
+// Ping-pong consumers (whole tiles in turn, one's epilogue beside the other's k-loop) on the
+// same runs: empty groups (whose tiles have no k-blocks), one-token runs, tails in N, and
+// CTAs with odd and even numbers of tiles (the last turn handed to the consumer with none).
+TEST(WgradGroupedGpu, PingPongConsumersAgainstFloat64) {
+  AUTOGEMM_REQUIRE_GPU();
+  for (const char* text : {"128x128x64 s5 c2 p g8 pp", "64x128x64 s6 c2 p g8 pp"}) {
+    SCOPED_TRACE(text);
+    GemmOptions options;
+    options.config = GemmConfig::parse(text);
+    check_grouped_call(3000, 256, 1000, {0, 1, 64, 127, 192, 192, 1000, 1065, 3000}, true,
+                       options);
+    check_grouped_call(3000, 256, 1000, {0, 1, 64, 127, 192, 192, 1000, 1065, 3000}, false,
+                       options);
+    check_grouped_call(4096, 2048, 1024, {450, 1000, 1530, 2048, 2600, 3000, 3600, 4096}, true,
+                       options);
+  }
 }

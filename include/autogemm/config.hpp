@@ -51,6 +51,10 @@ struct GemmConfig {
                                    // the tensor pipe runs one consumer's group while the other
                                    // promotes; with one temporary each m64 slab is issued, waited
                                    // for and promoted on its own (one slab-sized temporary)
+  bool pingpong = false;           // two consumers take whole tiles in turn: one's epilogue runs
+                                   // beside the other's k-loop (16-bit inputs, TMA in and out,
+                                   // D's staging taken in turn). Otherwise both split each
+                                   // tile's rows
   bool n_tail_kernel = false;      // the last, narrow column of tiles (N mod block_n columns,
                                    // at most block_n / 2) runs as a second, narrower kernel
                                    // that starts on the SMs the main kernel frees (programmatic
@@ -64,8 +68,11 @@ struct GemmConfig {
                                    // TMA, else written by the threads (plan/swap_ab.hpp)
   Instruction instruction = Instruction::wgmma;
 
-  // The configuration text: "128x256x64 s3 c2 p g8 cl2x1/b" (+ " sk2", " pb2", " oi", " ntk",
-  // " swap"),
+  // Rows of a tile one consumer warpgroup computes and stores.
+  int rows_per_consumer() const { return pingpong ? block_m : block_m / num_consumers; }
+
+  // The configuration text: "128x256x64 s3 c2 p g8 cl2x1/b" (+ " sk2", " pb2", " oi", " pp",
+  // " ntk", " swap"),
   // "mma 16x64x256 s3 sk4" for the decode family, or "cuBLASLt".
   std::string describe() const;
   // The inverse of describe() (fields it omits keep their defaults, except: not persistent,

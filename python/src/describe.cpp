@@ -141,6 +141,7 @@ nb::dict config_dict(const GemmConfig& c) {
   d["split_k"] = c.split_k;
   d["promotion_buffers"] = c.promotion_buffers;
   d["ordered_issue"] = c.ordered_issue;
+  d["pingpong"] = c.pingpong;
   d["n_tail_kernel"] = c.n_tail_kernel;
   d["swap_ab"] = c.swap_ab;
   return d;

@@ -182,10 +182,6 @@ void set_operands(CaseData& data, const GemmProblem& problem, const BenchOptions
       // cuBLASLt's own transform: a refusal leaves the baseline n/a, as a refused call does
       // (1x128 B scales: cuBLASLt has none on Hopper; its per-tensor FP8 is timed beside).
       const bool converted = try_baseline_step(problem, row.baseline_unavailable, [&] {
-        if (problem.scaling == Scaling::block_1x128_1x128)
-          throw runtime::CublasLtLimit("scaling", "block_1x128_1x128",
-                                       "cuBLASLt on Hopper has no FP8 scales per row per 128 of K "
-                                       "for B (its per-tensor FP8 is timed beside)");
         runtime::to_cublaslt_block_scales(problem, ours.scale_a, ours.scale_b,
                                           static_cast<float*>(data.lt_scale_a.get()),
                                           static_cast<float*>(data.lt_scale_b.get()), stream);

@@ -139,6 +139,7 @@ GemmConfig draw_config(Rng& rng, const GemmProblem& p) {
   c.ordered_issue = fp8 && chance(rng, 0.3);
   c.n_tail_kernel = chance(rng, 0.2);
   c.swap_ab = !fp8 && chance(rng, 0.2);
+  c.pingpong = !fp8 && c.num_consumers == 2 && chance(rng, 0.25);
   return c;
 }
 

@@ -244,6 +244,7 @@ nlohmann::json config_json(const GemmConfig& c) {
           {"split_k", c.split_k},
           {"promotion_buffers", c.promotion_buffers},
           {"ordered_issue", c.ordered_issue},
+          {"pingpong", c.pingpong},
           {"n_tail_kernel", c.n_tail_kernel},
           {"swap_ab", c.swap_ab}};
 }

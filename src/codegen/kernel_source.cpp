@@ -46,7 +46,7 @@ jit::KernelSource gemm_kernel_source(const KernelLaunch& kernel, bool traced) {
                          c.raster_order == RasterOrder::along_n ? "n" : "m", load, store) +
              (c.split_k > 1 ? fmt::format("_sk{}", c.split_k) : std::string()) +
              (f.launch_dependents ? "_ntk" : "") + (f.waits_for_primary ? "_pdlw" : "") +
-             (c.swap_ab ? "_dT" : "") +
+             (c.swap_ab ? "_dT" : "") + (c.pingpong ? "_pp" : "") +
              (p.grouping == Grouping::none ? "" : fmt::format("_grouped_{}", to_string(p.grouping)));
   src.name += input_type_name_suffix(p, c);   // FP8: B type and scaling; empty for 16-bit
   src.name += epilogue_name_suffix(kernel_epilogue(p));
@@ -59,6 +59,7 @@ jit::KernelSource gemm_kernel_source(const KernelLaunch& kernel, bool traced) {
       "struct Config {{\n"
       "  static constexpr int block_m = {bm}, block_n = {bn}, block_k = {bk};\n"
       "  static constexpr int num_stages = {stages}, num_consumers = {consumers};\n"
+      "  static constexpr bool pingpong = {pingpong};   // consumers take whole tiles in turn\n"
       "  static constexpr bool warp_specialized = {ws}, persistent = {persistent};\n"
       "  static constexpr int cluster_m = {cm}, cluster_n = {cn}, multicast = {mc};\n"
       "  static constexpr int raster_group = {group};\n"
@@ -81,7 +82,8 @@ jit::KernelSource gemm_kernel_source(const KernelLaunch& kernel, bool traced) {
       fmt::arg("trace", traced ? "#define AUTOGEMM_TILE_TRACE 1   // AUTOGEMM_TRACE_TILES\n" : ""),
       fmt::arg("bm", c.block_m), fmt::arg("bn", c.block_n),
       fmt::arg("bk", c.block_k), fmt::arg("stages", c.num_stages),
-      fmt::arg("consumers", c.num_consumers), fmt::arg("ws", f.warp_specialized),
+      fmt::arg("consumers", c.num_consumers), fmt::arg("pingpong", c.pingpong),
+      fmt::arg("ws", f.warp_specialized),
       fmt::arg("persistent", c.persistent), fmt::arg("cm", c.cluster_m),
       fmt::arg("cn", c.cluster_n),
       fmt::arg("mc", c.multicast == Multicast::none ? 0 : c.multicast == Multicast::a ? 1 : 2),

@@ -50,6 +50,7 @@ std::string GemmConfig::describe() const {
   if (split_k > 1) s += fmt::format(" sk{}", split_k);
   if (promotion_buffers > 1) s += fmt::format(" pb{}", promotion_buffers);
   if (ordered_issue) s += " oi";
+  if (pingpong) s += " pp";
   if (n_tail_kernel) s += " ntk";
   if (swap_ab) s += " swap";
   return s;
@@ -101,6 +102,9 @@ GemmConfig GemmConfig::parse(std::string_view text) {
     } else if (token == "oi") {
       once("oi");
       c.ordered_issue = true;
+    } else if (token == "pp") {
+      once("pp");
+      c.pingpong = true;
     } else if (token == "ntk") {
       once("ntk");
       c.n_tail_kernel = true;

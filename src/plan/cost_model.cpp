@@ -90,6 +90,15 @@ constexpr double kDramRingPassUs = 3.8;
 // A 2-stage ring cannot cover a TMA round trip while the other stage is being consumed:
 // 256x160 s2 ran 0.71x cuBLASLt at 4096x32768x512 where 128x256 s3 ran 0.97x.
 constexpr double kTwoStageShare = 0.8;
+// A ring of MN-major stages (layout tn: weight gradients' dY and X as stored) keeps s - 1
+// stages in flight while the consumers read one, and each lands ~1.3 us after its issue, so
+// the k-loop runs no faster than s - 1 k-blocks per 1.3 us. Fitted on H200 weight gradients
+// (2026-11-29, 1c47d05): at K = 16384, 128x192x64 s3 (1.1 us of k-blocks in flight) ran
+// 1.14-1.24x the model without it where 128x128x64 s5 (1.5 us) ran 0.96-0.99x; at 2048 tokens
+// an expert 128x128x64 s5 ran 5-7% faster than 128x192x64 s3, not 5% slower as the model
+// without it said. K-major rings (the forward suites) were not measured against it and keep
+// kTwoStageShare alone.
+constexpr double kMnMajorStageRoundTripUs = 1.3;
 // ---- FP8 promotion (kernels/sm90/fp8_promotion.cuh) ----
 // After a k-block's wgmmas a consumer scales its fp32 partial sums into the accumulators: one
 // FFMA per fragment register, and each SM sub-partition runs one warp of every consumer
@@ -157,6 +166,13 @@ double fused_activation_ns(Activation a) {
 // 128x128 c2 2.70, 256x128 c2 5.20 (the same bytes as 128x256 in half-length segments), 64x256
 // c1 2.38, 64x208 c1 2.77; a memset of 264 MB reaches 4.19 TB/s, 87% of the H200's 4.8.
 constexpr double kStoreTileTurnaroundUs = 0.21;
+// A tile that accumulates into an fp32 D (weight gradients: C is D, far larger than the L2)
+// waits for C from DRAM after its k-loop and stores D before its next k-loop starts: its C and
+// D take the SM's share of the DRAM rate in series with the k-loop, not beside it. H200 weight
+// gradients of experts (2026-11-29, 1c47d05; 48 forced tiles 128x128, 128x192, 128x256 at 64
+// to 2048 tokens an expert) fit 32 ns a KB of C and D a tile, the SM's share of 87% of the
+// DRAM rate, with no penalty for 512-byte rows (the model's max() of the two was 0.57-1.43x
+// the measurement and picked 128x256x64 s2, 1.12x slower than 128x128x64 s5 over the suite).
 constexpr double kDramWriteEfficiency = 0.87;
 constexpr double kWriteSegmentHalfRateBytes = 266;
 // Exponent of the norm that combines a tile's matrix-unit, L2 and shared-memory times
@@ -248,7 +264,7 @@ double promotion_share(const GemmProblem& problem, const GemmConfig& config,
       peak_tflops(problem, device) * 1e3 / (device.sm_count * clock_ghz(device));
   const double mma_cycles =
       2.0 * config.block_m * config.block_n * config.block_k / flops_per_clock_per_sm;
-  const double slabs = double(config.block_m) / std::max(config.num_consumers, 1) / 64;
+  const double slabs = double(config.rows_per_consumer()) / 64;
   // 1x128 B scales: each element's row scale times its column's, an FMUL beside the FFMA
   // (kernels/sm90/fp8_promotion.cuh kColumnScaled; priced, not yet fitted).
   const double ffma_cycles = config.num_consumers * slabs * config.block_n / 2.0 *
@@ -370,7 +386,7 @@ Waves count_waves(const GemmProblem& problem, const GemmConfig& config, const Gp
 // The TMA store's per-box-row cost of one consumer's rows (kEpilogueBoxRowCycles).
 double tma_store_box_us(const GemmProblem& problem, const GemmConfig& config,
                         const GpuInfo& device) {
-  const int rows_per_consumer = config.block_m / config.num_consumers;
+  const int rows_per_consumer = config.rows_per_consumer();
   const int out_bytes = dtype_bytes(problem.d_type);
   // D^T (swap_ab) leaves as boxes of block_n rows, one per 128 bytes of the consumer's rows
   // (kernels/sm90/epilogue.cuh transposed_offset).
@@ -392,6 +408,10 @@ struct TileTimes {
   double l2_us = 0;           // L2 -> SM, the SM's port or the whole L2's share
   double smem_us = 0;         // the stage's fill and every slab's wgmma reads
   double store_us = 0;        // the tile's D at its SM's share of the DRAM write rate
+  // C read back from DRAM and D written at the SM's DRAM share after the k-loop (the rule
+  // beside kStoreTileTurnaroundUs): in series with the next k-loop, or with ping-pong
+  // consumers beside the other consumer's.
+  bool fp32_accumulation = false;
 };
 
 TileTimes tile_times(const GemmProblem& problem, const GemmConfig& config,
@@ -407,14 +427,24 @@ TileTimes tile_times(const GemmProblem& problem, const GemmConfig& config,
   const double tile_flops =
       2.0 * config.block_m * config.block_n * double(t.k_steps) * config.block_k;
   const double n_share = config.block_n / (config.block_n + kWgmmaExposedHalfCycles);
-  const double consumer_share = config.num_consumers >= 2 ? 1.0 : kSingleConsumerShare;
+  // Ping-pong consumers run their k-loops one at a time (turns), so one warpgroup issues.
+  const double consumer_share =
+      config.num_consumers >= 2 && !config.pingpong ? 1.0 : kSingleConsumerShare;
   // Each tile drains the wgmma pipeline once (the epilogue waits for the last k-block), about
   // one k-step: short K loses a large share (K = 64 -> half).
   const double k_share = double(t.k_steps) / double(t.k_steps + 1);
-  const double stage_share = config.num_stages <= 2 ? kTwoStageShare : 1.0;
-  t.efficiency = kSustainedMmaShare * device.cost.mma * n_share * consumer_share * k_share *
-                 stage_share * promotion_share(problem, config, device);
   const double sm_flops_per_us = peak_tflops(problem, device) * 1e6 / device.sm_count;
+  const double ring_free_efficiency = kSustainedMmaShare * device.cost.mma * n_share *
+                                      consumer_share * k_share *
+                                      promotion_share(problem, config, device);
+  double stage_share = config.num_stages <= 2 ? kTwoStageShare : 1.0;
+  if (!a_is_k_major(problem.layout) && !b_is_k_major(problem.layout)) {
+    const double k_block_us = tile_flops / double(t.k_steps) /
+                              (sm_flops_per_us * ring_free_efficiency);
+    stage_share = std::min(stage_share, double(std::max(config.num_stages - 1, 1)) * k_block_us /
+                                            kMnMajorStageRoundTripUs);
+  }
+  t.efficiency = ring_free_efficiency * stage_share;
   t.compute_us = tile_flops / (sm_flops_per_us * t.efficiency);
 
   // ---- L2 -> SM ----
@@ -457,10 +487,14 @@ TileTimes tile_times(const GemmProblem& problem, const GemmConfig& config,
                                 ? std::min<int64_t>(config.block_n, problem.n)
                                 : std::min<int64_t>(config.block_m, problem.m);
   const double segment_bytes = double(row_cells) * out_bytes;
-  const double write_rate_per_sm = device.memory_bandwidth_gbps * 1e3 * kDramWriteEfficiency /
-                                   device.sm_count * segment_bytes /
-                                   (segment_bytes + kWriteSegmentHalfRateBytes);
-  if (config.split_k == 1 && write_rate_per_sm > 0) {
+  const double dram_share_per_sm =
+      device.memory_bandwidth_gbps * 1e3 * kDramWriteEfficiency / device.sm_count;
+  const double write_rate_per_sm =
+      dram_share_per_sm * segment_bytes / (segment_bytes + kWriteSegmentHalfRateBytes);
+  t.fp32_accumulation = plan::accumulates_fp32_from_dram(problem) && config.split_k == 1;
+  if (t.fp32_accumulation) {
+    t.store_us = double(row_count) * segment_bytes * 2 / dram_share_per_sm;
+  } else if (config.split_k == 1 && write_rate_per_sm > 0) {
     t.store_us = kStoreTileTurnaroundUs +
                  double(row_count) * segment_bytes * (problem.reads_c ? 2 : 1) /
                      write_rate_per_sm;
@@ -481,10 +515,15 @@ double fixed_costs(const GemmProblem& problem, const GemmConfig& config, const G
   const double fill_us = kFirstLoadLatencyUs + double(config.block_m + config.block_n) *
                                                    config.block_k * dtype_bytes(problem.a_type) /
                                                    sm_l2_rate(device);
-  double epilogue_us = double(config.block_m) *
-                       sm90::d_tile_cols(config.block_n, problem.epilogue.gated) *
-                       dtype_bytes(problem.d_type) * (problem.reads_c ? 2 : 1) /
-                       sm_l2_rate(device);
+  // An fp32 accumulation's store is the wave's (tile_times), its boxes fitted with it.
+  const bool fp32_accumulation =
+      plan::accumulates_fp32_from_dram(problem) && config.split_k == 1;
+  double epilogue_us = fp32_accumulation
+                           ? 0.0
+                           : double(config.block_m) *
+                                 sm90::d_tile_cols(config.block_n, problem.epilogue.gated) *
+                                 dtype_bytes(problem.d_type) * (problem.reads_c ? 2 : 1) /
+                                 sm_l2_rate(device);
   // The fused epilogue's arithmetic, with the tensor cores idle as for the store.
   // FP8 output: its amax and scale priced as one more scale per element (not yet fitted).
   if (const Epilogue e = kernel_epilogue(problem); !e.empty() || problem.d_type == DType::e4m3) {
@@ -496,15 +535,16 @@ double fixed_costs(const GemmProblem& problem, const GemmConfig& config, const G
                    (2.0 / config.num_consumers);
   }
   // The box term is the TMA store's (not staged rows TMA cannot store, nor swap_ab's D^T).
-  if (config.num_consumers == 2 && tma_store) {
+  if (config.num_consumers == 2 && tma_store && !fp32_accumulation) {
     epilogue_us += tma_store_box_us(problem, config, device);
     if (!config.swap_ab &&
         sm90::d_tail_box_cols(sm90::d_tile_cols(config.block_n, problem.epilogue.gated),
                               dtype_bytes(problem.d_type)) > 0)
       epilogue_us += kEpilogueTailBoxUs;
   }
+  // Ping-pong consumers store a tile beside the other's k-loop: only the last one is exposed.
   double fixed_us = kLaunchUs + (config.persistent ? fill_us : double(waves) * fill_us) +
-                    double(waves) * epilogue_us;
+                    (config.pingpong ? 1.0 : double(waves)) * epilogue_us;
   // Split-K: the other splits' SMs write their fp32 tiles and the last one reads the split_k - 1
   // back, through the SM's L2 port (the partial tiles are small enough to stay in L2: splits
   // are only offered where the tiles leave SMs idle); counted as split_k tiles on one port.
@@ -643,7 +683,10 @@ Prediction predict_kernels(const GemmProblem& problem, const GemmConfig& config,
             : 0;
     const double latency_us = std::max(double(t.k_steps) * kKBlockLatencyUs, ring_us);
     const double on_sm = std::max(overlap(problem, t.compute_us, t.l2_us, t.smem_us), latency_us);
-    return std::max({on_sm, t.store_us, p.memory_us * double(items) / double(w.items)});
+    const double wave_dram_us = p.memory_us * double(items) / double(w.items);
+    if (t.fp32_accumulation && !config.pingpong)
+      return std::max(on_sm + t.store_us, wave_dram_us);
+    return std::max({on_sm, t.store_us, wave_dram_us});
   };
   const double waves_us = double(w.waves - 1) * wave_us(w.resident) + wave_us(w.last_wave_items);
   p.compute_us = double(w.waves) * t.compute_us;

@@ -31,6 +31,7 @@ std::string foreign_field_violation(const GemmConfig& c) {
   if (c.promotion_buffers != 1 || c.ordered_issue)
     return no("pb/oi", "FP8 promotion schemes belong to the wgmma family");
   if (c.n_tail_kernel) return no("ntk", "the decode family has no n-tail kernel");
+  if (c.pingpong) return no("pp", "the decode family has no consumer warpgroups to take turns");
   return {};
 }
 

@@ -118,7 +118,7 @@ std::string kernel_path_reason(const GemmProblem& problem, const GemmConfig& bes
             : std::string());
   const GemmProblem kernel = kernel_problem(problem, best);
   return fmt::format(
-      "{} on {}: {}TMA loads + wgmma m64n{}k{} ({}) + {}, {} consumer warpgroup{} and a "
+      "{} on {}: {}TMA loads + wgmma m64n{}k{} ({}) + {}, {} consumer warpgroup{}{} and a "
       "producer, {}",
       arch_label(device), device_label(device),
       best.swap_ab ? fmt::format("D^T = B^T A^T (the {} rows of A along wgmma's N): ", problem.m)
@@ -126,6 +126,8 @@ std::string kernel_path_reason(const GemmProblem& problem, const GemmConfig& bes
       best.block_n, is_fp8(problem.a_type) ? 32 : 16, to_string(problem.a_type),
       store_path_text(kernel_fields(kernel, best).store_path, best.swap_ab),
       best.num_consumers, best.num_consumers > 1 ? "s" : "",
+      best.pingpong ? " taking whole tiles in turn (one's epilogue beside the other's k-loop)"
+                    : "",
       best.persistent ? "persistent over the SMs" : "one CTA per tile");
 }
 
@@ -183,6 +185,22 @@ std::vector<bool> ordered_issue_choices(const GemmProblem& problem, int block_m,
       block_m / num_consumers < 128 || block_n < kOrderedIssueMinBlockN ||
       sm90::b_scale_split_varies(block_n) ||
       (problem.k + sm90::kScaleBlock - 1) / sm90::kScaleBlock < kOrderedIssueMinKBlocks)
+    return {false};
+  return {false, true};
+}
+
+// Ping-pong consumers are offered where a tile's epilogue would otherwise hold up the next
+// k-loop: weight gradients' fp32 accumulation from DRAM, and fused epilogues' arithmetic past
+// the memory-bound rows (M > 256, where reading B sets the time). Plain epilogues and fused
+// ones at M <= 256 were not measured against it.
+std::vector<bool> pingpong_choices(const GemmProblem& problem, int num_consumers, bool swap_ab) {
+  constexpr int64_t kMemoryBoundRows = 256;
+  const bool fused_compute_bound =
+      !kernel_epilogue(problem).empty() && problem.m > kMemoryBoundRows;
+  if (dtype_bytes(problem.a_type) != 2 || num_consumers != 2 || swap_ab ||
+      problem.d_type == DType::e4m3 ||
+      (!accumulates_fp32_from_dram(problem) && !fused_compute_bound) ||
+      (problem.grouping != Grouping::none && problem.grouping != Grouping::k_contiguous))
     return {false};
   return {false, true};
 }
@@ -334,21 +352,24 @@ std::vector<GemmConfig> tile_configs(const GemmProblem& problem, const GpuInfo& 
           for (int split_k : split_k_choices(problem, block_m, block_n, block_k, device))
             for (int promotion_buffers : promotion_buffer_choices(problem))
               for (bool ordered_issue : ordered_issue_choices(problem, block_m, block_n,
-                                                              num_consumers, promotion_buffers)) {
-                GemmConfig tile;
-                tile.block_m = block_m;
-                tile.block_n = block_n;
-                tile.block_k = block_k;
-                tile.num_consumers = num_consumers;
-                tile.split_k = split_k;
-                tile.promotion_buffers = promotion_buffers;
-                tile.ordered_issue = ordered_issue;
-                tile.swap_ab = swap_ab;
-                const int stages = max_stages_that_fit(problem, kernel_fields(problem, tile),
-                                                       device, kMaxStages);
-                tile.num_stages = stages > 0 ? stages : 2;  // 2 does not fit: rejected, with its size
-                tiles.push_back(tile);
-              }
+                                                              num_consumers, promotion_buffers))
+                for (bool pingpong : pingpong_choices(problem, num_consumers, swap_ab)) {
+                  GemmConfig tile;
+                  tile.block_m = block_m;
+                  tile.block_n = block_n;
+                  tile.block_k = block_k;
+                  tile.num_consumers = num_consumers;
+                  tile.split_k = split_k;
+                  tile.promotion_buffers = promotion_buffers;
+                  tile.ordered_issue = ordered_issue;
+                  tile.pingpong = pingpong;
+                  tile.swap_ab = swap_ab;
+                  const int stages = max_stages_that_fit(problem, kernel_fields(problem, tile),
+                                                         device, kMaxStages);
+                  // 2 does not fit: rejected, with its size.
+                  tile.num_stages = stages > 0 ? stages : 2;
+                  tiles.push_back(tile);
+                }
   return tiles;
 }
 

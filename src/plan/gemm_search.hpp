@@ -29,6 +29,11 @@ std::vector<int> promotion_buffer_choices(const GemmProblem& problem);
 std::vector<bool> ordered_issue_choices(const GemmProblem& problem, int block_m, int block_n,
                                         int num_consumers, int promotion_buffers);
 
+// pingpong values to consider: {false, true} for 16-bit inputs with two consumers, unswapped,
+// dense or grouped along K, where the epilogue accumulates fp32 from DRAM (weight gradients)
+// or is fused (not FP8 output) on more than 256 rows; {false} otherwise.
+std::vector<bool> pingpong_choices(const GemmProblem& problem, int num_consumers, bool swap_ab);
+
 // tail_split values to consider for a configuration (its tile, cluster and split-K set):
 // {1}, plus the split plan_tail_split gives the last wave (at most kMaxTailSplit) where the
 // tiles leave a partial last wave on a persistent grid.

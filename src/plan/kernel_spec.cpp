@@ -119,7 +119,7 @@ SplitKWorkspaceLayout split_k_layout(const GemmProblem& p, const GemmConfig& c) 
   }
   w.flags = cluster_work_items(p, c) * c.cluster_m * c.cluster_n * c.num_consumers;
   w.counters = w.flags / c.split_k;
-  w.partial_floats = w.flags * int64_t(c.block_m / c.num_consumers) * c.block_n;
+  w.partial_floats = w.flags * int64_t(c.rows_per_consumer()) * c.block_n;
   return w;
 }
 

@@ -165,6 +165,43 @@ std::string output_violation(const GemmProblem& problem, const KernelFields& fie
   return {};
 }
 
+// Ping-pong consumers (kernels/sm90/gemm_kernel.cuh Consumer::run): two warp-specialised
+// consumers fed and stored by TMA, each with whole tiles of 16-bit inputs (FP8 output, split K,
+// D^T, the n-tail kernel and masked groups were not built for whole-tile consumers).
+std::string pingpong_violation(const GemmProblem& problem, const KernelFields& fields) {
+  const GemmConfig& config = fields.config;
+  if (!config.pingpong) return {};
+  auto no = [](const std::string& what) {
+    return fmt::format("pingpong with {}: ping-pong consumers are two warp-specialised "
+                       "warpgroups taking whole tiles of 16-bit inputs in turn, loaded and "
+                       "stored by TMA, D in bf16, fp16 or fp32",
+                       what);
+  };
+  if (config.num_consumers != 2) return no(fmt::format("num_consumers = {}", config.num_consumers));
+  if (!fields.warp_specialized) return no("no producer warpgroup");
+  if (fields.load_path != LoadPath::tma || fields.store_path != StorePath::tma)
+    return no(fmt::format("load_path = {}, store_path = {}", to_string(fields.load_path),
+                          to_string(fields.store_path)));
+  if (dtype_bytes(problem.a_type) != 2) return no(fmt::format("a_type = {}", to_string(problem.a_type)));
+  if (problem.d_type == DType::e4m3) return no("d_type = e4m3");
+  if (config.split_k != 1) return no(fmt::format("split_k = {}", config.split_k));
+  if (config.swap_ab) return no("swap_ab");
+  if (config.n_tail_kernel) return no("n_tail_kernel");
+  if (problem.grouping != Grouping::none && problem.grouping != Grouping::k_contiguous)
+    return no(fmt::format("grouping = {}", to_string(problem.grouping)));
+  // NVRTC (CUDA 13.0) spills a bias with gelu_tanh on tiles of two or more m64 slabs a
+  // consumer holding 128 accumulators: 128x128 20 B, 256x64 4 B; 64x256 and 128x112 do not.
+  const Epilogue e = kernel_epilogue(problem);
+  if (e.bias && e.activation == Activation::gelu_tanh && config.rows_per_consumer() >= 128 &&
+      accumulator_registers(config) >= 128)
+    return fmt::format("pingpong with a bias and gelu_tanh on {}x{}: a consumer's {} m64 slabs "
+                       "of {} accumulators spill in ptxas (128x128 20 B); take 64-row or "
+                       "narrower tiles",
+                       config.block_m, config.block_n, config.rows_per_consumer() / 64,
+                       accumulator_registers(config));
+  return {};
+}
+
 std::string path_violation(const GemmProblem& problem, const KernelFields& fields,
                            const GpuInfo& device) {
   if (fields.load_path == LoadPath::threads) {
@@ -216,9 +253,10 @@ std::string tile_shape_violation(const GemmProblem& problem, const KernelFields&
   if (config.num_consumers != 1 && config.num_consumers != 2)
     return fmt::format("num_consumers = {}: the kernel has 1 or 2 consumer warpgroups",
                        config.num_consumers);
-  if ((config.block_m / config.num_consumers) % 64 != 0)
+  if (!config.pingpong && (config.block_m / config.num_consumers) % 64 != 0)
     return fmt::format("block_m / num_consumers = {} / {} = {}: each consumer warpgroup owns "
-                       "whole m64 wgmma slabs, so it must be a multiple of 64",
+                       "whole m64 wgmma slabs, so it must be a multiple of 64 (or pingpong: "
+                       "each consumer owns whole tiles)",
                        config.block_m, config.num_consumers,
                        double(config.block_m) / config.num_consumers);
   if (config.num_stages < 1)
@@ -256,7 +294,7 @@ std::string register_violation(const GemmProblem& problem, const KernelFields& f
   const int budget = consumer_register_budget(fields);
   const int accumulators = accumulator_registers(config);
   const int promotion = promotion_registers(problem, config);
-  const int slabs = config.block_m / config.num_consumers / 64;
+  const int slabs = config.rows_per_consumer() / 64;
   const int headroom =
       config.promotion_buffers == 2
           ? kOverlappedPromotionHeadroom + kOverlappedPromotionHeadroomPerExtraSlab * (slabs - 1)
@@ -266,13 +304,13 @@ std::string register_violation(const GemmProblem& problem, const KernelFields& f
     return fmt::format(
         "accumulators {} ({} m64 slabs x block_n/2 = {}) + FP8 promotion temporaries {} = {} "
         "registers per consumer thread > {} = register budget {} - {} headroom",
-        accumulators, config.block_m / config.num_consumers / 64, config.block_n / 2, promotion,
+        accumulators, config.rows_per_consumer() / 64, config.block_n / 2, promotion,
         accumulators + promotion, budget - headroom, budget, headroom);
   if (accumulators > budget - kRegisterHeadroom)
     return fmt::format(
         "accumulators {} registers per consumer thread ({} m64 slabs x block_n/2 = {}) > {} = "
         "register budget {} ({}) - {} headroom",
-        accumulators, config.block_m / config.num_consumers / 64, config.block_n / 2,
+        accumulators, config.rows_per_consumer() / 64, config.block_n / 2,
         budget - kRegisterHeadroom, budget,
         !fields.warp_specialized ? "no warp specialisation"
         : config.num_consumers == 1 ? "setmaxnreg, 1 consumer + producer"
@@ -328,11 +366,17 @@ std::string fp8_violation(const GemmProblem& problem, const KernelFields& fields
     if (config.swap_ab)
       return "swap_ab with 1x128 B scales: not built (the kernel scales the call's columns one "
              "by one only unswapped)";
-    if (config.promotion_buffers != 1 || config.ordered_issue)
-      return fmt::format("promotion_buffers = {}{} with 1x128 B scales: one temporary, issued "
-                         "slab by slab together (its column scales take the registers a "
-                         "second would)",
-                         config.promotion_buffers, config.ordered_issue ? ", ordered issue" : "");
+    if (config.promotion_buffers != 1)
+      return fmt::format("promotion_buffers = {} with 1x128 B scales: one temporary (its column "
+                         "scales take the registers a second would)",
+                         config.promotion_buffers);
+    // Turns (ordered issue) with one m64 slab a consumer: the slab's temporary is the whole
+    // one, so the consumers alternate whole k-blocks and one promotes while the other's
+    // wgmmas run. Slab waves over two slabs were not built for the column scales.
+    if (config.ordered_issue && config.rows_per_consumer() != 64)
+      return fmt::format("ordered_issue with 1x128 B scales and {} rows a consumer: turns are "
+                         "built for one m64 slab a consumer (block_m 128, two consumers)",
+                         config.rows_per_consumer());
     return {};
   }
   // Swapped operands scale the tile's columns one by one and its rows per 128-row block, so
@@ -398,13 +442,18 @@ std::string tma_box_violation(const GemmProblem& problem, const KernelFields& fi
 
 int block_k_for(DType input) { return kAtomBytes / dtype_bytes(input); }
 
+bool accumulates_fp32_from_dram(const GemmProblem& problem) {
+  return problem.reads_c && dtype_bytes(problem.d_type) == 4;
+}
+
 int consumer_register_budget(const KernelFields& fields) {
   if (!fields.warp_specialized) return 255;
   return fields.config.num_consumers >= 2 ? 232 : 240;
 }
 
 int accumulator_registers(const GemmConfig& config) {
-  const int slabs = config.block_m / std::max(config.num_consumers, 1) / 64;
+  if (config.num_consumers < 1) return 0;   // cuBLASLt's config has no consumers
+  const int slabs = config.rows_per_consumer() / 64;
   return slabs * config.block_n / 2;
 }
 
@@ -500,9 +549,10 @@ std::vector<NamedTmaBox> gemm_tma_boxes(const GemmProblem& problem, const Kernel
   } else if (fields.store_path == StorePath::tma) {
     // D (M x N) leaves in 128-byte column slabs and one tail slab of the remaining columns
     // (gemm_layout.cuh d_main_boxes, the same functions the kernel uses), one map each; each
-    // consumer warpgroup stores its own block_m / num_consumers rows (runtime/tensor_maps.cpp).
-    // A gated tile stores block_n / 2 columns of D's N / 2 (sm90::d_tile_cols).
-    const int rows = config.block_m / std::max(config.num_consumers, 1);
+    // consumer warpgroup stores its own rows, block_m / num_consumers or with ping-pong block_m
+    // (runtime/tensor_maps.cpp). A gated tile stores block_n / 2 columns of D's N / 2
+    // (sm90::d_tile_cols).
+    const int rows = config.num_consumers >= 1 ? config.rows_per_consumer() : config.block_m;
     const int tile_cols = sm90::d_tile_cols(config.block_n, problem.epilogue.gated);
     const int64_t d_cols = problem.d_cols();
     const auto add = [&](int cols, Swizzle swizzle, bool tail) {
@@ -541,6 +591,7 @@ std::string tile_violation(const GemmProblem& problem, const KernelFields& field
   if (auto why = register_violation(problem, fields); !why.empty()) return why;
   if (auto why = fp8_violation(problem, fields); !why.empty()) return why;
   if (auto why = output_violation(problem, fields); !why.empty()) return why;
+  if (auto why = pingpong_violation(problem, fields); !why.empty()) return why;
   if (auto why = wgmma_shape_violation(problem, config, device); !why.empty()) return why;
   return tma_box_violation(problem, fields);
 }

@@ -54,6 +54,9 @@ inline constexpr int kOverlappedPromotionHeadroomPerExtraSlab = 8;
 // such m64 slabs.
 int accumulator_registers(const GemmConfig& config);
 
+// C is D in fp32 (weight gradients: dW += dY^T X), read back from DRAM after every k-loop.
+bool accumulates_fp32_from_dram(const GemmProblem& problem);
+
 // The TMA descriptions the kernel will encode for a configuration (A and B loads when
 // load_path = tma; D, and C when the problem reads it, when store_path = tma), with the
 // global shapes and strides of the problem. Address 0: alignment is checked at run time.

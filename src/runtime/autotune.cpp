@@ -217,7 +217,8 @@ std::vector<GemmConfig> distinct_candidates(const Plan& plan, int count) {
            x.num_consumers == y.num_consumers && x.split_k == y.split_k &&
            x.cluster_m == y.cluster_m && x.cluster_n == y.cluster_n &&
            x.multicast == y.multicast && x.promotion_buffers == y.promotion_buffers &&
-           x.ordered_issue == y.ordered_issue && x.swap_ab == y.swap_ab;
+           x.ordered_issue == y.ordered_issue && x.swap_ab == y.swap_ab &&
+           x.pingpong == y.pingpong;
   };
   for (int per_tile : {2, count}) {
     for (const Candidate& c : plan.candidates) {

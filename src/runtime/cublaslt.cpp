@@ -483,6 +483,10 @@ const float* require(const float* p, const char* name, const char* why) {
 // after our swap (file comment) that is our nt, which validate() already demands of FP8.
 void check_fp8_support(const GemmProblem& problem, ScaleMode mode) {
   if (mode != ScaleMode::block) return;
+  // Per-tensor mode (its own scales) is the only cuBLASLt form of a 1x128-on-both problem.
+  if (problem.scaling == Scaling::block_1x128_1x128)
+    throw CublasLtLimit("scaling", "block_1x128_1x128",
+                        "cuBLASLt on Hopper has no FP8 scales per row per 128 of K for B");
   if (const std::string why = cublaslt_block_scaling_unavailable(); !why.empty())
     throw CublasLtUnsupported(why);
   for (auto [name, value] : {std::pair{"m", problem.m}, std::pair{"n", problem.n}})
@@ -501,9 +505,6 @@ void check_operands(const GemmProblem& problem, const GemmOperands& operands, Sc
   if (problem.weight_format)
     throw CublasLtLimit("weight_format", std::string(to_string(*problem.weight_format)),
                         "cuBLASLt reads B as bf16, fp16 or fp8, not packed weight-only formats");
-  if (problem.scaling == Scaling::block_1x128_1x128 && mode != ScaleMode::per_tensor)
-    throw CublasLtLimit("scaling", "block_1x128_1x128",
-                        "cuBLASLt on Hopper has no FP8 scales per row per 128 of K for B");
   if (problem.scaling == Scaling::rowwise)
     throw CublasLtLimit("scaling", "rowwise",
                         "this cuBLASLt path has per-tensor and block FP8 scales only (cuBLASLt's "

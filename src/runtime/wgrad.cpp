@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <string>
+#include <tuple>
 
 #include "autogemm/errors.hpp"
 #include "autogemm/grouped.hpp"
@@ -129,11 +130,15 @@ GemmReport weight_gradient(const GemmProblem& problem, const void* dy, const voi
 
 GemmReport weight_gradient(const GemmProblem& problem, const Fp8WeightGradientOperands& operands,
                            void* dw, cudaStream_t stream, const GemmOptions& options) {
-  if (problem.scaling != Scaling::block_1x128_1x128 || problem.layout != Layout::nt)
-    throw InvalidArgument("problem.scaling", std::string(to_string(problem.scaling)),
-                          "FP8 weight-gradient operands need the problem of "
-                          "weight_gradient_problem(..., DType::e4m3): block_1x128_1x128, "
-                          "layout nt");
+  for (auto [name, value, ok] :
+       {std::tuple{"problem.scaling", to_string(problem.scaling),
+                   problem.scaling == Scaling::block_1x128_1x128},
+        {"problem.layout", to_string(problem.layout), problem.layout == Layout::nt}})
+    if (!ok)
+      throw InvalidArgument(name, std::string(value),
+                            "FP8 weight-gradient operands need the problem of "
+                            "weight_gradient_problem(..., DType::e4m3): block_1x128_1x128, "
+                            "layout nt");
   for (auto [name, pointer] :
        {std::pair{"operands.dy_t", operands.dy_t},
         {"operands.dy_t_scales", static_cast<const void*>(operands.dy_t_scales)},

@@ -218,7 +218,7 @@ struct Epilogue {
                                    int group) {
     const bool leader = threadIdx.x % 128 == 0;
     const unsigned barrier_id = 1 + consumer;   // 0 is __syncthreads
-    const int row_base = consumer * G::kRowsPerConsumer;
+    const int row_base = G::consumer_row0(consumer);
     // n0: the tile's first column of the kernel (B's rows: the vectors'), d_n0 of D.
     const int m0 = row0 + row_base, n0 = n_tile * Cfg::block_n, d_n0 = n_tile * G::kDCols;
     unsigned char* staging = smem.d();
@@ -338,7 +338,7 @@ struct Epilogue {
     static_assert(G::kDCols % kChunkElems == 0, "staged rows are whole 16-byte chunks");
     const int thread = threadIdx.x % 128, warp = thread / 32, lane = thread % 32;
     const unsigned barrier_id = 1 + consumer;   // 0 is __syncthreads
-    const int row_base = consumer * G::kRowsPerConsumer;
+    const int row_base = G::consumer_row0(consumer);
     const long long m0 = row0 + row_base;
     // n0: the tile's first column of the kernel (the vectors'); D's columns from d_n0.
     const int n0 = n_tile * Cfg::block_n, d_n0 = n_tile * G::kDCols;
@@ -454,7 +454,7 @@ struct Epilogue {
   __device__ static void store_threads(float (&acc)[G::kSlabs][G::kAccum], const GemmParams& params,
                                        int consumer, int row0, int n_tile, int row_limit,
                                       int group) {
-    const int m0 = row0 + consumer * G::kRowsPerConsumer;
+    const int m0 = row0 + G::consumer_row0(consumer);
     const int n0 = n_tile * Cfg::block_n, d_n0 = n_tile * G::kDCols;   // kernel's, D's
     unsigned char* d = static_cast<unsigned char*>(params.d);
     const unsigned char* c = static_cast<const unsigned char*>(params.c);

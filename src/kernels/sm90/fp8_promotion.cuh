@@ -108,9 +108,10 @@ struct Promotion<Cfg, true> {
                 "a tile may touch at most two 128-column B scale blocks");
   static_assert((kBlockScaled || kColumnScaled) == G::kStagedScales,
                 "block and 1x128 scales arrive with the stage");
-  static_assert(!kColumnScaled || (!Cfg::d_transposed && kBuffers == 1 && !Cfg::ordered_issue),
+  static_assert(!kColumnScaled || (!Cfg::d_transposed && kBuffers == 1 &&
+                                   (!Cfg::ordered_issue || G::kSlabs == 1)),
                 "1x128 B scales: unswapped, one temporary (each holds 2 x block_n / 8 column "
-                "scales in registers), no slab waves (plan/rules.cpp)");
+                "scales in registers), turns with one slab a consumer (plan/rules.cpp)");
   static_assert(!kSwapped || Cfg::block_n <= Cfg::block_m,
                 "swapped block scales: the block_n column scales take the slot's BLOCK_M row "
                 "scales' place");
@@ -141,7 +142,7 @@ struct Promotion<Cfg, true> {
     // Accumulator fragment (hopper-facts.md 2.3): thread (warp w, lane l) holds rows
     // 16w + l/4 and 16w + l/4 + 8 of each m64 slab.
     const int thread = threadIdx.x % 128;
-    thread_row = consumer * G::kRowsPerConsumer + 16 * (thread / 32) + (thread % 32) / 4;
+    thread_row = G::consumer_row0(consumer) + 16 * (thread / 32) + (thread % 32) / 4;
     thread_column = 2 * (thread % 4);
     if constexpr (Cfg::scaling == kScalingRowwise)
       tensor_scale = 1.0f;

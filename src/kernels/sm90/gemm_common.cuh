@@ -9,6 +9,8 @@
 // out_bytes, n, k (problem N and K baked in; M is a run-time value), producer_regs,
 // consumer_regs, split_k (split_k_reduce.cuh), and `mma(acc, desc_a, desc_b)`: one
 // wgmma.m64n{block_n}k16 instruction.
+// pingpong: the two consumers take whole tiles in turn, one's epilogue beside the other's
+// k-loop, and D's staging in turn (gemm_kernel.cuh Consumer::run).
 // FP8: in_bytes (2 or 1), scaling (fp8_scales.cuh kScaling*), ordered_issue (gemm_kernel.cuh,
 // consumers take turns issuing) and promotion_buffers (1 or 2,
 // fp8_promotion.cuh); with scaling != 0, `mma` is m64n{block_n}k32 with a fourth argument,
@@ -34,7 +36,13 @@ struct Geometry {
   static constexpr int kInBytes = Cfg::in_bytes;
   static constexpr int kConsumerThreads = Cfg::num_consumers * 128;
   static constexpr int kThreads = kConsumerThreads + (Cfg::warp_specialized ? 128 : 0);
-  static constexpr int kRowsPerConsumer = Cfg::block_m / Cfg::num_consumers;
+  // Ping-pong: a consumer owns every row of its tiles; otherwise the tile's rows are split.
+  static constexpr int kTileConsumers = Cfg::pingpong ? 1 : Cfg::num_consumers;
+  static constexpr int kRowsPerConsumer = Cfg::block_m / kTileConsumers;
+  // The consumer's first row of the tile (A's slabs, D's rows).
+  __host__ __device__ static constexpr int consumer_row0(int consumer) {
+    return Cfg::pingpong ? 0 : consumer * kRowsPerConsumer;
+  }
   static constexpr int kSlabs = kRowsPerConsumer / 64;           // m64 wgmma slabs per consumer
   static constexpr int kAccum = Cfg::block_n / 2;                // fp32 registers per slab
   static constexpr int kKSteps = Cfg::block_k * kInBytes / 32;   // 32 B of K per wgmma (k16, k32 fp8)
@@ -62,8 +70,9 @@ struct Geometry {
   // this many bytes (hopper-facts.md 3.2).
   static constexpr unsigned kStageTxBytes =
       (Cfg::block_m + Cfg::block_n) * Cfg::block_k * kInBytes;
-  // One arrival per consumer warp on every CTA of the multicast pair frees a stage everywhere.
-  static constexpr unsigned kEmptyArrivals = Cfg::num_consumers * 4 * kMulticastCtas;
+  // One arrival per warp of the consumers reading the stage (both, or ping-pong the tile's
+  // one) on every CTA of the multicast pair frees a stage everywhere.
+  static constexpr unsigned kEmptyArrivals = kTileConsumers * 4 * kMulticastCtas;
   // D staging (gemm_layout.cuh d_main_boxes): full 128-byte slabs, then one tail slab, over the
   // tile's kDCols columns of D (block_n; half with a gated epilogue), of D's kDN (N, or N / 2).
   static constexpr bool kGated = EpilogueOf<Cfg>::gated;
@@ -95,6 +104,13 @@ struct Geometry {
   static_assert(Cfg::b_k_major || Cfg::block_n % 64 == 0, "MN-major B loads 64-column slabs");
   static_assert(!kStagedScales || Cfg::warp_specialized,
                 "block scales are copied by the producer warpgroup's second warp");
+  static_assert(!Cfg::pingpong ||
+                    (Cfg::num_consumers == 2 && Cfg::warp_specialized && Cfg::tma_load &&
+                     Cfg::tma_store && Cfg::in_bytes == 2 && Cfg::split_k == 1 &&
+                     Cfg::out_kind != 3 && !Cfg::d_transposed &&
+                     (Cfg::grouping == 0 || Cfg::grouping == 3)),
+                "ping-pong: two TMA-fed 16-bit consumers storing by TMA, whole tiles "
+                "(plan/rules.cpp pingpong_violation)");
   static_assert(kSmem.total_bytes <= 232448, "exceeds the 227 KiB opt-in shared memory");
 };
 

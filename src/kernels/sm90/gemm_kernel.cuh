@@ -49,7 +49,8 @@ struct Descriptors {
   // otherwise carry into the leading-byte-offset field (ignored by swizzled K-major operands,
   // used by MN-major ones; found by GemmGpu.TwoAtomKBlocksEveryLayout, nn with cl2x1/b).
   __device__ Descriptors(const SharedStorage<Cfg>& smem, int consumer)
-      : base((ptx::smem_addr(smem.a(0)) & 0x3FFFF) >> 4), consumer_slab(consumer * G::kSlabs) {}
+      : base((ptx::smem_addr(smem.a(0)) & 0x3FFFF) >> 4),
+        consumer_slab(Cfg::pingpong ? 0 : consumer * G::kSlabs) {}
 
   // Byte offset of m64 slab `slab` at k16 step `k_step` inside one A stage.
   __device__ static constexpr unsigned a_offset(int slab, int k_step) {
@@ -177,8 +178,11 @@ struct Consumer {
                 "ordered issue: two FP8 consumer warpgroups fed by the producer");
   static_assert(!kOverlapPromotion || kGroupsInFlight == 1,
                 "overlapped promotion keeps one wgmma group in flight (TMA, >= 2 stages)");
-  // Ordered issue's named barriers: 4 and 5 (1-2 are the epilogue's, 3 the threads path's).
+  // Ordered issue's and ping-pong's named barriers: 4 and 5 (1-2 are the epilogue's, 3 the
+  // threads path's); ping-pong's staging turns 6 and 7.
   static constexpr unsigned kTurnBarrier = 4;
+  static constexpr unsigned kStoreTurnBarrier = 6;
+  static constexpr unsigned kStoreTurnThreads = 128 + 32;
 
   // The work item in progress: an output tile, its k-blocks [k_begin, k_end) (all of K, or one
   // split-K split), and, with one wgmma group in flight, the stage whose release waits for the
@@ -208,6 +212,7 @@ struct Consumer {
   const int consumer_thread;
   const bool inline_producer;           // thread 0 of the non-specialised TMA path fills the ring
   bool& first_turn;                     // ordered issue: consumer 0 issues the first group unasked
+  bool& first_store;                    // ping-pong: consumer 0 stages the first tile unasked
   TileTraceRecorder& trace;
   const bool trace_recorder;
   WorkItem& work;                       // the tile in progress
@@ -219,33 +224,53 @@ struct Consumer {
                                       float (&acc_)[G::kSlabs][G::kAccum],
                                       Promotion<Cfg>& promotion_, PipelineState& read_,
                                       PipelineState& write_, unsigned& c_phase_, bool& first_turn_,
+                                      bool& first_store_,
                                       TileTraceRecorder& trace_, WorkItem& work_)
       : smem(smem_), tmap_a(tmap_a_), tmap_b(tmap_b_), maps(maps_),
         params(params_), consumer(consumer_), cta_rank(cta_rank_), descriptors(smem_, consumer_),
         acc(acc_), promotion(promotion_), read(read_), write(write_), c_phase(c_phase_),
         lane(threadIdx.x % 32), consumer_thread(threadIdx.x - (Cfg::warp_specialized ? 128 : 0)),
         inline_producer(!Cfg::warp_specialized && Cfg::tma_load && threadIdx.x == 0),
-        first_turn(first_turn_), trace(trace_),
+        first_turn(first_turn_), first_store(first_store_), trace(trace_),
         trace_recorder(kTileTrace && consumer_ == 0 &&
                        threadIdx.x - (Cfg::warp_specialized ? 128 : 0) == 0),
         work(work_) {}
 
   // The consumer's whole life: every work item the scheduler hands it, then the teardown.
+  // Ping-pong: the CTA's work items alternate between the consumers (consumer 0 the first).
+  // The producer fills the ring in work-item order, so a consumer steps its read position past
+  // the other's k-blocks without waiting, and each consumer's epilogue runs beside the other's
+  // k-loop. The k-loops take turns (wait_tile_turn): a consumer waits on a stage's full barrier
+  // only after the other has waited on every stage before it, so it is never more than one
+  // phase ahead of the barrier, which a parity wait cannot tell from the phase before.
   __device__ __forceinline__ void run() {
     TileScheduler<Cfg> scheduler(params, cta_rank);
     int m_tile, n_tile;
+    int owner = 0;        // ping-pong: the consumer of this work item
+    bool any_item = false;
     while (scheduler.next_tile(m_tile, n_tile)) {
+      if constexpr (Cfg::pingpong) {
+        const bool others = owner != consumer;
+        owner ^= 1;
+        any_item = true;
+        if (others) {
+          read.template advance_by<Cfg::num_stages>(scheduler.k_end() - scheduler.k_begin());
+          continue;
+        }
+      }
       work = WorkItem{m_tile,          n_tile,           scheduler.k_begin(),
                       scheduler.k_end(), -1,              scheduler.group,
                       scheduler.row0,  scheduler.row_limit};
       begin_tile();
+      wait_tile_turn();
       main_loop();
       if constexpr (kTileTrace) trace.main_loop_done(trace_recorder);
       const bool stored = store_tile(scheduler.split);
       if constexpr (kTileTrace)
         trace.end(trace_recorder, params, m_tile, n_tile, work.k_begin, work.k_end, !stored);
     }
-    finish();
+    // Ping-pong: the last k-loop's turn went to the owner of the item after the last.
+    finish(Cfg::pingpong && any_item && owner == consumer);
   }
 
   // --- one tile -------------------------------------------------------------------------------
@@ -298,6 +323,7 @@ struct Consumer {
     } else {
       for (int k_block = work.k_begin; k_block < work.k_end; ++k_block)
         consume_k_block<0, false>(k_block);
+      pass_tile_turn();   // every stage waited for; the last wgmma group may still run
       drain(work.k_end - 1);
     }
   }
@@ -317,9 +343,11 @@ struct Consumer {
       return true;
     } else if constexpr (Cfg::tma_store) {
       if (Cfg::grouping != 2 ||
-          tile_row0() + (consumer + 1) * G::kRowsPerConsumer <= work.row_limit) {
+          tile_row0() + G::consumer_row0(consumer) + G::kRowsPerConsumer <= work.row_limit) {
+        wait_store_turn();
         Epilogue<Cfg>::store_tma(acc, smem, maps, params, consumer, tile_row0(), work.n_tile,
                                  c_phase, tile_group());
+        pass_store_turn();
         return true;
       }
     }
@@ -335,11 +363,17 @@ struct Consumer {
     return true;
   }
 
-  __device__ __forceinline__ void finish() {
-    // Consumer 1's last turn hand-off is still pending on consumer 0's barrier: take it, so no
-    // named barrier is left half-arrived when the CTA exits.
+  __device__ __forceinline__ void finish(bool tile_turn_pending) {
+    // Consumer 1's last turn hand-off is still pending on consumer 0's barrier (ping-pong: the
+    // last one's on the other's): take it, so no named barrier is left half-arrived when the CTA
+    // exits.
     if constexpr (Cfg::ordered_issue)
       if (consumer == 0 && !first_turn) ptx::named_barrier_sync(kTurnBarrier, G::kConsumerThreads);
+    if constexpr (Cfg::pingpong)
+      if (tile_turn_pending) {
+        ptx::named_barrier_sync(kTurnBarrier + consumer, G::kConsumerThreads);
+        ptx::named_barrier_sync(kStoreTurnBarrier + consumer, kStoreTurnThreads);
+      }
     // Bulk stores read shared memory asynchronously; it must stay valid until they finish.
     if constexpr (Cfg::tma_store)
       if (threadIdx.x % 128 == 0) ptx::tma_store_wait_all<0>();
@@ -536,21 +570,48 @@ struct Consumer {
     promotion.fence_operands();
   }
 
+  // Turns between the two consumers: consumer c waits on named barrier `base` + c and passes
+  // the turn by arriving on the other's; `first` lets consumer 0 take its first turn unasked.
+  // `threads` counts the waiting warpgroup and the arriving threads (PTX ISA "bar.arrive").
+  __device__ __forceinline__ void take_turn(unsigned base, unsigned threads, bool& first) {
+    if (!first) ptx::named_barrier_sync(base + consumer, threads);
+    first = false;
+  }
+  __device__ __forceinline__ void hand_turn(unsigned base, unsigned threads) {
+    ptx::named_barrier_arrive(base + 1 - consumer, threads);
+  }
+
   // Ordered issue (Cfg::ordered_issue, FP8 with two consumers): the consumers take turns
   // issuing wgmma groups, consumer 0 first. The matrix units run a consumer's group while the
   // other consumer promotes its last one, so they never both promote while the units idle
-  // (the two would otherwise issue together and finish, and promote, together). Consumer c
-  // waits on named barrier kTurnBarrier + c and passes the turn by arriving on the other's;
-  // each barrier counts both warpgroups (PTX ISA "bar.arrive").
+  // (the two would otherwise issue together and finish, and promote, together).
   __device__ __forceinline__ void wait_turn() {
-    if constexpr (Cfg::ordered_issue) {
-      if (!first_turn) ptx::named_barrier_sync(kTurnBarrier + consumer, G::kConsumerThreads);
-      first_turn = false;
-    }
+    if constexpr (Cfg::ordered_issue) take_turn(kTurnBarrier, G::kConsumerThreads, first_turn);
   }
   __device__ __forceinline__ void pass_turn() {
-    if constexpr (Cfg::ordered_issue)
-      ptx::named_barrier_arrive(kTurnBarrier + 1 - consumer, G::kConsumerThreads);
+    if constexpr (Cfg::ordered_issue) hand_turn(kTurnBarrier, G::kConsumerThreads);
+  }
+  // Ping-pong (Cfg::pingpong): the same two barriers, one turn per k-loop (run() says why).
+  __device__ __forceinline__ void wait_tile_turn() {
+    if constexpr (Cfg::pingpong) take_turn(kTurnBarrier, G::kConsumerThreads, first_turn);
+  }
+  __device__ __forceinline__ void pass_tile_turn() {
+    if constexpr (Cfg::pingpong) hand_turn(kTurnBarrier, G::kConsumerThreads);
+  }
+  // Ping-pong: D's one staging buffer in turn, in the k-loops' order. A consumer stages (C's
+  // load included) once the other's last store has read the buffer: that one's leader waits
+  // for its bulk store's reads, then its warp passes the turn (barriers kStoreTurnBarrier + c).
+  __device__ __forceinline__ void wait_store_turn() {
+    if constexpr (Cfg::pingpong) take_turn(kStoreTurnBarrier, kStoreTurnThreads, first_store);
+  }
+  __device__ __forceinline__ void pass_store_turn() {
+    if constexpr (Cfg::pingpong) {
+      if (consumer_thread % 128 < 32) {
+        if (consumer_thread % 128 == 0) ptx::tma_store_wait_read<0>();
+        __syncwarp();
+        hand_turn(kStoreTurnBarrier, kStoreTurnThreads);
+      }
+    }
   }
 };
 
@@ -574,10 +635,11 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
   PipelineState read, write;
   unsigned c_phase = 0;
   bool first_turn = consumer == 0;
+  bool first_store = consumer == 0;
   TileTraceRecorder trace;
   typename Consumer<Cfg>::WorkItem work;
   Consumer<Cfg>(smem, tmap_a, tmap_b, maps, params, consumer, cta_rank, acc, promotion,
-                read, write, c_phase, first_turn, trace, work)
+                read, write, c_phase, first_turn, first_store, trace, work)
       .run();
 }
 

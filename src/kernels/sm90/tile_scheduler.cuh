@@ -155,6 +155,13 @@ struct PipelineState {
       phase ^= 1;
     }
   }
+  // `count` steps at once: past the k-blocks of a tile the other consumer takes (ping-pong).
+  template <int kNumStages>
+  __device__ void advance_by(int count) {
+    const int steps = stage + count;
+    stage = steps % kNumStages;
+    phase ^= (steps / kNumStages) & 1;
+  }
 };
 
 }  // namespace autogemm::sm90
