@@ -198,6 +198,40 @@ TEST(TensorParallelPlan, BandsAreWholeGranulesAndCoverTheChunk) {
     }
 }
 
+TEST(TensorParallelPlan, AThinLastBandShortensTheExposedCopy) {
+  // The cut: 4 even bands of 1024 rows, the last one's final 256 rows apart.
+  const auto cut = multi::tp_bands(4096, 4, 256);
+  ASSERT_EQ(cut.size(), 5u);
+  EXPECT_EQ(cut[3], (multi::Range{3072, 3840}));
+  EXPECT_EQ(cut[4], (multi::Range{3840, 4096}));
+  EXPECT_EQ(multi::tp_bands(128, 1, 128).size(), 1u);  // no thicker than the tail: not cut
+  // All-reduce 8192 x 28672 x 8192 on 2 H200s: the last finished band of D (235 MB / 4 at
+  // ~320 GB/s, ~180 us) trails the last GEMM; a 256-row band trails by ~45 us.
+  const TpProblem p = tp(TpPattern::all_reduce, 2, 8192, 28672, 8192);
+  TpOptions even;
+  even.tail_rows = 0;
+  const TpPlan planned = plan_on_h200(p), flat = plan_on_h200(p, even);
+  EXPECT_GT(planned.tail_rows, 0) << planned.describe();
+  EXPECT_EQ(flat.tail_rows, 0);
+  EXPECT_LT(planned.total_us, 0.99 * flat.total_us) << planned.describe() << flat.describe();
+  EXPECT_LT(planned.exposed_us, flat.exposed_us);
+  EXPECT_NE(planned.hash(), flat.hash());
+  EXPECT_TRUE(contains(planned.explanation, "/" + std::to_string(planned.tail_rows) + " rows"))
+      << planned.explanation;
+  // The executor reads the cut back from the steps: every step runs the same rows per band.
+  const auto read = multi::tp_plan_bands(planned);
+  ASSERT_EQ(int(read.size()), planned.bands);
+  EXPECT_EQ(read.back().size(), planned.tail_rows);
+  EXPECT_EQ(read.back().end, multi::tp_chunk_rows(p));
+  for (const TpStep& s : planned.steps) EXPECT_EQ(s.rows, read[s.band].size());
+  // Forced tails: whole granules only.
+  TpOptions odd;
+  odd.tail_rows = 100;
+  expect_invalid([&] { plan_on_h200(p, odd); }, "tail_rows");
+  odd.tail_rows = 128;
+  EXPECT_EQ(plan_on_h200(p, odd).tail_rows, 128);
+}
+
 TEST(TensorParallelPlan, WorkspaceLayoutAndFlagsDoNotOverlap) {
   const TpProblem p = tp(TpPattern::all_reduce, 4, 4096, 1000, 4096);
   const multi::TpLayout l = multi::tp_layout(p, TpTransport::copy_engine);

@@ -79,11 +79,14 @@ struct TpSetup {
   }
 };
 
-TpPlan plan_for(const TpProblem& p, TpTransport transport, int bands, int rounds = 0) {
+// Even bands unless a thin last band is asked for (AThinLastBandMatchesOneGpu).
+TpPlan plan_for(const TpProblem& p, TpTransport transport, int bands, int rounds = 0,
+                int64_t tail_rows = 0) {
   TpOptions o;
   o.transport = transport;
   o.bands = bands;
   o.rounds = rounds;
+  o.tail_rows = transport == TpTransport::copy_engine ? tail_rows : -1;
   return plan_tp(p, profile_gpus().gpus.at(0), topology_preset("nvlink", p.world), o);
 }
 
@@ -102,10 +105,12 @@ TpProblem problem_of(TpPattern pattern, int world, int64_t m, int64_t n, int64_t
 
 // Runs `plan` three times on poisoned outputs (the flags and the done hand-shake must let every
 // call after the first run too) and checks every rank's block after each.
-void run_and_check(const TpProblem& p, TpTransport transport, int bands, int rounds = 0) {
+void run_and_check(const TpProblem& p, TpTransport transport, int bands, int rounds = 0,
+                   int64_t tail_rows = 0) {
   TpSetup s(p);
   MultiGpuComm comm = MultiGpuComm::local(devices(p.world));
-  const TpPlan plan = plan_for(p, transport, bands, rounds);
+  const TpPlan plan = plan_for(p, transport, bands, rounds, tail_rows);
+  if (tail_rows > 0) ASSERT_EQ(plan.tail_rows, tail_rows) << plan.describe();
   TpWorkspace ws(plan, comm);
   for (int call = 0; call < 3; ++call) {
     s.poison();
@@ -113,7 +118,8 @@ void run_and_check(const TpProblem& p, TpTransport transport, int bands, int rou
     synchronize_gpus(p.world);
     s.expect_blocks(fmt::format("{} {} x{} {}x{}x{} {} bands {} rounds {}, call {}",
                                 to_string(p.pattern), to_string(transport), p.world, p.m, p.n,
-                                p.k, to_string(p.a_type), plan.bands, plan.rounds, call));
+                                p.k, to_string(p.a_type), plan.bands, plan.rounds, call)
+                    + (plan.tail_rows ? fmt::format(" (last band {} rows)", plan.tail_rows) : ""));
   }
 }
 
@@ -150,6 +156,18 @@ TEST(TensorParallelGpu, GatherToRankZeroMatchesOneGpu) {
   run_and_check(problem_of(TpPattern::gather, g, 200 * g, 1000, 256 * g), TpTransport::copy_engine, 4);
   for (TpTransport t : {TpTransport::copy_engine, TpTransport::nccl})
     run_and_check(problem_of(TpPattern::gather, g, 384 * g, 256, 256 * g, true), t, 2);
+}
+
+// A thin last band (its own launch per step, its own flags and copies): 768 rows a rank in 2
+// bands of 384, the second cut into 256 + 128; all-reduce also in 3 rounds of one band.
+TEST(TensorParallelGpu, AThinLastBandMatchesOneGpu) {
+  REQUIRE_TP_GPUS();
+  const int g = ranks_here();
+  for (TpPattern pattern : {TpPattern::all_gather, TpPattern::reduce_scatter,
+                            TpPattern::all_reduce, TpPattern::gather})
+    run_and_check(problem_of(pattern, g, 768 * g, 640, 512 * g), TpTransport::copy_engine, 2, 0, 128);
+  run_and_check(problem_of(TpPattern::all_reduce, g, 768 * g, 640, 512 * g), TpTransport::copy_engine, 2, 3, 128);
+  run_and_check(problem_of(TpPattern::all_reduce, g, 768 * g, 256, 256 * g, true), TpTransport::copy_engine, 2, 0, 128);
 }
 
 TEST(TensorParallelGpu, EveryPatternOnNcclMatchesOneGpu) {

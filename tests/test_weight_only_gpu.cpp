@@ -1,4 +1,4 @@
-// Weight-only GEMM (issue 51): bf16 activations times a packed int4 / int8 weight, dequantised in
+// Weight-only GEMM (issue 51): bf16 activations times a packed int4 / mxfp4 / int8 weight, dequantised in
 // registers by the decode family (sm90/decode_kernel.cuh weight_main_loop). Without a GPU: the
 // problem's rules, the planner's family and its refusals. On an sm_90a GPU: every format against
 // a float64 product of the dequantised weight, with tails in M and N, split-K, several row tiles
@@ -69,7 +69,7 @@ TEST(WeightOnly, ProblemRulesNameTheField) {
 TEST(WeightOnly, PlannedOnTheDecodeFamilyWithPackedBytes) {
   const GpuInfo h200 = device_preset("h200");
   for (WeightFormat f : {WeightFormat::int4_g128, WeightFormat::int4_g128_zp,
-                         WeightFormat::int8_channel})
+                         WeightFormat::mxfp4, WeightFormat::int8_channel})
     for (int64_t m : {1, 16, 64, 256}) {
       const GemmProblem p = weight_problem(m, 4096, 4096, f);
       const Plan plan = plan_gemm(p, h200);
@@ -83,8 +83,6 @@ TEST(WeightOnly, PlannedOnTheDecodeFamilyWithPackedBytes) {
     }
   expect_refused([&] { plan_gemm(weight_problem(257, 4096, 4096, WeightFormat::int4_g128), h200); },
                  "m", "257", "dequantize_weight");
-  expect_refused([&] { plan_gemm(weight_problem(1, 4096, 4096, WeightFormat::mxfp4), h200); },
-                 "weight_format", "mxfp4", "no kernel reads it yet");
   expect_refused(
       [&] { plan_gemm(weight_problem(1, 4096, 4096, WeightFormat::int4_g128), device_preset("a100")); },
       "weight_format", "int4-g128", "decode kernels");
@@ -96,7 +94,7 @@ TEST(WeightOnly, PlannedOnTheDecodeFamilyWithPackedBytes) {
 TEST(WeightOnly, PlannersPicksCompileWithoutSpills) {
   const GpuInfo h200 = device_preset("h200");
   for (WeightFormat f : {WeightFormat::int4_g128, WeightFormat::int4_g128_zp,
-                         WeightFormat::int8_channel})
+                         WeightFormat::mxfp4, WeightFormat::int8_channel})
     for (int64_t m : {1, 8, 16, 64, 256})
       for (const auto& [n, k] : {std::pair<int64_t, int64_t>{14336, 4096}, {4096, 14336},
                                  {7168, 2048}}) {
@@ -126,7 +124,7 @@ TEST(WeightOnlyGpu, EveryFormatAgainstFloat64OfTheDequantisedWeight) {
       {64, 1040, 768, nullptr, DType::fp32}};
   uint32_t seed = 5100;
   for (WeightFormat f : {WeightFormat::int4_g128, WeightFormat::int4_g128_zp,
-                         WeightFormat::int8_channel})
+                         WeightFormat::mxfp4, WeightFormat::int8_channel})
     for (const Case& c : cases) {
       std::mt19937 rng(seed++);
       std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -163,6 +161,45 @@ TEST(WeightOnlyGpu, EveryFormatAgainstFloat64OfTheDequantisedWeight) {
       EXPECT_EQ(check.unwritten, 0) << what;
       EXPECT_EQ(check.spot_failures, 0) << what << ": " << check.first_failure;
     }
+}
+
+// MXFP4 over the e8m0 range: every row its own scale exponent (2^-87 .. 2^88), every e2m1 code
+// (0.5, the bf16 subnormal before the 2^126 multiply, among them), each row checked on its own
+// against float64 (a row of tiny weights would vanish in a whole-matrix diff).
+TEST(WeightOnlyGpu, Mxfp4ScalesOverTheExponentRange) {
+  AUTOGEMM_REQUIRE_GPU();
+  const int64_t m = 4, n = 176, k = 1024;
+  std::mt19937 rng(5151);
+  std::vector<uint8_t> blocks(size_t(n * k / 2)), scales(size_t(n * k / 32));
+  for (uint8_t& b : blocks) b = uint8_t(rng());
+  for (int64_t row = 0; row < n; ++row)
+    for (int64_t g = 0; g < k / 32; ++g)
+      scales[size_t(row * (k / 32) + g)] = uint8_t(40 + row + (g % 2));   // 40 .. 216
+  const PackedWeight packed = import_mxfp4(blocks.data(), scales.data(), n, k);
+  const std::vector<float> deq = dequantize_weight(packed);
+  bench::DeviceBuffer a_dev(size_t(m * k) * 2), d_dev(size_t(m * n) * 4);
+  bench::fill_random(a_dev.get(), size_t(m * k), DType::bf16, 5152);
+  const std::vector<double> a = bench::download_as_double(a_dev.get(), size_t(m * k), DType::bf16);
+  const bench::DeviceWeight weight = bench::upload_weight(packed);
+  bench::fill_poison(d_dev.get(), size_t(m * n), DType::fp32);
+  GemmOperands o;
+  o.a = a_dev.get();
+  o.d = d_dev.get();
+  weight.set_operands(o);
+  const GemmReport r = gemm(weight_problem(m, n, k, WeightFormat::mxfp4, DType::fp32), o, nullptr, GemmOptions{});
+  cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  EXPECT_FALSE(r.used_vendor);
+  const std::vector<double> want = bench::weight_reference(a, deq, m, n, k);
+  const std::vector<double> got = bench::download_as_double(d_dev.get(), want.size(), DType::fp32);
+  for (int64_t col = 0; col < n; ++col) {   // D's column col is W's row col
+    double xy = 0, xx = 0;
+    for (int64_t row = 0; row < m; ++row) {
+      const double x = got[size_t(row * n + col)], y = want[size_t(row * n + col)];
+      xy += x * y, xx += x * x + y * y;
+    }
+    ASSERT_GT(xx, 0) << "W row " << col;
+    EXPECT_LT(1 - 2 * xy / xx, 1e-6) << "W row " << col << ", scale 2^" << int(scales[size_t(col * (k / 32))]) - 127;
+  }
 }
 
 // A weight-only call and a BF16 call of the same shape in one process each run their own kernel

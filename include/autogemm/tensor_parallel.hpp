@@ -114,6 +114,8 @@ struct TpOptions {
   int bands = 0;                         // row bands per chunk (1..8); 0: the planner's choice
   int rounds = 0;                        // all_reduce: rounds of the ring (a divisor of the
                                          // bands); 0: the planner's choice; others: 1
+  int64_t tail_rows = -1;                // copy engines: rows of a thin last band (a multiple
+                                         // of 128), 0: even bands; -1: the planner's choice
 };
 
 // One GEMM launch of a rank's call.
@@ -135,7 +137,11 @@ struct TpPlan {
   GpuInfo device;                     // every rank is planned as this GPU
   Topology topology;
   TpTransport transport = TpTransport::copy_engine;
-  int bands = 1;
+  int bands = 1;                      // row bands per chunk, the thin last one included
+  // Rows of the last band when it is cut thinner than the others (0: even bands): the copy
+  // after the last GEMM (all_reduce's last finished band, gather's trip to rank 0) is exposed,
+  // and a thinner last band shortens it (docs/decisions.md, "Tensor-parallel thin last band").
+  int64_t tail_rows = 0;
   // all_reduce: the ring runs `rounds` times over bands/rounds bands each, so the first
   // rounds' rows are final (and sent to the others) while the later rounds compute; 1 else.
   int rounds = 1;

@@ -337,7 +337,7 @@ def quantize_weight(w: Array, format: str = "int4-g128") -> QuantizedWeight:
     """Packs a weight W (N, K), as torch.nn.Linear stores it, into a weight-only format for
     ``gemm(a, qweight)``: "int4-g128" (symmetric, scale = amax / 7 per 128 weights along K),
     "int4-g128-zp" (asymmetric with a zero point, as GPTQ / AWQ), "int8" (scale = amax / 127
-    per row) or "mxfp4" (packing only: no kernel reads it yet). Quantised on the host (W is
+    per row) or "mxfp4" (e2m1 values, one e8m0 scale per 32 weights). Quantised on the host (W is
     copied there once), the result placed on W's device. K must be a multiple of 128 (int4) or
     32 (mxfp4); gemm() with an int8 weight needs K a multiple of 16."""
     import numpy
@@ -416,7 +416,7 @@ def import_awq(qweight: Array, qzeros: Array, scales: Array, *,
 
 def import_mxfp4(blocks: Array, scales: Array) -> QuantizedWeight:
     """A gpt-oss MXFP4 layer (blocks uint8 (N, K/32, 16), e8m0 scales uint8 (N, K/32)) as an
-    "mxfp4" QuantizedWeight (packing only: gemm() refuses it until a kernel reads it)."""
+    "mxfp4" QuantizedWeight for ``gemm(a, qweight)``."""
     return _imported(_core.import_weight("mxfp4", _host_integers(blocks), None,
                                          _host_integers(scales), 32), blocks)
 

@@ -130,28 +130,32 @@ static void prepare_weight_b(const GemmRequest& r, PreparedGemm& p) {
   p.problem.weight_format = format;
 }
 
-// The packed weight's scales (int4: bfloat16 (N, K/128); int8: float32 (N,)) and zeros
-// (int4-g128-zp: uint8 (N, K/128)), packed.
+// The packed weight's scales (int4: bfloat16 (N, K/128); mxfp4: e8m0 uint8 (N, K/32); int8:
+// float32 (N,)) and zeros (int4-g128-zp: uint8 (N, K/128)), packed.
 static void prepare_weight_scales(const GemmRequest& r, PreparedGemm& p) {
   const GemmProblem& problem = p.problem;
   const WeightFormat f = *problem.weight_format;
   const std::string sizes = fmt::format("N = {}, K = {}", problem.n, problem.k);
   p.weight_scales = import_array("scales", r.weight_scales, false);
   const ArrayView& s = *p.weight_scales;
-  const bool int8 = f == WeightFormat::int8_channel;
+  const bool int8 = f == WeightFormat::int8_channel, mx = f == WeightFormat::mxfp4;
+  const int64_t group = weight_group_size(f);
   const std::vector<int64_t> want = int8 ? std::vector<int64_t>{problem.n}
-                                         : std::vector<int64_t>{problem.n, problem.k / 128};
-  const bool bf16 = element_type(s) == DType::bf16 ||
-                    (s.dtype.code == uint8_t(nb::dlpack::dtype_code::UInt) && s.dtype.bits == 16);
-  if (int8 ? element_type(s) != DType::fp32 : !bf16)
+                                         : std::vector<int64_t>{problem.n, problem.k / group};
+  const bool unsigned_bits = s.dtype.code == uint8_t(nb::dlpack::dtype_code::UInt);
+  const bool right_type = int8 ? element_type(s) == DType::fp32
+                          : mx ? unsigned_bits && s.dtype.bits == 8
+                               : element_type(s) == DType::bf16 || (unsigned_bits && s.dtype.bits == 16);
+  if (!right_type)
     throw InvalidArgument("scales", s.dtype_text(),
                           int8 ? "int8 weights have float32 scales, one per row"
+                          : mx ? "mxfp4 weights have e8m0 scales as uint8, one per 32 of K"
                                : "int4 weights have bfloat16 scales, one per 128 of K");
   if (s.shape != want)
     throw InvalidArgument("scales", fmt::format("an array of shape {}", s.shape_text()),
                           fmt::format("must be {} for {} ({})", shape_text(want),
                                       to_string(f), sizes));
-  require_packed_dims(s, want.size(), int8 ? "(N,)" : "(N, K/128)");
+  require_packed_dims(s, want.size(), int8 ? "(N,)" : mx ? "(N, K/32)" : "(N, K/128)");
   p.operands.b_scales = s.data;
   const bool zeros = f == WeightFormat::int4_g128_zp;
   if (zeros != !(r.weight_zeros.is_none()))

@@ -136,6 +136,7 @@ nb::dict plan_info(const TpPlan& plan) {
   d["transport"] = std::string(to_string(plan.transport));
   d["bands"] = plan.bands;
   d["rounds"] = plan.rounds;
+  d["tail_rows"] = plan.tail_rows;
   d["launches"] = int(plan.steps.size());
   d["total_us"] = plan.total_us;
   d["compute_us"] = plan.compute_us;

@@ -38,7 +38,7 @@ const std::vector<std::string> kMultiOptionNames = {"--gpus",       "--schedule"
                                                     "--count",      "--no-migrate", "--split",
                                                     "--inputs",     "--output",
                                                     "--tp",         "--transport", "--bands",
-                                                    "--rounds",
+                                                    "--rounds",            "--tail-rows",
                                                     "--memory-limit"};
 
 struct Item {
@@ -573,6 +573,9 @@ std::shared_ptr<MultiBenchOptions> add_multi_bench_options(CLI::App& bench) {
   bench.add_option("--transport", o->transport, "with --tp: copy-engine or nccl");
   bench.add_option("--bands", o->bands, "with --tp: row bands per chunk (0: planned)");
   bench.add_option("--rounds", o->rounds, "with --tp all-reduce: rounds of the ring (0: planned)");
+  bench.add_option("--tail-rows", o->tail_rows,
+                   "with --tp: rows of a thin last band, a multiple of 128 (0: even bands; "
+                   "-1: planned)");
   return o;
 }
 
@@ -583,7 +586,7 @@ void run_multi_bench(const CLI::App& bench, const MultiBenchOptions& o) {
   if (bench.get_option("--gpus")->count() == 0)
     throw InvalidArgument("--gpus", "missing",
                           "--schedule, --repeat, --count, --no-migrate, --split, --inputs, "
-                          "--output, --tp, --transport, --bands, --rounds and --memory-limit go with "
+                          "--output, --tp, --transport, --bands, --rounds, --tail-rows and --memory-limit go with "
                           "--gpus N");
   if (!option_text(bench, "--m").empty() || !option_text(bench, "--n").empty() ||
       !option_text(bench, "--k").empty()) {

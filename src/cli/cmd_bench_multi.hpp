@@ -32,6 +32,7 @@ struct MultiBenchOptions {
   std::string transport;             // copy-engine | nccl; empty: the planner's choice
   int bands = 0;                     // 0: the planner's choice
   int rounds = 0;                    // all-reduce's rounds; 0: the planner's choice
+  int64_t tail_rows = -1;            // a thin last band's rows; 0: even bands; -1: planned
 };
 
 // Adds --gpus, --schedule, --repeat, --count, --no-migrate, --split, --inputs and --output.

@@ -176,6 +176,9 @@ std::shared_ptr<SplitPlanCliOptions> add_split_plan_options(CLI::App& plan) {
                   "with --tp: copy-engine (peer copies beside the GEMMs) or nccl; default: "
                   "copy engines where every pair of GPUs has peer access");
   plan.add_option("--bands", o->bands, "with --tp: row bands per chunk (1..8; 0: planned)");
+  plan.add_option("--tail-rows", o->tail_rows,
+                  "with --tp: rows of a thin last band, a multiple of 128 (0: even bands; -1: "
+                  "planned)");
   plan.add_option("--rounds", o->rounds,
                   "with --tp all-reduce: rounds of the ring, a divisor of the bands (0: planned)");
   return o;
@@ -184,7 +187,7 @@ std::shared_ptr<SplitPlanCliOptions> add_split_plan_options(CLI::App& plan) {
 namespace {
 const std::vector<std::string> kSplitOptionNames = {"--gpus", "--link", "--inputs", "--output",
                                                     "--split", "--max-chunks", "--tp",
-                                                    "--transport", "--bands", "--rounds"};
+                                                    "--transport", "--bands", "--rounds", "--tail-rows"};
 }  // namespace
 
 bool wants_split_plan(const CLI::App& plan) { return any_option_given(plan, kSplitOptionNames); }

@@ -25,6 +25,7 @@ struct SplitPlanCliOptions {
   std::string tp;
   std::string transport;     // --transport copy-engine | nccl; empty: the planner's choice
   int bands = 0;             // --bands: row bands per chunk; 0: the planner's choice
+  int64_t tail_rows = -1;   // --tail-rows: a thin last band's rows; 0: even; -1: planned
   int rounds = 0;            // --rounds: all-reduce's rounds of the ring; 0: the planner's
 };
 

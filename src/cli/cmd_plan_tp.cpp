@@ -46,7 +46,7 @@ TpProblem tp_problem(const GemmProblem& p, const std::string& pattern, int gpus)
   return t;
 }
 
-TpOptions tp_options(const std::string& transport, int bands, int rounds) {
+TpOptions tp_options(const std::string& transport, int bands, int rounds, int64_t tail_rows) {
   TpOptions o;
   if (!transport.empty()) {
     o.transport = parse_tp_transport(transport);
@@ -57,6 +57,7 @@ TpOptions tp_options(const std::string& transport, int bands, int rounds) {
   }
   o.bands = bands;  // their rules are plan_tp's (plan_tp_for_cli names the options)
   o.rounds = rounds;
+  o.tail_rows = tail_rows;
   return o;
 }
 
@@ -68,6 +69,7 @@ TpPlan plan_tp_for_cli(const TpProblem& problem, const GpuInfo& device, const To
     const std::string& a = e.argument();
     if (a == "rounds" || a == "bands" || a == "transport")
       throw InvalidArgument("--" + a, e.value(), e.rule());
+    if (a == "tail_rows") throw InvalidArgument("--tail-rows", e.value(), e.rule());
     throw;
   }
 }
@@ -104,6 +106,7 @@ nlohmann::json tp_plan_json(const TpPlan& plan) {
           {"transport", std::string(to_string(plan.transport))},
           {"bands", plan.bands},
           {"rounds", plan.rounds},
+          {"tail_rows", plan.tail_rows},
           {"link_gbps", plan.link_gbps},
           {"single_gpu_us", plan.single_gpu_us},
           {"compute_us", plan.compute_us},
@@ -120,12 +123,12 @@ void run_tp_plan(const CLI::App& plan, const SplitPlanCliOptions& options,
                  const std::vector<GemmProblem>& problems) {
   refuse_options_except(plan,
                         {"--m", "--n", "--k", "--dtype", "--device", "--json", "--gpus", "--link",
-                         "--tp", "--transport", "--bands", "--rounds"},
+                         "--tp", "--transport", "--bands", "--rounds", "--tail-rows"},
                         "--tp");
   const GpuInfo device = resolve_cli_device(option_text(plan, "--device"));
   std::string note;
   const Topology topology = split_topology(options.link, options.gpus, device, &note);
-  const TpOptions tp = tp_options(options.transport, options.bands, options.rounds);
+  const TpOptions tp = tp_options(options.transport, options.bands, options.rounds, options.tail_rows);
   std::vector<TpPlan> plans;
   for (const GemmProblem& problem : problems)
     plans.push_back(plan_tp_for_cli(tp_problem(problem, options.tp, options.gpus), device, topology, tp));

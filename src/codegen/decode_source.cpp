@@ -32,11 +32,10 @@ int b_format(const GemmProblem& p) {
     case WeightFormat::int4_g128: return 1;
     case WeightFormat::int4_g128_zp: return 2;
     case WeightFormat::int8_channel: return 3;
-    default: break;
+    case WeightFormat::mxfp4: return 4;
   }
-  // The rules (plan/decode_rules.cpp) refuse the others before a spec exists.
-  throw std::logic_error(fmt::format("codegen: {} weights reached the decode family",
-                                     to_string(*p.weight_format)));
+  throw std::logic_error(fmt::format("codegen: weight format {} unknown",
+                                     int(*p.weight_format)));
 }
 
 // "_wint4_g128": the weight format in the kernel's name (an identifier: no dashes).

@@ -705,7 +705,7 @@ TpReport tp_gemm(const TpPlan& plan, const std::vector<TpShards>& shards, TpWork
                 Flags(driver::api()),
                 ws.world,
                 multi::tp_chunk_rows(p),
-                multi::tp_bands(multi::tp_chunk_rows(p), plan.bands),
+                multi::tp_plan_bands(plan),
                 tp_shard_shapes(p, 0),
                 dtype_bytes(p.a_type),
                 dtype_bytes(p.d_type),

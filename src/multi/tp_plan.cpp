@@ -46,6 +46,16 @@ constexpr double kFlagWaitUs = 6.0;
 
 bool fp8(const TpProblem& p) { return multi::tp_block_scaled(p); }
 
+// "4 band(s) of 1024 rows", or with a thin last band "5 bands of 1024/1024/1024/768/256 rows".
+std::string describe_cut(const std::vector<multi::Range>& cut) {
+  bool even = true;
+  for (const multi::Range& r : cut) even = even && r.size() == cut.front().size();
+  if (even) return fmt::format("{} band(s) of {} rows", cut.size(), cut.front().size());
+  std::string rows;
+  for (const multi::Range& r : cut) rows += fmt::format("{}{}", rows.empty() ? "" : "/", r.size());
+  return fmt::format("{} bands of {} rows", cut.size(), rows);
+}
+
 }  // namespace
 
 std::string_view to_string(TpPattern pattern) {
@@ -159,11 +169,37 @@ void validate(const TpProblem& p) {
 
 namespace multi {
 
-std::vector<Range> tp_bands(int64_t chunk_rows, int bands) {
+std::vector<Range> tp_bands(int64_t chunk_rows, int bands, int64_t tail_rows) {
   std::vector<Range> out;
   for (const Range& r : split_range({0, chunk_rows}, std::max(1, bands), kTpBandGranule))
     if (r.size() > 0) out.push_back(r);
+  if (tail_rows > 0 && !out.empty() && out.back().size() > tail_rows) {
+    const int64_t end = out.back().end;
+    out.back().end = end - tail_rows;
+    out.push_back({end - tail_rows, end});
+  }
   return out;
+}
+
+std::vector<Range> tp_plan_bands(const TpPlan& plan) {
+  std::vector<Range> cut(std::max(1, plan.bands));
+  std::vector<bool> seen(cut.size(), false);
+  for (const TpStep& s : plan.steps)
+    if (s.step == 0 && s.band >= 0 && s.band < int(cut.size())) {
+      cut[s.band].end = s.rows;  // sizes first, offsets below
+      seen[s.band] = true;
+    }
+  int64_t at = 0;
+  for (std::size_t b = 0; b < cut.size(); ++b) {
+    if (!seen[b])
+      throw InvalidArgument("plan.steps", fmt::format("no step-0 launch of band {}", b),
+                            fmt::format("a plan of {} bands runs every band in step 0",
+                                        cut.size()));
+    const int64_t rows = cut[b].end;
+    cut[b] = {at, at + rows};
+    at += rows;
+  }
+  return cut;
 }
 
 int64_t tp_chunk_rows(const TpProblem& p) { return p.m / std::max(1, p.world); }
@@ -258,10 +294,11 @@ class TpPricer {
         rate_(slowest_copy_engine_gbps(t) * kCopyShareBesideGemms) {}
 
   // `rounds` must divide the bands the chunk is cut into (else the caller skips it).
-  TpPlan copy_engine(int bands, int rounds) {
+  // `tail_rows` > 0: the last band's final rows run as a band of their own (tp_bands).
+  TpPlan copy_engine(const std::vector<Range>& cut, int64_t tail_rows, int rounds) {
     TpPlan plan = base(TpTransport::copy_engine);
-    const std::vector<Range> cut = multi::tp_bands(multi::tp_chunk_rows(p_), bands);
     plan.bands = int(cut.size());
+    plan.tail_rows = tail_rows;
     plan.rounds = rounds;
     plan.link_gbps = rate_;
     const bool gather = p_.pattern == TpPattern::all_gather;
@@ -417,11 +454,11 @@ class TpPricer {
     }
     plan.total_us = t + kFlagHandoffUs;
     plan.explanation = fmt::format(
-        "copy engines gather A while the GEMMs run: {} steps x {} band(s) of {} rows, {:.0f} us "
+        "copy engines gather A while the GEMMs run: {} steps x {}, {:.0f} us "
         "of GEMMs back to back on all SMs; each rank sends its {:.0f} MB shard to {} peers in "
         "turn at {:.0f} GB/s ({:.0f} us per shard), each band before the step that needs it; "
         "{:.0f} us exposed{}",
-        g_, bands, cut[0].size(), plan.compute_us, a_bytes(multi::tp_chunk_rows(p_)) / 1e6,
+        g_, describe_cut(cut), plan.compute_us, a_bytes(multi::tp_chunk_rows(p_)) / 1e6,
         g_ - 1, rate_, shard_send, std::max(0.0, t + kFlagHandoffUs - plan.compute_us),
         first_wait > 0 ? fmt::format(" (the first wait for a band: {:.0f} us)", first_wait) : "");
   }
@@ -440,10 +477,10 @@ class TpPricer {
     }
     plan.total_us = std::max(t, copy_end) + kFlagHandoffUs;
     plan.explanation = fmt::format(
-        "every rank computes its {} rows in {} band(s), {:.0f} us of GEMMs; the other {} ranks' "
+        "every rank computes its {} rows in {}, {:.0f} us of GEMMs; the other {} ranks' "
         "finished bands go to rank 0 on the copy engines ({:.0f} MB in all through its NVLink "
         "at {:.0f} GB/s) and are copied into its D; {:.0f} us exposed",
-        multi::tp_chunk_rows(p_), cut.size(), plan.compute_us, g_ - 1,
+        multi::tp_chunk_rows(p_), describe_cut(cut), plan.compute_us, g_ - 1,
         (g_ - 1) * part_bytes(multi::tp_chunk_rows(p_)) / 1e6, rate_,
         std::max(0.0, plan.total_us - plan.compute_us));
   }
@@ -483,11 +520,11 @@ class TpPricer {
                    : std::string();
     plan.total_us = end + kFlagHandoffUs;
     plan.explanation = fmt::format(
-        "a ring of {} steps x {} band(s) of {} rows: each GEMM adds the partial sum its left "
+        "a ring of {} steps x {}: each GEMM adds the partial sum its left "
         "neighbour sent (C, beta = 1) and its result goes right on the copy engines ({:.0f} MB "
         "per step at {:.0f} GB/s); {:.0f} us of GEMMs, {:.0f} us waiting for partials{}; "
         "{:.0f} us exposed",
-        g_, bands, cut[0].size(), rate_ > 0 ? part_bytes(multi::tp_chunk_rows(p_)) / 1e6 : 0.0,
+        g_, describe_cut(cut), rate_ > 0 ? part_bytes(multi::tp_chunk_rows(p_)) / 1e6 : 0.0,
         rate_, plan.compute_us, waited, tail,
         std::max(0.0, plan.total_us - plan.compute_us));
   }
@@ -518,6 +555,10 @@ TpPlan plan_tp(const TpProblem& problem, const GpuInfo& device, const Topology& 
     throw InvalidArgument("topology", fmt::format("{} GPUs", topology.gpus()),
                           fmt::format("the problem's world is {} ranks: plan with a topology of "
                                       "that many GPUs", problem.world));
+  if (options.tail_rows < -1 || (options.tail_rows > 0 && options.tail_rows % multi::kTpBandGranule))
+    throw InvalidArgument("tail_rows", std::to_string(options.tail_rows),
+                          fmt::format("-1 (the planner's choice), 0 (even bands) or a multiple of "
+                                      "{} rows", multi::kTpBandGranule));
   if (options.bands < 0 || options.bands > multi::kTpMaxBands)
     throw InvalidArgument("bands", std::to_string(options.bands),
                           fmt::format("0 (the planner's choice) or 1..{}", multi::kTpMaxBands));
@@ -554,23 +595,38 @@ TpPlan plan_tp(const TpProblem& problem, const GpuInfo& device, const Topology& 
     const std::vector<int> round_tries = options.rounds > 0 ? std::vector<int>{options.rounds}
                                          : rounds_apply     ? std::vector<int>{1, 2, 4}
                                                             : std::vector<int>{1};
+    // A thin last band (128 or 256 rows) shortens the copy that follows the last GEMM; it
+    // costs one more launch per step, so the same 1% rule decides (docs/decisions.md,
+    // "Tensor-parallel thin last band").
+    const std::vector<int64_t> tail_tries = options.tail_rows >= 0
+                                                ? std::vector<int64_t>{options.tail_rows}
+                                                : std::vector<int64_t>{0, 128, 256};
     bool have = false;
-    std::set<int> cuts_tried;
-    for (int bands : band_tries) {
-      const int cut = int(multi::tp_bands(multi::tp_chunk_rows(problem), bands).size());
-      if (!cuts_tried.insert(cut).second) continue;  // fewer rows than bands: the same cut
-      for (int rounds : round_tries) {
-        if (cut % rounds != 0) continue;  // (forced rounds skip the cuts they do not divide)
-        TpPlan plan = pricer.copy_engine(bands, rounds);
-        if (!have || plan.total_us < 0.99 * best.total_us) best = std::move(plan), have = true;
+    std::set<std::vector<int64_t>> cuts_tried;
+    for (int bands : band_tries)
+      for (int64_t tail : tail_tries) {
+        const std::vector<Range> cut = multi::tp_bands(multi::tp_chunk_rows(problem), bands, tail);
+        const bool split = tail > 0 && cut.size() > multi::tp_bands(multi::tp_chunk_rows(problem), bands).size();
+        if (tail > 0 && !split) continue;  // the last band is not thicker than the tail
+        std::vector<int64_t> sizes;
+        for (const Range& r : cut) sizes.push_back(r.size());
+        if (!cuts_tried.insert(sizes).second) continue;  // fewer rows than bands: the same cut
+        for (int rounds : round_tries) {
+          if (int(cut.size()) % rounds != 0) continue;  // (forced rounds skip cuts they do not divide)
+          TpPlan plan = pricer.copy_engine(cut, tail, rounds);
+          if (!have || plan.total_us < 0.99 * best.total_us) best = std::move(plan), have = true;
+        }
       }
-    }
     if (!have)
       throw InvalidArgument("rounds", std::to_string(options.rounds),
                             fmt::format("must divide the bands the chunk of {} rows is cut into "
                                         "({})", multi::tp_chunk_rows(problem),
                                         options.bands > 0 ? fmt::format("{} asked", options.bands)
-                                                          : std::string("1, 2, 4 or 8")));
+                                                          : std::string("1, 2, 4 or 8"))
+                            + (options.tail_rows > 0 ? fmt::format(", one more with the last "
+                                                                   "band's {} rows apart",
+                                                                   options.tail_rows)
+                                                     : std::string()));
   }
   best.single_gpu_us = plan_gemm(tp_whole_problem(problem), device).best().prediction.time_us;
   return best;
@@ -583,6 +639,7 @@ uint64_t TpPlan::hash() const {
                                  to_string(p.a_type), to_string(p.b_type), to_string(p.d_type),
                                  to_string(p.scaling), p.lda, p.ldb, p.ldd,
                                  to_string(transport), bands, rounds);
+  if (tail_rows > 0) text += fmt::format(" t{}", tail_rows);
   for (const TpStep& s : steps)
     text += fmt::format("|{}.{} {} {}{}{} {}", s.step, s.band, s.rows, s.reads_c ? "c" : "-",
                         s.a_from_caller ? "a" : "-", s.d_to_caller ? "d" : "-", s.config.describe());

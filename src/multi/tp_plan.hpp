@@ -14,8 +14,13 @@ namespace autogemm::multi {
 inline constexpr int64_t kTpBandGranule = 128;
 inline constexpr int kTpMaxBands = 8;
 
-// Rows [begin, end) of band `band` within a chunk of `chunk_rows` rows cut into `bands`.
-std::vector<Range> tp_bands(int64_t chunk_rows, int bands);
+// Rows [begin, end) of each band of a chunk of `chunk_rows` rows cut into `bands` even bands;
+// with `tail_rows` > 0 (whole granules, fewer than the last band's rows) the last band's final
+// `tail_rows` rows become a band of their own.
+std::vector<Range> tp_bands(int64_t chunk_rows, int bands, int64_t tail_rows = 0);
+
+// The bands a plan's launches run, read from its steps (the executor never re-cuts).
+std::vector<Range> tp_plan_bands(const TpPlan& plan);
 
 // Rows of the whole D each rank's chunk covers: M / world.
 int64_t tp_chunk_rows(const TpProblem& problem);

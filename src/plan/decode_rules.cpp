@@ -60,9 +60,6 @@ std::string type_violation(const GemmProblem& p, const GpuInfo& device) {
     return fmt::format("layout = {}: the decode family reads A and B K-major (layout nt): each "
                        "lane loads 16 contiguous bytes of K",
                        to_string(p.layout));
-  if (p.weight_format == WeightFormat::mxfp4)
-    return "weight_format = mxfp4: packing and import are built (autogemm/weights.hpp), no "
-           "kernel reads it yet; dequantize_weight it to bf16";
   if (p.n > (int64_t(1) << 30) || p.k > (int64_t(1) << 30))
     return fmt::format("{} x {}: the decode kernel bakes N and K in as int", p.n, p.k);
   return {};

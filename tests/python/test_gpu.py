@@ -1037,7 +1037,7 @@ def test_fused_epilogue_against_float64(torch, activation, bias_dtype, shape):
 
 
 @needs_sm90
-@pytest.mark.parametrize("fmt", ["int4-g128", "int4-g128-zp", "int8"])
+@pytest.mark.parametrize("fmt", ["int4-g128", "int4-g128-zp", "mxfp4", "int8"])
 @pytest.mark.parametrize("m", [1, 7, 64])
 def test_weight_only_gemm(torch, fmt, m):
     """gemm(a, quantize_weight(w)) against float64 of a and the dequantised weight; a packed

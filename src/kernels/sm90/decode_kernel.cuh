@@ -82,6 +82,8 @@ struct DecodeGeometry {
   static_assert(Cfg::b_format != kWeightInt4 && Cfg::b_format != kWeightInt4Zp ||
                     kChunkElems == kWeightInt4Group,
                 "int4: a chunk is one scale group");
+  static_assert(Cfg::b_format != kWeightMxfp4 || kSpan == kWeightMxGroup,
+                "mxfp4: a lane's span is one 32-element scale group");
   static_assert(!Cfg::block_scaled || Cfg::block_k % kScaleBlock == 0,
                 "block-scaled FP8: a step holds whole 128-element scale blocks");
   static_assert(Cfg::split_k >= 1 && Cfg::split_k <= 32, "one polling lane per split");
@@ -370,7 +372,8 @@ template <class Cfg>
 struct WeightStepB {
   using G = DecodeGeometry<Cfg>;
   uint4 b[G::kChunks][2];           // (chunk, row g / g + 8)
-  unsigned scales[G::kChunks];      // int4: bf16 scales of rows g, g + 8
+  unsigned scales[G::kChunks];      // int4: bf16 scales of rows g, g + 8; mxfp4: the e8m0
+                                    // bytes of the lane's span (group), rows g and g + 8
   unsigned zeros[G::kChunks];       // int4-zp: zeros of rows g, g + 8 (bytes)
 };
 template <class Cfg>
@@ -393,7 +396,14 @@ __device__ __forceinline__ WeightStepB<Cfg> weight_load_b(const DecodeLane<Cfg>&
     for (int r = 0; r < 2; ++r)
       v.b[c][r] = ptx::ld_global_stream_v4(
           at.b_rows[r] + static_cast<long long>(chunk) * G::kBBits / 8, k_valid && at.b_valid[r]);
-    if constexpr (Cfg::b_format != kWeightInt8) {
+    if constexpr (Cfg::b_format == kWeightMxfp4) {
+      // The lane's span is one group: its byte in rows g and g + 8 of the [N, K / 32] scales.
+      constexpr int kGroupsK = Cfg::k / kWeightMxGroup;
+      const int group = chunk / kWeightMxGroup + at.pair;
+      const unsigned char* scales = static_cast<const unsigned char*>(params.b_scales);
+      v.scales[c] = ptx::ld_global_nc_u8(scales + static_cast<long long>(at.b_row[0]) * kGroupsK + group, k_valid) |
+                    ptx::ld_global_nc_u8(scales + static_cast<long long>(at.b_row[1]) * kGroupsK + group, k_valid) << 8;
+    } else if constexpr (Cfg::b_format != kWeightInt8) {
       constexpr int kGroupsK = Cfg::k / kWeightInt4Group;
       const int group = chunk / kWeightInt4Group;
       const unsigned short* scales = static_cast<const unsigned short*>(params.b_scales);
@@ -434,6 +444,8 @@ __device__ __forceinline__ WeightStepA<Cfg> weight_load_a(const DecodeLane<Cfg>&
 // The step's multiplies. int4: each chunk (one scale group) into block sums, added to acc times
 // the rows' scales (the dequantised (q - zero) are exact bf16, the scale applied in fp32).
 // int8: straight into acc; the rows' scales multiply the sums at the end (weight_main_loop).
+// mxfp4: straight into acc, each lane's span (a group of its own: the mma sums the 4 lanes'
+// spans) scaled in bf16 by its power of two before the mma, exactly.
 template <class Cfg>
 __device__ __forceinline__ void weight_multiply(float (&acc)[DecodeGeometry<Cfg>::kGroupsM][4],
                                                 const WeightStepB<Cfg>& v,
@@ -454,6 +466,15 @@ __device__ __forceinline__ void weight_multiply(float (&acc)[DecodeGeometry<Cfg>
           pairs[r][2 * w] = int8_pair<0>(offset_word);
           pairs[r][2 * w + 1] = int8_pair<1>(offset_word);
         }
+      } else if constexpr (Cfg::b_format == kWeightMxfp4) {
+        const unsigned scale = e8m0_bf16x2((v.scales[c] >> (8 * r)) & 0xffu);
+#pragma unroll
+        for (int w = 0; w < 4; ++w) {
+          pairs[r][4 * w] = mxfp4_pair<0>(words[w], scale);
+          pairs[r][4 * w + 1] = mxfp4_pair<1>(words[w], scale);
+          pairs[r][4 * w + 2] = mxfp4_pair<2>(words[w], scale);
+          pairs[r][4 * w + 3] = mxfp4_pair<3>(words[w], scale);
+        }
       } else {
         const unsigned offset =
             Cfg::b_format == kWeightInt4Zp ? int4_offset_bf16x2((v.zeros[c] >> (8 * r)) & 0xffu)
@@ -467,11 +488,13 @@ __device__ __forceinline__ void weight_multiply(float (&acc)[DecodeGeometry<Cfg>
         }
       }
     }
+    // int8 and mxfp4 accumulate in acc itself; int4 a group's block sums first.
+    constexpr bool kIntoAcc = Cfg::b_format == kWeightInt8 || Cfg::b_format == kWeightMxfp4;
     float sums[G::kGroupsM][4];
 #pragma unroll
     for (int j = 0; j < G::kGroupsM; ++j)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) sums[j][e] = Cfg::b_format == kWeightInt8 ? acc[j][e] : 0.f;
+      for (int e = 0; e < 4; ++e) sums[j][e] = kIntoAcc ? acc[j][e] : 0.f;
 #pragma unroll
     for (int t = 0; t < G::kSpan / 4; ++t)
 #pragma unroll
@@ -481,7 +504,7 @@ __device__ __forceinline__ void weight_multiply(float (&acc)[DecodeGeometry<Cfg>
         ptx::mma_m16n8k16_bf16(sums[j], pairs[0][2 * t], pairs[1][2 * t], pairs[0][2 * t + 1],
                                pairs[1][2 * t + 1], a0, a1);
       }
-    if constexpr (Cfg::b_format == kWeightInt8) {
+    if constexpr (kIntoAcc) {
 #pragma unroll
       for (int j = 0; j < G::kGroupsM; ++j)
 #pragma unroll

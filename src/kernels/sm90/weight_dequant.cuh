@@ -11,7 +11,9 @@ inline constexpr int kWeightNone = 0;      // as b_type (bf16, fp16, e4m3)
 inline constexpr int kWeightInt4 = 1;      // int4-g128: (q - 8) x bf16 scale per 128 of K
 inline constexpr int kWeightInt4Zp = 2;    // int4-g128-zp: (q - zero) x bf16 scale per 128
 inline constexpr int kWeightInt8 = 3;      // int8: q x fp32 scale per row
+inline constexpr int kWeightMxfp4 = 4;     // mxfp4: e2m1(q) x 2^(e8m0 - 127) per 32 of K
 inline constexpr int kWeightInt4Group = 128;
+inline constexpr int kWeightMxGroup = 32;
 
 // bf16 128 + v, exact for v in 0..127: the 7 mantissa bits of 2^7 count units.
 inline constexpr unsigned kBf16x2Magic128 = 0x43004300u;
@@ -31,6 +33,32 @@ __device__ __forceinline__ unsigned int4_pair(unsigned word, unsigned offset) {
   const unsigned biased = ((word >> (4 * i)) & 0x000f000fu) | kBf16x2Magic128;
   unsigned r;
   asm("sub.rn.bf16x2 %0, %1, %2;" : "=r"(r) : "r"(biased), "r"(offset));
+  return r;
+}
+
+// An e8m0 scale byte as the bf16 2^(s - 127) in both halves of a bf16x2: the byte is bf16's
+// exponent field (s = 0: the subnormal 2^-127; s = 255: NaN, as OCP MX says).
+__device__ __forceinline__ unsigned e8m0_bf16x2(unsigned s) {
+  const unsigned half = s == 0 ? 0x0040u : s == 255 ? 0x7fc0u : s << 7;
+  return half | (half << 16);
+}
+
+// bf16 2^126 in both halves: an e2m1 code's 3 magnitude bits placed in bf16's bits 8..6 (the
+// exponent's low 2 bits and the mantissa's first) read as 2^(e - 127) x (1 + m / 2), or for
+// e = 0 the subnormal m x 2^-127; times 2^126 both are e2m1's value exactly.
+inline constexpr unsigned kBf16x2Pow126 = 0x7e807e80u;
+
+// Elements 2i, 2i + 1 of a 4-bit word (the int4 placement) as e2m1 values x `scale` (a bf16x2
+// power of two, e8m0_bf16x2), exact while the product stays within bf16's normal range. The
+// bf16 multiplies keep subnormals (mul.rn.bf16x2 has no flush to zero).
+template <int i>
+__device__ __forceinline__ unsigned mxfp4_pair(unsigned word, unsigned scale) {
+  static_assert(i >= 0 && i < 4, "a word holds 4 pairs");
+  const unsigned codes = word >> (4 * i);   // the pair's nibbles in bits 0..3 and 16..19
+  const unsigned bits = ((codes << 12) & 0x80008000u) | ((codes << 6) & 0x01c001c0u);
+  unsigned value, r;
+  asm("mul.rn.bf16x2 %0, %1, %2;" : "=r"(value) : "r"(bits), "r"(kBf16x2Pow126));
+  asm("mul.rn.bf16x2 %0, %1, %2;" : "=r"(r) : "r"(value), "r"(scale));
   return r;
 }
 
