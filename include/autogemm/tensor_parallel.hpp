@@ -140,7 +140,7 @@ struct TpPlan {
   int bands = 1;                      // row bands per chunk, the thin last one included
   // Rows of the last band when it is cut thinner than the others (0: even bands): the copy
   // after the last GEMM (all_reduce's last finished band, gather's trip to rank 0) is exposed,
-  // and a thinner last band shortens it (docs/decisions.md, "Tensor-parallel thin last band").
+  // and a thinner last band shortens it (docs/decisions.md, "Tensor-parallel transport").
   int64_t tail_rows = 0;
   // all_reduce: the ring runs `rounds` times over bands/rounds bands each, so the first
   // rounds' rows are final (and sent to the others) while the later rounds compute; 1 else.

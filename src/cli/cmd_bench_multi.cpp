@@ -38,7 +38,7 @@ const std::vector<std::string> kMultiOptionNames = {"--gpus",       "--schedule"
                                                     "--count",      "--no-migrate", "--split",
                                                     "--inputs",     "--output",
                                                     "--tp",         "--transport", "--bands",
-                                                    "--rounds",            "--tail-rows",
+                                                    "--rounds",      "--tail-rows",
                                                     "--memory-limit"};
 
 struct Item {
