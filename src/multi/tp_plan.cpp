@@ -620,10 +620,11 @@ TpPlan plan_tp(const TpProblem& problem, const GpuInfo& device, const Topology& 
                                                 : std::vector<int64_t>{0, 128, 256};
     bool have = false;
     std::set<std::vector<int64_t>> cuts_tried;
-    for (int bands : band_tries)
+    for (int bands : band_tries) {
+      const std::size_t even_bands = multi::tp_bands(multi::tp_chunk_rows(problem), bands).size();
       for (int64_t tail : tail_tries) {
         const std::vector<Range> cut = multi::tp_bands(multi::tp_chunk_rows(problem), bands, tail);
-        const bool split = tail > 0 && cut.size() > multi::tp_bands(multi::tp_chunk_rows(problem), bands).size();
+        const bool split = tail > 0 && cut.size() > even_bands;
         if (tail > 0 && !split) continue;  // the last band is not thicker than the tail
         std::vector<int64_t> sizes;
         for (const Range& r : cut) sizes.push_back(r.size());
@@ -634,6 +635,7 @@ TpPlan plan_tp(const TpProblem& problem, const GpuInfo& device, const Topology& 
           if (!have || plan.total_us < 0.99 * best.total_us) best = std::move(plan), have = true;
         }
       }
+    }
     if (!have)
       throw InvalidArgument("rounds", std::to_string(options.rounds),
                             fmt::format("must divide the bands the chunk of {} rows is cut into "
