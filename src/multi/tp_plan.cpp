@@ -33,7 +33,9 @@ constexpr double kCopyEngineShareOfNvlink = 0.87;
 
 // Beside running GEMMs a peer copy moves at this share of its idle rate: AUTOGEMM_TP_TRACE of
 // all-reduce 16384^3 on 4 H200s moved 16 MB partials and D bands in ~50 us each (~320 GB/s)
-// where the idle pairwise copy measured 392 GB/s.
+// where the idle pairwise copy measured 392 GB/s. On 2 H200s copies both ways beside cuBLAS
+// GEMMs keep 0.99 of idle (probes/copy_beside_gemm_probe.cu); kept for every G: the 2-GPU
+// predictions it makes are within -1.7..-6.9% of the bench.
 constexpr double kCopyShareBesideGemms = 0.82;
 
 // A local copy's bytes read and written, as a share of the DRAM rate (local_copy_us).
