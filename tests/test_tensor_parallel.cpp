@@ -247,9 +247,38 @@ TEST(TensorParallelPlan, WorkspaceLayoutAndFlagsDoNotOverlap) {
       seen.insert(f.part_ready(s, b));
       seen.insert(f.d_ready(s, b));
     }
-  for (int q = 0; q < 4; ++q) seen.insert(f.done(q));
+  for (int q = 0; q < 4; ++q) seen.insert(f.done(q)), seen.insert(f.d_free(q));
   EXPECT_EQ(int64_t(seen.size()), f.count());
   EXPECT_EQ(*seen.rbegin(), f.count() - 1);
   // NCCL's reduce-scatter needs the whole [M, N] partial in one piece.
   EXPECT_GE(multi::tp_layout(p, TpTransport::nccl).total, 4096 * 1000 * 2);
+}
+
+// One process drives every rank: all_reduce's and gather's finished bands go straight into the
+// receivers' D where D is packed (no workspace slots for them), priced without the local
+// copies; across processes, with padded D rows, for the other patterns or over NCCL they are
+// staged as before. The plans differ in their hash, so ranks of different modes never agree.
+TEST(TensorParallelPlan, OneProcessWritesFinishedBandsStraightIntoD) {
+  TpOptions one;
+  one.one_process = true;
+  for (TpPattern pattern : {TpPattern::all_reduce, TpPattern::gather}) {
+    const TpProblem p = tp(pattern, 2, 8192, 28672, 8192);
+    const TpPlan direct = plan_on_h200(p, one), staged = plan_on_h200(p);
+    EXPECT_TRUE(direct.d_direct);
+    EXPECT_FALSE(staged.d_direct);
+    EXPECT_NE(direct.hash(), staged.hash());
+    EXPECT_TRUE(contains(direct.describe(), "straight into"));
+    EXPECT_LT(direct.total_us, staged.total_us);  // no local copy after the last band
+    EXPECT_EQ(multi::tp_layout(p, TpTransport::copy_engine, true).d_slots, 0);
+    EXPECT_LT(multi::tp_layout(p, TpTransport::copy_engine, true).total,
+              multi::tp_layout(p, TpTransport::copy_engine, false).total);
+  }
+  TpProblem padded = tp(TpPattern::all_reduce, 2, 8192, 28672, 8192);
+  padded.ldd = 28672 + 64;
+  EXPECT_FALSE(plan_on_h200(padded, one).d_direct);
+  EXPECT_FALSE(plan_on_h200(tp(TpPattern::reduce_scatter, 2, 8192, 28672, 8192), one).d_direct);
+  EXPECT_FALSE(plan_on_h200(tp(TpPattern::all_gather, 2, 8192, 28672, 8192), one).d_direct);
+  TpOptions nccl = one;
+  nccl.transport = TpTransport::nccl;
+  EXPECT_FALSE(plan_on_h200(tp(TpPattern::all_reduce, 2, 8192, 28672, 8192), nccl).d_direct);
 }

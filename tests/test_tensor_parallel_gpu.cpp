@@ -79,10 +79,12 @@ struct TpSetup {
   }
 };
 
-// Even bands unless a thin last band is asked for (AThinLastBandMatchesOneGpu).
+// Even bands unless a thin last band is asked for (AThinLastBandMatchesOneGpu); finished
+// bands staged in the receivers' workspaces unless `one_process` (TpPlan::d_direct).
 TpPlan plan_for(const TpProblem& p, TpTransport transport, int bands, int rounds = 0,
-                int64_t tail_rows = 0) {
+                int64_t tail_rows = 0, bool one_process = false) {
   TpOptions o;
+  o.one_process = one_process;
   o.transport = transport;
   o.bands = bands;
   o.rounds = rounds;
@@ -106,10 +108,10 @@ TpProblem problem_of(TpPattern pattern, int world, int64_t m, int64_t n, int64_t
 // Runs `plan` three times on poisoned outputs (the flags and the done hand-shake must let every
 // call after the first run too) and checks every rank's block after each.
 void run_and_check(const TpProblem& p, TpTransport transport, int bands, int rounds = 0,
-                   int64_t tail_rows = 0) {
+                   int64_t tail_rows = 0, bool one_process = false) {
   TpSetup s(p);
   MultiGpuComm comm = MultiGpuComm::local(devices(p.world));
-  const TpPlan plan = plan_for(p, transport, bands, rounds, tail_rows);
+  const TpPlan plan = plan_for(p, transport, bands, rounds, tail_rows, one_process);
   if (tail_rows > 0) ASSERT_EQ(plan.tail_rows, tail_rows) << plan.describe();
   TpWorkspace ws(plan, comm);
   for (int call = 0; call < 3; ++call) {
@@ -119,7 +121,8 @@ void run_and_check(const TpProblem& p, TpTransport transport, int bands, int rou
     s.expect_blocks(fmt::format("{} {} x{} {}x{}x{} {} bands {} rounds {}, call {}",
                                 to_string(p.pattern), to_string(transport), p.world, p.m, p.n,
                                 p.k, to_string(p.a_type), plan.bands, plan.rounds, call)
-                    + (plan.tail_rows ? fmt::format(" (last band {} rows)", plan.tail_rows) : ""));
+                    + (plan.tail_rows ? fmt::format(" (last band {} rows)", plan.tail_rows) : "")
+                    + (plan.d_direct ? " (bands straight into the peers' D)" : ""));
   }
 }
 
@@ -168,6 +171,26 @@ TEST(TensorParallelGpu, AThinLastBandMatchesOneGpu) {
     run_and_check(problem_of(pattern, g, 768 * g, 640, 512 * g), TpTransport::copy_engine, 2, 0, 128);
   run_and_check(problem_of(TpPattern::all_reduce, g, 768 * g, 640, 512 * g), TpTransport::copy_engine, 2, 3, 128);
   run_and_check(problem_of(TpPattern::all_reduce, g, 768 * g, 256, 256 * g, true), TpTransport::copy_engine, 2, 0, 128);
+}
+
+// One process: all-reduce's and gather's finished bands go straight into the peers' D (each
+// receiver's stream first frees it with a flag): even, thin-last and rounds, FP8, odd rows; a
+// padded D falls back to staging.
+TEST(TensorParallelGpu, BandsStraightIntoThePeersDMatchOneGpu) {
+  REQUIRE_TP_GPUS();
+  const int g = ranks_here();
+  for (TpPattern pattern : {TpPattern::all_reduce, TpPattern::gather}) {
+    for (int bands : {1, 2, 4})
+      run_and_check(problem_of(pattern, g, 512 * g, 768, 1024 * (pattern == TpPattern::gather ? 1 : g)),
+                    TpTransport::copy_engine, bands, 0, 0, true);
+    run_and_check(problem_of(pattern, g, 768 * g, 640, 512 * g), TpTransport::copy_engine, 2, 0, 128, true);
+    run_and_check(problem_of(pattern, g, 200 * g, 1000, 256 * g), TpTransport::copy_engine, 4, 0, 0, true);
+    run_and_check(problem_of(pattern, g, 384 * g, 256, 256 * g, true), TpTransport::copy_engine, 2, 0, 0, true);
+  }
+  run_and_check(problem_of(TpPattern::all_reduce, g, 768 * g, 640, 512 * g), TpTransport::copy_engine, 2, 3, 128, true);
+  TpProblem padded = problem_of(TpPattern::all_reduce, g, 512 * g, 768, 1024);
+  padded.ldd = 768 + 64;
+  EXPECT_FALSE(plan_for(padded, TpTransport::copy_engine, 2, 0, 0, true).d_direct);
 }
 
 TEST(TensorParallelGpu, EveryPatternOnNcclMatchesOneGpu) {
@@ -246,14 +269,17 @@ TEST(TensorParallelGpu, PaddedLeadingDimensionsAndGatheredA) {
 TEST(TensorParallelGpu, CapturedInACudaGraphAndReplayed) {
   REQUIRE_TP_GPUS();
   const int g = ranks_here();
-  for (TpPattern pattern : kPatterns) {
+  // Every pattern staged, then all-reduce with its bands straight into the peers' D.
+  for (int mode = 0; mode < 4; ++mode) {
+    const TpPattern pattern = mode < 3 ? kPatterns[mode] : TpPattern::all_reduce;
+    const bool one_process = mode == 3;
     // Shapes whose launches are not split-K: gemm()'s split-K workspace lookup
     // (cudaStreamGetId) is refused while several GPUs' streams capture at once.
     const int64_t n = pattern == TpPattern::all_gather ? 8192 * g : 8192;
     const TpProblem p = problem_of(pattern, g, 1024 * g, n, 1024 * g);
     TpSetup s(p);
     MultiGpuComm comm = MultiGpuComm::local(devices(g));
-    const TpPlan plan = plan_for(p, TpTransport::copy_engine, 2);
+    const TpPlan plan = plan_for(p, TpTransport::copy_engine, 2, 0, 0, one_process);
     TpWorkspace ws(plan, comm);
     std::vector<cudaStream_t> streams(static_cast<std::size_t>(g), nullptr);
     std::vector<cudaGraphExec_t> graphs(static_cast<std::size_t>(g), nullptr);
@@ -293,7 +319,7 @@ TEST(TensorParallelGpu, CapturedInACudaGraphAndReplayed) {
         cuda_check(cudaGraphLaunch(graphs[r], streams[r]), "graph launch");
       }
       synchronize_gpus(g);
-      s.expect_blocks(fmt::format("{} graph replay {}", to_string(pattern), replay));
+      s.expect_blocks(fmt::format("{}{} graph replay {}", to_string(pattern), one_process ? " (direct)" : "", replay));
     }
     for (int r = 0; r < g; ++r) {
       cuda_check(cudaSetDevice(r), "cudaSetDevice(test)");

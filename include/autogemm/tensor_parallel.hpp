@@ -42,6 +42,10 @@
 //     to every other rank. The ring runs in rounds (a round: every step over a group of bands),
 //     so the copies of a round's finished rows overlap the next rounds' GEMMs instead of
 //     trailing the last step.
+//   One process driving every rank (TpOptions::one_process, the CLI): gather's and all_reduce's
+//     finished bands go straight into the receivers' D (TpPlan::d_direct), with no workspace
+//     stage and no local copy; across processes the caller's D is not mapped, so they are
+//     staged.
 //
 // Every rank must agree on what runs: each call exchanges a small record (plan hash, shard
 // shapes, each rank's own argument check) over the communicator before anything is launched;
@@ -116,6 +120,9 @@ struct TpOptions {
                                          // bands); 0: the planner's choice; others: 1
   int64_t tail_rows = -1;                // copy engines: rows of a thin last band (a multiple
                                          // of 128), 0: even bands; -1: the planner's choice
+  bool one_process = false;              // one process drives every rank (the CLI; a C++
+                                         // caller over the local GPUs): finished bands of D go
+                                         // straight into the peers' D (TpPlan::d_direct)
 };
 
 // One GEMM launch of a rank's call.
@@ -145,6 +152,11 @@ struct TpPlan {
   // all_reduce: the ring runs `rounds` times over bands/rounds bands each, so the first
   // rounds' rows are final (and sent to the others) while the later rounds compute; 1 else.
   int rounds = 1;
+  // Copy engines, gather and all_reduce with a packed D, planned for one process: each finished
+  // band is copied straight into the receiving ranks' D (their stream first says their D is
+  // free), not into their workspace and then D. The local copy it saves ran beside the GEMMs
+  // and slowed them (docs/decisions.md, "Tensor-parallel transport").
+  bool d_direct = false;
   std::vector<TpStep> steps;          // the launches of one rank, in order (all ranks alike)
   double single_gpu_us = 0;           // the whole GEMM on one GPU (plan_gemm)
   double compute_us = 0;              // one rank's GEMMs back to back
@@ -193,7 +205,7 @@ class TpWorkspace {
   TpWorkspace& operator=(TpWorkspace&&) noexcept;
   ~TpWorkspace();
   std::size_t bytes_per_rank() const;
-  // True when `plan` runs on this workspace (same problem shape, transport and bands).
+  // True when `plan` runs on this workspace (same problem shape, transport, bands and d_direct).
   bool fits(const TpPlan& plan) const;
 
   struct State;

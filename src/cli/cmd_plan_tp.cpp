@@ -58,6 +58,7 @@ TpOptions tp_options(const std::string& transport, int bands, int rounds, int64_
   o.bands = bands;  // their rules are plan_tp's (plan_tp_for_cli names the options)
   o.rounds = rounds;
   o.tail_rows = tail_rows;
+  o.one_process = true;  // the CLI drives every GPU from one process (bench --tp; plan explains it)
   return o;
 }
 

@@ -7,6 +7,8 @@
 //                    gather)
 //   done(q)          in r's pad: rank q has consumed everything r sent it in the last call, so
 //                    r may send again (set at creation: nothing was sent yet)
+//   d_free(q)        in r's pad: rank q's stream has reached this call, so r may write its
+//                    finished bands into q's D (TpPlan::d_direct: one process, no staging)
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -80,9 +82,7 @@ std::string own_check(const TpPlan& plan, const TpShards& shards, const Rank& r,
   const TpProblem& p = plan.problem;
   if (p.world != ws.world)
     return fmt::format("comm = {} ranks: the shards (plan) are for {} ranks", ws.world, p.world);
-  if (plan.transport != ws.transport || plan.bands != ws.bands || p.m != ws.problem.m ||
-      p.n != ws.problem.n || p.k != ws.problem.k || p.pattern != ws.problem.pattern ||
-      p.a_type != ws.problem.a_type || p.d_type != ws.problem.d_type)
+  if (!ws.fits(plan))
     return "workspace: made for another plan (TpWorkspace::fits): make one for this plan";
   struct Pointer {
     const char* name;
@@ -283,6 +283,7 @@ void copy_rows(void* dst, int64_t dst_ld, const void* src, int64_t src_ld, int64
 struct CallContext {
   const TpPlan& plan;
   TpWorkspace::State& ws;
+  const std::vector<TpShards>& shards;  // local ranks' (every rank's when plan.d_direct)
   Flags flags;
   int g;
   int64_t chunk_rows;
@@ -291,6 +292,13 @@ struct CallContext {
   int in_bytes, out_bytes;
   int64_t a_kblocks;  // A's scale blocks per row (FP8)
   multi::TpTrace& trace;
+
+  // Rank q's D (d_direct: this process drives every rank, in ws.ranks order).
+  char* d_of(int q) const {
+    for (std::size_t i = 0; i < ws.ranks.size(); ++i)
+      if (ws.ranks[i].rank == q) return static_cast<char*>(shards[i].d);
+    throw CudaError(fmt::format("tp: rank {} is not driven by this process", q));
+  }
 };
 
 GemmReport launch(const CallContext& c, const TpStep& step, const GemmOperands& ops, int device,
@@ -413,10 +421,17 @@ void run_ring(const CallContext& c, Rank& r, const TpShards& sh, cudaStream_t s)
   // Every rank this call sends to has consumed the last call's sends (its done flag).
   for (int q = 0; q < c.g; ++q)
     if (q != r.rank && (all_reduce || q == right)) c.flags.take(r.copy, r.pad + c.ws.flags.done(q));
+  const bool direct = all_reduce && c.plan.d_direct;
+  if (direct)  // the peers may write their rows of this D from here on
+    for (int q = 0; q < c.g; ++q)
+      if (q != r.rank) c.flags.set(s, r.peer_pad[q] + c.ws.flags.d_free(r.rank));
   if (all_reduce) {
     after(r.push, r.copy, r.from_copy);
     after(r.local_copy, s, r.from_caller);  // copies into D come after the caller's use of D
   }
+  if (direct)  // ... and this rank may write its rows of theirs once each says so
+    for (int q = 0; q < c.g; ++q)
+      if (q != r.rank) c.flags.take(r.push, r.pad + c.ws.flags.d_free(q));
   std::vector<int> final_bands;  // all_reduce: bands in the order they become final
   for (const TpStep& st : c.plan.steps) {
     const int dest = ((r.rank - 1 - st.step) % c.g + c.g) % c.g;
@@ -449,32 +464,36 @@ void run_ring(const CallContext& c, Rank& r, const TpShards& sh, cudaStream_t s)
       c.flags.set(r.copy, r.peer_pad[right] + c.ws.flags.part_ready(st.step, st.band));
       c.trace.mark(r.rank, "copy", r.copy, "partial {}.{} sent", st.step, st.band);
     } else if (all_reduce) {
-      // This band of r's rows is final: to every other rank, nearest first (packed into
-      // r's own slot first when D's rows are padded: peer copies are contiguous runs).
+      // This band of r's rows is final: to every other rank, nearest first, into its D
+      // (direct: D is packed) or its workspace (packed into r's own slot first when D's rows
+      // are padded: peer copies are contiguous runs).
       final_bands.push_back(st.band);
       after(r.push, s, r.from_caller);
       const char* band_rows = d_band;
-      if (ldd_bytes != part_row_bytes) {
+      if (!direct && ldd_bytes != part_row_bytes) {
         char* own = r.base + l.d_slots + l.part_bytes * r.rank + band.begin * part_row_bytes;
         copy_rows(own, part_row_bytes, d_band, ldd_bytes, part_row_bytes, band.size(), r.push);
         band_rows = own;
       }
       for (int j = 1; j < c.g; ++j) {
         const int q = (r.rank + j) % c.g;
-        copy_rows(r.peer_base[q] + l.d_slots + l.part_bytes * r.rank + band.begin * part_row_bytes,
-                  part_row_bytes, band_rows, part_row_bytes, part_row_bytes, band.size(), r.push);
+        char* to = direct ? c.d_of(q) + d_row * ldd_bytes
+                          : r.peer_base[q] + l.d_slots + l.part_bytes * r.rank + band.begin * part_row_bytes;
+        copy_rows(to, part_row_bytes, band_rows, part_row_bytes, part_row_bytes, band.size(), r.push);
         c.flags.set(r.push, r.peer_pad[q] + c.ws.flags.d_ready(r.rank, st.band));
         c.trace.mark(r.rank, "push", r.push, "D band {} sent to rank {}", st.band, q);
       }
     }
   }
-  // all_reduce: the others' rows, band by band as they arrive, from the workspace into D.
+  // all_reduce: the others' rows, band by band as they arrive (direct: in D already), from the
+  // workspace into D.
   for (int b : final_bands)
     for (int j = 1; j < c.g; ++j) {
       const int source = (r.rank - j + c.g) % c.g;
       const Range band = c.cut[b];
       c.flags.take(r.local_copy, r.pad + c.ws.flags.d_ready(source, b));
       c.trace.mark(r.rank, "local", r.local_copy, "D band {} of rank {} in", b, source);
+      if (direct) continue;
       copy_rows(static_cast<char*>(sh.d) + (source * c.chunk_rows + band.begin) * ldd_bytes,
                 ldd_bytes, r.base + l.d_slots + l.part_bytes * source + band.begin * part_row_bytes,
                 part_row_bytes, part_row_bytes, band.size(), r.local_copy);
@@ -483,18 +502,23 @@ void run_ring(const CallContext& c, Rank& r, const TpShards& sh, cudaStream_t s)
 }
 
 // Gather: this rank's rows, band by band; rank 0's into D, the others' into their workspace and
-// on to rank 0's D slot, from which rank 0 copies each band into D as it arrives.
+// on to rank 0's D slot, from which rank 0 copies each band into D as it arrives (d_direct:
+// on to rank 0's D itself).
 void run_gather_to_root(const CallContext& c, Rank& r, const TpShards& sh, cudaStream_t s) {
   const TpProblem& p = c.plan.problem;
   const multi::TpLayout& l = c.ws.layout;
   const bool root = r.rank == 0;
   const int64_t lda_bytes = (p.lda ? p.lda : c.shapes.a_cols) * c.in_bytes;
   const int64_t row_bytes = p.n * c.out_bytes;  // D is packed (validate)
+  const bool direct = c.plan.d_direct;
   if (root) {
     after(r.local_copy, s, r.from_caller);  // copies into D after the caller's use of D
+    if (direct)  // the others may write their rows of D from here on
+      for (int q = 1; q < c.g; ++q) c.flags.set(s, r.peer_pad[q] + c.ws.flags.d_free(0));
   } else {
     after(r.copy, s, r.from_caller);
     c.flags.take(r.copy, r.pad + c.ws.flags.done(0));
+    if (direct) c.flags.take(r.copy, r.pad + c.ws.flags.d_free(0));
   }
   for (const TpStep& st : c.plan.steps) {
     const Range band = c.cut[st.band];
@@ -509,8 +533,9 @@ void run_gather_to_root(const CallContext& c, Rank& r, const TpShards& sh, cudaS
     c.trace.mark(r.rank, "gemm", s, "gemm band {} ({} rows) done", st.band, band.size());
     if (root) continue;
     after(r.copy, s, r.from_caller);
-    copy_rows(r.peer_base[0] + l.d_slots + l.part_bytes * r.rank + band.begin * row_bytes,
-              row_bytes, d_band, row_bytes, row_bytes, band.size(), r.copy);
+    char* to = direct ? c.d_of(0) + (r.rank * c.chunk_rows + band.begin) * row_bytes
+                      : r.peer_base[0] + l.d_slots + l.part_bytes * r.rank + band.begin * row_bytes;
+    copy_rows(to, row_bytes, d_band, row_bytes, row_bytes, band.size(), r.copy);
     c.flags.set(r.copy, r.peer_pad[0] + c.ws.flags.d_ready(r.rank, st.band));
     c.trace.mark(r.rank, "copy", r.copy, "D band {} sent to rank 0", st.band);
   }
@@ -520,6 +545,7 @@ void run_gather_to_root(const CallContext& c, Rank& r, const TpShards& sh, cudaS
       const Range band = c.cut[st.band];
       c.flags.take(r.local_copy, r.pad + c.ws.flags.d_ready(q, st.band));
       c.trace.mark(r.rank, "local", r.local_copy, "D band {} of rank {} in", st.band, q);
+      if (direct) continue;
       copy_rows(static_cast<char*>(sh.d) + (q * c.chunk_rows + band.begin) * row_bytes, row_bytes,
                 r.base + l.d_slots + l.part_bytes * q + band.begin * row_bytes, row_bytes,
                 row_bytes, band.size(), r.local_copy);
@@ -702,6 +728,7 @@ TpReport tp_gemm(const TpPlan& plan, const std::vector<TpShards>& shards, TpWork
   const TpProblem& p = plan.problem;
   CallContext c{plan,
                 ws,
+                shards,
                 Flags(driver::api()),
                 ws.world,
                 multi::tp_chunk_rows(p),

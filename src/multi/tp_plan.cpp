@@ -33,7 +33,9 @@ constexpr double kCopyEngineShareOfNvlink = 0.87;
 
 // Beside running GEMMs a peer copy moves at this share of its idle rate: AUTOGEMM_TP_TRACE of
 // all-reduce 16384^3 on 4 H200s moved 16 MB partials and D bands in ~50 us each (~320 GB/s)
-// where the idle pairwise copy measured 392 GB/s.
+// where the idle pairwise copy measured 392 GB/s. On 2 H200s copies both ways beside cuBLAS
+// GEMMs keep 0.99 of idle (probes/copy_beside_gemm_probe.cu); kept for every G: the 2-GPU
+// predictions it makes are within -1.7..-6.9% of the bench.
 constexpr double kCopyShareBesideGemms = 0.82;
 
 // A local copy's bytes read and written, as a share of the DRAM rate (local_copy_us).
@@ -221,7 +223,7 @@ GemmProblem tp_launch_problem(const TpProblem& p, const TpStep& step) {
   return q;
 }
 
-TpLayout tp_layout(const TpProblem& p, TpTransport transport) {
+TpLayout tp_layout(const TpProblem& p, TpTransport transport, bool d_direct) {
   const int g = p.world;
   const int64_t rows = tp_chunk_rows(p);
   const TpShardShapes s = tp_shard_shapes(p, 0);
@@ -237,7 +239,7 @@ TpLayout tp_layout(const TpProblem& p, TpTransport transport) {
     // straight into D).
     l.part_bytes = rows * p.n * dtype_bytes(p.d_type);
     l.send = region(l.part_bytes);
-    if (transport == TpTransport::copy_engine) l.d_slots = region(g * l.part_bytes);
+    if (transport == TpTransport::copy_engine && !d_direct) l.d_slots = region(g * l.part_bytes);
   } else if (p.pattern == TpPattern::all_gather) {
     l.a_slot_bytes = rows * s.a_cols * dtype_bytes(p.a_type);
     l.a_scale_slot_bytes = fp8(p) ? rows * multi::tp_scale_blocks(s.a_cols) * 4 : 0;
@@ -251,7 +253,7 @@ TpLayout tp_layout(const TpProblem& p, TpTransport transport) {
     } else {
       l.send = region((g - 1) * l.part_bytes);
       l.recv = region((g - 1) * l.part_bytes);
-      if (p.pattern == TpPattern::all_reduce) l.d_slots = region(g * l.part_bytes);
+      if (p.pattern == TpPattern::all_reduce && !d_direct) l.d_slots = region(g * l.part_bytes);
     }
   }
   l.total = std::max<int64_t>(at, 256);
@@ -289,9 +291,10 @@ double slowest_copy_engine_gbps(const Topology& t) {
 
 class TpPricer {
  public:
-  TpPricer(const TpProblem& p, const GpuInfo& device, const Topology& t)
+  // d_direct: finished bands of D go straight into the receivers' D (TpPlan::d_direct).
+  TpPricer(const TpProblem& p, const GpuInfo& device, const Topology& t, bool d_direct)
       : p_(p), device_(device), t_(t), g_(p.world),
-        rate_(slowest_copy_engine_gbps(t) * kCopyShareBesideGemms) {}
+        rate_(slowest_copy_engine_gbps(t) * kCopyShareBesideGemms), d_direct_(d_direct) {}
 
   // `rounds` must divide the bands the chunk is cut into (else the caller skips it).
   // `tail_rows` > 0: the last band's final rows run as a band of their own (tp_bands).
@@ -300,6 +303,7 @@ class TpPricer {
     plan.bands = int(cut.size());
     plan.tail_rows = tail_rows;
     plan.rounds = rounds;
+    plan.d_direct = d_direct_;
     plan.link_gbps = rate_;
     const bool gather = p_.pattern == TpPattern::all_gather;
     const bool to_root = p_.pattern == TpPattern::gather;
@@ -388,14 +392,14 @@ class TpPricer {
   void slow_for_copies(TpPlan& plan) {
     const int64_t chunk = multi::tp_chunk_rows(p_);
     double copy_bytes = 0;  // DRAM bytes one rank's copies read and write per call
-    if (p_.pattern == TpPattern::gather) {  // rank 0's: others' rows in, then read and written
-      copy_bytes = 3 * (g_ - 1) * part_bytes(chunk);
+    if (p_.pattern == TpPattern::gather) {  // rank 0's: others' rows in (then read and written)
+      copy_bytes = (d_direct_ ? 1 : 3) * (g_ - 1) * part_bytes(chunk);
     } else if (p_.pattern == TpPattern::all_gather) {
       copy_bytes = 2 * (g_ - 1) * a_bytes(chunk);  // shards read out and written in
     } else {
       copy_bytes = 2 * (g_ - 1) * part_bytes(chunk);  // partials out and in
-      if (p_.pattern == TpPattern::all_reduce)  // D bands out and in, then in D (read, write)
-        copy_bytes += 4 * (g_ - 1) * part_bytes(chunk);
+      if (p_.pattern == TpPattern::all_reduce)  // D bands out and in (then in D: read, write)
+        copy_bytes += (d_direct_ ? 2 : 4) * (g_ - 1) * part_bytes(chunk);
     }
     const double copy_bytes_per_launch = copy_bytes / double(plan.steps.size());
     for (TpStep& s : plan.steps) {
@@ -423,6 +427,11 @@ class TpPricer {
   // 0.81 of 4.8 TB/s moved; 40.1 us while a kernel held every SM: no SM needed).
   double local_copy_us(double bytes) const {
     return multi::transfer_us(2 * bytes, device_.memory_bandwidth_gbps * kLocalCopyDramShare);
+  }
+  // A receiver's copies of one band of each of the G - 1 others' rows from its workspace into
+  // its D: none when they arrive in D (d_direct).
+  double staged_copy_us(double bytes) const {
+    return d_direct_ ? 0.0 : (g_ - 1) * local_copy_us(bytes);
   }
 
   const Candidate& launch(const TpStep& step) {
@@ -473,15 +482,16 @@ class TpPricer {
       const double bytes = part_bytes(cut[s.band].size());
       ingress_free = std::max(ingress_free, t) + (g_ - 1) * send_us(bytes);
       plan.transfer_us += (g_ - 1) * send_us(bytes);
-      copy_end = std::max(copy_end, ingress_free + kFlagHandoffUs) + (g_ - 1) * local_copy_us(bytes);
+      copy_end = std::max(copy_end, ingress_free + kFlagHandoffUs) + staged_copy_us(bytes);
     }
     plan.total_us = std::max(t, copy_end) + kFlagHandoffUs;
     plan.explanation = fmt::format(
         "every rank computes its {} rows in {}, {:.0f} us of GEMMs; the other {} ranks' "
         "finished bands go to rank 0 on the copy engines ({:.0f} MB in all through its NVLink "
-        "at {:.0f} GB/s) and are copied into its D; {:.0f} us exposed",
+        "at {:.0f} GB/s) {}; {:.0f} us exposed",
         multi::tp_chunk_rows(p_), describe_cut(cut), plan.compute_us, g_ - 1,
         (g_ - 1) * part_bytes(multi::tp_chunk_rows(p_)) / 1e6, rate_,
+        d_direct_ ? "straight into its D" : "into its workspace, then copied into its D",
         std::max(0.0, plan.total_us - plan.compute_us));
   }
 
@@ -507,16 +517,18 @@ class TpPricer {
       } else if (all_reduce) {
         egress_free = std::max(egress_free, t) + (g_ - 1) * send_us(bytes);
         plan.transfer_us += (g_ - 1) * send_us(bytes);
-        copy_end = std::max(copy_end, egress_free + kFlagHandoffUs) + (g_ - 1) * local_copy_us(bytes);
+        copy_end = std::max(copy_end, egress_free + kFlagHandoffUs) + staged_copy_us(bytes);
       }
     }
     const double end = std::max(t, copy_end);
     const std::string tail =
         all_reduce ? fmt::format("; every finished band of D goes to the {} others ({:.0f} MB "
                                  "at {:.0f} GB/s, {} round(s) of the ring: a round's copies "
-                                 "overlap the next rounds' GEMMs) and is copied into their D",
+                                 "overlap the next rounds' GEMMs) {}",
                                  g_ - 1, (g_ - 1) * part_bytes(multi::tp_chunk_rows(p_)) / 1e6,
-                                 rate_, plan.rounds)
+                                 rate_, plan.rounds,
+                                 d_direct_ ? "straight into their D"
+                                           : "into their workspace, then copied into their D")
                    : std::string();
     plan.total_us = end + kFlagHandoffUs;
     plan.explanation = fmt::format(
@@ -534,6 +546,7 @@ class TpPricer {
   Topology t_;
   int g_;
   double rate_;
+  bool d_direct_;
   std::map<std::tuple<int64_t, int64_t, int64_t, bool>, Candidate> cache_;
 };
 
@@ -577,7 +590,13 @@ TpPlan plan_tp(const TpProblem& problem, const GpuInfo& device, const Topology& 
     throw InvalidArgument("transport", "copy-engine",
                           "copy engines need peer access between every pair of ranks; this "
                           "topology has a pair without it: use nccl");
-  TpPricer pricer(problem, device, topology);
+  // Bands written straight into the peers' D: one process addresses every rank's D; D's rows
+  // packed, since peer copies are whole contiguous runs (tp_exec.cpp).
+  const bool d_direct = options.one_process && transport == TpTransport::copy_engine &&
+                        (problem.pattern == TpPattern::gather ||
+                         (problem.pattern == TpPattern::all_reduce &&
+                          (problem.ldd == 0 || problem.ldd == problem.n)));
+  TpPricer pricer(problem, device, topology, d_direct);
   TpPlan best;
   if (transport == TpTransport::nccl) {
     best = pricer.nccl();
@@ -603,10 +622,11 @@ TpPlan plan_tp(const TpProblem& problem, const GpuInfo& device, const Topology& 
                                                 : std::vector<int64_t>{0, 128, 256};
     bool have = false;
     std::set<std::vector<int64_t>> cuts_tried;
-    for (int bands : band_tries)
+    for (int bands : band_tries) {
+      const std::size_t even_bands = multi::tp_bands(multi::tp_chunk_rows(problem), bands).size();
       for (int64_t tail : tail_tries) {
         const std::vector<Range> cut = multi::tp_bands(multi::tp_chunk_rows(problem), bands, tail);
-        const bool split = tail > 0 && cut.size() > multi::tp_bands(multi::tp_chunk_rows(problem), bands).size();
+        const bool split = tail > 0 && cut.size() > even_bands;
         if (tail > 0 && !split) continue;  // the last band is not thicker than the tail
         std::vector<int64_t> sizes;
         for (const Range& r : cut) sizes.push_back(r.size());
@@ -617,6 +637,7 @@ TpPlan plan_tp(const TpProblem& problem, const GpuInfo& device, const Topology& 
           if (!have || plan.total_us < 0.99 * best.total_us) best = std::move(plan), have = true;
         }
       }
+    }
     if (!have)
       throw InvalidArgument("rounds", std::to_string(options.rounds),
                             fmt::format("must divide the bands the chunk of {} rows is cut into "
@@ -640,6 +661,7 @@ uint64_t TpPlan::hash() const {
                                  to_string(p.scaling), p.lda, p.ldb, p.ldd,
                                  to_string(transport), bands, rounds);
   if (tail_rows > 0) text += fmt::format(" t{}", tail_rows);
+  if (d_direct) text += " direct";
   for (const TpStep& s : steps)
     text += fmt::format("|{}.{} {} {}{}{} {}", s.step, s.band, s.rows, s.reads_c ? "c" : "-",
                         s.a_from_caller ? "a" : "-", s.d_to_caller ? "d" : "-", s.config.describe());
@@ -652,7 +674,7 @@ std::string TpPlan::describe() const {
   std::string out = fmt::format(
       "{} over {} ranks: {}x{}x{} {}{}\n"
       "  each rank: A [{}, {}], B [{}, {}] -> D [{}, {}]{}\n"
-      "  transport: {}; {} launch(es) per rank{}\n"
+      "  transport: {}; {} launch(es) per rank{}{}\n"
       "  predicted: {:.1f} us (GEMMs {:.1f} us, sends {:.1f} us alone, {:.1f} us exposed); one "
       "GPU {:.1f} us: speedup {:.2f}\n"
       "  why: {}\n",
@@ -661,6 +683,7 @@ std::string TpPlan::describe() const {
       s.d_rows, s.d_cols, p.pattern == TpPattern::gather ? " on rank 0 (the others: none)" : "",
       to_string(transport), steps.size(),
       rounds > 1 ? fmt::format(" in {} rounds of {} band(s)", rounds, bands / rounds) : "",
+      d_direct ? "; finished bands straight into the receivers' D (one process)" : "",
       total_us, compute_us, transfer_us, exposed_us, single_gpu_us, speedup(), explanation);
   std::string last;
   for (const TpStep& step : steps) {

@@ -45,11 +45,12 @@ struct TpLayout {
   int64_t a_scale_slots = 0;
   int64_t send = 0;               // world - 1 partial chunks this rank computes for others
   int64_t recv = 0;               // world - 1 partial chunks from the left neighbour
-  int64_t d_slots = 0;            // all_reduce: world finished chunks of D from the others
+  int64_t d_slots = 0;            // all_reduce, gather: world finished chunks of D from the
+                                  // others (none when they write D directly: TpPlan::d_direct)
   int64_t total = 0;
 };
 // The NCCL transport keeps a whole [M, N] partial instead of the ring's chunks.
-TpLayout tp_layout(const TpProblem& problem, TpTransport transport);
+TpLayout tp_layout(const TpProblem& problem, TpTransport transport, bool d_direct = false);
 
 // The flag pad: 32-bit words after the buffers, one per (kind, slot, band) and one per peer.
 struct TpFlags {
@@ -58,7 +59,8 @@ struct TpFlags {
   int64_t part_ready(int step, int band) const { return int64_t(world + step) * bands + band; }
   int64_t d_ready(int source, int band) const { return int64_t(2 * world + source) * bands + band; }
   int64_t done(int peer) const { return int64_t(3 * world) * bands + peer; }
-  int64_t count() const { return int64_t(3 * world) * bands + world; }
+  int64_t d_free(int peer) const { return int64_t(3 * world) * bands + world + peer; }
+  int64_t count() const { return int64_t(3 * world) * bands + 2 * world; }
 };
 
 }  // namespace autogemm::multi

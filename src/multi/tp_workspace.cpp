@@ -49,14 +49,16 @@ std::size_t TpWorkspace::bytes_per_rank() const {
   return std::size_t(state_->layout.total) + std::size_t(state_->flags.count()) * 4;
 }
 
-bool TpWorkspace::fits(const TpPlan& plan) const {
+bool TpWorkspace::State::fits(const TpPlan& plan) const {
   const TpProblem& a = plan.problem;
-  const TpProblem& b = state_->problem;
+  const TpProblem& b = problem;
   return a.pattern == b.pattern && a.world == b.world && a.m == b.m && a.n == b.n &&
          a.k == b.k && a.a_type == b.a_type && a.b_type == b.b_type && a.d_type == b.d_type &&
-         a.scaling == b.scaling && plan.transport == state_->transport &&
-         plan.bands == state_->bands;
+         a.scaling == b.scaling && plan.transport == transport && plan.bands == bands &&
+         plan.d_direct == d_direct;
 }
+
+bool TpWorkspace::fits(const TpPlan& plan) const { return state_->fits(plan); }
 
 #ifndef AUTOGEMM_HAVE_NCCL
 
@@ -132,17 +134,23 @@ TpWorkspace::TpWorkspace(const TpPlan& plan, MultiGpuComm& comm) : state_(std::m
   s.problem = plan.problem;
   s.transport = plan.transport;
   s.bands = plan.bands;
+  s.d_direct = plan.d_direct;
   s.world = comm.size();
   if (plan.problem.world != s.world)
     throw InvalidArgument("comm", fmt::format("{} ranks", s.world),
                           fmt::format("the plan is for {} ranks", plan.problem.world));
-  s.layout = multi::tp_layout(plan.problem, plan.transport);
+  s.layout = multi::tp_layout(plan.problem, plan.transport, plan.d_direct);
   s.flags = {s.world, s.bands};
   const auto& locals = comm.local_ranks();
   s.one_process = int(locals.size()) == s.world;
   if (!s.one_process && locals.size() != 1)
     throw InvalidArgument("comm", fmt::format("{} of {} ranks in this process", locals.size(), s.world),
                           "one process drives every rank, or each process one rank");
+  if (plan.d_direct && !s.one_process)
+    throw InvalidArgument("plan", "d_direct (planned with TpOptions::one_process)",
+                          fmt::format("this process drives {} of {} ranks, so the peers' D is "
+                                      "not mapped here: plan with one_process = false",
+                                      locals.size(), s.world));
   CurrentDeviceGuard restore;
   const std::size_t pad_bytes = std::size_t(s.flags.count()) * 4;
   // The pad starts with every "done" flag set: before the first call no peer holds anything

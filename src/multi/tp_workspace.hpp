@@ -36,6 +36,7 @@ struct TpWorkspace::State {
   TpProblem problem;
   TpTransport transport = TpTransport::copy_engine;
   int bands = 1;
+  bool d_direct = false;                 // the plan's: D bands straight into the peers' D
   multi::TpLayout layout;
   multi::TpFlags flags;
   int world = 1;
@@ -44,6 +45,8 @@ struct TpWorkspace::State {
   std::set<uint64_t> agreed;             // plan hashes every rank has agreed on
   std::set<uint64_t> prepared;           // plan hashes whose kernels are loaded on every local GPU
   std::unique_ptr<multi::TpTrace> trace; // AUTOGEMM_TP_TRACE: the last call's, printed later
+  // `plan` runs on this workspace: the same problem shape, transport, bands and d_direct.
+  bool fits(const TpPlan& plan) const;
   ~State();
 };
 
