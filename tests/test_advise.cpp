@@ -91,6 +91,7 @@ TEST(Advise, HardwareGatingPerArchitecture) {
       const bool sm90a = d.cc.major == 9 && d.cc.minor == 0;
       EXPECT_EQ(find(a, Format::bf16).ours, sm90a) << preset;
       EXPECT_EQ(find(a, Format::int4_weight).ours, sm90a) << preset;
+      EXPECT_EQ(find(a, Format::mxfp4_weight).ours, sm90a) << preset;
       EXPECT_FALSE(find(a, Format::nvfp4).ours) << preset;
     }
   }
@@ -239,4 +240,32 @@ TEST(Advise, GpusMustSplitTheHeads) {
   const auto run = autogemm::testing::run_cli("advise --model llama-3-8b --device h200 --gpus 3");
   EXPECT_EQ(run.exit_code, 2) << run.out;
   EXPECT_NE(run.out.find("--gpus = 3: tensor parallelism"), std::string::npos) << run.out;
+}
+
+// MXFP4 weight-only (e2m1 with an e8m0 scale per 32): 4.25 bits a weight, the least accurate
+// format (power-of-two scales), its decode GEMMs predicted on the MXFP4 kernels of the decode
+// family, its prefill on the dequantised BF16 weight.
+TEST(Advise, Mxfp4WeightOnlyRunsOurKernels) {
+  const ModelDescription m = load_model("llama-3-8b");
+  const Advice a = advise::advise(m, device_preset("h200"), AdviseOptions{});
+  const FormatAssessment& mx = find(a, Format::mxfp4_weight);
+  EXPECT_DOUBLE_EQ(mx.bits_per_weight, 4.25);
+  EXPECT_TRUE(mx.ours);
+  EXPECT_NE(mx.time_basis.find("weight-only kernels"), std::string::npos) << mx.time_basis;
+  EXPECT_LT(mx.decode_us, find(a, Format::bf16).decode_us);
+  EXPECT_GT(mx.weight_bytes, find(a, Format::int4_weight).weight_bytes);
+  EXPECT_EQ(advise::formats_by_quality().back(), Format::mxfp4_weight);
+  EXPECT_EQ(to_string(Format::mxfp4_weight), "mxfp4-weight-only");
+  for (const StepGemm& g : a.decode_gemms) {
+    const PredictedGemm p = predict_step_gemm(g, Format::mxfp4_weight, true, a.device);
+    EXPECT_EQ(p.problem.weight_format, WeightFormat::mxfp4) << g.what;
+    EXPECT_NE(p.config.find("mma"), std::string::npos) << g.what << ": " << p.config;
+  }
+  AdviseOptions quality;
+  quality.prefer = Preference::quality;
+  const Advice q = advise::advise(m, device_preset("h200"), quality);
+  Format last_usable = Format::bf16;
+  for (const FormatAssessment& s : q.formats)
+    if (s.available && s.fits) last_usable = s.format;
+  EXPECT_EQ(last_usable, Format::mxfp4_weight);   // all fit on an H200: the last by quality
 }

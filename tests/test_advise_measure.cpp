@@ -135,8 +135,9 @@ TEST(AdviseMeasure, WhichFormatsAreMeasured) {
   // The weight-only kernels are measured on weights packed by quantize_weight.
   EXPECT_EQ(why(h200, Format::int8_weight), "");
   EXPECT_EQ(why(h200, Format::int4_weight), "");
+  EXPECT_EQ(why(h200, Format::mxfp4_weight), "");
   EXPECT_NE(why(h200, Format::nvfp4).find("not available"), std::string::npos);
-  EXPECT_NE(why(h200, Format::fp8_tensor).find("weight-only int8 and int4"), std::string::npos);
+  EXPECT_NE(why(h200, Format::fp8_tensor).find("weight-only int8, int4 and mxfp4"), std::string::npos);
   // No FP8 on an A100, and no kernel of ours off sm_90a.
   const Advice a100 = advise::advise(m, device_preset("a100-80g"), AdviseOptions{});
   EXPECT_NE(why(a100, Format::fp8_block).find("not available"), std::string::npos);
@@ -144,6 +145,7 @@ TEST(AdviseMeasure, WhichFormatsAreMeasured) {
   EXPECT_TRUE(measurable(Format::bf16));
   EXPECT_TRUE(measurable(Format::fp8_block));
   EXPECT_TRUE(measurable(Format::int4_weight));
+  EXPECT_TRUE(measurable(Format::mxfp4_weight));
   EXPECT_FALSE(measurable(Format::fp8_tensor));
   // A step that is not measured is refused before any device is touched.
   StepMeasurement step = plan_step_measurement("decode", 1, h200.decode_gemms,
@@ -172,8 +174,8 @@ TEST(AdviseMeasureCli, RefusalsWithoutAGpuOrWithAPreset) {
   EXPECT_EQ(run.exit_code, 0) << run.out;
 }
 
-// A small dense model (two layers), batch 4: its decode step and a 64-token prefill, BF16 and
-// FP8, every GEMM checked and timed; the JSON carries each with a positive time and the step's
+// A small dense model (two layers), batch 4: its decode step and a 64-token prefill, in every
+// format --measure runs by default (BF16, FP8, INT8, INT4, MXFP4), every GEMM checked and timed; the JSON carries each with a positive time and the step's
 // finite error, and the sums add up.
 TEST(AdviseMeasureGpu, SmallModelDecodeAndPrefill) {
   AUTOGEMM_REQUIRE_GPU();
@@ -212,5 +214,5 @@ TEST(AdviseMeasureGpu, SmallModelDecodeAndPrefill) {
     EXPECT_NEAR(step["measured_us"].get<double>(), measured, 1e-6 * measured);
     EXPECT_DOUBLE_EQ(step["predicted_us"].get<double>(), step["advisor_gemm_us"].get<double>());
   }
-  EXPECT_EQ(measured_steps, 8);   // decode and prefill: bf16, fp8-block, int8 and int4
+  EXPECT_EQ(measured_steps, 10);   // decode and prefill: bf16, fp8-block, int8, int4, mxfp4
 }

@@ -15,21 +15,14 @@ namespace autogemm::advise {
 
 namespace {
 
-// Quality order, best first: BF16 is the reference; block-scaled FP8 and INT8 weight-only
-// keep within ~0.1% of BF16's accuracy on published evaluations (DeepSeek-V3 trains in
-// block-scaled FP8); one FP8 scale per tensor is coarser; 4-bit formats lose the most, NVFP4's
-// 16-element FP8 scales less than INT4's 128-element groups.
-constexpr Format kQualityOrder[] = {Format::bf16,       Format::fp8_block, Format::int8_weight,
-                                    Format::fp8_tensor, Format::nvfp4,     Format::int4_weight};
-
 int quality_rank(Format f) {
-  for (int i = 0; i < 6; ++i)
-    if (kQualityOrder[i] == f) return i;
-  return 6;
+  const std::vector<Format>& order = formats_by_quality();
+  return int(std::find(order.begin(), order.end(), f) - order.begin());
 }
 
 // Bits per GEMM weight, scales included: block-scaled FP8 one fp32 scale per 128 x 128 block;
-// INT8 and INT4 weight-only one bf16 scale per 128 weights; NVFP4 one e4m3 scale per 16.
+// INT8 and INT4 weight-only one bf16 scale per 128 weights; NVFP4 one e4m3 scale per 16;
+// MXFP4 one e8m0 scale per 32.
 // Embeddings, the LM head and norms stay BF16 in every format.
 double bits_per_weight(Format f) {
   switch (f) {
@@ -39,6 +32,7 @@ double bits_per_weight(Format f) {
     case Format::int8_weight: return 8 + 16.0 / 128;
     case Format::int4_weight: return 4 + 16.0 / 128;
     case Format::nvfp4: return 4 + 8.0 / 16;
+    case Format::mxfp4_weight: return 4 + 8.0 / 32;
   }
   return 16;
 }
@@ -115,8 +109,27 @@ std::string_view to_string(Format f) {
     case Format::int8_weight: return "int8-weight-only";
     case Format::int4_weight: return "int4-weight-only";
     case Format::nvfp4: return "nvfp4";
+    case Format::mxfp4_weight: return "mxfp4-weight-only";
   }
   return "?";
+}
+
+// BF16 is the reference; block-scaled FP8 and INT8 weight-only keep within ~0.1% of BF16's
+// accuracy on published evaluations (DeepSeek-V3 trains in block-scaled FP8); one FP8 scale per
+// tensor is coarser; 4-bit formats lose the most: NVFP4's 16-element FP8 scales less than
+// INT4's 128-element BF16-scaled groups, and MXFP4 most, its scales powers of two (a group's
+// largest value lands anywhere in the top binade of e2m1's range, up to a bit of precision
+// lost; OCP MX 1.0 and NVIDIA's NVFP4 notes), unless the model was trained for it (gpt-oss).
+const std::vector<Format>& formats_by_quality() {
+  static const std::vector<Format> order = {Format::bf16,        Format::fp8_block,
+                                            Format::int8_weight, Format::fp8_tensor,
+                                            Format::nvfp4,       Format::int4_weight,
+                                            Format::mxfp4_weight};
+  return order;
+}
+
+bool weight_only(Format f) {
+  return f == Format::int4_weight || f == Format::int8_weight || f == Format::mxfp4_weight;
 }
 
 std::string_view to_string(Preference p) {
@@ -181,9 +194,10 @@ PredictedGemm predict_step_gemm(const StepGemm& g, Format f, bool ours, const Gp
   if (ours) {
     GemmProblem& p = out.problem;
     p.m = g.m, p.n = g.n, p.k = g.k;
-    if (f == Format::int4_weight || f == Format::int8_weight) {
-      const WeightFormat w =
-          f == Format::int4_weight ? WeightFormat::int4_g128 : WeightFormat::int8_channel;
+    if (weight_only(f)) {
+      const WeightFormat w = f == Format::int4_weight   ? WeightFormat::int4_g128
+                             : f == Format::mxfp4_weight ? WeightFormat::mxfp4
+                                                         : WeightFormat::int8_channel;
       if (g.m <= plan::kWeightOnlyMaxM && g.k % weight_gemm_k_multiple(w) == 0)
         p.weight_format = w;
     }
@@ -223,7 +237,7 @@ Advice advise(const ModelDescription& model, const GpuInfo& device, const Advise
   a.decode_gemms = step_gemms(model, o.batch, o.batch, o.gpus);
   const auto prefill_gemms = step_gemms(model, o.batch * o.context, o.batch, o.gpus);
   GemmTimer timer(device);
-  for (Format f : kQualityOrder) {
+  for (Format f : formats_by_quality()) {
     FormatAssessment s;
     s.format = f;
     s.bits_per_weight = bits_per_weight(f);
@@ -236,8 +250,7 @@ Advice advise(const ModelDescription& model, const GpuInfo& device, const Advise
       s.available = false;
       s.gate = fmt::format("{} has no FP4 matrix instructions (sm_100+)", device.caps.arch_name);
     }
-    s.ours = sm90a && (f == Format::bf16 || fp8 || f == Format::int4_weight ||
-                       f == Format::int8_weight);
+    s.ours = sm90a && (f == Format::bf16 || fp8 || weight_only(f));
     s.weight_bytes = (double(params) - embedding_params) * s.bits_per_weight / 8 +
                      embedding_params * 2;
     const bool fp8_kv = o.fp8_kv_cache && device.caps.fp8_tensor_cores;
@@ -274,8 +287,7 @@ Advice advise(const ModelDescription& model, const GpuInfo& device, const Advise
                   attention_us(model, device, s.kv_bytes, o.batch, o.batch, false, o.gpus);
     s.prefill_us = s.prefill_gemm_us +
                    attention_us(model, device, s.kv_bytes, o.batch, o.context, true, o.gpus);
-    const bool weight_only = f == Format::int4_weight || f == Format::int8_weight;
-    s.time_basis = s.ours && weight_only
+    s.time_basis = s.ours && weight_only(f)
                        ? "autogemm's planner: its weight-only kernels for the decode, the "
                          "dequantised BF16 weight for the prefill"
                    : s.ours ? "autogemm's planner (its kernels on this device)"

@@ -14,10 +14,14 @@
 
 namespace autogemm::advise {
 
-enum class Format { bf16, fp8_block, fp8_tensor, int8_weight, int4_weight, nvfp4 };
+enum class Format { bf16, fp8_block, fp8_tensor, int8_weight, int4_weight, nvfp4, mxfp4_weight };
 enum class Preference { speed, quality, memory };
 
 std::string_view to_string(Format f);
+// Every format, most accurate first (the advisor's order for ties and for --prefer quality).
+const std::vector<Format>& formats_by_quality();
+// Weight-only formats: autogemm's weight-only kernels (WeightFormat) for the decode.
+bool weight_only(Format f);
 std::string_view to_string(Preference p);
 Preference parse_preference(const std::string& text);   // throws InvalidArgument
 

@@ -188,8 +188,7 @@ bool StepMeasurement::passed() const {
 }
 
 bool measurable(Format f) {
-  return f == Format::bf16 || f == Format::fp8_block || f == Format::int8_weight ||
-         f == Format::int4_weight;
+  return f == Format::bf16 || f == Format::fp8_block || weight_only(f);
 }
 
 StepMeasurement plan_step_measurement(const std::string& phase, int64_t tokens,
@@ -206,8 +205,8 @@ StepMeasurement plan_step_measurement(const std::string& phase, int64_t tokens,
     step.not_measured = "no kernel of our own (the advisor's figure is a roofline)";
   else if (!measurable(s.format))
     step.not_measured =
-        "--measure runs bf16, fp8-block and the weight-only int8 and int4 (the formats autogemm "
-        "quantises)";
+        "--measure runs bf16, fp8-block and the weight-only int8, int4 and mxfp4 (the formats "
+        "autogemm quantises)";
   for (const StepGemm& g : gemms) {
     MeasuredGemm m;
     m.gemm = g;

@@ -2,7 +2,7 @@
 // [--prefer speed|quality|memory] [--kv bf16|fp8] [--json]`: which weight format to deploy a
 // model in on this device, with every format's bytes, fit and predicted step times, from the
 // planner's predictions of the model's GEMMs (src/advise/advisor.hpp).
-// `--measure [--formats bf16,fp8-block,int8,int4] [--prefill] [--warmup N] [--iters N]
+// `--measure [--formats bf16,fp8-block,int8,int4,mxfp4] [--prefill] [--warmup N] [--iters N]
 // [--seed S]`: on a GPU, the predicted GEMM time of one decode step (and with --prefill, of the
 // prefill) against the same GEMMs run through gemm(), GEMM by GEMM (src/advise/measure.hpp).
 #include <fmt/format.h>
@@ -39,7 +39,7 @@ struct AdviseCliOptions {
   bool json = false;
   // --measure
   bool measure = false;
-  std::string formats = "bf16,fp8-block,int8,int4";
+  std::string formats = "bf16,fp8-block,int8,int4,mxfp4";
   bool prefill = false;
   int warmup = 5;
   int iters = 30;
@@ -117,8 +117,8 @@ advise::AdviseOptions advise_options(const AdviseCliOptions& o) {
 
 // ---- --measure ---------------------------------------------------------------------------
 
-// --formats: a comma-separated list of bf16, fp8-block (fp8 for short), int8-weight-only and
-// int4-weight-only (int8, int4).
+// --formats: a comma-separated list of bf16, fp8-block (fp8 for short), int8-weight-only,
+// int4-weight-only and mxfp4-weight-only (int8, int4, mxfp4).
 std::vector<advise::Format> parse_formats(const std::string& text) {
   std::vector<advise::Format> out;
   std::stringstream list(text);
@@ -133,11 +133,13 @@ std::vector<advise::Format> parse_formats(const std::string& text) {
       f = advise::Format::int8_weight;
     } else if (item == "int4-weight-only" || item == "int4") {
       f = advise::Format::int4_weight;
+    } else if (item == "mxfp4-weight-only" || item == "mxfp4") {
+      f = advise::Format::mxfp4_weight;
     } else {
       throw InvalidArgument("--formats", item,
-                            "bf16, fp8-block (fp8), int8-weight-only (int8) or int4-weight-only "
-                            "(int4): the formats autogemm runs with its own kernels and "
-                            "--measure times; a comma-separated list");
+                            "bf16, fp8-block (fp8), int8-weight-only (int8), int4-weight-only "
+                            "(int4) or mxfp4-weight-only (mxfp4): the formats autogemm runs with "
+                            "its own kernels and --measure times; a comma-separated list");
     }
     if (std::find(out.begin(), out.end(), f) == out.end()) out.push_back(f);
   }
@@ -171,10 +173,6 @@ const advise::FormatAssessment& assessment(const advise::Advice& a, advise::Form
   throw InvalidArgument("format", std::string(to_string(f)), "missing from the advice");
 }
 
-// The advisor's own order of formats (quality first), so steps print in a fixed order.
-constexpr advise::Format kAllFormats[] = {
-    advise::Format::bf16,       advise::Format::fp8_block, advise::Format::int8_weight,
-    advise::Format::fp8_tensor, advise::Format::nvfp4,     advise::Format::int4_weight};
 
 struct MeasureRun {
   advise::Advice advice;
@@ -207,7 +205,7 @@ MeasureRun run_measure(const AdviseCliOptions& o, const advise::ModelDescription
   mo.seed = o.seed;
   const bool show_progress = bench::stderr_is_terminal();
   for (const Phase& phase : phases)
-    for (advise::Format f : kAllFormats) {
+    for (advise::Format f : advise::formats_by_quality()) {  // steps in a fixed order
       advise::StepMeasurement step = advise::plan_step_measurement(
           phase.name, phase.tokens, phase.gemms, assessment(run.advice, f), device);
       const bool wanted = std::find(selected.begin(), selected.end(), f) != selected.end();
@@ -432,7 +430,7 @@ void add_advise_command(CLI::App& app) {
       "against a float64 reference) and print predicted against measured time, GEMM by GEMM and "
       "for the step");
   cmd->add_option("--formats", o->formats,
-                  "with --measure: which formats to run (bf16, fp8-block, int8, int4; "
+                  "with --measure: which formats to run (bf16, fp8-block, int8, int4, mxfp4; "
                   "comma-separated)")
       ->capture_default_str()
       ->needs(measure);
