@@ -15,23 +15,14 @@
 //        each, stamped, for nvidia-smi's clock and power samples: is it the power cap?)
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
-#include <cuda_runtime.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <cstdio>
-#include <cstdlib>
 #include <vector>
 
-#define CHECK(x)                                                                            \
-  do {                                                                                      \
-    cudaError_t err_ = (x);                                                                 \
-    if (err_ != cudaSuccess) {                                                              \
-      std::printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(err_));             \
-      std::exit(1);                                                                         \
-    }                                                                                       \
-  } while (0)
+#include "probe_util.cuh"
+
 #define CHECK_BLAS(x)                                                                       \
   do {                                                                                      \
     if ((x) != CUBLAS_STATUS_SUCCESS) {                                                     \
@@ -39,14 +30,6 @@
       std::exit(1);                                                                         \
     }                                                                                       \
   } while (0)
-
-// Holds every SM for `cycles` without touching memory (power-light, no L2 or DRAM traffic).
-__global__ void hold_sms(long long cycles) {
-  extern __shared__ unsigned char smem[];
-  const long long c0 = clock64();
-  while (clock64() - c0 < cycles) {}
-  if (cycles < 0) smem[threadIdx.x] = 1;
-}
 
 constexpr int kGpus = 2;
 constexpr int kChunks = 4;
@@ -67,12 +50,6 @@ struct Result {
   float load_us[kGpus];
 };
 
-float ms_between(cudaEvent_t a, cudaEvent_t b) {
-  float ms = 0;
-  CHECK(cudaEventSynchronize(b));
-  CHECK(cudaEventElapsedTime(&ms, a, b));
-  return ms;
-}
 
 // One scenario: `senders` GPUs push (or, `pull`, have their receiver pull) kChunks chunks to the
 // other GPU, each chunk split over `streams` streams, while every GPU runs `load`.

@@ -8,29 +8,11 @@
 //     a kernel that streams DRAM on the sender (the GEMM's traffic taking the copies' share).
 // Build: nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -o copy_engine_probe copy_engine_probe.cu
 // Run:   NCCL_NVLS_ENABLE=0 ./copy_engine_probe        (every visible GPU; 2 or more for 2-3)
-#include <cuda_runtime.h>
-
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <vector>
 
-#define CHECK(x)                                                                            \
-  do {                                                                                      \
-    cudaError_t err_ = (x);                                                                 \
-    if (err_ != cudaSuccess) {                                                              \
-      std::printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(err_));             \
-      std::exit(1);                                                                         \
-    }                                                                                       \
-  } while (0)
+#include "probe_util.cuh"
 
-// Holds its SM for `cycles` (one CTA an SM: all the shared memory).
-__global__ void hold_sms(long long cycles) {
-  extern __shared__ unsigned char smem[];
-  const long long c0 = clock64();
-  while (clock64() - c0 < cycles) {}
-  if (cycles < 0) smem[threadIdx.x] = 1;
-}
 // Streams `n` uint4 from DRAM, `passes` times (a memory-bound GEMM's traffic).
 __global__ void stream_dram(const uint4* p, long long n, int passes, unsigned* sink) {
   unsigned acc = 0;
@@ -41,13 +23,6 @@ __global__ void stream_dram(const uint4* p, long long n, int passes, unsigned* s
       acc ^= v.x ^ v.y ^ v.z ^ v.w;
     }
   if (acc == 0x12345678u) *sink = acc;
-}
-
-float ms_between(cudaEvent_t a, cudaEvent_t b) {
-  float ms = 0;
-  CHECK(cudaEventSynchronize(b));
-  CHECK(cudaEventElapsedTime(&ms, a, b));
-  return ms;
 }
 
 int main() {
