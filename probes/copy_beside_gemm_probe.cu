@@ -50,7 +50,6 @@ struct Result {
   float load_us[kGpus];
 };
 
-
 // One scenario: `senders` GPUs push (or, `pull`, have their receiver pull) kChunks chunks to the
 // other GPU, each chunk split over `streams` streams, while every GPU runs `load`.
 Result run(std::vector<Gpu>& g, Load load, int senders, int streams, bool pull, int hold_khz) {
