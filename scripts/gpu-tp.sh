@@ -14,6 +14,10 @@
 #   trace     AUTOGEMM_TP_TRACE=1 bench of each TRACES entry, PATTERN:MxNxK[:extra bench
 #             arguments, commas for spaces] (default all-reduce:16384x16384x16384)
 #                                                                          -> trace.log
+#   ab        the bench rows of a baseline source tree (BEFORE=<tree>, e.g. `git archive <commit>
+#             | tar -x -C <tree>` in the repository, carried to the machine: its CLI is built
+#             beside) and of this one, alternated ROUNDS (2) times so drift falls on both
+#                                                                          -> tp-ab.log
 # Notes and errors go to tp.log.
 #   scripts/gpu-tp.sh tests bench fp8
 #   SHAPES="16384x16384x16384" PATTERNS="all-gather" scripts/gpu-tp.sh bench
@@ -69,6 +73,29 @@ for step in "${steps[@]}"; do
         --gtest_filter="${GTEST_FILTER:-TensorParallel*:Multi*}" > "$OUT/tp-tests.log" 2>&1 || status=1
       grep -E "^\[  (FAILED|PASSED|SKIPPED) |Failure|rank [0-9]" "$OUT/tp-tests.log" | head -30 ;;
     bench) bench_rows "" ;;
+    ab)
+      : "${BEFORE:?set BEFORE to the baseline source tree}"
+      nccl_root=$(python3 -c 'import nvidia.nccl as n; print(list(n.__path__)[0])' 2>>"$log")
+      [[ -f /usr/local/cuda/include/nccl.h ]] && nccl_root=""
+      { cmake -S "$BEFORE" -B /tmp/tp-ab-before -G Ninja -DCMAKE_BUILD_TYPE=Release \
+          -DAUTOGEMM_BUILD_TESTS=OFF ${nccl_root:+-DAUTOGEMM_NCCL_ROOT=$nccl_root} &&
+        cmake --build /tmp/tp-ab-before -j "$(nproc)" --target autogemm_cli; } >> "$log" 2>&1 ||
+        { echo "the baseline did not build; the end of $log:"; tail -5 "$log"; exit 1; }
+      for round in $(seq 1 "${ROUNDS:-2}"); do
+        for shape in $shapes; do
+          IFS=x read -r m n k <<< "$shape"
+          for pattern in $patterns; do
+            for side in before after; do
+              cli=$bin
+              [[ $side == before ]] && cli=/tmp/tp-ab-before/src/cli/autogemm
+              line=$(AUTOGEMM_CACHE_DIR=/tmp/tp-ab-cache-$side timeout "${BENCH_TIMEOUT:-120}" "$cli" bench \
+                       --gpus "$gpus" --tp "$pattern" --m "$m" --n "$n" --k "$k" \
+                       --warmup "${WARMUP:-3}" --iters "${ITERS:-10}" 2>> "$log" | grep "^measured")
+              echo "$side round $round $pattern $shape: ${line:-FAILED (see tp.log)}" | tee -a "$OUT/tp-ab.log"
+            done
+          done
+        done
+      done ;;
     fp8) bench_rows "--dtype fp8" ;;
     nccl) bench_rows "--transport nccl" ;;
     alltests)  # every other GPU test, sharded over the GPUs (scripts/gpu-check.sh single)
