@@ -110,8 +110,9 @@ KernelChoice quantized_gemm_choice(const GpuInfo& d) {
 KernelChoice quantized_dot_choice(const GpuInfo& d) {
   if (runs_our_sm90a_kernels(d))
     return {KernelClass::quantized_dot, kOurs, "mma.sync",
-            fmt::format("{}: weight-only int4 (128-element groups, with or without zeros) and "
-                        "int8 weights times bf16 activations, dequantised in registers by the "
+            fmt::format("{}: weight-only int4 (128-element groups, with or without zeros), "
+                        "MXFP4 (e2m1, an e8m0 scale per 32) and int8 weights times bf16 "
+                        "activations, dequantised in registers by the "
                         "decode family for M <= {} (`autogemm plan --weights int4-g128`)",
                         arch_label(d), plan::kWeightOnlyMaxM)};
   return {KernelClass::quantized_dot, kNone, "standard",
