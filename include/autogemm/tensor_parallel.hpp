@@ -197,7 +197,7 @@ struct TpShards {
 // internal copy stream and events; made once per (plan shape, communicator). Creating one is a
 // collective (every rank of the communicator must create it with an equal plan): it exchanges
 // the IPC handles over NCCL. Memory per rank: all_gather (G-1) shards of A; reduce_scatter
-// 2 (G-1) partial chunks of M/G x N; all_reduce those and (G-1) chunks more.
+// 2 (G-1) partial chunks of M/G x N; all_reduce those and G chunks more (none with d_direct).
 class TpWorkspace {
  public:
   TpWorkspace(const TpPlan& plan, MultiGpuComm& comm);
