@@ -165,6 +165,18 @@ TEST(MultiCli, PlanTensorParallelPatterns) {
   ASSERT_EQ(bench.exit_code, 0) << bench.out;
   EXPECT_TRUE(contains(bench.out, "showing the plan instead of measuring")) << bench.out;
   EXPECT_TRUE(contains(bench.out, "all-reduce over 4 ranks")) << bench.out;
+  // The CLI plans its own one process (finished bands straight into the peers' D) unless asked
+  // for torchrun's process per rank.
+  const std::string ar = "plan --gpus 2 --tp ar --device h200 --m 8192 --n 28672 --k 8192 --json";
+  const auto one = run_cli(ar), per_rank = run_cli(ar + " --process-per-rank");
+  ASSERT_EQ(one.exit_code, 0) << one.out;
+  ASSERT_EQ(per_rank.exit_code, 0) << per_rank.out;
+  const auto j1 = nlohmann::json::parse(one.out.substr(one.out.find('[')));
+  const auto jp = nlohmann::json::parse(per_rank.out.substr(per_rank.out.find('[')));
+  EXPECT_TRUE(j1[0]["d_direct"].get<bool>());
+  EXPECT_FALSE(jp[0]["d_direct"].get<bool>());
+  EXPECT_NE(j1[0]["hash"], jp[0]["hash"]);
+  EXPECT_LT(j1[0]["predicted_us"].get<double>(), jp[0]["predicted_us"].get<double>());
 }
 
 TEST(MultiCli, TensorParallelErrorsNameTheOption) {

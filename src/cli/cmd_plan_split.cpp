@@ -181,13 +181,19 @@ std::shared_ptr<SplitPlanCliOptions> add_split_plan_options(CLI::App& plan) {
                   "planned)");
   plan.add_option("--rounds", o->rounds,
                   "with --tp all-reduce: rounds of the ring, a divisor of the bands (0: planned)");
+  plan.add_flag("--process-per-rank", o->process_per_rank,
+                "with --tp: plan as torchrun runs it, a process per rank, where the others' D is "
+                "not mapped: all-reduce's and gather's finished bands staged through the "
+                "receivers' workspaces (default: as `bench --tp` runs it, one process writing "
+                "them straight into the receivers' D)");
   return o;
 }
 
 namespace {
 const std::vector<std::string> kSplitOptionNames = {"--gpus", "--link", "--inputs", "--output",
                                                     "--split", "--max-chunks", "--tp",
-                                                    "--transport", "--bands", "--rounds", "--tail-rows"};
+                                                    "--transport", "--bands", "--rounds", "--tail-rows",
+                                                    "--process-per-rank"};
 }  // namespace
 
 bool wants_split_plan(const CLI::App& plan) { return any_option_given(plan, kSplitOptionNames); }

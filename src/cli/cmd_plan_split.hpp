@@ -27,10 +27,11 @@ struct SplitPlanCliOptions {
   int bands = 0;             // --bands: row bands per chunk; 0: the planner's choice
   int64_t tail_rows = -1;   // --tail-rows: a thin last band's rows; 0: even; -1: planned
   int rounds = 0;            // --rounds: all-reduce's rounds of the ring; 0: the planner's
+  bool process_per_rank = false;   // --process-per-rank: as torchrun runs it (TpOptions::one_process off)
 };
 
 // Adds --gpus, --link, --inputs, --output, --split, --max-chunks, --tp, --transport, --bands,
-// --rounds.
+// --rounds, --tail-rows, --process-per-rank.
 std::shared_ptr<SplitPlanCliOptions> add_split_plan_options(CLI::App& plan);
 
 // True when --gpus or one of the options that go with it was given.

@@ -46,7 +46,8 @@ TpProblem tp_problem(const GemmProblem& p, const std::string& pattern, int gpus)
   return t;
 }
 
-TpOptions tp_options(const std::string& transport, int bands, int rounds, int64_t tail_rows) {
+TpOptions tp_options(const std::string& transport, int bands, int rounds, int64_t tail_rows,
+                     bool one_process) {
   TpOptions o;
   if (!transport.empty()) {
     o.transport = parse_tp_transport(transport);
@@ -58,7 +59,7 @@ TpOptions tp_options(const std::string& transport, int bands, int rounds, int64_
   o.bands = bands;  // their rules are plan_tp's (plan_tp_for_cli names the options)
   o.rounds = rounds;
   o.tail_rows = tail_rows;
-  o.one_process = true;  // the CLI drives every GPU from one process (bench --tp; plan explains it)
+  o.one_process = one_process;
   return o;
 }
 
@@ -108,6 +109,7 @@ nlohmann::json tp_plan_json(const TpPlan& plan) {
           {"bands", plan.bands},
           {"rounds", plan.rounds},
           {"tail_rows", plan.tail_rows},
+          {"d_direct", plan.d_direct},
           {"link_gbps", plan.link_gbps},
           {"single_gpu_us", plan.single_gpu_us},
           {"compute_us", plan.compute_us},
@@ -124,12 +126,14 @@ void run_tp_plan(const CLI::App& plan, const SplitPlanCliOptions& options,
                  const std::vector<GemmProblem>& problems) {
   refuse_options_except(plan,
                         {"--m", "--n", "--k", "--dtype", "--device", "--json", "--gpus", "--link",
-                         "--tp", "--transport", "--bands", "--rounds", "--tail-rows"},
+                         "--tp", "--transport", "--bands", "--rounds", "--tail-rows",
+                         "--process-per-rank"},
                         "--tp");
   const GpuInfo device = resolve_cli_device(option_text(plan, "--device"));
   std::string note;
   const Topology topology = split_topology(options.link, options.gpus, device, &note);
-  const TpOptions tp = tp_options(options.transport, options.bands, options.rounds, options.tail_rows);
+  const TpOptions tp = tp_options(options.transport, options.bands, options.rounds,
+                                  options.tail_rows, !options.process_per_rank);
   std::vector<TpPlan> plans;
   for (const GemmProblem& problem : problems)
     plans.push_back(plan_tp_for_cli(tp_problem(problem, options.tp, options.gpus), device, topology, tp));
