@@ -291,10 +291,12 @@ double slowest_copy_engine_gbps(const Topology& t) {
 
 class TpPricer {
  public:
-  // d_direct: finished bands of D go straight into the receivers' D (TpPlan::d_direct).
-  TpPricer(const TpProblem& p, const GpuInfo& device, const Topology& t, bool d_direct)
+  // one_process: every rank's D is addressable here (TpOptions::one_process).
+  TpPricer(const TpProblem& p, const GpuInfo& device, const Topology& t, bool one_process)
       : p_(p), device_(device), t_(t), g_(p.world),
-        rate_(slowest_copy_engine_gbps(t) * kCopyShareBesideGemms), d_direct_(d_direct) {}
+        rate_(slowest_copy_engine_gbps(t) * kCopyShareBesideGemms),
+        d_direct_(one_process && (p.pattern == TpPattern::gather ||
+                                  (p.pattern == TpPattern::all_reduce && packed_d()))) {}
 
   // `rounds` must divide the bands the chunk is cut into (else the caller skips it).
   // `tail_rows` > 0: the last band's final rows run as a band of their own (tp_bands).
@@ -546,6 +548,9 @@ class TpPricer {
   Topology t_;
   int g_;
   double rate_;
+  // Copy engines write finished bands of D straight into the receivers' D (TpPlan::d_direct):
+  // one process addresses every rank's D, and D's rows are packed (peer copies are whole
+  // contiguous runs, tp_exec.cpp; gather's D always is). NCCL plans never do.
   bool d_direct_;
   std::map<std::tuple<int64_t, int64_t, int64_t, bool>, Candidate> cache_;
 };
@@ -590,13 +595,7 @@ TpPlan plan_tp(const TpProblem& problem, const GpuInfo& device, const Topology& 
     throw InvalidArgument("transport", "copy-engine",
                           "copy engines need peer access between every pair of ranks; this "
                           "topology has a pair without it: use nccl");
-  // Bands written straight into the peers' D: one process addresses every rank's D; D's rows
-  // packed, since peer copies are whole contiguous runs (tp_exec.cpp).
-  const bool d_direct = options.one_process && transport == TpTransport::copy_engine &&
-                        (problem.pattern == TpPattern::gather ||
-                         (problem.pattern == TpPattern::all_reduce &&
-                          (problem.ldd == 0 || problem.ldd == problem.n)));
-  TpPricer pricer(problem, device, topology, d_direct);
+  TpPricer pricer(problem, device, topology, options.one_process);
   TpPlan best;
   if (transport == TpTransport::nccl) {
     best = pricer.nccl();
