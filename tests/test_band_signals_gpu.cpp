@@ -148,6 +148,6 @@ TEST(BandSignalsGpu, BadBandsAreRefusedNamingTheArgument) {
   expect_invalid(call, "band_ends[1]");
   p.signal_bands = 0;
   expect_invalid(call, "band_ends");  // pointers without bands
-  p.signal_bands = 9;
+  p.signal_bands = 17;
   expect_invalid(call, "signal_bands");
 }

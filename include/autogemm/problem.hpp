@@ -58,7 +58,7 @@ enum class Grouping {
 std::string_view to_string(Grouping g);
 
 // At most this many signalled row bands (GemmProblem::signal_bands).
-inline constexpr int kMaxSignalBands = 8;
+inline constexpr int kMaxSignalBands = 16;
 
 struct GemmProblem {
   int64_t m = 0, n = 0, k = 0;

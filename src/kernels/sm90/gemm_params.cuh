@@ -66,7 +66,7 @@ struct GemmParams {
   unsigned* band_counters;
   unsigned* band_flags;
   int band_count;
-  int band_end[8];
+  int band_end[16];   // kMaxSignalBands (autogemm/problem.hpp)
 };
 
 }  // namespace autogemm::sm90
