@@ -48,6 +48,14 @@ constexpr double kLocalCopyDramShare = 0.81;
 // end and the next band's "partial in" mark in the same traces.
 constexpr double kFlagWaitUs = 6.0;
 
+// A merged launch cuts its raster groups at the bands' ends (sm90/tile_scheduler.cuh): each
+// group more than the uncut launch has sweeps B once more. The cost model hides B's DRAM time
+// under the matrix time, but the sweeps are not free: step 0 of all-reduce 8192 x 28672 x 8192
+// on 2 H200s (4096 x 28672 x 4096, 128x256x64 g8: 1024-row groups) took 1346 us cut into 9
+// bands (5 more groups) and 1245 us as reduce-scatter's 2 bands of 2048 rows (none more), beside
+// the same partial copies: 20 us a group, 0.41 of B's 235 MB at the DRAM rate.
+constexpr double kCutGroupShareOfB = 0.41;
+
 // Every launch after the first: the previous kernel's last wave drains and this one's pipeline
 // fills with no overlap. The 1024-row bands of all-reduce 8192 x 28672 x 8192 on 2 H200s ran
 // back to back 5-9 us over their one-GPU predictions (AUTOGEMM_TP_TRACE, docs/decisions.md).
@@ -359,7 +367,7 @@ class TpPricer {
     // there (reduce_scatter) or into D (all_reduce, reduced in place when D is packed).
     s.a_from_caller = !gather;
     s.d_to_caller = gather || to_root || (p_.pattern == TpPattern::all_reduce && packed_d());
-    const Candidate& best = *launch(s, 0);
+    const Candidate& best = *launch(s);
     s.config = best.config;
     s.predicted_us = best.prediction.time_us;
     plan.steps.push_back(s);
@@ -405,10 +413,7 @@ class TpPricer {
     s.band = first, s.bands = end - first;
     if (s.bands > kMaxSignalBands) return false;
     s.rows = cut[end - 1].end - cut[first].begin;
-    int64_t granule = 0;  // the rows every band's size is a multiple of (merged launches)
-    if (s.bands > 1)
-      for (int b = first; b < end; ++b) granule = std::gcd(granule, cut[b].size());
-    const Candidate* best = launch(s, granule);
+    const Candidate* best = launch(s);
     if (!best) return false;
     s.config = best->config;
     s.predicted_us = best->prediction.time_us;
@@ -471,32 +476,43 @@ class TpPricer {
     return d_direct_ ? 0.0 : (g_ - 1) * local_copy_us(bytes);
   }
 
-  // The planner's best configuration for a launch; a merged one's (granule > 0: the rows each
-  // of its bands is a multiple of) must also tile its bands with whole cluster tiles. Null when
-  // none does.
-  const Candidate* launch(const TpStep& step, int64_t granule) {
+  // The configuration of a launch: the planner's best for its one-GPU problem; for a merged one
+  // (several bands of the cut being priced) the fastest whose cluster tiles divide every band,
+  // its prediction with the B sweeps its cut raster groups add (kCutGroupShareOfB). Null when
+  // no configuration tiles the bands.
+  const Candidate* launch(const TpStep& step) {
     const GemmProblem q = multi::tp_launch_problem(p_, step);
-    const auto key = std::make_tuple(q.m, q.lda, q.ldd, q.reads_c, q.signal_bands, granule);
+    std::vector<int64_t> rows;
+    for (int b = step.band; step.bands > 1 && b < step.band + step.bands; ++b)
+      rows.push_back(band_rows_[std::size_t(b)]);
+    const auto key = std::make_tuple(q.m, q.lda, q.ldd, q.reads_c, rows);
     auto it = cache_.find(key);
     if (it == cache_.end()) {
+      const Plan plan = plan_gemm(q, device_);
       std::optional<Candidate> pick;
-      for (const Candidate& c : plan_gemm(q, device_).candidates) {
-        if (granule > 0 && (c.config.instruction == Instruction::vendor ||
-                            granule % (int64_t(c.config.block_m) * c.config.cluster_m) != 0))
-          continue;
-        pick = c;
-        break;
+      if (rows.empty()) pick = plan.best();
+      const double sweep_us = double(q.n) * q.k * dtype_bytes(q.b_type) /
+                              (device_.memory_bandwidth_gbps * 1e3) * kCutGroupShareOfB;
+      for (const Candidate& c : rows.empty() ? std::vector<Candidate>{} : plan.candidates) {
+        const int64_t cluster_rows = int64_t(c.config.block_m) * c.config.cluster_m;
+        const int64_t group_rows = cluster_rows * std::max(1, c.config.raster_group);
+        bool whole = c.config.instruction != Instruction::vendor;
+        int64_t groups = 0;
+        for (const int64_t r : rows) {
+          whole = whole && r % cluster_rows == 0;
+          groups += (r + group_rows - 1) / group_rows;
+        }
+        if (!whole) continue;
+        Candidate priced = c;
+        priced.prediction.time_us +=
+            double(groups - (q.m + group_rows - 1) / group_rows) * sweep_us;
+        if (!pick || priced.prediction.time_us < pick->prediction.time_us) pick = priced;
       }
       it = cache_.emplace(key, pick).first;
     }
     return it->second ? &*it->second : nullptr;
   }
-  const Prediction& launch_prediction(const TpStep& s) {
-    int64_t granule = 0;
-    for (int b = s.band; s.bands > 1 && b < s.band + s.bands; ++b)
-      granule = std::gcd(granule, band_rows_[std::size_t(b)]);
-    return launch(s, granule)->prediction;
-  }
+  const Prediction& launch_prediction(const TpStep& s) { return launch(s)->prediction; }
 
   // When band b of launch s (started at `start`) is finished: its tiles run band by band
   // (sm90/tile_scheduler.cuh), so at the launch's rate over the rows up to the band's end.
@@ -621,7 +637,8 @@ class TpPricer {
   // one process addresses every rank's D, and D's rows are packed (peer copies are whole
   // contiguous runs, tp_exec.cpp; gather's D always is). NCCL plans never do.
   bool d_direct_;
-  std::map<std::tuple<int64_t, int64_t, int64_t, bool, int, int64_t>, std::optional<Candidate>> cache_;
+  std::map<std::tuple<int64_t, int64_t, int64_t, bool, std::vector<int64_t>>, std::optional<Candidate>>
+      cache_;
   std::vector<int64_t> band_rows_;  // the cut being priced (launch_prediction)
 };
 
