@@ -166,11 +166,10 @@ TEST(TensorParallelPlan, GatherComputesEachRanksRowsAndSendsThemToRankZero) {
   const TpPlan plan = plan_on_h200(p);
   EXPECT_EQ(plan.transport, TpTransport::copy_engine);
   expect_launches_cover(plan, 1);
-  // One process: one launch signalling each band as it finishes (nothing to wait for between
-  // them).
-  TpOptions one;
-  one.one_process = true;
-  EXPECT_EQ(expect_launches_cover(plan_on_h200(p, one), 1)[0], 1) << plan_on_h200(p, one).describe();
+  // 8192 x 28672 x 8192 on 2: one launch signalling each band as it finishes (nothing to wait
+  // for between them).
+  const TpPlan two = plan_on_h200(tp(TpPattern::gather, 2, 8192, 28672, 8192));
+  EXPECT_EQ(expect_launches_cover(two, 1)[0], 1) << two.describe();
   int64_t rows = 0;
   for (const TpStep& s : plan.steps) {
     EXPECT_EQ(s.step, 0);
