@@ -69,7 +69,7 @@ TEST(BandSignalsGpu, EveryBandFlaggedAndTheResultExact) {
   // edge stores nothing and counts nothing).
   expect_signalled(1536, 1000, 1024, "128x256x64 s3 c2 p g8 cl2x1/b", {512, 1024, 1280, 1536}, 0.0f);
   expect_signalled(1536, 4096, 512, "128x256x64 s3 c2 p g8 cl2x1/b", {1536}, 1.0f);
-  expect_signalled(1024, 1904, 704, "128x128x64 s4 c2 p g8 cl1x2/b", {128, 256, 1024}, 1.0f);
+  expect_signalled(1024, 1904, 704, "128x128x64 s4 c2 p g8 cl1x2/a", {128, 256, 1024}, 1.0f);
   // No cluster: 128-row bands; ping-pong consumers (one store per tile); eight bands.
   expect_signalled(1024, 3000, 512, "128x224x64 s3 c2 p g8", {384, 768, 896, 1024}, 1.0f);
   expect_signalled(1024, 3000, 512, "128x128x64 s4 c2 p g8 pp",
