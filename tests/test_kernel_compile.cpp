@@ -471,3 +471,35 @@ TEST(KernelCompile, TransposedQuantisationKernel) {
   EXPECT_NE(k.ptx.find("cvt.rn.satfinite.e4m3x2.f32"), std::string::npos);
   EXPECT_NE(k.ptx.find("st.global.v4"), std::string::npos);
 }
+
+// Row-band signals (GemmProblem::signal_bands): the tensor-parallel band configurations compile
+// clean with the band walk and the signal (the acq_rel add and the system-scope release after
+// the bulk stores' completion), FP8 and ping-pong included; the rules refuse what the band walk
+// cannot do.
+TEST(KernelCompile, RowBandSignals) {
+  for (const auto& [dtype, config] :
+       {std::pair{DType::bf16, "128x256x64 s3 c2 p g8 cl2x1/b"},
+        std::pair{DType::bf16, "128x224x64 s3 c2 p g8"}, std::pair{DType::bf16, "128x128x64 s4 c2 p g8 pp"},
+        std::pair{DType::e4m3, "128x128x128 s5 c2 p g8 cl2x1/b"}}) {
+    GemmProblem p = bf16_problem(3840, 28672, 4096);
+    if (dtype == DType::e4m3) p.a_type = p.b_type = DType::e4m3, p.scaling = Scaling::block_1x128_128x128;
+    p.signal_bands = 4;
+    const jit::CompiledKernel k = expect_compiles_clean(p, GemmConfig::parse(config), true);
+    EXPECT_NE(k.ptx.find("atom.acq_rel.gpu.global.add.u32"), std::string::npos) << config;
+    EXPECT_NE(k.ptx.find("fence.acq_rel.sys"), std::string::npos) << config;
+    EXPECT_NE(k.ptx.find("fence.proxy.async.global"), std::string::npos) << config;
+    p.signal_bands = 0;   // and the plain kernel has none of it
+    EXPECT_EQ(jit::compile_to_cubin(source_of(p, GemmConfig::parse(config))).ptx.find("fence.acq_rel.sys"),
+              std::string::npos) << config;
+  }
+  GemmProblem p = bf16_problem(3840, 28672, 4096);
+  p.signal_bands = 2;
+  const GpuInfo h100 = device_preset("h100-sxm");
+  for (const char* refused : {"128x256x64 s3 c2 p g8 sk2", "128x256x64 s3 c2 p g8n",
+                              "mma 16x32x128 sk4"}) {
+    const std::string why = legality_violation(p, GemmConfig::parse(refused), h100);
+    EXPECT_NE(why.find("signal_bands"), std::string::npos) << refused << ": " << why;
+  }
+  EXPECT_THROW(make_kernel_spec(p, GemmConfig::parse("128x256x64 s3 c2 p g8 sk2"), h100),
+               InvalidArgument);
+}

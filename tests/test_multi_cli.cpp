@@ -167,7 +167,8 @@ TEST(MultiCli, PlanTensorParallelPatterns) {
   EXPECT_TRUE(contains(bench.out, "all-reduce over 4 ranks")) << bench.out;
   // The CLI plans its own one process (finished bands straight into the peers' D) unless asked
   // for torchrun's process per rank.
-  const std::string ar = "plan --gpus 2 --tp ar --device h200 --m 8192 --n 28672 --k 8192 --json";
+  const std::string ar = "plan --gpus 2 --tp ar --device h200 --m 8192 --n 28672 --k 8192 --json "
+                         "--bands 4 --tail-rows 256";
   const auto one = run_cli(ar), per_rank = run_cli(ar + " --process-per-rank");
   ASSERT_EQ(one.exit_code, 0) << one.out;
   ASSERT_EQ(per_rank.exit_code, 0) << per_rank.out;

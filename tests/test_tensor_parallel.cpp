@@ -24,6 +24,30 @@ TpPlan plan_on_h200(const TpProblem& p, const TpOptions& o = {}) {
   return plan_tp(p, device_preset("h200"), topology_preset("nvlink", p.world), o);
 }
 
+// Every (step, band) of the plan is computed by exactly one launch, whose rows are its bands'
+// rows; a launch of several bands signals each (its problem asks for them) and a step's
+// launches run its bands in order. Returns the launches per step.
+std::map<int, int> expect_launches_cover(const TpPlan& plan, int steps) {
+  const auto cut = multi::tp_plan_bands(plan);
+  std::set<std::pair<int, int>> seen;
+  std::map<int, int> launches, next_band;
+  for (const TpStep& s : plan.steps) {
+    EXPECT_GE(s.bands, 1);
+    EXPECT_EQ(s.band, next_band[s.step] % plan.bands) << "step " << s.step << ": bands in order";
+    next_band[s.step] = s.band + s.bands;
+    int64_t rows = 0;
+    for (int b = s.band; b < s.band + s.bands; ++b) {
+      EXPECT_TRUE(seen.insert({s.step, b}).second) << "step " << s.step << " band " << b << " twice";
+      rows += cut[std::size_t(b)].size();
+    }
+    EXPECT_EQ(s.rows, rows);
+    EXPECT_EQ(multi::tp_launch_problem(plan.problem, s).signal_bands, s.bands > 1 ? s.bands : 0);
+    ++launches[s.step];
+  }
+  EXPECT_EQ(int(seen.size()), steps * plan.bands);
+  return launches;
+}
+
 }  // namespace
 
 TEST(TensorParallelPlan, ShardShapesFollowThePattern) {
@@ -78,7 +102,7 @@ TEST(TensorParallelPlan, CopyEnginesHideTheGatherOfLargeGemms) {
 
 TEST(TensorParallelPlan, TheRingAddsTheNeighboursPartialAndAllReduceAddsTheGather) {
   const TpPlan rs = plan_on_h200(tp(TpPattern::reduce_scatter, 4, 16384, 16384, 16384));
-  ASSERT_EQ(rs.steps.size(), std::size_t(4 * rs.bands));
+  expect_launches_cover(rs, 4);
   for (const TpStep& s : rs.steps) EXPECT_EQ(s.reads_c, s.step > 0);
   const TpPlan ar = plan_on_h200(tp(TpPattern::all_reduce, 4, 16384, 16384, 16384));
   // All-reduce moves D a second time: it cannot be faster than reduce-scatter.
@@ -92,16 +116,18 @@ TEST(TensorParallelPlan, AllReduceRunsItsRingInRoundsOfBands) {
   o.bands = 4, o.rounds = 2;
   const TpPlan plan = plan_on_h200(p, o);
   ASSERT_EQ(plan.rounds, 2);
-  ASSERT_EQ(plan.steps.size(), 16u);
-  // Round 0 runs every step of bands 0 and 1, then round 1 every step of bands 2 and 3.
-  std::set<std::pair<int, int>> seen;
+  // Round 0 runs every step of bands 0 and 1, then round 1 every step of bands 2 and 3 (step
+  // 0's two bands perhaps in one launch; the later steps' one by one: a launch waits for all
+  // its partials, and the last band's arrives last).
+  expect_launches_cover(plan, 4);
+  std::size_t round_one = 0;
+  while (round_one < plan.steps.size() && plan.steps[round_one].band < 2) ++round_one;
   for (std::size_t i = 0; i < plan.steps.size(); ++i) {
     const TpStep& s = plan.steps[i];
-    EXPECT_EQ(s.band / 2, int(i / 8)) << i;
-    EXPECT_EQ(s.step, int(i % 8) / 2) << i;
+    EXPECT_EQ(s.band / 2, i < round_one ? 0 : 1) << i;
+    if (s.step > 0) EXPECT_EQ(s.bands, 1) << i;
     EXPECT_EQ(s.reads_c, s.step > 0);
     EXPECT_EQ(s.d_to_caller, s.step == 3);
-    EXPECT_TRUE(seen.insert({s.step, s.band}).second);
   }
   o.rounds = 1;
   const TpPlan one = plan_on_h200(p, o);
@@ -119,8 +145,13 @@ TEST(TensorParallelPlan, AllReduceRunsItsRingInRoundsOfBands) {
   TpOptions gather;
   gather.rounds = 2;
   expect_invalid([&] { plan_on_h200(tp(TpPattern::all_gather, 4, 16384, 16384, 16384), gather); }, "rounds");
-  // Unforced, the planner takes more than one round here (the 16384^3 copies are ~2 ms).
-  EXPECT_GT(plan_on_h200(p).rounds, 1) << plan_on_h200(p).describe();
+  // Unforced, one round of merged launches and two rounds are priced within 1% of each other
+  // here (the rounds' shorter tail against their extra launches): the fewer rounds are kept.
+  const TpPlan planned = plan_on_h200(p);
+  TpOptions two = o;
+  two.bands = planned.bands, two.tail_rows = planned.tail_rows, two.rounds = 2;
+  if (planned.rounds == 1 && planned.bands % 2 == 0)
+    EXPECT_GE(plan_on_h200(p, two).total_us, 0.99 * planned.total_us) << planned.describe();
 }
 
 TEST(TensorParallelPlan, GatherComputesEachRanksRowsAndSendsThemToRankZero) {
@@ -134,7 +165,11 @@ TEST(TensorParallelPlan, GatherComputesEachRanksRowsAndSendsThemToRankZero) {
   EXPECT_EQ(other.d_rows, 0);     // D is rank 0's only
   const TpPlan plan = plan_on_h200(p);
   EXPECT_EQ(plan.transport, TpTransport::copy_engine);
-  ASSERT_EQ(plan.steps.size(), std::size_t(plan.bands));
+  expect_launches_cover(plan, 1);
+  // 8192 x 28672 x 8192 on 2: one launch signalling each band as it finishes (nothing to wait
+  // for between them).
+  const TpPlan two = plan_on_h200(tp(TpPattern::gather, 2, 8192, 28672, 8192));
+  EXPECT_EQ(expect_launches_cover(two, 1)[0], 1) << two.describe();
   int64_t rows = 0;
   for (const TpStep& s : plan.steps) {
     EXPECT_EQ(s.step, 0);
@@ -218,12 +253,15 @@ TEST(TensorParallelPlan, AThinLastBandShortensTheExposedCopy) {
   EXPECT_NE(planned.hash(), flat.hash());
   EXPECT_TRUE(contains(planned.explanation, "/" + std::to_string(planned.tail_rows) + " rows"))
       << planned.explanation;
-  // The executor reads the cut back from the steps: every step runs the same rows per band.
+  // The executor reads the cut from the plan; the launches cover it.
   const auto read = multi::tp_plan_bands(planned);
   ASSERT_EQ(int(read.size()), planned.bands);
   EXPECT_EQ(read.back().size(), planned.tail_rows);
   EXPECT_EQ(read.back().end, multi::tp_chunk_rows(p));
-  for (const TpStep& s : planned.steps) EXPECT_EQ(s.rows, read[s.band].size());
+  expect_launches_cover(planned, 2);
+  TpPlan garbled = planned;
+  garbled.band_rows.back() += 128;
+  expect_invalid([&] { multi::tp_plan_bands(garbled); }, "plan.band_rows");
   // Forced tails: whole granules only.
   TpOptions odd;
   odd.tail_rows = 100;
@@ -246,6 +284,9 @@ TEST(TensorParallelPlan, WorkspaceLayoutAndFlagsDoNotOverlap) {
       seen.insert(f.a_ready(s, b));
       seen.insert(f.part_ready(s, b));
       seen.insert(f.d_ready(s, b));
+      seen.insert(f.band_done(s, b));
+      EXPECT_TRUE(f.is_counter(*seen.insert(f.band_counter(s, b)).first));
+      EXPECT_FALSE(f.is_counter(f.band_done(s, b)));
     }
   for (int q = 0; q < 4; ++q) seen.insert(f.done(q)), seen.insert(f.d_free(q));
   EXPECT_EQ(int64_t(seen.size()), f.count());
@@ -263,7 +304,11 @@ TEST(TensorParallelPlan, OneProcessWritesFinishedBandsStraightIntoD) {
   one.one_process = true;
   for (TpPattern pattern : {TpPattern::all_reduce, TpPattern::gather}) {
     const TpProblem p = tp(pattern, 2, 8192, 28672, 8192);
-    const TpPlan direct = plan_on_h200(p, one), staged = plan_on_h200(p);
+    TpOptions same_cut;  // the same bands either way (the search keeps a cut within 1%)
+    same_cut.bands = 4, same_cut.tail_rows = 256;
+    TpOptions one_same = same_cut;
+    one_same.one_process = true;
+    const TpPlan direct = plan_on_h200(p, one_same), staged = plan_on_h200(p, same_cut);
     EXPECT_TRUE(direct.d_direct);
     EXPECT_FALSE(staged.d_direct);
     EXPECT_NE(direct.hash(), staged.hash());

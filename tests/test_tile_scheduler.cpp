@@ -32,7 +32,7 @@ using autogemm::sm90::GemmParams;
 using autogemm::sm90::TileScheduler;
 
 template <int BM, int BN, int BK, int CM, int CN, int N, int K, int SPLIT_K, bool ALONG_N,
-          int GROUP, int GROUPING = 0>
+          int GROUP, int GROUPING = 0, bool BANDS = false>
 struct TestConfig {
   static constexpr int grouping = GROUPING;
   static constexpr int block_m = BM, block_n = BN, block_k = BK;
@@ -40,12 +40,13 @@ struct TestConfig {
   static constexpr int n = N, k = K, split_k = SPLIT_K;
   static constexpr bool raster_along_n = ALONG_N;
   static constexpr int raster_group = GROUP;
+  static constexpr bool band_signals = BANDS;
 };
 
 // Runs the scheduler of every CTA of the grid the launcher would launch on `slots` cluster
 // slots and checks coverage.
 template <class Cfg>
-void check_schedule(int m, int64_t slots) {
+void check_schedule(int m, int64_t slots, const std::vector<int>& band_ends = {}) {
   constexpr int cluster = Cfg::cluster_m * Cfg::cluster_n;
   const int m_tiles = (m + Cfg::block_m - 1) / Cfg::block_m;
   constexpr int n_tiles = (Cfg::n + Cfg::block_n - 1) / Cfg::block_n;
@@ -57,6 +58,13 @@ void check_schedule(int m, int64_t slots) {
 
   GemmParams params{};
   params.m = m;
+  params.band_count = int(band_ends.size());
+  for (std::size_t b = 0; b < band_ends.size(); ++b) params.band_end[b] = band_ends[b];
+  auto band_of = [&](int m_tile) {
+    int b = 0;
+    while (b + 1 < int(band_ends.size()) && m_tile * Cfg::block_m >= band_ends[b]) ++b;
+    return b;
+  };
   gridDim.x = static_cast<unsigned>(grid_clusters * cluster);
 
   std::map<std::pair<int, int>, std::vector<int>> covered;   // (m_tile, n_tile) -> k-block counts
@@ -83,8 +91,12 @@ void check_schedule(int m, int64_t slots) {
     const unsigned rank = static_cast<unsigned>(cta % cluster);
     TileScheduler<Cfg> scheduler(params, rank);
     std::vector<std::tuple<int, int, int>> walk;
-    int m_tile = 0, n_tile = 0;
+    int m_tile = 0, n_tile = 0, last_band = 0;
     while (scheduler.next_tile(m_tile, n_tile)) {
+      if (!band_ends.empty()) {   // band signals: every CTA walks the bands in order
+        EXPECT_GE(band_of(m_tile), last_band) << "CTA " << cta << " tile (" << m_tile << ", " << n_tile << ")";
+        last_band = band_of(m_tile);
+      }
       walk.emplace_back(m_tile / Cfg::cluster_m, n_tile / Cfg::cluster_n, scheduler.split);
       EXPECT_LE(0, scheduler.k_begin());
       EXPECT_LT(scheduler.k_begin(), scheduler.k_end()) << "empty range";
@@ -381,4 +393,19 @@ TEST(TileScheduler, PingPongConsumersReadTheStagesTheProducerFilled) {
   experts.group_rows = 256;
   experts.group_ends = ends.data();
   for (int ctas : {132, 5, 1}) check_pingpong_positions<KGrouped, 3>(experts, ctas);
+}
+
+// Row-band signals: the groups are cut at the bands' ends, so every CTA meets the bands in order
+// (a band's tiles are all handed out before the next band's), and every tile is still computed
+// once: the tensor-parallel cuts (1024/1024/1024/768 rows and a thin one) in 2 x 1 clusters.
+TEST(TileScheduler, BandSignalsWalkTheBandsInOrder) {
+  using Bands = TestConfig<128, 256, 64, 2, 1, 28672, 4096, 1, false, 8, 0, true>;
+  using Plain = TestConfig<128, 224, 64, 1, 1, 28672, 4096, 1, false, 8, 0, true>;
+  for (int64_t slots : {132, 66, 7}) {
+    SCOPED_TRACE(::testing::Message() << slots << " slots");
+    check_schedule<Bands>(3840, slots, {1024, 2048, 3072, 3840});
+    check_schedule<Bands>(4096, slots, {4096});
+    check_schedule<Plain>(4096, slots, {1024, 2048, 3072, 3840, 4096});
+    check_schedule<Plain>(2048, slots, {128, 2048});
+  }
 }

@@ -37,6 +37,16 @@ struct GemmOperands {
   // [N, K/128]); the layouts of autogemm/weights.hpp. Null otherwise.
   const void* b_scales = nullptr;
   const void* b_zeros = nullptr;
+  // Row-band signals (problem.signal_bands = S > 0; null otherwise). band_ends: S host values,
+  // the bands' ends in D's rows, ascending, the last M, each a multiple of the kernel's rows per
+  // cluster tile (block_m x cluster_m; the launcher refuses others). band_counters: S device
+  // words, 0 before the call, and the kernel leaves them 0. band_flags: S device words the kernel
+  // sets to 1 when the band's rows of D are written and visible to the whole system (the last of
+  // its tiles' stores, then a release at system scope); whoever waits for a flag sets it back to
+  // 0 (e.g. cuStreamWaitValue32 EQ 1, then cuStreamWriteValue32 0 on the waiting stream).
+  const int64_t* band_ends = nullptr;
+  uint32_t* band_counters = nullptr;
+  uint32_t* band_flags = nullptr;
 };
 
 struct GemmOptions {

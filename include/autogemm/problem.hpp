@@ -57,6 +57,9 @@ enum class Grouping {
 };
 std::string_view to_string(Grouping g);
 
+// At most this many signalled row bands (GemmProblem::signal_bands).
+inline constexpr int kMaxSignalBands = 16;
+
 struct GemmProblem {
   int64_t m = 0, n = 0, k = 0;
   DType a_type = DType::bf16;
@@ -89,6 +92,12 @@ struct GemmProblem {
   Grouping grouping = Grouping::none;
   int64_t num_groups = 1;
   int64_t expected_m = 0;
+  // Row bands whose completion the kernel signals (GemmOperands::band_ends, band_counters,
+  // band_flags), 0..kMaxSignalBands; 0: none. D's rows are computed band by band, and band b's
+  // flag becomes 1 once its rows are written: a caller can move finished rows (to another GPU,
+  // tensor_parallel.hpp) while the GEMM computes the rest, with no kernel boundary between the
+  // bands. Ungrouped problems on the tile family only (plan/rules.cpp signal_violation).
+  int signal_bands = 0;
 
   int64_t lda_or_packed() const;     // lda, or the stored row length when lda == 0
   int64_t ldb_or_packed() const;

@@ -128,8 +128,11 @@ struct TpOptions {
 // One GEMM launch of a rank's call.
 struct TpStep {
   int step = 0;                       // 0 .. world-1
-  int band = 0;
-  int64_t rows = 0;                   // band rows (A rows read and D rows written)
+  int band = 0;                       // the first band this launch computes
+  // Bands [band, band + bands) in one launch that raises a flag as each is finished
+  // (GemmProblem::signal_bands; 1: a launch of its own): no kernel boundary between them.
+  int bands = 1;
+  int64_t rows = 0;                   // the bands' rows (A rows read and D rows written)
   GemmConfig config;                  // forced: every rank runs exactly this
   bool reads_c = false;               // reduce_scatter ring: C = the left neighbour's partial
   bool a_from_caller = true;          // A rows from the caller's shard (lda), else from the
@@ -158,6 +161,7 @@ struct TpPlan {
   // and slowed them: all-reduce 8192 x 28672 x 8192 on 2 H200s 2928 -> 2885 us, gather
   // 2609 -> 2549 (docs/decisions.md, "Tensor-parallel transport").
   bool d_direct = false;
+  std::vector<int64_t> band_rows;     // rows of each band of a rank's chunk, in order
   std::vector<TpStep> steps;          // the launches of one rank, in order (all ranks alike)
   double single_gpu_us = 0;           // the whole GEMM on one GPU (plan_gemm)
   double compute_us = 0;              // one rank's GEMMs back to back

@@ -85,7 +85,8 @@ def plan(pattern: str, world: int, m: int, n: int, k: int, dtype: str = "bf16", 
         one call), "compute_us", "transfer_us", "exposed_us" (communication not hidden),
         "single_gpu_us" (the whole GEMM on one GPU), "speedup", "transport", "bands",
         "launches", "hash", "a_shape" / "b_shape" / "d_shape" (one rank's shards), "steps"
-        ((step, band, rows, config, reads_c, predicted_us) per launch), and the problem.
+        ((step, band, rows, config, reads_c, predicted_us, bands) per launch: a launch computes
+        bands [band, band + bands) and signals each), and the problem.
 
     Raises:
         InvalidArgument: a bad pattern, size, type, preset or option (``.argument`` names it).

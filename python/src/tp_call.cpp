@@ -153,7 +153,7 @@ nb::dict plan_info(const TpPlan& plan) {
   nb::list steps;
   for (const TpStep& st : plan.steps)
     steps.append(nb::make_tuple(st.step, st.band, st.rows, st.config.describe(), st.reads_c,
-                                st.predicted_us));
+                                st.predicted_us, st.bands));
   d["steps"] = steps;
   return d;
 }

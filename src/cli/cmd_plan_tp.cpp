@@ -93,6 +93,7 @@ nlohmann::json tp_plan_json(const TpPlan& plan) {
   for (const TpStep& step : plan.steps)
     steps.push_back({{"step", step.step},
                      {"band", step.band},
+                     {"bands", step.bands},
                      {"rows", step.rows},
                      {"reads_c", step.reads_c},
                      {"config", step.config.describe()},
@@ -107,6 +108,7 @@ nlohmann::json tp_plan_json(const TpPlan& plan) {
           {"topology", topology_json(plan.topology)},
           {"transport", std::string(to_string(plan.transport))},
           {"bands", plan.bands},
+          {"band_rows", plan.band_rows},
           {"rounds", plan.rounds},
           {"tail_rows", plan.tail_rows},
           {"d_direct", plan.d_direct},

@@ -316,6 +316,12 @@ void validate(const GemmProblem& p) {
     throw InvalidArgument("a_type", std::string(to_string(p.a_type)),
                           "supported input types are bf16, fp16 and e4m3/e5m2");
   }
+  if (p.signal_bands < 0 || p.signal_bands > kMaxSignalBands)
+    throw InvalidArgument("signal_bands", std::to_string(p.signal_bands),
+                          fmt::format("0 (none) to {} row bands", kMaxSignalBands));
+  if (p.signal_bands > 0 && p.grouping != Grouping::none)
+    throw InvalidArgument("signal_bands", std::to_string(p.signal_bands),
+                          "row-band signals are for one GEMM (grouped GEMM has none)");
   if (p.d_type != DType::bf16 && p.d_type != DType::fp16 && p.d_type != DType::fp32 &&
       p.d_type != DType::e4m3)
     throw InvalidArgument("d_type", spelled(p.d_type),

@@ -249,6 +249,12 @@ class Flags {
     driver::check(api_.cuStreamWriteValue32(s, CUdeviceptr(flag), 1, CU_STREAM_WRITE_VALUE_DEFAULT),
                   "cuStreamWriteValue32(tp flag)");
   }
+  // Sets a flag that is known to be 1 back to 0 (its waiter took a later flag of the same
+  // sender's stream, which that stream set after this one).
+  void reset(cudaStream_t s, uint32_t* flag) const {
+    driver::check(api_.cuStreamWriteValue32(s, CUdeviceptr(flag), 0, CU_STREAM_WRITE_VALUE_DEFAULT),
+                  "cuStreamWriteValue32(tp flag reset)");
+  }
   // Waits until the flag is 1, then sets it back to 0 (the waiter owns the reset).
   void take(cudaStream_t s, uint32_t* flag) const {
     driver::check(api_.cuStreamWaitValue32(s, CUdeviceptr(flag), 1, CU_STREAM_WAIT_VALUE_EQ),
@@ -320,15 +326,54 @@ GemmReport launch(const CallContext& c, const TpStep& step, const GemmOperands& 
   }
 }
 
+// A launch's rows: the bands [st.band, st.band + st.bands) of the cut.
+Range launch_rows(const CallContext& c, const TpStep& st) {
+  return {c.cut[st.band].begin, c.cut[st.band + st.bands - 1].end};
+}
+
+// A launch of several bands signals each (GemmProblem::signal_bands): their ends inside the
+// launch, and their counters and band_done flags in this rank's pad. `ends` holds the ends
+// while the launch is enqueued.
+void signal_bands(const CallContext& c, Rank& r, const TpStep& st, std::vector<int64_t>& ends,
+                  GemmOperands& ops) {
+  if (st.bands < 2) return;
+  const int64_t first = c.cut[st.band].begin;
+  ends.clear();
+  for (int b = st.band; b < st.band + st.bands; ++b) ends.push_back(c.cut[b].end - first);
+  ops.band_ends = ends.data();
+  ops.band_counters = r.pad + c.ws.flags.band_counter(st.step, st.band);
+  ops.band_flags = r.pad + c.ws.flags.band_done(st.step, st.band);
+}
+
+// `to` waits until band b of launch st is in memory: its band_done flag (merged launches), or
+// everything `from` has enqueued so far (the launch's own end).
+void after_band(const CallContext& c, Rank& r, const TpStep& st, int b, cudaStream_t to,
+                cudaStream_t from) {
+  if (st.bands > 1) {
+    c.flags.take(to, r.pad + c.ws.flags.band_done(st.step, b));
+    c.trace.mark(r.rank, "gemm", to, "band {}.{} finished", st.step, b);
+  } else {
+    after(to, from, r.from_caller);
+  }
+}
+
 // A call that failed after some of it was enqueued: every flag of every rank this process maps
 // is set, so that no stream waits for ever on a rank that stopped (the results of the call are
-// garbage; the error says so). On the workspace's own streams, which wait on nothing.
+// garbage; the error says so). On the workspace's own streams, which wait on nothing. The band
+// counters are left alone: the kernels already enqueued count them back to 0.
 void release_waiters(TpWorkspace::State& ws) {
   std::vector<uint32_t> ones(std::size_t(ws.flags.count()), 1u);
+  const int64_t counters = ws.flags.band_counter(0, 0);
+  const int64_t after_counters = counters + int64_t(ws.world) * ws.flags.bands;
   for (Rank& r : ws.ranks) {
     if (cudaSetDevice(r.device) != cudaSuccess) continue;
     for (uint32_t* pad : r.peer_pad)
-      if (pad) (void)cudaMemcpyAsync(pad, ones.data(), ones.size() * 4, cudaMemcpyHostToDevice, r.agree);
+      if (pad) {
+        (void)cudaMemcpyAsync(pad, ones.data(), std::size_t(counters) * 4, cudaMemcpyHostToDevice, r.agree);
+        (void)cudaMemcpyAsync(pad + after_counters, ones.data(),
+                              std::size_t(ws.flags.count() - after_counters) * 4,
+                              cudaMemcpyHostToDevice, r.agree);
+      }
     (void)cudaStreamSynchronize(r.agree);
   }
   (void)cudaGetLastError();
@@ -433,55 +478,72 @@ void run_ring(const CallContext& c, Rank& r, const TpShards& sh, cudaStream_t s)
     for (int q = 0; q < c.g; ++q)
       if (q != r.rank) c.flags.take(r.push, r.pad + c.ws.flags.d_free(q));
   std::vector<int> final_bands;  // all_reduce: bands in the order they become final
+  std::vector<int64_t> ends;
   for (const TpStep& st : c.plan.steps) {
     const int dest = ((r.rank - 1 - st.step) % c.g + c.g) % c.g;
-    const Range band = c.cut[st.band];
+    const Range rows = launch_rows(c, st);
     GemmOperands ops;
-    ops.a = static_cast<const char*>(sh.a) + (dest * c.chunk_rows + band.begin) * lda_bytes;
+    ops.a = static_cast<const char*>(sh.a) + (dest * c.chunk_rows + rows.begin) * lda_bytes;
     ops.b = sh.b;
     if (fp8(p)) {
-      ops.scale_a = sh.scale_a + (dest * c.chunk_rows + band.begin) * c.a_kblocks;
+      ops.scale_a = sh.scale_a + (dest * c.chunk_rows + rows.begin) * c.a_kblocks;
       ops.scale_b = sh.scale_b;
     }
-    if (st.reads_c) {  // the left neighbour's partial of step - 1
-      c.flags.take(s, r.pad + c.ws.flags.part_ready(st.step - 1, st.band));
-      c.trace.mark(r.rank, "gemm", s, "partial {}.{} in", st.step - 1, st.band);
-      ops.c = r.base + l.recv + l.part_bytes * (st.step - 1) + band.begin * part_row_bytes;
+    const int last = st.band + st.bands - 1;
+    if (st.reads_c) {
+      // The left neighbour's partials of step - 1: its copy stream sends the bands in order and
+      // flags each after its copy, so the launch's last band's flag says they are all here (one
+      // wait, not one per band: ~7.5 us each on the stream, AUTOGEMM_TP_TRACE).
+      c.flags.take(s, r.pad + c.ws.flags.part_ready(st.step - 1, last));
+      c.trace.mark(r.rank, "gemm", s, "partial {}.{}{} in", st.step - 1, st.band,
+                   st.bands > 1 ? fmt::format("-{}", last) : "");
+      ops.c = r.base + l.recv + l.part_bytes * (st.step - 1) + rows.begin * part_row_bytes;
       ops.beta = 1.0f;
     }
     // Reduce-scatter: D is this rank's rows; all-reduce: D is whole, these rows at r's place.
-    const int64_t d_row = (all_reduce ? r.rank * c.chunk_rows : 0) + band.begin;
-    char* d_band = st.d_to_caller
-                       ? static_cast<char*>(sh.d) + d_row * ldd_bytes
-                       : r.base + l.send + l.part_bytes * st.step + band.begin * part_row_bytes;
-    ops.d = d_band;
+    const int64_t d_row0 = all_reduce ? r.rank * c.chunk_rows : 0;
+    auto d_rows = [&](int64_t row) {  // row of the chunk -> where the launch writes it
+      return st.d_to_caller ? static_cast<char*>(sh.d) + (d_row0 + row) * ldd_bytes
+                            : r.base + l.send + l.part_bytes * st.step + row * part_row_bytes;
+    };
+    ops.d = d_rows(rows.begin);
+    signal_bands(c, r, st, ends, ops);
     launch(c, st, ops, r.device, s);
-    c.trace.mark(r.rank, "gemm", s, "gemm {}.{} ({} rows) done", st.step, st.band, band.size());
-    if (!st.d_to_caller) {  // a partial: to the right neighbour
-      after(r.copy, s, r.from_caller);
-      copy_rows(r.peer_base[right] + l.recv + l.part_bytes * st.step + band.begin * part_row_bytes,
-                part_row_bytes, d_band, part_row_bytes, part_row_bytes, band.size(), r.copy);
-      c.flags.set(r.copy, r.peer_pad[right] + c.ws.flags.part_ready(st.step, st.band));
-      c.trace.mark(r.rank, "copy", r.copy, "partial {}.{} sent", st.step, st.band);
-    } else if (all_reduce) {
-      // This band of r's rows is final: to every other rank, nearest first, into its D
-      // (direct: D is packed) or its workspace (packed into r's own slot first when D's rows
-      // are padded: peer copies are contiguous runs).
-      final_bands.push_back(st.band);
-      after(r.push, s, r.from_caller);
-      const char* band_rows = d_band;
-      if (!direct && ldd_bytes != part_row_bytes) {
-        char* own = r.base + l.d_slots + l.part_bytes * r.rank + band.begin * part_row_bytes;
-        copy_rows(own, part_row_bytes, d_band, ldd_bytes, part_row_bytes, band.size(), r.push);
-        band_rows = own;
-      }
-      for (int j = 1; j < c.g; ++j) {
-        const int q = (r.rank + j) % c.g;
-        char* to = direct ? c.d_of(q) + d_row * ldd_bytes
-                          : r.peer_base[q] + l.d_slots + l.part_bytes * r.rank + band.begin * part_row_bytes;
-        copy_rows(to, part_row_bytes, band_rows, part_row_bytes, part_row_bytes, band.size(), r.push);
-        c.flags.set(r.push, r.peer_pad[q] + c.ws.flags.d_ready(r.rank, st.band));
-        c.trace.mark(r.rank, "push", r.push, "D band {} sent to rank {}", st.band, q);
+    c.trace.mark(r.rank, "gemm", s, "gemm {}.{}{} ({} rows) done", st.step, st.band,
+                 st.bands > 1 ? fmt::format("-{}", last) : "", rows.size());
+    if (st.reads_c)  // the earlier bands' flags, set before the one taken: back to 0
+      for (int b = st.band; b < last; ++b) c.flags.reset(s, r.pad + c.ws.flags.part_ready(st.step - 1, b));
+    for (int b = st.band; b < st.band + st.bands; ++b) {
+      const Range band = c.cut[b];
+      char* d_band = d_rows(band.begin);
+      if (!st.d_to_caller) {  // a partial: to the right neighbour
+        after_band(c, r, st, b, r.copy, s);
+        copy_rows(r.peer_base[right] + l.recv + l.part_bytes * st.step + band.begin * part_row_bytes,
+                  part_row_bytes, d_band, part_row_bytes, part_row_bytes, band.size(), r.copy);
+        c.flags.set(r.copy, r.peer_pad[right] + c.ws.flags.part_ready(st.step, b));
+        c.trace.mark(r.rank, "copy", r.copy, "partial {}.{} sent", st.step, b);
+      } else if (all_reduce) {
+        // This band of r's rows is final: to every other rank, nearest first, into its D
+        // (direct: D is packed) or its workspace (packed into r's own slot first when D's rows
+        // are padded: peer copies are contiguous runs).
+        final_bands.push_back(b);
+        after_band(c, r, st, b, r.push, s);
+        const char* band_rows = d_band;
+        if (!direct && ldd_bytes != part_row_bytes) {
+          char* own = r.base + l.d_slots + l.part_bytes * r.rank + band.begin * part_row_bytes;
+          copy_rows(own, part_row_bytes, d_band, ldd_bytes, part_row_bytes, band.size(), r.push);
+          band_rows = own;
+        }
+        for (int j = 1; j < c.g; ++j) {
+          const int q = (r.rank + j) % c.g;
+          char* to = direct ? c.d_of(q) + (d_row0 + band.begin) * ldd_bytes
+                            : r.peer_base[q] + l.d_slots + l.part_bytes * r.rank + band.begin * part_row_bytes;
+          copy_rows(to, part_row_bytes, band_rows, part_row_bytes, part_row_bytes, band.size(), r.push);
+          c.flags.set(r.push, r.peer_pad[q] + c.ws.flags.d_ready(r.rank, b));
+          c.trace.mark(r.rank, "push", r.push, "D band {} sent to rank {}", b, q);
+        }
+      } else if (st.bands > 1) {  // reduce-scatter's final rows stay here: nobody waits
+        c.flags.take(s, r.pad + c.ws.flags.band_done(st.step, b));
       }
     }
   }
@@ -520,36 +582,44 @@ void run_gather_to_root(const CallContext& c, Rank& r, const TpShards& sh, cudaS
     c.flags.take(r.copy, r.pad + c.ws.flags.done(0));
     if (direct) c.flags.take(r.copy, r.pad + c.ws.flags.d_free(0));
   }
+  std::vector<int64_t> ends;
   for (const TpStep& st : c.plan.steps) {
-    const Range band = c.cut[st.band];
+    const Range rows = launch_rows(c, st);
     GemmOperands ops;
-    ops.a = static_cast<const char*>(sh.a) + band.begin * lda_bytes;
+    ops.a = static_cast<const char*>(sh.a) + rows.begin * lda_bytes;
     ops.b = sh.b;
-    if (fp8(p)) ops.scale_a = sh.scale_a + band.begin * c.a_kblocks, ops.scale_b = sh.scale_b;
-    char* d_band = root ? static_cast<char*>(sh.d) + band.begin * row_bytes
-                        : r.base + l.send + band.begin * row_bytes;
-    ops.d = d_band;
+    if (fp8(p)) ops.scale_a = sh.scale_a + rows.begin * c.a_kblocks, ops.scale_b = sh.scale_b;
+    char* d = root ? static_cast<char*>(sh.d) : r.base + l.send;  // the chunk's rows
+    ops.d = d + rows.begin * row_bytes;
+    signal_bands(c, r, st, ends, ops);
     launch(c, st, ops, r.device, s);
-    c.trace.mark(r.rank, "gemm", s, "gemm band {} ({} rows) done", st.band, band.size());
-    if (root) continue;
-    after(r.copy, s, r.from_caller);
-    char* to = direct ? c.d_of(0) + (r.rank * c.chunk_rows + band.begin) * row_bytes
-                      : r.peer_base[0] + l.d_slots + l.part_bytes * r.rank + band.begin * row_bytes;
-    copy_rows(to, row_bytes, d_band, row_bytes, row_bytes, band.size(), r.copy);
-    c.flags.set(r.copy, r.peer_pad[0] + c.ws.flags.d_ready(r.rank, st.band));
-    c.trace.mark(r.rank, "copy", r.copy, "D band {} sent to rank 0", st.band);
+    c.trace.mark(r.rank, "gemm", s, "gemm band {}{} ({} rows) done", st.band,
+                 st.bands > 1 ? fmt::format("-{}", st.band + st.bands - 1) : "", rows.size());
+    for (int b = st.band; b < st.band + st.bands; ++b) {
+      const Range band = c.cut[b];
+      if (root) {  // rank 0's rows are in D already: nobody waits for them
+        if (st.bands > 1) c.flags.take(s, r.pad + c.ws.flags.band_done(st.step, b));
+        continue;
+      }
+      after_band(c, r, st, b, r.copy, s);
+      char* to = direct ? c.d_of(0) + (r.rank * c.chunk_rows + band.begin) * row_bytes
+                        : r.peer_base[0] + l.d_slots + l.part_bytes * r.rank + band.begin * row_bytes;
+      copy_rows(to, row_bytes, d + band.begin * row_bytes, row_bytes, row_bytes, band.size(), r.copy);
+      c.flags.set(r.copy, r.peer_pad[0] + c.ws.flags.d_ready(r.rank, b));
+      c.trace.mark(r.rank, "copy", r.copy, "D band {} sent to rank 0", b);
+    }
   }
   if (!root) return;
-  for (const TpStep& st : c.plan.steps)
+  for (int b = 0; b < int(c.cut.size()); ++b)
     for (int q = 1; q < c.g; ++q) {
-      const Range band = c.cut[st.band];
-      c.flags.take(r.local_copy, r.pad + c.ws.flags.d_ready(q, st.band));
-      c.trace.mark(r.rank, "local", r.local_copy, "D band {} of rank {} in", st.band, q);
+      const Range band = c.cut[b];
+      c.flags.take(r.local_copy, r.pad + c.ws.flags.d_ready(q, b));
+      c.trace.mark(r.rank, "local", r.local_copy, "D band {} of rank {} in", b, q);
       if (direct) continue;
       copy_rows(static_cast<char*>(sh.d) + (q * c.chunk_rows + band.begin) * row_bytes, row_bytes,
                 r.base + l.d_slots + l.part_bytes * q + band.begin * row_bytes, row_bytes,
                 row_bytes, band.size(), r.local_copy);
-      c.trace.mark(r.rank, "local", r.local_copy, "D band {} of rank {} copied", st.band, q);
+      c.trace.mark(r.rank, "local", r.local_copy, "D band {} of rank {} copied", b, q);
     }
 }
 

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <numeric>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -45,6 +47,19 @@ constexpr double kLocalCopyDramShare = 0.81;
 // much after the previous one ends even when the flag is already set: ~6 us between a GEMM's
 // end and the next band's "partial in" mark in the same traces.
 constexpr double kFlagWaitUs = 6.0;
+
+// A merged launch cuts its raster groups at the bands' ends (sm90/tile_scheduler.cuh): each
+// group more than the uncut launch has sweeps B once more. The cost model hides B's DRAM time
+// under the matrix time, but the sweeps are not free: step 0 of all-reduce 8192 x 28672 x 8192
+// on 2 H200s (4096 x 28672 x 4096, 128x256x64 g8: 1024-row groups) took 1346 us cut into 9
+// bands (5 more groups) and 1245 us as reduce-scatter's 2 bands of 2048 rows (none more), beside
+// the same partial copies: 20 us a group, 0.41 of B's 235 MB at the DRAM rate.
+constexpr double kCutGroupShareOfB = 0.41;
+
+// Every launch after the first: the previous kernel's last wave drains and this one's pipeline
+// fills with no overlap. The 1024-row bands of all-reduce 8192 x 28672 x 8192 on 2 H200s ran
+// back to back 5-9 us over their one-GPU predictions (AUTOGEMM_TP_TRACE, docs/decisions.md).
+constexpr double kLaunchGapUs = 8.0;
 
 bool fp8(const TpProblem& p) { return multi::tp_block_scaled(p); }
 
@@ -184,23 +199,17 @@ std::vector<Range> tp_bands(int64_t chunk_rows, int bands, int64_t tail_rows) {
 }
 
 std::vector<Range> tp_plan_bands(const TpPlan& plan) {
-  std::vector<Range> cut(std::max(1, plan.bands));
-  std::vector<bool> seen(cut.size(), false);
-  for (const TpStep& s : plan.steps)
-    if (s.step == 0 && s.band >= 0 && s.band < int(cut.size())) {
-      cut[s.band].end = s.rows;  // sizes first, offsets below
-      seen[s.band] = true;
-    }
+  const int64_t chunk = plan.transport == TpTransport::nccl ? 0 : tp_chunk_rows(plan.problem);
+  std::vector<Range> cut;
   int64_t at = 0;
-  for (std::size_t b = 0; b < cut.size(); ++b) {
-    if (!seen[b])
-      throw InvalidArgument("plan.steps", fmt::format("no step-0 launch of band {}", b),
-                            fmt::format("a plan of {} bands runs every band in step 0",
-                                        cut.size()));
-    const int64_t rows = cut[b].end;
-    cut[b] = {at, at + rows};
+  for (const int64_t rows : plan.band_rows) {
+    cut.push_back({at, at + rows});
     at += rows;
   }
+  if (int(cut.size()) != plan.bands || (chunk > 0 && at != chunk))
+    throw InvalidArgument("plan.band_rows", fmt::format("{} bands of {} rows in all", cut.size(), at),
+                          fmt::format("a plan cuts each rank's chunk of {} rows into its {} bands",
+                                      chunk, plan.bands));
   return cut;
 }
 
@@ -220,6 +229,7 @@ GemmProblem tp_launch_problem(const TpProblem& p, const TpStep& step) {
   q.ldd = step.d_to_caller && p.ldd ? p.ldd : q.n;
   q.reads_c = step.reads_c;
   q.ldc = step.reads_c ? q.n : 0;  // C: a partial in the workspace, packed
+  q.signal_bands = step.bands > 1 ? step.bands : 0;
   return q;
 }
 
@@ -300,9 +310,13 @@ class TpPricer {
 
   // `rounds` must divide the bands the chunk is cut into (else the caller skips it).
   // `tail_rows` > 0: the last band's final rows run as a band of their own (tp_bands).
-  TpPlan copy_engine(const std::vector<Range>& cut, int64_t tail_rows, int rounds) {
+  // `merge`: bands whose launches would follow each other with nothing to wait for between them
+  // run as one launch that signals each band (TpStep::bands).
+  TpPlan copy_engine(const std::vector<Range>& cut, int64_t tail_rows, int rounds, bool merge) {
     TpPlan plan = base(TpTransport::copy_engine);
     plan.bands = int(cut.size());
+    for (const Range& r : cut) plan.band_rows.push_back(r.size());
+    band_rows_ = plan.band_rows;
     plan.tail_rows = tail_rows;
     plan.rounds = rounds;
     plan.d_direct = d_direct_;
@@ -314,19 +328,25 @@ class TpPricer {
     // (gather: one step, the rank's own rows; rank 0 writes D, the others their workspace,
     // one launch problem since D is packed).
     for (int round = 0; round < rounds; ++round)
-      for (int step = 0; step < (to_root ? 1 : g_); ++step)
-        for (int b = round * per_round; b < (round + 1) * per_round; ++b) {
-          TpStep s;
-          s.step = step, s.band = b, s.rows = cut[b].size();
-          s.reads_c = !gather && !to_root && step > 0;
-          s.a_from_caller = !gather || step == 0;  // all-gather: later steps read gathered A
-          // The ring's earlier steps write partials; gather's D is packed either way.
-          s.d_to_caller = gather || to_root || step == g_ - 1;
-          const Candidate& best = launch(s);
-          s.config = best.config;
-          s.predicted_us = best.prediction.time_us;
-          plan.steps.push_back(s);
+      for (int step = 0; step < (to_root ? 1 : g_); ++step) {
+        const int lo = round * per_round, hi = (round + 1) * per_round;
+        TpStep s;
+        s.step = step;
+        s.reads_c = !gather && !to_root && step > 0;
+        s.a_from_caller = !gather || step == 0;  // all-gather: later steps read gathered A
+        // The ring's earlier steps write partials; gather's D is packed either way.
+        s.d_to_caller = gather || to_root || step == g_ - 1;
+        // Only steps that wait for nothing merge (the ring's first, gather's one): a merged
+        // step that reads partials waits for its last band's before it starts, and measured
+        // slower (all-reduce 8192 x 28672 x 8192 on 2 H200s 2885 -> 2916-2961 us, with its
+        // last band apart). All-gather's bands signal nothing (its D stays on the rank).
+        const int merged_end = !merge || gather || s.reads_c ? lo : hi;
+        if (merged_end - lo >= 2 && add_launch(plan, s, cut, lo, merged_end)) {
+          for (int b = merged_end; b < hi; ++b) add_launch(plan, s, cut, b, b + 1);
+        } else {
+          for (int b = lo; b < hi; ++b) add_launch(plan, s, cut, b, b + 1);
         }
+      }
     slow_for_copies(plan);
     for (const TpStep& s : plan.steps) plan.compute_us += s.predicted_us;
     if (gather) simulate_gather(plan, cut);
@@ -348,10 +368,11 @@ class TpPricer {
     // there (reduce_scatter) or into D (all_reduce, reduced in place when D is packed).
     s.a_from_caller = !gather;
     s.d_to_caller = gather || to_root || (p_.pattern == TpPattern::all_reduce && packed_d());
-    const Candidate& best = launch(s);
+    const Candidate& best = *launch(s);
     s.config = best.config;
     s.predicted_us = best.prediction.time_us;
     plan.steps.push_back(s);
+    plan.band_rows = {s.rows};
     plan.compute_us = s.predicted_us;
     const double d_bytes = double(p_.m) * p_.n * dtype_bytes(p_.d_type);
     switch (p_.pattern) {
@@ -386,11 +407,27 @@ class TpPricer {
     return plan;
   }
 
-  // Every launch's prediction with the copies' DRAM traffic taken from its DRAM time, and the
-  // flag wait before it (kFlagWaitUs). Each copy reads its source and writes its destination
-  // (a local copy both on one GPU); their bytes, spread evenly over the launches, move at the
-  // DRAM rate the cost model gave the launch (its dram_bytes over its memory_us), and a launch
-  // whose DRAM time then exceeds its matrix time slows by the excess.
+  // Launch `s` of bands [first, end) of the cut, appended to the plan with its configuration:
+  // the planner's best for its one-GPU problem whose cluster tiles divide each band (a merged
+  // launch signals whole bands). False, and nothing appended, when a merged one has none.
+  bool add_launch(TpPlan& plan, TpStep s, const std::vector<Range>& cut, int first, int end) {
+    s.band = first, s.bands = end - first;
+    if (s.bands > kMaxSignalBands) return false;
+    s.rows = cut[end - 1].end - cut[first].begin;
+    const Candidate* best = launch(s);
+    if (!best) return false;
+    s.config = best->config;
+    s.predicted_us = best->prediction.time_us;
+    plan.steps.push_back(s);
+    return true;
+  }
+
+  // Every launch's prediction with the copies' DRAM traffic taken from its DRAM time, the flag
+  // wait before it (kFlagWaitUs) and the gap after the launch before it (kLaunchGapUs). Each
+  // copy reads its source and writes its destination (a local copy both on one GPU); their
+  // bytes, spread over the launches by rows, move at the DRAM rate the cost model gave the
+  // launch (its dram_bytes over its memory_us), and a launch whose DRAM time then exceeds its
+  // matrix time slows by the excess.
   void slow_for_copies(TpPlan& plan) {
     const int64_t chunk = multi::tp_chunk_rows(p_);
     double copy_bytes = 0;  // DRAM bytes one rank's copies read and write per call
@@ -403,15 +440,19 @@ class TpPricer {
       if (p_.pattern == TpPattern::all_reduce)  // D bands out and in (then in D: read, write)
         copy_bytes += (d_direct_ ? 2 : 4) * (g_ - 1) * part_bytes(chunk);
     }
-    const double copy_bytes_per_launch = copy_bytes / double(plan.steps.size());
-    for (TpStep& s : plan.steps) {
-      const Prediction& q = launch(s).prediction;
-      const double copy_us_per_launch =
-          q.dram_bytes > 0 ? copy_bytes_per_launch * q.memory_us / q.dram_bytes : 0.0;
+    double rows = 0;
+    for (const TpStep& s : plan.steps) rows += double(s.rows);
+    for (std::size_t i = 0; i < plan.steps.size(); ++i) {
+      TpStep& s = plan.steps[i];
+      const Prediction& q = launch_prediction(s);
+      const double copy_bytes_of_launch = copy_bytes * double(s.rows) / rows;
+      const double copy_us_of_launch =
+          q.dram_bytes > 0 ? copy_bytes_of_launch * q.memory_us / q.dram_bytes : 0.0;
       const double busiest = std::max(q.compute_us, q.memory_us);
-      s.predicted_us += std::max(0.0, q.memory_us + copy_us_per_launch - busiest);
+      s.predicted_us += std::max(0.0, q.memory_us + copy_us_of_launch - busiest);
       const bool waits = p_.pattern == TpPattern::all_gather ? s.step > 0 : s.reads_c;
       if (waits) s.predicted_us += kFlagWaitUs;
+      if (i > 0) s.predicted_us += kLaunchGapUs;
     }
   }
 
@@ -436,12 +477,51 @@ class TpPricer {
     return d_direct_ ? 0.0 : (g_ - 1) * local_copy_us(bytes);
   }
 
-  const Candidate& launch(const TpStep& step) {
+  // The configuration of a launch: the planner's best for its one-GPU problem; a merged one
+  // (several bands of the cut being priced) only where that configuration's cluster tiles
+  // divide every band, priced with the B sweeps its cut raster groups add
+  // (kCutGroupShareOfB); null where they do not. (Searching the other candidates for one that
+  // divides the bands picked ungrouped rasters, whose B sweeps the model does not see: 16384^3
+  // all-reduce on 2 H200s 6938 us against 5952-6122 unmerged.)
+  const Candidate* launch(const TpStep& step) {
     const GemmProblem q = multi::tp_launch_problem(p_, step);
-    const auto key = std::make_tuple(q.m, q.lda, q.ldd, q.reads_c);
+    std::vector<int64_t> rows;
+    for (int b = step.band; step.bands > 1 && b < step.band + step.bands; ++b)
+      rows.push_back(band_rows_[std::size_t(b)]);
+    const auto key = std::make_tuple(q.m, q.lda, q.ldd, q.reads_c, rows);
     auto it = cache_.find(key);
-    if (it == cache_.end()) it = cache_.emplace(key, plan_gemm(q, device_).best()).first;
-    return it->second;
+    if (it == cache_.end()) {
+      const Plan plan = plan_gemm(q, device_);
+      std::optional<Candidate> pick;
+      if (rows.empty()) pick = plan.best();
+      const double sweep_us = double(q.n) * q.k * dtype_bytes(q.b_type) /
+                              (device_.memory_bandwidth_gbps * 1e3) * kCutGroupShareOfB;
+      for (const Candidate& c : rows.empty() ? std::vector<Candidate>{} : std::vector{plan.best()}) {
+        const int64_t cluster_rows = int64_t(c.config.block_m) * c.config.cluster_m;
+        const int64_t group_rows = cluster_rows * std::max(1, c.config.raster_group);
+        bool whole = c.config.instruction != Instruction::vendor;
+        int64_t groups = 0;
+        for (const int64_t r : rows) {
+          whole = whole && r % cluster_rows == 0;
+          groups += (r + group_rows - 1) / group_rows;
+        }
+        if (!whole) continue;
+        Candidate priced = c;
+        priced.prediction.time_us +=
+            double(groups - (q.m + group_rows - 1) / group_rows) * sweep_us;
+        if (!pick || priced.prediction.time_us < pick->prediction.time_us) pick = priced;
+      }
+      it = cache_.emplace(key, pick).first;
+    }
+    return it->second ? &*it->second : nullptr;
+  }
+  const Prediction& launch_prediction(const TpStep& s) { return launch(s)->prediction; }
+
+  // When band b of launch s (started at `start`) is finished: its tiles run band by band
+  // (sm90/tile_scheduler.cuh), so at the launch's rate over the rows up to the band's end.
+  static double band_finished(const TpStep& s, const std::vector<Range>& cut, int b, double start) {
+    const double rows_done = double(cut[b].end - cut[s.band].begin);
+    return start + s.predicted_us * rows_done / double(s.rows);
   }
 
   // Source s = r + i sends its shard to r as the i-th of its pushes (it serves r - 1 first,
@@ -480,11 +560,15 @@ class TpPricer {
   void simulate_to_root(TpPlan& plan, const std::vector<Range>& cut) {
     double t = 0, ingress_free = 0, copy_end = 0;
     for (const TpStep& s : plan.steps) {
+      const double start = t;
       t += s.predicted_us;
-      const double bytes = part_bytes(cut[s.band].size());
-      ingress_free = std::max(ingress_free, t) + (g_ - 1) * send_us(bytes);
-      plan.transfer_us += (g_ - 1) * send_us(bytes);
-      copy_end = std::max(copy_end, ingress_free + kFlagHandoffUs) + staged_copy_us(bytes);
+      for (int b = s.band; b < s.band + s.bands; ++b) {
+        const double bytes = part_bytes(cut[b].size());
+        const double finished = band_finished(s, cut, b, start);
+        ingress_free = std::max(ingress_free, finished) + (g_ - 1) * send_us(bytes);
+        plan.transfer_us += (g_ - 1) * send_us(bytes);
+        copy_end = std::max(copy_end, ingress_free + kFlagHandoffUs) + staged_copy_us(bytes);
+      }
     }
     plan.total_us = std::max(t, copy_end) + kFlagHandoffUs;
     plan.explanation = fmt::format(
@@ -508,18 +592,22 @@ class TpPricer {
     std::vector<double> arrival(bands, 0.0);
     double t = 0, egress_free = 0, waited = 0, copy_end = 0;
     for (const TpStep& s : plan.steps) {
-      const double start = s.step > 0 ? std::max(t, arrival[s.band]) : t;
+      double start = t;  // a launch waits for every one of its bands' partials
+      for (int b = s.band; s.step > 0 && b < s.band + s.bands; ++b) start = std::max(start, arrival[b]);
       waited += start - t;
       t = start + s.predicted_us;
-      const double bytes = part_bytes(cut[s.band].size());
-      if (s.step < g_ - 1) {
-        egress_free = std::max(egress_free, t) + send_us(bytes);
-        arrival[s.band] = egress_free + kFlagHandoffUs;
-        plan.transfer_us += send_us(bytes);
-      } else if (all_reduce) {
-        egress_free = std::max(egress_free, t) + (g_ - 1) * send_us(bytes);
-        plan.transfer_us += (g_ - 1) * send_us(bytes);
-        copy_end = std::max(copy_end, egress_free + kFlagHandoffUs) + staged_copy_us(bytes);
+      for (int b = s.band; b < s.band + s.bands; ++b) {
+        const double bytes = part_bytes(cut[b].size());
+        const double finished = band_finished(s, cut, b, start);
+        if (s.step < g_ - 1) {
+          egress_free = std::max(egress_free, finished) + send_us(bytes);
+          arrival[b] = egress_free + kFlagHandoffUs;
+          plan.transfer_us += send_us(bytes);
+        } else if (all_reduce) {
+          egress_free = std::max(egress_free, finished) + (g_ - 1) * send_us(bytes);
+          plan.transfer_us += (g_ - 1) * send_us(bytes);
+          copy_end = std::max(copy_end, egress_free + kFlagHandoffUs) + staged_copy_us(bytes);
+        }
       }
     }
     const double end = std::max(t, copy_end);
@@ -552,7 +640,9 @@ class TpPricer {
   // one process addresses every rank's D, and D's rows are packed (peer copies are whole
   // contiguous runs, tp_exec.cpp; gather's D always is). NCCL plans never do.
   bool d_direct_;
-  std::map<std::tuple<int64_t, int64_t, int64_t, bool>, Candidate> cache_;
+  std::map<std::tuple<int64_t, int64_t, int64_t, bool, std::vector<int64_t>>, std::optional<Candidate>>
+      cache_;
+  std::vector<int64_t> band_rows_;  // the cut being priced (launch_prediction)
 };
 
 uint64_t fnv1a(std::string_view text) {
@@ -632,8 +722,11 @@ TpPlan plan_tp(const TpProblem& problem, const GpuInfo& device, const Topology& 
         if (!cuts_tried.insert(sizes).second) continue;  // fewer rows than bands: the same cut
         for (int rounds : round_tries) {
           if (int(cut.size()) % rounds != 0) continue;  // (forced rounds skip cuts they do not divide)
-          TpPlan plan = pricer.copy_engine(cut, tail, rounds);
-          if (!have || plan.total_us < 0.99 * best.total_us) best = std::move(plan), have = true;
+          // Bands merged into launches that signal each (fewer launches) first.
+          for (bool merge : {true, false}) {
+            TpPlan plan = pricer.copy_engine(cut, tail, rounds, merge);
+            if (!have || plan.total_us < 0.99 * best.total_us) best = std::move(plan), have = true;
+          }
         }
       }
     }
@@ -661,9 +754,11 @@ uint64_t TpPlan::hash() const {
                                  to_string(transport), bands, rounds);
   if (tail_rows > 0) text += fmt::format(" t{}", tail_rows);
   if (d_direct) text += " direct";
+  for (const int64_t rows : band_rows) text += fmt::format(" {}", rows);
   for (const TpStep& s : steps)
-    text += fmt::format("|{}.{} {} {}{}{} {}", s.step, s.band, s.rows, s.reads_c ? "c" : "-",
-                        s.a_from_caller ? "a" : "-", s.d_to_caller ? "d" : "-", s.config.describe());
+    text += fmt::format("|{}.{} {} {}{}{} {}{}", s.step, s.band, s.rows, s.reads_c ? "c" : "-",
+                        s.a_from_caller ? "a" : "-", s.d_to_caller ? "d" : "-", s.config.describe(),
+                        s.bands > 1 ? fmt::format(" x{}", s.bands) : std::string());
   return fnv1a(text);
 }
 
@@ -690,7 +785,11 @@ std::string TpPlan::describe() const {
                                          step.reads_c ? " + C" : "", step.config.describe(),
                                          step.predicted_us);
     if (line == last) continue;
-    out += fmt::format("  step {} band {}: {}\n", step.step, step.band, line);
+    const std::string bands = step.bands > 1
+                                  ? fmt::format("bands {}-{} (one launch, each band signalled)",
+                                                step.band, step.band + step.bands - 1)
+                                  : fmt::format("band {}", step.band);
+    out += fmt::format("  step {} {}: {}\n", step.step, bands, line);
     last = line;
   }
   return out;

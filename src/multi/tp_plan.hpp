@@ -19,7 +19,7 @@ inline constexpr int kTpMaxBands = 8;
 // `tail_rows` rows become a band of their own.
 std::vector<Range> tp_bands(int64_t chunk_rows, int bands, int64_t tail_rows = 0);
 
-// The bands a plan's launches run, read from its steps (the executor never re-cuts).
+// The bands a plan's launches run, from its band_rows (the executor never re-cuts).
 std::vector<Range> tp_plan_bands(const TpPlan& plan);
 
 // Rows of the whole D each rank's chunk covers: M / world.
@@ -33,6 +33,7 @@ inline int64_t tp_scale_blocks(int64_t elements) { return (elements + 127) / 128
 // partial); C for the ring's later steps. The leading dimensions are those the executor passes:
 // A from the caller's shard (lda) or the workspace (packed), D into the caller's D (ldd) or the
 // workspace (packed), as the step says.
+// A launch of several bands signals each (GemmProblem::signal_bands = step.bands).
 GemmProblem tp_launch_problem(const TpProblem& problem, const TpStep& step);
 
 // Bytes per rank of the workspace parts, and where each lies in the one allocation.
@@ -53,14 +54,22 @@ struct TpLayout {
 TpLayout tp_layout(const TpProblem& problem, TpTransport transport, bool d_direct = false);
 
 // The flag pad: 32-bit words after the buffers, one per (kind, slot, band) and one per peer.
+// band_done and band_counter are a launch's row-band signals (TpStep::bands > 1): the kernel
+// counts each band's stores into its counter, then raises its band_done flag; a launch's bands
+// are consecutive words.
 struct TpFlags {
   int world = 1, bands = 1;
   int64_t a_ready(int source, int band) const { return int64_t(source) * bands + band; }
   int64_t part_ready(int step, int band) const { return int64_t(world + step) * bands + band; }
   int64_t d_ready(int source, int band) const { return int64_t(2 * world + source) * bands + band; }
-  int64_t done(int peer) const { return int64_t(3 * world) * bands + peer; }
-  int64_t d_free(int peer) const { return int64_t(3 * world) * bands + world + peer; }
-  int64_t count() const { return int64_t(3 * world) * bands + 2 * world; }
+  int64_t band_done(int step, int band) const { return int64_t(3 * world + step) * bands + band; }
+  int64_t band_counter(int step, int band) const { return int64_t(4 * world + step) * bands + band; }
+  int64_t done(int peer) const { return int64_t(5 * world) * bands + peer; }
+  int64_t d_free(int peer) const { return int64_t(5 * world) * bands + world + peer; }
+  int64_t count() const { return int64_t(5 * world) * bands + 2 * world; }
+  bool is_counter(int64_t word) const {
+    return word >= int64_t(4 * world) * bands && word < int64_t(5 * world) * bands;
+  }
 };
 
 }  // namespace autogemm::multi

@@ -701,9 +701,35 @@ std::string grouped_violation(const GemmProblem& problem, const KernelFields& fi
   return {};
 }
 
+// Row-band signals (GemmProblem::signal_bands): one kernel walks D's rows band by band and each
+// storing consumer counts its tiles' TMA stores into the band's counter (sm90/band_signal.cuh).
+// So: the tile family, D's rows as the caller's (no swap), every tile stored whole by one kernel
+// (no split-K, no n-tail kernel), TMA stores (whose completion one thread can wait for), and
+// cluster tiles ordered along M (the scheduler cuts its groups at band ends).
+std::string signal_violation(const GemmProblem& problem, const KernelFields& fields) {
+  if (problem.signal_bands == 0) return {};
+  const GemmConfig& c = fields.config;
+  const std::string what = fmt::format("signal_bands = {}", problem.signal_bands);
+  if (c.instruction != Instruction::wgmma)
+    return fmt::format("{}: row-band signals run on the tile family (wgmma), not {}", what,
+                       to_string(c.instruction));
+  if (c.swap_ab) return fmt::format("{}: a swapped kernel walks D's columns, not its row bands", what);
+  if (c.split_k != 1)
+    return fmt::format("{} with split_k = {}: a tile's last split stores it; band signals count "
+                       "whole tiles", what, c.split_k);
+  if (c.n_tail_kernel) return fmt::format("{} with n_tail_kernel: two kernels would share a band", what);
+  if (fields.store_path != StorePath::tma)
+    return fmt::format("{} with store_path = {}: the bands' stores are TMA's (one thread waits "
+                       "for their completion)", what, to_string(fields.store_path));
+  if (c.raster_order != RasterOrder::along_m)
+    return fmt::format("{} with raster along N: the tiles must run band by band along M", what);
+  return {};
+}
+
 std::string kernel_violation(const GemmProblem& problem, const KernelFields& fields,
                              const GpuInfo& device) {
   if (auto why = grouped_violation(problem, fields); !why.empty()) return why;
+  if (auto why = signal_violation(problem, fields); !why.empty()) return why;
   if (auto why = tile_violation(problem, fields, device); !why.empty()) return why;
   if (auto why = schedule_violation(problem, fields, device); !why.empty()) return why;
   if (!fields.config.n_tail_kernel) return {};

@@ -136,6 +136,8 @@ std::string schedule_violation(const GemmProblem& problem, const KernelFields& f
 // Grouped problems (grouped.hpp): the tile family, tiles inside one group (block_m 64 or 128
 // dividing the group step), no clusters along M, no split-K or n-tail kernel.
 std::string grouped_violation(const GemmProblem& problem, const KernelFields& fields);
+// Row-band signals (GemmProblem::signal_bands): what the kernel's band walk and counting need.
+std::string signal_violation(const GemmProblem& problem, const KernelFields& fields);
 std::string kernel_violation(const GemmProblem& problem, const KernelFields& fields,
                              const GpuInfo& device);
 std::string preference_violation(const GemmProblem& problem, const GemmConfig& config,

@@ -50,7 +50,7 @@ const GpuInfo& device_info(int device) {
 // The last field: the epilogue's token and the weight-only format (each selects the kernel).
 using PlanKey = std::tuple<int, int64_t, int64_t, int64_t, DType, DType, DType, Layout, int64_t,
                            int64_t, int64_t, int64_t, Scaling, bool, Grouping, int64_t, int64_t,
-                           std::string>;
+                           std::string, int>;
 
 struct PlannedSpec {
   std::shared_ptr<const KernelSpec> spec;
@@ -83,7 +83,8 @@ PlanKey plan_key(int device, const GemmProblem& p) {
           p.ldc_or_packed(), p.ldd_or_packed(), p.scaling, p.reads_c, p.grouping, p.num_groups,
           p.expected_m,
           p.epilogue.token() +
-              (p.weight_format ? "|weights=" + std::string(to_string(*p.weight_format)) : "")};
+              (p.weight_format ? "|weights=" + std::string(to_string(*p.weight_format)) : ""),
+          p.signal_bands};
 }
 
 // GemmOptions::autotune_graph's default, AUTOGEMM_AUTOTUNE_GRAPH, read once like AUTOGEMM_AUTOTUNE.
@@ -152,7 +153,8 @@ PlannedSpec planned_spec(int device, const GemmProblem& p, const GemmOperands& o
   static std::mutex mutex;
   static std::map<PlanKey, PlannedSpec> plans;
   const PlanKey key = plan_key(device, p);
-  const bool want_tuning = autotune > 1 && !(p.reads_c && o.c == o.d);
+  // Row-band signals: a timed candidate would raise flags nobody waits for, and cuBLASLt has none.
+  const bool want_tuning = autotune > 1 && !(p.reads_c && o.c == o.d) && p.signal_bands == 0;
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = plans.find(key); it != plans.end() && (it->second.tuned || !want_tuning))
@@ -244,6 +246,45 @@ void check_operands(const GemmProblem& p, const GemmOperands& o) {
                           "b_scales and b_zeros are read with problem.weight_format only");
   }
   runtime::check_epilogue_operands(p, o);
+  if (p.signal_bands == 0) {
+    if (o.band_ends || o.band_counters || o.band_flags)
+      throw InvalidArgument(o.band_ends ? "band_ends" : o.band_counters ? "band_counters" : "band_flags",
+                            "a pointer", "row-band signals are read with problem.signal_bands > 0 only");
+    return;
+  }
+  if (!o.band_ends || !o.band_counters || !o.band_flags)
+    throw InvalidArgument(!o.band_ends ? "band_ends" : !o.band_counters ? "band_counters" : "band_flags",
+                          "nullptr", fmt::format("signal_bands = {} needs the bands' ends, counters "
+                                                 "and flags", p.signal_bands));
+  for (int b = 0; b < p.signal_bands; ++b) {
+    const int64_t begin = b > 0 ? o.band_ends[b - 1] : 0;
+    if (o.band_ends[b] <= begin || o.band_ends[b] > p.m)
+      throw InvalidArgument(fmt::format("band_ends[{}]", b), std::to_string(o.band_ends[b]),
+                            fmt::format("bands end in ascending order inside M = {} rows", p.m));
+  }
+  if (o.band_ends[p.signal_bands - 1] != p.m)
+    throw InvalidArgument(fmt::format("band_ends[{}]", p.signal_bands - 1),
+                          std::to_string(o.band_ends[p.signal_bands - 1]),
+                          fmt::format("the last band ends at M = {}", p.m));
+}
+
+// Row-band signals: only our kernels signal, and each band is whole cluster tiles of rows (the
+// scheduler walks the bands in cluster rows and counts whole tiles: sm90/band_signal.cuh).
+void check_band_signals(const GemmProblem& p, const KernelSpec& spec, const GemmOperands& o,
+                        const std::string& why_not_ours) {
+  if (p.signal_bands == 0) return;
+  if (spec.vendor || !why_not_ours.empty())
+    throw InvalidArgument("problem.signal_bands", std::to_string(p.signal_bands),
+                          fmt::format("only autogemm's kernels signal row bands, and this call "
+                                      "would run cuBLASLt: {}", spec.vendor ? spec.reason : why_not_ours));
+  const int64_t rows = int64_t(spec.config.block_m) * spec.config.cluster_m;
+  for (int b = 0; b < p.signal_bands; ++b)
+    if (o.band_ends[b] % rows != 0)
+      throw InvalidArgument(fmt::format("band_ends[{}]", b), std::to_string(o.band_ends[b]),
+                            fmt::format("each band is whole cluster tiles of {} rows ({}: "
+                                        "block_m {} x cluster_m {})", rows,
+                                        spec.config.describe(), spec.config.block_m,
+                                        spec.config.cluster_m));
 }
 
 }  // namespace
@@ -302,6 +343,7 @@ GemmReport gemm(const GemmProblem& problem_in, const GemmOperands& operands, cud
   report.config = spec.config;
   report.reason = spec.reason;
   const std::string& why_not_ours = call.why_not_ours;
+  check_band_signals(problem, spec, operands, why_not_ours);
   if (why_not_ours.empty()) {
     runtime::launch(spec, operands, stream);
     return report;

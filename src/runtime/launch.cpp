@@ -219,6 +219,11 @@ ResolvedKernel resolve_one(const KernelLaunch& k, const SplitKWorkspaceLayout& s
   params.d_scale_ld = fp8_scale_count_1x128(1, p.d_cols());
   params.b_scales = call_operands.b_scales;
   params.b_zeros = call_operands.b_zeros;
+  // Row-band signals (checked by gemm(): check_band_signals).
+  params.band_count = p.signal_bands;
+  params.band_counters = call_operands.band_counters;
+  params.band_flags = call_operands.band_flags;
+  for (int b = 0; b < p.signal_bands; ++b) params.band_end[b] = int(call_operands.band_ends[b]);
   // Split-K: the splits meet in a workspace and the last one of each tile stores it
   // (kernels/sm90/split_k_reduce.cuh, decode_kernel.cuh); the stream's, found when enqueued.
   if (k.fields.config.split_k > 1) {

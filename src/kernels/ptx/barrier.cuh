@@ -118,6 +118,29 @@ __device__ __forceinline__ void store_release_gpu(u32* flag, u32 value) {
                : "memory");
 }
 
+// *counter += value, returning the old value, with acquire-release semantics at GPU scope: the
+// thread that brings a count to its total sees everything the earlier adders released.
+__device__ __forceinline__ u32 atomic_add_acq_rel_gpu(u32* counter, u32 value) {
+  u32 old;
+  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;"
+               : "=r"(old)
+               : "l"(counter), "r"(value)
+               : "memory");
+  return old;
+}
+
+// A plain (relaxed) store of a word other threads of the GPU read or add to.
+__device__ __forceinline__ void store_relaxed_gpu(u32* word, u32 value) {
+  asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(word), "r"(value) : "memory");
+}
+
+// The release pattern at system scope: a flag that a stream memory operation or another GPU waits
+// for (cuStreamWaitValue32) publishes what this thread saw and wrote before it.
+__device__ __forceinline__ void store_release_sys(u32* flag, u32 value) {
+  asm volatile("fence.acq_rel.sys;\n\tst.relaxed.sys.global.u32 [%0], %1;" ::"l"(flag), "r"(value)
+               : "memory");
+}
+
 // A flag load that makes what the flag's writer published visible to this thread (and, through a
 // CTA barrier after it, to its CTA) (PTX ISA "ld.acquire").
 __device__ __forceinline__ u32 load_acquire_gpu(const u32* flag) {

@@ -60,6 +60,13 @@ __device__ __forceinline__ void tma_store_wait_all() {
   asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory");
 }
 
+// Orders the global-memory accesses of this thread's completed bulk (async-proxy) operations
+// with its later generic-proxy ones (PTX ISA "fence.proxy.async"): a TMA store waited for, then a
+// release that publishes it.
+__device__ __forceinline__ void fence_proxy_async_global() {
+  asm volatile("fence.proxy.async.global;" ::: "memory");
+}
+
 // Orders this thread's generic-proxy shared-memory writes before later async-proxy accesses
 // (TMA store, wgmma) - required after st.shared and before the barrier (hopper-facts.md 4.4).
 __device__ __forceinline__ void fence_proxy_async_shared() {

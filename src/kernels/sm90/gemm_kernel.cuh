@@ -9,6 +9,7 @@
 // Otherwise the consumer warpgroups also fill the ring themselves (thread 0 issues TMA ahead
 // of use, or all threads load synchronously on the threads path).
 #include "ptx/wgmma.cuh"
+#include "sm90/band_signal.cuh"
 #include "sm90/epilogue.cuh"
 #include "sm90/fp8_promotion.cuh"
 #include "sm90/fp8_scale_copy.cuh"
@@ -216,6 +217,7 @@ struct Consumer {
   TileTraceRecorder& trace;
   const bool trace_recorder;
   WorkItem& work;                       // the tile in progress
+  BandSignal<Cfg>& band_signal;         // row-band signals: the leader's count (band_signal.cuh)
 
   __device__ __forceinline__ Consumer(const SharedStorage<Cfg>& smem_,
                                       const ptx::TensorMap* tmap_a_, const ptx::TensorMap* tmap_b_,
@@ -225,7 +227,8 @@ struct Consumer {
                                       Promotion<Cfg>& promotion_, PipelineState& read_,
                                       PipelineState& write_, unsigned& c_phase_, bool& first_turn_,
                                       bool& first_store_,
-                                      TileTraceRecorder& trace_, WorkItem& work_)
+                                      TileTraceRecorder& trace_, WorkItem& work_,
+                                      BandSignal<Cfg>& band_signal_)
       : smem(smem_), tmap_a(tmap_a_), tmap_b(tmap_b_), maps(maps_),
         params(params_), consumer(consumer_), cta_rank(cta_rank_), descriptors(smem_, consumer_),
         acc(acc_), promotion(promotion_), read(read_), write(write_), c_phase(c_phase_),
@@ -234,7 +237,7 @@ struct Consumer {
         first_turn(first_turn_), first_store(first_store_), trace(trace_),
         trace_recorder(kTileTrace && consumer_ == 0 &&
                        threadIdx.x - (Cfg::warp_specialized ? 128 : 0) == 0),
-        work(work_) {}
+        work(work_), band_signal(band_signal_) {}
 
   // The consumer's whole life: every work item the scheduler hands it, then the teardown.
   // Ping-pong: the CTA's work items alternate between the consumers (consumer 0 the first).
@@ -265,7 +268,11 @@ struct Consumer {
       wait_tile_turn();
       main_loop();
       if constexpr (kTileTrace) trace.main_loop_done(trace_recorder);
+      if constexpr (Cfg::band_signals)
+        if (store_leader()) band_signal.before_store(params, tile_row0());
       const bool stored = store_tile(scheduler.split);
+      if constexpr (Cfg::band_signals)
+        if (store_leader() && stored) band_signal.stored(tile_row0(), n_tile, params.m);
       if constexpr (kTileTrace)
         trace.end(trace_recorder, params, m_tile, n_tile, work.k_begin, work.k_end, !stored);
     }
@@ -377,7 +384,12 @@ struct Consumer {
     // Bulk stores read shared memory asynchronously; it must stay valid until they finish.
     if constexpr (Cfg::tma_store)
       if (threadIdx.x % 128 == 0) ptx::tma_store_wait_all<0>();
+    if constexpr (Cfg::band_signals)
+      if (store_leader()) band_signal.publish(params);
   }
+
+  // The thread that issues this consumer's TMA stores (Epilogue::store_tma's leader).
+  __device__ __forceinline__ bool store_leader() const { return consumer_thread % 128 == 0; }
 
   // --- two promotion temporaries: chunks ------------------------------------------------------
 
@@ -638,8 +650,9 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
   bool first_store = consumer == 0;
   TileTraceRecorder trace;
   typename Consumer<Cfg>::WorkItem work;
+  BandSignal<Cfg> band_signal;
   Consumer<Cfg>(smem, tmap_a, tmap_b, maps, params, consumer, cta_rank, acc, promotion,
-                read, write, c_phase, first_turn, first_store, trace, work)
+                read, write, c_phase, first_turn, first_store, trace, work, band_signal)
       .run();
 }
 

@@ -59,6 +59,14 @@ struct GemmParams {
   // Groups along K (Cfg::grouping 3, autogemm/wgrad.hpp): group g is tokens [group_ends[g - 1],
   // group_ends[g]), its D rows group x group_rows. Null otherwise.
   const int* group_ends;
+  // Row-band signals (Cfg::band_signals, sm90/band_signal.cuh; GemmOperands::band_ends): bands
+  // [band_end[b - 1], band_end[b]) of D's rows, each a whole number of cluster tiles; per band a
+  // counter (0 before and after the kernel) and a flag the kernel sets to 1. band_flags may be
+  // null: the bands are still walked in order, nothing is signalled.
+  unsigned* band_counters;
+  unsigned* band_flags;
+  int band_count;
+  int band_end[16];   // kMaxSignalBands (autogemm/problem.hpp)
 };
 
 }  // namespace autogemm::sm90

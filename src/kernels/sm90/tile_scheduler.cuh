@@ -4,6 +4,9 @@
 // column-major inside a band, so consecutive tiles of a wave reuse the same A rows and B
 // columns from L2 (hopper-facts.md 8.2). A persistent grid strides over the tiles; a
 // non-persistent grid has one CTA per tile and runs the loop once.
+// Row-band signals (Cfg::band_signals): the groups are cut at the bands' ends, so the tiles run
+// band by band and a band's last tile is handed out before the next band's first (the rules
+// keep the order along M and the bands whole cluster rows).
 // Plain index arithmetic on the parameters, nothing architecture-specific: a host test compiles
 // this header too (tests/test_tile_scheduler.cpp) and checks every k-block of every tile is
 // computed exactly once.
@@ -121,18 +124,33 @@ struct TileScheduler {
     // Split-K: the splits of one tile are consecutive work items (they read disjoint K ranges
     // of the same A rows and B columns, so they share L2 lines of neither).
     split = next % Cfg::split_k;
-    const int item = next / Cfg::split_k;
+    int item = next / Cfg::split_k;
     k_first = split * kKBlocksPerSplit;
     k_last = min(kNumKBlocks, k_first + kKBlocksPerSplit);
     int major_count = Cfg::raster_along_n ? num_n_cluster_tiles : num_m_cluster_tiles;
     int minor_count = Cfg::raster_along_n ? num_m_cluster_tiles : num_n_cluster_tiles;
+    int major_base = 0;   // the band's first cluster row (band signals)
+    if constexpr (Cfg::band_signals) {
+      static_assert(!Cfg::raster_along_n, "band signals walk the bands along M (plan/rules.cpp)");
+      constexpr int kClusterRows = Cfg::block_m * Cfg::cluster_m;
+      for (int b = 0; b < params.band_count; ++b) {
+        const int end = params.band_end[b] / kClusterRows;
+        const int items = (end - major_base) * minor_count;
+        if (item < items || b == params.band_count - 1) {
+          major_count = end - major_base;
+          break;
+        }
+        item -= items;
+        major_base = end;
+      }
+    }
     const int group = Cfg::raster_group;
     const int band_span = group * minor_count;
     const int band = item / band_span;
     const int first = band * group;
     const int band_rows = min(group, major_count - first);
     const int within = item % band_span;
-    const int major = first + within % band_rows;
+    const int major = major_base + first + within % band_rows;
     const int minor = within / band_rows;
     const int cm = Cfg::raster_along_n ? minor : major;
     const int cn = Cfg::raster_along_n ? major : minor;
