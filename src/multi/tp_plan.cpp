@@ -16,6 +16,7 @@
 #include "autogemm/plan.hpp"
 #include "autogemm/quantize.hpp"
 #include "multi/comm_cost.hpp"
+#include "plan/rules.hpp"
 
 namespace autogemm {
 
@@ -491,25 +492,21 @@ class TpPricer {
     const auto key = std::make_tuple(q.m, q.lda, q.ldd, q.reads_c, rows);
     auto it = cache_.find(key);
     if (it == cache_.end()) {
-      const Plan plan = plan_gemm(q, device_);
-      std::optional<Candidate> pick;
-      if (rows.empty()) pick = plan.best();
-      const double sweep_us = double(q.n) * q.k * dtype_bytes(q.b_type) /
-                              (device_.memory_bandwidth_gbps * 1e3) * kCutGroupShareOfB;
-      for (const Candidate& c : rows.empty() ? std::vector<Candidate>{} : std::vector{plan.best()}) {
-        const int64_t cluster_rows = int64_t(c.config.block_m) * c.config.cluster_m;
-        const int64_t group_rows = cluster_rows * std::max(1, c.config.raster_group);
-        bool whole = c.config.instruction != Instruction::vendor;
-        int64_t groups = 0;
+      std::optional<Candidate> pick = plan_gemm(q, device_).best();
+      if (!rows.empty()) {
+        const GemmConfig& c = pick->config;
+        const int64_t cluster_rows = plan::signal_band_rows(c);
+        const int64_t group_rows = cluster_rows * std::max(1, c.raster_group);
+        bool whole = c.instruction != Instruction::vendor;
+        int64_t groups = 0;  // raster groups once cut at the bands' ends
         for (const int64_t r : rows) {
           whole = whole && r % cluster_rows == 0;
           groups += (r + group_rows - 1) / group_rows;
         }
-        if (!whole) continue;
-        Candidate priced = c;
-        priced.prediction.time_us +=
-            double(groups - (q.m + group_rows - 1) / group_rows) * sweep_us;
-        if (!pick || priced.prediction.time_us < pick->prediction.time_us) pick = priced;
+        const double sweep_us = double(q.n) * q.k * dtype_bytes(q.b_type) /
+                                (device_.memory_bandwidth_gbps * 1e3) * kCutGroupShareOfB;
+        if (whole) pick->prediction.time_us += double(groups - (q.m + group_rows - 1) / group_rows) * sweep_us;
+        else pick.reset();
       }
       it = cache_.emplace(key, pick).first;
     }

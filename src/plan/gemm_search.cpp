@@ -409,11 +409,12 @@ void add_schedules(Plan& plan, const GemmProblem& kernel_problem, const GemmConf
                                 !legality_violation(plan.problem, config, device).empty()))
             continue;
           // Row-band signals need the raster along M, no split-K and TMA stores.
-          if (std::string signal = signal_violation(problem, kernel_fields(problem, config));
-              !signal.empty()) {
-            if (!n_tail_kernel) plan.rejected.push_back({config, std::move(signal)});
-            continue;
-          }
+          if (problem.signal_bands > 0)
+            if (std::string signal = signal_violation(problem, kernel_fields(problem, config));
+                !signal.empty()) {
+              if (!n_tail_kernel) plan.rejected.push_back({config, std::move(signal)});
+              continue;
+            }
           plan.candidates.push_back({config, predict(plan.problem, config, device)});
         }
   }

@@ -726,6 +726,10 @@ std::string signal_violation(const GemmProblem& problem, const KernelFields& fie
   return {};
 }
 
+int64_t signal_band_rows(const GemmConfig& config) {
+  return int64_t(config.block_m) * config.cluster_m;
+}
+
 std::string kernel_violation(const GemmProblem& problem, const KernelFields& fields,
                              const GpuInfo& device) {
   if (auto why = grouped_violation(problem, fields); !why.empty()) return why;

@@ -138,6 +138,9 @@ std::string schedule_violation(const GemmProblem& problem, const KernelFields& f
 std::string grouped_violation(const GemmProblem& problem, const KernelFields& fields);
 // Row-band signals (GemmProblem::signal_bands): what the kernel's band walk and counting need.
 std::string signal_violation(const GemmProblem& problem, const KernelFields& fields);
+// The rows every signalled band must be a multiple of: whole cluster tiles (block_m x
+// cluster_m), since the scheduler walks the bands in cluster rows and counts whole tiles.
+int64_t signal_band_rows(const GemmConfig& config);
 std::string kernel_violation(const GemmProblem& problem, const KernelFields& fields,
                              const GpuInfo& device);
 std::string preference_violation(const GemmProblem& problem, const GemmConfig& config,

@@ -277,7 +277,7 @@ void check_band_signals(const GemmProblem& p, const KernelSpec& spec, const Gemm
     throw InvalidArgument("problem.signal_bands", std::to_string(p.signal_bands),
                           fmt::format("only autogemm's kernels signal row bands, and this call "
                                       "would run cuBLASLt: {}", spec.vendor ? spec.reason : why_not_ours));
-  const int64_t rows = int64_t(spec.config.block_m) * spec.config.cluster_m;
+  const int64_t rows = plan::signal_band_rows(spec.config);
   for (int b = 0; b < p.signal_bands; ++b)
     if (o.band_ends[b] % rows != 0)
       throw InvalidArgument(fmt::format("band_ends[{}]", b), std::to_string(o.band_ends[b]),
