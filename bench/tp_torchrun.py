@@ -17,7 +17,8 @@
 # "b2b": the iterations enqueued back to back, no host wait between them (a training or serving
 # step's steady state), per call; PyTorch's is its best synchronised way timed so.
 # "host us": the median time our call takes to return on the host (what a synchronised timing
-# waits before the GPU starts).
+# waits before the GPU starts); "b2b host": the host's time a call while enqueueing back to back
+# (near "b2b ours" when the host waits for the GPU between calls).
 import argparse
 import json
 import os
@@ -118,19 +119,22 @@ class Bench:
 
     def back_to_back(self, fn):
         """Microseconds a call of fn when the iterations are enqueued back to back (no host
-        wait between them: a training or serving step's steady state), the slowest rank's."""
+        wait between them: a training or serving step's steady state), the slowest rank's; and
+        the host's microseconds a call meanwhile (near the GPU's: the host waits for the GPU)."""
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         dist.barrier()
         torch.cuda.synchronize()
         start.record()
+        t0 = time.perf_counter()
         for _ in range(self.args.iters):
             fn()
+        host = (time.perf_counter() - t0) * 1e6 / self.args.iters
         end.record()
         torch.cuda.synchronize()
-        t = torch.tensor([start.elapsed_time(end) * 1000.0 / self.args.iters], device=self.dev,
-                         dtype=torch.float64)
+        t = torch.tensor([start.elapsed_time(end) * 1000.0 / self.args.iters, host],
+                         device=self.dev, dtype=torch.float64)
         dist.all_reduce(t, op=dist.ReduceOp.MAX)
-        return t.item()
+        return t[0].item(), t[1].item()
 
     def host_us(self, fn):
         """Median microseconds the host spends in fn (its enqueue, the agreement included),
@@ -189,7 +193,7 @@ class Bench:
             torch_us = {name: self.time(fn) for name, fn in torch_fns.items()}
             best = min(((t, name) for name, t in torch_us.items() if t is not None),
                        default=(None, "none"))
-            torch_b2b = None if best[0] is None else self.back_to_back(torch_fns[best[1]])
+            torch_b2b = None if best[0] is None else self.back_to_back(torch_fns[best[1]])[0]
             for transport in self.args.transports:
                 kw = dict(transport=transport)
                 if fp8:
@@ -211,8 +215,8 @@ class Bench:
                         self.failures.append(name)
                     host = (None if us is None else
                             self.host_us(lambda: call(*args, out=out, **kw)))
-                    b2b = (None if us is None else
-                           self.back_to_back(lambda: call(*args, out=out, **kw)))
+                    b2b, b2b_host = ((None, None) if us is None else
+                                     self.back_to_back(lambda: call(*args, out=out, **kw)))
                 except autogemm.Error as e:   # raised on every rank alike
                     self.say(f"#   {name}: {type(e).__name__}: {e}")
                     self.failures.append(name)
@@ -224,6 +228,7 @@ class Bench:
                     torch_over_ours=None if best[0] is None or not us else best[0] / us,
                     one_gpu_us=one_us, torch_matmul_us=mm_us, host_us=host,
                     ours_back_to_back_us=b2b, torch_back_to_back_us=torch_b2b,
+                    ours_back_to_back_host_us=b2b_host,
                     torch_over_ours_back_to_back=None if not b2b or torch_b2b is None
                     else torch_b2b / b2b,
                     speedup=None if not us or one_us is None else one_us / us,
@@ -292,7 +297,8 @@ def main():
         torch.cuda.empty_cache()   # the shape's tensors are gone: give their memory back
     bench.say(f"\n{'pattern':<15} {'transport':<11} {'shape':<19} {'ours us':>9} "
               f"{'torch us':>9} {'torch best':<15} {'torch/ours':>10} {'speedup':>8} "
-              f"{'pred us':>9} {'pred err%':>9} {'host us':>8} {'b2b ours':>9} {'b2b torch':>9} "
+              f"{'pred us':>9} {'pred err%':>9} {'host us':>8} {'b2b ours':>9} {'b2b host':>9} "
+              f"{'b2b torch':>9} "
               f"{'torch/ours':>10} {'diff':>9}")
     for r in rows:
         shape = f"{r['m']}x{r['n']}x{r['k']}"
@@ -301,7 +307,9 @@ def main():
                   f"{r['torch_best']:<15} {fmt(r['torch_over_ours'], '10.2f')} "
                   f"{fmt(r['speedup'], '8.2f')} {r['predicted_us']:9.1f} "
                   f"{fmt(r['prediction_error_pct'], '+9.1f')} {fmt(r['host_us'], '8.1f')} "
-                  f"{fmt(r['ours_back_to_back_us'], '9.1f')} {fmt(r['torch_back_to_back_us'], '9.1f')} "
+                  f"{fmt(r['ours_back_to_back_us'], '9.1f')} "
+                  f"{fmt(r['ours_back_to_back_host_us'], '9.1f')} "
+                  f"{fmt(r['torch_back_to_back_us'], '9.1f')} "
                   f"{fmt(r['torch_over_ours_back_to_back'], '10.2f')} {r['diff']:9.2e}")
     failed = torch.tensor([len(bench.failures)], device=bench.dev)
     dist.all_reduce(failed, op=dist.ReduceOp.MAX)
