@@ -6,6 +6,7 @@
 
 #include "autogemm/tensor_parallel.hpp"
 #include "multi/tp_plan.hpp"
+#include "multi/tp_trace.hpp"
 #include "multi_test_util.hpp"
 
 using namespace autogemm;
@@ -326,4 +327,15 @@ TEST(TensorParallelPlan, OneProcessWritesFinishedBandsStraightIntoD) {
   TpOptions nccl = one;
   nccl.transport = TpTransport::nccl;
   EXPECT_FALSE(plan_on_h200(tp(TpPattern::all_reduce, 2, 8192, 28672, 8192), nccl).d_direct);
+}
+
+// AUTOGEMM_TP_TRACE=N: N calls a timeline, 1..1000; anything else leaves the trace off.
+TEST(TensorParallelTrace, CallsPerTimelineFromTheVariable) {
+  using autogemm::multi::TpTrace;
+  EXPECT_EQ(TpTrace::parse_calls(nullptr), 0);
+  EXPECT_EQ(TpTrace::parse_calls("1"), 1);
+  EXPECT_EQ(TpTrace::parse_calls("16"), 16);
+  EXPECT_EQ(TpTrace::parse_calls("1000"), 1000);
+  for (const char* off : {"", "0", "-3", "1001", "2x", "on", " 4"})
+    EXPECT_EQ(TpTrace::parse_calls(off), 0) << '"' << off << '"';
 }

@@ -298,6 +298,7 @@ struct CallContext {
   int in_bytes, out_bytes;
   int64_t a_kblocks;  // A's scale blocks per row (FP8)
   multi::TpTrace& trace;
+  int call;  // its number in the trace (AUTOGEMM_TP_TRACE=N), 0 untraced
 
   // Rank q's D (d_direct: this process drives every rank, in ws.ranks order).
   char* d_of(int q) const {
@@ -637,7 +638,7 @@ void finish_copy_engine(const CallContext& c, Rank& r, bool used_local_copy, cud
                                                                    : true;
     if (sent_to_me) c.flags.set(s, r.peer_pad[q] + c.ws.flags.done(r.rank));
   }
-  c.trace.mark(r.rank, "gemm", s, "call done");
+  c.trace.mark(r.rank, "gemm", s, "call {} done", c.call);
 }
 
 // ---- the NCCL transport ----------------------------------------------------------------------
@@ -778,7 +779,7 @@ TpReport tp_gemm(const TpPlan& plan, const std::vector<TpShards>& shards, TpWork
   streams.resize(locals, nullptr);
   CurrentDeviceGuard restore;
   const bool capturing = any_capturing(streams);
-  if (ws.trace && !capturing) {  // the last call's timelines (it has been waited for by now)
+  if (ws.trace && !capturing && ws.trace->full()) {  // the last N calls' timelines (waits for them)
     ws.trace->print();
     ws.trace.reset();
   }
@@ -788,12 +789,13 @@ TpReport tp_gemm(const TpPlan& plan, const std::vector<TpShards>& shards, TpWork
     ws.trace = std::make_unique<multi::TpTrace>(true, devices, ranks);
   multi::TpTrace off(false, {}, {});
   multi::TpTrace& trace = ws.trace && !capturing ? *ws.trace : off;
+  const int call = trace.on() ? trace.begin_call() : 0;
   for (std::size_t i = 0; i < locals; ++i) {
     cuda_check(cudaSetDevice(devices[i]), "cudaSetDevice(tp)");
-    trace.mark(ranks[i], "gemm", streams[i], "call enqueued from here");
+    trace.mark(ranks[i], "gemm", streams[i], "call {} enqueued from here", call);
   }
   agree(plan, plan.hash(), shards, ws, comm, capturing);
-  trace.host(ranks.front(), "agreed");
+  trace.host(ranks.front(), "call {} agreed", call);
 
   const TpProblem& p = plan.problem;
   CallContext c{plan,
@@ -807,13 +809,14 @@ TpReport tp_gemm(const TpPlan& plan, const std::vector<TpShards>& shards, TpWork
                 dtype_bytes(p.a_type),
                 dtype_bytes(p.d_type),
                 multi::tp_scale_blocks(tp_shard_shapes(p, 0).a_cols),
-                trace};
+                trace,
+                call};
   TpReport report;
   report.transport = plan.transport;
   report.launches = int(plan.steps.size());
   if (plan.transport == TpTransport::nccl) {
     run_nccl(c, shards, streams);
-    trace.host(ranks.front(), "enqueued");
+    trace.host(ranks.front(), "call {} enqueued", call);
     return report;
   }
   try {
@@ -828,7 +831,7 @@ TpReport tp_gemm(const TpPlan& plan, const std::vector<TpShards>& shards, TpWork
       const bool local_copies = (gather && shards[i].a_gathered) ||
                                 p.pattern == TpPattern::all_reduce || (to_root && r.rank == 0);
       finish_copy_engine(c, r, local_copies, streams[i]);
-      trace.host(r.rank, "rank {} enqueued", r.rank);
+      trace.host(r.rank, "call {}: rank {} enqueued", call, r.rank);
     }
   } catch (const std::exception& e) {
     release_waiters(ws);
