@@ -10,7 +10,8 @@
 #   alltests  every other GPU test, sharded over the GPUs: scripts/gpu-check.sh single
 #                                                                          -> check-single.log
 #   torchrun  the Python package, then bench/tp_torchrun.py under torchrun (ours and PyTorch's
-#             in one run)                                                  -> torchrun.log
+#             in one run; TORCHRUN_ARGS="--trace --iters 4 ..." traces calls back to back
+#             instead)                                                     -> torchrun.log
 #   trace     AUTOGEMM_TP_TRACE=1 bench of each TRACES entry, PATTERN:MxNxK[:extra bench
 #             arguments, commas for spaces] (default all-reduce:16384x16384x16384)
 #                                                                          -> trace.log
