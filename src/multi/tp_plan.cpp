@@ -62,6 +62,13 @@ constexpr double kCutGroupShareOfB = 0.41;
 // back to back 5-9 us over their one-GPU predictions (AUTOGEMM_TP_TRACE, docs/decisions.md).
 constexpr double kLaunchGapUs = 8.0;
 
+// Across processes a call first agrees on its plan with every rank (agreement_board.hpp), then
+// enqueues its launches: its first GEMM started ~160 us after the call (all-reduce 8192 x 28672
+// x 8192 under torchrun on 2 H200s, AUTOGEMM_TP_TRACE: agreed at ~105 us), which a synchronised
+// caller waits out; back to back the calls measured only 60-90 us a call faster. One process
+// agrees in memory and its bench opens a gate once everything is enqueued: nothing.
+constexpr double kProcessPerRankStartUs = 160.0;
+
 bool fp8(const TpProblem& p) { return multi::tp_block_scaled(p); }
 
 // "4 band(s) of 1024 rows", or with a thin last band "5 bands of 1024/1024/1024/768/256 rows".
@@ -737,6 +744,13 @@ TpPlan plan_tp(const TpProblem& problem, const GpuInfo& device, const Topology& 
                                                                    "band's {} rows apart",
                                                                    options.tail_rows)
                                                      : std::string()));
+  }
+  if (!options.one_process) {  // the same for every candidate: it changes no choice
+    best.total_us += kProcessPerRankStartUs;
+    best.exposed_us += kProcessPerRankStartUs;
+    best.explanation += fmt::format("; {:.0f} us from the call to its first GEMM (every process "
+                                    "agrees on the plan first)",
+                                    kProcessPerRankStartUs);
   }
   best.single_gpu_us = plan_gemm(tp_whole_problem(problem), device).best().prediction.time_us;
   return best;
