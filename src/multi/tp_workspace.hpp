@@ -31,6 +31,7 @@ struct TpWorkspace::State {
     cudaStream_t agree = nullptr;        // the per-call record exchange
     cudaEvent_t from_caller = nullptr, from_copy = nullptr, from_push = nullptr,
                 from_local = nullptr;
+    cudaEvent_t call_start = nullptr;    // recorded on the caller's stream as a call begins
     void* records = nullptr;             // device: world agreement records
   };
   TpProblem problem;
