@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "autogemm/errors.hpp"
 #include "autogemm/gemm.hpp"
@@ -685,47 +686,54 @@ TpReport tp_gemm(const TpPlan& plan, const std::vector<TpShards>& shards, TpWork
   std::vector<TpRecord> mine = multi::own_records(plan, hash, shards, ws, comm);
 
   const TpProblem& p = plan.problem;
-  CallContext c{plan,
-                ws,
-                shards,
-                Flags(driver::api()),
-                ws.world,
-                multi::tp_chunk_rows(p),
-                multi::tp_plan_bands(plan),
-                tp_shard_shapes(p, 0),
-                dtype_bytes(p.a_type),
-                dtype_bytes(p.d_type),
-                multi::tp_scale_blocks(tp_shard_shapes(p, 0).a_cols),
-                trace,
-                call};
-  // Across processes the exchange takes ~190 us of host time a call (2 H200s, torchrun trace),
+  // Made once the plan is known to be whole (the own checks passed: a probe's plan is not).
+  std::optional<CallContext> context;
+  auto make_context = [&]() -> CallContext& {
+    return context.emplace(CallContext{plan, ws, shards, Flags(driver::api()), ws.world,
+                                       multi::tp_chunk_rows(p), multi::tp_plan_bands(plan),
+                                       tp_shard_shapes(p, 0), dtype_bytes(p.a_type),
+                                       dtype_bytes(p.d_type),
+                                       multi::tp_scale_blocks(tp_shard_shapes(p, 0).a_cols),
+                                       trace, call});
+  };
+  // Across processes the exchange takes ~190 us of host time a call (2 H200s, torchrun trace)
   // while the GPU would sit idle: a plan every rank agreed on before starts its local head
-  // (head_launches) first, and the rest follows the agreement (docs/decisions.md). A plan's first
-  // call, and any call whose own check failed, enqueues nothing before it.
+  // (head_launches) first, and the rest follows the agreement (docs/decisions.md). A plan's
+  // first call, and any call whose own check failed, enqueues nothing before it.
   const bool early = !ws.one_process && !capturing && plan.transport == TpTransport::copy_engine &&
                      ws.agreed.count(hash) &&
                      std::all_of(mine.begin(), mine.end(), multi::passed);
+  std::size_t head = 0;
   if (early) {
-    c.head = head_launches(plan);
-    for (std::size_t i = 0; i < locals && c.head; ++i) {
+    // A failure here reaches every rank through the exchange, as a failed own check does.
+    auto refuse = [&](std::size_t i, const std::exception& e) {
+      mine[i] = multi::make_record(plan, hash, ranks[i],
+                                   fmt::format("plan = its first launch: {}", e.what()));
+    };
+    try {
+      make_context().head = head = head_launches(plan);
+    } catch (const std::exception& e) {
+      for (std::size_t i = 0; i < locals; ++i) refuse(i, e);
+    }
+    for (std::size_t i = 0; i < locals && head; ++i) {
       try {
         cuda_check(cudaSetDevice(devices[i]), "cudaSetDevice(tp)");
-        enqueue_head(c, ws.ranks[i], shards[i], streams[i]);
-      } catch (const std::exception& e) {  // every rank hears of it in the exchange
-        mine[i] = multi::make_record(plan, hash, ranks[i],
-                                     fmt::format("plan = its first launch: {}", e.what()));
+        enqueue_head(*context, ws.ranks[i], shards[i], streams[i]);
+      } catch (const std::exception& e) {
+        refuse(i, e);
       }
     }
   }
   try {
     multi::agree(plan, hash, mine, ws, comm, capturing);
   } catch (...) {
-    for (std::size_t i = 0; i < locals && c.head; ++i)
+    for (std::size_t i = 0; i < locals && head; ++i)
       if (multi::passed(mine[i]) && cudaSetDevice(devices[i]) == cudaSuccess)
-        drop_head(c, ws.ranks[i], streams[i]);
+        drop_head(*context, ws.ranks[i], streams[i]);
     throw;
   }
   trace.host(ranks.front(), "call {} agreed", call);
+  CallContext& c = context ? *context : make_context();
 
   TpReport report;
   report.transport = plan.transport;
