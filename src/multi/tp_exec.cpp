@@ -1,4 +1,5 @@
-// tp_gemm (tensor_parallel.hpp): the agreement every call starts with, then the launches and
+// tp_gemm (tensor_parallel.hpp): the agreement every call starts with (tp_agreement.hpp; across
+// processes a plan agreed before enqueues its local head first), then the launches and
 // transfers of a TpPlan on each local rank. The header says what each pattern runs; the flags'
 // rule is: a flag is 1 when what it guards is in place, and its waiter sets it back to 0.
 //   a_ready(s, b)    in r's pad: band b of rank s's A shard is in r's slot s (all_gather)
