@@ -13,7 +13,9 @@
 #   NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 torchrun --standalone --nproc_per_node 4 \
 #       bench/tp_torchrun.py [--shapes 16384x16384x16384,8192x28672x8192,8192x8192x28672] \
 #       [--dtype bf16|fp8] [--patterns all_gather,reduce_scatter,all_reduce]
-#       [--transports default,nccl] [--iters 20] [--json OUT]
+#       [--transports default,nccl] [--iters 20] [--json OUT] [--trace]
+# --trace: no timing; each row's check call and --iters calls back to back, traced as one
+# timeline per rank (AUTOGEMM_TP_TRACE, docs/env-vars.md) on stderr.
 # "b2b": the iterations enqueued back to back, no host wait between them (a training or serving
 # step's steady state), per call; PyTorch's is its best synchronised way timed so.
 # "host us": the median time our call takes to return on the host (what a synchronised timing
@@ -51,6 +53,9 @@ def parse_args():
     p.add_argument("--iters", type=int, default=20)
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--json", help="write the table's rows here (rank 0)")
+    p.add_argument("--trace", action="store_true",
+                   help="no timing: each row's check call and --iters calls back to back traced "
+                   "as one timeline per rank on stderr (AUTOGEMM_TP_TRACE=iters+1)")
     args = p.parse_args()
     args.shapes = [tuple(int(v) for v in s.lower().split("x")) for s in args.shapes.split(",")]
     args.patterns = [v.strip() for v in args.patterns.split(",") if v.strip()]
@@ -189,6 +194,9 @@ class Bench:
         rows_out = []
         for pattern in self.args.patterns:
             a, w = shards[pattern]
+            if self.args.trace:
+                self.trace(pattern, a, w, m, n, k, blocks[pattern](want), limit)
+                continue
             torch_fns = self.torch_ways(pattern, a, w, m, n)
             torch_us = {name: self.time(fn) for name, fn in torch_fns.items()}
             best = min(((t, name) for name, t in torch_us.items() if t is not None),
@@ -236,6 +244,24 @@ class Bench:
                     prediction_error_pct=None if not us else
                     100.0 * (us - info["total_us"]) / info["total_us"], diff=d))
         return rows_out
+
+    def trace(self, pattern, a, w, m, n, k, want, limit):
+        """The check call, then --iters calls back to back: one trace of iters + 1 calls, printed
+        (it waits for them) when one more call begins."""
+        call = {"all_gather": self.tp.all_gather_gemm,
+                "reduce_scatter": self.tp.gemm_reduce_scatter,
+                "all_reduce": self.tp.gemm_all_reduce}[pattern]
+        for transport in self.args.transports:
+            dist.barrier()
+            out = call(a, w, transport=transport)
+            torch.cuda.synchronize()
+            self.check(f"{pattern} {transport or 'default'} {m}x{n}x{k}", out, want, limit)
+            dist.barrier()
+            for _ in range(self.args.iters):
+                call(a, w, out=out, transport=transport)
+            torch.cuda.synchronize()
+            call(a, w, out=out, transport=transport)   # prints the trace before it runs
+            torch.cuda.synchronize()
 
     def torch_ways(self, pattern, a, w, m, n):
         """PyTorch's ways on the bf16 shards (an FP8 run compares against these too): name ->
@@ -286,6 +312,10 @@ def fmt(v, spec):
 
 def main():
     args = parse_args()
+    if args.trace:
+        if args.dtype != "bf16":
+            sys.exit("--trace: BF16 rows only")
+        os.environ["AUTOGEMM_TP_TRACE"] = str(args.iters + 1)   # read at the first call
     dist.init_process_group("nccl")
     torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", dist.get_rank())))
     bench = Bench(args)

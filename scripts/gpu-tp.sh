@@ -10,9 +10,11 @@
 #   alltests  every other GPU test, sharded over the GPUs: scripts/gpu-check.sh single
 #                                                                          -> check-single.log
 #   torchrun  the Python package, then bench/tp_torchrun.py under torchrun (ours and PyTorch's
-#             in one run)                                                  -> torchrun.log
+#             in one run; TORCHRUN_ARGS="--trace --iters 4 ..." traces calls back to back
+#             instead)                                                     -> torchrun.log
 #   trace     AUTOGEMM_TP_TRACE=1 bench of each TRACES entry, PATTERN:MxNxK[:extra bench
-#             arguments, commas for spaces] (default all-reduce:16384x16384x16384)
+#             arguments, commas for spaces] (default all-reduce:16384x16384x16384); TRACE_CALLS
+#             calls a timeline (1), TRACE_ITERS timed calls (1)
 #                                                                          -> trace.log
 #   ab        the bench rows of a baseline source tree (BEFORE=<tree>, e.g. `git archive <commit>
 #             | tar -x -C <tree>` in the repository, carried to the machine: its CLI is built
@@ -115,8 +117,9 @@ for step in "${steps[@]}"; do
         IFS=: read -r pattern shape extra <<< "$row"
         IFS=x read -r m n k <<< "$shape"
         echo "== trace --tp $pattern $shape ${extra//,/ }" >> "$OUT/trace.log"
-        AUTOGEMM_TP_TRACE=1 timeout "${BENCH_TIMEOUT:-120}" "$bin" bench --gpus "$gpus" --tp "$pattern" \
-          --m "$m" --n "$n" --k "$k" --warmup 1 --iters 1 ${extra//,/ } >> "$OUT/trace.log" 2>&1 || status=1
+        AUTOGEMM_TP_TRACE=${TRACE_CALLS:-1} timeout "${BENCH_TIMEOUT:-120}" "$bin" bench --gpus "$gpus" \
+          --tp "$pattern" --m "$m" --n "$n" --k "$k" --warmup 1 --iters "${TRACE_ITERS:-1}" ${extra//,/ } \
+          >> "$OUT/trace.log" 2>&1 || status=1
       done
       grep -c "tp trace" "$OUT/trace.log" ;;
     *) echo "unknown step $step"; exit 2 ;;

@@ -6,6 +6,7 @@
 
 #include "autogemm/tensor_parallel.hpp"
 #include "multi/tp_plan.hpp"
+#include "multi/tp_trace.hpp"
 #include "multi_test_util.hpp"
 
 using namespace autogemm;
@@ -91,8 +92,11 @@ TEST(TensorParallelPlan, BadProblemsNameTheField) {
 
 TEST(TensorParallelPlan, CopyEnginesHideTheGatherOfLargeGemms) {
   // 16384^3 on 4 H200s: each rank's 134 MB shard reaches a peer in ~340 us while each step's
-  // GEMM runs ~700 us, so nothing but the flags is exposed.
-  const TpPlan plan = plan_on_h200(tp(TpPattern::all_gather, 4, 16384, 16384, 16384));
+  // GEMM runs ~700 us, so nothing but the flags is exposed (in one process: across processes
+  // the agreement comes first, AcrossProcessesTheCallStartsAfterTheAgreement).
+  TpOptions one;
+  one.one_process = true;
+  const TpPlan plan = plan_on_h200(tp(TpPattern::all_gather, 4, 16384, 16384, 16384), one);
   EXPECT_EQ(plan.transport, TpTransport::copy_engine);
   EXPECT_GT(plan.speedup(), 3.7) << plan.describe();
   EXPECT_LT(plan.exposed_us, 0.02 * plan.total_us) << plan.describe();
@@ -203,7 +207,8 @@ TEST(TensorParallelPlan, NcclWhenAPairHasNoPeerAccess) {
   const TpPlan plan = plan_tp(tp(TpPattern::reduce_scatter, 2, 4096, 4096, 4096), device_preset("h100-pcie"), t);
   EXPECT_EQ(plan.transport, TpTransport::nccl);
   EXPECT_EQ(plan.steps.size(), 1u);
-  EXPECT_NEAR(plan.total_us, plan.compute_us + plan.transfer_us, 1e-6);
+  // The GEMM, then the collective, after the agreement across processes (160 us).
+  EXPECT_NEAR(plan.total_us, plan.compute_us + plan.transfer_us + 160.0, 1e-6);
   TpOptions force;
   force.transport = TpTransport::copy_engine;
   expect_invalid([&] { plan_tp(tp(TpPattern::reduce_scatter, 2, 4096, 4096, 4096), device_preset("h100-pcie"), t, force); },
@@ -326,4 +331,38 @@ TEST(TensorParallelPlan, OneProcessWritesFinishedBandsStraightIntoD) {
   TpOptions nccl = one;
   nccl.transport = TpTransport::nccl;
   EXPECT_FALSE(plan_on_h200(tp(TpPattern::all_reduce, 2, 8192, 28672, 8192), nccl).d_direct);
+}
+
+// Across processes every call agrees on its plan; over NCCL before its first GEMM, on copy engines
+// while its first launch runs: the same start for every candidate of a transport (the same plan
+// either way), added to the predicted and the exposed time.
+TEST(TensorParallelPlan, AcrossProcessesTheCallStartsAfterTheAgreement) {
+  TpOptions one;
+  one.one_process = true;
+  for (TpTransport transport : {TpTransport::copy_engine, TpTransport::nccl})
+    for (TpPattern pattern : {TpPattern::all_gather, TpPattern::reduce_scatter}) {
+      TpOptions each, one_each = one;
+      each.transport = one_each.transport = transport;
+      const TpProblem p = tp(pattern, 2, 8192, 28672, 8192);
+      const TpPlan across = plan_on_h200(p, each), here = plan_on_h200(p, one_each);
+      EXPECT_EQ(across.hash(), here.hash()) << to_string(pattern);
+      const bool nccl = transport == TpTransport::nccl;
+      const double start_us = nccl ? 160.0 : 30.0;
+      EXPECT_NEAR(across.total_us - here.total_us, start_us, 1e-6) << to_string(pattern);
+      EXPECT_NEAR(across.exposed_us - here.exposed_us, start_us, 1e-6) << to_string(pattern);
+      EXPECT_TRUE(contains(across.describe(), nccl ? "every process agrees on the plan first"
+                                                   : "starts while the processes agree"));
+      EXPECT_FALSE(contains(here.describe(), "agree"));
+    }
+}
+
+// AUTOGEMM_TP_TRACE=N: N calls a timeline, 1..1000; anything else leaves the trace off.
+TEST(TensorParallelTrace, CallsPerTimelineFromTheVariable) {
+  using autogemm::multi::TpTrace;
+  EXPECT_EQ(TpTrace::parse_calls(nullptr), 0);
+  EXPECT_EQ(TpTrace::parse_calls("1"), 1);
+  EXPECT_EQ(TpTrace::parse_calls("16"), 16);
+  EXPECT_EQ(TpTrace::parse_calls("1000"), 1000);
+  for (const char* off : {"", "0", "-3", "1001", "2x", "on", " 4"})
+    EXPECT_EQ(TpTrace::parse_calls(off), 0) << '"' << off << '"';
 }

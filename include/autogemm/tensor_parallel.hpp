@@ -48,10 +48,14 @@
 //     staged.
 //
 // Every rank must agree on what runs: each call exchanges a small record (plan hash, shard
-// shapes, each rank's own argument check) over the communicator before anything is launched;
+// shapes, each rank's own argument check) over the communicator before anything leaves a rank;
 // a disagreement or a bad argument on any rank is an InvalidArgument on every rank naming the
-// rank, the argument and the rule. (During CUDA graph capture the exchange cannot run: the call
-// must have been made once outside capture with the same plan.)
+// rank, the argument and the rule. A rank whose own check fails, and any rank at a plan's first
+// call, launches nothing before the exchange. Across processes (copy engines) a plan every rank
+// agreed on before starts its first launches during the exchange: they read the rank's own
+// shards and write only its own memory (the workspace; all-gather: its own rows of D), so after
+// a refusal there the other ranks' own GEMMs may have run. (During CUDA graph capture the
+// exchange cannot run: the call must have been made once outside capture with the same plan.)
 #include <cuda_runtime_api.h>
 
 #include <cstdint>

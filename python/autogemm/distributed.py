@@ -130,10 +130,12 @@ class TensorParallel:
     makes its workspace: buffers every other rank maps (CUDA IPC), flags and streams, made once
     and kept; every rank must make the same ones in the same order, which they do when every
     rank calls with the same shapes. Every call then exchanges a small record with the other
-    ranks (plan hash, shapes, each rank's own check of its arguments) before anything runs, so a
-    wrong argument or shape on any rank raises InvalidArgument on every rank, naming the rank
-    (a rank whose own arrays are wrong raises its own precise message). The first call of a
-    shape must not be captured in a CUDA graph; later ones may be.
+    ranks (plan hash, shapes, each rank's own check of its arguments) before anything leaves a
+    rank, so a wrong argument or shape on any rank raises InvalidArgument on every rank, naming
+    the rank (a rank whose own arrays are wrong raises its own precise message, having launched
+    nothing). From a shape's second call on, each rank starts its first GEMMs, on its own shards
+    into its own memory (all-gather: its own rows of the output), while the records cross. The
+    first call of a shape must not be captured in a CUDA graph; later ones may be.
 
     Calls run on ``torch.cuda.current_stream()`` of the device, asynchronously; inputs are torch
     CUDA tensors, K contiguous (rows may be padded), outputs torch tensors on the device.

@@ -1,4 +1,5 @@
-// tp_gemm (tensor_parallel.hpp): the agreement every call starts with, then the launches and
+// tp_gemm (tensor_parallel.hpp): the agreement every call starts with (tp_agreement.hpp; across
+// processes a plan agreed before enqueues its local head first), then the launches and
 // transfers of a TpPlan on each local rank. The header says what each pattern runs; the flags'
 // rule is: a flag is 1 when what it guards is in place, and its waiter sets it back to 0.
 //   a_ready(s, b)    in r's pad: band b of rank s's A shard is in r's slot s (all_gather)
@@ -13,6 +14,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "autogemm/errors.hpp"
 #include "autogemm/gemm.hpp"
@@ -21,9 +23,9 @@
 #include "cuda/cuda_check.hpp"
 #include "cuda/current_device_guard.hpp"
 #include "cuda/driver.hpp"
-#include "multi/agreement_board.hpp"
 #include "multi/nccl_comm.hpp"
 #include "multi/nccl_exec.hpp"
+#include "multi/tp_agreement.hpp"
 #include "multi/tp_plan.hpp"
 #include "multi/tp_trace.hpp"
 #include "multi/tp_workspace.hpp"
@@ -53,192 +55,6 @@ using Rank = TpWorkspace::State::Rank;
 bool fp8(const TpProblem& p) { return multi::tp_block_scaled(p); }
 
 void nccl(ncclResult_t r, const char* what) { multi::nccl_check(r, what); }
-
-// ---- the agreement -------------------------------------------------------------------------
-
-// Makes every kernel of the plan (make_kernel_spec refuses a configuration the rules forbid, with
-// the rule) and compiles and loads it on this rank's GPU, once per plan: before the call enqueues
-// anything, and inside the rank's own check, so that a refusal reaches every rank. Loading a
-// module can wait for the GPU to go idle (CUDA's lazy loading); a GPU whose streams already
-// wait on flags that another GPU driven by the same thread has yet to enqueue never would: the
-// hangs seen where a later step ran another kernel than the first (docs/decisions.md).
-std::string ready_kernels(const TpPlan& plan, const Rank& r, const GpuInfo& device) {
-  try {
-    cuda_check(cudaSetDevice(r.device), "cudaSetDevice(tp prepare)");
-    for (const TpStep& st : plan.steps)  // runtime::prepare keeps what it loaded
-      if (st.config.instruction != Instruction::vendor)
-        runtime::prepare(make_kernel_spec(multi::tp_launch_problem(plan.problem, st), st.config, device));
-  } catch (const InvalidArgument& e) {
-    return fmt::format("plan = {}: {}", e.value(), e.rule());
-  } catch (const std::exception& e) {
-    return fmt::format("plan = its kernels: {}", e.what());
-  }
-  return {};
-}
-
-// This rank's own check of its arguments: empty when they pass, else "argument = value: rule".
-std::string own_check(const TpPlan& plan, const TpShards& shards, const Rank& r,
-                      const TpWorkspace::State& ws) {
-  const TpProblem& p = plan.problem;
-  if (p.world != ws.world)
-    return fmt::format("comm = {} ranks: the shards (plan) are for {} ranks", ws.world, p.world);
-  if (!ws.fits(plan))
-    return "workspace: made for another plan (TpWorkspace::fits): make one for this plan";
-  struct Pointer {
-    const char* name;
-    const void* p;
-    bool needed;
-  };
-  const bool gather_to_other = p.pattern == TpPattern::gather && r.rank != 0;
-  const Pointer pointers[] = {{"a", shards.a, true},
-                              {"b", shards.b, true},
-                              {"d", gather_to_other ? nullptr : shards.d, !gather_to_other},
-                              {"scale_a", shards.scale_a, fp8(p)},
-                              {"scale_b", shards.scale_b, fp8(p)},
-                              {"a_gathered", shards.a_gathered, false}};
-  for (const Pointer& ptr : pointers) {
-    if (!ptr.p) {
-      if (ptr.needed) return fmt::format("{} = null: a device pointer is needed", ptr.name);
-      continue;
-    }
-    cudaPointerAttributes attributes{};
-    const cudaError_t e = cudaPointerGetAttributes(&attributes, ptr.p);
-    if (e != cudaSuccess) (void)cudaGetLastError();
-    if (e != cudaSuccess || attributes.type != cudaMemoryTypeDevice)
-      return fmt::format("{} = {}: not device memory (cudaPointerGetAttributes)", ptr.name, ptr.p);
-    if (attributes.device != r.device)
-      return fmt::format("{} = {}: on GPU {}, but this rank runs on GPU {}", ptr.name, ptr.p,
-                         attributes.device, r.device);
-  }
-  if (shards.a_gathered && p.pattern != TpPattern::all_gather)
-    return fmt::format("a_gathered = {}: only all-gather gathers A", shards.a_gathered);
-  int library = 0;
-  (void)ncclGetVersion(&library);
-  if (library / 100 != NCCL_VERSION_CODE / 100)
-    return fmt::format("NCCL library = {}: autogemm was built with nccl.h {}, and the major and "
-                       "minor versions must match", library, NCCL_VERSION_CODE);
-  return {};
-}
-
-TpRecord make_record(const TpPlan& plan, uint64_t hash, int rank, const std::string& error) {
-  const TpProblem& p = plan.problem;
-  TpRecord rec;
-  rec.magic = multi::kTpRecordMagic;
-  rec.plan_hash = hash;
-  rec.world = p.world, rec.rank = rank, rec.pattern = int64_t(p.pattern);
-  rec.m = p.m, rec.n = p.n, rec.k = p.k;
-  rec.a_type = int64_t(p.a_type), rec.b_type = int64_t(p.b_type), rec.d_type = int64_t(p.d_type);
-  rec.scaling = int64_t(p.scaling), rec.transport = int64_t(plan.transport), rec.bands = plan.bands;
-  rec.nccl_header = NCCL_VERSION_CODE;
-  int library = 0;
-  (void)ncclGetVersion(&library);
-  rec.nccl_library = library;
-  std::strncpy(rec.error, error.c_str(), sizeof(rec.error) - 1);
-  return rec;
-}
-
-std::string shape_text(const TpRecord& r) {
-  TpProblem p;
-  p.pattern = TpPattern(r.pattern), p.world = int(r.world), p.m = r.m, p.n = r.n, p.k = r.k;
-  const TpShardShapes s = tp_shard_shapes(p, int(r.rank));
-  return fmt::format("{} of {}x{}x{} on {} ranks (A [{}, {}], B [{}, {}], D [{}, {}]), {}, "
-                     "{} band(s)", to_string(p.pattern), r.m, r.n, r.k, r.world, s.a_rows,
-                     s.a_cols, s.b_rows, s.b_cols, s.d_rows, s.d_cols,
-                     to_string(TpTransport(r.transport)), r.bands);
-}
-
-// The same verdict on every rank: the first rank whose own check failed, else the first whose
-// plan differs from rank 0's.
-void judge(const std::vector<TpRecord>& all, int world) {
-  for (int q = 0; q < world; ++q) {
-    const TpRecord& r = all[std::size_t(q)];
-    if (r.magic != multi::kTpRecordMagic)
-      throw Error(fmt::format("rank {}: its agreement record is garbled (another autogemm "
-                              "version, or not a tp_gemm call)", q));
-    if (r.error[0] != 0) {
-      const std::string error(r.error, strnlen(r.error, sizeof(r.error)));
-      const auto at = error.find(" = ");
-      const auto colon = error.find(": ", at == std::string::npos ? 0 : at);
-      if (at != std::string::npos && colon != std::string::npos)
-        throw InvalidArgument(fmt::format("rank {}: {}", q, error.substr(0, at)),
-                              error.substr(at + 3, colon - at - 3), error.substr(colon + 2));
-      throw InvalidArgument(fmt::format("rank {}", q), "arguments", error);
-    }
-  }
-  const TpRecord& root = all[0];
-  for (int q = 1; q < world; ++q) {
-    const TpRecord& r = all[std::size_t(q)];
-    if (r.plan_hash != root.plan_hash || r.m != root.m || r.n != root.n || r.k != root.k ||
-        r.pattern != root.pattern || r.world != root.world)
-      throw InvalidArgument(fmt::format("rank {}: shards", q), shape_text(r),
-                            fmt::format("every rank must run the same plan; rank 0 runs {}{}",
-                                        shape_text(root),
-                                        r.plan_hash != root.plan_hash &&
-                                                shape_text(r) == shape_text(root)
-                                            ? " (same shapes, other kernels: plan with the same "
-                                              "device and options on every rank)"
-                                            : ""));
-  }
-}
-
-bool any_capturing(const std::vector<cudaStream_t>& streams) {
-  bool capturing = false;
-  for (cudaStream_t s : streams) {
-    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-    cuda_check(cudaStreamIsCapturing(s, &status), "cudaStreamIsCapturing(tp)");
-    capturing = capturing || status != cudaStreamCaptureStatusNone;
-  }
-  return capturing;
-}
-
-// Every rank's record through an ncclAllGather on the workspace's side stream: the exchange
-// where the ranks have no agreement board (no peer access: the NCCL transport).
-std::vector<TpRecord> exchange_over_nccl(Rank& r, const TpRecord& mine, int world) {
-  cuda_check(cudaSetDevice(r.device), "cudaSetDevice(tp agree)");
-  char* slots = static_cast<char*>(r.records);
-  cuda_check(cudaMemcpyAsync(slots + sizeof(TpRecord) * std::size_t(r.rank), &mine,
-                             sizeof(TpRecord), cudaMemcpyHostToDevice, r.agree),
-             "cudaMemcpy(tp record)");
-  nccl(ncclAllGather(slots + sizeof(TpRecord) * std::size_t(r.rank), slots, sizeof(TpRecord),
-                     ncclInt8, r.comm, r.agree),
-       "ncclAllGather(tp records)");
-  std::vector<TpRecord> all(static_cast<std::size_t>(world));
-  cuda_check(cudaMemcpyAsync(all.data(), slots, sizeof(TpRecord) * all.size(),
-                             cudaMemcpyDeviceToHost, r.agree), "cudaMemcpy(tp records)");
-  cuda_check(cudaStreamSynchronize(r.agree), "cudaStreamSynchronize(tp records)");
-  return all;
-}
-
-void agree(const TpPlan& plan, uint64_t hash, const std::vector<TpShards>& shards,
-           TpWorkspace::State& ws, MultiGpuComm& comm, bool capturing) {
-  std::vector<TpRecord> mine;
-  bool ready = true;
-  for (std::size_t i = 0; i < ws.ranks.size(); ++i) {
-    std::string error = own_check(plan, shards[i], ws.ranks[i], ws);
-    if (error.empty() && !ws.prepared.count(hash)) error = ready_kernels(plan, ws.ranks[i], comm.device(i));
-    ready = ready && error.empty();
-    mine.push_back(make_record(plan, hash, ws.ranks[i].rank, error));
-  }
-  if (ready) ws.prepared.insert(hash);
-  if (ws.one_process) {
-    judge(mine, ws.world);
-  } else if (capturing) {
-    // No exchange while capturing (it needs the host); the local check still runs.
-    if (mine[0].error[0]) judge(mine, 1);
-    if (!ws.agreed.count(hash))
-      throw InvalidArgument("stream", "capturing a CUDA graph",
-                            "every rank must agree on a plan before it is captured: call "
-                            "tp_gemm once with this plan outside capture first");
-    return;
-  } else {
-    MultiGpuComm::State& shared = comm.internal_state();
-    const std::vector<TpRecord> all = shared.agreement
-                                          ? shared.agreement->exchange(mine[0])
-                                          : exchange_over_nccl(ws.ranks.front(), mine[0], ws.world);
-    judge(all, ws.world);
-  }
-  ws.agreed.insert(hash);
-}
 
 // ---- the copy-engine transport ---------------------------------------------------------------
 
@@ -273,6 +89,12 @@ void after(cudaStream_t to, cudaStream_t from, cudaEvent_t event) {
   cuda_check(cudaStreamWaitEvent(to, event, 0), "cudaStreamWaitEvent(tp)");
 }
 
+// `to` waits for what the caller had enqueued on its stream before this call (the event tp_gemm
+// records first: the call may have enqueued launches on that stream since).
+void after_caller(cudaStream_t to, const Rank& r) {
+  cuda_check(cudaStreamWaitEvent(to, r.call_start, 0), "cudaStreamWaitEvent(tp call start)");
+}
+
 // rows x row_bytes from src (pitch src_ld bytes) to dst (pitch dst_ld bytes).
 void copy_rows(void* dst, int64_t dst_ld, const void* src, int64_t src_ld, int64_t row_bytes,
                int64_t rows, cudaStream_t s) {
@@ -298,6 +120,8 @@ struct CallContext {
   int in_bytes, out_bytes;
   int64_t a_kblocks;  // A's scale blocks per row (FP8)
   multi::TpTrace& trace;
+  int call;  // its number in the trace (AUTOGEMM_TP_TRACE=N), 0 untraced
+  std::size_t head = 0;  // plan.steps enqueued before the agreement (head_launches)
 
   // Rank q's D (d_direct: this process drives every rank, in ws.ranks order).
   char* d_of(int q) const {
@@ -379,13 +203,55 @@ void release_waiters(TpWorkspace::State& ws) {
   (void)cudaGetLastError();
 }
 
+// All-gather's launch i (plan order: step by step, band by band): band b of the shard of rank
+// (r + step) % G, once it is here, into those rows of D; its rows of gathered A copied out
+// beside it.
+void gather_launch(const CallContext& c, Rank& r, const TpShards& sh, cudaStream_t s, std::size_t i) {
+  const TpProblem& p = c.plan.problem;
+  const multi::TpLayout& l = c.ws.layout;
+  const TpStep& st = c.plan.steps[i];
+  const int bands = int(c.cut.size());
+  const int step = int(i) / bands, b = int(i) % bands;
+  const int source = (r.rank + step) % c.g;
+  const Range band = c.cut[std::size_t(b)];
+  const int64_t row_bytes = c.shapes.a_cols * c.in_bytes;
+  const int64_t lda_bytes = (p.lda ? p.lda : c.shapes.a_cols) * c.in_bytes;
+  const int64_t ldd = p.ldd ? p.ldd : c.shapes.d_cols;
+  GemmOperands ops;
+  ops.b = sh.b;
+  ops.scale_b = sh.scale_b;
+  ops.d = static_cast<char*>(sh.d) + (source * c.chunk_rows + band.begin) * ldd * c.out_bytes;
+  const char* a_rows = nullptr;
+  if (st.a_from_caller) {  // the own shard, where the caller keeps it
+    a_rows = static_cast<const char*>(sh.a) + band.begin * lda_bytes;
+    if (fp8(p)) ops.scale_a = sh.scale_a + band.begin * c.a_kblocks;
+  } else {
+    c.flags.take(s, r.pad + c.ws.flags.a_ready(source, b));
+    c.trace.mark(r.rank, "gemm", s, "A band {} of rank {} in", b, source);
+    a_rows = r.base + l.a_slots + l.a_slot_bytes * source + band.begin * row_bytes;
+    if (fp8(p))
+      ops.scale_a = reinterpret_cast<const float*>(r.base + l.a_scale_slots +
+                                                   l.a_scale_slot_bytes * source) +
+                    band.begin * c.a_kblocks;
+  }
+  ops.a = a_rows;
+  if (sh.a_gathered) {  // the band is here: copy it out beside the GEMMs
+    after(r.local_copy, s, r.from_caller);
+    char* out = static_cast<char*>(sh.a_gathered) + (source * c.chunk_rows + band.begin) * row_bytes;
+    copy_rows(out, row_bytes, a_rows, st.a_from_caller ? lda_bytes : row_bytes, row_bytes,
+              band.size(), r.local_copy);
+  }
+  launch(c, st, ops, r.device, s);
+  c.trace.mark(r.rank, "gemm", s, "gemm {}.{} ({} rows) done", step, b, band.size());
+}
+
 void run_all_gather(const CallContext& c, Rank& r, const TpShards& sh, cudaStream_t s) {
   const TpProblem& p = c.plan.problem;
   const multi::TpLayout& l = c.ws.layout;
   const int64_t row_bytes = c.shapes.a_cols * c.in_bytes;
   const int64_t lda_bytes = (p.lda ? p.lda : c.shapes.a_cols) * c.in_bytes;
   const int64_t scale_row_bytes = c.a_kblocks * 4;
-  after(r.copy, s, r.from_caller);
+  after_caller(r.copy, r);
   // Peer copies are whole contiguous runs: a strided 2D copy between GPUs may be staged through
   // the host and block it, which would stall the one thread that drives every GPU. Rows of a
   // padded A are packed into this rank's own (otherwise unused) slot first.
@@ -414,41 +280,48 @@ void run_all_gather(const CallContext& c, Rank& r, const TpShards& sh, cudaStrea
       c.trace.mark(r.rank, "copy", r.copy, "A band {} sent to rank {}", b, q);
     }
   }
-  const int64_t ldd = p.ldd ? p.ldd : c.shapes.d_cols;
-  std::size_t i = 0;
-  for (int step = 0; step < c.g; ++step) {
-    const int source = (r.rank + step) % c.g;
-    for (int b = 0; b < int(c.cut.size()); ++b, ++i) {
-      const TpStep& st = c.plan.steps[i];
-      const Range band = c.cut[b];
-      GemmOperands ops;
-      ops.b = sh.b;
-      ops.scale_b = sh.scale_b;
-      ops.d = static_cast<char*>(sh.d) + (source * c.chunk_rows + band.begin) * ldd * c.out_bytes;
-      const char* a_rows = nullptr;
-      if (st.a_from_caller) {  // the own shard, where the caller keeps it
-        a_rows = static_cast<const char*>(sh.a) + band.begin * lda_bytes;
-        if (fp8(p)) ops.scale_a = sh.scale_a + band.begin * c.a_kblocks;
-      } else {
-        c.flags.take(s, r.pad + c.ws.flags.a_ready(source, b));
-        c.trace.mark(r.rank, "gemm", s, "A band {} of rank {} in", b, source);
-        a_rows = r.base + l.a_slots + l.a_slot_bytes * source + band.begin * row_bytes;
-        if (fp8(p))
-          ops.scale_a = reinterpret_cast<const float*>(r.base + l.a_scale_slots +
-                                                       l.a_scale_slot_bytes * source) +
-                        band.begin * c.a_kblocks;
-      }
-      ops.a = a_rows;
-      if (sh.a_gathered) {  // the band is here: copy it out beside the GEMMs
-        after(r.local_copy, s, r.from_caller);
-        char* out = static_cast<char*>(sh.a_gathered) + (source * c.chunk_rows + band.begin) * row_bytes;
-        copy_rows(out, row_bytes, a_rows, st.a_from_caller ? lda_bytes : row_bytes, row_bytes,
-                  band.size(), r.local_copy);
-      }
-      launch(c, st, ops, r.device, s);
-      c.trace.mark(r.rank, "gemm", s, "gemm {}.{} ({} rows) done", step, b, band.size());
-    }
+  for (std::size_t i = c.head; i < c.plan.steps.size(); ++i) gather_launch(c, r, sh, s, i);
+}
+
+// Where the ring's launch st writes chunk row `row`: the caller's D (reduce-scatter: this rank's
+// rows; all-reduce: D is whole, these rows at r's place) or the step's partial in the workspace.
+char* ring_d_row(const CallContext& c, const Rank& r, const TpShards& sh, const TpStep& st,
+                 int64_t row) {
+  const TpProblem& p = c.plan.problem;
+  const multi::TpLayout& l = c.ws.layout;
+  const int64_t part_row_bytes = p.n * c.out_bytes;
+  const int64_t ldd_bytes = (p.ldd ? p.ldd : p.n) * c.out_bytes;
+  const int64_t d_row0 = p.pattern == TpPattern::all_reduce ? r.rank * c.chunk_rows : 0;
+  return st.d_to_caller ? static_cast<char*>(sh.d) + (d_row0 + row) * ldd_bytes
+                        : r.base + l.send + l.part_bytes * st.step + row * part_row_bytes;
+}
+
+// The ring's launch st: the rows of the rank its result goes to, C (st.reads_c) the left
+// neighbour's partials of the step before, whose arrival the caller has waited for.
+void ring_launch(const CallContext& c, Rank& r, const TpShards& sh, cudaStream_t s, const TpStep& st) {
+  const TpProblem& p = c.plan.problem;
+  const int dest = ((r.rank - 1 - st.step) % c.g + c.g) % c.g;
+  const int64_t lda_bytes = (p.lda ? p.lda : c.shapes.a_cols) * c.in_bytes;
+  const Range rows = launch_rows(c, st);
+  GemmOperands ops;
+  ops.a = static_cast<const char*>(sh.a) + (dest * c.chunk_rows + rows.begin) * lda_bytes;
+  ops.b = sh.b;
+  if (fp8(p)) {
+    ops.scale_a = sh.scale_a + (dest * c.chunk_rows + rows.begin) * c.a_kblocks;
+    ops.scale_b = sh.scale_b;
   }
+  if (st.reads_c) {
+    ops.c = r.base + c.ws.layout.recv + c.ws.layout.part_bytes * (st.step - 1) +
+            rows.begin * p.n * c.out_bytes;
+    ops.beta = 1.0f;
+  }
+  ops.d = ring_d_row(c, r, sh, st, rows.begin);
+  std::vector<int64_t> ends;
+  signal_bands(c, r, st, ends, ops);
+  launch(c, st, ops, r.device, s);
+  const int last = st.band + st.bands - 1;
+  c.trace.mark(r.rank, "gemm", s, "gemm {}.{}{} ({} rows) done", st.step, st.band,
+               st.bands > 1 ? fmt::format("-{}", last) : "", rows.size());
 }
 
 // The ring, in the plan's order (round by round for all_reduce; tp_plan.cpp). Partials go
@@ -459,63 +332,44 @@ void run_ring(const CallContext& c, Rank& r, const TpShards& sh, cudaStream_t s)
   const multi::TpLayout& l = c.ws.layout;
   const bool all_reduce = p.pattern == TpPattern::all_reduce;
   const int right = (r.rank + 1) % c.g;
-  const int64_t lda_bytes = (p.lda ? p.lda : c.shapes.a_cols) * c.in_bytes;
   const int64_t part_row_bytes = p.n * c.out_bytes;
   const int64_t ldd_bytes = (p.ldd ? p.ldd : p.n) * c.out_bytes;
-  after(r.copy, s, r.from_caller);
+  after_caller(r.copy, r);
   // Every rank this call sends to has consumed the last call's sends (its done flag).
   for (int q = 0; q < c.g; ++q)
     if (q != r.rank && (all_reduce || q == right)) c.flags.take(r.copy, r.pad + c.ws.flags.done(q));
   const bool direct = all_reduce && c.plan.d_direct;
-  if (direct)  // the peers may write their rows of this D from here on
-    for (int q = 0; q < c.g; ++q)
-      if (q != r.rank) c.flags.set(s, r.peer_pad[q] + c.ws.flags.d_free(r.rank));
   if (all_reduce) {
+    after_caller(r.push, r);
+    if (direct)  // the peers may write their rows of this D from here on
+      for (int q = 0; q < c.g; ++q)
+        if (q != r.rank) c.flags.set(r.push, r.peer_pad[q] + c.ws.flags.d_free(r.rank));
     after(r.push, r.copy, r.from_copy);
-    after(r.local_copy, s, r.from_caller);  // copies into D come after the caller's use of D
+    after_caller(r.local_copy, r);  // copies into D come after the caller's use of D
   }
   if (direct)  // ... and this rank may write its rows of theirs once each says so
     for (int q = 0; q < c.g; ++q)
       if (q != r.rank) c.flags.take(r.push, r.pad + c.ws.flags.d_free(q));
   std::vector<int> final_bands;  // all_reduce: bands in the order they become final
-  std::vector<int64_t> ends;
-  for (const TpStep& st : c.plan.steps) {
-    const int dest = ((r.rank - 1 - st.step) % c.g + c.g) % c.g;
-    const Range rows = launch_rows(c, st);
-    GemmOperands ops;
-    ops.a = static_cast<const char*>(sh.a) + (dest * c.chunk_rows + rows.begin) * lda_bytes;
-    ops.b = sh.b;
-    if (fp8(p)) {
-      ops.scale_a = sh.scale_a + (dest * c.chunk_rows + rows.begin) * c.a_kblocks;
-      ops.scale_b = sh.scale_b;
-    }
+  for (std::size_t i = 0; i < c.plan.steps.size(); ++i) {
+    const TpStep& st = c.plan.steps[i];
     const int last = st.band + st.bands - 1;
-    if (st.reads_c) {
-      // The left neighbour's partials of step - 1: its copy stream sends the bands in order and
-      // flags each after its copy, so the launch's last band's flag says they are all here (one
-      // wait, not one per band: ~7.5 us each on the stream, AUTOGEMM_TP_TRACE).
-      c.flags.take(s, r.pad + c.ws.flags.part_ready(st.step - 1, last));
-      c.trace.mark(r.rank, "gemm", s, "partial {}.{}{} in", st.step - 1, st.band,
-                   st.bands > 1 ? fmt::format("-{}", last) : "");
-      ops.c = r.base + l.recv + l.part_bytes * (st.step - 1) + rows.begin * part_row_bytes;
-      ops.beta = 1.0f;
+    if (i >= c.head) {
+      if (st.reads_c) {
+        // The left neighbour's partials of step - 1: its copy stream sends the bands in order
+        // and flags each after its copy, so the launch's last band's flag says they are all here
+        // (one wait, not one per band: ~7.5 us each on the stream, AUTOGEMM_TP_TRACE).
+        c.flags.take(s, r.pad + c.ws.flags.part_ready(st.step - 1, last));
+        c.trace.mark(r.rank, "gemm", s, "partial {}.{}{} in", st.step - 1, st.band,
+                     st.bands > 1 ? fmt::format("-{}", last) : "");
+      }
+      ring_launch(c, r, sh, s, st);
+      if (st.reads_c)  // the earlier bands' flags, set before the one taken: back to 0
+        for (int b = st.band; b < last; ++b) c.flags.reset(s, r.pad + c.ws.flags.part_ready(st.step - 1, b));
     }
-    // Reduce-scatter: D is this rank's rows; all-reduce: D is whole, these rows at r's place.
-    const int64_t d_row0 = all_reduce ? r.rank * c.chunk_rows : 0;
-    auto d_rows = [&](int64_t row) {  // row of the chunk -> where the launch writes it
-      return st.d_to_caller ? static_cast<char*>(sh.d) + (d_row0 + row) * ldd_bytes
-                            : r.base + l.send + l.part_bytes * st.step + row * part_row_bytes;
-    };
-    ops.d = d_rows(rows.begin);
-    signal_bands(c, r, st, ends, ops);
-    launch(c, st, ops, r.device, s);
-    c.trace.mark(r.rank, "gemm", s, "gemm {}.{}{} ({} rows) done", st.step, st.band,
-                 st.bands > 1 ? fmt::format("-{}", last) : "", rows.size());
-    if (st.reads_c)  // the earlier bands' flags, set before the one taken: back to 0
-      for (int b = st.band; b < last; ++b) c.flags.reset(s, r.pad + c.ws.flags.part_ready(st.step - 1, b));
     for (int b = st.band; b < st.band + st.bands; ++b) {
       const Range band = c.cut[b];
-      char* d_band = d_rows(band.begin);
+      char* d_band = ring_d_row(c, r, sh, st, band.begin);
       if (!st.d_to_caller) {  // a partial: to the right neighbour
         after_band(c, r, st, b, r.copy, s);
         copy_rows(r.peer_base[right] + l.recv + l.part_bytes * st.step + band.begin * part_row_bytes,
@@ -534,6 +388,7 @@ void run_ring(const CallContext& c, Rank& r, const TpShards& sh, cudaStream_t s)
           copy_rows(own, part_row_bytes, d_band, ldd_bytes, part_row_bytes, band.size(), r.push);
           band_rows = own;
         }
+        const int64_t d_row0 = r.rank * c.chunk_rows;
         for (int j = 1; j < c.g; ++j) {
           const int q = (r.rank + j) % c.g;
           char* to = direct ? c.d_of(q) + (d_row0 + band.begin) * ldd_bytes
@@ -574,11 +429,11 @@ void run_gather_to_root(const CallContext& c, Rank& r, const TpShards& sh, cudaS
   const int64_t row_bytes = p.n * c.out_bytes;  // D is packed (validate)
   const bool direct = c.plan.d_direct;
   if (root) {
-    after(r.local_copy, s, r.from_caller);  // copies into D after the caller's use of D
+    after_caller(r.local_copy, r);  // copies into D after the caller's use of D
     if (direct)  // the others may write their rows of D from here on
       for (int q = 1; q < c.g; ++q) c.flags.set(s, r.peer_pad[q] + c.ws.flags.d_free(0));
   } else {
-    after(r.copy, s, r.from_caller);
+    after_caller(r.copy, r);
     c.flags.take(r.copy, r.pad + c.ws.flags.done(0));
     if (direct) c.flags.take(r.copy, r.pad + c.ws.flags.d_free(0));
   }
@@ -623,6 +478,39 @@ void run_gather_to_root(const CallContext& c, Rank& r, const TpShards& sh, cudaS
     }
 }
 
+// The launches a call across processes enqueues before the ranks have agreed (tp_gemm): the
+// plan's first launches that read only the caller's shards, write only this rank's memory and
+// wait on no other rank. All-gather: the own shard's bands (into the caller's D); the ring: its
+// first launch (partials into the workspace). Nothing leaves the rank before the agreement.
+std::size_t head_launches(const TpPlan& plan) {
+  const TpPattern pattern = plan.problem.pattern;
+  std::size_t n = 0;
+  if (pattern == TpPattern::all_gather)
+    while (n < plan.steps.size() && plan.steps[n].step == 0 && plan.steps[n].a_from_caller) ++n;
+  else if ((pattern == TpPattern::reduce_scatter || pattern == TpPattern::all_reduce) &&
+           !plan.steps.empty() && !plan.steps[0].reads_c && !plan.steps[0].d_to_caller)
+    n = 1;
+  return n;
+}
+
+void enqueue_head(const CallContext& c, Rank& r, const TpShards& sh, cudaStream_t s) {
+  for (std::size_t i = 0; i < c.head; ++i) {
+    if (c.plan.problem.pattern == TpPattern::all_gather) gather_launch(c, r, sh, s, i);
+    else ring_launch(c, r, sh, s, c.plan.steps[i]);
+  }
+}
+
+// The agreement failed after the head was enqueued: the band flags its launches raise (merged
+// bands) are taken back to 0 on its stream, as the transfers that wait for them would have.
+void drop_head(const CallContext& c, Rank& r, cudaStream_t s) {
+  for (std::size_t i = 0; i < c.head; ++i) {
+    const TpStep& st = c.plan.steps[i];
+    if (st.bands > 1)
+      for (int b = st.band; b < st.band + st.bands; ++b)
+        c.flags.take(s, r.pad + c.ws.flags.band_done(st.step, b));
+  }
+}
+
 // After a rank's call: its stream waits for its sends and copies, then tells every rank that
 // sent it something that it may send again.
 void finish_copy_engine(const CallContext& c, Rank& r, bool used_local_copy, cudaStream_t s) {
@@ -637,7 +525,7 @@ void finish_copy_engine(const CallContext& c, Rank& r, bool used_local_copy, cud
                                                                    : true;
     if (sent_to_me) c.flags.set(s, r.peer_pad[q] + c.ws.flags.done(r.rank));
   }
-  c.trace.mark(r.rank, "gemm", s, "call done");
+  c.trace.mark(r.rank, "gemm", s, "call {} done", c.call);
 }
 
 // ---- the NCCL transport ----------------------------------------------------------------------
@@ -777,8 +665,8 @@ TpReport tp_gemm(const TpPlan& plan, const std::vector<TpShards>& shards, TpWork
   std::vector<cudaStream_t> streams = streams_in;
   streams.resize(locals, nullptr);
   CurrentDeviceGuard restore;
-  const bool capturing = any_capturing(streams);
-  if (ws.trace && !capturing) {  // the last call's timelines (it has been waited for by now)
+  const bool capturing = multi::any_capturing(streams);
+  if (ws.trace && !capturing && ws.trace->full()) {  // the last N calls' timelines (waits for them)
     ws.trace->print();
     ws.trace.reset();
   }
@@ -788,32 +676,72 @@ TpReport tp_gemm(const TpPlan& plan, const std::vector<TpShards>& shards, TpWork
     ws.trace = std::make_unique<multi::TpTrace>(true, devices, ranks);
   multi::TpTrace off(false, {}, {});
   multi::TpTrace& trace = ws.trace && !capturing ? *ws.trace : off;
+  const int call = trace.on() ? trace.begin_call() : 0;
   for (std::size_t i = 0; i < locals; ++i) {
     cuda_check(cudaSetDevice(devices[i]), "cudaSetDevice(tp)");
-    trace.mark(ranks[i], "gemm", streams[i], "call enqueued from here");
+    trace.mark(ranks[i], "gemm", streams[i], "call {} enqueued from here", call);
+    cuda_check(cudaEventRecord(ws.ranks[i].call_start, streams[i]), "cudaEventRecord(tp call start)");
   }
-  agree(plan, plan.hash(), shards, ws, comm, capturing);
-  trace.host(ranks.front(), "agreed");
+  trace.host(ranks.front(), "call {} began", call);
+  const uint64_t hash = plan.hash();
+  std::vector<TpRecord> mine = multi::own_records(plan, hash, shards, ws, comm);
 
   const TpProblem& p = plan.problem;
-  CallContext c{plan,
-                ws,
-                shards,
-                Flags(driver::api()),
-                ws.world,
-                multi::tp_chunk_rows(p),
-                multi::tp_plan_bands(plan),
-                tp_shard_shapes(p, 0),
-                dtype_bytes(p.a_type),
-                dtype_bytes(p.d_type),
-                multi::tp_scale_blocks(tp_shard_shapes(p, 0).a_cols),
-                trace};
+  // Made once the plan is known to be whole (the own checks passed: a probe's plan is not).
+  std::optional<CallContext> context;
+  auto make_context = [&]() -> CallContext& {
+    return context.emplace(CallContext{plan, ws, shards, Flags(driver::api()), ws.world,
+                                       multi::tp_chunk_rows(p), multi::tp_plan_bands(plan),
+                                       tp_shard_shapes(p, 0), dtype_bytes(p.a_type),
+                                       dtype_bytes(p.d_type),
+                                       multi::tp_scale_blocks(tp_shard_shapes(p, 0).a_cols),
+                                       trace, call});
+  };
+  // Across processes the exchange takes ~190 us of host time a call (2 H200s, torchrun trace)
+  // while the GPU would sit idle: a plan every rank agreed on before starts its local head
+  // (head_launches) first, and the rest follows the agreement (docs/decisions.md). A plan's
+  // first call, and any call whose own check failed, enqueues nothing before it.
+  const bool early = !ws.one_process && !capturing && plan.transport == TpTransport::copy_engine &&
+                     ws.agreed.count(hash) &&
+                     std::all_of(mine.begin(), mine.end(), multi::passed);
+  std::size_t head = 0;
+  if (early) {
+    // A failure here reaches every rank through the exchange, as a failed own check does.
+    auto refuse = [&](std::size_t i, const std::exception& e) {
+      mine[i] = multi::make_record(plan, hash, ranks[i],
+                                   fmt::format("plan = its first launch: {}", e.what()));
+    };
+    try {
+      make_context().head = head = head_launches(plan);
+    } catch (const std::exception& e) {
+      for (std::size_t i = 0; i < locals; ++i) refuse(i, e);
+    }
+    for (std::size_t i = 0; i < locals && head; ++i) {
+      try {
+        cuda_check(cudaSetDevice(devices[i]), "cudaSetDevice(tp)");
+        enqueue_head(*context, ws.ranks[i], shards[i], streams[i]);
+      } catch (const std::exception& e) {
+        refuse(i, e);
+      }
+    }
+  }
+  try {
+    multi::agree(plan, hash, mine, ws, comm, capturing);
+  } catch (...) {
+    for (std::size_t i = 0; i < locals && head; ++i)
+      if (multi::passed(mine[i]) && cudaSetDevice(devices[i]) == cudaSuccess)
+        drop_head(*context, ws.ranks[i], streams[i]);
+    throw;
+  }
+  trace.host(ranks.front(), "call {} agreed", call);
+  CallContext& c = context ? *context : make_context();
+
   TpReport report;
   report.transport = plan.transport;
   report.launches = int(plan.steps.size());
   if (plan.transport == TpTransport::nccl) {
     run_nccl(c, shards, streams);
-    trace.host(ranks.front(), "enqueued");
+    trace.host(ranks.front(), "call {} enqueued", call);
     return report;
   }
   try {
@@ -828,7 +756,7 @@ TpReport tp_gemm(const TpPlan& plan, const std::vector<TpShards>& shards, TpWork
       const bool local_copies = (gather && shards[i].a_gathered) ||
                                 p.pattern == TpPattern::all_reduce || (to_root && r.rank == 0);
       finish_copy_engine(c, r, local_copies, streams[i]);
-      trace.host(r.rank, "rank {} enqueued", r.rank);
+      trace.host(r.rank, "call {}: rank {} enqueued", call, r.rank);
     }
   } catch (const std::exception& e) {
     release_waiters(ws);

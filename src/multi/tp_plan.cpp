@@ -62,6 +62,16 @@ constexpr double kCutGroupShareOfB = 0.41;
 // back to back 5-9 us over their one-GPU predictions (AUTOGEMM_TP_TRACE, docs/decisions.md).
 constexpr double kLaunchGapUs = 8.0;
 
+// Across processes a call first agrees on its plan with every rank, then enqueues its launches:
+// over NCCL its first GEMM starts after the exchange, ~160 us after the call (all-reduce 8192 x
+// 28672 x 8192 under torchrun on 2 H200s, AUTOGEMM_TP_TRACE: agreed at ~105 us), which a
+// synchronised caller waits out. On copy engines a plan agreed before starts its local head
+// while the ranks exchange (tp_exec.cpp): its first GEMM ~30 us after the call (the same trace:
+// 22-33 us later than back to back). One process agrees in memory and its bench opens a gate
+// once everything is enqueued: nothing.
+constexpr double kProcessPerRankStartUs = 160.0;
+constexpr double kProcessPerRankEarlyStartUs = 30.0;
+
 bool fp8(const TpProblem& p) { return multi::tp_block_scaled(p); }
 
 // "4 band(s) of 1024 rows", or with a thin last band "5 bands of 1024/1024/1024/768/256 rows".
@@ -737,6 +747,16 @@ TpPlan plan_tp(const TpProblem& problem, const GpuInfo& device, const Topology& 
                                                                    "band's {} rows apart",
                                                                    options.tail_rows)
                                                      : std::string()));
+  }
+  if (!options.one_process) {  // the same for every candidate of a transport: no choice changes
+    const bool early = best.transport == TpTransport::copy_engine;
+    const double start_us = early ? kProcessPerRankEarlyStartUs : kProcessPerRankStartUs;
+    best.total_us += start_us;
+    best.exposed_us += start_us;
+    best.explanation += fmt::format("; {:.0f} us from the call to its first GEMM ({})", start_us,
+                                    early ? "its first launch starts while the processes agree "
+                                            "on the plan"
+                                          : "every process agrees on the plan first");
   }
   best.single_gpu_us = plan_gemm(tp_whole_problem(problem), device).best().prediction.time_us;
   return best;

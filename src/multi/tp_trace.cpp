@@ -10,12 +10,16 @@
 
 namespace autogemm::multi {
 
-bool TpTrace::requested() {
-  static const bool on = [] {
-    const char* v = std::getenv("AUTOGEMM_TP_TRACE");
-    return v != nullptr && std::strcmp(v, "1") == 0;
-  }();
-  return on;
+int TpTrace::parse_calls(const char* value) {
+  if (value == nullptr || *value < '0' || *value > '9') return 0;  // strtol would skip spaces
+  char* end = nullptr;
+  const long n = std::strtol(value, &end, 10);
+  return end != value && *end == '\0' && n >= 1 && n <= 1000 ? int(n) : 0;
+}
+
+int TpTrace::calls_per_trace() {
+  static const int calls = parse_calls(std::getenv("AUTOGEMM_TP_TRACE"));
+  return calls;
 }
 
 TpTrace::~TpTrace() {
@@ -61,7 +65,7 @@ void TpTrace::print() {
                    m->label.c_str());
     for (const auto& [rank, note] : host_)
       if (rank == ranks[i])
-        std::fprintf(stderr, "[autogemm] tp trace r%d host %9.1f us after the call began: %s\n",
+        std::fprintf(stderr, "[autogemm] tp trace r%d host %9.1f us after the first call began: %s\n",
                      ranks[i], note.first, note.second.c_str());
   }
 }

@@ -34,7 +34,7 @@ TpWorkspace::State::~State() {
     for (void* p : r.opened) (void)cudaIpcCloseMemHandle(p);
     for (cudaStream_t s : {r.copy, r.push, r.local_copy, r.agree})
       if (s) (void)cudaStreamDestroy(s);
-    for (cudaEvent_t e : {r.from_caller, r.from_copy, r.from_push, r.from_local})
+    for (cudaEvent_t e : {r.from_caller, r.from_copy, r.from_push, r.from_local, r.call_start})
       if (e) (void)cudaEventDestroy(e);
     if (r.records) (void)cudaFree(r.records);
     if (r.base) (void)cudaFree(r.base);
@@ -73,7 +73,7 @@ void nccl(ncclResult_t r, const char* what) { multi::nccl_check(r, what); }
 void make_streams_and_events(TpWorkspace::State::Rank& r) {
   for (cudaStream_t* s : {&r.copy, &r.push, &r.local_copy, &r.agree})
     cuda_check(cudaStreamCreateWithFlags(s, cudaStreamNonBlocking), "cudaStreamCreate(tp)");
-  for (cudaEvent_t* e : {&r.from_caller, &r.from_copy, &r.from_push, &r.from_local})
+  for (cudaEvent_t* e : {&r.from_caller, &r.from_copy, &r.from_push, &r.from_local, &r.call_start})
     cuda_check(cudaEventCreateWithFlags(e, cudaEventDisableTiming), "cudaEventCreate(tp)");
   cuda_check(cudaMalloc(&r.records, sizeof(multi::TpRecord) * 1024), "cudaMalloc(tp records)");
 }

@@ -31,6 +31,7 @@ struct TpWorkspace::State {
     cudaStream_t agree = nullptr;        // the per-call record exchange
     cudaEvent_t from_caller = nullptr, from_copy = nullptr, from_push = nullptr,
                 from_local = nullptr;
+    cudaEvent_t call_start = nullptr;    // recorded on the caller's stream as a call begins
     void* records = nullptr;             // device: world agreement records
   };
   TpProblem problem;
@@ -44,7 +45,7 @@ struct TpWorkspace::State {
   std::vector<Rank> ranks;               // local ranks, in comm.local_ranks() order
   std::set<uint64_t> agreed;             // plan hashes every rank has agreed on
   std::set<uint64_t> prepared;           // plan hashes whose kernels are loaded on every local GPU
-  std::unique_ptr<multi::TpTrace> trace; // AUTOGEMM_TP_TRACE: the last call's, printed later
+  std::unique_ptr<multi::TpTrace> trace; // AUTOGEMM_TP_TRACE=N: the calls, printed later
   // `plan` runs on this workspace: the same problem shape, transport, bands and d_direct.
   bool fits(const TpPlan& plan) const;
   ~State();

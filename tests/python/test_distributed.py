@@ -209,6 +209,21 @@ _WORKER = textwrap.dedent("""
     except autogemm.InvalidArgument as e:
         print(f"rank {r}: {e}", flush=True)
         assert e.argument == "rank 1: shards", e
+    # The same with plans agreed before whose first launch signals its bands: each rank starts
+    # that launch before the agreement; after the refusal its band flags must be back to 0, or
+    # the next call would send partials before they are computed.
+    d = tp.gemm_all_reduce(ka, kw, bands=4)
+    assert diff(d, ref) < 1e-5
+    d = tp.gemm_reduce_scatter(ka, kw, bands=4)
+    assert diff(d, ref[rows]) < 1e-5
+    try:
+        (tp.gemm_reduce_scatter if r == 1 else tp.gemm_all_reduce)(ka, kw, bands=4)
+        sys.exit(f"rank {r}: no error")
+    except autogemm.InvalidArgument as e:
+        assert e.argument == "rank 1: shards", e
+    for _ in range(3):
+        d = tp.gemm_all_reduce(ka, kw, bands=4)
+        assert diff(d, ref) < 1e-5
     # Forty calls back to back, no host wait between them, alternating two workspaces: each
     # call's agreement reuses a board the previous call may still be reading on another rank.
     outs = [tp.gemm_all_reduce(ka, kw) if i % 2 else tp.all_gather_gemm(A[rows], W[cols])
