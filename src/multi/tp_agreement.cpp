@@ -191,9 +191,8 @@ std::vector<TpRecord> own_records(const TpPlan& plan, uint64_t hash,
 
 bool passed(const TpRecord& record) { return record.error[0] == 0; }
 
-void agree(const TpPlan& plan, uint64_t hash, const std::vector<TpRecord>& mine,
-           TpWorkspace::State& ws, MultiGpuComm& comm, bool capturing) {
-  (void)plan;
+void agree(uint64_t hash, const std::vector<TpRecord>& mine, TpWorkspace::State& ws,
+           MultiGpuComm& comm, bool capturing) {
   if (ws.one_process) {
     judge(mine, ws.world);
   } else if (capturing) {

@@ -30,8 +30,8 @@ bool passed(const TpRecord& record);
 // passed its own check and runs the same plan (the plan then counts as agreed on `ws`), else
 // throws InvalidArgument naming the first rank at fault, on every rank. While capturing there is
 // no exchange (it needs the host): the plan must have been agreed before.
-void agree(const TpPlan& plan, uint64_t hash, const std::vector<TpRecord>& mine,
-           TpWorkspace::State& ws, MultiGpuComm& comm, bool capturing);
+void agree(uint64_t hash, const std::vector<TpRecord>& mine, TpWorkspace::State& ws,
+           MultiGpuComm& comm, bool capturing);
 
 bool any_capturing(const std::vector<cudaStream_t>& streams);
 

@@ -13,12 +13,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstring>
 #include <optional>
 
 #include "autogemm/errors.hpp"
 #include "autogemm/gemm.hpp"
-#include "autogemm/kernel_spec.hpp"
 #include "autogemm/tensor_parallel.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/current_device_guard.hpp"
@@ -29,7 +27,6 @@
 #include "multi/tp_plan.hpp"
 #include "multi/tp_trace.hpp"
 #include "multi/tp_workspace.hpp"
-#include "runtime/launch.hpp"
 
 #ifdef AUTOGEMM_HAVE_NCCL
 #include <nccl.h>
@@ -704,7 +701,6 @@ TpReport tp_gemm(const TpPlan& plan, const std::vector<TpShards>& shards, TpWork
   const bool early = !ws.one_process && !capturing && plan.transport == TpTransport::copy_engine &&
                      ws.agreed.count(hash) &&
                      std::all_of(mine.begin(), mine.end(), multi::passed);
-  std::size_t head = 0;
   if (early) {
     // A failure here reaches every rank through the exchange, as a failed own check does.
     auto refuse = [&](std::size_t i, const std::exception& e) {
@@ -712,10 +708,11 @@ TpReport tp_gemm(const TpPlan& plan, const std::vector<TpShards>& shards, TpWork
                                    fmt::format("plan = its first launch: {}", e.what()));
     };
     try {
-      make_context().head = head = head_launches(plan);
+      make_context().head = head_launches(plan);
     } catch (const std::exception& e) {
       for (std::size_t i = 0; i < locals; ++i) refuse(i, e);
     }
+    const std::size_t head = context ? context->head : 0;
     for (std::size_t i = 0; i < locals && head; ++i) {
       try {
         cuda_check(cudaSetDevice(devices[i]), "cudaSetDevice(tp)");
@@ -726,9 +723,9 @@ TpReport tp_gemm(const TpPlan& plan, const std::vector<TpShards>& shards, TpWork
     }
   }
   try {
-    multi::agree(plan, hash, mine, ws, comm, capturing);
+    multi::agree(hash, mine, ws, comm, capturing);
   } catch (...) {
-    for (std::size_t i = 0; i < locals && head; ++i)
+    for (std::size_t i = 0; i < locals && context && context->head; ++i)
       if (multi::passed(mine[i]) && cudaSetDevice(devices[i]) == cudaSuccess)
         drop_head(*context, ws.ranks[i], streams[i]);
     throw;

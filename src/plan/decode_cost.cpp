@@ -46,10 +46,15 @@ constexpr double kRingStepUs = 0.01;
 // Weight-only B in registers: with one step ahead each warp's step took 1.7-2.0 us (launch
 // removed, over its steps) on the M = 1 decode rows (H200, bench --weights int4-g128,
 // 2026-11-29: 8x32x256 at 8 steps a warp 19.6 us, 8x64x256 at 6 steps 14.1 us, 8x64x256 sk6 at
-// 9.3 steps 20.7 us). Charged as a chain divided by the steps in flight, it matches M >= 16
-// (M = 64: 117 -> 94 us with 3 steps ahead) but over-predicts deeper prefetch at M <= 8
-// (12.2 us predicted, 21.2 measured): something else limits those rows.
+// 9.3 steps 20.7 us): a chain whose first step waits a whole round trip and the others one
+// divided by the steps in flight. More steps ahead stop paying at about 1 us a step: 8x64x256
+// with 3 ahead ran 1 x 14336 x 4096's 16 steps a warp in 20.4 us, not the 13.6 that 0.6 us a
+// step predicted (Nsight Compute: issue-bound, 1.7-1.8 warps a scheduler, DRAM at 34% of peak);
+// M = 64 with 3 ahead, 1.41 us a step (117 -> 94 us). Each wave pays the first round trip: a
+// floor without it sent those rows to split-K at 8 (1 x 14336 x 4096 28.1 us, 16 x 14336 x 4096
+// 59.7 against 33 for BF16: many short waves).
 constexpr double kWeightStepRoundTripUs = 1.8;
+constexpr double kWeightStepFloorUs = 1.0;
 // B bytes a resident warp has in flight, in steps (double-buffered registers; a ring's
 // num_stages - 1), and the round trip they wait for under load.
 constexpr double kStepsInFlight = 1.5;
@@ -213,7 +218,10 @@ Prediction predict_decode(const GemmProblem& problem, const GemmConfig& config,
     // 2 waves of 32 steps, 117 us measured against 2 x 57.6 chained).
     const int64_t warp_steps = ceil_div(
         ceil_div(ceil_div(problem.k, config.block_k), config.split_k), warps_along_k(config));
-    chain_us = double(p.waves) * double(warp_steps) * kWeightStepRoundTripUs / config.num_stages;
+    chain_us = double(p.waves) *
+               (kWeightStepRoundTripUs +
+                double(warp_steps - 1) *
+                    std::max(kWeightStepRoundTripUs / config.num_stages, kWeightStepFloorUs));
   }
   const double stream_us = std::max({p.memory_us, p.l2_us, chain_us});
   const double wide = !ring ? kWideAStreamFactor
