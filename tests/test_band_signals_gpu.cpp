@@ -3,9 +3,12 @@
 // dimensions) while the kernel walks its bands and raises their flags; after each of two calls
 // every flag is 1 and every counter back to 0; a second stream that waits for band 0's flag
 // (cuStreamWaitValue32, as the tensor-parallel copies do) copies that band's finished rows while
-// the GEMM runs on. Bad band arguments are refused naming the argument, before any launch.
+// the GEMM runs on; a band whose C arrives late (c_band_flags) is read only once its flag is
+// up. Bad band arguments are refused naming the argument, before any launch.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
 #include <vector>
 
 #include "autogemm/gemm.hpp"
@@ -127,6 +130,90 @@ TEST(BandSignalsGpu, AStreamWaitingForABandCopiesItsFinishedRows) {
     EXPECT_EQ(w, (std::vector<uint32_t>{0, 0, 0, 1})) << "counters 0, band 0's flag taken, band 1's up";
     cuda_check(cudaMemset(flags + 1, 0, 4), "take band 1's flag");
   }
+  cudaStreamDestroy(gemm_stream);
+  cudaStreamDestroy(copy_stream);
+}
+
+// C's band flags (GemmOperands::c_band_flags): band 1's rows of C hold NaN when the kernel
+// starts and its flag is 0; a copy engine brings the real rows from the host a few milliseconds
+// later and then raises the flag. The kernel must wait: D is bitwise the same GEMM run on the
+// whole C, and holds no NaN. Flags already up cost nothing: the same result with both up.
+TEST(BandSignalsGpu, ABandsCIsReadOnlyOnceItsFlagIsUp) {
+  AUTOGEMM_REQUIRE_GPU();
+  const int64_t m = 2048, n = 8192, k = 4096, late_rows = m - 512;
+  GemmProblem p = autogemm::testing::problem(m, n, k);
+  p.reads_c = true;
+  p.signal_bands = 2;
+  const std::vector<int64_t> ends = {512, 2048};
+  const std::size_t d_bytes = std::size_t(m * n * 2), late_bytes = std::size_t(late_rows * n * 2);
+  bench::DeviceBuffer a(std::size_t(m * k * 2)), b(std::size_t(n * k * 2)), c(d_bytes),
+      whole_c(d_bytes), d(d_bytes), want(d_bytes), words(6 * 4);
+  bench::fill_random(a.get(), std::size_t(m * k), DType::bf16, 11);
+  bench::fill_random(b.get(), std::size_t(n * k), DType::bf16, 12);
+  bench::fill_random(whole_c.get(), std::size_t(m * n), DType::bf16, 13);
+  void* pinned = nullptr;
+  cuda_check(cudaMallocHost(&pinned, late_bytes), "cudaMallocHost(late C)");
+  cuda_check(cudaMemcpy(pinned, static_cast<char*>(whole_c.get()) + 512 * n * 2, late_bytes,
+                        cudaMemcpyDeviceToHost), "late C rows to the host");
+  auto* counters = static_cast<uint32_t*>(words.get());
+  uint32_t* flags = counters + 2;
+  uint32_t* c_flags = counters + 4;
+  cuda_check(cudaMemset(words.get(), 0, 24), "cudaMemset(words)");
+  GemmOperands ops;
+  ops.a = a.get(), ops.b = b.get(), ops.d = d.get(), ops.c = c.get(), ops.beta = 1.0f;
+  ops.band_ends = ends.data(), ops.band_counters = counters, ops.band_flags = flags;
+  GemmOptions options;
+  options.config = GemmConfig::parse("128x256x64 s3 c2 p g8 cl2x1/b");
+  cudaStream_t gemm_stream = nullptr, copy_stream = nullptr;
+  cuda_check(cudaStreamCreateWithFlags(&gemm_stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  cuda_check(cudaStreamCreateWithFlags(&copy_stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  // The reference: the same kernel on the whole C, no flags (and the kernel loaded before any
+  // launch waits on a flag).
+  GemmOperands whole = ops;
+  whole.c = whole_c.get(), whole.d = want.get();
+  gemm(p, whole, gemm_stream, options);
+  cuda_check(cudaStreamSynchronize(gemm_stream), "sync");
+  const driver::Api& api = driver::api();
+  for (int late_copy = 1; late_copy >= 0; --late_copy) {
+    cuda_check(cudaMemset(words.get(), 0, 24), "cudaMemset(words)");
+    cuda_check(cudaMemcpy(c.get(), whole_c.get(), d_bytes, cudaMemcpyDeviceToDevice), "C");
+    cuda_check(cudaMemset(d.get(), 0xff, d_bytes), "poison D");
+    const uint32_t up[2] = {1, 1};
+    if (late_copy) {
+      cuda_check(cudaMemset(static_cast<char*>(c.get()) + 512 * n * 2, 0xff, late_bytes), "NaN C");
+      cuda_check(cudaMemcpy(c_flags, up, 4, cudaMemcpyHostToDevice), "band 0's C is here");
+    } else {
+      cuda_check(cudaMemcpy(c_flags, up, 8, cudaMemcpyHostToDevice), "both bands' C are here");
+    }
+    cuda_check(cudaDeviceSynchronize(), "sync");
+    ops.c_band_flags = c_flags;
+    gemm(p, ops, gemm_stream, options);
+    if (late_copy) {  // well after the kernel reached band 1's epilogues (~0.3 ms in all)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      cuda_check(cudaMemcpyAsync(static_cast<char*>(c.get()) + 512 * n * 2, pinned, late_bytes,
+                                 cudaMemcpyHostToDevice, copy_stream), "late C rows");
+      driver::check(api.cuStreamWriteValue32(copy_stream, CUdeviceptr(c_flags + 1), 1,
+                                             CU_STREAM_WRITE_VALUE_DEFAULT),
+                    "cuStreamWriteValue32(band 1's C)");
+    }
+    cuda_check(cudaStreamSynchronize(copy_stream), "sync copy");
+    cuda_check(cudaStreamSynchronize(gemm_stream), "sync gemm");
+    std::vector<uint16_t> got(d_bytes / 2), expected(d_bytes / 2);
+    cuda_check(cudaMemcpy(got.data(), d.get(), d_bytes, cudaMemcpyDeviceToHost), "down");
+    cuda_check(cudaMemcpy(expected.data(), want.get(), d_bytes, cudaMemcpyDeviceToHost), "down");
+    EXPECT_TRUE(got == expected) << (late_copy ? "C's band 1 copied in late" : "every flag up")
+                                 << ": D as with the whole C";
+    std::vector<uint32_t> w(6);
+    cuda_check(cudaMemcpy(w.data(), words.get(), 24, cudaMemcpyDeviceToHost), "down");
+    EXPECT_EQ(w, (std::vector<uint32_t>{0, 0, 1, 1, 1, 1})) << "C's flags left as they were";
+  }
+  // Flags where C is not read are refused, naming the argument.
+  GemmProblem no_c = p;
+  no_c.reads_c = false;
+  GemmOperands bad = ops;
+  bad.c = nullptr, bad.beta = 0.0f;
+  autogemm::testing::expect_invalid([&] { gemm(no_c, bad, gemm_stream, options); }, "c_band_flags");
+  cudaFreeHost(pinned);
   cudaStreamDestroy(gemm_stream);
   cudaStreamDestroy(copy_stream);
 }

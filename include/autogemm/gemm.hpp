@@ -47,6 +47,12 @@ struct GemmOperands {
   const int64_t* band_ends = nullptr;
   uint32_t* band_counters = nullptr;
   uint32_t* band_flags = nullptr;
+  // Optional, with signal_bands and C read (beta != 0): S device words; the kernel reads band
+  // b's rows of C only once word b is nonzero, and leaves the words as they are. For C that
+  // arrives while the GEMM runs: each word the completion flag of the copy that brings its band
+  // (cuStreamWriteValue32 after the copy, on another stream or GPU; set back to 0 by the caller
+  // after the call). The producer must not need this GPU's SMs: the waiting tiles hold them.
+  const uint32_t* c_band_flags = nullptr;
 };
 
 struct GemmOptions {

@@ -347,11 +347,12 @@ class TpPricer {
         s.a_from_caller = !gather || step == 0;  // all-gather: later steps read gathered A
         // The ring's earlier steps write partials; gather's D is packed either way.
         s.d_to_caller = gather || to_root || step == g_ - 1;
-        // Only steps that wait for nothing merge (the ring's first, gather's one): a merged
-        // step that reads partials waits for its last band's before it starts, and measured
-        // slower (all-reduce 8192 x 28672 x 8192 on 2 H200s 2885 -> 2916-2961 us, with its
-        // last band apart). All-gather's bands signal nothing (its D stays on the rank).
-        const int merged_end = !merge || gather || s.reads_c ? lo : hi;
+        // A merged step that reads partials starts at once: its tiles wait in the kernel for
+        // their band's partial (GemmOperands::c_band_flags). (Waiting on the stream for the last
+        // band's instead measured slower than a launch per band: all-reduce 8192 x 28672 x 8192
+        // on 2 H200s 2885 -> 2916-2961 us.) All-gather's bands signal nothing (its D stays on
+        // the rank, and its A arrives before the main loop, not the epilogue).
+        const int merged_end = !merge || gather ? lo : hi;
         if (merged_end - lo >= 2 && add_launch(plan, s, cut, lo, merged_end)) {
           for (int b = merged_end; b < hi; ++b) add_launch(plan, s, cut, b, b + 1);
         } else {
@@ -461,7 +462,9 @@ class TpPricer {
           q.dram_bytes > 0 ? copy_bytes_of_launch * q.memory_us / q.dram_bytes : 0.0;
       const double busiest = std::max(q.compute_us, q.memory_us);
       s.predicted_us += std::max(0.0, q.memory_us + copy_us_of_launch - busiest);
-      const bool waits = p_.pattern == TpPattern::all_gather ? s.step > 0 : s.reads_c;
+      // Stream waits: all-gather's later steps, the ring's one-band launches that read C (a
+      // merged one waits in the kernel).
+      const bool waits = p_.pattern == TpPattern::all_gather ? s.step > 0 : s.reads_c && s.bands == 1;
       if (waits) s.predicted_us += kFlagWaitUs;
       if (i > 0) s.predicted_us += kLaunchGapUs;
     }
@@ -599,13 +602,20 @@ class TpPricer {
     std::vector<double> arrival(bands, 0.0);
     double t = 0, egress_free = 0, waited = 0, copy_end = 0;
     for (const TpStep& s : plan.steps) {
-      double start = t;  // a launch waits for every one of its bands' partials
-      for (int b = s.band; s.step > 0 && b < s.band + s.bands; ++b) start = std::max(start, arrival[b]);
+      // A one-band launch waits for its partial on the stream; a merged one starts at once and
+      // a band whose partial is late holds its tiles' SMs in the epilogue until it is here.
+      double start = t;
+      if (s.reads_c && s.bands == 1) start = std::max(t, arrival[s.band]);
       waited += start - t;
-      t = start + s.predicted_us;
+      double done = start;
       for (int b = s.band; b < s.band + s.bands; ++b) {
         const double bytes = part_bytes(cut[b].size());
-        const double finished = band_finished(s, cut, b, start);
+        double finished = done + s.predicted_us * double(cut[b].size()) / double(s.rows);
+        if (s.reads_c && s.bands > 1 && arrival[b] > finished) {
+          waited += arrival[b] - finished;
+          finished = arrival[b];
+        }
+        done = finished;
         if (s.step < g_ - 1) {
           egress_free = std::max(egress_free, finished) + send_us(bytes);
           arrival[b] = egress_free + kFlagHandoffUs;
@@ -616,6 +626,7 @@ class TpPricer {
           copy_end = std::max(copy_end, egress_free + kFlagHandoffUs) + staged_copy_us(bytes);
         }
       }
+      t = done;
     }
     const double end = std::max(t, copy_end);
     const std::string tail =

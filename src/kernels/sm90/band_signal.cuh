@@ -1,7 +1,8 @@
 #pragma once
 // Row-band signals (Cfg::band_signals; GemmProblem::signal_bands): a band's flag becomes 1 once
 // every tile of its rows is stored, so a caller can move those rows while the kernel computes
-// the next bands (tensor-parallel GEMMs: multi/tp_exec.cpp).
+// the next bands (tensor-parallel GEMMs: multi/tp_exec.cpp); and, with c_band_flags, a band's C
+// is read only once its own flag is up (wait_for_c).
 //
 // Each consumer warpgroup's leader (the thread that issues its TMA stores) counts the tiles it
 // stored in the current band and adds the count to the band's counter when its next tile lies
@@ -34,6 +35,19 @@ struct BandSignal {
   __device__ static unsigned total(const GemmParams& p, int b) {
     const int rows = p.band_end[b] - (b > 0 ? p.band_end[b - 1] : 0);
     return unsigned(rows / Cfg::block_m) * unsigned(kNumNTiles) * kStoresPerTile;
+  }
+
+  // Leader only, before the epilogue of the tile whose first row is row0 loads C: waits until
+  // the band's C flag (GemmParams::c_band_flags) is nonzero, so that a launch can run bands whose
+  // C is still arriving (the ring's partial sums, each band's flag set by the copy that brings
+  // it) instead of one launch per band behind a stream wait. The acquire makes the copied bytes
+  // visible to this thread and the proxy fence to the TMA loads it issues next. A flag that is
+  // already up costs one L2 load per tile.
+  __device__ static void wait_for_c(const GemmParams& p, int row0) {
+    if (p.c_band_flags == nullptr || p.beta == 0.0f) return;
+    const unsigned* flag = p.c_band_flags + band_of(p, row0);
+    while (ptx::load_acquire_sys(flag) == 0) __nanosleep(256);
+    ptx::fence_proxy_async_global();
   }
 
   // Leader only, before storing the tile whose first row is row0.

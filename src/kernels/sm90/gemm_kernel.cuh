@@ -269,7 +269,10 @@ struct Consumer {
       main_loop();
       if constexpr (kTileTrace) trace.main_loop_done(trace_recorder);
       if constexpr (Cfg::band_signals)
-        if (store_leader()) band_signal.before_store(params, tile_row0());
+        if (store_leader()) {
+          band_signal.before_store(params, tile_row0());  // the band before: signalled first
+          BandSignal<Cfg>::wait_for_c(params, tile_row0());
+        }
       const bool stored = store_tile(scheduler.split);
       if constexpr (Cfg::band_signals)
         if (store_leader() && stored) band_signal.stored(tile_row0(), n_tile, params.m);

@@ -67,6 +67,9 @@ struct GemmParams {
   unsigned* band_flags;
   int band_count;
   int band_end[16];   // kMaxSignalBands (autogemm/problem.hpp)
+  // Per band a word that must be nonzero before the band's rows of C are read (GemmOperands::
+  // c_band_flags: the completion flag of the copy that brings them); null: C is read at once.
+  const unsigned* c_band_flags;
 };
 
 }  // namespace autogemm::sm90
