@@ -275,6 +275,22 @@ TEST(TensorParallelPlan, AThinLastBandShortensTheExposedCopy) {
   EXPECT_EQ(plan_on_h200(p, odd).tail_rows, 128);
 }
 
+// A band that reads partials runs once its whole partial is here (a merged launch's tiles wait
+// in the kernel from the band's first tile on): a cut whose first band is nearly the whole
+// chunk (reduce-scatter 16384^3 on 2 H200s, 8064/128 rows) waits for nearly the whole partial
+// (264 MB, ~800 us), and the planner keeps even bands.
+TEST(TensorParallelPlan, AMergedLaunchWaitsForItsBandsWholePartialFromItsFirstTile) {
+  const TpProblem p = tp(TpPattern::reduce_scatter, 2, 16384, 16384, 16384);
+  TpOptions thin;
+  thin.bands = 1, thin.tail_rows = 128;
+  const TpPlan late = plan_on_h200(p, thin), planned = plan_on_h200(p);
+  ASSERT_EQ(late.band_rows, (std::vector<int64_t>{8064, 128})) << late.describe();
+  EXPECT_GT(late.exposed_us, 600.0) << late.describe();
+  EXPECT_LT(planned.exposed_us, 100.0) << planned.describe();
+  EXPECT_LT(planned.total_us, late.total_us - 500.0);
+  EXPECT_EQ(planned.tail_rows, 0) << planned.describe();
+}
+
 TEST(TensorParallelPlan, WorkspaceLayoutAndFlagsDoNotOverlap) {
   const TpProblem p = tp(TpPattern::all_reduce, 4, 4096, 1000, 4096);
   const multi::TpLayout l = multi::tp_layout(p, TpTransport::copy_engine);
