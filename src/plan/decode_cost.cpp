@@ -123,11 +123,8 @@ int decode_registers(const GemmProblem& problem, const GemmConfig& config) {
   // weight_multiply). MXFP4 accumulates in place but its two bf16 multiplies a pair and the
   // span's scales need as many: counted without them, 2 of 45 picks spilled 8 bytes at 168.
   const bool int4 = problem.weight_format && *problem.weight_format != WeightFormat::int8_channel;
-  // int4 also sums A alone per group (its bias comes off the sum).
-  const bool biased = int4 && *problem.weight_format != WeightFormat::mxfp4;
-  const int block_sums = problem.scaling == Scaling::block_1x128_128x128 || int4
-                             ? (biased ? 2 : 1) * accumulators
-                             : 0;
+  const int block_sums =
+      problem.scaling == Scaling::block_1x128_128x128 || int4 ? accumulators : 0;
   const int weight_overhead =
       kWeightRegisterOverhead +
       (config.split_k > 1
