@@ -122,6 +122,9 @@ int decode_registers(const GemmProblem& problem, const GemmConfig& config) {
   // Block sums: block-scaled FP8's per 128 of K, int4's per scale group (sm90/decode_kernel.cuh
   // weight_multiply). MXFP4 accumulates in place but its two bf16 multiplies a pair and the
   // span's scales need as many: counted without them, 2 of 45 picks spilled 8 bytes at 168.
+  // int4's second set (the group's sums of A) is left out: every pick compiles without spills
+  // (WeightOnly.PlannersPicksCompileWithoutSpills, the decode suite), and counting it moved
+  // M = 16 picks to slower ones (16 x 14336 x 4096: 1.02 -> 0.85 of our BF16, H200).
   const bool int4 = problem.weight_format && *problem.weight_format != WeightFormat::int8_channel;
   const int block_sums =
       problem.scaling == Scaling::block_1x128_128x128 || int4 ? accumulators : 0;

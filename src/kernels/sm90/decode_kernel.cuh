@@ -441,8 +441,9 @@ __device__ __forceinline__ WeightStepA<Cfg> weight_load_a(const DecodeLane<Cfg>&
   return v;
 }
 
-// The step's multiplies. int4: each chunk (one scale group) into block sums, added to acc times
-// the rows' scales (the dequantised (q - zero) are exact bf16, the scale applied in fp32).
+// The step's multiplies. int4: each chunk (one scale group) into block sums of A times the
+// exact bf16 (128 + q), less (128 + zero) times the group's sum of A, added to acc times the
+// rows' scales in fp32 (the bias off the sum: a subtraction a pair fewer, 2 mma a 16 of K).
 // int8: straight into acc; the rows' scales multiply the sums at the end (weight_main_loop).
 // mxfp4: straight into acc, each lane's span (a group of its own: the mma sums the 4 lanes'
 // spans) scaled in bf16 by its power of two before the mma, exactly.
@@ -476,25 +477,28 @@ __device__ __forceinline__ void weight_multiply(float (&acc)[DecodeGeometry<Cfg>
           pairs[r][4 * w + 3] = mxfp4_pair<3>(words[w], scale);
         }
       } else {
-        const unsigned offset =
-            Cfg::b_format == kWeightInt4Zp ? int4_offset_bf16x2((v.zeros[c] >> (8 * r)) & 0xffu)
-                                           : int4_offset_bf16x2(8);
 #pragma unroll
         for (int w = 0; w < 4; ++w) {
-          pairs[r][4 * w] = int4_pair<0>(words[w], offset);
-          pairs[r][4 * w + 1] = int4_pair<1>(words[w], offset);
-          pairs[r][4 * w + 2] = int4_pair<2>(words[w], offset);
-          pairs[r][4 * w + 3] = int4_pair<3>(words[w], offset);
+          pairs[r][4 * w] = int4_biased_pair<0>(words[w]);
+          pairs[r][4 * w + 1] = int4_biased_pair<1>(words[w]);
+          pairs[r][4 * w + 2] = int4_biased_pair<2>(words[w]);
+          pairs[r][4 * w + 3] = int4_biased_pair<3>(words[w]);
         }
       }
     }
-    // int8 and mxfp4 accumulate in acc itself; int4 a group's block sums first.
+    // int8 and mxfp4 accumulate in acc itself; int4 a group's block sums first, of A times
+    // (128 + q), and of A alone (an mma by ones: every row of it is A's column sum).
     constexpr bool kIntoAcc = Cfg::b_format == kWeightInt8 || Cfg::b_format == kWeightMxfp4;
+    constexpr unsigned kOnes = 0x3f803f80u;   // bf16x2 (1, 1)
     float sums[G::kGroupsM][4];
+    float a_sums[G::kGroupsM][4];
 #pragma unroll
     for (int j = 0; j < G::kGroupsM; ++j)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) sums[j][e] = kIntoAcc ? acc[j][e] : 0.f;
+      for (int e = 0; e < 4; ++e) {
+        sums[j][e] = kIntoAcc ? acc[j][e] : 0.f;
+        a_sums[j][e] = 0.f;
+      }
 #pragma unroll
     for (int t = 0; t < G::kSpan / 4; ++t)
 #pragma unroll
@@ -503,6 +507,7 @@ __device__ __forceinline__ void weight_multiply(float (&acc)[DecodeGeometry<Cfg>
         const unsigned a0 = t % 2 == 0 ? a.x : a.z, a1 = t % 2 == 0 ? a.y : a.w;
         ptx::mma_m16n8k16_bf16(sums[j], pairs[0][2 * t], pairs[1][2 * t], pairs[0][2 * t + 1],
                                pairs[1][2 * t + 1], a0, a1);
+        if constexpr (!kIntoAcc) ptx::mma_m16n8k16_bf16(a_sums[j], kOnes, kOnes, kOnes, kOnes, a0, a1);
       }
     if constexpr (kIntoAcc) {
 #pragma unroll
@@ -510,14 +515,17 @@ __device__ __forceinline__ void weight_multiply(float (&acc)[DecodeGeometry<Cfg>
 #pragma unroll
         for (int e = 0; e < 4; ++e) acc[j][e] = sums[j][e];
     } else {
+      // sum (q - zero) a = sum (128 + q) a - (128 + zero) sum a, then times the group's scale.
       const float scale_g = __uint_as_float(v.scales[c] << 16);
       const float scale_g8 = __uint_as_float(v.scales[c] & 0xffff0000u);
+      const float bias_g = int4_bias(Cfg::b_format == kWeightInt4Zp ? v.zeros[c] & 0xffu : 8u);
+      const float bias_g8 = int4_bias(Cfg::b_format == kWeightInt4Zp ? v.zeros[c] >> 8 & 0xffu : 8u);
 #pragma unroll
       for (int j = 0; j < G::kGroupsM; ++j) {
-        acc[j][0] += sums[j][0] * scale_g;
-        acc[j][1] += sums[j][1] * scale_g;
-        acc[j][2] += sums[j][2] * scale_g8;
-        acc[j][3] += sums[j][3] * scale_g8;
+        acc[j][0] = fmaf(fmaf(-bias_g, a_sums[j][0], sums[j][0]), scale_g, acc[j][0]);
+        acc[j][1] = fmaf(fmaf(-bias_g, a_sums[j][1], sums[j][1]), scale_g, acc[j][1]);
+        acc[j][2] = fmaf(fmaf(-bias_g8, a_sums[j][2], sums[j][2]), scale_g8, acc[j][2]);
+        acc[j][3] = fmaf(fmaf(-bias_g8, a_sums[j][3], sums[j][3]), scale_g8, acc[j][3]);
       }
     }
   }
