@@ -55,6 +55,10 @@ constexpr double kRingStepUs = 0.01;
 // 59.7 against 33 for BF16: many short waves).
 constexpr double kWeightStepRoundTripUs = 1.8;
 constexpr double kWeightStepFloorUs = 1.0;
+// Weight-only warp rings (sm90/decode_kernel.cuh WeightRing): B's steps land as the BF16 rings'
+// do (whole lines, num_stages - 1 a round trip), and each chunk of a step costs its warp the
+// dequantisation and mma chain between them.
+constexpr double kWeightRingChunkUs = 0.15;
 // B bytes a resident warp has in flight, in steps (double-buffered registers; a ring's
 // num_stages - 1), and the round trip they wait for under load.
 constexpr double kStepsInFlight = 1.5;
@@ -107,7 +111,10 @@ constexpr int kWeightSplitRegisters = 16;
 constexpr int kWeightRegistersPerSplit = 5;
 
 bool is_ring(const GemmProblem& problem, const GemmConfig& config) {
-  return config.num_stages > 1 && !problem.weight_format;   // weight-only: registers
+  return config.num_stages > 1 && !problem.weight_format;
+}
+bool is_weight_ring(const GemmProblem& problem, const GemmConfig& config) {
+  return config.num_stages > 1 && problem.weight_format;
 }
 
 // Warps of the CTA that split its K steps (sm90/decode_kernel.cuh DecodeGeometry::kWarpsK):
@@ -123,8 +130,10 @@ int decode_registers(const GemmProblem& problem, const GemmConfig& config) {
   // weight_multiply). MXFP4 accumulates in place but its two bf16 multiplies a pair and the
   // span's scales need as many: counted without them, 2 of 45 picks spilled 8 bytes at 168.
   const bool int4 = problem.weight_format && *problem.weight_format != WeightFormat::int8_channel;
-  const int block_sums =
-      problem.scaling == Scaling::block_1x128_128x128 || int4 ? accumulators : 0;
+  // int4 also sums A alone per group (its bias comes off the sum).
+  const int block_sums = problem.scaling == Scaling::block_1x128_128x128 ? accumulators
+                         : int4                                            ? 2 * accumulators
+                                                                           : 0;
   const int weight_overhead =
       kWeightRegisterOverhead +
       (config.split_k > 1
@@ -138,12 +147,14 @@ int decode_registers(const GemmProblem& problem, const GemmConfig& config) {
   // Weight-only: the vectors as decode_step_vectors counts them (num_stages + 1 steps of B, one
   // of A), a chunk's dequantised pairs of B's two rows, and each slot's scales and zeros (a
   // register each per chunk).
+  // Weight-only warp ring: one step's B and A vectors, the pairs, and num_stages - 1 steps of
+  // scales and zeros.
   const int chunks = config.block_k / decode_chunk_elements(problem);
   const int operands = is_ring(problem, config) ? 8 + 4 * groups
                        : problem.weight_format
                            ? 4 * decode_step_vectors(problem, config) +
                                  decode_chunk_elements(problem) / 4 +
-                                 2 * chunks * (config.num_stages + 1)
+                                 2 * chunks * std::max(2, config.num_stages)
                            : 8 * decode_step_vectors(problem, config);
   return operands + accumulators + block_sums + overhead;
 }
@@ -152,7 +163,9 @@ int decode_ctas_per_sm(const GemmProblem& problem, const GemmConfig& config) {
   // Registers are allocated per warp in units of 256 (8 per lane).
   const int per_lane = std::min(255, (decode_registers(problem, config) + 7) / 8 * 8);
   int ctas = std::min(kMaxCtasPerSm, kRegistersPerSm / (per_lane * kThreadsPerCta));
-  if (is_ring(problem, config)) {
+  if (is_weight_ring(problem, config)) {
+    ctas = std::min(ctas, kSmemPerSm / (decode_ring_bytes(problem, config) + kSmemPerCta));
+  } else if (is_ring(problem, config)) {
     // The warp rings, the K warps' sums (sm90/decode_kernel.cuh decode_sum_warps: a float4 per
     // lane of the N warps and 8-row group, for each K warp past the first) and the 1 KB the SM
     // reserves per CTA.
@@ -190,11 +203,12 @@ Prediction predict_decode(const GemmProblem& problem, const GemmConfig& config,
   // some SMs with fewer CTAs at the busiest SM's pace picked worse: the DRAM's rate is shared,
   // and the SMs that finish first leave it to the others.)
   const bool ring = is_ring(problem, config);
-  const double steps_in_flight = ring                    ? config.num_stages - 1
+  const bool weight_ring = is_weight_ring(problem, config);
+  const double steps_in_flight = ring || weight_ring   ? config.num_stages - 1
                                  : problem.weight_format ? config.num_stages + 0.5
                                                          : kStepsInFlight;
   const double cta_in_flight = 4.0 * 16 * config.block_k * b_element_bytes * steps_in_flight;
-  const double efficiency = ring ? kRingDramEfficiency : kStreamDramEfficiency;
+  const double efficiency = ring || weight_ring ? kRingDramEfficiency : kStreamDramEfficiency;
   const double rate = std::min(device.memory_bandwidth_gbps * 1e3 * efficiency,
                                double(std::min(ctas, resident)) * cta_in_flight / kRoundTripUs);
   p.memory_us = rate > 0 ? p.dram_bytes / rate : 0;   // rate in B/us
@@ -212,6 +226,14 @@ Prediction predict_decode(const GemmProblem& problem, const GemmConfig& config,
         ceil_div(ceil_div(problem.k, config.block_k), config.split_k), warps_along_k(config));
     p.fixed_us += kRingStartUs + kRingStepUs * double(warp_steps);
     chain_us = double(warp_steps) * kRingChainRoundTripUs / (config.num_stages - 1);
+  } else if (weight_ring) {
+    // The first step lands a round trip in; then each step waits the later of its bytes
+    // (num_stages - 1 a round trip) and its own arithmetic; once a wave.
+    const int64_t warp_steps = ceil_div(
+        ceil_div(ceil_div(problem.k, config.block_k), config.split_k), warps_along_k(config));
+    const double step_us = std::max(kRingChainRoundTripUs / (config.num_stages - 1),
+                                    kWeightRingChunkUs * (config.block_k / decode_chunk_elements(problem)));
+    chain_us = double(p.waves) * (kRingChainRoundTripUs + double(warp_steps - 1) * step_us);
   } else if (problem.weight_format) {
     // Each warp's steps wait their B in turn, num_stages of them on the way at once; a grid
     // past one wave of resident CTAs runs the chain once a wave (M = 64 with one step ahead:

@@ -91,10 +91,6 @@ std::string shape_violation(const GemmProblem& p, const GemmConfig& c) {
                        c.block_n);
   const int chunk = decode_chunk_elements(p);
   const int step_multiple = p.scaling == Scaling::block_1x128_128x128 ? sm90::kScaleBlock : chunk;
-  if (p.weight_format && (c.num_stages < 1 || c.num_stages > kWeightMaxStepsAhead))
-    return fmt::format("num_stages = {} with weight_format = {}: packed weights travel in "
-                       "registers, 1..{} steps ahead (the warp rings carry bf16 or fp8 B)",
-                       c.num_stages, to_string(*p.weight_format), kWeightMaxStepsAhead);
   if (c.block_k < step_multiple || c.block_k % step_multiple != 0)
     return fmt::format("block_k = {}: the decode family's steps are whole {} {} ({}) of K",
                        c.block_k, step_multiple, to_string(p.a_type),
@@ -103,18 +99,19 @@ std::string shape_violation(const GemmProblem& p, const GemmConfig& c) {
     return fmt::format("num_stages = {}: the decode family takes 1 (steps loaded into registers) "
                        "or 2..{} (a per-warp cp.async ring of that many steps)",
                        c.num_stages, kDecodeMaxStages);
-  if (c.num_stages > 1 && !p.weight_format && (c.block_k * dtype_bytes(p.a_type)) % 128 != 0)
-    return fmt::format("block_k = {} with num_stages = {}: a warp ring's step of a row is whole "
-                       "128-byte lines ({} bytes here), which its swizzle and ldmatrix need",
-                       c.block_k, c.num_stages, c.block_k * dtype_bytes(p.a_type));
-  // Registers only: a warp ring keeps one chunk's fragments, its steps wait in shared memory.
+  if (const int row_bytes = c.block_k * decode_b_bits(p) / 8; c.num_stages > 1 && row_bytes % 128 != 0)
+    return fmt::format("block_k = {} with num_stages = {}: a warp ring's step of a row of B is "
+                       "whole 128-byte lines ({} bytes here), which its swizzle needs",
+                       c.block_k, c.num_stages, row_bytes);
+  // Registers only: a warp ring keeps one chunk's fragments, its steps wait in shared memory
+  // (weight-only: one step's B and A, dequantised from registers).
   if (const int vectors = decode_step_vectors(p, c);
       (c.num_stages == 1 || p.weight_format) && vectors > decode_max_step_vectors(p))
     return fmt::format("{}x{}x{}: a step keeps {} 16-byte vectors per lane in registers "
                        "(({} of B + {} of A) x {} chunks), more than {} (4 registers each)",
                        c.block_m, c.block_n, c.block_k, vectors,
-                       p.weight_format ? fmt::format("2 rows x {} steps", c.num_stages + 1)
-                                       : std::string("2 rows"),
+                       p.weight_format && c.num_stages == 1 ? std::string("2 rows x 2 steps")
+                                                            : std::string("2 rows"),
                        decode_a_vectors(p) * c.block_m / 8, c.block_k / chunk,
                        decode_max_step_vectors(p));
   const int64_t steps = (p.k + c.block_k - 1) / c.block_k;
@@ -135,7 +132,10 @@ std::string shape_violation(const GemmProblem& p, const GemmConfig& c) {
 }  // namespace
 
 int decode_ring_bytes(const GemmProblem& problem, const GemmConfig& config) {
-  if (config.num_stages <= 1 || problem.weight_format) return 0;   // registers only
+  if (config.num_stages <= 1) return 0;   // registers only
+  // Weight-only (sm90/decode_kernel.cuh WeightRing): per warp, num_stages x B's 16 packed rows
+  // x one step of K; A and the scales stay in registers.
+  if (problem.weight_format) return 4 * config.num_stages * 16 * config.block_k * decode_b_bits(problem) / 8;
   // sm90/decode_kernel.cuh DecodeRing: per warp, num_stages x (16 rows of B + block_m of A) x
   // one step of K.
   const int row_bytes = config.block_k * dtype_bytes(problem.a_type);
@@ -168,10 +168,10 @@ int decode_a_vectors(const GemmProblem& problem) {
 
 int decode_step_vectors(const GemmProblem& problem, const GemmConfig& config) {
   const int chunks = config.block_k / decode_chunk_elements(problem);
-  // Weight-only: B for num_stages + 1 steps, A for one (sm90/decode_kernel.cuh
-  // weight_main_loop).
+  // Weight-only: B for two steps in registers (weight_main_loop) or one read from the ring
+  // (weight_ring_main_loop), A for one (sm90/decode_kernel.cuh).
   if (problem.weight_format)
-    return (2 * (config.num_stages + 1) + decode_a_vectors(problem) * config.block_m / 8) * chunks;
+    return ((config.num_stages == 1 ? 4 : 2) + decode_a_vectors(problem) * config.block_m / 8) * chunks;
   return (2 + config.block_m / 8) * chunks;
 }
 

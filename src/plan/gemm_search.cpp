@@ -103,10 +103,12 @@ std::string kernel_path_reason(const GemmProblem& problem, const GemmConfig& bes
         "with A's rows as the 8-wide side, {} rows of B per CTA{}",
         arch_label(device), device_label(device),
         problem.weight_format
-            ? fmt::format("as packed {} weights into registers ({} step{} ahead), dequantised "
-                          "there to bf16 pairs",
-                          to_string(*problem.weight_format), best.num_stages,
-                          best.num_stages > 1 ? "s" : "")
+            ? fmt::format("as packed {} weights {}, dequantised in registers to bf16 pairs",
+                          to_string(*problem.weight_format),
+                          best.num_stages > 1
+                              ? fmt::format("through a {}-stage cp.async ring per warp",
+                                            best.num_stages)
+                              : std::string("straight into registers (one step ahead)"))
         : best.num_stages > 1
             ? fmt::format("through a {}-stage cp.async ring per warp (whole 128-byte lines, "
                           "ldmatrix)",
@@ -289,24 +291,20 @@ std::vector<GemmConfig> decode_configs(const GemmProblem& problem, const GpuInfo
         GemmConfig c = GemmConfig::parse(fmt::format("mma {}x{}x{}", block_m, block_n, block_k));
         if (decode_step_vectors(problem, c) > decode_max_step_vectors(problem)) break;
         add_splits(c);
-        // Weight-only: also 2..4 steps of B in flight (num_stages), as many as the registers
-        // hold.
-        for (int ahead = 2; problem.weight_format && ahead <= kWeightMaxStepsAhead; ++ahead) {
-          c.num_stages = ahead;
-          if (decode_step_vectors(problem, c) > decode_max_step_vectors(problem)) break;
-          add_splits(c);
-        }
       }
-      // Warp rings: steps of 128 to 512 bytes of a row (the range measured), 3 to 8 stages, as
-      // many as fit. Two stages (one step ahead) ran 7-15% behind three or four on every BF16
-      // decode row (H200, 2026-11-25).
-      for (int row_bytes = 128; row_bytes <= 512 && !problem.weight_format; row_bytes *= 2) {
-        const int block_k = row_bytes / dtype_bytes(problem.a_type);
+      // Warp rings: steps of 128 to 512 bytes of a row of B (the range measured), 3 to 8
+      // stages, as many as fit. Two stages (one step ahead) ran 7-15% behind three or four on
+      // every BF16 decode row (H200, 2026-11-25).
+      for (int row_bytes = 128; row_bytes <= 512; row_bytes *= 2) {
+        const int block_k = row_bytes * 8 / decode_b_bits(problem);
         if (block_k % step_multiple != 0) continue;
         for (int stages : {3, 4, 6, 8}) {
           GemmConfig c = GemmConfig::parse(
               fmt::format("mma {}x{}x{} s{}", block_m, block_n, block_k, stages));
           if (!decode_ring_fits(problem, c, device)) break;
+          if (problem.weight_format &&
+              decode_step_vectors(problem, c) > decode_max_step_vectors(problem))
+            break;
           add_splits(c);
         }
       }

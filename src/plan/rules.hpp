@@ -103,13 +103,11 @@ std::string tile_violation(const GemmProblem& problem, const KernelFields& field
 // vectors a step (128 registers for two) leave room for the accumulators and addresses under
 // 255 registers.
 inline constexpr int kDecodeMaxStepVectors = 16;
-// Weight-only B: B's two rows for num_stages + 1 steps (num_stages in flight) and A's vectors of one step
-// (4 per B vector at int4, 2 at int8) are what a lane holds; 24 (96 registers, beside a chunk's
-// 32 dequantised pairs) keeps every tile at 3 or more CTAs an SM (ptxas: 122 registers at
-// int4 8x16x256, 154 at 32x64x128).
+// Weight-only B: B's two rows for two steps in registers (one for a warp ring) and A's vectors
+// of one step (4 per B vector at int4, 2 at int8) are what a lane holds; 24 (96 registers,
+// beside a chunk's 32 dequantised pairs) keeps every tile at 3 or more CTAs an SM (ptxas: 122
+// registers at int4 8x16x256, 154 at 32x64x128).
 inline constexpr int kWeightMaxStepVectors = 24;
-// Weight-only: steps of B in flight in registers (num_stages), at most.
-inline constexpr int kWeightMaxStepsAhead = 4;
 // The vectors a lane holds for a step (the rules' register measure), and the limit for the
 // problem.
 int decode_step_vectors(const GemmProblem& problem, const GemmConfig& config);

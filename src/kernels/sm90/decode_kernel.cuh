@@ -75,10 +75,8 @@ struct DecodeGeometry {
                 "block_m: whole 8-row groups of A, at most 4");
   static_assert(Cfg::block_k % kChunkElems == 0, "block_k: whole 64-byte chunks");
   static_assert(Cfg::k % kVectorElems == 0, "K: whole 16-byte vectors per row");
-  static_assert(!kWeightOnly || (Cfg::k % kSpan == 0 && Cfg::num_stages <= 4 &&
-                                 Cfg::in_kind == 0 && !Cfg::block_scaled),
-                "weight-only B: bf16 A, 1..4 steps of B in flight in registers, whole 16-byte "
-                "spans of B's rows");
+  static_assert(!kWeightOnly || (Cfg::k % kSpan == 0 && Cfg::in_kind == 0 && !Cfg::block_scaled),
+                "weight-only B: bf16 A, whole 16-byte spans of B's rows");
   static_assert(Cfg::b_format != kWeightInt4 && Cfg::b_format != kWeightInt4Zp ||
                     kChunkElems == kWeightInt4Group,
                 "int4: a chunk is one scale group");
@@ -362,19 +360,24 @@ __device__ __forceinline__ DecodeChunkFragments<Cfg> decode_ring_fragments(
   return f;
 }
 
-// Weight-only B (Cfg::b_format). B's part of a step, loaded one step ahead: for each chunk of K
-// one 16-byte span of rows g and g + 8, and the int4 scales and zeros of the chunk (one
-// 128-element group): rows g (low half) and g + 8 (high). A's part (its vectors over the same
-// spans) is loaded in the step itself: a step of A a step ahead cost 4x B's registers at int4
-// (A spans 4 vectors per B vector), and 230 registers held one 32-row CTA an SM, 0.2x our BF16
-// at M = 128 (H200, bench --weights, 2026-11-29).
+// Weight-only B (Cfg::b_format). B's part of a step: for each chunk of K one 16-byte span of
+// rows g and g + 8 (in registers, or read from the warp ring), and the scales and zeros of the
+// chunk, always in registers: int4's one 128-element group (rows g low half, g + 8 high),
+// mxfp4's e8m0 bytes of the lane's span. A's part (its vectors over the same spans) is loaded in
+// the step itself: a step of A a step ahead cost 4x B's registers at int4 (A spans 4 vectors per
+// B vector), and 230 registers held one 32-row CTA an SM, 0.2x our BF16 at M = 128 (H200, bench
+// --weights, 2026-11-29).
+template <class Cfg>
+struct WeightScales {
+  unsigned scales[DecodeGeometry<Cfg>::kChunks];   // int4: bf16 scales of rows g, g + 8; mxfp4:
+                                                   // the e8m0 bytes of rows g and g + 8
+  unsigned zeros[DecodeGeometry<Cfg>::kChunks];    // int4-zp: zeros of rows g, g + 8 (bytes)
+};
 template <class Cfg>
 struct WeightStepB {
   using G = DecodeGeometry<Cfg>;
   uint4 b[G::kChunks][2];           // (chunk, row g / g + 8)
-  unsigned scales[G::kChunks];      // int4: bf16 scales of rows g, g + 8; mxfp4: the e8m0
-                                    // bytes of the lane's span (group), rows g and g + 8
-  unsigned zeros[G::kChunks];       // int4-zp: zeros of rows g, g + 8 (bytes)
+  WeightScales<Cfg> s;
 };
 template <class Cfg>
 struct WeightStepA {
@@ -383,22 +386,18 @@ struct WeightStepA {
 };
 
 template <class Cfg>
-__device__ __forceinline__ WeightStepB<Cfg> weight_load_b(const DecodeLane<Cfg>& at,
-                                                         const GemmParams& params, int k0,
-                                                         bool present) {
+__device__ __forceinline__ WeightScales<Cfg> weight_load_scales(const DecodeLane<Cfg>& at,
+                                                               const GemmParams& params, int k0,
+                                                               bool present) {
   using G = DecodeGeometry<Cfg>;
-  WeightStepB<Cfg> v;
+  WeightScales<Cfg> v;
 #pragma unroll
   for (int c = 0; c < G::kChunks; ++c) {
     const int chunk = k0 + c * G::kChunkElems;
-    const bool k_valid = present && chunk + at.pair * G::kSpan < Cfg::k;   // whole spans
-#pragma unroll
-    for (int r = 0; r < 2; ++r)
-      v.b[c][r] = ptx::ld_global_stream_v4(
-          at.b_rows[r] + static_cast<long long>(chunk) * G::kBBits / 8, k_valid && at.b_valid[r]);
     if constexpr (Cfg::b_format == kWeightMxfp4) {
       // The lane's span is one group: its byte in rows g and g + 8 of the [N, K / 32] scales.
       constexpr int kGroupsK = Cfg::k / kWeightMxGroup;
+      const bool k_valid = present && chunk + at.pair * G::kSpan < Cfg::k;   // whole spans
       const int group = chunk / kWeightMxGroup + at.pair;
       const unsigned char* scales = static_cast<const unsigned char*>(params.b_scales);
       v.scales[c] = ptx::ld_global_nc_u8(scales + static_cast<long long>(at.b_row[0]) * kGroupsK + group, k_valid) |
@@ -423,6 +422,25 @@ __device__ __forceinline__ WeightStepB<Cfg> weight_load_b(const DecodeLane<Cfg>&
 }
 
 template <class Cfg>
+__device__ __forceinline__ WeightStepB<Cfg> weight_load_b(const DecodeLane<Cfg>& at,
+                                                         const GemmParams& params, int k0,
+                                                         bool present) {
+  using G = DecodeGeometry<Cfg>;
+  WeightStepB<Cfg> v;
+#pragma unroll
+  for (int c = 0; c < G::kChunks; ++c) {
+    const int chunk = k0 + c * G::kChunkElems;
+    const bool k_valid = present && chunk + at.pair * G::kSpan < Cfg::k;   // whole spans
+#pragma unroll
+    for (int r = 0; r < 2; ++r)
+      v.b[c][r] = ptx::ld_global_stream_v4(
+          at.b_rows[r] + static_cast<long long>(chunk) * G::kBBits / 8, k_valid && at.b_valid[r]);
+  }
+  v.s = weight_load_scales<Cfg>(at, params, k0, present);
+  return v;
+}
+
+template <class Cfg>
 __device__ __forceinline__ WeightStepA<Cfg> weight_load_a(const DecodeLane<Cfg>& at, int k0) {
   using G = DecodeGeometry<Cfg>;
   WeightStepA<Cfg> v;
@@ -441,8 +459,9 @@ __device__ __forceinline__ WeightStepA<Cfg> weight_load_a(const DecodeLane<Cfg>&
   return v;
 }
 
-// The step's multiplies. int4: each chunk (one scale group) into block sums, added to acc times
-// the rows' scales (the dequantised (q - zero) are exact bf16, the scale applied in fp32).
+// The step's multiplies. int4: each chunk (one scale group) into block sums of A times the
+// exact bf16 (128 + q), less (128 + zero) times the group's sum of A, added to acc times the
+// rows' scales in fp32 (the bias off the sum: a subtraction a pair fewer, 2 mma a 16 of K).
 // int8: straight into acc; the rows' scales multiply the sums at the end (weight_main_loop).
 // mxfp4: straight into acc, each lane's span (a group of its own: the mma sums the 4 lanes'
 // spans) scaled in bf16 by its power of two before the mma, exactly.
@@ -467,7 +486,7 @@ __device__ __forceinline__ void weight_multiply(float (&acc)[DecodeGeometry<Cfg>
           pairs[r][2 * w + 1] = int8_pair<1>(offset_word);
         }
       } else if constexpr (Cfg::b_format == kWeightMxfp4) {
-        const unsigned scale = e8m0_bf16x2((v.scales[c] >> (8 * r)) & 0xffu);
+        const unsigned scale = e8m0_bf16x2((v.s.scales[c] >> (8 * r)) & 0xffu);
 #pragma unroll
         for (int w = 0; w < 4; ++w) {
           pairs[r][4 * w] = mxfp4_pair<0>(words[w], scale);
@@ -476,25 +495,28 @@ __device__ __forceinline__ void weight_multiply(float (&acc)[DecodeGeometry<Cfg>
           pairs[r][4 * w + 3] = mxfp4_pair<3>(words[w], scale);
         }
       } else {
-        const unsigned offset =
-            Cfg::b_format == kWeightInt4Zp ? int4_offset_bf16x2((v.zeros[c] >> (8 * r)) & 0xffu)
-                                           : int4_offset_bf16x2(8);
 #pragma unroll
         for (int w = 0; w < 4; ++w) {
-          pairs[r][4 * w] = int4_pair<0>(words[w], offset);
-          pairs[r][4 * w + 1] = int4_pair<1>(words[w], offset);
-          pairs[r][4 * w + 2] = int4_pair<2>(words[w], offset);
-          pairs[r][4 * w + 3] = int4_pair<3>(words[w], offset);
+          pairs[r][4 * w] = int4_biased_pair<0>(words[w]);
+          pairs[r][4 * w + 1] = int4_biased_pair<1>(words[w]);
+          pairs[r][4 * w + 2] = int4_biased_pair<2>(words[w]);
+          pairs[r][4 * w + 3] = int4_biased_pair<3>(words[w]);
         }
       }
     }
-    // int8 and mxfp4 accumulate in acc itself; int4 a group's block sums first.
+    // int8 and mxfp4 accumulate in acc itself; int4 a group's block sums first, of A times
+    // (128 + q), and of A alone (an mma by ones: every row of it is A's column sum).
     constexpr bool kIntoAcc = Cfg::b_format == kWeightInt8 || Cfg::b_format == kWeightMxfp4;
+    constexpr unsigned kOnes = 0x3f803f80u;   // bf16x2 (1, 1)
     float sums[G::kGroupsM][4];
+    float a_sums[G::kGroupsM][4];
 #pragma unroll
     for (int j = 0; j < G::kGroupsM; ++j)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) sums[j][e] = kIntoAcc ? acc[j][e] : 0.f;
+      for (int e = 0; e < 4; ++e) {
+        sums[j][e] = kIntoAcc ? acc[j][e] : 0.f;
+        a_sums[j][e] = 0.f;
+      }
 #pragma unroll
     for (int t = 0; t < G::kSpan / 4; ++t)
 #pragma unroll
@@ -503,6 +525,7 @@ __device__ __forceinline__ void weight_multiply(float (&acc)[DecodeGeometry<Cfg>
         const unsigned a0 = t % 2 == 0 ? a.x : a.z, a1 = t % 2 == 0 ? a.y : a.w;
         ptx::mma_m16n8k16_bf16(sums[j], pairs[0][2 * t], pairs[1][2 * t], pairs[0][2 * t + 1],
                                pairs[1][2 * t + 1], a0, a1);
+        if constexpr (!kIntoAcc) ptx::mma_m16n8k16_bf16(a_sums[j], kOnes, kOnes, kOnes, kOnes, a0, a1);
       }
     if constexpr (kIntoAcc) {
 #pragma unroll
@@ -510,34 +533,33 @@ __device__ __forceinline__ void weight_multiply(float (&acc)[DecodeGeometry<Cfg>
 #pragma unroll
         for (int e = 0; e < 4; ++e) acc[j][e] = sums[j][e];
     } else {
-      const float scale_g = __uint_as_float(v.scales[c] << 16);
-      const float scale_g8 = __uint_as_float(v.scales[c] & 0xffff0000u);
+      // sum (q - zero) a = sum (128 + q) a - (128 + zero) sum a, then times the group's scale.
+      const float scale_g = __uint_as_float(v.s.scales[c] << 16);
+      const float scale_g8 = __uint_as_float(v.s.scales[c] & 0xffff0000u);
+      const float bias_g = int4_bias(Cfg::b_format == kWeightInt4Zp ? v.s.zeros[c] & 0xffu : 8u);
+      const float bias_g8 = int4_bias(Cfg::b_format == kWeightInt4Zp ? v.s.zeros[c] >> 8 & 0xffu : 8u);
 #pragma unroll
       for (int j = 0; j < G::kGroupsM; ++j) {
-        acc[j][0] += sums[j][0] * scale_g;
-        acc[j][1] += sums[j][1] * scale_g;
-        acc[j][2] += sums[j][2] * scale_g8;
-        acc[j][3] += sums[j][3] * scale_g8;
+        acc[j][0] = fmaf(fmaf(-bias_g, a_sums[j][0], sums[j][0]), scale_g, acc[j][0]);
+        acc[j][1] = fmaf(fmaf(-bias_g, a_sums[j][1], sums[j][1]), scale_g, acc[j][1]);
+        acc[j][2] = fmaf(fmaf(-bias_g8, a_sums[j][2], sums[j][2]), scale_g8, acc[j][2]);
+        acc[j][3] = fmaf(fmaf(-bias_g8, a_sums[j][3], sums[j][3]), scale_g8, acc[j][3]);
       }
     }
   }
 }
 
-// Weight-only B: the split's steps, this warp's share of them. B (the DRAM stream) sits in
-// num_stages + 1 register slots, so num_stages steps are on their way while one multiplies (a
-// step's bytes are a quarter of BF16's at int4). Against one step ahead, 2..4 (the planner's
-// pick) measured M >= 16 rows 6-25% faster and M <= 8 rows 3-11% slower (H200, bench
-// --weights int4-g128, 2026-11-29: 30 MB at M = 1 in 19.6 -> 21.2 us, the copy 10.8), so B's
-// round trip is not what limits small M. A (from L1 and L2) is loaded at the top of its step,
-// its latency overlapping the step's dequantisation. int8's per-row scales then multiply the
-// sums.
+// Weight-only B in registers (num_stages = 1): the split's steps, this warp's share of them, B
+// one step ahead (two register slots) while one multiplies. A (from L1 and L2) is loaded at the
+// top of its step, its latency overlapping the step's dequantisation.
 template <class Cfg>
 __device__ __forceinline__ void weight_main_loop(float (&acc)[DecodeGeometry<Cfg>::kGroupsM][4],
                                                  const DecodeLane<Cfg>& at,
                                                  const GemmParams& params, int first_step,
                                                  int end_step) {
   using G = DecodeGeometry<Cfg>;
-  constexpr int kSlots = Cfg::num_stages + 1;
+  static_assert(Cfg::num_stages == 1, "weight-only in registers: one step ahead");
+  constexpr int kSlots = 2;
   const int first = first_step + at.warp_k;
   WeightStepB<Cfg> b[kSlots];   // slot i: steps first + (i + kSlots j) kWarpsK
 #pragma unroll
@@ -557,6 +579,107 @@ __device__ __forceinline__ void weight_main_loop(float (&acc)[DecodeGeometry<Cfg
       }
     }
   }
+}
+
+// Weight-only warp ring (num_stages >= 2): per warp, num_stages stages of B's 16 packed rows x
+// one step of K, copied with cp.async num_stages - 1 steps ahead, so the bytes in flight cost
+// no registers. In registers, 2..4 steps ahead stalled on B's loads all the same (Nsight
+// Compute, int4 1 x 14336 x 4096, H200: the first use of each loaded word held the most
+// stall samples, 1.7 warps a scheduler). Lane (g, pair) reads for chunk c the 16-byte piece 4c
+// + pair of rows g and g + 8, as it would have loaded it; rows 2q and 2q + 1 share a
+// quarter-warp's read, so an odd row's pieces are stored with bit 2 of the piece flipped and
+// the 8 lanes reach 8 different bank groups. The scales stay in registers, num_stages - 1
+// steps ahead (2 bytes a group: cp.async moves 4 at least, and only aligned).
+template <class Cfg>
+struct WeightRing {
+  using G = DecodeGeometry<Cfg>;
+  static constexpr int kRowBytes = Cfg::block_k * G::kBBits / 8;
+  static constexpr int kPieces = kRowBytes / 16;          // 16-byte pieces a row
+  static constexpr int kStageBytes = 16 * kRowBytes;
+  static constexpr int kWarpBytes = Cfg::num_stages * kStageBytes;
+  static constexpr int kCopies = 16 * kPieces / 32;       // per lane and step
+  static_assert(kRowBytes % 128 == 0, "weight ring: a step of a row is whole 128-byte lines");
+  // The launch's dynamic shared memory is the host's count (plan/decode_rules.cpp
+  // decode_ring_bytes): the two must describe the same layout.
+  static_assert(Cfg::ring_bytes == 4 * kWarpBytes, "the launch's shared memory differs from this layout");
+
+  __device__ static int offset(int row, int piece) {
+    return row * kRowBytes + ((piece ^ ((row & 1) << 2)) << 4);
+  }
+};
+
+// Copies the step at element k0 into `stage` (cp.async, not yet committed): B's 16 rows from
+// DRAM through L2 only, whole lines. Pieces past K are zero-filled; rows past N are left as
+// they are (they only reach D rows never stored).
+template <class Cfg>
+__device__ __forceinline__ void weight_ring_copy(unsigned char* stage, const DecodeLane<Cfg>& at,
+                                                 const GemmParams& params, int k0) {
+  using G = DecodeGeometry<Cfg>;
+  using R = WeightRing<Cfg>;
+  const unsigned char* b = static_cast<const unsigned char*>(params.b);
+  const long long row_pitch = static_cast<long long>(params.ldb) * G::kBBits / 8;
+#pragma unroll
+  for (int t = 0; t < R::kCopies; ++t) {
+    const int i = at.lane + 32 * t;
+    const int row = i / R::kPieces, piece = i % R::kPieces;
+    const int n = at.n_first + row;
+    const bool k_valid = k0 + piece * G::kSpan < Cfg::k;   // whole spans: all in or all out
+    if (n < Cfg::n)
+      ptx::cp_async_16_cg(stage + R::offset(row, piece),
+                          b + n * row_pitch + (k_valid ? static_cast<long long>(k0) * G::kBBits / 8 + piece * 16 : 0),
+                          k_valid);
+  }
+}
+
+template <class Cfg>
+__device__ __forceinline__ void weight_ring_main_loop(
+    float (&acc)[DecodeGeometry<Cfg>::kGroupsM][4], const DecodeLane<Cfg>& at,
+    const GemmParams& params, int first_step, int end_step) {
+  using G = DecodeGeometry<Cfg>;
+  using R = WeightRing<Cfg>;
+  constexpr int kStages = Cfg::num_stages;
+  extern __shared__ __align__(128) unsigned char decode_rings[];   // (warp, stage) rings
+  unsigned char* ring = decode_rings + (threadIdx.x / 32) * R::kWarpBytes;
+  const int span = end_step - first_step - at.warp_k;
+  const int count = span > 0 ? (span + G::kWarpsK - 1) / G::kWarpsK : 0;   // this warp's steps
+  const auto k0_of = [&](int i) { return (first_step + at.warp_k + i * G::kWarpsK) * Cfg::block_k; };
+  // One commit group per step, empty past the warp's last, so that wait_group<kStages - 2>
+  // always means "step i has landed". ahead[j]: the scales of step i + j.
+  WeightScales<Cfg> ahead[kStages - 1];
+#pragma unroll
+  for (int i = 0; i < kStages - 1; ++i) {
+    if (i < count) weight_ring_copy<Cfg>(ring + i * R::kStageBytes, at, params, k0_of(i));
+    ptx::cp_async_commit_group();
+    ahead[i] = weight_load_scales<Cfg>(at, params, k0_of(i), i < count);
+  }
+  for (int i = 0; i < count; ++i) {
+    ptx::cp_async_wait_group<kStages - 2>();
+    __syncwarp();   // every lane's copies of step i visible; every lane done with step i - 1
+    const int next = i + kStages - 1;   // into the stage step i - 1 used
+    if (next < count)
+      weight_ring_copy<Cfg>(ring + (next % kStages) * R::kStageBytes, at, params, k0_of(next));
+    ptx::cp_async_commit_group();
+    const WeightStepA<Cfg> a = weight_load_a<Cfg>(at, k0_of(i));
+    const unsigned char* stage = ring + (i % kStages) * R::kStageBytes;
+    WeightStepB<Cfg> v;
+#pragma unroll
+    for (int c = 0; c < G::kChunks; ++c)
+#pragma unroll
+      for (int r = 0; r < 2; ++r)
+        v.b[c][r] = *reinterpret_cast<const uint4*>(stage + R::offset(at.group + 8 * r, 4 * c + at.pair));
+    v.s = ahead[0];
+#pragma unroll
+    for (int j = 0; j + 1 < kStages - 1; ++j) ahead[j] = ahead[j + 1];
+    ahead[kStages - 2] = weight_load_scales<Cfg>(at, params, k0_of(next), next < count);
+    weight_multiply<Cfg>(acc, v, a);
+  }
+}
+
+// int8's per-row scales multiply the sums once, after the loop.
+template <class Cfg>
+__device__ __forceinline__ void weight_row_scales(float (&acc)[DecodeGeometry<Cfg>::kGroupsM][4],
+                                                  const DecodeLane<Cfg>& at, const GemmParams& params) {
+  using G = DecodeGeometry<Cfg>;
   if constexpr (Cfg::b_format == kWeightInt8) {
     const float* scales = static_cast<const float*>(params.b_scales);
     const float scale_g = scales[at.b_row[0]], scale_g8 = scales[at.b_row[1]];
@@ -710,7 +833,11 @@ __global__ void __launch_bounds__(DecodeGeometry<Cfg>::kThreads, Cfg::ctas_per_s
   const int first_step = at.split * G::kSteps / Cfg::split_k;
   const int end_step = (at.split + 1) * G::kSteps / Cfg::split_k;
   if constexpr (G::kWeightOnly) {
-    weight_main_loop<Cfg>(acc, at, params, first_step, end_step);
+    if constexpr (Cfg::num_stages == 1)
+      weight_main_loop<Cfg>(acc, at, params, first_step, end_step);
+    else
+      weight_ring_main_loop<Cfg>(acc, at, params, first_step, end_step);
+    weight_row_scales<Cfg>(acc, at, params);
   } else if constexpr (Cfg::num_stages == 1) {
     // Double-buffered: the next step's loads are in flight while this step multiplies, so
     // every warp always has a step of B on its way (measured without it on the H200: 0.95 of

@@ -18,23 +18,22 @@ inline constexpr int kWeightMxGroup = 32;
 // bf16 128 + v, exact for v in 0..127: the 7 mantissa bits of 2^7 count units.
 inline constexpr unsigned kBf16x2Magic128 = 0x43004300u;
 
-// 128 + zero in both halves of a bf16x2 (zero 0..15): what int4_pair subtracts.
-__device__ __forceinline__ unsigned int4_offset_bf16x2(unsigned zero) {
-  const unsigned half = 0x4300u | zero;
-  return half | (half << 16);
-}
-
 // Elements 2i, 2i + 1 of a 4-bit word (element 2i in bits 4i, 2i + 1 in bits 16 + 4i) as the
-// bf16 pair (q - zero): the mask puts q into the magic 128's mantissa, and the subtraction of
-// 128 + zero is exact (small integers). offset = int4_offset_bf16x2(zero).
+// bf16 pair (128 + q), exact: the mask puts q into the magic 128's mantissa. One lop3 ((a & b)
+// | c, table 0xea) after the shift: written as C, ptxas kept the AND and the OR apart (two LOP3
+// a pair, a third of the int4 kernel's instructions; Nsight Compute, H200, 2026-11-30). The 128
+// + zero it carries is taken off the sum, not each element (int4_bias).
 template <int i>
-__device__ __forceinline__ unsigned int4_pair(unsigned word, unsigned offset) {
+__device__ __forceinline__ unsigned int4_biased_pair(unsigned word) {
   static_assert(i >= 0 && i < 4, "a word holds 4 pairs");
-  const unsigned biased = ((word >> (4 * i)) & 0x000f000fu) | kBf16x2Magic128;
   unsigned r;
-  asm("sub.rn.bf16x2 %0, %1, %2;" : "=r"(r) : "r"(biased), "r"(offset));
+  asm("lop3.b32 %0, %1, %2, %3, 0xea;" : "=r"(r) : "r"(word >> (4 * i)), "n"(0x000f000f), "n"(kBf16x2Magic128));
   return r;
 }
+
+// 128 + zero (zero 0..15) as an fp32, exactly: what each int4_biased_pair element carries
+// above (q - zero). fp32's 2^7 has its unit at mantissa bit 16.
+__device__ __forceinline__ float int4_bias(unsigned zero) { return __uint_as_float(0x43000000u | (zero << 16)); }
 
 // An e8m0 scale byte as the bf16 2^(s - 127) in both halves of a bf16x2: the byte is bf16's
 // exponent field (s = 0: the subnormal 2^-127; s = 255: NaN, as OCP MX says).
