@@ -567,13 +567,15 @@ __device__ __forceinline__ void weight_main_loop(float (&acc)[DecodeGeometry<Cfg
     const int step = first + i * G::kWarpsK;
     b[i] = weight_load_b<Cfg>(at, params, step * Cfg::block_k, step < end_step);
   }
+  WeightStepA<Cfg> a = weight_load_a<Cfg>(at, first * Cfg::block_k);
   for (int base = first; base < end_step; base += kSlots * G::kWarpsK) {
 #pragma unroll
     for (int i = 0; i < kSlots; ++i) {
       const int step = base + i * G::kWarpsK;   // the same for the whole warp
       if (step < end_step) {
-        const WeightStepA<Cfg> a = weight_load_a<Cfg>(at, step * Cfg::block_k);
+        const WeightStepA<Cfg> a_next = weight_load_a<Cfg>(at, (step + G::kWarpsK) * Cfg::block_k);
         weight_multiply<Cfg>(acc, b[i], a);
+        a = a_next;
         const int ahead = step + kSlots * G::kWarpsK;
         b[i] = weight_load_b<Cfg>(at, params, ahead * Cfg::block_k, ahead < end_step);
       }
@@ -652,6 +654,7 @@ __device__ __forceinline__ void weight_ring_main_loop(
     ptx::cp_async_commit_group();
     ahead[i] = weight_load_scales<Cfg>(at, params, k0_of(i), i < count);
   }
+  WeightStepA<Cfg> a = weight_load_a<Cfg>(at, k0_of(0));
   for (int i = 0; i < count; ++i) {
     ptx::cp_async_wait_group<kStages - 2>();
     __syncwarp();   // every lane's copies of step i visible; every lane done with step i - 1
@@ -659,7 +662,7 @@ __device__ __forceinline__ void weight_ring_main_loop(
     if (next < count)
       weight_ring_copy<Cfg>(ring + (next % kStages) * R::kStageBytes, at, params, k0_of(next));
     ptx::cp_async_commit_group();
-    const WeightStepA<Cfg> a = weight_load_a<Cfg>(at, k0_of(i));
+    const WeightStepA<Cfg> a_next = weight_load_a<Cfg>(at, k0_of(i + 1));
     const unsigned char* stage = ring + (i % kStages) * R::kStageBytes;
     WeightStepB<Cfg> v;
 #pragma unroll
@@ -672,6 +675,7 @@ __device__ __forceinline__ void weight_ring_main_loop(
     for (int j = 0; j + 1 < kStages - 1; ++j) ahead[j] = ahead[j + 1];
     ahead[kStages - 2] = weight_load_scales<Cfg>(at, params, k0_of(next), next < count);
     weight_multiply<Cfg>(acc, v, a);
+    a = a_next;
   }
 }
 
