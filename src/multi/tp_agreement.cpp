@@ -25,10 +25,6 @@ namespace {
 
 using Rank = TpWorkspace::State::Rank;
 
-bool fp8(const TpProblem& p) { return tp_block_scaled(p); }
-
-void nccl(ncclResult_t r, const char* what) { nccl_check(r, what); }
-
 // Makes every kernel of the plan (make_kernel_spec refuses a configuration the rules forbid, with
 // the rule) and compiles and loads it on this rank's GPU, once per plan: before the call enqueues
 // anything, and inside the rank's own check, so that a refusal reaches every rank. Loading a
@@ -66,8 +62,8 @@ std::string own_check(const TpPlan& plan, const TpShards& shards, const Rank& r,
   const Pointer pointers[] = {{"a", shards.a, true},
                               {"b", shards.b, true},
                               {"d", gather_to_other ? nullptr : shards.d, !gather_to_other},
-                              {"scale_a", shards.scale_a, fp8(p)},
-                              {"scale_b", shards.scale_b, fp8(p)},
+                              {"scale_a", shards.scale_a, tp_block_scaled(p)},
+                              {"scale_b", shards.scale_b, tp_block_scaled(p)},
                               {"a_gathered", shards.a_gathered, false}};
   for (const Pointer& ptr : pointers) {
     if (!ptr.p) {
@@ -145,9 +141,9 @@ std::vector<TpRecord> exchange_over_nccl(Rank& r, const TpRecord& mine, int worl
   cuda_check(cudaMemcpyAsync(slots + sizeof(TpRecord) * std::size_t(r.rank), &mine,
                              sizeof(TpRecord), cudaMemcpyHostToDevice, r.agree),
              "cudaMemcpy(tp record)");
-  nccl(ncclAllGather(slots + sizeof(TpRecord) * std::size_t(r.rank), slots, sizeof(TpRecord),
-                     ncclInt8, r.comm, r.agree),
-       "ncclAllGather(tp records)");
+  nccl_check(ncclAllGather(slots + sizeof(TpRecord) * std::size_t(r.rank), slots,
+                           sizeof(TpRecord), ncclInt8, r.comm, r.agree),
+             "ncclAllGather(tp records)");
   std::vector<TpRecord> all(static_cast<std::size_t>(world));
   cuda_check(cudaMemcpyAsync(all.data(), slots, sizeof(TpRecord) * all.size(),
                              cudaMemcpyDeviceToHost, r.agree), "cudaMemcpy(tp records)");

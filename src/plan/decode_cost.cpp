@@ -49,7 +49,8 @@ constexpr double kRingStepUs = 0.01;
 // 9.3 steps 20.7 us): a chain whose first step waits a whole round trip and the others one
 // divided by the steps in flight. More steps ahead stop paying at about 1 us a step: 8x64x256
 // with 3 ahead ran 1 x 14336 x 4096's 16 steps a warp in 20.4 us, not the 13.6 that 0.6 us a
-// step predicted (Nsight Compute: issue-bound, 1.7-1.8 warps a scheduler, DRAM at 34% of peak);
+// step predicted (Nsight Compute: latency-bound, issue on 40% of cycles, 1.65-1.8 warps a
+// scheduler, DRAM at 34% of peak, the same time with the weights left in L2);
 // M = 64 with 3 ahead, 1.41 us a step (117 -> 94 us). Each wave pays the first round trip: a
 // floor without it sent those rows to split-K at 8 (1 x 14336 x 4096 28.1 us, 16 x 14336 x 4096
 // 59.7 against 33 for BF16: many short waves).
