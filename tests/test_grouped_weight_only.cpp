@@ -26,6 +26,7 @@
 #include "gpu_test_util.hpp"
 #include "jit/jit.hpp"
 #include "jit/ptxas_usage.hpp"
+#include "plan/kernel_spec.hpp"
 
 using namespace autogemm;
 using autogemm::testing::expect_invalid;
@@ -77,17 +78,26 @@ TEST(GroupedWeightOnly, PlannedOnTheDecodeFamily) {
     }
 }
 
-// The planner's picks compile without spills (the masked group arithmetic beside the rest).
-TEST(GroupedWeightOnly, PlannersPicksCompileWithoutSpills) {
+// The planner's picks and the GPU test's forced split-K and 16-row tiles compile without spills
+// (the masked group arithmetic beside the rest).
+TEST(GroupedWeightOnly, PicksAndForcedTilesCompileWithoutSpills) {
   const GpuInfo h200 = device_preset("h200");
-  for (WeightFormat f : kFormats)
+  const auto compiles = [](const KernelLaunch& kernel, const std::string& what) {
+    const jit::CompiledKernel compiled = jit::compile_to_cubin(codegen::decode_kernel_source(kernel));
+    EXPECT_FALSE(jit::parse_ptxas_usage(compiled.log).has_spills()) << what << "\n" << compiled.log;
+  };
+  for (WeightFormat f : kFormats) {
     for (int64_t expected : {2, 32}) {
       const Plan plan = plan_gemm(masked_problem(16, 64, expected, 2816, 2048, f), h200);
-      const jit::CompiledKernel kernel =
-          jit::compile_to_cubin(codegen::decode_kernel_source(plan.spec.kernels.front()));
-      EXPECT_FALSE(jit::parse_ptxas_usage(kernel.log).has_spills())
-          << to_string(f) << " " << plan.best().config.describe() << "\n" << kernel.log;
+      compiles(plan.spec.kernels.front(),
+               std::string(to_string(f)) + " " + plan.best().config.describe());
     }
+    for (const char* forced : {"mma 8x32x128 sk3", "mma 16x32x128 s2"}) {
+      const KernelSpec spec = plan::make_spec(masked_problem(8, 64, 8, 1040, 1536, f),
+                                              GemmConfig::parse(forced), h200, "forced");
+      compiles(spec.kernels.front(), std::string(to_string(f)) + " " + forced);
+    }
+  }
 }
 
 // `bench --grouped FILE --weights F` takes bf16 rows only, and says so before any device query;
