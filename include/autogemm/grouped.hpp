@@ -60,6 +60,11 @@ struct GroupedOperands {
   // group's B ([groups, ceil(N/128), ceil(K/128)]: quantize_fp8_128x128 of each group).
   const float* scale_a = nullptr;
   const float* scale_b = nullptr;
+  // Weight-only B (problem.weight_format, masked layout only; autogemm/weights.hpp): b is every
+  // group's packed values ([num_groups, N, packed K]), b_scales and b_zeros every group's
+  // scales and zeros, each group's as gemm() takes them, one after another.
+  const void* b_scales = nullptr;
+  const void* b_zeros = nullptr;
   // The fused epilogue (problem.epilogue, autogemm/epilogue.hpp), per group: bias and col_scale
   // [num_groups, N] (each group's N entries, bf16 or fp32 bias, fp32 scales), row_scale one
   // fp32 per stored row of A and D (contiguous: m; masked: num_groups x max_m). Null when the

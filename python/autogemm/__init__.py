@@ -276,25 +276,29 @@ def interleave_gate_up(gate: Array, up: Array, axis: int = 0) -> Array:
 
 class QuantizedWeight:
     """A weight W (N, K) packed in a weight-only format (``quantize_weight``), on W's device:
-    ``gemm(a, qweight)`` computes a @ W.T from it, dequantising in registers.
+    ``gemm(a, qweight)`` computes a @ W.T from it, dequantising in registers. Quantised from
+    (groups, N, K), it is every expert's weight of a mixture-of-experts layer, for
+    ``grouped_gemm(a, qweight, masked_m=...)``; each array then has the groups first.
 
     Attributes:
         format: "int4-g128" (one bfloat16 scale per 128 weights along K, w = (q - 8) * scale),
-            "int4-g128-zp" (with a uint8 zero per scale, GPTQ / AWQ: w = (q - zero) * scale) or
-            "int8" (one float32 scale per row).
-        n, k: W's shape.
+            "int4-g128-zp" (with a uint8 zero per scale, GPTQ / AWQ: w = (q - zero) * scale),
+            "int8" (one float32 scale per row) or "mxfp4" (e2m1 values, an e8m0 scale per 32).
+        n, k: W's shape (one expert's).
+        groups: the experts, or None for one weight.
         q: the packed values, uint8 (N, K / 2) (4-bit: each run of 8 values one little-endian
             word, value 2i in bits 4i and 2i + 1 in bits 16 + 4i) or int8 (N, K).
-        scales: bfloat16 (N, K / 128), or float32 (N,) for int8.
+        scales: bfloat16 (N, K / 128), uint8 (N, K / 32) for mxfp4, or float32 (N,) for int8.
         zeros: uint8 (N, K / 128) for int4-g128-zp, else None.
     """
 
-    __slots__ = ("format", "n", "k", "q", "scales", "zeros")
+    __slots__ = ("format", "n", "k", "q", "scales", "zeros", "groups")
 
     def __init__(self, format: str, n: int, k: int, q: Array, scales: Array,
-                 zeros: Optional[Array] = None) -> None:
+                 zeros: Optional[Array] = None, groups: Optional[int] = None) -> None:
         self.format, self.n, self.k = format, int(n), int(k)
         self.q, self.scales, self.zeros = q, scales, zeros
+        self.groups = None if groups is None else int(groups)
 
     @property
     def nbytes(self) -> int:
@@ -303,7 +307,8 @@ class QuantizedWeight:
         return sum(int(x.nbytes) for x in parts if x is not None)
 
     def __repr__(self) -> str:
-        return (f"QuantizedWeight({self.format!r}, n={self.n}, k={self.k}, "
+        groups = "" if self.groups is None else f"groups={self.groups}, "
+        return (f"QuantizedWeight({self.format!r}, {groups}n={self.n}, k={self.k}, "
                 f"{self.nbytes / 1e6:.2f} MB)")
 
 
@@ -339,12 +344,16 @@ def quantize_weight(w: Array, format: str = "int4-g128") -> QuantizedWeight:
     "int4-g128-zp" (asymmetric with a zero point, as GPTQ / AWQ), "int8" (scale = amax / 127
     per row) or "mxfp4" (e2m1 values, one e8m0 scale per 32 weights). Quantised on the host (W is
     copied there once), the result placed on W's device. K must be a multiple of 128 (int4) or
-    32 (mxfp4); gemm() with an int8 weight needs K a multiple of 16."""
+    32 (mxfp4); gemm() with an int8 weight needs K a multiple of 16. A (groups, N, K) weight is
+    every expert's, packed for ``grouped_gemm(a, qweight, masked_m=...)``."""
     import numpy
-    if len(getattr(w, "shape", ())) != 2:
-        raise InvalidArgument("w", f"an array of shape {tuple(getattr(w, 'shape', ()))}",
-                              "must be a 2-D weight (N, K)")
+    shape = tuple(getattr(w, "shape", ()))
+    if len(shape) not in (2, 3):
+        raise InvalidArgument("w", f"an array of shape {shape}",
+                              "must be a 2-D weight (N, K) or every expert's (groups, N, K)")
     host = _to_numpy_float32(w)
+    groups = shape[0] if len(shape) == 3 else None
+    host = host.reshape(-1, shape[-1])   # the experts' rows one after another: the same bytes
     n, k = host.shape
     q, scales, zeros = _core.quantize_weight(host, format)
     int8 = format == "int8"
@@ -358,9 +367,14 @@ def quantize_weight(w: Array, format: str = "int4-g128") -> QuantizedWeight:
         s_host = numpy.frombuffer(scales, dtype=numpy.uint16).reshape(n, k // 128)
     z_host = numpy.frombuffer(zeros, dtype=numpy.uint8).reshape(n, k // 128) if zeros else None
     s_dtype = "bfloat16" if format in ("int4-g128", "int4-g128-zp") else ""
+    if groups is not None:   # (groups x N, ...) -> (groups, N, ...)
+        n //= groups
+        q_host, s_host = (x.reshape(groups, n, *x.shape[1:]) for x in (q_host, s_host))
+        if z_host is not None:
+            z_host = z_host.reshape(groups, n, *z_host.shape[1:])
     return QuantizedWeight(format, n, k, _to_like(q_host.copy(), w, ""),
                            _to_like(s_host.copy(), w, s_dtype),
-                           None if z_host is None else _to_like(z_host.copy(), w, ""))
+                           None if z_host is None else _to_like(z_host.copy(), w, ""), groups)
 
 
 def _host_integers(x: Any) -> Any:
@@ -438,10 +452,12 @@ def dequantize_weight(qweight: QuantizedWeight) -> Any:
             return x.get().tobytes()
         return numpy.asarray(x).tobytes()
 
+    groups = qweight.groups or 1
     values = _core.dequantize_weight(host_bytes(qweight.q), host_bytes(qweight.scales),
-                                     host_bytes(qweight.zeros), qweight.format, qweight.n,
-                                     qweight.k)
-    return numpy.frombuffer(values, dtype=numpy.float32).reshape(qweight.n, qweight.k)
+                                     host_bytes(qweight.zeros), qweight.format,
+                                     groups * qweight.n, qweight.k)
+    shape = (qweight.n, qweight.k) if qweight.groups is None else (groups, qweight.n, qweight.k)
+    return numpy.frombuffer(values, dtype=numpy.float32).reshape(shape)
 
 
 def _autotune(autotune: Optional[int]) -> int:
@@ -528,6 +544,9 @@ def gemm(a: Array, b: Array, *, out: Optional[Array] = None, c: Optional[Array] 
     """
     weights = b if isinstance(b, QuantizedWeight) else None
     if weights is not None:
+        if weights.groups is not None:
+            raise InvalidArgument("b", repr(weights),
+                                  "every expert's weight: grouped_gemm(a, b, masked_m=...)")
         b = weights.q
     fast = _torch_fast
     if (fast is not None and weights is None and type(a) is fast[0] and out is not None and
@@ -857,7 +876,9 @@ def grouped_gemm(a: Array, b: Array, *, group_index: Optional[Array] = None,
       there). Values above max_m count as max_m.
 
     b is (groups, N, K) (a weight per expert, stored as torch.nn.Linear stores it); a, b and out
-    are packed (contiguous).
+    are packed (contiguous). Or b is every expert's weight packed (``quantize_weight`` of the
+    (groups, N, K) weight: int4, int8 or mxfp4), with bfloat16 a in the masked layout (a MoE
+    decode step; up to 256 rows per expert): dequantised in registers on the decode kernels.
 
     Types: a and b both bfloat16 or both float16; or both block-scaled FP8 e4m3
     (torch.float8_e4m3fn, or uint8 bytes read as e4m3, as CuPy carries them; e5m2 is refused),
@@ -881,10 +902,16 @@ def grouped_gemm(a: Array, b: Array, *, group_index: Optional[Array] = None,
     ``gated``: every expert's gate and up projections interleaved (``interleave_gate_up`` on each
     group's weight, bias and col_scale) and D = act(gate) * up with N / 2 columns, as gemm().
     """
+    weights = b if isinstance(b, QuantizedWeight) else None
+    if weights is not None:
+        if weights.groups is None:
+            raise InvalidArgument("b", repr(weights), "one weight: quantize_weight((groups, N, K)) "
+                                  "packs every expert's, or gemm(a, b) multiplies by it")
+        b = weights.q
     framework = _framework(a)
     handle, export = _prepare(framework, a, stream)
     a, a_kind = _fp8_bytes(a)
-    b, b_kind = _fp8_bytes(b)
+    b, b_kind = (b, None) if weights is not None else _fp8_bytes(b)
     made: dict[str, Any] = {}
     alloc = None if out is not None else _allocator(framework, a, export, made)
     if expected_m is not None and (isinstance(expected_m, bool) or not isinstance(expected_m, int)
@@ -894,7 +921,10 @@ def grouped_gemm(a: Array, b: Array, *, group_index: Optional[Array] = None,
         export(a), export(b), export(group_index), export(masked_m), export(a_scales),
         export(b_scales), a_kind, b_kind, export(out), _dtype_text(out_dtype), float(alpha),
         int(expected_m or 0), _config_text(config), handle, alloc, bool(return_report),
-        export(bias), activation, export(row_scale), export(col_scale), bool(gated))
+        export(bias), activation, export(row_scale), export(col_scale), bool(gated),
+        None if weights is None else weights.format,
+        None if weights is None else export(weights.scales),
+        None if weights is None else export(weights.zeros))
     if out is not None:
         result = out
     else:

@@ -13,6 +13,7 @@
 
 #include "autogemm/errors.hpp"
 #include "autogemm/quantize.hpp"
+#include "weight_arrays.hpp"
 
 namespace autogemm::python {
 
@@ -111,19 +112,11 @@ void prepare_epilogue(const GemmRequest& r, PreparedGemm& p) {
 // Weight-only B: b holds the packed values, one byte per two int4 values or per int8 value;
 // the problem multiplies bf16 activations (layout nt: a (M, K), b (N, packed row)).
 static void prepare_weight_b(const GemmRequest& r, PreparedGemm& p) {
-  const std::optional<WeightFormat> format = parse_weight_format(*r.weight_format);
-  if (!format)
-    throw InvalidArgument("format", *r.weight_format,
-                          "expected int4-g128, int4-g128-zp, int8 or mxfp4");
+  const WeightFormat format = parse_weight_format_arg(*r.weight_format);
   if (element_type(*p.a) != DType::bf16)
     throw InvalidArgument(p.a->name, p.a->dtype_text(),
                           "a packed weight multiplies bfloat16 activations");
-  const bool bytes = p.b->dtype.bits == 8 &&
-                     (p.b->dtype.code == uint8_t(nb::dlpack::dtype_code::UInt) ||
-                      p.b->dtype.code == uint8_t(nb::dlpack::dtype_code::Int));
-  if (!bytes)
-    throw InvalidArgument("b", p.b->dtype_text(),
-                          "a packed weight's values are uint8 or int8 bytes (quantize_weight)");
+  check_weight_values(*p.b);
   if (lower(r.layout) != "nt")
     throw InvalidArgument("layout", r.layout,
                           "a packed weight is (N, packed K) with a (M, K): layout nt");
@@ -131,47 +124,15 @@ static void prepare_weight_b(const GemmRequest& r, PreparedGemm& p) {
 }
 
 // The packed weight's scales (int4: bfloat16 (N, K/128); mxfp4: e8m0 uint8 (N, K/32); int8:
-// float32 (N,)) and zeros (int4-g128-zp: uint8 (N, K/128)), packed.
+// float32 (N,)) and zeros (int4-g128-zp: uint8 (N, K/128)), packed (weight_arrays.hpp).
 static void prepare_weight_scales(const GemmRequest& r, PreparedGemm& p) {
-  const GemmProblem& problem = p.problem;
-  const WeightFormat f = *problem.weight_format;
-  const std::string sizes = fmt::format("N = {}, K = {}", problem.n, problem.k);
-  p.weight_scales = import_array("scales", r.weight_scales, false);
-  const ArrayView& s = *p.weight_scales;
-  const bool int8 = f == WeightFormat::int8_channel, mx = f == WeightFormat::mxfp4;
-  const int64_t group = weight_group_size(f);
-  const std::vector<int64_t> want = int8 ? std::vector<int64_t>{problem.n}
-                                         : std::vector<int64_t>{problem.n, problem.k / group};
-  const bool unsigned_bits = s.dtype.code == uint8_t(nb::dlpack::dtype_code::UInt);
-  const bool right_type = int8 ? element_type(s) == DType::fp32
-                          : mx ? unsigned_bits && s.dtype.bits == 8
-                               : element_type(s) == DType::bf16 || (unsigned_bits && s.dtype.bits == 16);
-  if (!right_type)
-    throw InvalidArgument("scales", s.dtype_text(),
-                          int8 ? "int8 weights have float32 scales, one per row"
-                          : mx ? "mxfp4 weights have e8m0 scales as uint8, one per 32 of K"
-                               : "int4 weights have bfloat16 scales, one per 128 of K");
-  if (s.shape != want)
-    throw InvalidArgument("scales", fmt::format("an array of shape {}", s.shape_text()),
-                          fmt::format("must be {} for {} ({})", shape_text(want),
-                                      to_string(f), sizes));
-  require_packed_dims(s, want.size(), int8 ? "(N,)" : mx ? "(N, K/32)" : "(N, K/128)");
-  p.operands.b_scales = s.data;
-  const bool zeros = f == WeightFormat::int4_g128_zp;
-  if (zeros != !(r.weight_zeros.is_none()))
-    throw InvalidArgument("zeros", zeros ? "None" : "an array",
-                          zeros ? "int4-g128-zp weights need their zeros"
-                                : fmt::format("{} weights have no zeros", to_string(f)));
-  if (zeros) {
-    p.weight_zeros = import_array("zeros", r.weight_zeros, false);
-    const ArrayView& z = *p.weight_zeros;
-    if (!(z.dtype.code == uint8_t(nb::dlpack::dtype_code::UInt) && z.dtype.bits == 8))
-      throw InvalidArgument("zeros", z.dtype_text(), "zeros are uint8, one per scale");
-    if (z.shape != want)
-      throw InvalidArgument("zeros", fmt::format("an array of shape {}", z.shape_text()),
-                            fmt::format("must be {} ({})", shape_text(want), sizes));
-    require_packed_dims(z, 2, "(N, K/128)");
-    p.operands.b_zeros = z.data;
+  WeightArrays w = import_weight_scales(*p.problem.weight_format, r.weight_scales, r.weight_zeros,
+                                        {}, p.problem.n, p.problem.k);
+  p.weight_scales = std::move(w.scales);
+  p.operands.b_scales = p.weight_scales->data;
+  if (w.zeros) {
+    p.weight_zeros = std::move(w.zeros);
+    p.operands.b_zeros = p.weight_zeros->data;
   }
 }
 

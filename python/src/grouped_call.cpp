@@ -1,7 +1,8 @@
 // grouped_gemm() from Python arrays (include/autogemm/grouped.hpp): the layout follows from
 // which group array is given (group_index: contiguous, masked_m: masked); the inputs' dtype
-// picks 16-bit or block-scaled FP8 (e4m3 with a_scales and b_scales); every argument is
-// checked before the output is allocated or anything is launched.
+// picks 16-bit or block-scaled FP8 (e4m3 with a_scales and b_scales), a weight format packed
+// experts (masked only); every argument is checked before the output is allocated or anything
+// is launched.
 #include "grouped_call.hpp"
 
 #include <cuda_runtime_api.h>
@@ -16,6 +17,7 @@
 #include "autogemm/errors.hpp"
 #include "autogemm/grouped.hpp"
 #include "autogemm/quantize.hpp"
+#include "weight_arrays.hpp"
 
 namespace autogemm::python {
 
@@ -55,43 +57,73 @@ GroupedResult grouped_gemm_call(const GroupedRequest& r) {
   p.n = b.shape[1];
   p.k = b.shape[2];
   p.m = masked ? a.shape[1] : a.shape[0];
-  // Types: bfloat16 / float16, or FP8 (e4m3, block-scaled: the scales are required).
-  const std::optional<DType> a_type = input_type(a, r.a_bytes), b_type = input_type(b, r.b_bytes);
-  const std::string a_text = input_type_text(a, r.a_bytes), b_text = input_type_text(b, r.b_bytes);
-  for (auto [view, type, text] : {std::tuple{&a, a_type, a_text}, std::tuple{&b, b_type, b_text}})
-    if (type == DType::e5m2)
-      throw InvalidArgument(view->name, text,
-                            "grouped_gemm's FP8 is e4m3 (float8_e4m3fn, or uint8 bytes read as "
-                            "e4m3; quantize_fp8 makes them): e5m2 is not supported");
-  const bool fp8 = a_type == DType::e4m3;
-  if (!fp8 && a_type != DType::bf16 && a_type != DType::fp16)
-    throw InvalidArgument("a", a_text,
-                          "grouped_gemm takes bfloat16 or float16 arrays, or FP8 e4m3 "
-                          "(float8_e4m3fn, or uint8 bytes) with a_scales and b_scales");
-  if (b_type != a_type)
-    throw InvalidArgument("b", b_text,
-                          fmt::format("must have a's dtype, {}{}", a_text,
-                                      fp8 ? " (FP8 e4m3: float8_e4m3fn or uint8 bytes)" : ""));
-  for (auto [name, scales] :
-       {std::pair{"a_scales", r.a_scales}, std::pair{"b_scales", r.b_scales}}) {
-    if (fp8 && scales.is_none())
-      throw InvalidArgument(name, "None",
-                            "FP8 inputs need block scales: a_scales (1x128, quantize_fp8(a, "
-                            "(1, 128))) and b_scales (128x128 per group, quantize_fp8(b[g], "
-                            "(128, 128)))");
-    if (!fp8 && !scales.is_none()) {
-      const ArrayView v = import_array(name, scales, false);
-      throw InvalidArgument(name, fmt::format("a {} array of shape {}", v.dtype_text(),
-                                              v.shape_text()),
-                            fmt::format("scales apply to FP8 inputs only, and a is {} (pass "
-                                        "{} = None)",
-                                        a_text, name));
+  // A packed weight per expert (quantize_weight of a (groups, N, K) weight): bfloat16
+  // activations in the masked layout, the values as bytes, their own scales and zeros.
+  std::optional<WeightArrays> weight;
+  const bool fp8 = !r.weight_format && input_type(a, r.a_bytes) == DType::e4m3;
+  if (r.weight_format) {
+    const WeightFormat f = parse_weight_format_arg(*r.weight_format);
+    if (!masked)
+      throw InvalidArgument("group_index", "given",
+                            "grouped GEMM with a packed weight takes the masked layout "
+                            "(masked_m): a MoE decode step's tokens per expert");
+    if (element_type(a) != DType::bf16)
+      throw InvalidArgument("a", a.dtype_text(), "a packed weight multiplies bfloat16 activations");
+    check_weight_values(b);
+    for (auto [name, scales] : {std::pair{"a_scales", r.a_scales}, std::pair{"b_scales", r.b_scales}})
+      if (!scales.is_none())
+        throw InvalidArgument(name, "an array",
+                              "FP8's block scales: a packed weight carries its own (its scales)");
+    p.k = a.shape.back();
+    const int64_t per_byte = f == WeightFormat::int8_channel ? 1 : 2;
+    if (b.shape[2] * per_byte != p.k)
+      throw InvalidArgument("b", fmt::format("an array of shape {}", b.shape_text()),
+                            fmt::format("every expert's packed {} weight of K = {} (a is {}) has "
+                                        "{} bytes a row: (groups, N, {})",
+                                        *r.weight_format, p.k, a.shape_text(), p.k / per_byte,
+                                        p.k / per_byte));
+    p.weight_format = f;
+    p.a_type = p.b_type = p.d_type = DType::bf16;
+    if (r.out_dtype) p.d_type = parse_out_dtype(*r.out_dtype);
+    weight = import_weight_scales(f, r.weight_scales, r.weight_zeros, {p.num_groups}, p.n, p.k);
+  } else {
+    // Types: bfloat16 / float16, or FP8 (e4m3, block-scaled: the scales are required).
+    const std::optional<DType> a_type = input_type(a, r.a_bytes), b_type = input_type(b, r.b_bytes);
+    const std::string a_text = input_type_text(a, r.a_bytes), b_text = input_type_text(b, r.b_bytes);
+    for (auto [view, type, text] : {std::tuple{&a, a_type, a_text}, std::tuple{&b, b_type, b_text}})
+      if (type == DType::e5m2)
+        throw InvalidArgument(view->name, text,
+                              "grouped_gemm's FP8 is e4m3 (float8_e4m3fn, or uint8 bytes read as "
+                              "e4m3; quantize_fp8 makes them): e5m2 is not supported");
+    if (!fp8 && a_type != DType::bf16 && a_type != DType::fp16)
+      throw InvalidArgument("a", a_text,
+                            "grouped_gemm takes bfloat16 or float16 arrays, or FP8 e4m3 "
+                            "(float8_e4m3fn, or uint8 bytes) with a_scales and b_scales");
+    if (b_type != a_type)
+      throw InvalidArgument("b", b_text,
+                            fmt::format("must have a's dtype, {}{}", a_text,
+                                        fp8 ? " (FP8 e4m3: float8_e4m3fn or uint8 bytes)" : ""));
+    for (auto [name, scales] :
+         {std::pair{"a_scales", r.a_scales}, std::pair{"b_scales", r.b_scales}}) {
+      if (fp8 && scales.is_none())
+        throw InvalidArgument(name, "None",
+                              "FP8 inputs need block scales: a_scales (1x128, quantize_fp8(a, "
+                              "(1, 128))) and b_scales (128x128 per group, quantize_fp8(b[g], "
+                              "(128, 128)))");
+      if (!fp8 && !scales.is_none()) {
+        const ArrayView v = import_array(name, scales, false);
+        throw InvalidArgument(name, fmt::format("a {} array of shape {}", v.dtype_text(),
+                                                v.shape_text()),
+                              fmt::format("scales apply to FP8 inputs only, and a is {} (pass "
+                                          "{} = None)",
+                                          a_text, name));
+      }
     }
+    p.a_type = p.b_type = *a_type;
+    if (fp8) p.scaling = Scaling::block_1x128_128x128;
+    p.d_type = fp8 ? DType::bf16 : *a_type;
+    if (r.out_dtype) p.d_type = parse_out_dtype(*r.out_dtype);
   }
-  p.a_type = p.b_type = *a_type;
-  if (fp8) p.scaling = Scaling::block_1x128_128x128;
-  p.d_type = fp8 ? DType::bf16 : *a_type;
-  if (r.out_dtype) p.d_type = parse_out_dtype(*r.out_dtype);
   if (a.shape.back() != p.k)
     throw InvalidArgument("a", fmt::format("an array of shape {}", a.shape_text()),
                           fmt::format("its last dimension must be b's K = {}", p.k));
@@ -200,7 +232,9 @@ GroupedResult grouped_gemm_call(const GroupedRequest& r) {
   const ArrayView* vb = bias ? &*bias : nullptr;
   const ArrayView* vr = row_scale ? &*row_scale : nullptr;
   const ArrayView* vc = col_scale ? &*col_scale : nullptr;
-  int device = common_cuda_device({&a, &b, &groups, out ? &*out : nullptr, sa, sb, vb, vr, vc});
+  const ArrayView* ws = weight ? &*weight->scales : nullptr;
+  const ArrayView* wz = weight && weight->zeros ? &*weight->zeros : nullptr;
+  int device = common_cuda_device({&a, &b, &groups, out ? &*out : nullptr, sa, sb, vb, vr, vc, ws, wz});
   if (!out) {
     if (r.alloc.is_none())
       throw InvalidArgument("out", "None",
@@ -210,7 +244,7 @@ GroupedResult grouped_gemm_call(const GroupedRequest& r) {
     if (element_type(*out) != p.d_type)
       throw InvalidArgument("out", out->dtype_text(),
                             fmt::format("must have dtype {}", python_dtype(p.d_type)));
-    device = common_cuda_device({&a, &b, &groups, &*out, sa, sb, vb, vr, vc});
+    device = common_cuda_device({&a, &b, &groups, &*out, sa, sb, vb, vr, vc, ws, wz});
   }
 
   GroupedOperands ops;
@@ -222,6 +256,8 @@ GroupedResult grouped_gemm_call(const GroupedRequest& r) {
     ops.scale_a = static_cast<const float*>(a_scales->data);
     ops.scale_b = static_cast<const float*>(b_scales->data);
   }
+  if (ws) ops.b_scales = ws->data;
+  if (wz) ops.b_zeros = wz->data;
   (masked ? ops.masked_m : ops.group_index) = static_cast<const int32_t*>(groups.data);
   if (bias) ops.bias = bias->data;
   if (row_scale) ops.row_scale = static_cast<const float*>(row_scale->data);

@@ -1,6 +1,7 @@
 #pragma once
 // autogemm._core.grouped_gemm: Python arrays -> autogemm::grouped_gemm (grouped_call.cpp):
-// bfloat16 / float16 inputs, or block-scaled FP8 (e4m3) with a_scales and b_scales.
+// bfloat16 / float16 inputs, block-scaled FP8 (e4m3) with a_scales and b_scales, or bfloat16
+// activations with every expert's weight packed (masked layout).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -19,6 +20,9 @@ struct GroupedRequest {
   std::optional<std::string> activation;
   bool gated = false;   // D = act(gate) * up per group, N / 2 columns (autogemm/epilogue.hpp)
   std::optional<std::string> a_bytes, b_bytes;     // what torch FP8 tensors' uint8 views hold
+  // A packed weight per expert (weight_arrays.hpp): b its values, these its scales and zeros.
+  std::optional<std::string> weight_format;
+  nb::handle weight_scales = nb::none(), weight_zeros = nb::none();
   std::optional<std::string> out_dtype, config;
   float alpha = 1.0f;
   int64_t expected_m = 0;

@@ -381,9 +381,14 @@ NB_MODULE(_core, m) {
          std::optional<std::string> b_bytes, nb::handle out, std::optional<std::string> out_dtype,
          float alpha, int64_t expected_m, std::optional<std::string> config, uintptr_t stream,
          nb::handle alloc, bool want_report, nb::handle bias, std::optional<std::string> activation,
-         nb::handle row_scale, nb::handle col_scale, bool gated) {
+         nb::handle row_scale, nb::handle col_scale, bool gated,
+         std::optional<std::string> weight_format, nb::handle weight_scales,
+         nb::handle weight_zeros) {
         GroupedRequest r;
         r.gated = gated;
+        r.weight_format = std::move(weight_format);
+        r.weight_scales = weight_scales;
+        r.weight_zeros = weight_zeros;
         r.bias = bias;
         r.activation = std::move(activation);
         r.row_scale = row_scale;
@@ -412,8 +417,10 @@ NB_MODULE(_core, m) {
       "stream"_a, "alloc"_a.none(), "want_report"_a, "bias"_a.none() = nb::none(),
       "activation"_a.none() = nb::none(), "row_scale"_a.none() = nb::none(),
       "col_scale"_a.none() = nb::none(), "gated"_a = false,
-      "Grouped (mixture-of-experts) GEMM, 16-bit or block-scaled FP8 (e4m3), with the fused "
-      "epilogue per group; returns (out, report or None).");
+      "weight_format"_a.none() = nb::none(), "weight_scales"_a.none() = nb::none(),
+      "weight_zeros"_a.none() = nb::none(),
+      "Grouped (mixture-of-experts) GEMM, 16-bit, block-scaled FP8 (e4m3) or packed experts' "
+      "weights (masked), with the fused epilogue per group; returns (out, report or None).");
 
   m.def("quantize_fp8", &quantize, "x"_a.none(), "values"_a.none(), "scales"_a.none(),
         "block_rows"_a, "stream"_a, "alloc"_a.none(), "transpose"_a = false,

@@ -31,6 +31,7 @@
 #include "bench/plot_svg.hpp"
 #include "bench/progress.hpp"
 #include "bench/suite.hpp"
+#include "bench/grouped_weights_bench.hpp"
 #include "bench/weights_bench.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/cmd_bench_multi.hpp"
@@ -307,12 +308,35 @@ GroupedBenchCliOptions grouped_options(const BenchCliOptions& o) {
   return g;
 }
 
-// --weights FORMAT: each row's weight packed in FORMAT, timed against our BF16 kernel, cuBLASLt
-// BF16 and a read of the packed bytes (bench/weights_bench.hpp). Needs a GPU.
-void run_weights(const BenchCliOptions& o) {
+WeightFormat weight_format_option(const BenchCliOptions& o) {
   const std::optional<WeightFormat> format = parse_weight_format(o.weights);
   if (!format)
     throw InvalidArgument("--weights", o.weights, "expected int4-g128, int4-g128-zp, int8 or mxfp4");
+  return *format;
+}
+
+// --weights rows measure on a GPU: the measuring options (--config among them), once --csv is
+// known writable, or the rule naming what is missing; `plan_line` is the `autogemm plan`
+// command that shows the plans instead.
+bench::BenchOptions weights_measure_options(const BenchCliOptions& o, const std::string& plan_line,
+                                            std::string& device_name) {
+  if (!o.csv.empty()) check_writable("--csv", o.csv);
+  const Target target = choose_target(o.device);
+  if (!target.measure)
+    throw InvalidArgument("--weights", o.weights,
+                          fmt::format("measures on a GPU, and none is here ({}); `{}` shows the "
+                                      "plans",
+                                      target.plan_note, plan_line));
+  bench::BenchOptions options = measure_options(o, target);
+  if (!o.config.empty()) options.config = GemmConfig::parse(o.config);
+  device_name = target.device.name;
+  return options;
+}
+
+// --weights FORMAT: each row's weight packed in FORMAT, timed against our BF16 kernel, cuBLASLt
+// BF16 and a read of the packed bytes (bench/weights_bench.hpp). Needs a GPU.
+void run_weights(const BenchCliOptions& o) {
+  const WeightFormat format = weight_format_option(o);
   for (const auto& [name, value, allowed] :
        {std::tuple<const char*, std::string, bool>{"--dtype", o.dtype, o.dtype == "bf16"},
         {"--layout", o.layout, o.layout == "nt"},
@@ -332,21 +356,44 @@ void run_weights(const BenchCliOptions& o) {
   std::vector<bench::BenchCase> cases;
   for (const bench::BenchItem& item : items_from(o))
     cases.push_back({item.problem.m, item.problem.n, item.problem.k, item.tag});
-  if (!o.csv.empty()) check_writable("--csv", o.csv);
-  const Target target = choose_target(o.device);
-  if (!target.measure)
-    throw InvalidArgument("--weights", o.weights,
-                          fmt::format("measures on a GPU, and none is here ({}); `autogemm plan "
-                                      "--weights {}` shows the plans",
-                                      target.plan_note, o.weights));
-  bench::BenchOptions options = measure_options(o, target);
-  if (!o.config.empty()) options.config = GemmConfig::parse(o.config);
+  std::string device;
+  bench::BenchOptions options =
+      weights_measure_options(o, fmt::format("autogemm plan --weights {}", o.weights), device);
   options.autotune = o.autotune;
-  const auto rows = bench::run_weights_bench(cases, *format, options);
-  fmt::print("{}", bench::format_weights_table(rows, target.device.name));
+  const auto rows = bench::run_weights_bench(cases, format, options);
+  fmt::print("{}", bench::format_weights_table(rows, device));
   if (!o.csv.empty()) write_file("--csv", o.csv, bench::weights_rows_to_csv(rows));
   const auto failed = std::count_if(rows.begin(), rows.end(),
                                     [](const bench::WeightsRow& r) { return !r.failure.empty(); });
+  if (failed > 0) throw CLI::RuntimeError(1);
+}
+
+// --grouped FILE --weights FORMAT: the suite's masked rows as MoE decode steps with every
+// expert's weight packed, against our BF16 grouped GEMM and a read of the packed bytes
+// (bench/grouped_weights_bench.hpp). Needs a GPU.
+void run_grouped_weights(const BenchCliOptions& o) {
+  const WeightFormat format = weight_format_option(o);
+  for (const auto& [name, value, allowed] :
+       {std::tuple<const char*, std::string, bool>{"--dtype", o.dtype, o.dtype == "bf16"},
+        {"--out-dtype", o.out_dtype, o.out_dtype.empty() || o.out_dtype == "bf16"},
+        {"--layout", o.layout, o.layout == "nt"}, {"--json", o.json ? "given" : "", !o.json},
+        {"--autotune", std::to_string(o.autotune), o.autotune == -1},
+        {"the fused epilogue", o.epilogue.epilogue().describe(), o.epilogue.epilogue().empty()}})
+    if (!allowed)
+      throw InvalidArgument(name, value,
+                            fmt::format("--grouped with --weights {}: bf16 activations and "
+                                        "output, a table (and --csv); leave it out",
+                                        o.weights));
+  const std::vector<bench::GroupedCase> cases = bench::load_grouped_suite(o.grouped);
+  std::string device;
+  const bench::BenchOptions options = weights_measure_options(
+      o, fmt::format("autogemm plan --grouped masked --weights {} ...", o.weights), device);
+  const auto rows = bench::run_grouped_weights_bench(cases, format, options);
+  fmt::print("{}", bench::format_grouped_weights_table(rows, device));
+  if (!o.csv.empty()) write_file("--csv", o.csv, bench::grouped_weights_rows_to_csv(rows));
+  const auto failed = std::count_if(rows.begin(), rows.end(), [](const bench::GroupedWeightsRow& r) {
+    return !r.failure.empty();
+  });
   if (failed > 0) throw CLI::RuntimeError(1);
 }
 
@@ -372,6 +419,7 @@ GroupedWgradBenchCliOptions grouped_wgrad_options(const BenchCliOptions& o) {
 }
 
 void run(const BenchCliOptions& o) {
+  if (!o.grouped.empty() && !o.weights.empty()) return run_grouped_weights(o);
   if (!o.grouped.empty()) return run_grouped_bench(grouped_options(o));
   if (!o.weights.empty()) return run_weights(o);
   if (o.warmup < 0) throw InvalidArgument("--warmup", std::to_string(o.warmup), "must be >= 0");

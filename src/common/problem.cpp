@@ -244,10 +244,18 @@ static void validate_weight_format(const GemmProblem& p) {
                           fmt::format("{} weights are packed rows of K ([N, K], layout nt) and "
                                       "the activations' rows K-contiguous",
                                       format));
-  if (p.grouping != Grouping::none)
+  // Grouped: the masked layout (a MoE decode step's tokens per expert, include/autogemm/
+  // grouped.hpp), every expert's packed weight in one [groups, N, ...] tensor.
+  if (p.grouping != Grouping::none && p.grouping != Grouping::masked)
     throw InvalidArgument("grouping", std::string(to_string(p.grouping)),
-                          fmt::format("{} weights: grouped weight-only GEMM is not built; "
-                                      "call gemm() per expert",
+                          fmt::format("{} weights: grouped weight-only GEMM takes the masked "
+                                      "layout (each expert's tokens in rows of max_m); call "
+                                      "gemm() per expert for the others",
+                                      format));
+  if (p.grouping == Grouping::masked && !p.epilogue.empty())
+    throw InvalidArgument("epilogue", p.epilogue.describe(),
+                          fmt::format("{} weights, grouped: no fused epilogue yet (D as "
+                                      "alpha x A B)",
                                       format));
   if (p.d_type == DType::e4m3)
     throw InvalidArgument("d_type", spelled(p.d_type),

@@ -170,7 +170,13 @@ int decode_ctas_per_sm(const GemmProblem& problem, const GemmConfig& config) {
 Prediction predict_decode(const GemmProblem& problem, const GemmConfig& config,
                           const GpuInfo& device) {
   Prediction p;
-  const int64_t m_tiles = ceil_div(problem.m, config.block_m);
+  // Masked groups (weight-only): each group's expected rows in tiles of their own; the tiles
+  // past a group's valid rows exit before reading anything (sm90/decode_kernel.cuh).
+  const bool masked = problem.grouping == Grouping::masked;
+  const int64_t groups = masked ? problem.num_groups : 1;
+  const int64_t group_m_tiles =
+      ceil_div(masked ? problem.expected_group_rows() : problem.m, config.block_m);
+  const int64_t m_tiles = groups * group_m_tiles;
   const int64_t tiles = m_tiles * ceil_div(problem.n, config.block_n);
   const int64_t ctas = tiles * config.split_k;
   const int64_t sms = std::max(1, device.sm_count);
@@ -188,7 +194,7 @@ Prediction predict_decode(const GemmProblem& problem, const GemmConfig& config,
   const double b_bytes = problem.b_bytes();
   const double a_cta = config.block_m * double(problem.k) / config.split_k * in_bytes;
   p.dram_bytes = problem.min_bytes();
-  p.l2_bytes = double(m_tiles - 1) * b_bytes + double(ctas) * a_cta;
+  p.l2_bytes = double(group_m_tiles - 1) * double(groups) * b_bytes + double(ctas) * a_cta;
 
   // Little's law over the CTAs resident at once, four warps each. (Charging a grid that leaves
   // some SMs with fewer CTAs at the busiest SM's pace picked worse: the DRAM's rate is shared,

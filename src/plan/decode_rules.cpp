@@ -117,6 +117,11 @@ std::string shape_violation(const GemmProblem& p, const GemmConfig& c) {
                                        : std::string("2 rows"),
                        decode_a_vectors(p) * c.block_m / 8, c.block_k / chunk,
                        decode_max_step_vectors(p));
+  // Masked groups: a tile lies in one group (max_m is a multiple of 64, grouped.hpp).
+  if (p.grouping == Grouping::masked && p.m % c.block_m != 0)
+    return fmt::format("block_m = {} with masked groups of max_m = {}: a tile must not cross "
+                       "into the next group",
+                       c.block_m, p.m);
   const int64_t steps = (p.k + c.block_k - 1) / c.block_k;
   if (c.split_k < 1 || c.split_k > kMaxSplitK)
     return fmt::format("split_k = {}: must be 1..{} (the last split polls the others' flags with "

@@ -261,7 +261,11 @@ std::string vendor_reason(const GemmProblem& problem, const GpuInfo& device) {
 std::vector<GemmConfig> decode_configs(const GemmProblem& problem, const GpuInfo& device) {
   std::vector<GemmConfig> configs;
   const int64_t max_m = problem.weight_format ? kWeightOnlyMaxM : kDecodeMaxM;
-  if (problem.m > max_m || problem.grouping != Grouping::none) return configs;
+  // Grouped: the masked layout of weight-only B (a MoE decode step), tiles sized to a group's
+  // expected rows.
+  const bool masked = problem.grouping == Grouping::masked && problem.weight_format;
+  if (problem.m > max_m || (problem.grouping != Grouping::none && !masked)) return configs;
+  const int64_t rows = masked ? problem.expected_group_rows() : problem.m;
   const int chunk = decode_chunk_elements(problem);
   const int step_multiple =
       problem.scaling == Scaling::block_1x128_128x128 ? sm90::kScaleBlock : chunk;
@@ -269,8 +273,8 @@ std::vector<GemmConfig> decode_configs(const GemmProblem& problem, const GpuInfo
     // One row tile: the narrowest block_m that holds all of M, so each B row is read by one
     // CTA. Measured on the H200 at M = 16: 8-row tiles (B read twice, the second time from L2)
     // took 52-58 us where 16-row tiles took 38-39 on the 117 MB rows.
-    if (block_m > 8 && block_m / 2 >= problem.m) continue;
-    if (block_m < problem.m && block_m < 32) continue;
+    if (block_m > 8 && block_m / 2 >= rows) continue;
+    if (block_m < rows && block_m < 32) continue;
     for (int block_n : {64, 32, 16}) {
       const auto add_splits = [&](GemmConfig c) {
         const int64_t steps = (problem.k + c.block_k - 1) / c.block_k;

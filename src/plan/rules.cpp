@@ -666,8 +666,15 @@ std::string grouped_violation(const GemmProblem& problem, const KernelFields& fi
   if (problem.grouping == Grouping::none) return {};
   const GemmConfig& c = fields.config;
   const std::string what = fmt::format("grouped GEMM ({})", to_string(problem.grouping));
+  // The decode family takes masked groups of weight-only B (decode_violation has its rules).
+  if (c.instruction == Instruction::mma && problem.grouping == Grouping::masked &&
+      problem.weight_format)
+    return {};
   if (c.instruction != Instruction::wgmma)
-    return fmt::format("{} runs on the tile family (wgmma), not {}", what,
+    return fmt::format("{} runs on the tile family (wgmma){}, not {}", what,
+                       problem.grouping == Grouping::masked
+                           ? " or, with weight-only B, the decode family"
+                           : "",
                        to_string(c.instruction));
   if (problem.grouping == Grouping::k_contiguous)
     if (auto why = k_grouped_violation(problem, fields); !why.empty()) return why;

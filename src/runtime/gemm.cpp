@@ -25,6 +25,7 @@
 #include "runtime/call_spec.hpp"
 #include "runtime/cublaslt.hpp"
 #include "runtime/epilogue_operands.hpp"
+#include "runtime/weight_operands.hpp"
 #include "runtime/launch.hpp"
 #include "runtime/tensor_maps.hpp"
 #include "runtime/tuning_file.hpp"
@@ -227,24 +228,7 @@ void check_operands(const GemmProblem& p, const GemmOperands& o) {
   if (p.scaling != Scaling::none && (!o.scale_a || !o.scale_b))
     throw InvalidArgument(!o.scale_a ? "scale_a" : "scale_b", "nullptr",
                           "FP8 inputs need their scales");
-  if (p.weight_format) {
-    const std::string format(to_string(*p.weight_format));
-    if (!o.b_scales)
-      throw InvalidArgument("b_scales", "nullptr",
-                            fmt::format("{} weights need their scales", format));
-    const bool zeros = *p.weight_format == WeightFormat::int4_g128_zp;
-    if (zeros != (o.b_zeros != nullptr))
-      throw InvalidArgument("b_zeros", zeros ? "nullptr" : "a pointer",
-                            zeros ? "int4-g128-zp weights need their zeros"
-                                  : fmt::format("{} weights have no zeros: pass null", format));
-    if (p.scaling != Scaling::none || o.scale_a || o.scale_b)
-      throw InvalidArgument(o.scale_a ? "scale_a" : "scale_b", "a pointer",
-                            "weight-only weights carry their scales in b_scales; scale_a and "
-                            "scale_b are FP8's");
-  } else if (o.b_scales || o.b_zeros) {
-    throw InvalidArgument(o.b_scales ? "b_scales" : "b_zeros", "a pointer",
-                          "b_scales and b_zeros are read with problem.weight_format only");
-  }
+  runtime::check_weight_operands(p, o);
   runtime::check_epilogue_operands(p, o);
   if (p.signal_bands == 0) {
     if (o.band_ends || o.band_counters || o.band_flags)

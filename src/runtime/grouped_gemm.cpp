@@ -11,6 +11,7 @@
 #include "runtime/call_spec.hpp"
 #include "runtime/epilogue_operands.hpp"
 #include "runtime/launch.hpp"
+#include "runtime/weight_operands.hpp"
 
 namespace autogemm {
 
@@ -61,6 +62,9 @@ GemmReport grouped_gemm(const GemmProblem& problem, const GroupedOperands& opera
   dense.bias = operands.bias;
   dense.row_scale = operands.row_scale;
   dense.col_scale = operands.col_scale;
+  dense.b_scales = operands.b_scales;
+  dense.b_zeros = operands.b_zeros;
+  runtime::check_weight_operands(problem, dense);
   runtime::check_epilogue_operands(problem, dense);
   runtime::GroupArrays groups;
   groups.group_index = operands.group_index;

@@ -1038,6 +1038,31 @@ def test_fused_epilogue_against_float64(torch, activation, bias_dtype, shape):
 
 @needs_sm90
 @pytest.mark.parametrize("fmt", ["int4-g128", "int4-g128-zp", "mxfp4", "int8"])
+def test_grouped_weight_only_gemm(torch, fmt):
+    """grouped_gemm(a, quantize_weight(w of every expert), masked_m=...) against float64 of each
+    expert's valid rows and its dequantised weight; rows past masked_m keep what out held."""
+    groups, max_m, n, k = 6, 64, 1040, 1536
+    w = torch.randn(groups, n, k, device="cuda", dtype=torch.bfloat16) * 0.05
+    qw = autogemm.quantize_weight(w, fmt)
+    a = torch.randn(groups, max_m, k, device="cuda", dtype=torch.bfloat16)
+    rows = [0, 1, 5, 64, 2, 9]
+    masked_m = torch.tensor(rows, device="cuda", dtype=torch.int32)
+    out = torch.full((groups, max_m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    _, report = autogemm.grouped_gemm(a, qw, masked_m=masked_m, out=out, return_report=True)
+    assert report.config.startswith("mma"), report.config
+    deq = torch.from_numpy(autogemm.dequantize_weight(qw)).cuda().double()
+    for g, valid in enumerate(rows):
+        if valid:
+            want = a[g, :valid].double() @ deq[g].T
+            assert calc_diff(out[g, :valid], want) < 1e-5, (g, report.config)
+        assert torch.isnan(out[g, valid:]).all(), g
+    with raises_invalid("group_index", "masked layout"):
+        autogemm.grouped_gemm(a.reshape(-1, k), qw,
+                              group_index=torch.zeros(groups * max_m, device="cuda", dtype=torch.int32))
+
+
+@needs_sm90
+@pytest.mark.parametrize("fmt", ["int4-g128", "int4-g128-zp", "mxfp4", "int8"])
 @pytest.mark.parametrize("m", [1, 7, 64])
 def test_weight_only_gemm(torch, fmt, m):
     """gemm(a, quantize_weight(w)) against float64 of a and the dequantised weight; a packed

@@ -812,6 +812,28 @@ def test_weight_only_checks_name_the_argument():
         autogemm.gemm(np.zeros((4, 256), np.float16), qw)
 
 
+def test_quantize_weight_of_every_expert():
+    """A (groups, N, K) weight packs as each expert's would, groups first; gemm() refuses it
+    and grouped_gemm() refuses one expert's."""
+    rng = np.random.default_rng(6)
+    w = (rng.standard_normal((3, 64, 256)) * 0.05).astype(np.float32)
+    qw = autogemm.quantize_weight(w, "int4-g128-zp")
+    assert (qw.groups, qw.n, qw.k) == (3, 64, 256)
+    assert qw.q.shape == (3, 64, 128) and qw.scales.shape == (3, 64, 2) and qw.zeros.shape == (3, 64, 2)
+    one = autogemm.quantize_weight(w[1], "int4-g128-zp")
+    assert np.array_equal(qw.q[1], one.q) and np.array_equal(qw.zeros[1], one.zeros)
+    back = autogemm.dequantize_weight(qw)
+    assert back.shape == (3, 64, 256)
+    assert np.array_equal(back[1], autogemm.dequantize_weight(one))
+    with raises_invalid("b", "grouped_gemm"):
+        autogemm.gemm(np.zeros((4, 256), np.float32), qw)
+    with raises_invalid("b", "every expert"):
+        autogemm.grouped_gemm(np.zeros((3, 64, 256), np.float32), one,
+                              masked_m=np.zeros(3, np.int32))
+    with raises_invalid("w", "(groups, N, K)"):
+        autogemm.quantize_weight(np.zeros((2, 2, 64, 256), np.float32))
+
+
 def _pack_nibbles_along(values, axis):
     """int32 words of 8 4-bit values along `axis` (value j in bits 4j), as GPTQ packs them."""
     v = np.moveaxis(values.astype(np.uint32), axis, 0)

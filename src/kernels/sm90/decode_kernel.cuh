@@ -43,6 +43,9 @@
 
 namespace autogemm::sm90 {
 
+// Cfg::grouping of the decode family: 0 (one GEMM) or masked (GemmProblem::grouping's 2).
+inline constexpr int kDecodeGroupedMasked = 2;
+
 template <class Cfg>
 struct DecodeGeometry {
   static constexpr int kThreads = 128;
@@ -86,6 +89,9 @@ struct DecodeGeometry {
                 "mxfp4: a lane's span is one 32-element scale group");
   static_assert(!Cfg::block_scaled || Cfg::block_k % kScaleBlock == 0,
                 "block-scaled FP8: a step holds whole 128-element scale blocks");
+  static_assert(Cfg::grouping == 0 || (Cfg::grouping == kDecodeGroupedMasked && kWeightOnly &&
+                                        !FusedEpilogue<Cfg>::kFused),
+                "grouped decode: the masked layout, weight-only B, no fused epilogue");
   static_assert(Cfg::split_k >= 1 && Cfg::split_k <= 32, "one polling lane per split");
   static_assert(Cfg::ctas_per_sm >= 1 && Cfg::ctas_per_sm <= 16, "CTAs one SM holds");
   static_assert(Cfg::num_stages >= 1 && Cfg::num_stages <= 8, "registers (1) or a warp ring");
@@ -155,6 +161,8 @@ struct DecodeLane {
   const unsigned char* a_rows[G::kGroupsM];   // rows m_tile * block_m + 8 j + group (clamped)
   bool a_valid[G::kGroupsM];
   int b_row[2];                         // weight-only: rows g, g + 8 (clamped), for the scales
+  int m_end;                            // rows of A and D below it are the tile's to compute
+                                        // (masked: the group's first row + its valid rows)
 
   __device__ DecodeLane(const GemmParams& params) {
     lane = threadIdx.x % 32;
@@ -173,17 +181,27 @@ struct DecodeLane {
     // The warp's 16 rows of B lie in one 128-row scale block (16 divides 128); a warp past N
     // reads the last one (its rows are never stored).
     b_scales = min(n_first, Cfg::n - 1) / kScaleBlock * G::kScaleBlocksK;
+    // Masked groups (weight-only, include/autogemm/grouped.hpp): the stored rows are groups x
+    // group_rows (block_m divides group_rows), so a tile lies in one group g, whose B, scales
+    // and zeros are rows g N .. g N + N - 1 of [groups x N]-row matrices.
+    int b_first_row = 0;
+    m_end = params.m;
+    if constexpr (Cfg::grouping == kDecodeGroupedMasked) {
+      const int g = m_tile * Cfg::block_m / params.group_rows;
+      b_first_row = g * Cfg::n;
+      m_end = g * params.group_rows + min(max(params.masked_m[g], 0), params.group_rows);
+    }
     // Bytes into each chunk: B's 16 a lane; A's over the same span of K.
     for (int r = 0; r < 2; ++r) {
       const int n = n_first + group + 8 * r;
       b_valid[r] = n < Cfg::n;
-      b_row[r] = b_valid[r] ? n : 0;
+      b_row[r] = b_first_row + (b_valid[r] ? n : 0);
       b_rows[r] = static_cast<const unsigned char*>(params.b) +
                   static_cast<long long>(b_row[r]) * params.ldb * G::kBBits / 8 + pair * 16;
     }
     for (int j = 0; j < G::kGroupsM; ++j) {
       const int m = m_tile * Cfg::block_m + 8 * j + group;
-      a_valid[j] = m < params.m;
+      a_valid[j] = m < m_end;
       a_rows[j] = static_cast<const unsigned char*>(params.a) +
                   (static_cast<long long>(a_valid[j] ? m : 0) * params.lda) * Cfg::in_bytes +
                   pair * G::kSpan * Cfg::in_bytes;
@@ -681,7 +699,7 @@ __device__ __forceinline__ void decode_store(const float (&acc)[DecodeGeometry<C
     for (int e = 0; e < 4; ++e) {
       const int n = at.n_first + at.group + 8 * (e / 2);
       const int m = at.m_tile * Cfg::block_m + 8 * j + 2 * at.pair + e % 2;
-      if (n >= Cfg::n || m >= params.m) continue;
+      if (n >= Cfg::n || m >= at.m_end) continue;
       float v = params.alpha * acc[j][e];
       // A decode tile's few elements per lane: the vectors are read per element.
       if constexpr (FusedEpilogue<Cfg>::kFused) v = FusedEpilogue<Cfg>::apply(params, acc[j][e], m, n);
@@ -709,6 +727,10 @@ __global__ void __launch_bounds__(DecodeGeometry<Cfg>::kThreads, Cfg::ctas_per_s
     decode_kernel(const __grid_constant__ GemmParams params) {
   using G = DecodeGeometry<Cfg>;
   const DecodeLane<Cfg> at(params);
+  // A masked group's tiles past its valid rows read nothing (every split of the tile alike, so
+  // no split-K counter is touched): an expert without tokens costs no weight bytes.
+  if constexpr (Cfg::grouping == kDecodeGroupedMasked)
+    if (at.m_tile * Cfg::block_m >= at.m_end) return;
   float acc[G::kGroupsM][4];   // (8-row group of A, d0..d3) fp32
 #pragma unroll
   for (int j = 0; j < G::kGroupsM; ++j)
