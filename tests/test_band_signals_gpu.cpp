@@ -3,9 +3,12 @@
 // dimensions) while the kernel walks its bands and raises their flags; after each of two calls
 // every flag is 1 and every counter back to 0; a second stream that waits for band 0's flag
 // (cuStreamWaitValue32, as the tensor-parallel copies do) copies that band's finished rows while
-// the GEMM runs on. Bad band arguments are refused naming the argument, before any launch.
+// the GEMM runs on; C that arrives band by band while the kernel runs (band_c_ready) is waited
+// for band by band. Bad band arguments are refused naming the argument, before any launch.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
 #include <vector>
 
 #include "autogemm/gemm.hpp"
@@ -131,6 +134,82 @@ TEST(BandSignalsGpu, AStreamWaitingForABandCopiesItsFinishedRows) {
   cudaStreamDestroy(copy_stream);
 }
 
+// C arrives band by band after the GEMM was enqueued (a tensor-parallel partial from another
+// GPU, tp_exec.cpp): C's buffer is poisoned, the GEMM is enqueued, and a copy stream held at a
+// gate copies C in one band at a time and raises each band's word after its copy. While the
+// gate is shut no band can finish (every band's epilogue waits for its C); once it opens, D is
+// checked against the reference with the real C, and the kernel left the words raised.
+void expect_c_waited_for(int64_t m, int64_t n, int64_t k, const char* config,
+                         const std::vector<int64_t>& ends) {
+  GemmProblem p = autogemm::testing::problem(m, n, k);
+  p.signal_bands = int(ends.size());
+  const std::size_t bands = ends.size();
+  bench::DeviceBuffer words(bands * 3 * 4 + 4);  // counters, done flags, ready words, the gate
+  GemmOptions options;
+  options.config = GemmConfig::parse(config);
+  const driver::Api& api = driver::api();
+  const auto check = autogemm::testing::run_call_and_check(
+      p, 0.5f, 1.0f, 11, true, nullptr,
+      [&](const GemmProblem& q, const GemmOperands& ops_in, cudaStream_t) {
+        GemmOperands ops = ops_in;
+        auto* counters = static_cast<uint32_t*>(words.get());
+        uint32_t* done = counters + bands;
+        uint32_t* ready = done + bands;
+        uint32_t* gate = ready + bands;
+        const int out_bytes = dtype_bytes(q.d_type);
+        const std::size_t c_bytes = std::size_t(q.m * q.ldc_or_packed() * out_bytes);
+        bench::DeviceBuffer held(c_bytes);
+        auto* c = static_cast<char*>(const_cast<void*>(ops.c));
+        cuda_check(cudaMemcpy(held.get(), c, c_bytes, cudaMemcpyDeviceToDevice), "hold C");
+        bench::fill_poison(c, std::size_t(q.m * q.ldc_or_packed()), q.d_type);
+        cuda_check(cudaMemset(words.get(), 0, bands * 3 * 4 + 4), "clear the words");
+        ops.band_ends = ends.data();
+        ops.band_counters = counters;
+        ops.band_flags = done;
+        ops.band_c_ready = ready;
+        cudaStream_t gemm_stream = nullptr, copy_stream = nullptr, side = nullptr;
+        for (cudaStream_t* st : {&gemm_stream, &copy_stream, &side})
+          cuda_check(cudaStreamCreateWithFlags(st, cudaStreamNonBlocking), "cudaStreamCreate");
+        GemmReport r = gemm(q, ops, gemm_stream, options);
+        driver::check(api.cuStreamWaitValue32(copy_stream, CUdeviceptr(gate), 1, CU_STREAM_WAIT_VALUE_EQ),
+                      "cuStreamWaitValue32(gate)");
+        const std::size_t row_bytes = std::size_t(q.ldc_or_packed() * out_bytes);
+        for (std::size_t b = 0; b < bands; ++b) {
+          const int64_t begin = b > 0 ? ends[b - 1] : 0;
+          cuda_check(cudaMemcpyAsync(c + begin * row_bytes, static_cast<char*>(held.get()) + begin * row_bytes,
+                                     std::size_t(ends[b] - begin) * row_bytes, cudaMemcpyDeviceToDevice,
+                                     copy_stream), "copy a band of C");
+          driver::check(api.cuStreamWriteValue32(copy_stream, CUdeviceptr(ready + b), 1,
+                                                 CU_STREAM_WRITE_VALUE_DEFAULT), "raise a band's word");
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        std::vector<uint32_t> early(bands);
+        cuda_check(cudaMemcpyAsync(early.data(), done, bands * 4, cudaMemcpyDeviceToHost, side), "read");
+        cuda_check(cudaStreamSynchronize(side), "sync side");
+        EXPECT_EQ(early, std::vector<uint32_t>(bands, 0u)) << config << ": no band finished before its C";
+        driver::check(api.cuStreamWriteValue32(side, CUdeviceptr(gate), 1, CU_STREAM_WRITE_VALUE_DEFAULT),
+                      "open the gate");
+        for (cudaStream_t st : {side, copy_stream, gemm_stream})
+          cuda_check(cudaStreamSynchronize(st), "sync");
+        std::vector<uint32_t> w(bands * 3);
+        cuda_check(cudaMemcpy(w.data(), words.get(), w.size() * 4, cudaMemcpyDeviceToHost), "down");
+        std::vector<uint32_t> want(bands, 0u);
+        want.resize(bands * 3, 1u);
+        EXPECT_EQ(w, want) << config << ": counters 0, every band flagged, the ready words left raised";
+        for (cudaStream_t st : {gemm_stream, copy_stream, side}) cudaStreamDestroy(st);
+        return r;
+      });
+  EXPECT_FALSE(check.used_vendor);
+  AUTOGEMM_EXPECT_GEMM_OK(check, config << " " << m << "x" << n << "x" << k << ", C band by band");
+}
+
+TEST(BandSignalsGpu, CArrivingBandByBandIsWaitedFor) {
+  AUTOGEMM_REQUIRE_GPU();
+  expect_c_waited_for(1536, 1000, 1024, "128x256x64 s3 c2 p g8 cl2x1/b", {512, 1024, 1280, 1536});
+  expect_c_waited_for(1024, 3000, 512, "128x128x64 s4 c2 p g8 pp",
+                      {128, 256, 384, 512, 640, 768, 896, 1024});
+}
+
 TEST(BandSignalsGpu, BadBandsAreRefusedNamingTheArgument) {
   AUTOGEMM_REQUIRE_GPU();
   GemmProblem p = autogemm::testing::problem(1024, 1024, 256);
@@ -152,6 +231,13 @@ TEST(BandSignalsGpu, BadBandsAreRefusedNamingTheArgument) {
   expect_invalid(call, "band_ends[1]");
   ops.band_ends = backwards.data();
   expect_invalid(call, "band_ends[1]");
+  // Waiting for C where the kernel reads none.
+  const std::vector<int64_t> ends = {256, 1024};
+  ops.band_ends = ends.data();
+  ops.band_c_ready = ops.band_counters;
+  expect_invalid(call, "band_c_ready");
+  ops.band_c_ready = nullptr;
+  ops.band_ends = backwards.data();
   p.signal_bands = 0;
   expect_invalid(call, "band_ends");  // pointers without bands
   p.signal_bands = 17;

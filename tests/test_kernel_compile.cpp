@@ -474,8 +474,8 @@ TEST(KernelCompile, TransposedQuantisationKernel) {
 
 // Row-band signals (GemmProblem::signal_bands): the tensor-parallel band configurations compile
 // clean with the band walk and the signal (the acq_rel add and the system-scope release after
-// the bulk stores' completion), FP8 and ping-pong included; the rules refuse what the band walk
-// cannot do.
+// the bulk stores' completion; the system-scope acquire of a band's C), FP8 and ping-pong
+// included; the rules refuse what the band walk cannot do.
 TEST(KernelCompile, RowBandSignals) {
   for (const auto& [dtype, config] :
        {std::pair{DType::bf16, "128x256x64 s3 c2 p g8 cl2x1/b"},
@@ -488,6 +488,7 @@ TEST(KernelCompile, RowBandSignals) {
     EXPECT_NE(k.ptx.find("atom.acq_rel.gpu.global.add.u32"), std::string::npos) << config;
     EXPECT_NE(k.ptx.find("fence.acq_rel.sys"), std::string::npos) << config;
     EXPECT_NE(k.ptx.find("fence.proxy.async.global"), std::string::npos) << config;
+    EXPECT_NE(k.ptx.find("ld.acquire.sys.global.u32"), std::string::npos) << config;  // band_c_ready
     p.signal_bands = 0;   // and the plain kernel has none of it
     EXPECT_EQ(jit::compile_to_cubin(source_of(p, GemmConfig::parse(config))).ptx.find("fence.acq_rel.sys"),
               std::string::npos) << config;

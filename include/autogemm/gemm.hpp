@@ -47,6 +47,11 @@ struct GemmOperands {
   const int64_t* band_ends = nullptr;
   uint32_t* band_counters = nullptr;
   uint32_t* band_flags = nullptr;
+  // Optional with row-band signals and C (beta != 0): S device words; the kernel reads band b's
+  // rows of C only once word b is nonzero, so C may arrive band by band while it runs (another
+  // GPU's copy followed by a flag written with a system-scope fence, e.g. cuStreamWriteValue32).
+  // The kernel waits in its epilogue and never resets the words: the caller does after the call.
+  const uint32_t* band_c_ready = nullptr;
 };
 
 struct GemmOptions {

@@ -315,6 +315,8 @@ void ring_launch(const CallContext& c, Rank& r, const TpShards& sh, cudaStream_t
   ops.d = ring_d_row(c, r, sh, st, rows.begin);
   std::vector<int64_t> ends;
   signal_bands(c, r, st, ends, ops);
+  if (st.reads_c && st.bands > 1)  // each band's partial may still be on its way (run_ring)
+    ops.band_c_ready = r.pad + c.ws.flags.part_ready(st.step - 1, st.band);
   launch(c, st, ops, r.device, s);
   const int last = st.band + st.bands - 1;
   c.trace.mark(r.rank, "gemm", s, "gemm {}.{}{} ({} rows) done", st.step, st.band,
@@ -352,17 +354,21 @@ void run_ring(const CallContext& c, Rank& r, const TpShards& sh, cudaStream_t s)
     const TpStep& st = c.plan.steps[i];
     const int last = st.band + st.bands - 1;
     if (i >= c.head) {
-      if (st.reads_c) {
-        // The left neighbour's partials of step - 1: its copy stream sends the bands in order
-        // and flags each after its copy, so the launch's last band's flag says they are all here
-        // (one wait, not one per band: ~7.5 us each on the stream, AUTOGEMM_TP_TRACE).
+      // The left neighbour's partials of step - 1 (its copy stream sends the bands in order and
+      // flags each after its copy). A launch of several bands waits for each inside the kernel,
+      // before its epilogue reads the band's C (GemmOperands::band_c_ready): the k-loops need no
+      // partial. A launch of one band waits on the stream.
+      const bool waits_in_kernel = st.reads_c && st.bands > 1;
+      if (st.reads_c && !waits_in_kernel) {
         c.flags.take(s, r.pad + c.ws.flags.part_ready(st.step - 1, last));
-        c.trace.mark(r.rank, "gemm", s, "partial {}.{}{} in", st.step - 1, st.band,
-                     st.bands > 1 ? fmt::format("-{}", last) : "");
+        c.trace.mark(r.rank, "gemm", s, "partial {}.{} in", st.step - 1, st.band);
       }
       ring_launch(c, r, sh, s, st);
-      if (st.reads_c)  // the earlier bands' flags, set before the one taken: back to 0
-        for (int b = st.band; b < last; ++b) c.flags.reset(s, r.pad + c.ws.flags.part_ready(st.step - 1, b));
+      // Every band's flag was 1 when the kernel (or the one take) saw it, and nothing raises it
+      // again before this call's end: back to 0 on the stream after the launch.
+      if (st.reads_c)
+        for (int b = st.band; b < (waits_in_kernel ? last + 1 : last); ++b)
+          c.flags.reset(s, r.pad + c.ws.flags.part_ready(st.step - 1, b));
     }
     for (int b = st.band; b < st.band + st.bands; ++b) {
       const Range band = c.cut[b];

@@ -347,11 +347,13 @@ class TpPricer {
         s.a_from_caller = !gather || step == 0;  // all-gather: later steps read gathered A
         // The ring's earlier steps write partials; gather's D is packed either way.
         s.d_to_caller = gather || to_root || step == g_ - 1;
-        // Only steps that wait for nothing merge (the ring's first, gather's one): a merged
-        // step that reads partials waits for its last band's before it starts, and measured
-        // slower (all-reduce 8192 x 28672 x 8192 on 2 H200s 2885 -> 2916-2961 us, with its
-        // last band apart). All-gather's bands signal nothing (its D stays on the rank).
-        const int merged_end = !merge || gather || s.reads_c ? lo : hi;
+        // The ring's steps merge, gather's one too: a merged step that reads partials waits for
+        // each band's inside the kernel, before its epilogue reads that band's C
+        // (GemmOperands::band_c_ready), so its k-loops never wait. (Waiting on the stream for the
+        // last band's before the launch measured slower than a launch per band: all-reduce
+        // 8192 x 28672 x 8192 on 2 H200s 2885 -> 2916-2961 us.) All-gather's bands signal
+        // nothing (its D stays on the rank).
+        const int merged_end = !merge || gather ? lo : hi;
         if (merged_end - lo >= 2 && add_launch(plan, s, cut, lo, merged_end)) {
           for (int b = merged_end; b < hi; ++b) add_launch(plan, s, cut, b, b + 1);
         } else {
@@ -461,7 +463,9 @@ class TpPricer {
           q.dram_bytes > 0 ? copy_bytes_of_launch * q.memory_us / q.dram_bytes : 0.0;
       const double busiest = std::max(q.compute_us, q.memory_us);
       s.predicted_us += std::max(0.0, q.memory_us + copy_us_of_launch - busiest);
-      const bool waits = p_.pattern == TpPattern::all_gather ? s.step > 0 : s.reads_c;
+      // A stream wait before the launch (a merged step that reads partials waits in its kernel:
+      // simulate_ring prices that).
+      const bool waits = p_.pattern == TpPattern::all_gather ? s.step > 0 : s.reads_c && s.bands == 1;
       if (waits) s.predicted_us += kFlagWaitUs;
       if (i > 0) s.predicted_us += kLaunchGapUs;
     }
@@ -599,13 +603,23 @@ class TpPricer {
     std::vector<double> arrival(bands, 0.0);
     double t = 0, egress_free = 0, waited = 0, copy_end = 0;
     for (const TpStep& s : plan.steps) {
-      double start = t;  // a launch waits for every one of its bands' partials
-      for (int b = s.band; s.step > 0 && b < s.band + s.bands; ++b) start = std::max(start, arrival[b]);
+      // A launch of one band starts once its partial is here; a merged one at once, and each of
+      // its bands, in order, once its partial is here (the kernel waits in the epilogue: priced
+      // as if the band's tiles started then).
+      const bool in_kernel = s.step > 0 && s.bands > 1;
+      double start = t;
+      for (int b = s.band; s.step > 0 && !in_kernel && b < s.band + s.bands; ++b)
+        start = std::max(start, arrival[b]);
       waited += start - t;
-      t = start + s.predicted_us;
+      double band_end = start;
       for (int b = s.band; b < s.band + s.bands; ++b) {
         const double bytes = part_bytes(cut[b].size());
-        const double finished = band_finished(s, cut, b, start);
+        double finished = band_finished(s, cut, b, start);
+        if (in_kernel) {
+          const double ready = std::max(band_end, arrival[b]);
+          waited += ready - band_end;
+          finished = band_end = ready + s.predicted_us * double(cut[b].size()) / double(s.rows);
+        }
         if (s.step < g_ - 1) {
           egress_free = std::max(egress_free, finished) + send_us(bytes);
           arrival[b] = egress_free + kFlagHandoffUs;
@@ -616,6 +630,7 @@ class TpPricer {
           copy_end = std::max(copy_end, egress_free + kFlagHandoffUs) + staged_copy_us(bytes);
         }
       }
+      t = in_kernel ? band_end : start + s.predicted_us;
     }
     const double end = std::max(t, copy_end);
     const std::string tail =

@@ -247,11 +247,18 @@ void check_operands(const GemmProblem& p, const GemmOperands& o) {
   }
   runtime::check_epilogue_operands(p, o);
   if (p.signal_bands == 0) {
-    if (o.band_ends || o.band_counters || o.band_flags)
-      throw InvalidArgument(o.band_ends ? "band_ends" : o.band_counters ? "band_counters" : "band_flags",
+    if (o.band_ends || o.band_counters || o.band_flags || o.band_c_ready)
+      throw InvalidArgument(o.band_ends       ? "band_ends"
+                            : o.band_counters ? "band_counters"
+                            : o.band_flags    ? "band_flags"
+                                              : "band_c_ready",
                             "a pointer", "row-band signals are read with problem.signal_bands > 0 only");
     return;
   }
+  if (o.band_c_ready && (o.beta == 0.0f || !o.c))
+    throw InvalidArgument("band_c_ready", "a pointer",
+                          fmt::format("the kernel waits for a band's C only where it reads C "
+                                      "(beta = {}, c {})", o.beta, o.c ? "set" : "null"));
   if (!o.band_ends || !o.band_counters || !o.band_flags)
     throw InvalidArgument(!o.band_ends ? "band_ends" : !o.band_counters ? "band_counters" : "band_flags",
                           "nullptr", fmt::format("signal_bands = {} needs the bands' ends, counters "

@@ -149,6 +149,14 @@ __device__ __forceinline__ u32 load_acquire_gpu(const u32* flag) {
   return value;
 }
 
+// The acquire pattern at system scope: a flag another GPU's stream raises after its copy
+// (cuStreamWriteValue32, which fences before the write) makes the copied data visible here.
+__device__ __forceinline__ u32 load_acquire_sys(const u32* flag) {
+  u32 value;
+  asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(value) : "l"(flag) : "memory");
+  return value;
+}
+
 // A 16-byte global store, and a 16-byte global load cached in L2 only (.cg: never a stale L1
 // line of data another SM wrote during this kernel).
 __device__ __forceinline__ void st_global_v4(float* p, float x, float y, float z, float w) {

@@ -11,6 +11,13 @@
 // flag. Memory order: the leader's bulk stores are complete (cp.async.bulk.wait_group 0) and
 // ordered with its generic accesses (fence.proxy.async.global); the counter's acq_rel adds
 // chain every adder's release to the last one, whose system-scope release then covers them all.
+//
+// C that arrives band by band (GemmParams::band_c_ready, the ring's partials from another GPU):
+// before the first tile of a band loads C, the same leader spins until the band's word is
+// nonzero (an acquire at system scope: the sender's stream fences before it raises the word),
+// then orders that with its TMA load of C (fence.proxy.async.global). Only the epilogue waits:
+// the tile's k-loop, and the producer's loads of the next tile's stages, run before the partial
+// is here. The kernel never resets the words; the caller does after it.
 #include "ptx/barrier.cuh"
 #include "ptx/tma.cuh"
 #include "sm90/gemm_params.cuh"
@@ -25,6 +32,7 @@ struct BandSignal {
 
   int band = -1;        // the band of the tiles counted
   unsigned count = 0;   // stores counted and not yet added
+  int c_ready_band = -1;  // the last band whose C this leader waited for
 
   __device__ static int band_of(const GemmParams& p, int row0) {
     int b = 0;
@@ -36,11 +44,16 @@ struct BandSignal {
     return unsigned(rows / Cfg::block_m) * unsigned(kNumNTiles) * kStoresPerTile;
   }
 
-  // Leader only, before storing the tile whose first row is row0.
+  // Leader only, before storing the tile whose first row is row0 (and loading its C).
   __device__ __forceinline__ void before_store(const GemmParams& p, int row0) {
     const int b = band_of(p, row0);
     if (b != band && count > 0) publish(p);
     band = b;
+    if (p.band_c_ready != nullptr && b != c_ready_band) {
+      while (ptx::load_acquire_sys(p.band_c_ready + b) == 0) __nanosleep(128);
+      ptx::fence_proxy_async_global();
+      c_ready_band = b;
+    }
   }
   // Leader only, after storing the tile (n_tile); a cluster partner past D's edge stores nothing.
   __device__ __forceinline__ void stored(int row0, int n_tile, int m) {

@@ -65,6 +65,9 @@ struct GemmParams {
   // null: the bands are still walked in order, nothing is signalled.
   unsigned* band_counters;
   unsigned* band_flags;
+  // Per band, a word the epilogue waits to be nonzero before it reads the band's C (C arriving
+  // band by band while the kernel runs); null: C is in place at launch.
+  const unsigned* band_c_ready;
   int band_count;
   int band_end[16];   // kMaxSignalBands (autogemm/problem.hpp)
 };
