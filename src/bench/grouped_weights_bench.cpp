@@ -11,6 +11,7 @@
 #include "autogemm/grouped.hpp"
 #include "bench/compare.hpp"
 #include "bench/tensors.hpp"
+#include "bench/weights_bench.hpp"
 #include "bench/timing.hpp"
 #include "bench/weights_bench.hpp"
 #include "cuda/cuda_check.hpp"
@@ -220,10 +221,7 @@ std::string format_grouped_weights_table(const std::vector<GroupedWeightsRow>& r
   }
   out << fmt::format("\nspeedup over our BF16 grouped GEMM (geomean): {:.3f} over {} rows\n",
                      geometric_mean(speedups), speedups.size());
-  if (!shares.empty())
-    out << fmt::format("share of a bare read of the packed bytes: median {:.0f}%, lowest {:.0f}%\n",
-                       100 * median(shares), 100 * *std::min_element(shares.begin(), shares.end()));
-  if (failed > 0) out << fmt::format("{} rows FAILED\n", failed);
+  out << read_share_footer(shares, failed);
   return out.str();
 }
 

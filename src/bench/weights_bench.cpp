@@ -220,11 +220,17 @@ std::string format_weights_table(const std::vector<WeightsRow>& rows, const std:
                      geometric_mean(all), all.size(), geometric_mean(large), large.size());
   out << fmt::format("ratio to cuBLASLt BF16 (cuBLASLt time / ours, geomean): {:.3f} over {} rows\n",
                      geometric_mean(lt), lt.size());
-  if (!shares.empty())
-    out << fmt::format("share of a bare read of the packed bytes: median {:.0f}%, lowest {:.0f}%\n",
-                       100 * median(shares), 100 * *std::min_element(shares.begin(), shares.end()));
-  if (failed > 0) out << fmt::format("{} rows FAILED\n", failed);
+  out << read_share_footer(shares, failed);
   return out.str();
+}
+
+std::string read_share_footer(const std::vector<double>& shares, int failed) {
+  std::string out;
+  if (!shares.empty())
+    out += fmt::format("share of a bare read of the packed bytes: median {:.0f}%, lowest {:.0f}%\n",
+                       100 * median(shares), 100 * *std::min_element(shares.begin(), shares.end()));
+  if (failed > 0) out += fmt::format("{} rows FAILED\n", failed);
+  return out;
 }
 
 std::string weights_rows_to_csv(const std::vector<WeightsRow>& rows) {

@@ -58,5 +58,8 @@ std::vector<WeightsRow> run_weights_bench(const std::vector<BenchCase>& cases, W
 // whose BF16 weight is at least 64 MB), of the ratio to cuBLASLt, and the read shares.
 std::string format_weights_table(const std::vector<WeightsRow>& rows, const std::string& device);
 std::string weights_rows_to_csv(const std::vector<WeightsRow>& rows);
+// The table's last lines: the median and lowest share of a bare read of the packed bytes
+// (`shares`, fractions; none: no line) and how many rows failed (0: no line).
+std::string read_share_footer(const std::vector<double>& shares, int failed);
 
 }  // namespace autogemm::bench
