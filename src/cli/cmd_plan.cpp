@@ -38,6 +38,9 @@ struct PlanOptions {
   // an expert is expected to get (by default K / G), for planning.
   bool wgrad = false;
   int64_t tokens_per_group = 0;
+  // --accumulate: D += A B in place (beta = 1, C is D), as `bench --accumulate` runs it; the
+  // planner prices the epilogue's read of C.
+  bool accumulate = false;
 };
 
 // The first `top` entries (all for top == 0).
@@ -125,6 +128,9 @@ void print_plan(const Plan& plan, int top) {
                "{}] e4m3 with one scale per 128 tokens, as quantize_fp8_1x128_transposed writes "
                "them, C is dW\n",
                p.m, p.n, p.k, p.m, p.k, p.n, p.k);
+  else if (p.reads_c)
+    fmt::print("C          read by the epilogue: D = alpha A B + beta C (C [{}, {}] {}, ldc {})\n",
+               p.m, p.d_cols(), to_string(p.d_type), p.ldc_or_packed());
   if (p.grouping == Grouping::contiguous || p.grouping == Grouping::masked)
     fmt::print("grouped    {}: {} groups, {} rows expected per group; M is {}; B is [{}, {}, {}]\n",
                to_string(p.grouping), p.num_groups, p.expected_group_rows(),
@@ -223,8 +229,17 @@ std::vector<GemmProblem> planned_problems(PlanOptions options) {
     if (options.problem.m.empty())
       throw InvalidArgument("--m", "(not given)",
                             "is required (or --grouped with --groups and --m-per-group)");
-    return options.epilogue.apply(options.problem.problems());
+    std::vector<GemmProblem> problems = options.problem.problems();
+    for (GemmProblem& p : problems) p.reads_c = options.accumulate;
+    try {
+      return options.epilogue.apply(problems);
+    } catch (const InvalidArgument& e) {  // the problem's C is what --accumulate asked for
+      if (e.argument() != "reads_c") throw;
+      throw InvalidArgument("--accumulate", "true", e.rule());
+    }
   }
+  if (options.accumulate)
+    throw InvalidArgument("--accumulate", "true", "grouped GEMM has no C input (beta = 0)");
   const Grouping grouping = options.grouping == "masked" ? Grouping::masked : Grouping::contiguous;
   if (options.groups < 1)
     throw InvalidArgument("--groups", std::to_string(options.groups), "must be >= 1 with --grouped");
@@ -343,6 +358,9 @@ void add_plan_command(CLI::App& app) {
                   "needs --groups and --m-per-group; --m is then the rows of A (contiguous) or "
                   "max_m (masked), by default what the groups take")
       ->check(CLI::IsMember({"contiguous", "masked"}));
+  cmd->add_flag("--accumulate", options->accumulate,
+                "plan D += A B in place (beta = 1, C is D), as `bench --accumulate` runs it: the "
+                "epilogue reads C (--wgrad always does)");
   cmd->add_flag("--wgrad", options->wgrad,
                 "plan a weight gradient: dW [M, N] += dY^T X over K tokens, dY [K, M] and X [K, N] "
                 "token-major (layout tn), dW fp32 (autogemm/wgrad.hpp); with --groups G, G "
