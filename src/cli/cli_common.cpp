@@ -221,8 +221,7 @@ nlohmann::json problem_json(const GemmProblem& p) {
                     {"grouping", to_string(p.grouping)},
                     {"num_groups", p.num_groups},
                     {"expected_m", p.expected_group_rows()},
-                    {"epilogue", p.epilogue.describe()},
-                    {"reads_c", p.reads_c}};
+                    {"epilogue", p.epilogue.describe()}};
   // Experts' weight gradients are grouped along K: what a group is expected to have is tokens.
   if (p.grouping == Grouping::k_contiguous) j["expected_group_k"] = p.expected_group_k();
   return j;

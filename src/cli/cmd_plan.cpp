@@ -360,7 +360,7 @@ void add_plan_command(CLI::App& app) {
       ->check(CLI::IsMember({"contiguous", "masked"}));
   cmd->add_flag("--accumulate", options->accumulate,
                 "plan D += A B in place (beta = 1, C is D), as `bench --accumulate` runs it: the "
-                "epilogue reads C (--wgrad always does)");
+                "epilogue reads C, said in the text (--wgrad always does)");
   cmd->add_flag("--wgrad", options->wgrad,
                 "plan a weight gradient: dW [M, N] += dY^T X over K tokens, dY [K, M] and X [K, N] "
                 "token-major (layout tn), dW fp32 (autogemm/wgrad.hpp); with --groups G, G "
