@@ -231,15 +231,8 @@ std::vector<GemmProblem> planned_problems(PlanOptions options) {
                             "is required (or --grouped with --groups and --m-per-group)");
     std::vector<GemmProblem> problems = options.problem.problems();
     for (GemmProblem& p : problems) p.reads_c = options.accumulate;
-    try {
-      return options.epilogue.apply(problems);
-    } catch (const InvalidArgument& e) {  // the problem's C is what --accumulate asked for
-      if (e.argument() != "reads_c") throw;
-      throw InvalidArgument("--accumulate", "true", e.rule());
-    }
+    return options.epilogue.apply(problems);
   }
-  if (options.accumulate)
-    throw InvalidArgument("--accumulate", "true", "grouped GEMM has no C input (beta = 0)");
   const Grouping grouping = options.grouping == "masked" ? Grouping::masked : Grouping::contiguous;
   if (options.groups < 1)
     throw InvalidArgument("--groups", std::to_string(options.groups), "must be >= 1 with --grouped");
@@ -258,6 +251,7 @@ std::vector<GemmProblem> planned_problems(PlanOptions options) {
     p.num_groups = options.groups;
     p.expected_m = options.m_per_group;
     p.epilogue = options.epilogue.epilogue();
+    p.reads_c = options.accumulate;
     validate(p);
     problems.push_back(p);
   }
@@ -304,7 +298,13 @@ void check_grouped_options(const CLI::App& command, const PlanOptions& options) 
 
 void run_plan(const PlanOptions& options) {
   // Problems first: a bad size is reported before any device query.
-  const std::vector<GemmProblem> problems = planned_problems(options);
+  std::vector<GemmProblem> problems;
+  try {
+    problems = planned_problems(options);
+  } catch (const InvalidArgument& e) {  // the problem's C is what --accumulate asked for
+    if (e.argument() != "reads_c") throw;
+    throw InvalidArgument("--accumulate", "true", e.rule());
+  }
   const GpuInfo device = resolve_cli_device(options.device);
   std::vector<Plan> plans;
   plans.reserve(problems.size());
