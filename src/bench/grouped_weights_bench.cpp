@@ -11,7 +11,6 @@
 #include "autogemm/grouped.hpp"
 #include "bench/compare.hpp"
 #include "bench/tensors.hpp"
-#include "bench/weights_bench.hpp"
 #include "bench/timing.hpp"
 #include "bench/weights_bench.hpp"
 #include "cuda/cuda_check.hpp"
@@ -67,8 +66,9 @@ GroupedWeightsRow measure_row(const GroupedCase& shape, WeightFormat format,
   GemmProblem p;
   p.grouping = Grouping::masked;
   p.num_groups = shape.groups;
-  p.m = row.max_m = std::max<int64_t>(kMaskedMaxMAlignment, (shape.m_per_group + kMaskedMaxMAlignment - 1) /
-                                                               kMaskedMaxMAlignment * kMaskedMaxMAlignment);
+  // max_m: the group's rows rounded up to the masked layout's alignment.
+  p.m = row.max_m = (shape.m_per_group + kMaskedMaxMAlignment - 1) / kMaskedMaxMAlignment *
+                    kMaskedMaxMAlignment;
   p.expected_m = shape.m_per_group;
   p.n = shape.n;
   p.k = shape.k;
