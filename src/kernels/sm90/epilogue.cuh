@@ -207,17 +207,15 @@ struct Epilogue {
         G::kDMainBoxes * G::kDMainCols);
   }
 
-  // C loaded ahead (Cfg's fields decide; the run-time beta whether C is read at all): the
-  // consumer's store leader issues the tile's C into the staging buffer when the tile's k-loop
-  // starts, once the previous tile's bulk store has read the buffer, so the load runs under the
-  // k-loop instead of after it. Where every work item of a consumer is stored by store_tma: one
-  // split, whole consumers (no ping-pong: its consumers take the one buffer in turns, each
-  // staging beside the other's k-loop already), TMA stores, ungrouped (the masked layout's tail
-  // tiles go out by the threads), and D not FP8 (which reads no C). Why: a K = 4096 tile's
-  // k-loop is ~47 us and C's load after it 2-3 us exposed; 4096 x 28672 x 4096 ran at 0.995 of
-  // cuBLASLt without C and 0.935 with it (H200).
-  static constexpr bool kCAhead = Cfg::tma_store && Cfg::warp_specialized && !Cfg::pingpong &&
-                                  Cfg::split_k == 1 && Cfg::grouping == 0 && Cfg::out_kind != 3;
+  // C loaded ahead (gemm_layout.cuh c_loaded_ahead; the run-time beta whether C is read at
+  // all): the consumer's store leader issues the tile's C into the staging buffer when the
+  // tile's k-loop starts, once the previous tile's bulk store has read the buffer, so the load
+  // runs under the k-loop instead of after it. Why: a K = 4096 tile's k-loop is ~47 us and C's
+  // load after it 2-3 us exposed; 4096 x 28672 x 4096 ran at 0.995 of cuBLASLt without C and
+  // 0.935 with it (H200).
+  static constexpr bool kCAhead = c_loaded_ahead(Cfg::tma_store, Cfg::warp_specialized,
+                                                 Cfg::pingpong, Cfg::split_k, Cfg::grouping,
+                                                 Cfg::out_kind);
 
   // One TMA operation per box of this consumer's rows of the tile: f(map, staging offset,
   // coordinates). D^T's boxes are (BLOCK_N caller rows, 128-byte caller columns) from (m0 + r, n0).

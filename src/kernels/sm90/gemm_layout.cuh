@@ -30,6 +30,18 @@ constexpr int kMaxConsumers = 2;            // consumer warpgroups per CTA
 
 AUTOGEMM_HD constexpr int round_up(int x, int a) { return (x + a - 1) / a * a; }
 
+// Whether a tile's C (beta != 0) is loaded into its D staging when its k-loop starts, so that
+// the load runs under the k-loop (epilogue.cuh Epilogue::kCAhead), rather than after it. Where
+// every work item of a consumer goes out through its own rows of the staging by TMA: TMA stores
+// from warp-specialised cooperative consumers (ping-pong's take the one buffer in turns), one
+// split (split-K's last split alone stores), ungrouped (the masked layout's tail tiles go out
+// by the threads), D not FP8 (out_kind 3 reads no C). The cost model asks the same question.
+AUTOGEMM_HD constexpr bool c_loaded_ahead(bool tma_store, bool warp_specialized, bool pingpong,
+                                          int split_k, int grouping, int out_kind) {
+  return tma_store && warp_specialized && !pingpong && split_k == 1 && grouping == 0 &&
+         out_kind != 3;
+}
+
 struct SmemLayout {
   int a_stage_bytes = 0;
   int b_stage_bytes = 0;
