@@ -662,8 +662,9 @@ Prediction predict_kernels(const GemmProblem& problem, const GemmConfig& config,
   // C loaded into the staging while the k-loop runs (the kernel's rule): off the epilogue.
   const bool c_ahead =
       problem.reads_c &&
-      sm90::c_loaded_ahead(tma_store, fields.warp_specialized, config.pingpong, config.split_k,
-                           int(problem.grouping), problem.d_type == DType::e4m3 ? 3 : 0);
+      sm90::c_loaded_ahead(tma_store, fields.warp_specialized, config.pingpong,
+                           config.num_consumers, config.split_k, int(problem.grouping),
+                           problem.d_type == DType::e4m3 ? 3 : 0);
   const TileTimes t = tile_times(problem, config, device, w, tma_store, c_ahead);
   p.mma_efficiency = t.efficiency;
   p.l2_bytes = (t.a_bytes + t.b_bytes) * double(w.items);

@@ -210,12 +210,12 @@ struct Epilogue {
   // C loaded ahead (gemm_layout.cuh c_loaded_ahead; the run-time beta whether C is read at
   // all): the consumer's store leader issues the tile's C into the staging buffer when the
   // tile's k-loop starts, once the previous tile's bulk store has read the buffer, so the load
-  // runs under the k-loop instead of after it. Why: a K = 4096 tile's k-loop is ~47 us and C's
-  // load after it 2-3 us exposed; 4096 x 28672 x 4096 ran at 0.995 of cuBLASLt without C and
-  // 0.935 with it (H200).
+  // runs under the k-loop instead of after it. Why (H200, C read, ratio to cuBLASLt): 64 x
+  // 32768 x 512 0.793 -> 0.945, 128 x 24576 x 1536 0.890 -> 0.935, 128 x 32768 x 512 0.818 ->
+  // 0.879; two consumers lost (gemm_layout.cuh says why they keep C after the k-loop).
   static constexpr bool kCAhead = c_loaded_ahead(Cfg::tma_store, Cfg::warp_specialized,
-                                                 Cfg::pingpong, Cfg::split_k, Cfg::grouping,
-                                                 Cfg::out_kind);
+                                                 Cfg::pingpong, Cfg::num_consumers, Cfg::split_k,
+                                                 Cfg::grouping, Cfg::out_kind);
 
   // One TMA operation per box of this consumer's rows of the tile: f(map, staging offset,
   // coordinates). D^T's boxes are (BLOCK_N caller rows, 128-byte caller columns) from (m0 + r, n0).
