@@ -415,7 +415,7 @@ struct TileTimes {
 };
 
 TileTimes tile_times(const GemmProblem& problem, const GemmConfig& config,
-                     const GpuInfo& device, const Waves& w, bool tma_store, bool c_ahead) {
+                     const GpuInfo& device, const Waves& w, bool tma_store) {
   TileTimes t;
   const double in_bytes = dtype_bytes(problem.a_type);
   // ---- Matrix units ----
@@ -492,8 +492,8 @@ TileTimes tile_times(const GemmProblem& problem, const GemmConfig& config,
   const double write_rate_per_sm =
       dram_share_per_sm * segment_bytes / (segment_bytes + kWriteSegmentHalfRateBytes);
   t.fp32_accumulation = plan::accumulates_fp32_from_dram(problem) && config.split_k == 1;
-  if (t.fp32_accumulation) {  // C ahead: only D after the k-loop (C came during it)
-    t.store_us = double(row_count) * segment_bytes * (c_ahead ? 1 : 2) / dram_share_per_sm;
+  if (t.fp32_accumulation) {
+    t.store_us = double(row_count) * segment_bytes * 2 / dram_share_per_sm;
   } else if (config.split_k == 1 && write_rate_per_sm > 0) {
     t.store_us = kStoreTileTurnaroundUs +
                  double(row_count) * segment_bytes * (problem.reads_c ? 2 : 1) /
@@ -508,11 +508,10 @@ TileTimes tile_times(const GemmProblem& problem, const GemmConfig& config,
 
 // Launch, pipeline fill, every tile's epilogue and split-K's sum.
 double fixed_costs(const GemmProblem& problem, const GemmConfig& config, const GpuInfo& device,
-                   int64_t waves, bool tma_store, bool c_ahead) {
+                   int64_t waves, bool tma_store) {
   // Pipeline fill: latency plus the first stage's bytes. The epilogue of every tile writes
-  // block_m x block_n outputs (and reads C, unless C was loaded during the k-loop: c_ahead)
-  // through the SM's L2 port while the tensor cores of its consumers idle (the cooperative
-  // kernel has no epilogue/mainloop overlap).
+  // block_m x block_n outputs (and reads C) through the SM's L2 port while the tensor cores of
+  // its consumers idle (the cooperative kernel has no epilogue/mainloop overlap).
   const double fill_us = kFirstLoadLatencyUs + double(config.block_m + config.block_n) *
                                                    config.block_k * dtype_bytes(problem.a_type) /
                                                    sm_l2_rate(device);
@@ -523,8 +522,8 @@ double fixed_costs(const GemmProblem& problem, const GemmConfig& config, const G
                            ? 0.0
                            : double(config.block_m) *
                                  sm90::d_tile_cols(config.block_n, problem.epilogue.gated) *
-                                 dtype_bytes(problem.d_type) *
-                                 (problem.reads_c && !c_ahead ? 2 : 1) / sm_l2_rate(device);
+                                 dtype_bytes(problem.d_type) * (problem.reads_c ? 2 : 1) /
+                                 sm_l2_rate(device);
   // The fused epilogue's arithmetic, with the tensor cores idle as for the store.
   // FP8 output: its amax and scale priced as one more scale per element (not yet fitted).
   if (const Epilogue e = kernel_epilogue(problem); !e.empty() || problem.d_type == DType::e4m3) {
@@ -657,15 +656,8 @@ Prediction predict_kernels(const GemmProblem& problem, const GemmConfig& config,
   p.busy_sms = int(std::min<int64_t>(w.last_wave_items, device.sm_count));
   p.last_wave_utilization = double(p.busy_sms) / device.sm_count;
 
-  const KernelFields fields = plan::kernel_fields(problem, config);
-  const bool tma_store = fields.store_path == StorePath::tma;
-  // C loaded into the staging while the k-loop runs (the kernel's rule): off the epilogue.
-  const bool c_ahead =
-      problem.reads_c &&
-      sm90::c_loaded_ahead(tma_store, fields.warp_specialized, config.pingpong,
-                           config.num_consumers, config.split_k, int(problem.grouping),
-                           problem.d_type == DType::e4m3 ? 3 : 0);
-  const TileTimes t = tile_times(problem, config, device, w, tma_store, c_ahead);
+  const bool tma_store = plan::kernel_fields(problem, config).store_path == StorePath::tma;
+  const TileTimes t = tile_times(problem, config, device, w, tma_store);
   p.mma_efficiency = t.efficiency;
   p.l2_bytes = (t.a_bytes + t.b_bytes) * double(w.items);
   p.dram_bytes = dram_bytes(problem, config, w.tiles_m, w.tiles_n, w.resident, w.waves, device);
@@ -700,7 +692,7 @@ Prediction predict_kernels(const GemmProblem& problem, const GemmConfig& config,
   p.compute_us = double(w.waves) * t.compute_us;
   p.l2_us = double(w.waves) * t.l2_us;
   p.store_us = double(w.waves) * t.store_us;
-  p.fixed_us = fixed_costs(problem, config, device, w.waves, tma_store, c_ahead) * device.cost.fixed;
+  p.fixed_us = fixed_costs(problem, config, device, w.waves, tma_store) * device.cost.fixed;
   p.time_us = waves_us + p.fixed_us;
   p.tflops = problem.flops() / p.time_us / 1e6;
   return p;
