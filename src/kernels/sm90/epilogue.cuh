@@ -207,6 +207,50 @@ struct Epilogue {
         G::kDMainBoxes * G::kDMainCols);
   }
 
+  // C loaded ahead (gemm_layout.cuh c_loaded_ahead; the run-time beta whether C is read at
+  // all): the consumer's store leader issues the tile's C into the staging buffer when the
+  // tile's k-loop starts, once the previous tile's bulk store has read the buffer, so the load
+  // runs under the k-loop instead of after it. Why (H200, C read, ratio to cuBLASLt): 64 x
+  // 32768 x 512 0.793 -> 0.945, 128 x 24576 x 1536 0.890 -> 0.935, 128 x 32768 x 512 0.818 ->
+  // 0.879; two consumers lost (gemm_layout.cuh says why they keep C after the k-loop).
+  static constexpr bool kCAhead = c_loaded_ahead(Cfg::tma_store, Cfg::warp_specialized,
+                                                 Cfg::pingpong, Cfg::num_consumers, Cfg::split_k,
+                                                 Cfg::grouping, Cfg::out_kind);
+
+  // One TMA operation per box of this consumer's rows of the tile: f(map, staging offset,
+  // coordinates). D^T's boxes are (BLOCK_N caller rows, 128-byte caller columns) from (m0 + r, n0).
+  template <class F>
+  __device__ __forceinline__ static void each_box(const ptx::TensorMap* main_map,
+                                                  const ptx::TensorMap* tail_map, int consumer,
+                                                  int row0, int n_tile, F&& f) {
+    const int row_base = G::consumer_row0(consumer);
+    const int m0 = row0 + row_base, n0 = n_tile * Cfg::block_n, d_n0 = n_tile * G::kDCols;
+    if constexpr (Cfg::d_transposed) {
+#pragma unroll
+      for (int r = 0; r < G::kRowsPerConsumer; r += kTransposedBoxRows)
+        f(main_map, transposed_offset(row_base + r, 0), m0 + r, n0);
+    } else {
+      for_each_box(main_map, tail_map, row_base,
+                   [&](const ptx::TensorMap* map, int offset, int col) {
+                     f(map, offset, d_n0 + col, m0);
+                   });
+    }
+  }
+
+  // The leader: C's boxes of this consumer's rows of the tile into the staging buffer, which
+  // no bulk store still reads; completion on the consumer's C-loaded barrier.
+  __device__ __forceinline__ static void issue_c_load(const SharedStorage<Cfg>& smem,
+                                                      const EpilogueMaps& maps, int consumer,
+                                                      int row0, int n_tile) {
+    unsigned char* staging = smem.d();
+    ptx::u64* bar = smem.c_loaded(consumer);
+    ptx::mbarrier_arrive_expect_tx(bar, G::kRowsPerConsumer * G::kDCols * Cfg::out_bytes);
+    each_box(maps.c, maps.c_tail, consumer, row0, n_tile,
+             [&](const ptx::TensorMap* map, int offset, int x, int y) {
+               ptx::tma_load_2d(staging + offset, map, bar, x, y);
+             });
+  }
+
   // `row0` is the tile's first row of D (the scheduler's; m_tile x block_m but in the masked
   // grouped layout).
   // Through shared memory and TMA: the tile's rows of this consumer are staged (optionally
@@ -229,30 +273,10 @@ struct Epilogue {
     if (leader) ptx::tma_store_wait_read<0>();
     ptx::named_barrier_sync(barrier_id, kStoreThreads);
 
-    // One TMA operation per box of this consumer's rows: f(map, staging offset, coordinates).
-    // D^T's boxes are (BLOCK_N caller rows, 128-byte caller columns) from (m0 + r, n0).
-    const auto each_box = [&](const ptx::TensorMap* main_map, const ptx::TensorMap* tail_map,
-                              auto&& f) {
-      if constexpr (Cfg::d_transposed) {
-#pragma unroll
-        for (int r = 0; r < G::kRowsPerConsumer; r += kTransposedBoxRows)
-          f(main_map, transposed_offset(row_base + r, 0), m0 + r, n0);
-      } else {
-        for_each_box(main_map, tail_map, row_base,
-                     [&](const ptx::TensorMap* map, int offset, int col) {
-                       f(map, offset, d_n0 + col, m0);
-                     });
-      }
-    };
     const bool read_c = params.beta != 0.0f;
     if (read_c) {
-      if (leader) {
-        ptx::u64* bar = smem.c_loaded(consumer);
-        ptx::mbarrier_arrive_expect_tx(bar, G::kRowsPerConsumer * G::kDCols * Cfg::out_bytes);
-        each_box(maps.c, maps.c_tail, [&](const ptx::TensorMap* map, int offset, int x, int y) {
-          ptx::tma_load_2d(staging + offset, map, bar, x, y);
-        });
-      }
+      // kCAhead: issued when the tile's k-loop started (Consumer::begin_tile).
+      if (!kCAhead && leader) issue_c_load(smem, maps, consumer, row0, n_tile);
       ptx::mbarrier_wait(smem.c_loaded(consumer), c_phase);
       c_phase ^= 1;
     }
@@ -292,9 +316,10 @@ struct Epilogue {
     ptx::fence_proxy_async_shared();
     ptx::named_barrier_sync(barrier_id, kStoreThreads);
     if (leader) {
-      each_box(maps.d, maps.d_tail, [&](const ptx::TensorMap* map, int offset, int x, int y) {
-        ptx::tma_store_2d(map, staging + offset, x, y);
-      });
+      each_box(maps.d, maps.d_tail, consumer, row0, n_tile,
+               [&](const ptx::TensorMap* map, int offset, int x, int y) {
+                 ptx::tma_store_2d(map, staging + offset, x, y);
+               });
       ptx::tma_store_commit_group();
     }
   }

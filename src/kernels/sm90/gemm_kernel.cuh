@@ -296,9 +296,16 @@ struct Consumer {
   }
 
   // Without warp specialisation thread 0 fills the first num_stages stages; the fragment and
-  // the promotion start from zero.
+  // the promotion start from zero. C ahead (Epilogue::kCAhead): the store leader waits for the
+  // last tile's bulk store to have read the staging buffer (its 16-32 KB leave in well under a
+  // microsecond), then issues this tile's C into it, to land during the k-loop.
   __device__ __forceinline__ void begin_tile() {
     if constexpr (kTileTrace) trace.begin(trace_recorder);
+    if constexpr (Epilogue<Cfg>::kCAhead)
+      if (params.beta != 0.0f && store_leader()) {
+        ptx::tma_store_wait_read<0>();
+        Epilogue<Cfg>::issue_c_load(smem, maps, consumer, tile_row0(), work.n_tile);
+      }
     if (inline_producer)
       for (int k_block = work.k_begin; k_block < min(work.k_begin + Cfg::num_stages, work.k_end);
            ++k_block)

@@ -30,6 +30,25 @@ constexpr int kMaxConsumers = 2;            // consumer warpgroups per CTA
 
 AUTOGEMM_HD constexpr int round_up(int x, int a) { return (x + a - 1) / a * a; }
 
+// Whether a tile's C (beta != 0) is loaded into its D staging when its k-loop starts, so that
+// the load runs under the k-loop (epilogue.cuh Epilogue::kCAhead), rather than after it. Where
+// every work item of a consumer goes out through its own rows of the staging by TMA: TMA stores
+// from warp-specialised cooperative consumers (ping-pong's take the one buffer in turns), one
+// split (split-K's last split alone stores), ungrouped (the masked layout's tail tiles go out
+// by the threads), D not FP8 (out_kind 3 reads no C). And one consumer warpgroup: measured on
+// an H200 with C read (--accumulate, same-run ratio to cuBLASLt), one-consumer tiles (M = 64,
+// 128) gained +0.3..+19%, two-consumer tiles lost up to 8.6% (4096 x 32768 x 512) and 8.4%
+// (fp32 D, 4096 x 4096 x 16384): there the store leader's wait for the last store's read at
+// the tile's start, and C's load beside the pipeline's fill, cost more than the hidden load.
+// The cost model still charges C after the k-loop: taking it off moved 4096 x 32768 x 512 (C
+// read) to 64x256x64 c1, predicted 261 us, measured 410 us against 128x256x64 c2's 298.
+AUTOGEMM_HD constexpr bool c_loaded_ahead(bool tma_store, bool warp_specialized, bool pingpong,
+                                          int num_consumers, int split_k, int grouping,
+                                          int out_kind) {
+  return tma_store && warp_specialized && !pingpong && num_consumers == 1 && split_k == 1 &&
+         grouping == 0 && out_kind != 3;
+}
+
 struct SmemLayout {
   int a_stage_bytes = 0;
   int b_stage_bytes = 0;
