@@ -274,7 +274,7 @@ struct Epilogue {
 
     const bool read_c = params.beta != 0.0f;
     if (read_c) {
-      // kCAhead: issued when the tile's k-loop started (Consumer::begin_tile).
+      // kCAhead: issued during the k-loop (Consumer::issue_c_ahead).
       if (!kCAhead && leader) issue_c_load(smem, maps, consumer, row0, n_tile);
       ptx::mbarrier_wait(smem.c_loaded(consumer), c_phase);
       c_phase ^= 1;
