@@ -258,7 +258,7 @@ struct Epilogue {
   __device__ static void store_tma(float (&acc)[G::kSlabs][G::kAccum], const SharedStorage<Cfg>& smem,
                                    const EpilogueMaps& maps, const GemmParams& params,
                                    int consumer, int row0, int n_tile, unsigned& c_phase,
-                                   int group) {
+                                   int group, bool c_issued_ahead) {
     const bool leader = threadIdx.x % 128 == 0;
     const unsigned barrier_id = 1 + consumer;   // 0 is __syncthreads
     const int row_base = G::consumer_row0(consumer);
@@ -274,8 +274,8 @@ struct Epilogue {
 
     const bool read_c = params.beta != 0.0f;
     if (read_c) {
-      // kCAhead: issued during the k-loop (Consumer::issue_c_ahead).
-      if (!kCAhead && leader) issue_c_load(smem, maps, consumer, row0, n_tile);
+      // c_issued_ahead: issued during the k-loop (Consumer::issue_c_ahead).
+      if (!c_issued_ahead && leader) issue_c_load(smem, maps, consumer, row0, n_tile);
       ptx::mbarrier_wait(smem.c_loaded(consumer), c_phase);
       c_phase ^= 1;
     }
