@@ -633,24 +633,28 @@ TEST(GemmGpu, SplitKCallCapturedIntoAGraphAfterAWarmUp) {
   cuda_check(cudaStreamDestroy(stream), "cudaStreamDestroy");
 }
 
-// C loaded ahead (gemm_layout.cuh c_loaded_ahead): a one-consumer tile's store leader loads its
-// C into the staging while the tile's k-loop runs, once the last tile's bulk store has read it.
-// Persistent CTAs with several tiles each (so every load follows a store of the buffer), M and
-// N tails, padded leading dimensions, fp32 and fp16 D, clusters with multicast, swapped operands
-// (D^T staged), and the layouts whose C rows TMA reads the same way; each against the float64
-// reference with C. Two cooperative consumers and ping-pong's keep their C after the k-loop.
+// C loaded ahead (gemm_layout.cuh c_loaded_ahead): a consumer's store leader loads its tile's C
+// into the staging kCLeadKBlocks before the k-loop's end (one consumer: at its start in shorter
+// loops; two: after the loop there), once the last tile's bulk store has read it. Persistent CTAs with several tiles each (so every load
+// follows a store of the buffer), loops shorter and longer than the lead, M and N tails, padded
+// leading dimensions, fp32 and fp16 D, clusters with multicast, one and two consumers, swapped
+// operands (D^T staged), and the layouts whose C rows TMA reads the same way; each against the
+// float64 reference with C. Ping-pong consumers keep their C after the k-loop.
 TEST(GemmGpu, CLoadedAheadOverManyTilesPerCta) {
   AUTOGEMM_REQUIRE_GPU();
   using L = Layout;
   const DType bf16 = DType::bf16, fp16 = DType::fp16, fp32 = DType::fp32;
   run_layout_cases(
       {{2048, 4096, 512, L::nt, "64x128x64 s6 c1 p g8", 1.0f, 1.0f, bf16, bf16, false},
-       {1000, 4000, 320, L::nt, "64x128x64 s6 c1 p g8 cl2x1/b", 0.5f, -1.0f, bf16, bf16, true},
+       {1000, 4000, 1088, L::nt, "64x128x64 s6 c1 p g8 cl2x1/b", 0.5f, -1.0f, bf16, bf16, true},
        {2000, 3000, 256, L::tn, "128x128x64 s4 c1 p g8", 1.0f, 1.0f, bf16, fp32, true},
        {1536, 2304, 704, L::nn, "64x192x64 s6 c1 p g8", 1.0f, 0.25f, fp16, fp16, false},
        {1024, 2048, 384, L::nt, "128x96x64 s7 c1 p g8 cl2x1/b", 1.0f, 1.0f, bf16, bf16, true},
        {24, 8192, 1024, L::nt, "128x24x64 s8 c1 p g8 swap", 1.0f, 1.0f, bf16, bf16, false},
        {1000, 4000, 320, L::nt, "128x256x64 s3 c2 p g8 cl2x1/b", 0.5f, -1.0f, bf16, bf16, true},
+       {2048, 4096, 1600, L::nt, "128x256x64 s3 c2 p g8", 1.0f, 1.0f, bf16, bf16, false},
+       {2000, 3000, 1024, L::tn, "128x128x64 s5 c2 p g8 cl2x1/b", 1.0f, 1.0f, bf16, fp32, true},
+       {1536, 2304, 1344, L::nn, "128x192x64 s4 c2 p g8", 1.0f, 0.25f, fp16, fp16, false},
        {1024, 2048, 384, L::nt, "128x128x64 s5 c2 p g8 pp", 1.0f, 1.0f, bf16, bf16, false}},
       4242);
 }

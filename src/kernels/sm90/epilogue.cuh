@@ -208,13 +208,12 @@ struct Epilogue {
   }
 
   // C loaded ahead (gemm_layout.cuh c_loaded_ahead; the run-time beta whether C is read at
-  // all): the consumer's store leader issues the tile's C into the staging buffer when the
-  // tile's k-loop starts, once the previous tile's bulk store has read the buffer, so the load
-  // runs under the k-loop instead of after it. Why (H200, C read, ratio to cuBLASLt): 64 x
-  // 32768 x 512 0.793 -> 0.945, 128 x 24576 x 1536 0.890 -> 0.935, 128 x 32768 x 512 0.818 ->
-  // 0.879; two consumers lost (gemm_layout.cuh says why they keep C after the k-loop).
+  // all): the consumer's store leader issues the tile's C into the staging buffer during the
+  // tile's k-loop (Consumer::issue_c_ahead), so the load runs under the k-loop instead of after
+  // it. Why (H200, C read, ratio to cuBLASLt): 64 x 32768 x 512 0.793 -> 0.945, 128 x 24576 x
+  // 1536 0.890 -> 0.935, 128 x 32768 x 512 0.818 -> 0.879.
   static constexpr bool kCAhead = c_loaded_ahead(Cfg::tma_store, Cfg::warp_specialized,
-                                                 Cfg::pingpong, Cfg::num_consumers, Cfg::split_k,
+                                                 Cfg::pingpong, Cfg::in_bytes, Cfg::split_k,
                                                  Cfg::grouping, Cfg::out_kind);
 
   // One TMA operation per box of this consumer's rows of the tile: f(map, staging offset,
@@ -259,7 +258,7 @@ struct Epilogue {
   __device__ static void store_tma(float (&acc)[G::kSlabs][G::kAccum], const SharedStorage<Cfg>& smem,
                                    const EpilogueMaps& maps, const GemmParams& params,
                                    int consumer, int row0, int n_tile, unsigned& c_phase,
-                                   int group) {
+                                   int group, bool c_issued_ahead) {
     const bool leader = threadIdx.x % 128 == 0;
     const unsigned barrier_id = 1 + consumer;   // 0 is __syncthreads
     const int row_base = G::consumer_row0(consumer);
@@ -275,8 +274,8 @@ struct Epilogue {
 
     const bool read_c = params.beta != 0.0f;
     if (read_c) {
-      // kCAhead: issued when the tile's k-loop started (Consumer::begin_tile).
-      if (!kCAhead && leader) issue_c_load(smem, maps, consumer, row0, n_tile);
+      // c_issued_ahead: issued during the k-loop (Consumer::issue_c_ahead).
+      if (!c_issued_ahead && leader) issue_c_load(smem, maps, consumer, row0, n_tile);
       ptx::mbarrier_wait(smem.c_loaded(consumer), c_phase);
       c_phase ^= 1;
     }

@@ -296,16 +296,9 @@ struct Consumer {
   }
 
   // Without warp specialisation thread 0 fills the first num_stages stages; the fragment and
-  // the promotion start from zero. C ahead (Epilogue::kCAhead): the store leader waits for the
-  // last tile's bulk store to have read the staging buffer (its 16-32 KB leave in well under a
-  // microsecond), then issues this tile's C into it, to land during the k-loop.
+  // the promotion start from zero.
   __device__ __forceinline__ void begin_tile() {
     if constexpr (kTileTrace) trace.begin(trace_recorder);
-    if constexpr (Epilogue<Cfg>::kCAhead)
-      if (params.beta != 0.0f && store_leader()) {
-        ptx::tma_store_wait_read<0>();
-        Epilogue<Cfg>::issue_c_load(smem, maps, consumer, tile_row0(), work.n_tile);
-      }
     if (inline_producer)
       for (int k_block = work.k_begin; k_block < min(work.k_begin + Cfg::num_stages, work.k_end);
            ++k_block)
@@ -321,6 +314,7 @@ struct Consumer {
 
   // Every k-block of the tile, and the drain that leaves no wgmma in flight.
   __device__ __forceinline__ void main_loop() {
+    static_assert(!(kOverlapPromotion && Epilogue<Cfg>::kCAhead), "C ahead is 16-bit only");
     if constexpr (kOverlapPromotion) {
       int k_block = work.k_begin;
       for (; k_block + kChunk <= work.k_end; k_block += kChunk) consume_chunk<kChunk>(k_block);
@@ -335,8 +329,14 @@ struct Consumer {
         default: break;
       }
     } else {
-      for (int k_block = work.k_begin; k_block < work.k_end; ++k_block)
+      // C ahead: issued before the k-block kCLeadKBlocks from the loop's end; -1: after the
+      // loop, by the epilogue (c_ahead_issue_block).
+      const int c_issue = c_ahead_issue_block();
+      for (int k_block = work.k_begin; k_block < work.k_end; ++k_block) {
+        if constexpr (Epilogue<Cfg>::kCAhead)
+          if (k_block == c_issue) issue_c_ahead();
         consume_k_block<0, false>(k_block);
+      }
       pass_tile_turn();   // every stage waited for; the last wgmma group may still run
       drain(work.k_end - 1);
     }
@@ -353,14 +353,15 @@ struct Consumer {
     // past masked_m must keep what they hold). Consumers whose rows are all valid use TMA.
     if constexpr (Cfg::out_kind == 3) {   // FP8 output: TMA only, never grouped (the rules)
       Epilogue<Cfg>::store_tma(acc, smem, maps, params, consumer, tile_row0(), work.n_tile,
-                               c_phase, tile_group());
+                               c_phase, tile_group(), false);
       return true;
     } else if constexpr (Cfg::tma_store) {
       if (Cfg::grouping != 2 ||
           tile_row0() + G::consumer_row0(consumer) + G::kRowsPerConsumer <= work.row_limit) {
         wait_store_turn();
         Epilogue<Cfg>::store_tma(acc, smem, maps, params, consumer, tile_row0(), work.n_tile,
-                                 c_phase, tile_group());
+                                 c_phase, tile_group(),
+                                 Epilogue<Cfg>::kCAhead && c_ahead_issue_block() >= 0);
         pass_store_turn();
         return true;
       }
@@ -397,6 +398,27 @@ struct Consumer {
 
   // The thread that issues this consumer's TMA stores (Epilogue::store_tma's leader).
   __device__ __forceinline__ bool store_leader() const { return consumer_thread % 128 == 0; }
+
+  // C ahead (Epilogue::kCAhead), where c_ahead_issue_block says: the store leader waits for the
+  // last tile's bulk store to have read the staging buffer (long done by then), then issues this
+  // tile's C into it, to land under the k-loop's last k-blocks. Not at the tile's start: there the wait met the store just issued, and C's
+  // load took bandwidth from the pipeline's fill (two consumers lost up to 8.6%).
+  __device__ __forceinline__ void issue_c_ahead() {
+    if (params.beta != 0.0f && store_leader()) {
+      ptx::tma_store_wait_read<0>();
+      Epilogue<Cfg>::issue_c_load(smem, maps, consumer, tile_row0(), work.n_tile);
+    }
+  }
+
+  // The k-block before which C ahead is issued, or -1 for none (the epilogue loads C after the
+  // k-loop). Two consumers whose k-loop is no longer than the lead would issue it at the loop's
+  // start, where it takes DRAM from the pipeline's fill: 4096 x 32768 x 512 (C read, 8 k-blocks)
+  // went 0.926 -> 0.836 of cuBLASLt on an H200; one consumer gained there (64 x 32768 x 512 0.793
+  // -> 0.945), its fill being half the bytes.
+  __device__ __forceinline__ int c_ahead_issue_block() const {
+    if (Cfg::num_consumers == 2 && work.k_end - work.k_begin <= kCLeadKBlocks) return -1;
+    return max(work.k_begin, work.k_end - kCLeadKBlocks);
+  }
 
   // --- two promotion temporaries: chunks ------------------------------------------------------
 

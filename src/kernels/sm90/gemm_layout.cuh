@@ -30,24 +30,31 @@ constexpr int kMaxConsumers = 2;            // consumer warpgroups per CTA
 
 AUTOGEMM_HD constexpr int round_up(int x, int a) { return (x + a - 1) / a * a; }
 
-// Whether a tile's C (beta != 0) is loaded into its D staging when its k-loop starts, so that
-// the load runs under the k-loop (epilogue.cuh Epilogue::kCAhead), rather than after it. Where
+// Whether a tile's C (beta != 0) is loaded into its D staging during its k-loop, kCLeadKBlocks
+// before the loop's end (gemm_kernel.cuh Consumer::issue_c_ahead), rather than after it. Where
 // every work item of a consumer goes out through its own rows of the staging by TMA: TMA stores
 // from warp-specialised cooperative consumers (ping-pong's take the one buffer in turns), one
 // split (split-K's last split alone stores), ungrouped (the masked layout's tail tiles go out
-// by the threads), D not FP8 (out_kind 3 reads no C). And one consumer warpgroup: measured on
-// an H200 with C read (--accumulate, same-run ratio to cuBLASLt), one-consumer tiles (M = 64,
-// 128) gained +0.3..+19%, two-consumer tiles lost up to 8.6% (4096 x 32768 x 512) and 8.4%
-// (fp32 D, 4096 x 4096 x 16384): there the store leader's wait for the last store's read at
-// the tile's start, and C's load beside the pipeline's fill, cost more than the hidden load.
-// The cost model still charges C after the k-loop: taking it off moved 4096 x 32768 x 512 (C
-// read) to 64x256x64 c1, predicted 261 us, measured 410 us against 128x256x64 c2's 298.
+// by the threads), D not FP8 (out_kind 3 reads no C). Issued at the tile's start instead,
+// measured on an H200 with C read (--accumulate, same-run ratio to cuBLASLt): one-consumer
+// tiles (M = 64, 128) gained +0.3..+19%, two-consumer tiles lost up to 8.6% (4096 x 32768 x 512)
+// and 8.4% (fp32 D, 4096 x 4096 x 16384). The cost model charges C after the k-loop: taking it
+// off moved 4096 x 32768 x 512 (C read) to 64x256x64 c1, predicted 261 us, measured 410 us
+// against 128x256x64 c2's 298. Issued kCLeadKBlocks before the loop's end instead (two consumers
+// only in loops longer than that: Consumer::c_ahead_issue_block), the public suite's two-consumer
+// rows with C went 0.958 -> 0.984 of cuBLASLt (7 rows, 2 runs each) and the 2-GPU all-reduce of
+// 8192 x 28672 x 8192 2814 -> 2792 us; dense weight gradients (mostly ping-pong) 0.956 -> 0.955.
+// 16-bit inputs only: FP8 k-loops with the issue in them spilled 368-384 bytes (64x128x128 pb2
+// c1; 128x128x128 pb2 c2 with a fused epilogue).
 AUTOGEMM_HD constexpr bool c_loaded_ahead(bool tma_store, bool warp_specialized, bool pingpong,
-                                          int num_consumers, int split_k, int grouping,
-                                          int out_kind) {
-  return tma_store && warp_specialized && !pingpong && num_consumers == 1 && split_k == 1 &&
+                                          int in_bytes, int split_k, int grouping, int out_kind) {
+  return tma_store && warp_specialized && !pingpong && in_bytes == 2 && split_k == 1 &&
          grouping == 0 && out_kind != 3;
 }
+// C's load is issued this many k-blocks before the k-loop's end: 8 k-blocks of a 128x256x64
+// tile are ~4 us of wgmma at the SM's peak, its two consumers' 64 KB of C ~1.8 us at the SM's
+// share of DRAM (4.8 TB/s / 132).
+constexpr int kCLeadKBlocks = 8;
 
 struct SmemLayout {
   int a_stage_bytes = 0;
