@@ -95,6 +95,7 @@ void quantize_fp8_sources(const Fp8Sources& sources, int64_t m, int64_t n, int64
 struct GemmInputs {
   DeviceBuffer a, b, d;
   Fp8Scales scales;           // block-scaled FP8 only
+  bool reads_c = false;       // the problem's: D starts random and is C (D += A B, beta 1)
   GemmOperands operands() const;
 };
 GemmInputs make_gemm_inputs(const GemmProblem& problem, uint64_t seed);
