@@ -48,7 +48,7 @@ struct TuneOptions {
   std::string dtype = "bf16";
   std::string layout = "nt";
   std::string out_dtype;     // empty: bf16 (fp16 for fp16 inputs)
-  bool accumulate = false;   // D += A B (C is D, beta 1)
+  bool accumulate = false;   // D += A B (beta 1; timed with a C of its own, bench/tensors.hpp)
   std::string device;
   int candidates = 8;
   int warmup = 3;
@@ -407,7 +407,9 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--layout", o->layout, "nt, nn, tn or tt")->capture_default_str();
   cmd->add_option("--out-dtype", o->out_dtype, "D's type: bf16, fp16 or fp32 (default: the inputs')");
   cmd->add_flag("--accumulate", o->accumulate,
-                "D += A B: each row reads C (C is D, beta 1), tuned as a problem of its own");
+                "D += A B: each row reads C (beta 1), tuned as a problem of its own whose entry serves "
+                "the in-place calls (C is D); timed with a C of its own, since each candidate's "
+                "call would add to an in-place D again");
   cmd->add_option("--candidates", o->candidates,
                   "configurations timed per shape: the planner's best distinct ones (2..64)")
       ->capture_default_str()
