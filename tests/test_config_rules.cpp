@@ -143,6 +143,7 @@ const std::vector<Probe> kProbes = {
     {"wgrad", "64x256x64 s4 c1 p g8 dc2", false, "d_chunk_boxes = 2 with num_consumers = 1"},
     {"wgrad", "128x128x64 s5 c2 p g8 pp dc2", false, "d_chunk_boxes = 2 with pingpong"},
     {"bf16", "128x64x64 s6 c2 p g8 swap dc1", false, "d_chunk_boxes = 1 with swap_ab"},
+    {"fp8", "128x128x128 s5 c2 p g8 dc1", true},
 };
 
 // Text the grammar itself refuses (InvalidArgument from GemmConfig::parse).
