@@ -655,11 +655,12 @@ TEST(GemmGpu, DStagedInChunks) {
 
 // C loaded ahead (gemm_layout.cuh c_loaded_ahead): a consumer's store leader loads its tile's C
 // into the staging kCLeadKBlocks before the k-loop's end (one consumer: at its start in shorter
-// loops; two: after the loop there), once the last tile's bulk store has read it. Persistent CTAs with several tiles each (so every load
-// follows a store of the buffer), loops shorter and longer than the lead, M and N tails, padded
-// leading dimensions, fp32 and fp16 D, clusters with multicast, one and two consumers, swapped
-// operands (D^T staged), and the layouts whose C rows TMA reads the same way; each against the
-// float64 reference with C. Ping-pong consumers keep their C after the k-loop.
+// loops; two: after the loop there), once the last tile's bulk store has read it. Persistent
+// CTAs with several tiles each (so every load follows a store of the buffer), loops shorter and
+// longer than the lead, M and N tails, padded leading dimensions, fp32 and fp16 D, clusters with
+// multicast, one and two consumers, swapped operands (D^T staged), and the layouts whose C rows
+// TMA reads the same way; each against the float64 reference with C. Ping-pong consumers keep
+// their C after the k-loop.
 TEST(GemmGpu, CLoadedAheadOverManyTilesPerCta) {
   AUTOGEMM_REQUIRE_GPU();
   using L = Layout;

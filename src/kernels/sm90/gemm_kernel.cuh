@@ -401,8 +401,9 @@ struct Consumer {
 
   // C ahead (Epilogue::kCAhead), where c_ahead_issue_block says: the store leader waits for the
   // last tile's bulk store to have read the staging buffer (long done by then), then issues this
-  // tile's C into it, to land under the k-loop's last k-blocks. Not at the tile's start: there the wait met the store just issued, and C's
-  // load took bandwidth from the pipeline's fill (two consumers lost up to 8.6%).
+  // tile's C into it, to land under the k-loop's last k-blocks. Not at the tile's start: there
+  // the wait met the store just issued, and C's load took bandwidth from the pipeline's fill
+  // (two consumers lost up to 8.6%).
   __device__ __forceinline__ void issue_c_ahead() {
     if (params.beta != 0.0f && store_leader()) {
       ptx::tma_store_wait_read<0>();

@@ -41,9 +41,10 @@ AUTOGEMM_HD constexpr int round_up(int x, int a) { return (x + a - 1) / a * a; }
 // and 8.4% (fp32 D, 4096 x 4096 x 16384). The cost model charges C after the k-loop: taking it
 // off moved 4096 x 32768 x 512 (C read) to 64x256x64 c1, predicted 261 us, measured 410 us
 // against 128x256x64 c2's 298. Issued kCLeadKBlocks before the loop's end instead (two consumers
-// only in loops longer than that: Consumer::c_ahead_issue_block), the public suite's two-consumer
-// rows with C went 0.958 -> 0.984 of cuBLASLt (7 rows, 2 runs each) and the 2-GPU all-reduce of
-// 8192 x 28672 x 8192 2814 -> 2792 us; dense weight gradients (mostly ping-pong) 0.956 -> 0.955.
+// only in loops longer than that: Consumer::c_ahead_issue_block), five of the public suite's
+// two-consumer rows with C gained 0.4-1.3% in both runs (4096^3 0.951 -> 0.964 of cuBLASLt) and
+// the 2-GPU all-reduce of 8192 x 28672 x 8192 went 2814 -> 2792 us; dense weight gradients (mostly
+// ping-pong) 0.956 -> 0.955.
 // 16-bit inputs only: FP8 k-loops with the issue in them spilled 368-384 bytes (64x128x128 pb2
 // c1; 128x128x128 pb2 c2 with a fused epilogue).
 AUTOGEMM_HD constexpr bool c_loaded_ahead(bool tma_store, bool warp_specialized, bool pingpong,
