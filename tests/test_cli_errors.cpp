@@ -168,6 +168,39 @@ TEST(CliErrors, OptionsWithoutTheOptionTheyGoWithAreRefused) {
                     "--formats = bf16: goes with --measure");
 }
 
+// tune reads a row as bench does (cli/row_problem.hpp): --wgrad's weight gradient (tn, fp32,
+// C read) and --accumulate plan the same configuration in both; the options' rules are bench's.
+TEST(TuneCli, WgradAndAccumulateRowsAreTheBenchsProblems) {
+  ScratchDir dir;
+  const auto path = dir.path() / "wgrad.csv";
+  std::ofstream(path) << "m,n,k,tag\n576,7168,8192,kv\n4096,4096,16384,o\n";
+  const std::string suite = path.string();
+  // The plan's table row of the first row (m n k tag config ...), from each command.
+  auto first_row = [](const CliRun& run) {
+    const auto at = run.out.find("  576 ");
+    return at == std::string::npos ? std::string() : run.out.substr(at, run.out.find('\n', at) - at);
+  };
+  for (const std::string& rows : {" --wgrad " + suite, " --suite " + suite + " --accumulate --out-dtype fp32 --layout tn"}) {
+    const CliRun bench = run_cli("bench --device h200" + rows);
+    const CliRun tune = run_cli("tune --sweep --device h200" + rows);
+    ASSERT_EQ(bench.exit_code, 0) << bench.out;
+    ASSERT_EQ(tune.exit_code, 0) << tune.out;
+    ASSERT_FALSE(first_row(bench).empty()) << bench.out;
+    EXPECT_EQ(first_row(bench), first_row(tune)) << bench.out << "\n" << tune.out;
+  }
+  expect_user_error("tune --sweep --wgrad " + suite + " --dtype fp8",
+                    "--dtype = fp8: tune --wgrad takes bf16 or fp16 rows");
+  expect_user_error("tune --sweep --wgrad " + suite + " --out-dtype bf16",
+                    "--out-dtype = bf16: a weight gradient accumulates into fp32");
+  expect_user_error("tune --sweep --wgrad " + suite + " --suite " + suite,
+                    "--wgrad = " + suite + ": takes its rows from the file: no --suite");
+  expect_user_error("tune --sweep", "--suite = missing: give the shapes");
+  expect_user_error("tune --sweep --wgrad " + suite + " --layout nn",
+                    "--layout = nn: --wgrad sets the layout");
+  expect_user_error("tune --sweep --suite " + suite + " --out-dtype e4m3",
+                    "--out-dtype = e4m3: expected bf16, fp16 or fp32");
+}
+
 // A negative seed was read as 2^64 - 1, and an empty --device as the default device.
 TEST(CliErrors, NegativeSeedAndEmptyDeviceAreRefused) {
   ScratchDir dir;

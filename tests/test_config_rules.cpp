@@ -27,6 +27,13 @@ GemmProblem named_problem(const std::string& name) {
   if (name == "bf16-n2112") return cli::make_problem(4096, 2112, 4096, "bf16", "nt", 0, 0, 0);
   if (name == "fp8") return cli::make_problem(4096, 4096, 4096, "fp8", "nt", 0, 0, 0);
   if (name == "fp8-n2112") return cli::make_problem(4096, 2112, 7168, "fp8", "nt", 0, 0, 0);
+  // A weight gradient's shape: fp32 D read and written (D += dY^T X, layout tn).
+  if (name == "wgrad") {
+    GemmProblem p = cli::make_problem(4096, 4096, 16384, "bf16", "tn", 0, 0, 0);
+    p.d_type = DType::fp32;
+    p.reads_c = true;
+    return p;
+  }
   GemmProblem per_tensor = cli::make_problem(4096, 4096, 4096, "fp8", "nt", 0, 0, 0);
   per_tensor.scaling = Scaling::per_tensor;
   return per_tensor;   // "fp8-pt"
@@ -124,6 +131,19 @@ const std::vector<Probe> kProbes = {
     {"fp8", "128x128x128 s5 c2 p g8 pb2 ntk", false, "it holds 0"},
     {"bf16-n2112", "128x128x64 s4 c2 p g8 sk2 ntk", false, "split_k = 2"},
     {"bf16-n2112", "128x128x64 s4 c2 g8 ntk", false, "persistent"},
+    // D staged in chunks of whole 128-byte boxes: two cooperative consumers storing by TMA.
+    // 128x256 fp32 D: 2 stages staging the whole tile, 4 in chunks of 64 columns.
+    {"wgrad", "128x256x64 s4 c2 p g8 dc2", true},
+    {"wgrad", "128x256x64 s4 c2 p g8 cl2x1/b dc2", true},
+    {"wgrad", "128x256x64 s4 c2 p g8", false, "smem"},
+    {"wgrad", "128x256x64 s4 c2 p g8 dc4", false, "smem"},
+    {"bf16", "128x256x64 s4 c2 p g8 dc2", true},
+    {"bf16", "128x256x64 s3 c2 p g8 dc4", false, "chunks must split it into two or more"},
+    {"wgrad", "128x240x64 s4 c2 p g8 dc2", false, "and a tail"},
+    {"wgrad", "64x256x64 s4 c1 p g8 dc2", false, "d_chunk_boxes = 2 with num_consumers = 1"},
+    {"wgrad", "128x128x64 s5 c2 p g8 pp dc2", false, "d_chunk_boxes = 2 with pingpong"},
+    {"bf16", "128x64x64 s6 c2 p g8 swap dc1", false, "d_chunk_boxes = 1 with swap_ab"},
+    {"fp8", "128x128x128 s5 c2 p g8 dc1", true},
 };
 
 // Text the grammar itself refuses (InvalidArgument from GemmConfig::parse).
@@ -131,7 +151,7 @@ const std::vector<const char*> kUnparsable = {
     "128x128 s4", "128x128x64 s4 c1 q7", "128x128x64 s-1 c1", "128x128x64 s4 c1 sk-2",
     "128x128x64 s4 c1 cl2x1/c", "128x128x64 s4 c1 ws", "128x128x64 s4 c1 tma/tma",
     "128x128x64 s4 c1 ck4", "128x128x64 s4 c1 ts8", "128x128x64 s4 c1 ctas1",
-    "128x128x64 s4 c1 pdlw", "", "s4 c1"};
+    "128x128x64 s4 c1 pdlw", "", "s4 c1", "128x256x64 s4 c2 dc0", "128x256x64 s4 c2 dc"};
 
 }  // namespace
 
@@ -208,7 +228,7 @@ TEST(ConfigRules, EachFieldIsGivenOnce) {
                            "128x256x64 s3 c2 g8 g4n", "128x256x64 s3 c2 cl2x1/b cl1x2/a",
                            "128x256x64 s3 c2 sk2 sk4", "128x128x128 s5 c2 pb2 pb2",
                            "128x128x128 s5 c2 oi oi", "128x128x64 s4 c2 ntk ntk",
-                           "128x128x64 s5 c2 pp pp",
+                           "128x128x64 s5 c2 pp pp", "128x256x64 s4 c2 dc2 dc4",
                            "64x64x64 s4 c1 swap swap", "mma 8x16x128 s3 s4", "cuBLASLt cuBLASLt"}) {
     try {
       GemmConfig::parse(text);

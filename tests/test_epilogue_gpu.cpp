@@ -88,6 +88,17 @@ TEST(EpilogueGpu, ForcedTilesWithTails) {
       expect_fused(make(515, 1000, 1000, all_of(a)), config, 0.25f, seed++);
 }
 
+// D staged in chunks: the fused epilogue's vectors read for the whole tile, applied chunk by
+// chunk (fp32 and bf16 D, C read and not).
+TEST(EpilogueGpu, DStagedInChunks) {
+  AUTOGEMM_REQUIRE_GPU();
+  uint64_t seed = 5230;
+  expect_fused(make(515, 1000, 1000, all_of(Activation::gelu_tanh), DType::fp32),
+               "128x256x64 s4 c2 p g8 dc2", 0.25f, seed++);
+  expect_fused(make(1000, 1024, 520, all_of(Activation::silu, DType::fp32)),
+               "128x256x64 s4 c2 p g8 cl2x1/b dc1", 0.0f, seed++);
+}
+
 // Ping-pong consumers: the fused epilogue of one consumer's tile beside the other's k-loop,
 // every vector, activations (gelu_tanh with a bias on 64-row tiles: the register rule), gated,
 // tails in every dimension and multicast pairs.

@@ -347,6 +347,15 @@ TEST(Fp8GemmGpu, Schedules) {
             5000);
 }
 
+// D staged in chunks (dcN) behind the FP8 promotion: fp32 D with C (2 chunks of 2 boxes), bf16
+// D in a multicast pair (2 chunks of 1 box), tails in M and N.
+TEST(Fp8GemmGpu, DStagedInChunks) {
+  AUTOGEMM_REQUIRE_GPU();
+  run_cases({{300, 1000, 1040, blk, DType::fp32, e4, 0.5f, -1.25f, "128x128x128 s5 c2 p g8 dc2"},
+             {512, 1000, 2048, blk, bf16, e4, 1.0f, 0.5f, "128x128x128 s5 c2 p g8 cl2x1/b dc1"}},
+            5100);
+}
+
 // Two promotion temporaries (pb2): the k-loop runs in chunks of 8 k-blocks, then 4, then 1-3,
 // so K covers every path (16, 17, 20, 22, 12, 15, 1 and 3 k-blocks), plus split-K ranges, a cluster, per-tensor
 // scaling and, per-tensor only, tiles straddling B scale blocks (block scaling rejects that

@@ -633,6 +633,26 @@ TEST(GemmGpu, SplitKCallCapturedIntoAGraphAfterAWarmUp) {
   cuda_check(cudaStreamDestroy(stream), "cudaStreamDestroy");
 }
 
+// D staged in chunks (GemmConfig::d_chunk_boxes, epilogue.cuh store_tma): each chunk of
+// 128-byte boxes is loaded (C), staged and stored through one small buffer in turn, so fp32
+// 128x256 tiles keep 4 stages. Persistent CTAs with several tiles each (a chunk's buffer follows
+// the last tile's store), M and N tails (the last tile's last chunks wholly past N), padded
+// leading dimensions, fp32, bf16 and fp16 D, beta 0 and not, clusters, 64- and 128-row consumer
+// slabs; each against the float64 reference.
+TEST(GemmGpu, DStagedInChunks) {
+  AUTOGEMM_REQUIRE_GPU();
+  using L = Layout;
+  const DType bf16 = DType::bf16, fp16 = DType::fp16, fp32 = DType::fp32;
+  run_layout_cases(
+      {{1000, 3000, 1024, L::tn, "128x256x64 s4 c2 p g8 dc2", 1.0f, 1.0f, bf16, fp32, false},
+       {2048, 4096, 640, L::nt, "128x256x64 s4 c2 p g8 cl2x1/b dc2", 0.5f, -1.0f, bf16, fp32, true},
+       {1000, 4000, 320, L::nt, "128x128x64 s6 c2 p g8 dc2", 1.0f, 0.0f, bf16, fp32, false},
+       {1024, 2048, 384, L::tt, "256x128x64 s4 c2 p g8 dc1", 1.0f, 0.5f, bf16, fp32, false},
+       {1536, 2304, 704, L::nn, "128x256x64 s4 c2 p g8 dc2", 1.0f, 0.25f, fp16, fp16, false},
+       {777, 2000, 520, L::nt, "128x256x64 s4 c2 p g8 cl2x1/b dc1", 1.0f, 1.0f, bf16, bf16, true}},
+      4343);
+}
+
 // C loaded ahead (gemm_layout.cuh c_loaded_ahead): a consumer's store leader loads its tile's C
 // into the staging kCLeadKBlocks before the k-loop's end (one consumer: at its start in shorter
 // loops; two: after the loop there), once the last tile's bulk store has read it. Persistent

@@ -31,7 +31,7 @@ TEST(JitCompile, WgmmaFenceCompilesForSm90a) {
 TEST(JitCompile, EmbeddedHeaderResolvesByNameAndAgreesWithHost) {
   // The host computes the layout with the same header; the device static_asserts the value,
   // so this fails if the header does not resolve or if host and NVRTC disagree.
-  constexpr auto host = sm90::make_smem_layout(128, 256, 64, 4, 2, 2, true, 0);
+  constexpr auto host = sm90::make_smem_layout(128, 256, 64, 4, 2, 2, 256, 0);
   jit::KernelSource src;
   src.name = "test_layout";
   src.source = R"(
@@ -39,7 +39,7 @@ TEST(JitCompile, EmbeddedHeaderResolvesByNameAndAgreesWithHost) {
 namespace autogemm_test {
 template <int kStages>
 __global__ void layout_kernel(int* out) {
-  constexpr auto layout = autogemm::sm90::make_smem_layout(128, 256, 64, kStages, 2, 2, true, 0);
+  constexpr auto layout = autogemm::sm90::make_smem_layout(128, 256, 64, kStages, 2, 2, 256, 0);
   static_assert(layout.total_bytes == EXPECTED_TOTAL_BYTES, "host and device layouts differ");
   out[0] = layout.total_bytes;
 }

@@ -53,34 +53,40 @@ TEST(PlanLegality, SmemBytesIsTheKernelsLayout) {
   for (int stages : {1, 3, 6}) {
     GemmConfig c = tile(128, 256, 2, stages);
     EXPECT_EQ(gemm_smem_bytes(p, c),
-              sm90::make_smem_layout(128, 256, 64, stages, 2, 2, true, 0).total_bytes);
+              sm90::make_smem_layout(128, 256, 64, stages, 2, 2, 256, 0).total_bytes);
     // No D staging with the ladder's plain stores.
     EXPECT_EQ(plan::gemm_smem_bytes(p, plan::kernel_fields(p, c, unspecialised())),
-              sm90::make_smem_layout(128, 256, 64, stages, 2, 2, false, 0).total_bytes);
+              sm90::make_smem_layout(128, 256, 64, stages, 2, 2, 0, 0).total_bytes);
     // D rows ending mid 16-byte chunk are staged too (the threads store them from there).
     GemmProblem ragged = p;
     ragged.n = 4100;
     ragged.ldd = 4104;
     EXPECT_EQ(plan::kernel_fields(ragged, c).store_path, StorePath::staged);
     EXPECT_EQ(gemm_smem_bytes(ragged, c),
-              sm90::make_smem_layout(128, 256, 64, stages, 2, 2, true, 0).total_bytes);
+              sm90::make_smem_layout(128, 256, 64, stages, 2, 2, 256, 0).total_bytes);
   }
   GemmProblem fp32_out = p;
   fp32_out.d_type = DType::fp32;
   EXPECT_EQ(gemm_smem_bytes(fp32_out, tile(64, 128, 1, 5)),
-            sm90::make_smem_layout(64, 128, 64, 5, 2, 4, true, 0).total_bytes);
+            sm90::make_smem_layout(64, 128, 64, 5, 2, 4, 128, 0).total_bytes);
+  // D in chunks: the staging holds one chunk's boxes (2 x 32 fp32 columns), not block_n.
+  GemmConfig chunked = tile(128, 256, 2, 4);
+  chunked.d_chunk_boxes = 2;
+  EXPECT_EQ(gemm_smem_bytes(fp32_out, chunked),
+            sm90::make_smem_layout(128, 256, 64, 4, 2, 4, 64, 0).total_bytes);
+  EXPECT_EQ(sm90::make_smem_layout(128, 256, 64, 4, 2, 4, 64, 0).d_bytes, 128 * 64 * 4);
   // Block-scaled FP8 adds one scale slot per stage (128 A scales + 2 B scales, 16-byte
   // rounded); per-tensor FP8 does not.
   GemmProblem fp8 = cli::make_problem(4096, 4096, 4096, "fp8", "nt", 0, 0, 0);
   GemmConfig fp8_tile128 = tile(128, 128, 2, 5);
   fp8_tile128.block_k = 128;
-  const auto with_scales = sm90::make_smem_layout(128, 128, 128, 5, 1, 2, true, 2);
+  const auto with_scales = sm90::make_smem_layout(128, 128, 128, 5, 1, 2, 128, 2);
   EXPECT_EQ(with_scales.scale_stage_bytes, 528);
   EXPECT_EQ(with_scales.barrier_offset, with_scales.scale_offset + 5 * 528);
   EXPECT_EQ(gemm_smem_bytes(fp8, fp8_tile128), with_scales.total_bytes);
   fp8.scaling = Scaling::per_tensor;
   EXPECT_EQ(gemm_smem_bytes(fp8, fp8_tile128),
-            sm90::make_smem_layout(128, 128, 128, 5, 1, 2, true, 0).total_bytes);
+            sm90::make_smem_layout(128, 128, 128, 5, 1, 2, 128, 0).total_bytes);
 }
 
 TEST(PlanLegality, CommonConfigurationsAreLegal) {
@@ -378,4 +384,32 @@ TEST(PlanLegality, PromotionBuffers) {
   for (const auto& c : plan_gemm(fp8, h100).candidates) fp8_offers_pb2 |= c.config.promotion_buffers == 2;
   EXPECT_TRUE(fp8_offers_pb2);
   for (const auto& c : plan_gemm(bf16, h100).candidates) EXPECT_EQ(c.config.promotion_buffers, 1);
+}
+
+// The search offers D in chunks as a second variant of a tile where it buys ring stages: fp32
+// D (a weight gradient's 128x256 tile: 2 stages staging the whole tile, 4 in chunks of 64
+// columns), never 16-bit D (not yet measured) nor ping-pong's tiles.
+TEST(PlanLegality, ChunkedDIsOfferedForFp32DWithADeeperRing) {
+  GemmProblem wgrad = cli::make_problem(4096, 4096, 16384, "bf16", "tn", 0, 0, 0);
+  wgrad.d_type = DType::fp32;
+  wgrad.reads_c = true;
+  const Plan plan = plan_gemm(wgrad, hopper());
+  int chunked = 0;
+  for (const Candidate& c : plan.candidates) {
+    if (c.config.d_chunk_boxes == 0) continue;
+    ++chunked;
+    EXPECT_EQ(c.config.d_chunk_boxes, 2) << c.config.describe();
+    EXPECT_FALSE(c.config.pingpong) << c.config.describe();
+    EXPECT_EQ(legality_violation(wgrad, c.config, hopper()), "") << c.config.describe();
+    GemmConfig whole = c.config;
+    whole.d_chunk_boxes = 0;
+    EXPECT_NE(legality_violation(wgrad, whole, hopper()), "") << whole.describe();
+    if (c.config.block_m == 128 && c.config.block_n == 256 && c.config.block_k == 64)
+      EXPECT_EQ(c.config.num_stages, 4) << c.config.describe();
+  }
+  EXPECT_GT(chunked, 0);
+  GemmProblem bf16_out = wgrad;
+  bf16_out.d_type = DType::bf16;
+  for (const Candidate& c : plan_gemm(bf16_out, hopper()).candidates)
+    EXPECT_EQ(c.config.d_chunk_boxes, 0) << c.config.describe();
 }

@@ -137,6 +137,13 @@ TEST(Config, ParseIsTheInverseOfDescribe) {
   c.ordered_issue = true;
   EXPECT_EQ(c.describe(), "128x240x64 s3 c2 p g16n cl2x1/b sk4 pb2 oi");
   EXPECT_EQ(GemmConfig::parse(c.describe()), c) << c.describe();
+  GemmConfig chunked = c;
+  chunked.ordered_issue = false;
+  chunked.split_k = 1;
+  chunked.block_n = 256;
+  chunked.d_chunk_boxes = 2;
+  EXPECT_EQ(chunked.describe(), "128x256x64 s3 c2 p g16n cl2x1/b pb2 dc2");
+  EXPECT_EQ(GemmConfig::parse(chunked.describe()), chunked) << chunked.describe();
   GemmConfig t;
   t.persistent = false; t.raster_group = 1; t.num_stages = 1; t.n_tail_kernel = true;
   EXPECT_EQ(t.describe(), "128x128x64 s1 c1 ntk");

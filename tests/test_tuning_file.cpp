@@ -436,3 +436,40 @@ TEST(TuningFileGpu, ExportedFileGivesTheSameChoicesInAFreshProcess) {
     EXPECT_NE(second.out.find(e.config), std::string::npos) << e.config << "\n" << second.out;
   fs::remove_all(folder);
 }
+
+// Weight-gradient rows (`tune --wgrad`: dW += dY^T X into fp32, C read in place) tune through
+// gemm() as problems of their own: each exported entry's key says layout tn, fp32 D and C read;
+// a fresh process given the file takes them without timing; `--sweep` times the legal set with C.
+TEST(TuningFileGpu, WeightGradientRowsTuneWithCRead) {
+  AUTOGEMM_REQUIRE_GPU();
+  const fs::path folder = temp_folder("tuning_file_wgrad_gpu");
+  write_text(folder / "wgrad.csv", "m,n,k,tag\n576,1024,2048,kv\n256,512,1000,odd\n");
+  const fs::path file = folder / "tuning.json";
+  const std::string args = "tune --wgrad " + (folder / "wgrad.csv").string() +
+                           " --candidates 2 --warmup 1 --iters 3";
+  const std::string fresh = "-u AUTOGEMM_TUNING_RECORD -u AUTOGEMM_TUNING_FILE AUTOGEMM_CACHE_DIR=";
+  const autogemm::testing::CliRun first =
+      autogemm::testing::run_cli(args + " --export " + file.string(), fresh + (folder / "a").string());
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  EXPECT_NE(first.out.find("exported 2 entries to"), std::string::npos) << first.out;
+  const std::vector<TuningEntry> entries = runtime::read_tuning_file(file, "path");
+  ASSERT_EQ(entries.size(), 2u);
+  for (const TuningEntry& e : entries) {
+    EXPECT_NE(e.key.find("reads_c=1"), std::string::npos) << e.key;
+    EXPECT_NE(e.key.find(";d=fp32;"), std::string::npos) << e.key;
+    EXPECT_NE(e.key.find(";layout=tn;"), std::string::npos) << e.key;
+  }
+  const autogemm::testing::CliRun second = autogemm::testing::run_cli(
+      args, "-u AUTOGEMM_TUNING_RECORD AUTOGEMM_TUNING_FILE=" + file.string() +
+                " AUTOGEMM_CACHE_DIR=" + (folder / "b").string());
+  ASSERT_EQ(second.exit_code, 0) << second.out;
+  EXPECT_EQ(second.out.find("tuned now"), std::string::npos) << second.out;
+  const autogemm::testing::CliRun sweep = autogemm::testing::run_cli(
+      "tune --sweep --sample 3 --warmup 1 --iters 3 --wgrad " + (folder / "wgrad.csv").string(),
+      fresh + (folder / "c").string());
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.out;
+  EXPECT_NE(sweep.out.find("sweeping 2 rows"), std::string::npos) << sweep.out;
+  EXPECT_EQ(sweep.out.find("not swept"), std::string::npos) << sweep.out;
+  EXPECT_EQ(sweep.out.find("did not run"), std::string::npos) << sweep.out;
+  fs::remove_all(folder);
+}

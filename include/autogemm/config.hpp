@@ -66,13 +66,19 @@ struct GemmConfig {
                                    // rows): few rows of A stop padding a 64-row wgmma, or
                                    // many fit few tiles. D^T is staged as the call's rows for
                                    // TMA, else written by the threads (plan/swap_ab.hpp)
+  int d_chunk_boxes = 0;           // D (and C) staged this many 128-byte column boxes at a
+                                   // time instead of the whole tile (0): the epilogue loads,
+                                   // stages and stores the tile chunk by chunk through one
+                                   // small buffer, which leaves the pipeline more stages
+                                   // (128x256 fp32 D: 4 instead of 2). Cooperative consumers
+                                   // storing by TMA, D not FP8, not transposed (plan/rules.cpp)
   Instruction instruction = Instruction::wgmma;
 
   // Rows of a tile one consumer warpgroup computes and stores.
   int rows_per_consumer() const { return pingpong ? block_m : block_m / num_consumers; }
 
   // The configuration text: "128x256x64 s3 c2 p g8 cl2x1/b" (+ " sk2", " pb2", " oi", " pp",
-  // " ntk", " swap"),
+  // " ntk", " swap", " dc2"),
   // "mma 16x64x256 s3 sk4" for the decode family, or "cuBLASLt".
   std::string describe() const;
   // The inverse of describe() (fields it omits keep their defaults, except: not persistent,

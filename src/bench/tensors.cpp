@@ -263,6 +263,10 @@ GemmOperands GemmInputs::operands() const {
   o.d = d.get();
   o.scale_a = static_cast<const float*>(scales.a.get());
   o.scale_b = static_cast<const float*>(scales.b.get());
+  if (c.get()) {
+    o.c = c.get();
+    o.beta = 1.0f;
+  }
   return o;
 }
 
@@ -282,6 +286,10 @@ GemmInputs make_gemm_inputs(const GemmProblem& problem, uint64_t seed) {
   } else {
     fill_random(in.a.get(), operand_elements(problem, 'A'), problem.a_type, seed);
     fill_random(in.b.get(), operand_elements(problem, 'B'), problem.b_type, seed + 1);
+  }
+  if (problem.reads_c) {
+    in.c = DeviceBuffer(operand_elements(problem, 'D') * dtype_bytes(problem.d_type));
+    fill_random(in.c.get(), operand_elements(problem, 'D'), problem.d_type, seed + 7);
   }
   fill_poison(in.d.get(), operand_elements(problem, 'D'), problem.d_type);
   return in;

@@ -91,9 +91,12 @@ void quantize_fp8_sources(const Fp8Sources& sources, int64_t m, int64_t n, int64
 
 // One problem's operands on random inputs: A and B as the problem stores them (fill_random from
 // seed and seed + 1; block-scaled FP8: quantised BF16 sources, see above), D poisoned (NaN) so
-// unwritten entries show; beta = 0. Ready on the device when this returns.
+// unwritten entries show; beta = 0. A problem that reads C gets a random C of its own and beta
+// 1: the same kernel and bytes as the in-place D += A B it stands for, but a timed call may be
+// repeated (gemm() tunes no call whose C is its D: each candidate would add to it again). Ready
+// on the device when this returns.
 struct GemmInputs {
-  DeviceBuffer a, b, d;
+  DeviceBuffer a, b, c, d;
   Fp8Scales scales;           // block-scaled FP8 only
   GemmOperands operands() const;
 };

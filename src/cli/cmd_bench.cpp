@@ -23,7 +23,6 @@
 
 #include "autogemm/device.hpp"
 #include "autogemm/errors.hpp"
-#include "autogemm/wgrad.hpp"
 #include "bench/bench_report.hpp"
 #include "bench/bench_runner.hpp"
 #include "bench/copy_bandwidth.hpp"
@@ -38,6 +37,7 @@
 #include "cli/cmd_bench.hpp"
 #include "cli/commands.hpp"
 #include "cli/multi_gpu_cli.hpp"
+#include "cli/row_problem.hpp"
 #include "cli/size_list.hpp"
 
 namespace autogemm::cli {
@@ -77,14 +77,7 @@ BenchCliOptions with_wgrad(BenchCliOptions o) {
   if (o.wgrad.empty()) return o;
   if (!o.suite.empty() || !o.m.empty())
     throw InvalidArgument("--wgrad", o.wgrad, "takes its rows from the file: no --suite or --m");
-  if (o.dtype != "bf16" && o.dtype != "fp16" && o.dtype != "fp8")
-    throw InvalidArgument("--dtype", o.dtype,
-                          "weight gradients run on bf16, fp16 or fp8 (e4m3 with 1x128 scales "
-                          "along the tokens on both operands)");
-  if (!o.out_dtype.empty() && o.out_dtype != "fp32")
-    throw InvalidArgument("--out-dtype", o.out_dtype,
-                          "a weight gradient accumulates into fp32 (a 16-bit C would round every "
-                          "micro-batch's sum)");
+  check_wgrad_types(o.dtype, o.out_dtype);
   o.suite = o.wgrad;
   o.layout = "tn";
   o.out_dtype = "fp32";
@@ -122,24 +115,10 @@ std::vector<bench::BenchItem> items_from(const BenchCliOptions& o) {
     throw InvalidArgument("--gated", "true",
                           "bench compares D = M x N with cuBLASLt, which has no gated epilogue; "
                           "bench/mlp_block.py times gated layers and the FP8 MLP block");
+  const RowOptions row{o.dtype, o.layout, o.out_dtype, o.accumulate, !o.wgrad.empty()};
   for (std::size_t i = 0; i < shapes.size(); ++i) {
-    // --wgrad: the problem weight_gradient_problem makes of the row (FP8: the transposed copies,
-    // layout nt, 1x128 scales on both, quantised by the bench from bf16 like every FP8 row).
-    GemmProblem p =
-        o.wgrad.empty()
-            ? make_problem(shapes[i].m, shapes[i].n, shapes[i].k, o.dtype, o.layout, 0, 0, 0)
-            : weight_gradient_problem(shapes[i].k, shapes[i].m, shapes[i].n,
-                                      parse_dtype(o.dtype).value_or(DType::bf16));
-    if (!o.out_dtype.empty()) {
-      const auto out = parse_dtype(o.out_dtype);
-      if (!out || *out == DType::e4m3)
-        throw InvalidArgument("--out-dtype", o.out_dtype,
-                              "expected bf16, fp16 or fp32 (FP8 output is timed by "
-                              "bench/mlp_block.py)");
-      p.d_type = *out;
-    }
+    GemmProblem p = row_problem(shapes[i].m, shapes[i].n, shapes[i].k, row);
     p.epilogue = epilogue;
-    p.reads_c = o.accumulate;
     if (o.accumulate && !epilogue.empty())
       throw InvalidArgument("--accumulate", "true",
                             "accumulating rows (D += A B) are timed as plain GEMMs: no fused "

@@ -30,6 +30,7 @@
 #include "bench/timing.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
+#include "cli/row_problem.hpp"
 #include "cli/tune_sweep.hpp"
 #include "cuda/cuda_check.hpp"
 #include "runtime/autotune.hpp"
@@ -43,8 +44,11 @@ namespace {
 
 struct TuneOptions {
   std::string suite;
+  std::string wgrad;         // --wgrad FILE: the suite's rows as weight gradients (row_problem.hpp)
   std::string dtype = "bf16";
   std::string layout = "nt";
+  std::string out_dtype;     // empty: bf16 (fp16 for fp16 inputs)
+  bool accumulate = false;   // D += A B (beta 1; timed with a C of its own, bench/tensors.hpp)
   std::string device;
   int candidates = 8;
   int warmup = 3;
@@ -234,12 +238,41 @@ void check_export_path(const std::string& path) {
                           fmt::format("its folder {} does not exist", folder.string()));
 }
 
+// The suite's file: --suite, or --wgrad's (one of them).
+const std::string& suite_file(const TuneOptions& o) {
+  if (!o.wgrad.empty() && !o.suite.empty())
+    throw InvalidArgument("--wgrad", o.wgrad, "takes its rows from the file: no --suite");
+  if (o.wgrad.empty() && o.suite.empty())
+    throw InvalidArgument("--suite", "missing", "give the shapes: --suite FILE (or --wgrad FILE)");
+  return o.wgrad.empty() ? o.suite : o.wgrad;
+}
+
+// How a row reads, as `bench` reads it. --wgrad: bf16 or fp16, into fp32 (FP8 weight gradients
+// quantise both operands along the tokens, which `bench --wgrad --dtype fp8` does and tune's
+// random inputs do not).
+RowOptions row_options(const TuneOptions& o) {
+  if (!o.wgrad.empty()) {
+    check_wgrad_types(o.dtype, o.out_dtype);
+    if (o.dtype == "fp8")
+      throw InvalidArgument("--dtype", o.dtype,
+                            "tune --wgrad takes bf16 or fp16 rows (FP8 weight gradients: "
+                            "autogemm bench --wgrad FILE --dtype fp8)");
+    if (o.layout != "nt" && o.layout != "tn")
+      throw InvalidArgument("--layout", o.layout,
+                            "--wgrad sets the layout (tn: dY and X token-major)");
+  }
+  return RowOptions{o.dtype, o.layout, o.out_dtype, o.accumulate, !o.wgrad.empty()};
+}
+
 void run_tune(const TuneOptions& o) {
   // Arguments first (the suite and its problems, the record), then the device.
   std::vector<bench::BenchItem> items;
-  for (const bench::BenchCase& c : bench::load_suite(o.suite))
-    items.push_back({make_problem(c.m, c.n, c.k, o.dtype, o.layout, 0, 0, 0), c.tag});
-  for (const bench::BenchItem& item : items) bench::check_item(item);
+  for (const bench::BenchCase& c : bench::load_suite(suite_file(o)))
+    items.push_back({row_problem(c.m, c.n, c.k, row_options(o)), c.tag});
+  for (const bench::BenchItem& item : items) {
+    validate(item.problem);
+    bench::check_item(item);
+  }
   check_export_path(o.export_path);
   if (o.sweep && !o.export_path.empty())
     throw InvalidArgument("--export", o.export_path,
@@ -363,10 +396,20 @@ void add_tune_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "tune", "Autotune a suite's shapes and keep the winners in the tuning record, which later "
               "gemm() calls use without timing again");
-  cmd->add_option("--suite", o->suite, "shape suite (CSV: m,n,k[,tag])")->required();
+  cmd->add_option("--suite", o->suite, "shape suite (CSV: m,n,k[,tag])");
+  cmd->add_option("--wgrad", o->wgrad,
+                  "a suite of weight gradients instead (m = out features, n = in features, k = "
+                  "tokens): dW += dY^T X with dY and X token-major (layout tn) into fp32, as "
+                  "`autogemm bench --wgrad` runs it")
+      ->type_name("FILE");
   cmd->add_option("--dtype", o->dtype, "input type: bf16, fp16 or fp8 (e4m3, block-scaled)")
       ->capture_default_str();
   cmd->add_option("--layout", o->layout, "nt, nn, tn or tt")->capture_default_str();
+  cmd->add_option("--out-dtype", o->out_dtype, "D's type: bf16, fp16 or fp32 (default: the inputs')");
+  cmd->add_flag("--accumulate", o->accumulate,
+                "D += A B: each row reads C (beta 1), tuned as a problem of its own whose entry serves "
+                "the in-place calls (C is D); timed with a C of its own, since each candidate's "
+                "call would add to an in-place D again");
   cmd->add_option("--candidates", o->candidates,
                   "configurations timed per shape: the planner's best distinct ones (2..64)")
       ->capture_default_str()

@@ -47,6 +47,7 @@ jit::KernelSource gemm_kernel_source(const KernelLaunch& kernel, bool traced) {
              (c.split_k > 1 ? fmt::format("_sk{}", c.split_k) : std::string()) +
              (f.launch_dependents ? "_ntk" : "") + (f.waits_for_primary ? "_pdlw" : "") +
              (c.swap_ab ? "_dT" : "") + (c.pingpong ? "_pp" : "") +
+             (c.d_chunk_boxes > 0 ? fmt::format("_dc{}", c.d_chunk_boxes) : std::string()) +
              (p.grouping == Grouping::none ? "" : fmt::format("_grouped_{}", to_string(p.grouping)));
   src.name += input_type_name_suffix(p, c);   // FP8: B type and scaling; empty for 16-bit
   src.name += epilogue_name_suffix(kernel_epilogue(p));
@@ -76,6 +77,7 @@ jit::KernelSource gemm_kernel_source(const KernelLaunch& kernel, bool traced) {
       "  static constexpr int grouping = {grouping};   // 0 none, 1 contiguous, 2 masked, 3 k_contiguous\n"
       "  static constexpr bool d_transposed = {d_transposed};   // swap_ab: D^T = B^T A^T\n"
       "  static constexpr bool band_signals = {band_signals};   // row bands signalled\n"
+      "  static constexpr int d_chunk_boxes = {d_chunk_boxes};   // D staged by chunks of boxes (0: whole)\n"
       "{mma}"
       "{epilogue}"
       "}};\n"
@@ -101,7 +103,7 @@ jit::KernelSource gemm_kernel_source(const KernelLaunch& kernel, bool traced) {
       fmt::arg("waits_for_primary", f.waits_for_primary), fmt::arg("mma", mma),
       fmt::arg("epilogue", epilogue_member(kernel_epilogue(p))),
       fmt::arg("grouping", int(p.grouping)), fmt::arg("d_transposed", c.swap_ab),
-      fmt::arg("band_signals", p.signal_bands > 0));
+      fmt::arg("band_signals", p.signal_bands > 0), fmt::arg("d_chunk_boxes", c.d_chunk_boxes));
   src.kernel_name = "autogemm::sm90::gemm_kernel<autogemm::sm90::generated::Config>";
   src.arch = "sm_90a";
   return src;

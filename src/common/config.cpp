@@ -53,6 +53,7 @@ std::string GemmConfig::describe() const {
   if (pingpong) s += " pp";
   if (n_tail_kernel) s += " ntk";
   if (swap_ab) s += " swap";
+  if (d_chunk_boxes > 0) s += fmt::format(" dc{}", d_chunk_boxes);
   return s;
 }
 
@@ -114,6 +115,10 @@ GemmConfig GemmConfig::parse(std::string_view text) {
     } else if (token.starts_with("pb")) {
       once("pb");
       c.promotion_buffers = number(std::string_view(token).substr(2));
+    } else if (token.starts_with("dc") && token.size() > 2) {
+      once("dc");
+      c.d_chunk_boxes = number(std::string_view(token).substr(2));
+      if (c.d_chunk_boxes == 0) bad("at least 1 box a chunk (leave the token out to stage the whole tile)");
     } else if (token.starts_with("sk")) {
       once("sk");
       c.split_k = number(std::string_view(token).substr(2));

@@ -166,6 +166,13 @@ double fused_activation_ns(Activation a) {
 // 128x128 c2 2.70, 256x128 c2 5.20 (the same bytes as 128x256 in half-length segments), 64x256
 // c1 2.38, 64x208 c1 2.77; a memset of 264 MB reaches 4.19 TB/s, 87% of the H200's 4.8.
 constexpr double kStoreTileTurnaroundUs = 0.21;
+// D in chunks (GemmConfig::d_chunk_boxes): each chunk after the first waits for the previous
+// chunk's store to have read the one staging buffer, and with C for its own C load's round trip
+// before it is staged: the bytes are the tile's as before (tile_times), these latencies are the
+// chunks'. Estimates (the store's read of 16-32 KB of staging ~0.3 us, a DRAM round trip ~0.7
+// us more), not yet fitted.
+constexpr double kDChunkTurnaroundUs = 0.3;
+constexpr double kDChunkCLoadUs = 0.7;
 // A tile that accumulates into an fp32 D (weight gradients: C is D, far larger than the L2)
 // waits for C from DRAM after its k-loop and stores D before its next k-loop starts: its C and
 // D take the SM's share of the DRAM rate in series with the k-loop, not beside it. H200 weight
@@ -542,6 +549,11 @@ double fixed_costs(const GemmProblem& problem, const GemmConfig& config, const G
                               dtype_bytes(problem.d_type)) > 0)
       epilogue_us += kEpilogueTailBoxUs;
   }
+  if (config.d_chunk_boxes > 0)
+    epilogue_us += double(sm90::d_main_boxes(config.block_n, dtype_bytes(problem.d_type)) /
+                              config.d_chunk_boxes -
+                          1) *
+                   (kDChunkTurnaroundUs + (problem.reads_c ? kDChunkCLoadUs : 0.0));
   // Ping-pong consumers store a tile beside the other's k-loop: only the last one is exposed.
   double fixed_us = kLaunchUs + (config.persistent ? fill_us : double(waves) * fill_us) +
                     (config.pingpong ? 1.0 : double(waves)) * epilogue_us;

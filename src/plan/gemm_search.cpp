@@ -25,6 +25,7 @@
 #include "autogemm/errors.hpp"
 #include "autogemm/plan.hpp"
 #include "kernels/sm90/fp8_scales.cuh"
+#include "kernels/sm90/gemm_layout.cuh"
 #include "plan/rules.hpp"
 #include "plan/gemm_search.hpp"
 #include "plan/kernel_spec.hpp"
@@ -124,7 +125,11 @@ std::string kernel_path_reason(const GemmProblem& problem, const GemmConfig& bes
       best.swap_ab ? fmt::format("D^T = B^T A^T (the {} rows of A along wgmma's N): ", problem.m)
                    : std::string(),
       best.block_n, is_fp8(problem.a_type) ? 32 : 16, to_string(problem.a_type),
-      store_path_text(kernel_fields(kernel, best).store_path, best.swap_ab),
+      std::string(store_path_text(kernel_fields(kernel, best).store_path, best.swap_ab)) +
+          (best.d_chunk_boxes > 0
+               ? fmt::format(" of {} columns at a time (D staged in chunks: a deeper ring)",
+                             best.d_chunk_boxes * sm90::d_main_box_cols(dtype_bytes(problem.d_type)))
+               : std::string()),
       best.num_consumers, best.num_consumers > 1 ? "s" : "",
       best.pingpong ? " taking whole tiles in turn (one's epilogue beside the other's k-loop)"
                     : "",
@@ -335,6 +340,22 @@ GemmConfig vendor_config() {
 namespace plan {
 namespace {
 
+// D staged in chunks of this many boxes as a second variant of `tile`, or 0: fp32 D (weight
+// gradients, fp32 outputs), whose whole-tile staging costs the ring the most (128x256: 128 KB,
+// 2 stages against 4 in chunks of 64 columns), on two cooperative consumers of one split (the
+// rules refuse the rest; 128x256 split-K spills either way). 16-bit D keeps the whole tile
+// until chunks are measured there.
+int d_chunk_choice(const GemmProblem& problem, const GemmConfig& tile) {
+  if (problem.d_type != DType::fp32 || tile.num_consumers != 2 || tile.pingpong ||
+      tile.swap_ab || tile.split_k != 1 || problem.grouping != Grouping::none ||
+      problem.epilogue.gated)
+    return 0;
+  const int out_bytes = dtype_bytes(problem.d_type);
+  if (sm90::d_tail_box_cols(tile.block_n, out_bytes) != 0) return 0;
+  const int boxes = sm90::d_main_boxes(tile.block_n, out_bytes);
+  return boxes % 2 == 0 && boxes > 2 ? 2 : 0;
+}
+
 // Every tile the search considers (legal or not; tile_violation sorts them), in the order
 // that breaks ties between equal predictions: block_k, block_m, block_n, consumers, split_k,
 // FP8 promotion scheme. Each gets the deepest ring that fits.
@@ -373,6 +394,14 @@ std::vector<GemmConfig> tile_configs(const GemmProblem& problem, const GpuInfo& 
                   // 2 does not fit: rejected, with its size.
                   tile.num_stages = stages > 0 ? stages : 2;
                   tiles.push_back(tile);
+                  if (const int chunk = d_chunk_choice(problem, tile); chunk > 0) {
+                    GemmConfig chunked = tile;
+                    chunked.d_chunk_boxes = chunk;
+                    const int deeper = max_stages_that_fit(
+                        problem, kernel_fields(problem, chunked), device, kMaxStages);
+                    chunked.num_stages = deeper;
+                    if (deeper > stages) tiles.push_back(chunked);
+                  }
                 }
   return tiles;
 }

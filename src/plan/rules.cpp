@@ -42,8 +42,10 @@ int gemm_smem_bytes(const GemmProblem& problem, const KernelFields& fields) {
   const GemmConfig& config = fields.config;
   const bool stage_d = fields.store_path != StorePath::threads;
   const int out_bytes = dtype_bytes(problem.d_type);
+  const int staged_cols =
+      stage_d ? sm90::d_staged_cols(config.block_n, out_bytes, config.d_chunk_boxes) : 0;
   return sm90::make_smem_layout(config.block_m, config.block_n, config.block_k, config.num_stages,
-                                dtype_bytes(problem.a_type), out_bytes, stage_d,
+                                dtype_bytes(problem.a_type), out_bytes, staged_cols,
                                 sm90::staged_b_scales(kernel_scaling(problem), config.block_n),
                                 problem.grouping == Grouping::k_contiguous)
       .total_bytes;
@@ -199,6 +201,39 @@ std::string pingpong_violation(const GemmProblem& problem, const KernelFields& f
                        "narrower tiles",
                        config.block_m, config.block_n, config.rows_per_consumer() / 64,
                        accumulator_registers(config));
+  return {};
+}
+
+// D staged in chunks (GemmConfig::d_chunk_boxes; kernels/sm90/epilogue.cuh store_tma): the
+// cooperative consumers' TMA store, through a staging buffer of one chunk of 128-byte boxes.
+// Not built for the paths that keep the whole tile in the staging: ping-pong's turns, FP8
+// output's row scales, D^T, the threads' stores, masked groups, a gated tile; nor a tail box.
+std::string d_chunk_violation(const GemmProblem& problem, const KernelFields& fields) {
+  const GemmConfig& config = fields.config;
+  if (config.d_chunk_boxes == 0) return {};
+  auto no = [&](const std::string& what) {
+    return fmt::format("d_chunk_boxes = {} with {}: D is staged in chunks only by two "
+                       "cooperative consumers storing whole 128-byte boxes of bf16, fp16 or "
+                       "fp32 D by TMA, ungrouped",
+                       config.d_chunk_boxes, what);
+  };
+  if (config.instruction != Instruction::wgmma) return no("the decode family");
+  if (config.num_consumers != 2) return no(fmt::format("num_consumers = {}", config.num_consumers));
+  if (config.pingpong) return no("pingpong");
+  if (config.swap_ab) return no("swap_ab");
+  if (fields.store_path != StorePath::tma) return no(fmt::format("store_path = {}", to_string(fields.store_path)));
+  if (problem.d_type == DType::e4m3) return no("d_type = e4m3");
+  if (problem.grouping != Grouping::none) return no(fmt::format("grouping = {}", to_string(problem.grouping)));
+  if (problem.epilogue.gated) return no("a gated epilogue");
+  const int out_bytes = dtype_bytes(problem.d_type);
+  const int boxes = sm90::d_main_boxes(config.block_n, out_bytes);
+  if (sm90::d_tail_box_cols(config.block_n, out_bytes) != 0 || boxes % config.d_chunk_boxes != 0 ||
+      boxes == config.d_chunk_boxes)
+    return fmt::format("d_chunk_boxes = {}: block_n = {} of {} D is {} boxes of {} columns{}; "
+                       "chunks must split it into two or more whole parts",
+                       config.d_chunk_boxes, config.block_n, to_string(problem.d_type), boxes,
+                       sm90::d_main_box_cols(out_bytes),
+                       sm90::d_tail_box_cols(config.block_n, out_bytes) != 0 ? " and a tail" : "");
   return {};
 }
 
@@ -581,6 +616,8 @@ std::string tile_violation(const GemmProblem& problem, const KernelFields& field
                        to_string(*problem.weight_format),
                        config.instruction == Instruction::vendor ? "cuBLASLt" : "the wgmma family");
   if (config.instruction == Instruction::vendor) return {};  // cuBLASLt takes any valid problem
+  if (config.instruction == Instruction::mma && config.d_chunk_boxes > 0)
+    return d_chunk_violation(problem, fields);
   if (auto why = swap_ab_violation(problem, fields); !why.empty()) return why;
   if (config.instruction == Instruction::mma) return decode_violation(problem, fields, device);
   // In order; each check may assume the ones before it passed (later ones divide by the sizes).
@@ -592,6 +629,7 @@ std::string tile_violation(const GemmProblem& problem, const KernelFields& field
   if (auto why = fp8_violation(problem, fields); !why.empty()) return why;
   if (auto why = output_violation(problem, fields); !why.empty()) return why;
   if (auto why = pingpong_violation(problem, fields); !why.empty()) return why;
+  if (auto why = d_chunk_violation(problem, fields); !why.empty()) return why;
   if (auto why = wgmma_shape_violation(problem, config, device); !why.empty()) return why;
   return tma_box_violation(problem, fields);
 }

@@ -161,17 +161,18 @@ struct Epilogue {
   // Byte offset of (row in tile, column in tile) inside the D staging buffer: kDMainBoxes slabs
   // of (BLOCK_M, kDMainCols), 128-byte swizzle, then the (BLOCK_M, kDTailCols) tail slab, swizzled
   // with its row's span or dense (gemm_layout.cuh d_main_boxes). Every slab is one TMA box per
-  // consumer. `col` is a multiple of 8 plus the lane's even offset, so the slab it falls in is
-  // known at compile time in the unrolled loops.
+  // consumer. D in chunks: the staging holds one chunk's kDStagedBoxes slabs, a column's slab
+  // taken modulo that. `col` is a multiple of 8 plus the lane's even offset, so the slab it
+  // falls in is known at compile time in the unrolled loops.
   __device__ __forceinline__ static int staging_offset(int row, int col) {
     constexpr int kMainColsTotal = G::kDMainBoxes * G::kDMainCols;
     if (col < kMainColsTotal) {
       const int linear = row * kSwizzleSpanBytes + (col % G::kDMainCols) * Cfg::out_bytes;
-      return col / G::kDMainCols * Cfg::block_m * kSwizzleSpanBytes +
+      return col / G::kDMainCols % G::kDStagedBoxes * Cfg::block_m * kSwizzleSpanBytes +
              swizzle_offset(linear, kSwizzleSpanBytes);
     }
     const int linear = row * G::kDTailBytes + (col - kMainColsTotal) * Cfg::out_bytes;
-    return G::kDMainBoxes * Cfg::block_m * kSwizzleSpanBytes +
+    return G::kDStagedBoxes * Cfg::block_m * kSwizzleSpanBytes +
            (G::kDTailSwizzle != 0 ? swizzle_offset(linear, G::kDTailSwizzle) : linear);
   }
 
@@ -193,15 +194,18 @@ struct Epilogue {
            swizzle_offset(linear, kSwizzleSpanBytes);
   }
 
-  // Issues one TMA operation per slab of this consumer's rows: main slabs through `main_map`,
-  // the tail slab through `tail_map`. f(map, staging slab address, first column of the slab).
+  // Issues one TMA operation per slab of this consumer's rows of chunk `chunk` (all of them
+  // unchunked): main slabs through `main_map`, the tail slab through `tail_map`. f(map, staging
+  // slab address, first column of the slab).
   template <class F>
   __device__ __forceinline__ static void for_each_box(const ptx::TensorMap* main_map,
                                                       const ptx::TensorMap* tail_map, int row_base,
-                                                      F&& f) {
+                                                      int chunk, F&& f) {
 #pragma unroll
-    for (int slab = 0; slab < G::kDMainBoxes; ++slab)
-      f(main_map, staging_offset(row_base, slab * G::kDMainCols), slab * G::kDMainCols);
+    for (int box = 0; box < G::kDStagedBoxes; ++box) {
+      const int col = (chunk * G::kDStagedBoxes + box) * G::kDMainCols;
+      f(main_map, staging_offset(row_base, col), col);
+    }
     if constexpr (G::kDTailCols > 0)
       f(tail_map, staging_offset(row_base, G::kDMainBoxes * G::kDMainCols),
         G::kDMainBoxes * G::kDMainCols);
@@ -214,14 +218,15 @@ struct Epilogue {
   // 1536 0.890 -> 0.935, 128 x 32768 x 512 0.818 -> 0.879.
   static constexpr bool kCAhead = c_loaded_ahead(Cfg::tma_store, Cfg::warp_specialized,
                                                  Cfg::pingpong, Cfg::in_bytes, Cfg::split_k,
-                                                 Cfg::grouping, Cfg::out_kind);
+                                                 Cfg::grouping, Cfg::out_kind, Cfg::d_chunk_boxes);
 
-  // One TMA operation per box of this consumer's rows of the tile: f(map, staging offset,
-  // coordinates). D^T's boxes are (BLOCK_N caller rows, 128-byte caller columns) from (m0 + r, n0).
+  // One TMA operation per box of this consumer's rows of the tile's chunk `chunk` (0: the tile
+  // unchunked): f(map, staging offset, coordinates). D^T's boxes are (BLOCK_N caller rows,
+  // 128-byte caller columns) from (m0 + r, n0).
   template <class F>
   __device__ __forceinline__ static void each_box(const ptx::TensorMap* main_map,
                                                   const ptx::TensorMap* tail_map, int consumer,
-                                                  int row0, int n_tile, F&& f) {
+                                                  int row0, int n_tile, int chunk, F&& f) {
     const int row_base = G::consumer_row0(consumer);
     const int m0 = row0 + row_base, n0 = n_tile * Cfg::block_n, d_n0 = n_tile * G::kDCols;
     if constexpr (Cfg::d_transposed) {
@@ -229,22 +234,23 @@ struct Epilogue {
       for (int r = 0; r < G::kRowsPerConsumer; r += kTransposedBoxRows)
         f(main_map, transposed_offset(row_base + r, 0), m0 + r, n0);
     } else {
-      for_each_box(main_map, tail_map, row_base,
+      for_each_box(main_map, tail_map, row_base, chunk,
                    [&](const ptx::TensorMap* map, int offset, int col) {
                      f(map, offset, d_n0 + col, m0);
                    });
     }
   }
 
-  // The leader: C's boxes of this consumer's rows of the tile into the staging buffer, which
-  // no bulk store still reads; completion on the consumer's C-loaded barrier.
+  // The leader: C's boxes of this consumer's rows of the tile (of its chunk `chunk`) into the
+  // staging buffer, which no bulk store still reads; completion on the consumer's C-loaded
+  // barrier.
   __device__ __forceinline__ static void issue_c_load(const SharedStorage<Cfg>& smem,
                                                       const EpilogueMaps& maps, int consumer,
-                                                      int row0, int n_tile) {
+                                                      int row0, int n_tile, int chunk = 0) {
     unsigned char* staging = smem.d();
     ptx::u64* bar = smem.c_loaded(consumer);
-    ptx::mbarrier_arrive_expect_tx(bar, G::kRowsPerConsumer * G::kDCols * Cfg::out_bytes);
-    each_box(maps.c, maps.c_tail, consumer, row0, n_tile,
+    ptx::mbarrier_arrive_expect_tx(bar, G::kRowsPerConsumer * G::kDChunkCols * Cfg::out_bytes);
+    each_box(maps.c, maps.c_tail, consumer, row0, n_tile, chunk,
              [&](const ptx::TensorMap* map, int offset, int x, int y) {
                ptx::tma_load_2d(staging + offset, map, bar, x, y);
              });
@@ -268,58 +274,67 @@ struct Epilogue {
     Fused fused;
     fused.load(params, m0, n0, group);   // in flight while the previous store drains
 
-    // The previous tile's store must have read the staging buffer before it is rewritten.
-    if (leader) ptx::tma_store_wait_read<0>();
-    ptx::named_barrier_sync(barrier_id, kStoreThreads);
-
     const bool read_c = params.beta != 0.0f;
-    if (read_c) {
-      // c_issued_ahead: issued during the k-loop (Consumer::issue_c_ahead).
-      if (!c_issued_ahead && leader) issue_c_load(smem, maps, consumer, row0, n_tile);
-      ptx::mbarrier_wait(smem.c_loaded(consumer), c_phase);
-      c_phase ^= 1;
-    }
-    // Two copies of the loop, chosen once per tile. With one loop and `if (read_c)` inside,
-    // ptxas (CUDA 13.0) keeps every C load, predicated off when beta == 0, in the common path
-    // and waits on each before its store: +1.2 us per 128 x 256 bf16 tile, 18% of a K = 512
-    // GEMM (4096 x 32768 x 512: 259 against 219 us).
-    const auto stage = [&](auto with_c) {
-      for_each_pair([&](int slab, int r, int row, int col) {
-        const float2 v = pair_values(acc, fused, params.alpha, slab, r);
-        float v0 = v.x, v1 = v.y;
-        if constexpr (Cfg::d_transposed) {
-          unsigned char* p0 = staging + transposed_offset(row_base + row, col);
-          unsigned char* p1 = staging + transposed_offset(row_base + row, col + 1);
-          if constexpr (decltype(with_c)::value) {
-            v0 += params.beta * load_c_value(p0);
-            v1 += params.beta * load_c_value(p1);
+    // D in chunks (G::kDChunked): the staging holds one chunk of boxes, so each chunk is loaded
+    // (C), staged and stored in turn; unchunked, one pass over the whole tile. The loop is
+    // unrolled, so each pass keeps only its own columns' pairs.
+#pragma unroll
+    for (int chunk = 0; chunk < G::kDChunks; ++chunk) {
+      // The previous store (the last tile's, or this tile's previous chunk) must have read the
+      // staging buffer before it is rewritten.
+      if (leader) ptx::tma_store_wait_read<0>();
+      ptx::named_barrier_sync(barrier_id, kStoreThreads);
+      if (read_c) {
+        // c_issued_ahead: issued during the k-loop (Consumer::issue_c_ahead; never in chunks).
+        if (!c_issued_ahead && leader) issue_c_load(smem, maps, consumer, row0, n_tile, chunk);
+        ptx::mbarrier_wait(smem.c_loaded(consumer), c_phase);
+        c_phase ^= 1;
+      }
+      // Two copies of the loop, chosen once per tile. With one loop and `if (read_c)` inside,
+      // ptxas (CUDA 13.0) keeps every C load, predicated off when beta == 0, in the common path
+      // and waits on each before its store: +1.2 us per 128 x 256 bf16 tile, 18% of a K = 512
+      // GEMM (4096 x 32768 x 512: 259 against 219 us).
+      const auto stage = [&](auto with_c) {
+        for_each_pair([&](int slab, int r, int row, int col) {
+          // A pair's 8-column step lies in one chunk (chunks are whole 128-byte boxes), so
+          // every lane of the quad skips it or not alike (pair_values shuffles).
+          if (G::kDChunked && col / G::kDChunkCols != chunk) return;
+          const float2 v = pair_values(acc, fused, params.alpha, slab, r);
+          float v0 = v.x, v1 = v.y;
+          if constexpr (Cfg::d_transposed) {
+            unsigned char* p0 = staging + transposed_offset(row_base + row, col);
+            unsigned char* p1 = staging + transposed_offset(row_base + row, col + 1);
+            if constexpr (decltype(with_c)::value) {
+              v0 += params.beta * load_c_value(p0);
+              v1 += params.beta * load_c_value(p1);
+            }
+            store_value(p0, v0);
+            store_value(p1, v1);
+          } else {
+            unsigned char* p = staging + staging_offset(row_base + row, col);
+            if constexpr (decltype(with_c)::value) {
+              v0 += params.beta * load_c_value(p);
+              v1 += params.beta * load_c_value(p + Cfg::out_bytes);
+            }
+            store_pair(p, v0, v1);
           }
-          store_value(p0, v0);
-          store_value(p1, v1);
-        } else {
-          unsigned char* p = staging + staging_offset(row_base + row, col);
-          if constexpr (decltype(with_c)::value) {
-            v0 += params.beta * load_c_value(p);
-            v1 += params.beta * load_c_value(p + Cfg::out_bytes);
-          }
-          store_pair(p, v0, v1);
-        }
-      });
-    };
-    if constexpr (Cfg::out_kind == 3) {   // no C (validate: FP8 output has none)
-      stage_fp8(acc, fused, params, staging, row_base, m0, d_n0);
-    } else {
-      if (read_c) stage(IntConstant<1>{});
-      else stage(IntConstant<0>{});
-    }
-    ptx::fence_proxy_async_shared();
-    ptx::named_barrier_sync(barrier_id, kStoreThreads);
-    if (leader) {
-      each_box(maps.d, maps.d_tail, consumer, row0, n_tile,
-               [&](const ptx::TensorMap* map, int offset, int x, int y) {
-                 ptx::tma_store_2d(map, staging + offset, x, y);
-               });
-      ptx::tma_store_commit_group();
+        });
+      };
+      if constexpr (Cfg::out_kind == 3) {   // no C (validate: FP8 output has none); unchunked
+        stage_fp8(acc, fused, params, staging, row_base, m0, d_n0);
+      } else {
+        if (read_c) stage(IntConstant<1>{});
+        else stage(IntConstant<0>{});
+      }
+      ptx::fence_proxy_async_shared();
+      ptx::named_barrier_sync(barrier_id, kStoreThreads);
+      if (leader) {
+        each_box(maps.d, maps.d_tail, consumer, row0, n_tile, chunk,
+                 [&](const ptx::TensorMap* map, int offset, int x, int y) {
+                   ptx::tma_store_2d(map, staging + offset, x, y);
+                 });
+        ptx::tma_store_commit_group();
+      }
     }
   }
 

@@ -59,7 +59,10 @@ struct Geometry {
   static constexpr bool kStagedScales = kStagedBScales > 0;
   static constexpr SmemLayout kSmem =
       make_smem_layout(Cfg::block_m, Cfg::block_n, Cfg::block_k, Cfg::num_stages, kInBytes,
-                       Cfg::out_bytes, Cfg::tma_store || Cfg::staged_store,
+                       Cfg::out_bytes,
+                       Cfg::tma_store || Cfg::staged_store
+                           ? d_staged_cols(Cfg::block_n, Cfg::out_bytes, Cfg::d_chunk_boxes)
+                           : 0,
                        kStagedBScales, Cfg::grouping == 3);
   // The full barrier completes when the TMA bytes have landed and its arrivals are in: the
   // TMA thread's arrive.expect_tx, plus, with staged scales, one cp.async.mbarrier.arrive per
@@ -84,6 +87,19 @@ struct Geometry {
   static constexpr int kDTailCols = Cfg::d_transposed ? 0 : d_tail_box_cols(kDCols, Cfg::out_bytes);
   static constexpr int kDTailBytes = kDTailCols * Cfg::out_bytes;   // one tail row
   static constexpr int kDTailSwizzle = d_tail_swizzle_bytes(kDCols, Cfg::out_bytes);
+  // D staged in chunks (GemmConfig::d_chunk_boxes): kDChunks chunks of kDStagedBoxes main boxes
+  // go through the staging one after another; unchunked, one chunk of every box.
+  static constexpr bool kDChunked = Cfg::d_chunk_boxes > 0;
+  static constexpr int kDStagedBoxes = kDChunked ? Cfg::d_chunk_boxes : kDMainBoxes;
+  static constexpr int kDChunks = kDChunked ? kDMainBoxes / Cfg::d_chunk_boxes : 1;
+  static constexpr int kDChunkCols = kDChunked ? Cfg::d_chunk_boxes * kDMainCols : kDCols;
+  static_assert(!kDChunked || (Cfg::tma_store && !Cfg::d_transposed && Cfg::out_kind != 3 &&
+                               !Cfg::pingpong && Cfg::grouping == 0 && !kGated &&
+                               kDTailCols == 0 && kDMainBoxes % Cfg::d_chunk_boxes == 0 &&
+                               kDChunks > 1),
+                "D in chunks: cooperative consumers storing D (not FP8, not transposed, not "
+                "gated, ungrouped) by TMA in whole chunks of main boxes (plan/rules.cpp "
+                "d_chunk_violation)");
 
   // A stage holds one or two 128-byte swizzle atoms of K, stored one after the other as
   // [atom][rows][128 B]; two halve the barrier round trips per byte of K (decode shapes).

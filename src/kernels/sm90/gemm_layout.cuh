@@ -48,9 +48,10 @@ AUTOGEMM_HD constexpr int round_up(int x, int a) { return (x + a - 1) / a * a; }
 // 16-bit inputs only: FP8 k-loops with the issue in them spilled 368-384 bytes (64x128x128 pb2
 // c1; 128x128x128 pb2 c2 with a fused epilogue).
 AUTOGEMM_HD constexpr bool c_loaded_ahead(bool tma_store, bool warp_specialized, bool pingpong,
-                                          int in_bytes, int split_k, int grouping, int out_kind) {
+                                          int in_bytes, int split_k, int grouping, int out_kind,
+                                          int d_chunk_boxes) {
   return tma_store && warp_specialized && !pingpong && in_bytes == 2 && split_k == 1 &&
-         grouping == 0 && out_kind != 3;
+         grouping == 0 && out_kind != 3 && d_chunk_boxes == 0;
 }
 // C's load is issued this many k-blocks before the k-loop's end: 8 k-blocks of a 128x256x64
 // tile are ~4 us of wgmma at the SM's peak, its two consumers' 64 KB of C ~1.8 us at the SM's
@@ -78,13 +79,14 @@ AUTOGEMM_HD constexpr int scale_slot_bytes(int block_m, int b_floats) {
   return round_up(block_m * 4 + b_floats * 4, 16);
 }
 
-// stage_d: the epilogue stages D in shared memory (TMA store, or TMA load of C).
+// d_staged_cols: the columns of D the epilogue stages at a time in shared memory (TMA store,
+// or TMA load of C): block_n, the boxes of one chunk (d_chunk_boxes x 128 bytes of D), or 0.
 // scale_b_floats: block-scaled FP8 (fp8_scales.cuh staged_b_scales), whose per-k-block scales travel through
 // the pipeline too: BLOCK_M A scales and this many B scales per stage; 0 for none.
 // tail_barrier: groups along K, whose producer waits for a run's last k-block itself.
 AUTOGEMM_HD constexpr SmemLayout make_smem_layout(int block_m, int block_n, int block_k,
                                                   int num_stages, int in_bytes, int out_bytes,
-                                                  bool stage_d, int scale_b_floats,
+                                                  int d_staged_cols, int scale_b_floats,
                                                   bool tail_barrier = false) {
   SmemLayout l{};
   l.a_stage_bytes = round_up(block_m * block_k * in_bytes, kSwizzleRepeatBytes);
@@ -92,7 +94,7 @@ AUTOGEMM_HD constexpr SmemLayout make_smem_layout(int block_m, int block_n, int 
   l.a_offset = 0;
   l.b_offset = l.a_offset + num_stages * l.a_stage_bytes;
   l.d_offset = l.b_offset + num_stages * l.b_stage_bytes;
-  l.d_bytes = stage_d ? round_up(block_m * block_n * out_bytes, kSwizzleRepeatBytes) : 0;
+  l.d_bytes = round_up(block_m * d_staged_cols * out_bytes, kSwizzleRepeatBytes);
   l.scale_offset = l.d_offset + l.d_bytes;
   l.scale_stage_bytes = scale_b_floats > 0 ? scale_slot_bytes(block_m, scale_b_floats) : 0;
   l.barrier_offset = l.scale_offset + num_stages * l.scale_stage_bytes;
@@ -111,6 +113,12 @@ AUTOGEMM_HD constexpr SmemLayout make_smem_layout(int block_m, int block_n, int 
 // Why one tail slab and not slabs of the widest span dividing block_n: a consumer's TMA store
 // costs about 3 SM cycles per box row (tile traces of 128-row tiles, H200), so 240 columns as 15
 // boxes of 16 kept its consumers 2.37 us a tile where 256 columns as 4 boxes of 64 took 1.02.
+// D staged in chunks (GemmConfig::d_chunk_boxes > 0): the staging holds one chunk of main boxes
+// and the epilogue loads (C), stages and stores the tile's chunks one after another through it;
+// no tail box (the rules: block_n a whole number of chunks).
+AUTOGEMM_HD constexpr int d_staged_cols(int block_n, int out_bytes, int d_chunk_boxes) {
+  return d_chunk_boxes > 0 ? d_chunk_boxes * (kSwizzleSpanBytes / out_bytes) : block_n;
+}
 // Columns of D a tile stores: block_n, or block_n / 2 with a gated epilogue (one output per gate
 // and up pair, autogemm/epilogue.hpp). The D boxes below take this width.
 AUTOGEMM_HD constexpr int d_tile_cols(int block_n, bool gated) { return gated ? block_n / 2 : block_n; }
