@@ -12,7 +12,7 @@
 # Run (NVLink multicast must stay off):
 #   NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 torchrun --standalone --nproc_per_node 4 \
 #       bench/tp_torchrun.py [--shapes 16384x16384x16384,8192x28672x8192,8192x8192x28672] \
-#       [--dtype bf16|fp8] [--patterns all_gather,reduce_scatter,all_reduce]
+#       [--dtype bf16|fp8] [--patterns all_gather,reduce_scatter,all_reduce] (or all-reduce, ar, ...)
 #       [--transports default,nccl] [--iters 20] [--json OUT] [--trace]
 # --trace: no timing; each row's check call and --iters calls back to back, traced as one
 # timeline per rank (AUTOGEMM_TP_TRACE, docs/env-vars.md) on stderr.
@@ -38,6 +38,13 @@ import autogemm  # noqa: E402
 import autogemm.distributed as agd  # noqa: E402
 
 PATTERNS = ("all_gather", "reduce_scatter", "all_reduce")
+# The CLI's spellings too (`autogemm bench --tp all-reduce`, or ag / rs / ar).
+SHORT = {"ag": "all_gather", "rs": "reduce_scatter", "ar": "all_reduce"}
+
+
+def pattern_name(text):
+    v = text.strip().lower().replace("-", "_")
+    return SHORT.get(v, v)
 
 
 def parse_args():
@@ -58,12 +65,14 @@ def parse_args():
                    "as one timeline per rank on stderr (AUTOGEMM_TP_TRACE=iters+1)")
     args = p.parse_args()
     args.shapes = [tuple(int(v) for v in s.lower().split("x")) for s in args.shapes.split(",")]
-    args.patterns = [v.strip() for v in args.patterns.split(",") if v.strip()]
-    args.transports = [None if v.strip() == "default" else v.strip()
+    given = [v for v in args.patterns.split(",") if v.strip()]
+    args.patterns = [pattern_name(v) for v in given]
+    args.transports = [None if v.strip() == "default" else v.strip().replace("-", "_")
                        for v in args.transports.split(",") if v.strip()]
-    for v in args.patterns:
+    for text, v in zip(given, args.patterns):
         if v not in PATTERNS:
-            p.error(f"--patterns: {v!r} is not one of {', '.join(PATTERNS)}")
+            p.error(f"--patterns: {text.strip()!r} is not one of {', '.join(PATTERNS)} "
+                    "(or all-gather, reduce-scatter, all-reduce, ag, rs, ar)")
     return args
 
 
