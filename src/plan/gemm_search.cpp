@@ -161,6 +161,13 @@ std::vector<int> split_k_choices(const GemmProblem& problem, int block_m, int bl
     if (tiles * 2 <= device.sm_count && tiles * split <= 2 * int64_t(device.sm_count) &&
         k_blocks >= 4 * split)
       choices.push_back(split);
+  // Weight gradients (long K into fp32) with under two waves of tiles also split K in 2 or 3:
+  // 576 x 7168 x 4096 / 8192, 128x192 tiles (190, 1.4 waves) split in 2 with D in chunks ran
+  // 75.9 / 124.5 us against the 64x256 ping-pong pick's 81.7 / 152.4 (H200, forced).
+  if (choices.size() == 1 && accumulates_fp32_from_dram(problem) &&
+      tiles < 2 * int64_t(device.sm_count))
+    for (int split : {2, 3})
+      if (k_blocks >= 16 * split) choices.push_back(split);
   return choices;
 }
 
@@ -355,8 +362,7 @@ namespace {
 // until chunks are measured there.
 int d_chunk_choice(const GemmProblem& problem, const GemmConfig& tile) {
   if (problem.d_type != DType::fp32 || tile.num_consumers != 2 || tile.pingpong ||
-      tile.swap_ab || tile.split_k != 1 || problem.grouping != Grouping::none ||
-      problem.epilogue.gated)
+      tile.swap_ab || problem.grouping != Grouping::none || problem.epilogue.gated)
     return 0;
   const int out_bytes = dtype_bytes(problem.d_type);
   if (sm90::d_tail_box_cols(tile.block_n, out_bytes) != 0) return 0;
