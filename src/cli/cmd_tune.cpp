@@ -267,8 +267,10 @@ RowOptions row_options(const TuneOptions& o) {
 void run_tune(const TuneOptions& o) {
   // Arguments first (the suite and its problems, the record), then the device.
   std::vector<bench::BenchItem> items;
-  for (const bench::BenchCase& c : bench::load_suite(suite_file(o)))
-    items.push_back({row_problem(c.m, c.n, c.k, row_options(o)), c.tag});
+  const std::string& file = suite_file(o);
+  const RowOptions row = row_options(o);
+  for (const bench::BenchCase& c : bench::load_suite(file))
+    items.push_back({row_problem(c.m, c.n, c.k, row), c.tag});
   for (const bench::BenchItem& item : items) {
     validate(item.problem);
     bench::check_item(item);
