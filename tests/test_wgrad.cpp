@@ -109,20 +109,6 @@ TEST(Wgrad, Fp8IsTheTransposedCopiesScaledAlongTheTokens) {
         << config;
 }
 
-// Under two waves of tiles a weight gradient also splits K (gemm_search.cpp split_k_choices),
-// with D in chunks: 576 x 7168 x 8192's pick; a row with many tiles keeps one split.
-TEST(Wgrad, SplitKUnderTwoWavesOfTiles) {
-  const GpuInfo h200 = device_preset("h200");
-  const Plan few = plan_gemm(weight_gradient_problem(8192, 576, 7168), h200);
-  EXPECT_EQ(few.spec.config.split_k, 2) << few.spec.config.describe();
-  EXPECT_GT(few.spec.config.d_chunk_boxes, 0) << few.spec.config.describe();
-  const Plan many = plan_gemm(weight_gradient_problem(16384, 4096, 4096), h200);
-  EXPECT_EQ(many.spec.config.split_k, 1) << many.spec.config.describe();
-  // Without the fp32 accumulation (dW written, not added to) the rule does not apply.
-  const Plan written = plan_gemm(weight_gradient_problem(8192, 576, 7168, DType::bf16, false), h200);
-  EXPECT_EQ(written.spec.config.split_k, 1) << written.spec.config.describe();
-}
-
 namespace {
 const std::string kSuite = std::string(AUTOGEMM_SOURCE_DIR) + "/bench/suites/wgrad-dense.csv";
 }  // namespace
