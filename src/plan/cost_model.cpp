@@ -182,12 +182,6 @@ constexpr double kDChunkCLoadUs = 0.7;
 // the measurement and picked 128x256x64 s2, 1.12x slower than 128x128x64 s5 over the suite).
 constexpr double kDramWriteEfficiency = 0.87;
 constexpr double kWriteSegmentHalfRateBytes = 266;
-// An MN-major operand (weight gradients' token-major dY and X, layout tn) moves from L2 at
-// about 1/1.45 of a K-major one's rate: its tiles ran at 6-7.7 TB/s of L2 -> SM traffic where the
-// model allowed ~12.8. 32 forced tiles of 576 and 1536 x 7168 x 4096 / 8192 (64x128 .. 128x256,
-// pp, pairs, split-K 2-3, H200, 2026-11-30): median error 11.1% -> 8.2%, mean -7.9% -> +0.1%
-// with the operand's bytes charged 1.45x (1.3: 10.2%, 1.6: 8.1%). No weight-gradient pick moved.
-constexpr double kMnMajorL2Factor = 1.45;
 // Exponent of the norm that combines a tile's matrix-unit, L2 and shared-memory times
 // (overlap() below). FP8: 4, calibrated on 128x128 tiles (H100) and not measured at 8 (its
 // promotion already models part of the interference). 16-bit tiles overlap closer to the
@@ -465,12 +459,10 @@ TileTimes tile_times(const GemmProblem& problem, const GemmConfig& config,
   // the two CTAs of the cluster.
   t.a_bytes = double(std::min<int64_t>(config.block_m, problem.m)) * k_per_item * in_bytes *
               (config.multicast == Multicast::a ? 0.5 : 1.0) *
-              sector_factor(problem.lda_or_packed(), problem.a_type) *
-              (a_is_k_major(problem.layout) ? 1.0 : kMnMajorL2Factor);
+              sector_factor(problem.lda_or_packed(), problem.a_type);
   t.b_bytes = double(std::min<int64_t>(config.block_n, problem.n)) * k_per_item * in_bytes *
               (config.multicast == Multicast::b ? 0.5 : 1.0) *
-              sector_factor(problem.ldb_or_packed(), problem.b_type) *
-              (b_is_k_major(problem.layout) ? 1.0 : kMnMajorL2Factor);
+              sector_factor(problem.ldb_or_packed(), problem.b_type);
   // Per-SM port limit, and the whole L2's limit shared by the SMs busy in a full wave.
   const int64_t busy_in_wave = std::min<int64_t>(w.items, w.resident);
   const double aggregate_rate = kL2AggregateBytesPerClockPerSm * clock_ghz(device) * 1e3 *

@@ -161,13 +161,6 @@ std::vector<int> split_k_choices(const GemmProblem& problem, int block_m, int bl
     if (tiles * 2 <= device.sm_count && tiles * split <= 2 * int64_t(device.sm_count) &&
         k_blocks >= 4 * split)
       choices.push_back(split);
-  // Weight gradients (long K into fp32) with under two waves of tiles also split K in 2 or 3:
-  // 576 x 7168 x 4096 / 8192, 128x192 tiles (190, 1.4 waves) split in 2 with D in chunks ran
-  // 75.9 / 124.5 us against the 64x256 ping-pong pick's 81.7 / 152.4 (H200, forced).
-  if (choices.size() == 1 && accumulates_fp32_from_dram(problem) &&
-      tiles < 2 * int64_t(device.sm_count))
-    for (int split : {2, 3})
-      if (k_blocks >= 16 * split) choices.push_back(split);
   return choices;
 }
 
@@ -210,6 +203,8 @@ std::vector<bool> ordered_issue_choices(const GemmProblem& problem, int block_m,
 // is no k-loop to hide it beside. Measured on an H200 (wgrad-moe.csv, us, pp pick against
 // 128x128x64 s5 c2): 7168 x 2048 x 64-token experts 1233 / 1010, 2048 x 768 x 64 172 / 119,
 // 1536 x 2048 x 256 271 / 246; from 512 tokens pp wins, 4096 x 7168 x 512 2847 / 3284.
+// A/B of the rule (H200): wgrad-moe 1.240 -> 1.277. Its 256-token rows now take 128x192 s3,
+// 3-5% slower than pp there, though 128x128 s5 measured 246: the cost model ranks them wrongly.
 constexpr int64_t kPingPongMinExpertTokens = 512;
 std::vector<bool> pingpong_choices(const GemmProblem& problem, int num_consumers, bool swap_ab) {
   constexpr int64_t kMemoryBoundRows = 256;
@@ -362,7 +357,8 @@ namespace {
 // until chunks are measured there.
 int d_chunk_choice(const GemmProblem& problem, const GemmConfig& tile) {
   if (problem.d_type != DType::fp32 || tile.num_consumers != 2 || tile.pingpong ||
-      tile.swap_ab || problem.grouping != Grouping::none || problem.epilogue.gated)
+      tile.swap_ab || tile.split_k != 1 || problem.grouping != Grouping::none ||
+      problem.epilogue.gated)
     return 0;
   const int out_bytes = dtype_bytes(problem.d_type);
   if (sm90::d_tail_box_cols(tile.block_n, out_bytes) != 0) return 0;
