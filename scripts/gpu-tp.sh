@@ -5,6 +5,7 @@
 #   tests     the tensor-parallel and multi-GPU GPU tests                  -> tp-tests.log
 #   bench     bench --gpus N --tp PATTERN, BF16, 16384^3, 8192x28672x8192, 8192x8192x28672, every
 #             pattern; one JSON object per run in tp-bench.json, one summary line per run
+#             (BENCH_EXTRA="--process-per-rank": torchrun's plan, D staged, in this process)
 #   fp8       the same rows block-scaled FP8                               -> tp-bench.json
 #   nccl      the same rows on the NCCL transport                          -> tp-bench.json
 #   alltests  every other GPU test, sharded over the GPUs: scripts/gpu-check.sh single
@@ -44,7 +45,8 @@ j = json.load(open(sys.argv[1]))
 p = j["problem"]
 checks = j.get("ranks_checked", [])
 worst = max((c["diff"] for c in checks), default=float("nan"))
-print(f'  {j["pattern"]:14} {p["m"]}x{p["n"]}x{p["k"]} {p["a_type"]:5} {j["transport"]:11} bands {j["bands"]}: '
+d = " direct" if j.get("d_direct") else (" staged" if j["pattern"] in ("all-reduce", "gather") else "")
+print(f'  {j["pattern"]:14} {p["m"]}x{p["n"]}x{p["k"]} {p["a_type"]:5} {j["transport"]:11}{d} bands {j["bands"]}: '
       f'one GPU {j.get("single_gpu_measured_us", 0):8.1f} us, tp {j.get("tp_measured_us", 0):8.1f} us '
       f'(predicted {j["predicted_us"]:8.1f}, {100 * j.get("prediction_error", 0):+5.1f}%): speedup '
       f'{j.get("measured_speedup", 0):.2f} (predicted {j["speedup"]:.2f}); ranks ok {j.get("all_ranks_ok")} '
@@ -74,7 +76,7 @@ for step in "${steps[@]}"; do
       CUDA_CACHE_DISABLE=1 timeout "${TEST_TIMEOUT:-300}" build-gpu/tests/autogemm_tests \
         --gtest_filter="${GTEST_FILTER:-TensorParallel*:Multi*}" > "$OUT/tp-tests.log" 2>&1 || status=1
       grep -E "^\[  (FAILED|PASSED|SKIPPED) |Failure|rank [0-9]" "$OUT/tp-tests.log" | head -30 ;;
-    bench) bench_rows "" ;;
+    bench) bench_rows "${BENCH_EXTRA:-}" ;;
     ab)
       : "${BEFORE:?set BEFORE to the baseline source tree}"
       nccl_root=$(python3 -c 'import nvidia.nccl as n; print(list(n.__path__)[0])' 2>>"$log")

@@ -178,6 +178,16 @@ TEST(MultiCli, PlanTensorParallelPatterns) {
   EXPECT_FALSE(jp[0]["d_direct"].get<bool>());
   EXPECT_NE(j1[0]["hash"], jp[0]["hash"]);
   EXPECT_LT(j1[0]["predicted_us"].get<double>(), jp[0]["predicted_us"].get<double>());
+  // The bench runs either plan in its one process (what direct D saves, measured in one run).
+  const std::string bench_ar = "bench --gpus 2 --tp ar --device h200 --m 8192 --n 28672 --k 8192";
+  const auto staged = run_cli(bench_ar + " --process-per-rank");
+  const auto direct = run_cli(bench_ar);
+  ASSERT_EQ(staged.exit_code, 0) << staged.out;
+  EXPECT_TRUE(contains(direct.out, "straight into the receivers' D")) << direct.out;
+  EXPECT_FALSE(contains(staged.out, "straight into the receivers' D")) << staged.out;
+  EXPECT_TRUE(contains(staged.out, "into their workspace, then copied into their D")) << staged.out;
+  expect_cli_error("bench --gpus 2 --device h200 --m 4096 --n 4096 --k 4096 --process-per-rank",
+                   "--process-per-rank");
 }
 
 TEST(MultiCli, TensorParallelErrorsNameTheOption) {

@@ -115,6 +115,30 @@ TEST(WgradGrouped, PlansAreLegalAndKernelsCompileWithoutSpills) {
   EXPECT_NE(plan::grouped_violation(p, cluster).find("cluster"), std::string::npos);
 }
 
+// Ping-pong consumers only from 512 tokens an expert (gemm_search.cpp pingpong_choices): below,
+// a tile is its fp32 C read and D write, and the pp picks measured 10-44% slower.
+TEST(WgradGrouped, PingPongOnlyFromFiveHundredTwelveTokensAnExpert) {
+  const GpuInfo h200 = device_preset("h200");
+  auto offers_pp = [&](int64_t tokens_per_expert, int64_t m, int64_t n) {
+    const GemmProblem p = grouped_weight_gradient_problem(32 * tokens_per_expert, m, n, 32);
+    const Plan plan = plan_gemm(p, h200);
+    return std::any_of(plan.candidates.begin(), plan.candidates.end(),
+                       [](const Candidate& c) { return c.config.pingpong; });
+  };
+  for (int64_t tokens : {64, 256, 511}) {
+    SCOPED_TRACE(tokens);
+    EXPECT_FALSE(offers_pp(tokens, 7168, 2048));
+    EXPECT_FALSE(offers_pp(tokens, 2048, 768));
+  }
+  for (int64_t tokens : {512, 2048}) {
+    SCOPED_TRACE(tokens);
+    EXPECT_TRUE(offers_pp(tokens, 7168, 2048));
+  }
+  // The measured winner from 512 tokens stays the pick: 4096 x 7168 x 512-token experts.
+  const Plan wide = plan_gemm(grouped_weight_gradient_problem(32 * 512, 4096, 7168, 32), h200);
+  EXPECT_TRUE(wide.spec.config.pingpong) << wide.spec.config.describe();
+}
+
 namespace {
 
 // Every group of one call against float64: dW_g = dw0_g + alpha_sum dY_g^T X_g for groups with

@@ -39,7 +39,7 @@ const std::vector<std::string> kMultiOptionNames = {"--gpus",       "--schedule"
                                                     "--inputs",     "--output",
                                                     "--tp",         "--transport", "--bands",
                                                     "--rounds",      "--tail-rows",
-                                                    "--memory-limit"};
+                                                    "--process-per-rank", "--memory-limit"};
 
 struct Item {
   bench::BenchCase row;
@@ -576,6 +576,11 @@ std::shared_ptr<MultiBenchOptions> add_multi_bench_options(CLI::App& bench) {
   bench.add_option("--tail-rows", o->tail_rows,
                    "with --tp: rows of a thin last band, a multiple of 128 (0: even bands; "
                    "-1: planned)");
+  bench.add_flag("--process-per-rank", o->process_per_rank,
+                 "with --tp: the plan torchrun's processes run (all-reduce's and gather's "
+                 "finished bands staged through the receivers' workspaces, then copied into "
+                 "their D), run here in one process: what writing straight into the receivers' "
+                 "D saves. Its prediction keeps the 30 us a process takes to its first GEMM");
   return o;
 }
 
@@ -586,8 +591,8 @@ void run_multi_bench(const CLI::App& bench, const MultiBenchOptions& o) {
   if (bench.get_option("--gpus")->count() == 0)
     throw InvalidArgument("--gpus", "missing",
                           "--schedule, --repeat, --count, --no-migrate, --split, --inputs, "
-                          "--output, --tp, --transport, --bands, --rounds, --tail-rows and --memory-limit go with "
-                          "--gpus N");
+                          "--output, --tp, --transport, --bands, --rounds, --tail-rows, "
+                          "--process-per-rank and --memory-limit go with --gpus N");
   if (!option_text(bench, "--m").empty() || !option_text(bench, "--n").empty() ||
       !option_text(bench, "--k").empty()) {
     if (!o.tp.empty()) return run_tp_bench(bench, o);

@@ -33,6 +33,7 @@ struct MultiBenchOptions {
   int bands = 0;                     // 0: the planner's choice
   int rounds = 0;                    // all-reduce's rounds; 0: the planner's choice
   int64_t tail_rows = -1;            // a thin last band's rows; 0: even bands; -1: planned
+  bool process_per_rank = false;     // plan as torchrun runs it (D staged), run in this process
 };
 
 // Adds --gpus, --schedule, --repeat, --count, --no-migrate, --split, --inputs and --output.

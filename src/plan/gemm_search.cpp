@@ -198,6 +198,14 @@ std::vector<bool> ordered_issue_choices(const GemmProblem& problem, int block_m,
 // k-loop: weight gradients' fp32 accumulation from DRAM, and fused epilogues' arithmetic past
 // the memory-bound rows (M > 256, where reading B sets the time). Plain epilogues and fused
 // ones at M <= 256 were not measured against it.
+// Experts' weight gradients only from 512 tokens an expert: with 64-256 (1-4 k-blocks) a tile
+// is its fp32 C read and D write, which one warpgroup moves at half the two's rate, and there
+// is no k-loop to hide it beside. Measured on an H200 (wgrad-moe.csv, us, pp pick against
+// 128x128x64 s5 c2): 7168 x 2048 x 64-token experts 1233 / 1010, 2048 x 768 x 64 172 / 119,
+// 1536 x 2048 x 256 271 / 246; from 512 tokens pp wins, 4096 x 7168 x 512 2847 / 3284.
+// A/B of the rule (H200): wgrad-moe 1.240 -> 1.277. Its 256-token rows now take 128x192 s3,
+// 3-5% slower than pp there, though 128x128 s5 measured 246: the cost model ranks them wrongly.
+constexpr int64_t kPingPongMinExpertTokens = 512;
 std::vector<bool> pingpong_choices(const GemmProblem& problem, int num_consumers, bool swap_ab) {
   constexpr int64_t kMemoryBoundRows = 256;
   const bool fused_compute_bound =
@@ -205,7 +213,9 @@ std::vector<bool> pingpong_choices(const GemmProblem& problem, int num_consumers
   if (dtype_bytes(problem.a_type) != 2 || num_consumers != 2 || swap_ab ||
       problem.d_type == DType::e4m3 ||
       (!accumulates_fp32_from_dram(problem) && !fused_compute_bound) ||
-      (problem.grouping != Grouping::none && problem.grouping != Grouping::k_contiguous))
+      (problem.grouping != Grouping::none && problem.grouping != Grouping::k_contiguous) ||
+      (problem.grouping == Grouping::k_contiguous &&
+       problem.expected_group_k() < kPingPongMinExpertTokens))
     return {false};
   return {false, true};
 }
