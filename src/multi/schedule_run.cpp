@@ -589,8 +589,8 @@ class Run {
       // reaches the GPU: behind the closed gate, or while the GEMM two back has not ended (the
       // one between still has its whole run, >= 5 us on these lists, against a few us for a
       // launch to reach the GPU). An event record is a stream submission like the launch:
-      // host time a GEMM on one H200 8.1 -> 7.1 us (64 list; issue 53's target <= 10); 2 H200s
-      // were at 10.3-12.4 without it.
+      // host time a GEMM on one H200 8.1 -> 7.1 us, on 2 H200s 10.3 -> 7.6 (64 list; issue
+      // 53's target <= 10).
       bool chained = !mine.empty() && behind_gate;
       if (!mine.empty() && !behind_gate && mine.size() >= 2) {
         const cudaError_t two_back = cudaEventQuery(mine[mine.size() - 2].end);

@@ -352,18 +352,14 @@ namespace {
 
 // D staged in chunks of this many boxes as a second variant of `tile`, or 0: fp32 D (weight
 // gradients, fp32 outputs), whose whole-tile staging costs the ring the most (128x256: 128 KB,
-// 2 stages against 4 in chunks of 64 columns), on two cooperative consumers of one split (the
-// rules refuse the rest; 128x256 split-K spills either way). 16-bit D keeps the whole tile
-// until chunks are measured there.
+// 2 stages against 4 in chunks of 64 columns), on one split (128x256 split-K spills either
+// way), where the kernel takes chunks of two boxes (rules.cpp d_chunk_violation). 16-bit D
+// keeps the whole tile until chunks are measured there.
 int d_chunk_choice(const GemmProblem& problem, const GemmConfig& tile) {
-  if (problem.d_type != DType::fp32 || tile.num_consumers != 2 || tile.pingpong ||
-      tile.swap_ab || tile.split_k != 1 || problem.grouping != Grouping::none ||
-      problem.epilogue.gated)
-    return 0;
-  const int out_bytes = dtype_bytes(problem.d_type);
-  if (sm90::d_tail_box_cols(tile.block_n, out_bytes) != 0) return 0;
-  const int boxes = sm90::d_main_boxes(tile.block_n, out_bytes);
-  return boxes % 2 == 0 && boxes > 2 ? 2 : 0;
+  if (problem.d_type != DType::fp32 || tile.split_k != 1) return 0;
+  GemmConfig chunked = tile;
+  chunked.d_chunk_boxes = 2;
+  return d_chunk_violation(problem, kernel_fields(problem, chunked)).empty() ? 2 : 0;
 }
 
 // Every tile the search considers (legal or not; tile_violation sorts them), in the order

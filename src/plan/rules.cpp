@@ -204,6 +204,8 @@ std::string pingpong_violation(const GemmProblem& problem, const KernelFields& f
   return {};
 }
 
+}  // namespace
+
 // D staged in chunks (GemmConfig::d_chunk_boxes; kernels/sm90/epilogue.cuh store_tma): the
 // cooperative consumers' TMA store, through a staging buffer of one chunk of 128-byte boxes.
 // Not built for the paths that keep the whole tile in the staging: ping-pong's turns, FP8
@@ -236,6 +238,8 @@ std::string d_chunk_violation(const GemmProblem& problem, const KernelFields& fi
                        sm90::d_tail_box_cols(config.block_n, out_bytes) != 0 ? " and a tail" : "");
   return {};
 }
+
+namespace {
 
 std::string path_violation(const GemmProblem& problem, const KernelFields& fields,
                            const GpuInfo& device) {

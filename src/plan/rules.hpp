@@ -98,6 +98,9 @@ KernelFields kernel_fields(const GemmProblem& problem, const GemmConfig& config,
 
 std::string tile_violation(const GemmProblem& problem, const KernelFields& fields,
                            const GpuInfo& device);
+// D staged in chunks (GemmConfig::d_chunk_boxes; part of tile_violation): which tiles the
+// epilogue's chunked store is built for.
+std::string d_chunk_violation(const GemmProblem& problem, const KernelFields& fields);
 // The decode family: each lane keeps two steps' loads in registers (the next one in flight), 4
 // per 16-byte vector: two rows of B and block_m / 8 rows of A per 64-byte chunk of K. 16
 // vectors a step (128 registers for two) leave room for the accumulators and addresses under
