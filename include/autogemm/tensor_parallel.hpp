@@ -134,7 +134,9 @@ struct TpStep {
   int step = 0;                       // 0 .. world-1
   int band = 0;                       // the first band this launch computes
   // Bands [band, band + bands) in one launch that raises a flag as each is finished
-  // (GemmProblem::signal_bands; 1: a launch of its own): no kernel boundary between them.
+  // (GemmProblem::signal_bands; 1: a launch of its own): no kernel boundary between them. A
+  // merged launch that reads C starts at once and waits inside the kernel for each band's
+  // partial before loading it (GemmOperands::c_band_flags).
   int bands = 1;
   int64_t rows = 0;                   // the bands' rows (A rows read and D rows written)
   GemmConfig config;                  // forced: every rank runs exactly this

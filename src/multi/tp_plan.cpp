@@ -347,11 +347,12 @@ class TpPricer {
         s.a_from_caller = !gather || step == 0;  // all-gather: later steps read gathered A
         // The ring's earlier steps write partials; gather's D is packed either way.
         s.d_to_caller = gather || to_root || step == g_ - 1;
-        // Only steps that wait for nothing merge (the ring's first, gather's one): a merged
-        // step that reads partials waits for its last band's before it starts, and measured
-        // slower (all-reduce 8192 x 28672 x 8192 on 2 H200s 2885 -> 2916-2961 us, with its
-        // last band apart). All-gather's bands signal nothing (its D stays on the rank).
-        const int merged_end = !merge || gather || s.reads_c ? lo : hi;
+        // The ring's steps merge too: one that reads partials waits inside the kernel for
+        // each band's (GemmOperands::c_band_flags). Waiting on the stream for its last band
+        // first measured slower than a launch per band (all-reduce 8192 x 28672 x 8192 on 2
+        // H200s 2885 -> 2916-2961 us). All-gather's bands signal nothing (its D stays on the
+        // rank) and its later steps wait for A, which the kernel does not gate.
+        const int merged_end = !merge || gather ? lo : hi;
         if (merged_end - lo >= 2 && add_launch(plan, s, cut, lo, merged_end)) {
           for (int b = merged_end; b < hi; ++b) add_launch(plan, s, cut, b, b + 1);
         } else {
@@ -531,6 +532,35 @@ class TpPricer {
     return start + s.predicted_us * rows_done / double(s.rows);
   }
 
+  // When each band of the ring's launch s (the previous launch ended at t) is finished. A launch
+  // of one band starts once its partial is here. A merged launch that reads partials starts at
+  // once and gates each band's C inside the kernel (c_band_flags): its tiles run band by band,
+  // and a band whose partial comes late holds one wave of tiles at their C load, so it ends at
+  // least the rest of its tiles after the partial's arrival. `waited` adds the time lost.
+  std::vector<double> ring_band_finish(const TpStep& s, const std::vector<Range>& cut,
+                                       const std::vector<double>& arrival, double t,
+                                       double& waited) {
+    std::vector<double> finish;
+    if (s.step == 0 || s.bands == 1) {
+      const double start = s.step > 0 ? std::max(t, arrival[std::size_t(s.band)]) : t;
+      waited += start - t;
+      for (int b = s.band; b < s.band + s.bands; ++b) finish.push_back(band_finished(s, cut, b, start));
+      return finish;
+    }
+    const Prediction& q = launch_prediction(s);
+    const double wave_us = s.predicted_us / double(std::max<int64_t>(1, q.waves));
+    double done = t;
+    for (int b = s.band; b < s.band + s.bands; ++b) {
+      const double band_us = s.predicted_us * double(cut[b].size()) / double(s.rows);
+      const double paced = done + band_us;
+      const double gated = arrival[std::size_t(b)] + std::max(0.0, band_us - wave_us) + kFlagHandoffUs;
+      waited += std::max(0.0, gated - paced);
+      done = std::max(paced, gated);
+      finish.push_back(done);
+    }
+    return finish;
+  }
+
   // Source s = r + i sends its shard to r as the i-th of its pushes (it serves r - 1 first,
   // then r - 2, ...): so band b of step i arrives after i - 1 whole shards and b + 1 bands.
   void simulate_gather(TpPlan& plan, const std::vector<Range>& cut) {
@@ -599,13 +629,11 @@ class TpPricer {
     std::vector<double> arrival(bands, 0.0);
     double t = 0, egress_free = 0, waited = 0, copy_end = 0;
     for (const TpStep& s : plan.steps) {
-      double start = t;  // a launch waits for every one of its bands' partials
-      for (int b = s.band; s.step > 0 && b < s.band + s.bands; ++b) start = std::max(start, arrival[b]);
-      waited += start - t;
-      t = start + s.predicted_us;
+      const std::vector<double> finish = ring_band_finish(s, cut, arrival, t, waited);
+      t = finish.back();
       for (int b = s.band; b < s.band + s.bands; ++b) {
         const double bytes = part_bytes(cut[b].size());
-        const double finished = band_finished(s, cut, b, start);
+        const double finished = finish[std::size_t(b - s.band)];
         if (s.step < g_ - 1) {
           egress_free = std::max(egress_free, finished) + send_us(bytes);
           arrival[b] = egress_free + kFlagHandoffUs;

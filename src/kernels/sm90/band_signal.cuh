@@ -46,6 +46,19 @@ struct BandSignal {
   __device__ __forceinline__ void stored(int row0, int n_tile, int m) {
     if (n_tile < kNumNTiles && row0 < m) ++count;
   }
+  // Band-gated C (GemmParams::c_band_flags), before the thread that loads a tile's C (its
+  // consumer's store leader) issues the load: wait until the band's flag is 1. The acquire at
+  // system scope sees the copy engine's bytes the flag's stream memory operation published; the
+  // proxy fence orders them before the TMA load (async proxy). The band's tiles run in band
+  // order, so a late band stalls only the tiles that need it.
+  __device__ __forceinline__ static void wait_c(const GemmParams& p, int row0) {
+    if (p.c_band_flags == nullptr) return;
+    const unsigned* flag = p.c_band_flags + band_of(p, row0);
+    if (ptx::load_acquire_sys(flag) == 0u)
+      while (ptx::load_acquire_sys(flag) == 0u) __nanosleep(100);
+    ptx::fence_proxy_async_global();
+  }
+
   // Leader only: adds the count to the band's counter; the last adder raises the flag.
   __device__ __forceinline__ void publish(const GemmParams& p) {
     if (count > 0 && p.band_flags != nullptr) {

@@ -407,6 +407,7 @@ struct Consumer {
   __device__ __forceinline__ void issue_c_ahead() {
     if (params.beta != 0.0f && store_leader()) {
       ptx::tma_store_wait_read<0>();
+      if constexpr (Cfg::band_signals) BandSignal<Cfg>::wait_c(params, tile_row0());
       Epilogue<Cfg>::issue_c_load(smem, maps, consumer, tile_row0(), work.n_tile);
     }
   }
