@@ -136,9 +136,9 @@ TEST(BandSignalsGpu, AStreamWaitingForABandCopiesItsFinishedRows) {
 }
 
 // The kernel is enqueued while its C holds NaN poison and every band's flag is 0; the host waits
-// 20 ms (the kernel spins on band 0's flag), then another stream copies C's bands in, last band
-// first, raising each band's flag after its copy (cuStreamWriteValue32, as tp_exec.cpp's peers
-// do). D must match the reference with the real C: a C load that did not wait for its band
+// 20 ms (the kernel spins on band 0's flag), then another stream copies C's bands in from the
+// host, last band first, raising each band's flag after its copy (cuStreamWriteValue32, as
+// tp_exec.cpp's peers do after their peer copies). D must match the reference with the real C: a C load that did not wait for its band
 // would read the poison.
 void expect_c_gated(int64_t m, int64_t n, int64_t k, const char* config,
                     const std::vector<int64_t>& ends) {
@@ -159,6 +159,12 @@ void expect_c_gated(int64_t m, int64_t n, int64_t k, const char* config,
       [&](const GemmProblem& q, const GemmOperands& ops_in, cudaStream_t s) {
         const int64_t ldc = q.ldc_or_packed(), row_bytes = ldc * 2;
         bench::DeviceBuffer late_c(std::size_t(q.m * row_bytes));
+        // C's bands come from pinned host memory: a copy engine moves them. (A copy inside the
+        // GPU may run as a kernel, which would wait for SMs the spinning GEMM holds.)
+        void* host_c = nullptr;
+        cuda_check(cudaMallocHost(&host_c, std::size_t(q.m * row_bytes)), "cudaMallocHost(C)");
+        cuda_check(cudaMemcpy(host_c, ops_in.c, std::size_t(q.m * row_bytes), cudaMemcpyDeviceToHost),
+                   "C to the host");
         GemmOperands ops = ops_in;
         ops.c = late_c.get();
         ops.band_ends = ends.data();
@@ -180,15 +186,16 @@ void expect_c_gated(int64_t m, int64_t n, int64_t k, const char* config,
         for (std::size_t b = bands; b-- > 0;) {
           const int64_t begin = b > 0 ? ends[b - 1] : 0;
           cuda_check(cudaMemcpyAsync(static_cast<char*>(late_c.get()) + begin * row_bytes,
-                                     static_cast<const char*>(ops_in.c) + begin * row_bytes,
+                                     static_cast<const char*>(host_c) + begin * row_bytes,
                                      std::size_t((ends[b] - begin) * row_bytes),
-                                     cudaMemcpyDeviceToDevice, copy_stream),
+                                     cudaMemcpyHostToDevice, copy_stream),
                      "copy C's band");
           driver::check(api.cuStreamWriteValue32(copy_stream, CUdeviceptr(c_flags + b), 1,
                                                  CU_STREAM_WRITE_VALUE_DEFAULT),
                         "cuStreamWriteValue32(C's band flag)");
         }
         cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize(gated call)");
+        cudaFreeHost(host_c);
         EXPECT_EQ(download_words(words, 3 * bands),
                   [&] {
                     std::vector<uint32_t> want(3 * bands, 1u);

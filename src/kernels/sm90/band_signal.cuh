@@ -46,17 +46,22 @@ struct BandSignal {
   __device__ __forceinline__ void stored(int row0, int n_tile, int m) {
     if (n_tile < kNumNTiles && row0 < m) ++count;
   }
-  // Band-gated C (GemmParams::c_band_flags), before the thread that loads a tile's C (its
-  // consumer's store leader) issues the load: wait until the band's flag is 1. The acquire at
+  int c_ready = -1;      // band-gated C: the band whose flag this thread last saw up
+
+  // Band-gated C (GemmParams::c_band_flags), by the thread that loads a tile's C (its consumer's
+  // store leader) before it issues the load: wait until the band's flag is 1. The acquire at
   // system scope sees the copy engine's bytes the flag's stream memory operation published; the
-  // proxy fence orders them before the TMA load (async proxy). The band's tiles run in band
-  // order, so a late band stalls only the tiles that need it.
-  __device__ __forceinline__ static void wait_c(const GemmParams& p, int row0) {
+  // proxy fence orders them before this thread's TMA loads (async proxy). Tiles run in band
+  // order, so a late band stalls only the tiles that need it, and the flag is read once per
+  // band, not per tile.
+  __device__ __forceinline__ void wait_c(const GemmParams& p, int row0) {
     if (p.c_band_flags == nullptr) return;
-    const unsigned* flag = p.c_band_flags + band_of(p, row0);
-    if (ptx::load_acquire_sys(flag) == 0u)
-      while (ptx::load_acquire_sys(flag) == 0u) __nanosleep(100);
+    const int b = band_of(p, row0);
+    if (b == c_ready) return;
+    const unsigned* flag = p.c_band_flags + b;
+    while (ptx::load_acquire_sys(flag) == 0u) __nanosleep(64);
     ptx::fence_proxy_async_global();
+    c_ready = b;
   }
 
   // Leader only: adds the count to the band's counter; the last adder raises the flag.

@@ -9,7 +9,6 @@
 #include "ptx/barrier.cuh"
 #include "ptx/convert.cuh"
 #include "ptx/tma.cuh"
-#include "sm90/band_signal.cuh"
 #include "sm90/fused_epilogue.cuh"
 #include "sm90/gemm_common.cuh"
 #include "quant/quant_common.cuh"
@@ -287,11 +286,7 @@ struct Epilogue {
       ptx::named_barrier_sync(barrier_id, kStoreThreads);
       if (read_c) {
         // c_issued_ahead: issued during the k-loop (Consumer::issue_c_ahead; never in chunks).
-        if (!c_issued_ahead && leader) {
-          if constexpr (Cfg::band_signals)
-            if (chunk == 0) BandSignal<Cfg>::wait_c(params, row0);
-          issue_c_load(smem, maps, consumer, row0, n_tile, chunk);
-        }
+        if (!c_issued_ahead && leader) issue_c_load(smem, maps, consumer, row0, n_tile, chunk);
         ptx::mbarrier_wait(smem.c_loaded(consumer), c_phase);
         c_phase ^= 1;
       }

@@ -351,6 +351,11 @@ struct Consumer {
     // Masked grouped GEMM: a tile that runs past its group's valid rows is stored by the
     // threads, which stop at the limit (TMA would clip only at the matrix's edge, and the rows
     // past masked_m must keep what they hold). Consumers whose rows are all valid use TMA.
+    // Band-gated C not loaded ahead: the leader waits for its band before the epilogue loads it.
+    if constexpr (Cfg::band_signals)
+      if (store_leader() && params.beta != 0.0f &&
+          !(Epilogue<Cfg>::kCAhead && c_ahead_issue_block() >= 0))
+        band_signal.wait_c(params, tile_row0());
     if constexpr (Cfg::out_kind == 3) {   // FP8 output: TMA only, never grouped (the rules)
       Epilogue<Cfg>::store_tma(acc, smem, maps, params, consumer, tile_row0(), work.n_tile,
                                c_phase, tile_group(), false);
@@ -407,7 +412,7 @@ struct Consumer {
   __device__ __forceinline__ void issue_c_ahead() {
     if (params.beta != 0.0f && store_leader()) {
       ptx::tma_store_wait_read<0>();
-      if constexpr (Cfg::band_signals) BandSignal<Cfg>::wait_c(params, tile_row0());
+      if constexpr (Cfg::band_signals) band_signal.wait_c(params, tile_row0());
       Epilogue<Cfg>::issue_c_load(smem, maps, consumer, tile_row0(), work.n_tile);
     }
   }
