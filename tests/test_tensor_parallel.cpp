@@ -201,16 +201,32 @@ TEST(TensorParallelPlan, GatherComputesEachRanksRowsAndSendsThemToRankZero) {
 }
 
 TEST(TensorParallelPlan, AMergedRingStepWaitsForEachBandsPartialInsideTheKernel) {
-  // 2 H200s: each step is one launch of every band; the step that adds the partials starts at
-  // once and waits inside the kernel for each band's (c_band_flags), so over NVLink it waits
-  // for none.
+  // 2 H200s, merged steps asked for: each step is one launch of every band; the step that adds
+  // the partials starts at once and waits inside the kernel for each band's (c_band_flags), so
+  // over NVLink it waits for none. Asked for a launch per band, no step that reads C merges.
+  TpOptions merged, apart;
+  merged.merge_c_steps = 1, apart.merge_c_steps = 0;
   for (TpPattern pattern : {TpPattern::reduce_scatter, TpPattern::all_reduce}) {
-    const TpPlan plan = plan_on_h200(tp(pattern, 2, 16384, 16384, 16384));
+    const TpPlan plan = plan_on_h200(tp(pattern, 2, 16384, 16384, 16384), merged);
     EXPECT_EQ(expect_launches_cover(plan, 2), (std::map<int, int>{{0, 1}, {1, 1}})) << plan.describe();
     ASSERT_TRUE(plan.steps.back().reads_c);
     EXPECT_GT(plan.steps.back().bands, 1);
     EXPECT_TRUE(contains(plan.explanation, " 0 us waiting for partials")) << plan.explanation;
+    const TpPlan per_band = plan_on_h200(tp(pattern, 2, 16384, 16384, 16384), apart);
+    for (const TpStep& s : per_band.steps)
+      if (s.reads_c) EXPECT_EQ(s.bands, 1) << per_band.describe();
+    EXPECT_NE(per_band.hash(), plan.hash());
   }
+  // Unforced, a merged step that reads C must save over 1% with its measured surcharge
+  // (kGatedLaunchUs): all-reduce 16384^3 does (-1.9%), reduce-scatter 8192 x 28672 x 8192 not.
+  const TpPlan ar = plan_on_h200(tp(TpPattern::all_reduce, 2, 16384, 16384, 16384));
+  EXPECT_GT(ar.steps.back().bands, 1) << ar.describe();
+  const TpPlan rs = plan_on_h200(tp(TpPattern::reduce_scatter, 2, 8192, 28672, 8192));
+  for (const TpStep& s : rs.steps)
+    if (s.reads_c) EXPECT_EQ(s.bands, 1) << rs.describe();
+  TpOptions bad;
+  bad.merge_c_steps = 2;
+  expect_invalid([&] { plan_on_h200(tp(TpPattern::all_reduce, 2, 4096, 4096, 4096), bad); }, "merge_c_steps");
   // Over a link 40x slower a partial takes longer than the band that needs it: the merged step
   // is priced band by band against the arrivals (a band ends no sooner than its partial's
   // arrival plus its tiles past the first wave).
@@ -218,7 +234,7 @@ TEST(TensorParallelPlan, AMergedRingStepWaitsForEachBandsPartialInsideTheKernel)
   for (auto& row : slow.links)
     for (Link& l : row)
       if (l.kind != LinkKind::self) l.bandwidth_gbps /= 40;
-  TpOptions four;
+  TpOptions four = merged;
   four.bands = 4, four.tail_rows = 0;
   const TpProblem p = tp(TpPattern::reduce_scatter, 2, 16384, 16384, 16384);
   const TpPlan plan = plan_tp(p, device_preset("h200"), slow, four);
