@@ -3,9 +3,13 @@
 // dimensions) while the kernel walks its bands and raises their flags; after each of two calls
 // every flag is 1 and every counter back to 0; a second stream that waits for band 0's flag
 // (cuStreamWaitValue32, as the tensor-parallel copies do) copies that band's finished rows while
-// the GEMM runs on. Bad band arguments are refused naming the argument, before any launch.
+// the GEMM runs on. C gated by band flags (GemmOperands::c_band_flags): the kernel starts while C
+// is poison and each band's rows of C arrive later, flagged by another stream. Bad band
+// arguments are refused naming the argument, before any launch.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
 #include <vector>
 
 #include "autogemm/gemm.hpp"
@@ -131,6 +135,90 @@ TEST(BandSignalsGpu, AStreamWaitingForABandCopiesItsFinishedRows) {
   cudaStreamDestroy(copy_stream);
 }
 
+// The kernel is enqueued while its C holds NaN poison and every band's flag is 0; the host waits
+// 20 ms (the kernel spins on band 0's flag), then another stream copies C's bands in from the
+// host, last band first, raising each band's flag after its copy (cuStreamWriteValue32, as
+// tp_exec.cpp's peers do after their peer copies). D must match the reference with the real C: a C load that did not wait for its band
+// would read the poison.
+void expect_c_gated(int64_t m, int64_t n, int64_t k, const char* config,
+                    const std::vector<int64_t>& ends) {
+  GemmProblem p = autogemm::testing::problem(m, n, k);
+  p.signal_bands = int(ends.size());
+  const std::size_t bands = ends.size();
+  bench::DeviceBuffer words(3 * bands * 4);
+  auto* counters = static_cast<uint32_t*>(words.get());
+  uint32_t* flags = counters + bands;
+  uint32_t* c_flags = flags + bands;
+  GemmOptions options;
+  options.config = GemmConfig::parse(config);
+  cudaStream_t copy_stream = nullptr;
+  cuda_check(cudaStreamCreateWithFlags(&copy_stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  const driver::Api& api = driver::api();
+  const auto check = autogemm::testing::run_call_and_check(
+      p, 0.5f, 1.0f, 11, false, nullptr,
+      [&](const GemmProblem& q, const GemmOperands& ops_in, cudaStream_t s) {
+        const int64_t ldc = q.ldc_or_packed(), row_bytes = ldc * 2;
+        bench::DeviceBuffer late_c(std::size_t(q.m * row_bytes));
+        // C's bands come from pinned host memory: a copy engine moves them. (A copy inside the
+        // GPU may run as a kernel, which would wait for SMs the spinning GEMM holds.)
+        void* host_c = nullptr;
+        cuda_check(cudaMallocHost(&host_c, std::size_t(q.m * row_bytes)), "cudaMallocHost(C)");
+        cuda_check(cudaMemcpy(host_c, ops_in.c, std::size_t(q.m * row_bytes), cudaMemcpyDeviceToHost),
+                   "C to the host");
+        GemmOperands ops = ops_in;
+        ops.c = late_c.get();
+        ops.band_ends = ends.data();
+        ops.band_counters = counters;
+        ops.band_flags = flags;
+        ops.c_band_flags = c_flags;
+        // Loaded once first (a module load can wait for the GPU to go idle, which a spinning
+        // kernel never lets it), with C in place and its flags up.
+        cuda_check(cudaMemset(words.get(), 0, 3 * bands * 4), "cudaMemset(words)");
+        std::vector<uint32_t> ones(bands, 1u);
+        cuda_check(cudaMemcpy(c_flags, ones.data(), bands * 4, cudaMemcpyHostToDevice), "flags up");
+        gemm(q, ops, s, options);
+        cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize(first call)");
+        cuda_check(cudaMemset(words.get(), 0, 3 * bands * 4), "cudaMemset(words)");
+        bench::fill_poison(late_c.get(), std::size_t(q.m * ldc), q.d_type);
+        cuda_check(cudaDeviceSynchronize(), "poison C");
+        const GemmReport r = gemm(q, ops, s, options);
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        for (std::size_t b = bands; b-- > 0;) {
+          const int64_t begin = b > 0 ? ends[b - 1] : 0;
+          cuda_check(cudaMemcpyAsync(static_cast<char*>(late_c.get()) + begin * row_bytes,
+                                     static_cast<const char*>(host_c) + begin * row_bytes,
+                                     std::size_t((ends[b] - begin) * row_bytes),
+                                     cudaMemcpyHostToDevice, copy_stream),
+                     "copy C's band");
+          driver::check(api.cuStreamWriteValue32(copy_stream, CUdeviceptr(c_flags + b), 1,
+                                                 CU_STREAM_WRITE_VALUE_DEFAULT),
+                        "cuStreamWriteValue32(C's band flag)");
+        }
+        cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize(gated call)");
+        cudaFreeHost(host_c);
+        EXPECT_EQ(download_words(words, 3 * bands),
+                  [&] {
+                    std::vector<uint32_t> want(3 * bands, 1u);
+                    std::fill(want.begin(), want.begin() + std::ptrdiff_t(bands), 0u);
+                    return want;
+                  }())
+            << config << ": counters 0, every band flagged, C's flags left as they were set";
+        return r;
+      });
+  cudaStreamDestroy(copy_stream);
+  EXPECT_FALSE(check.used_vendor);
+  AUTOGEMM_EXPECT_GEMM_OK(check, config << " " << m << "x" << n << "x" << k << " C gated");
+}
+
+TEST(BandSignalsGpu, CGatedByBandFlagsIsReadOnlyOnceItsBandArrives) {
+  AUTOGEMM_REQUIRE_GPU();
+  // C loaded ahead under the k-loop (two consumers, 2 x 1 clusters); one consumer a tile
+  // (ping-pong). (FP8 block-scaled inputs load C in the epilogue instead: the tensor-parallel
+  // tests' FP8 rings run that path.)
+  expect_c_gated(2048, 4096, 1024, "128x256x64 s3 c2 p g8 cl2x1/b", {512, 1536, 1792, 2048});
+  expect_c_gated(1024, 3000, 512, "128x128x64 s4 c2 p g8 pp", {128, 640, 1024});
+}
+
 TEST(BandSignalsGpu, BadBandsAreRefusedNamingTheArgument) {
   AUTOGEMM_REQUIRE_GPU();
   GemmProblem p = autogemm::testing::problem(1024, 1024, 256);
@@ -152,6 +240,11 @@ TEST(BandSignalsGpu, BadBandsAreRefusedNamingTheArgument) {
   expect_invalid(call, "band_ends[1]");
   ops.band_ends = backwards.data();
   expect_invalid(call, "band_ends[1]");
+  const std::vector<int64_t> good = {256, 1024};
+  ops.band_ends = good.data();
+  ops.c_band_flags = ops.band_counters;
+  expect_invalid(call, "c_band_flags");  // beta = 0: no C to gate
+  ops.c_band_flags = nullptr;
   p.signal_bands = 0;
   expect_invalid(call, "band_ends");  // pointers without bands
   p.signal_bands = 17;

@@ -474,8 +474,8 @@ TEST(KernelCompile, TransposedQuantisationKernel) {
 
 // Row-band signals (GemmProblem::signal_bands): the tensor-parallel band configurations compile
 // clean with the band walk and the signal (the acq_rel add and the system-scope release after
-// the bulk stores' completion), FP8 and ping-pong included; the rules refuse what the band walk
-// cannot do.
+// the bulk stores' completion) and C's band gate (the system-scope acquire before C's load), FP8
+// and ping-pong included; the rules refuse what the band walk cannot do.
 TEST(KernelCompile, RowBandSignals) {
   for (const auto& [dtype, config] :
        {std::pair{DType::bf16, "128x256x64 s3 c2 p g8 cl2x1/b"},
@@ -488,9 +488,11 @@ TEST(KernelCompile, RowBandSignals) {
     EXPECT_NE(k.ptx.find("atom.acq_rel.gpu.global.add.u32"), std::string::npos) << config;
     EXPECT_NE(k.ptx.find("fence.acq_rel.sys"), std::string::npos) << config;
     EXPECT_NE(k.ptx.find("fence.proxy.async.global"), std::string::npos) << config;
+    EXPECT_NE(k.ptx.find("ld.acquire.sys.global.u32"), std::string::npos) << config;
     p.signal_bands = 0;   // and the plain kernel has none of it
-    EXPECT_EQ(jit::compile_to_cubin(source_of(p, GemmConfig::parse(config))).ptx.find("fence.acq_rel.sys"),
-              std::string::npos) << config;
+    const std::string plain = jit::compile_to_cubin(source_of(p, GemmConfig::parse(config))).ptx;
+    EXPECT_EQ(plain.find("fence.acq_rel.sys"), std::string::npos) << config;
+    EXPECT_EQ(plain.find("ld.acquire.sys"), std::string::npos) << config;
   }
   GemmProblem p = bf16_problem(3840, 28672, 4096);
   p.signal_bands = 2;

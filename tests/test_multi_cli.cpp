@@ -188,6 +188,18 @@ TEST(MultiCli, PlanTensorParallelPatterns) {
   EXPECT_TRUE(contains(staged.out, "into their workspace, then copied into their D")) << staged.out;
   expect_cli_error("bench --gpus 2 --device h200 --m 4096 --n 4096 --k 4096 --process-per-rank",
                    "--process-per-rank");
+  // The ring's steps that add partials: one launch of their bands (C gated in the kernel) or a
+  // launch per band, as asked.
+  const std::string rs_16k = "plan --gpus 2 --tp rs --device h200 --m 16384 --n 16384 --k 16384 "
+                             "--bands 2 --json --merge-c-steps ";
+  for (const char* merge : {"1", "0"}) {
+    const auto r = run_cli(rs_16k + merge);
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto steps = nlohmann::json::parse(r.out.substr(r.out.find('[')))[0]["steps"];
+    ASSERT_EQ(steps.size(), merge == std::string("1") ? 2u : 3u) << r.out;
+    EXPECT_EQ(steps.back()["bands"], merge == std::string("1") ? 2 : 1) << r.out;
+  }
+  expect_cli_error(rs_16k + "2", "--merge-c-steps = 2");
 }
 
 TEST(MultiCli, TensorParallelErrorsNameTheOption) {

@@ -120,16 +120,15 @@ TEST(TensorParallelPlan, AllReduceRunsItsRingInRoundsOfBands) {
   o.bands = 4, o.rounds = 2;
   const TpPlan plan = plan_on_h200(p, o);
   ASSERT_EQ(plan.rounds, 2);
-  // Round 0 runs every step of bands 0 and 1, then round 1 every step of bands 2 and 3 (step
-  // 0's two bands perhaps in one launch; the later steps' one by one: a launch waits for all
-  // its partials, and the last band's arrives last).
+  // Round 0 runs every step of bands 0 and 1, then round 1 every step of bands 2 and 3 (each
+  // step's two bands perhaps in one launch, never a launch across the rounds).
   expect_launches_cover(plan, 4);
   std::size_t round_one = 0;
   while (round_one < plan.steps.size() && plan.steps[round_one].band < 2) ++round_one;
   for (std::size_t i = 0; i < plan.steps.size(); ++i) {
     const TpStep& s = plan.steps[i];
     EXPECT_EQ(s.band / 2, i < round_one ? 0 : 1) << i;
-    if (s.step > 0) EXPECT_EQ(s.bands, 1) << i;
+    EXPECT_EQ((s.band + s.bands - 1) / 2, s.band / 2) << i;
     EXPECT_EQ(s.reads_c, s.step > 0);
     EXPECT_EQ(s.d_to_caller, s.step == 3);
   }
@@ -199,6 +198,54 @@ TEST(TensorParallelPlan, GatherComputesEachRanksRowsAndSendsThemToRankZero) {
   ASSERT_EQ(nccl.steps.size(), 1u);
   EXPECT_EQ(nccl.steps[0].rows, 2048);
   EXPECT_GT(nccl.transfer_us, 0);
+}
+
+TEST(TensorParallelPlan, AMergedRingStepWaitsForEachBandsPartialInsideTheKernel) {
+  // 2 H200s, merged steps asked for: each step is one launch of every band; the step that adds
+  // the partials starts at once and waits inside the kernel for each band's (c_band_flags), so
+  // over NVLink it waits for none. Asked for a launch per band, no step that reads C merges.
+  TpOptions merged, apart;
+  merged.merge_c_steps = 1, apart.merge_c_steps = 0;
+  for (TpPattern pattern : {TpPattern::reduce_scatter, TpPattern::all_reduce}) {
+    const TpPlan plan = plan_on_h200(tp(pattern, 2, 16384, 16384, 16384), merged);
+    EXPECT_EQ(expect_launches_cover(plan, 2), (std::map<int, int>{{0, 1}, {1, 1}})) << plan.describe();
+    ASSERT_TRUE(plan.steps.back().reads_c);
+    EXPECT_GT(plan.steps.back().bands, 1);
+    EXPECT_TRUE(contains(plan.explanation, " 0 us waiting for partials")) << plan.explanation;
+    const TpPlan per_band = plan_on_h200(tp(pattern, 2, 16384, 16384, 16384), apart);
+    for (const TpStep& s : per_band.steps)
+      if (s.reads_c) EXPECT_EQ(s.bands, 1) << per_band.describe();
+    EXPECT_NE(per_band.hash(), plan.hash());
+  }
+  // Unforced, a merged step that reads C must save over 1% with its measured surcharge
+  // (kGatedLaunchUs): all-reduce 16384^3 does (-1.9%), reduce-scatter 8192 x 28672 x 8192 not.
+  const TpPlan ar = plan_on_h200(tp(TpPattern::all_reduce, 2, 16384, 16384, 16384));
+  EXPECT_GT(ar.steps.back().bands, 1) << ar.describe();
+  const TpPlan rs = plan_on_h200(tp(TpPattern::reduce_scatter, 2, 8192, 28672, 8192));
+  for (const TpStep& s : rs.steps)
+    if (s.reads_c) EXPECT_EQ(s.bands, 1) << rs.describe();
+  TpOptions bad;
+  bad.merge_c_steps = 2;
+  expect_invalid([&] { plan_on_h200(tp(TpPattern::all_reduce, 2, 4096, 4096, 4096), bad); }, "merge_c_steps");
+  // Over a link 40x slower a partial takes longer than the band that needs it: the merged step
+  // is priced band by band against the arrivals (a band ends no sooner than its partial's
+  // arrival plus its tiles past the first wave).
+  Topology slow = topology_preset("nvlink", 2);
+  for (auto& row : slow.links)
+    for (Link& l : row)
+      if (l.kind != LinkKind::self) l.bandwidth_gbps /= 40;
+  TpOptions four = merged;
+  four.bands = 4, four.tail_rows = 0;
+  const TpProblem p = tp(TpPattern::reduce_scatter, 2, 16384, 16384, 16384);
+  const TpPlan plan = plan_tp(p, device_preset("h200"), slow, four);
+  ASSERT_EQ(plan.steps.size(), 2u) << plan.describe();
+  const double step1_us = plan.steps[1].predicted_us, step0_us = plan.steps[0].predicted_us;
+  // The last band's partial leaves after step 0 ends and crosses the slow link (a quarter of
+  // the 268 MB partial at 8 GB/s: ~8 ms); step 1's last band cannot end before it arrives.
+  const double last_band_send_us = 268435456.0 / 4 / (plan.link_gbps * 1e3);
+  EXPECT_GT(plan.total_us, step0_us + last_band_send_us) << plan.describe();
+  EXPECT_GT(plan.total_us, step0_us + step1_us) << plan.describe();
+  EXPECT_FALSE(contains(plan.explanation, " 0 us waiting for partials")) << plan.explanation;
 }
 
 TEST(TensorParallelPlan, NcclWhenAPairHasNoPeerAccess) {

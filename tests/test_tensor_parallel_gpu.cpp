@@ -82,8 +82,9 @@ struct TpSetup {
 // Even bands unless a thin last band is asked for (AThinLastBandMatchesOneGpu); finished
 // bands staged in the receivers' workspaces unless `one_process` (TpPlan::d_direct).
 TpPlan plan_for(const TpProblem& p, TpTransport transport, int bands, int rounds = 0,
-                int64_t tail_rows = 0, bool one_process = false) {
+                int64_t tail_rows = 0, bool one_process = false, int merge_c_steps = -1) {
   TpOptions o;
+  o.merge_c_steps = merge_c_steps;
   o.one_process = one_process;
   o.transport = transport;
   o.bands = bands;
@@ -108,11 +109,14 @@ TpProblem problem_of(TpPattern pattern, int world, int64_t m, int64_t n, int64_t
 // Runs `plan` three times on poisoned outputs (the flags and the done hand-shake must let every
 // call after the first run too) and checks every rank's block after each.
 void run_and_check(const TpProblem& p, TpTransport transport, int bands, int rounds = 0,
-                   int64_t tail_rows = 0, bool one_process = false) {
+                   int64_t tail_rows = 0, bool one_process = false, int merge_c_steps = -1) {
   TpSetup s(p);
   MultiGpuComm comm = MultiGpuComm::local(devices(p.world));
-  const TpPlan plan = plan_for(p, transport, bands, rounds, tail_rows, one_process);
+  const TpPlan plan = plan_for(p, transport, bands, rounds, tail_rows, one_process, merge_c_steps);
   if (tail_rows > 0) ASSERT_EQ(plan.tail_rows, tail_rows) << plan.describe();
+  bool gated = false;  // a launch of several bands that adds partials (C gated in the kernel)
+  for (const TpStep& st : plan.steps) gated = gated || (st.reads_c && st.bands > 1);
+  if (merge_c_steps >= 0) ASSERT_EQ(gated, merge_c_steps == 1) << plan.describe();
   TpWorkspace ws(plan, comm);
   for (int call = 0; call < 3; ++call) {
     s.poison();
@@ -122,7 +126,8 @@ void run_and_check(const TpProblem& p, TpTransport transport, int bands, int rou
                                 to_string(p.pattern), to_string(transport), p.world, p.m, p.n,
                                 p.k, to_string(p.a_type), plan.bands, plan.rounds, call)
                     + (plan.tail_rows ? fmt::format(" (last band {} rows)", plan.tail_rows) : "")
-                    + (plan.d_direct ? " (bands straight into the peers' D)" : ""));
+                    + (plan.d_direct ? " (bands straight into the peers' D)" : "")
+                    + (gated ? " (partials gated band by band in one launch)" : ""));
   }
 }
 
@@ -207,6 +212,24 @@ TEST(TensorParallelGpu, OddRowsAndColumnsAndManyBands) {
   for (TpPattern pattern : kPatterns)
     run_and_check(problem_of(pattern, g, 200 * g, 1000 * (pattern == TpPattern::all_gather ? g : 1), 256 * g),
                   TpTransport::copy_engine, 4);
+}
+
+// The ring's steps that add partials as one launch of all their bands, each band's C waited
+// for inside the kernel (GemmOperands::c_band_flags), and as a launch per band: BF16 and FP8
+// (whose epilogue loads C after the k-loop), a thin last band, two rounds, D staged and direct.
+TEST(TensorParallelGpu, MergedStepsWaitForEachBandsPartialInTheKernel) {
+  REQUIRE_TP_GPUS();
+  const int g = ranks_here();
+  for (int merge : {1, 0})
+    for (TpPattern pattern : {TpPattern::reduce_scatter, TpPattern::all_reduce}) {
+      run_and_check(problem_of(pattern, g, 1024 * g, 1536, 512 * g), TpTransport::copy_engine, 4,
+                    0, 0, false, merge);
+      run_and_check(problem_of(pattern, g, 512 * g, 256 * g * 2, 256 * g, true),
+                    TpTransport::copy_engine, 2, 0, 0, false, merge);
+    }
+  const TpProblem ar = problem_of(TpPattern::all_reduce, g, 1024 * g, 1536, 512 * g);
+  run_and_check(ar, TpTransport::copy_engine, 4, 2, 0, true, 1);    // two rounds, D direct
+  run_and_check(ar, TpTransport::copy_engine, 4, 1, 128, true, 1);  // a thin last band
 }
 
 TEST(TensorParallelGpu, BlockScaledFp8) {

@@ -47,6 +47,12 @@ struct GemmOperands {
   const int64_t* band_ends = nullptr;
   uint32_t* band_counters = nullptr;
   uint32_t* band_flags = nullptr;
+  // Band-gated C (signal_bands > 0 and reads_c; optional): S device words, one per band, that
+  // someone else (a stream memory operation, another GPU) sets to 1 once the band's rows of C
+  // are in place. The kernel starts at once and waits for each band's flag before it loads
+  // that band's C, so C may still be arriving while the first bands compute. The kernel leaves
+  // the flags as they are; the caller resets them after the call (every flag was 1 by its end).
+  const uint32_t* c_band_flags = nullptr;
 };
 
 struct GemmOptions {

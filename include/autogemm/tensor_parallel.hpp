@@ -124,6 +124,10 @@ struct TpOptions {
                                          // bands); 0: the planner's choice; others: 1
   int64_t tail_rows = -1;                // copy engines: rows of a thin last band (a multiple
                                          // of 128), 0: even bands; -1: the planner's choice
+  int merge_c_steps = -1;                // copy engines: the ring's steps that add partials
+                                         // run each round's bands as one launch, C gated band
+                                         // by band in the kernel (1), or a launch per band
+                                         // (0); -1: the planner's choice
   bool one_process = false;              // one process drives every rank (the CLI; a C++
                                          // caller over the local GPUs): finished bands of D go
                                          // straight into the peers' D (TpPlan::d_direct)
@@ -134,7 +138,9 @@ struct TpStep {
   int step = 0;                       // 0 .. world-1
   int band = 0;                       // the first band this launch computes
   // Bands [band, band + bands) in one launch that raises a flag as each is finished
-  // (GemmProblem::signal_bands; 1: a launch of its own): no kernel boundary between them.
+  // (GemmProblem::signal_bands; 1: a launch of its own): no kernel boundary between them. A
+  // merged launch that reads C starts at once and waits inside the kernel for each band's
+  // partial before loading it (GemmOperands::c_band_flags).
   int bands = 1;
   int64_t rows = 0;                   // the bands' rows (A rows read and D rows written)
   GemmConfig config;                  // forced: every rank runs exactly this

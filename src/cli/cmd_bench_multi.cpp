@@ -38,7 +38,7 @@ const std::vector<std::string> kMultiOptionNames = {"--gpus",       "--schedule"
                                                     "--count",      "--no-migrate", "--split",
                                                     "--inputs",     "--output",
                                                     "--tp",         "--transport", "--bands",
-                                                    "--rounds",      "--tail-rows",
+                                                    "--rounds",      "--tail-rows",     "--merge-c-steps",
                                                     "--process-per-rank", "--memory-limit"};
 
 struct Item {
@@ -573,6 +573,10 @@ std::shared_ptr<MultiBenchOptions> add_multi_bench_options(CLI::App& bench) {
   bench.add_option("--transport", o->transport, "with --tp: copy-engine or nccl");
   bench.add_option("--bands", o->bands, "with --tp: row bands per chunk (0: planned)");
   bench.add_option("--rounds", o->rounds, "with --tp all-reduce: rounds of the ring (0: planned)");
+  bench.add_option("--merge-c-steps", o->merge_c_steps,
+                   "with --tp: the ring's steps that add partials (reduce-scatter, all-reduce) as one "
+                   "launch of their bands, each band's partial waited for inside the kernel (1), "
+                   "or a launch per band (0); -1: planned");
   bench.add_option("--tail-rows", o->tail_rows,
                    "with --tp: rows of a thin last band, a multiple of 128 (0: even bands; "
                    "-1: planned)");
@@ -592,7 +596,7 @@ void run_multi_bench(const CLI::App& bench, const MultiBenchOptions& o) {
     throw InvalidArgument("--gpus", "missing",
                           "--schedule, --repeat, --count, --no-migrate, --split, --inputs, "
                           "--output, --tp, --transport, --bands, --rounds, --tail-rows, "
-                          "--process-per-rank and --memory-limit go with --gpus N");
+                          "--merge-c-steps, --process-per-rank and --memory-limit go with --gpus N");
   if (!option_text(bench, "--m").empty() || !option_text(bench, "--n").empty() ||
       !option_text(bench, "--k").empty()) {
     if (!o.tp.empty()) return run_tp_bench(bench, o);

@@ -179,6 +179,10 @@ std::shared_ptr<SplitPlanCliOptions> add_split_plan_options(CLI::App& plan) {
   plan.add_option("--tail-rows", o->tail_rows,
                   "with --tp: rows of a thin last band, a multiple of 128 (0: even bands; -1: "
                   "planned)");
+  plan.add_option("--merge-c-steps", o->merge_c_steps,
+                  "with --tp: the ring's steps that add partials (reduce-scatter, all-reduce) as one "
+                  "launch of their bands, each band's partial waited for inside the kernel (1), "
+                  "or a launch per band (0); -1: planned");
   plan.add_option("--rounds", o->rounds,
                   "with --tp all-reduce: rounds of the ring, a divisor of the bands (0: planned)");
   plan.add_flag("--process-per-rank", o->process_per_rank,
@@ -193,7 +197,7 @@ namespace {
 const std::vector<std::string> kSplitOptionNames = {"--gpus", "--link", "--inputs", "--output",
                                                     "--split", "--max-chunks", "--tp",
                                                     "--transport", "--bands", "--rounds", "--tail-rows",
-                                                    "--process-per-rank"};
+                                                    "--merge-c-steps", "--process-per-rank"};
 }  // namespace
 
 bool wants_split_plan(const CLI::App& plan) { return any_option_given(plan, kSplitOptionNames); }

@@ -311,6 +311,9 @@ void ring_launch(const CallContext& c, Rank& r, const TpShards& sh, cudaStream_t
     ops.c = r.base + c.ws.layout.recv + c.ws.layout.part_bytes * (st.step - 1) +
             rows.begin * p.n * c.out_bytes;
     ops.beta = 1.0f;
+    // A merged launch waits inside the kernel for each band's partial (the flags of a step's
+    // bands are consecutive words).
+    if (st.bands > 1) ops.c_band_flags = r.pad + c.ws.flags.part_ready(st.step - 1, st.band);
   }
   ops.d = ring_d_row(c, r, sh, st, rows.begin);
   std::vector<int64_t> ends;
@@ -352,17 +355,17 @@ void run_ring(const CallContext& c, Rank& r, const TpShards& sh, cudaStream_t s)
     const TpStep& st = c.plan.steps[i];
     const int last = st.band + st.bands - 1;
     if (i >= c.head) {
-      if (st.reads_c) {
-        // The left neighbour's partials of step - 1: its copy stream sends the bands in order
-        // and flags each after its copy, so the launch's last band's flag says they are all here
-        // (one wait, not one per band: ~7.5 us each on the stream, AUTOGEMM_TP_TRACE).
+      // The left neighbour's partials of step - 1 (st.reads_c). A merged launch waits for each
+      // band's flag inside the kernel (ring_launch), which saw every one of them 1 by its end.
+      // A launch of one band waits on the stream.
+      const bool gated = st.reads_c && st.bands > 1;
+      if (st.reads_c && !gated) {
         c.flags.take(s, r.pad + c.ws.flags.part_ready(st.step - 1, last));
-        c.trace.mark(r.rank, "gemm", s, "partial {}.{}{} in", st.step - 1, st.band,
-                     st.bands > 1 ? fmt::format("-{}", last) : "");
+        c.trace.mark(r.rank, "gemm", s, "partial {}.{} in", st.step - 1, st.band);
       }
       ring_launch(c, r, sh, s, st);
-      if (st.reads_c)  // the earlier bands' flags, set before the one taken: back to 0
-        for (int b = st.band; b < last; ++b) c.flags.reset(s, r.pad + c.ws.flags.part_ready(st.step - 1, b));
+      if (gated)  // back to 0 after the kernel
+        for (int b = st.band; b <= last; ++b) c.flags.reset(s, r.pad + c.ws.flags.part_ready(st.step - 1, b));
     }
     for (int b = st.band; b < st.band + st.bands; ++b) {
       const Range band = c.cut[b];

@@ -57,6 +57,12 @@ constexpr double kFlagWaitUs = 6.0;
 // the same partial copies: 20 us a group, 0.41 of B's 235 MB at the DRAM rate.
 constexpr double kCutGroupShareOfB = 0.41;
 
+// A launch of several bands that reads partials (C gated band by band in the kernel) beside the
+// launch per band it replaces: on 2 H200s the replacement ran 18-58 us slower than this model
+// priced it on 5 of 6 rows (reduce-scatter 8192 x 28672 x 8192 2596 -> 2635 us where -19 us was
+// priced; all-reduce 16384^3 ran 45 us faster than priced): the median, 28 us.
+constexpr double kGatedLaunchUs = 28.0;
+
 // Every launch after the first: the previous kernel's last wave drains and this one's pipeline
 // fills with no overlap. The 1024-row bands of all-reduce 8192 x 28672 x 8192 on 2 H200s ran
 // back to back 5-9 us over their one-GPU predictions (AUTOGEMM_TP_TRACE, docs/decisions.md).
@@ -310,6 +316,13 @@ double slowest_copy_engine_gbps(const Topology& t) {
   return gbps;
 }
 
+// Which steps of a copy-engine plan run their bands as one launch (TpPricer::copy_engine).
+enum class TpMerge {
+  none,                       // a launch per band
+  steps_waiting_for_nothing,  // the ring's first step, gather's one: their bands wait for nothing
+  every_step,                 // those and the ring's later steps, C gated band by band in the kernel
+};
+
 class TpPricer {
  public:
   // one_process: every rank's D is addressable here (TpOptions::one_process).
@@ -321,9 +334,9 @@ class TpPricer {
 
   // `rounds` must divide the bands the chunk is cut into (else the caller skips it).
   // `tail_rows` > 0: the last band's final rows run as a band of their own (tp_bands).
-  // `merge`: bands whose launches would follow each other with nothing to wait for between them
-  // run as one launch that signals each band (TpStep::bands).
-  TpPlan copy_engine(const std::vector<Range>& cut, int64_t tail_rows, int rounds, bool merge) {
+  // `merge`: which steps run their bands (of a round) as one launch that signals each band
+  // (TpStep::bands).
+  TpPlan copy_engine(const std::vector<Range>& cut, int64_t tail_rows, int rounds, TpMerge merge) {
     TpPlan plan = base(TpTransport::copy_engine);
     plan.bands = int(cut.size());
     for (const Range& r : cut) plan.band_rows.push_back(r.size());
@@ -347,11 +360,15 @@ class TpPricer {
         s.a_from_caller = !gather || step == 0;  // all-gather: later steps read gathered A
         // The ring's earlier steps write partials; gather's D is packed either way.
         s.d_to_caller = gather || to_root || step == g_ - 1;
-        // Only steps that wait for nothing merge (the ring's first, gather's one): a merged
-        // step that reads partials waits for its last band's before it starts, and measured
-        // slower (all-reduce 8192 x 28672 x 8192 on 2 H200s 2885 -> 2916-2961 us, with its
-        // last band apart). All-gather's bands signal nothing (its D stays on the rank).
-        const int merged_end = !merge || gather || s.reads_c ? lo : hi;
+        // A ring step that reads partials merges only with TpMerge::every_step: it waits
+        // inside the kernel for each band's (GemmOperands::c_band_flags). (Waiting on the
+        // stream for its last band first measured slower than a launch per band: all-reduce
+        // 8192 x 28672 x 8192 on 2 H200s 2885 -> 2916-2961 us.) All-gather's bands signal
+        // nothing (its D stays on the rank) and its later steps wait for A, which the kernel
+        // does not gate.
+        const bool merged = merge == TpMerge::every_step ||
+                            (merge == TpMerge::steps_waiting_for_nothing && !s.reads_c);
+        const int merged_end = !merged || gather ? lo : hi;
         if (merged_end - lo >= 2 && add_launch(plan, s, cut, lo, merged_end)) {
           for (int b = merged_end; b < hi; ++b) add_launch(plan, s, cut, b, b + 1);
         } else {
@@ -463,6 +480,7 @@ class TpPricer {
       s.predicted_us += std::max(0.0, q.memory_us + copy_us_of_launch - busiest);
       const bool waits = p_.pattern == TpPattern::all_gather ? s.step > 0 : s.reads_c;
       if (waits) s.predicted_us += kFlagWaitUs;
+      if (s.reads_c && s.bands > 1) s.predicted_us += kGatedLaunchUs;
       if (i > 0) s.predicted_us += kLaunchGapUs;
     }
   }
@@ -529,6 +547,35 @@ class TpPricer {
   static double band_finished(const TpStep& s, const std::vector<Range>& cut, int b, double start) {
     const double rows_done = double(cut[b].end - cut[s.band].begin);
     return start + s.predicted_us * rows_done / double(s.rows);
+  }
+
+  // When each band of the ring's launch s (the previous launch ended at t) is finished. A launch
+  // of one band starts once its partial is here. A merged launch that reads partials starts at
+  // once and gates each band's C inside the kernel (c_band_flags): its tiles run band by band,
+  // and a band whose partial comes late holds one wave of tiles at their C load, so it ends at
+  // least the rest of its tiles after the partial's arrival. `waited` adds the time lost.
+  std::vector<double> ring_band_finish(const TpStep& s, const std::vector<Range>& cut,
+                                       const std::vector<double>& arrival, double t,
+                                       double& waited) {
+    std::vector<double> finish;
+    if (s.step == 0 || s.bands == 1) {
+      const double start = s.step > 0 ? std::max(t, arrival[std::size_t(s.band)]) : t;
+      waited += start - t;
+      for (int b = s.band; b < s.band + s.bands; ++b) finish.push_back(band_finished(s, cut, b, start));
+      return finish;
+    }
+    const Prediction& q = launch_prediction(s);
+    const double wave_us = s.predicted_us / double(std::max<int64_t>(1, q.waves));
+    double done = t;
+    for (int b = s.band; b < s.band + s.bands; ++b) {
+      const double band_us = s.predicted_us * double(cut[b].size()) / double(s.rows);
+      const double paced = done + band_us;
+      const double gated = arrival[std::size_t(b)] + std::max(0.0, band_us - wave_us) + kFlagHandoffUs;
+      waited += std::max(0.0, gated - paced);
+      done = std::max(paced, gated);
+      finish.push_back(done);
+    }
+    return finish;
   }
 
   // Source s = r + i sends its shard to r as the i-th of its pushes (it serves r - 1 first,
@@ -599,13 +646,11 @@ class TpPricer {
     std::vector<double> arrival(bands, 0.0);
     double t = 0, egress_free = 0, waited = 0, copy_end = 0;
     for (const TpStep& s : plan.steps) {
-      double start = t;  // a launch waits for every one of its bands' partials
-      for (int b = s.band; s.step > 0 && b < s.band + s.bands; ++b) start = std::max(start, arrival[b]);
-      waited += start - t;
-      t = start + s.predicted_us;
+      const std::vector<double> finish = ring_band_finish(s, cut, arrival, t, waited);
+      t = finish.back();
       for (int b = s.band; b < s.band + s.bands; ++b) {
         const double bytes = part_bytes(cut[b].size());
-        const double finished = band_finished(s, cut, b, start);
+        const double finished = finish[std::size_t(b - s.band)];
         if (s.step < g_ - 1) {
           egress_free = std::max(egress_free, finished) + send_us(bytes);
           arrival[b] = egress_free + kFlagHandoffUs;
@@ -685,6 +730,10 @@ TpPlan plan_tp(const TpProblem& problem, const GpuInfo& device, const Topology& 
                                                      "divisor of the bands", multi::kTpMaxBands)
                                        : std::string("0 or 1: only all-reduce runs its ring in "
                                                      "rounds"));
+  if (options.merge_c_steps < -1 || options.merge_c_steps > 1)
+    throw InvalidArgument("merge_c_steps", std::to_string(options.merge_c_steps),
+                          "-1 (the planner's choice), 0 (a launch per band) or 1 (one launch per "
+                          "step and round)");
   const bool peers = every_pair_has_peer_access(topology);
   TpTransport transport = options.transport.value_or(peers ? TpTransport::copy_engine
                                                            : TpTransport::nccl);
@@ -716,6 +765,11 @@ TpPlan plan_tp(const TpProblem& problem, const GpuInfo& device, const Topology& 
     const std::vector<int64_t> tail_tries = options.tail_rows >= 0
                                                 ? std::vector<int64_t>{options.tail_rows}
                                                 : std::vector<int64_t>{0, 128, 256};
+    const std::vector<TpMerge> merge_tries =
+        options.merge_c_steps == 1   ? std::vector<TpMerge>{TpMerge::every_step}
+        : options.merge_c_steps == 0 ? std::vector<TpMerge>{TpMerge::steps_waiting_for_nothing, TpMerge::none}
+                                     : std::vector<TpMerge>{TpMerge::steps_waiting_for_nothing,
+                                                            TpMerge::none, TpMerge::every_step};
     bool have = false;
     std::set<std::vector<int64_t>> cuts_tried;
     for (int bands : band_tries) {
@@ -729,8 +783,13 @@ TpPlan plan_tp(const TpProblem& problem, const GpuInfo& device, const Topology& 
         if (!cuts_tried.insert(sizes).second) continue;  // fewer rows than bands: the same cut
         for (int rounds : round_tries) {
           if (int(cut.size()) % rounds != 0) continue;  // (forced rounds skip cuts they do not divide)
-          // Bands merged into launches that signal each (fewer launches) first.
-          for (bool merge : {true, false}) {
+          // Bands merged into launches that signal each (fewer launches) first. The steps that
+          // read partials merge (each band's C gated in the kernel) only where that saves over
+          // 1% more: on 2 H200s the rows it was predicted to save 0.3-0.8% ran 0-1.5% slower
+          // (reduce-scatter 8192 x 28672 x 8192 2596 -> 2635 us), the two predicted -1.3% and
+          // -2.3% ran -0.6% and -3.0% (all-reduce 16384^3 6294 -> 6112 us); kGatedLaunchUs
+          // prices the difference.
+          for (TpMerge merge : merge_tries) {
             TpPlan plan = pricer.copy_engine(cut, tail, rounds, merge);
             if (!have || plan.total_us < 0.99 * best.total_us) best = std::move(plan), have = true;
           }

@@ -231,11 +231,17 @@ void check_operands(const GemmProblem& p, const GemmOperands& o) {
   runtime::check_weight_operands(p, o);
   runtime::check_epilogue_operands(p, o);
   if (p.signal_bands == 0) {
-    if (o.band_ends || o.band_counters || o.band_flags)
-      throw InvalidArgument(o.band_ends ? "band_ends" : o.band_counters ? "band_counters" : "band_flags",
+    if (o.band_ends || o.band_counters || o.band_flags || o.c_band_flags)
+      throw InvalidArgument(o.band_ends       ? "band_ends"
+                            : o.band_counters ? "band_counters"
+                            : o.band_flags    ? "band_flags"
+                                              : "c_band_flags",
                             "a pointer", "row-band signals are read with problem.signal_bands > 0 only");
     return;
   }
+  if (o.c_band_flags && !p.reads_c)
+    throw InvalidArgument("c_band_flags", "a pointer",
+                          "C's band flags gate the loads of C, and beta = 0 reads none");
   if (!o.band_ends || !o.band_counters || !o.band_flags)
     throw InvalidArgument(!o.band_ends ? "band_ends" : !o.band_counters ? "band_counters" : "band_flags",
                           "nullptr", fmt::format("signal_bands = {} needs the bands' ends, counters "

@@ -223,6 +223,7 @@ ResolvedKernel resolve_one(const KernelLaunch& k, const SplitKWorkspaceLayout& s
   params.band_count = p.signal_bands;
   params.band_counters = call_operands.band_counters;
   params.band_flags = call_operands.band_flags;
+  params.c_band_flags = call_operands.c_band_flags;
   for (int b = 0; b < p.signal_bands; ++b) params.band_end[b] = int(call_operands.band_ends[b]);
   // Split-K: the splits meet in a workspace and the last one of each tile stores it
   // (kernels/sm90/split_k_reduce.cuh, decode_kernel.cuh); the stream's, found when enqueued.

@@ -141,6 +141,14 @@ __device__ __forceinline__ void store_release_sys(u32* flag, u32 value) {
                : "memory");
 }
 
+// A flag load at system scope: the flag's writer is a stream memory operation or another GPU
+// (cuStreamWriteValue32 after a peer copy), and what it published becomes visible to this thread.
+__device__ __forceinline__ u32 load_acquire_sys(const u32* flag) {
+  u32 value;
+  asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(value) : "l"(flag) : "memory");
+  return value;
+}
+
 // A flag load that makes what the flag's writer published visible to this thread (and, through a
 // CTA barrier after it, to its CTA) (PTX ISA "ld.acquire").
 __device__ __forceinline__ u32 load_acquire_gpu(const u32* flag) {

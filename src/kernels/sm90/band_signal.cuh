@@ -11,6 +11,9 @@
 // flag. Memory order: the leader's bulk stores are complete (cp.async.bulk.wait_group 0) and
 // ordered with its generic accesses (fence.proxy.async.global); the counter's acq_rel adds
 // chain every adder's release to the last one, whose system-scope release then covers them all.
+//
+// The same bands gate C when GemmParams::c_band_flags is set (wait_c): a caller's C arrives band
+// by band while the kernel runs (the tensor-parallel ring's partials).
 #include "ptx/barrier.cuh"
 #include "ptx/tma.cuh"
 #include "sm90/gemm_params.cuh"
@@ -25,6 +28,7 @@ struct BandSignal {
 
   int band = -1;        // the band of the tiles counted
   unsigned count = 0;   // stores counted and not yet added
+  int c_ready = -1;      // band-gated C: the band whose flag this thread last saw up
 
   __device__ static int band_of(const GemmParams& p, int row0) {
     int b = 0;
@@ -46,6 +50,22 @@ struct BandSignal {
   __device__ __forceinline__ void stored(int row0, int n_tile, int m) {
     if (n_tile < kNumNTiles && row0 < m) ++count;
   }
+  // Band-gated C (GemmParams::c_band_flags), by the thread that loads a tile's C (its consumer's
+  // store leader) before it issues the load: wait until the band's flag is 1. The acquire at
+  // system scope sees the copy engine's bytes the flag's stream memory operation published; the
+  // proxy fence orders them before this thread's TMA loads (async proxy). Tiles run in band
+  // order, so a late band stalls only the tiles that need it, and the flag is read once per
+  // band, not per tile.
+  __device__ __forceinline__ void wait_c(const GemmParams& p, int row0) {
+    if (p.c_band_flags == nullptr) return;
+    const int b = band_of(p, row0);
+    if (b == c_ready) return;
+    const unsigned* flag = p.c_band_flags + b;
+    while (ptx::load_acquire_sys(flag) == 0u) __nanosleep(64);
+    ptx::fence_proxy_async_global();
+    c_ready = b;
+  }
+
   // Leader only: adds the count to the band's counter; the last adder raises the flag.
   __device__ __forceinline__ void publish(const GemmParams& p) {
     if (count > 0 && p.band_flags != nullptr) {

@@ -348,6 +348,11 @@ struct Consumer {
     if constexpr (Cfg::split_k > 1)
       if (!SplitKReduce<Cfg>::sum_if_last(acc, params, consumer, work.m_tile, work.n_tile, split))
         return false;
+    // Band-gated C not loaded ahead: the leader waits for its band before the epilogue loads it.
+    if constexpr (Cfg::band_signals)
+      if (store_leader() && params.beta != 0.0f &&
+          !(Epilogue<Cfg>::kCAhead && c_ahead_issue_block() >= 0))
+        band_signal.wait_c(params, tile_row0());
     // Masked grouped GEMM: a tile that runs past its group's valid rows is stored by the
     // threads, which stop at the limit (TMA would clip only at the matrix's edge, and the rows
     // past masked_m must keep what they hold). Consumers whose rows are all valid use TMA.
@@ -407,6 +412,7 @@ struct Consumer {
   __device__ __forceinline__ void issue_c_ahead() {
     if (params.beta != 0.0f && store_leader()) {
       ptx::tma_store_wait_read<0>();
+      if constexpr (Cfg::band_signals) band_signal.wait_c(params, tile_row0());
       Epilogue<Cfg>::issue_c_load(smem, maps, consumer, tile_row0(), work.n_tile);
     }
   }

@@ -65,6 +65,10 @@ struct GemmParams {
   // null: the bands are still walked in order, nothing is signalled.
   unsigned* band_counters;
   unsigned* band_flags;
+  // Band-gated C (GemmOperands::c_band_flags): per band a flag that someone else sets to 1 once
+  // the band's rows of C are in place; the kernel waits for it before loading them. Null: C is
+  // in place before the kernel starts.
+  const unsigned* c_band_flags;
   int band_count;
   int band_end[16];   // kMaxSignalBands (autogemm/problem.hpp)
 };
