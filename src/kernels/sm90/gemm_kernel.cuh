@@ -348,10 +348,11 @@ struct Consumer {
     if constexpr (Cfg::split_k > 1)
       if (!SplitKReduce<Cfg>::sum_if_last(acc, params, consumer, work.m_tile, work.n_tile, split))
         return false;
-    // Band-gated C not loaded ahead: the leader waits for its band before the epilogue loads it.
+    // C issued during the k-loop (issue_c_ahead; never for FP8 output). Band-gated C that was
+    // not: the leader waits for its band before the epilogue loads it.
+    const bool c_issued_ahead = Epilogue<Cfg>::kCAhead && c_ahead_issue_block() >= 0;
     if constexpr (Cfg::band_signals)
-      if (store_leader() && params.beta != 0.0f &&
-          !(Epilogue<Cfg>::kCAhead && c_ahead_issue_block() >= 0))
+      if (store_leader() && params.beta != 0.0f && !c_issued_ahead)
         band_signal.wait_c(params, tile_row0());
     // Masked grouped GEMM: a tile that runs past its group's valid rows is stored by the
     // threads, which stop at the limit (TMA would clip only at the matrix's edge, and the rows
@@ -365,8 +366,7 @@ struct Consumer {
           tile_row0() + G::consumer_row0(consumer) + G::kRowsPerConsumer <= work.row_limit) {
         wait_store_turn();
         Epilogue<Cfg>::store_tma(acc, smem, maps, params, consumer, tile_row0(), work.n_tile,
-                                 c_phase, tile_group(),
-                                 Epilogue<Cfg>::kCAhead && c_ahead_issue_block() >= 0);
+                                 c_phase, tile_group(), c_issued_ahead);
         pass_store_turn();
         return true;
       }
