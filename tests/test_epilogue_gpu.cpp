@@ -88,6 +88,17 @@ TEST(EpilogueGpu, ForcedTilesWithTails) {
       expect_fused(make(515, 1000, 1000, all_of(a)), config, 0.25f, seed++);
 }
 
+// Stream-K: a cut tile's epilogue runs once, on the sum, by its last piece (gated too).
+TEST(EpilogueGpu, StreamK) {
+  AUTOGEMM_REQUIRE_GPU();
+  uint64_t seed = 5220;
+  for (Activation a : {Activation::gelu_tanh, Activation::silu})
+    expect_fused(make(515, 1000, 1000, all_of(a)), "128x128x64 s4 c2 p g8 stk", 0.25f, seed++);
+  Epilogue gated = all_of(Activation::silu, DType::fp32);
+  gated.gated = true;
+  expect_fused(make(515, 2096, 1000, gated), "128x128x64 s5 c2 p g8 stk", 0.5f, seed++);
+}
+
 // D staged in chunks: the fused epilogue's vectors read for the whole tile, applied chunk by
 // chunk (fp32 and bf16 D, C read and not).
 TEST(EpilogueGpu, DStagedInChunks) {

@@ -304,6 +304,17 @@ TEST(Fp8UnquantisedGpu, ForcedConfigurations) {
   run_cases(cases, 600);
 }
 
+// Stream-K (stk) under block scaling: the promotion per k-block of a run, with two temporaries
+// and with ordered issue (256-row tiles), a partial last k-block, and the middle's 64-row tiles.
+TEST(Fp8UnquantisedGpu, StreamK) {
+  AUTOGEMM_REQUIRE_GPU();
+  run_cases({{4096, 2112, 7168, "256x128x128 s3 c2 p stk oi"},
+             {4096, 2112, 7168, "128x128x128 s5 c2 p g8 pb2 stk"},
+             {300, 1000, 1040, "128x128x128 s5 c2 p g8 pb2 stk"},
+             {164, 6144, 4096, "64x128x128 s8 c1 p g8 pb2 stk"}},
+            650);
+}
+
 // The decode family (instruction = mma) on block-scaled FP8: forced shapes across its fields
 // (A row groups, B rows per CTA, steps of one and two scale blocks, split-K) on rows with tails
 // in M, N and K (K = 1040 and 7232: a partial last scale block), and the planner's choice for

@@ -237,17 +237,17 @@ TEST(GemmGpu, SplitKIsCorrect) {
       31);
 }
 
-// Split-K sums inside the kernel: the last split of each tile to arrive adds the others' slots
-// in split order, so which split arrives last must not change a bit of D, and the arrival
-// counters must be left zero for the next call on the stream (a counter left at 1 would make
-// no split the last one: D unwritten). Same inputs, three calls, bitwise equal.
-TEST(GemmGpu, SplitKIsDeterministicAndRepeatable) {
-  AUTOGEMM_REQUIRE_GPU();
-  const GemmProblem p = problem(200, 1000, 4000);
-  const GemmConfig config = GemmConfig::parse("128x64x64 s6 c2 p g8 sk4");
+namespace {
+
+// Same inputs, three calls of a forced configuration: D bitwise equal each time and fully
+// written. Split-K's and stream-K's sums are added in a fixed order by whichever piece of a tile
+// arrives last, and the arrival counters must be left zero for the next call on the stream (a
+// counter left at 1 would make no piece the last one: D unwritten).
+void expect_repeatable(const GemmProblem& p, const char* config_text, uint64_t seed) {
+  const GemmConfig config = GemmConfig::parse(config_text);
   bench::DeviceBuffer a(size_t(p.m) * p.k * 2), b(size_t(p.n) * p.k * 2);
-  bench::fill_random(a.get(), size_t(p.m) * p.k, p.a_type, 61);
-  bench::fill_random(b.get(), size_t(p.n) * p.k, p.b_type, 62);
+  bench::fill_random(a.get(), size_t(p.m) * p.k, p.a_type, seed);
+  bench::fill_random(b.get(), size_t(p.n) * p.k, p.b_type, seed + 1);
   std::vector<std::vector<double>> results;
   for (int call = 0; call < 3; ++call) {
     bench::DeviceBuffer d(size_t(p.m) * p.n * 2);
@@ -268,8 +268,37 @@ TEST(GemmGpu, SplitKIsDeterministicAndRepeatable) {
     for (int call = 1; call < 3; ++call)
       differing += std::memcmp(&results[0][i], &results[size_t(call)][i], sizeof(double)) != 0;
   }
-  EXPECT_EQ(poisoned, 0);
-  EXPECT_EQ(differing, 0);
+  EXPECT_EQ(poisoned, 0) << config_text;
+  EXPECT_EQ(differing, 0) << config_text;
+}
+
+}  // namespace
+
+TEST(GemmGpu, SplitKIsDeterministicAndRepeatable) {
+  AUTOGEMM_REQUIRE_GPU();
+  expect_repeatable(problem(200, 1000, 4000), "128x64x64 s6 c2 p g8 sk4", 61);
+}
+
+// Stream-K (stk, kernels/sm90/stream_k.cuh): whole tiles in waves, then each CTA's equal run of
+// the shared tiles' k-blocks, a cut tile summed by its last piece. Swapped (the middle's one
+// tile column) and not, every layout, alpha and beta with C, fp16 and fp32 D, the remainder
+// alone (400 rows: 120 of 384 tiles) and with a wave (2000 x 3000: 60 + 132), runs of 2-3
+// k-blocks (K = 300), tiles cut into up to 4 pieces, and M and N tails.
+TEST(GemmGpu, StreamKIsCorrect) {
+  AUTOGEMM_REQUIRE_GPU();
+  const DType bf16 = DType::bf16, fp16 = DType::fp16, fp32 = DType::fp32;
+  run_layout_cases(
+      {{164, 6144, 4096, Layout::nt, "128x168x64 s4 c1 p g8 swap stk", 1.0f, 0.0f, bf16, bf16, false},
+       {208, 3000, 2000, Layout::nn, "128x208x64 s4 c2 p g8 swap stk", 0.5f, 1.0f, bf16, bf16, true},
+       {400, 12288, 4096, Layout::nt, "128x128x64 s6 c2 p g8 stk", 1.0f, 0.0f, bf16, bf16, false},
+       {300, 2000, 3000, Layout::nn, "128x128x64 s6 c2 p g8 stk", 0.5f, 2.0f, bf16, bf16, true},
+       {1000, 1000, 1000, Layout::tn, "128x128x64 s4 c2 p g8 stk", 1.0f, -1.0f, bf16, fp32, true},
+       {2000, 3000, 520, Layout::tt, "128x256x64 s3 c2 p g8 stk", 1.0f, 0.0f, fp16, fp16, false},
+       {777, 1000, 300, Layout::nt, "64x64x64 s8 c1 p g1 stk", 1.0f, 0.5f, bf16, bf16, false},
+       {4096, 2112, 7168, Layout::nt, "128x128x64 s6 c2 p g8 stk", 1.0f, 0.0f, bf16, bf16, false}},
+      91);
+  expect_repeatable(problem(164, 6144, 4096), "128x168x64 s4 c1 p g8 swap stk", 95);
+  expect_repeatable(problem(777, 1000, 300), "64x64x64 s8 c1 p g1 stk", 97);
 }
 
 // Each stream has its own arrival counters: split-K calls on four streams at once, from four

@@ -8,6 +8,7 @@
 
 #include <random>
 
+#include "kernels/sm90/stream_k.cuh"
 #include "autogemm/errors.hpp"
 #include "autogemm/plan.hpp"
 #include "cli/cli_common.hpp"
@@ -147,10 +148,14 @@ void expect_kernel_config_is_sound(const GemmProblem& p, const Candidate& c, con
   EXPECT_EQ(pr.num_tiles, ceil_div(k.m, cfg.block_m) * ceil_div(k.n, cfg.block_n) * cfg.split_k);
   EXPECT_GE(ceil_div(k.m, cfg.block_m) * cfg.block_m, k.m);
   EXPECT_GE(ceil_div(k.n, cfg.block_n) * cfg.block_n, k.n);
-  // With the n-tail kernel the last column of tiles counts as the narrow tiles' share.
+  // With the n-tail kernel the last column of tiles counts as the narrow tiles' share; with
+  // stream-K the shared tiles are one more wave of runs, on every SM.
+  const int64_t shared = cfg.stream_k ? autogemm::sm90::stream_k_tiles(int(pr.num_tiles), d.sm_count) : 0;
+  EXPECT_TRUE(!cfg.stream_k || shared > 0) << "stream-K offered with whole waves";
   EXPECT_GE(pr.waves * d.sm_count, cfg.n_tail_kernel
                                        ? ceil_div(k.m, cfg.block_m) * (k.n / cfg.block_n)
-                                       : pr.num_tiles);
+                                       : pr.num_tiles - shared);
+  if (cfg.stream_k) EXPECT_EQ(pr.busy_sms, d.sm_count);
   EXPECT_GE(pr.busy_sms, 1);
   EXPECT_LE(pr.busy_sms, d.sm_count);
   EXPECT_GT(pr.time_us, 0);

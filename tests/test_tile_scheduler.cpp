@@ -32,12 +32,13 @@ using autogemm::sm90::GemmParams;
 using autogemm::sm90::TileScheduler;
 
 template <int BM, int BN, int BK, int CM, int CN, int N, int K, int SPLIT_K, bool ALONG_N,
-          int GROUP, int GROUPING = 0, bool BANDS = false>
+          int GROUP, int GROUPING = 0, bool BANDS = false, bool STREAM_K = false>
 struct TestConfig {
   static constexpr int grouping = GROUPING;
   static constexpr int block_m = BM, block_n = BN, block_k = BK;
   static constexpr int cluster_m = CM, cluster_n = CN;
   static constexpr int n = N, k = K, split_k = SPLIT_K;
+  static constexpr bool stream_k = STREAM_K;
   static constexpr bool raster_along_n = ALONG_N;
   static constexpr int raster_group = GROUP;
   static constexpr bool band_signals = BANDS;
@@ -127,7 +128,110 @@ void check_schedule(int m, int64_t slots, const std::vector<int>& band_ends = {}
     for (const auto& walk : ranks) EXPECT_EQ(walk, ranks.front()) << "cluster " << id;
 }
 
+// Stream-K (stream_k.cuh): on a grid of `slots` CTAs (always the whole grid), every k-block of
+// every tile once; a cut tile's pieces numbered 0..splits - 1 once each, all with the same piece
+// count and workspace row, inside what split_k_layout sizes; every CTA the same k-blocks within
+// one.
+template <class Cfg>
+void check_stream_k(int m, int slots) {
+  const int m_tiles = (m + Cfg::block_m - 1) / Cfg::block_m;
+  constexpr int n_tiles = (Cfg::n + Cfg::block_n - 1) / Cfg::block_n;
+  constexpr int k_blocks = (Cfg::k + Cfg::block_k - 1) / Cfg::block_k;
+  GemmParams params{};
+  params.m = m;
+  gridDim.x = static_cast<unsigned>(slots);
+  autogemm::GemmProblem problem;
+  problem.m = m;
+  problem.n = Cfg::n;
+  problem.k = Cfg::k;
+  autogemm::GemmConfig config;
+  config.block_m = Cfg::block_m;
+  config.block_n = Cfg::block_n;
+  config.block_k = Cfg::block_k;
+  config.num_consumers = 1;
+  config.stream_k = true;
+  const auto workspace = autogemm::plan::split_k_layout(problem, config, slots);
+  const int shared = autogemm::sm90::stream_k_tiles(m_tiles * n_tiles, slots);
+  EXPECT_EQ(workspace.counters, shared);
+  std::map<std::pair<int, int>, std::vector<int>> covered;
+  struct Cut {
+    int splits = 0, row = -1;
+    std::set<int> pieces;
+  };
+  std::map<std::pair<int, int>, Cut> cuts;
+  int least = k_blocks * m_tiles * n_tiles, most = 0;
+  for (int cta = 0; cta < slots; ++cta) {
+    blockIdx.x = static_cast<unsigned>(cta);
+    TileScheduler<Cfg> scheduler(params, 0);
+    int m_tile = 0, n_tile = 0, done = 0;
+    while (scheduler.next_tile(m_tile, n_tile)) {
+      ASSERT_LT(scheduler.k_begin(), scheduler.k_end()) << "CTA " << cta << ": an empty run";
+      ASSERT_LT(m_tile, m_tiles);
+      ASSERT_LT(n_tile, n_tiles);
+      done += scheduler.k_end() - scheduler.k_begin();
+      auto& counts = covered[{m_tile, n_tile}];
+      counts.resize(k_blocks);
+      for (int kb = scheduler.k_begin(); kb < scheduler.k_end(); ++kb) ++counts[kb];
+      if (scheduler.splits == 1) {
+        EXPECT_EQ(scheduler.k_begin(), 0);
+        EXPECT_EQ(scheduler.k_end(), k_blocks);
+        continue;
+      }
+      Cut& cut = cuts[{m_tile, n_tile}];
+      if (cut.splits == 0) {
+        cut.splits = scheduler.splits;
+        cut.row = scheduler.shared_tile;
+      }
+      EXPECT_EQ(scheduler.splits, cut.splits);
+      EXPECT_EQ(scheduler.shared_tile, cut.row);
+      EXPECT_LE(scheduler.splits, scheduler.max_pieces());
+      EXPECT_LE(scheduler.splits, 32);
+      EXPECT_LT(int64_t(scheduler.shared_tile), workspace.counters);
+      EXPECT_LT(int64_t(scheduler.shared_tile + 1) * scheduler.max_pieces(),
+                workspace.flags + 1);
+      EXPECT_TRUE(cut.pieces.insert(scheduler.split).second) << "piece " << scheduler.split << " twice";
+    }
+    least = std::min(least, done);
+    most = std::max(most, done);
+  }
+  EXPECT_EQ(int64_t(covered.size()), int64_t(m_tiles) * n_tiles);
+  for (const auto& [tile, counts] : covered)
+    for (int kb = 0; kb < k_blocks; ++kb)
+      EXPECT_EQ(counts[kb], 1) << "tile (" << tile.first << ", " << tile.second << ") k-block " << kb;
+  std::set<int> rows;
+  for (const auto& [tile, cut] : cuts) {
+    EXPECT_EQ(int(cut.pieces.size()), cut.splits);
+    EXPECT_EQ(*cut.pieces.rbegin(), cut.splits - 1);
+    EXPECT_TRUE(rows.insert(cut.row).second) << "workspace row " << cut.row << " twice";
+  }
+  if (shared > 0) EXPECT_LE(most - least, 1) << "runs of unequal length";
+}
+
 }  // namespace
+
+TEST(TileScheduler, StreamKCoversEveryKBlockOnceInEqualRuns) {
+  // The middle's swapped tiles (64 k-blocks), a partial wave of 128x128 tiles along N, short K
+  // (5 k-blocks: runs of one or two), and 128x256 tiles whose remainder is under half a wave.
+  using Swapped = TestConfig<128, 168, 64, 1, 1, 6144, 4096, 1, false, 8, 0, false, true>;
+  using AlongN = TestConfig<128, 128, 64, 1, 1, 12288, 4096, 1, true, 8, 0, false, true>;
+  using ShortK = TestConfig<64, 64, 64, 1, 1, 1000, 300, 1, false, 1, 0, false, true>;
+  using Wide = TestConfig<128, 256, 64, 1, 1, 12288, 7168, 1, false, 8, 0, false, true>;
+  for (int m : {1, 164, 400, 852, 3000})
+    for (int slots : {132, 114, 7}) {
+      SCOPED_TRACE(::testing::Message() << "M " << m << ", " << slots << " slots");
+      check_stream_k<Swapped>(m, slots);
+      check_stream_k<AlongN>(m, slots);
+      check_stream_k<Wide>(m, slots);
+      const int tiles = (m + 63) / 64 * ((1000 + 63) / 64);
+      const int shared = autogemm::sm90::stream_k_tiles(tiles, slots);
+      if (shared == 0 || shared * 5 >= slots) check_stream_k<ShortK>(m, slots);   // the rule
+    }
+  // The shared tiles: below a wave all; else the remainder, plus a wave where it is under half.
+  EXPECT_EQ(autogemm::sm90::stream_k_tiles(48, 132), 48);
+  EXPECT_EQ(autogemm::sm90::stream_k_tiles(264, 132), 0);
+  EXPECT_EQ(autogemm::sm90::stream_k_tiles(200, 132), 68);
+  EXPECT_EQ(autogemm::sm90::stream_k_tiles(140, 132), 8 + 132);
+}
 
 TEST(TileScheduler, WholeTilesCoverEveryKBlockOnce) {
   // The FP8 prefill tiles: 128 x 128 in 2 x 1 clusters, and 256 x 128 along N; K = 7000 leaves

@@ -44,6 +44,10 @@ struct GemmConfig {
   int split_k = 1;                 // K ranges computed by separate CTAs (more CTAs for few
                                    // output tiles); the last of a tile's ranges to finish sums
                                    // them from an fp32 workspace, in the same kernel
+  bool stream_k = false;           // the tiles past whole waves are shared out as k-blocks:
+                                   // every CTA computes an equal run of them, and tiles cut
+                                   // between runs are summed like split-K's (token "stk",
+                                   // kernels/sm90/stream_k.cuh)
   int promotion_buffers = 1;       // FP8: fp32 temporaries the wgmmas write before promotion;
                                    // 2 overlaps k-block i's promotion with k-block i+1's wgmmas
                                    // (a third register fragment). 16-bit inputs: always 1.
@@ -77,7 +81,7 @@ struct GemmConfig {
   // Rows of a tile one consumer warpgroup computes and stores.
   int rows_per_consumer() const { return pingpong ? block_m : block_m / num_consumers; }
 
-  // The configuration text: "128x256x64 s3 c2 p g8 cl2x1/b" (+ " sk2", " pb2", " oi", " pp",
+  // The configuration text: "128x256x64 s3 c2 p g8 cl2x1/b" (+ " sk2", " stk", " pb2", " oi", " pp",
   // " ntk", " swap", " dc2"),
   // "mma 16x64x256 s3 sk4" for the decode family, or "cuBLASLt".
   std::string describe() const;

@@ -45,6 +45,7 @@ jit::KernelSource gemm_kernel_source(const KernelLaunch& kernel, bool traced) {
                          c.cluster_n, to_string(c.multicast), c.raster_group,
                          c.raster_order == RasterOrder::along_n ? "n" : "m", load, store) +
              (c.split_k > 1 ? fmt::format("_sk{}", c.split_k) : std::string()) +
+             (c.stream_k ? "_stk" : "") +
              (f.launch_dependents ? "_ntk" : "") + (f.waits_for_primary ? "_pdlw" : "") +
              (c.swap_ab ? "_dT" : "") + (c.pingpong ? "_pp" : "") +
              (c.d_chunk_boxes > 0 ? fmt::format("_dc{}", c.d_chunk_boxes) : std::string()) +
@@ -71,6 +72,7 @@ jit::KernelSource gemm_kernel_source(const KernelLaunch& kernel, bool traced) {
       "  static constexpr bool a_k_major = {akm}, b_k_major = {bkm}, in_fp16 = {fp16};\n"
       "  static constexpr int out_kind = {out}, out_bytes = {out_bytes};\n"
       "  static constexpr int n = {n}, k = {k}, split_k = {split_k};\n"
+      "  static constexpr bool stream_k = {stream_k};   // the last tiles' k-blocks shared out\n"
       "  static constexpr int producer_regs = {preg}, consumer_regs = {creg};\n"
       "  static constexpr bool launch_dependents = {launch_dependents};\n"
       "  static constexpr bool waits_for_primary = {waits_for_primary};\n"
@@ -98,7 +100,7 @@ jit::KernelSource gemm_kernel_source(const KernelLaunch& kernel, bool traced) {
       fmt::arg("staged_store", f.store_path == StorePath::staged), fmt::arg("akm", !a_mn),
       fmt::arg("bkm", !b_mn), fmt::arg("fp16", p.a_type == DType::fp16), fmt::arg("out", out),
       fmt::arg("out_bytes", out_bytes), fmt::arg("n", p.n), fmt::arg("k", p.k),
-      fmt::arg("split_k", c.split_k), fmt::arg("preg", f.producer_registers),
+      fmt::arg("split_k", c.split_k), fmt::arg("stream_k", c.stream_k), fmt::arg("preg", f.producer_registers),
       fmt::arg("creg", f.consumer_registers), fmt::arg("launch_dependents", f.launch_dependents),
       fmt::arg("waits_for_primary", f.waits_for_primary), fmt::arg("mma", mma),
       fmt::arg("epilogue", epilogue_member(kernel_epilogue(p))),

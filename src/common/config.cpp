@@ -48,6 +48,7 @@ std::string GemmConfig::describe() const {
   if (cluster_m * cluster_n > 1)
     s += fmt::format(" cl{}x{}/{}", cluster_m, cluster_n, to_string(multicast));
   if (split_k > 1) s += fmt::format(" sk{}", split_k);
+  if (stream_k) s += " stk";
   if (promotion_buffers > 1) s += fmt::format(" pb{}", promotion_buffers);
   if (ordered_issue) s += " oi";
   if (pingpong) s += " pp";
@@ -109,6 +110,9 @@ GemmConfig GemmConfig::parse(std::string_view text) {
     } else if (token == "ntk") {
       once("ntk");
       c.n_tail_kernel = true;
+    } else if (token == "stk") {
+      once("stk");
+      c.stream_k = true;
     } else if (token == "swap") {
       once("swap");
       c.swap_ab = true;

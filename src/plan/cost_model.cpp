@@ -22,6 +22,7 @@
 #include "autogemm/errors.hpp"
 #include "autogemm/plan.hpp"
 #include "kernels/sm90/gemm_layout.cuh"
+#include "kernels/sm90/stream_k.cuh"
 #include "plan/decode_cost.hpp"
 #include "plan/n_tail.hpp"
 #include "plan/operand_copy.hpp"
@@ -421,14 +422,15 @@ struct TileTimes {
   bool fp32_accumulation = false;
 };
 
+// `k_steps`: the work item's k-blocks where they are not a split's (stream-K's runs).
 TileTimes tile_times(const GemmProblem& problem, const GemmConfig& config,
-                     const GpuInfo& device, const Waves& w, bool tma_store) {
+                     const GpuInfo& device, const Waves& w, bool tma_store, int64_t k_steps = 0) {
   TileTimes t;
   const double in_bytes = dtype_bytes(problem.a_type);
   // ---- Matrix units ----
   // The wgmmas compute whole tiles: rows past M and columns past N are zero-filled by TMA but
   // still multiplied, and K is padded to whole stages.
-  t.k_steps = ceil_div(ceil_div(problem.k, config.block_k), config.split_k);
+  t.k_steps = k_steps > 0 ? k_steps : ceil_div(ceil_div(problem.k, config.block_k), config.split_k);
   const double k_per_item =
       std::min<double>(double(problem.k), double(t.k_steps) * config.block_k);
   const double tile_flops =
@@ -567,6 +569,38 @@ double fixed_costs(const GemmProblem& problem, const GemmConfig& config, const G
   return fixed_us;
 }
 
+// Stream-K (kernels/sm90/stream_k.cuh): the tiles that do not fill whole waves shared out as
+// equal runs of k-blocks, one per SM.
+struct StreamKShape {
+  int64_t shared_tiles = 0;     // 0: none (no stream_k, or whole waves)
+  int64_t whole_waves = 0;      // waves of whole tiles before the runs
+  int64_t run_k_blocks = 0;     // the longest run
+  double pieces_per_tile = 1;   // the shared tiles' mean piece count
+};
+
+StreamKShape stream_k_shape(const GemmProblem& problem, const GemmConfig& config, const Waves& w) {
+  StreamKShape s;
+  if (!config.stream_k) return s;
+  const int tiles = int(w.items), slots = int(w.resident);
+  const int k_blocks = int(ceil_div(problem.k, config.block_k));
+  s.shared_tiles = sm90::stream_k_tiles(tiles, slots);
+  if (s.shared_tiles == 0) return s;
+  s.whole_waves = (tiles - s.shared_tiles) / slots;
+  s.run_k_blocks = ceil_div(s.shared_tiles * k_blocks, slots);
+  s.pieces_per_tile = double(sm90::stream_k_work_items(tiles, slots, k_blocks) -
+                             (tiles - s.shared_tiles)) /
+                      double(s.shared_tiles);
+  return s;
+}
+
+// A run's cut tiles: it stores one piece's fp32 sums and the last piece of another reads the
+// others' back (split_k_reduce.cuh), through the SM's L2 port, after the split-K reduction's
+// latency chain (kSplitKReduceLatencyUs; not yet fitted to stream-K).
+double stream_k_sum_us(const GemmConfig& config, const GpuInfo& device, const StreamKShape& sk) {
+  return kSplitKReduceLatencyUs +
+         sk.pieces_per_tile * config.block_m * config.block_n * 4.0 / sm_l2_rate(device);
+}
+
 // Grouped GEMM (grouped.hpp): all groups' tiles form one wave plan, so a dense problem of the
 // groups' rows gives the tiles, waves, matrix-unit and L2 times:
 //   contiguous: the rows of A (every group's run, padded to 128, is whole tiles);
@@ -678,8 +712,8 @@ Prediction predict_kernels(const GemmProblem& problem, const GemmConfig& config,
 
   // Per wave every busy SM computes one item, so a wave lasts as long as one item on one SM,
   // limited by the slowest resource (the producer warpgroup overlaps loads with the math), by
-  // the k-block latency chain, or by the wave's share of the DRAM bytes.
-  auto wave_us = [&](int64_t items) {
+  // the k-block latency chain, or by the wave's share of the DRAM bytes (`items` tiles' worth).
+  auto wave_us = [&](const TileTimes& t, int64_t items) {
     // Applied where it was measured: the other operand fills at most half its tile (M <= 32 in
     // 64-row tiles). At M = 64 it moved 64 x 2112 x 7168 from split 2 (15.2 us) to split 4
     // in two waves (17.6 us), whose wave cost the model underrates. A swapped kernel (swap_ab:
@@ -700,7 +734,31 @@ Prediction predict_kernels(const GemmProblem& problem, const GemmConfig& config,
       return std::max(on_sm + t.store_us, wave_dram_us);
     return std::max({on_sm, t.store_us, wave_dram_us});
   };
-  const double waves_us = double(w.waves - 1) * wave_us(w.resident) + wave_us(w.last_wave_items);
+  const StreamKShape sk = stream_k_shape(problem, config, w);
+  if (sk.shared_tiles > 0) {
+    // Whole waves, then every SM's run over the shared tiles (a share of their DRAM bytes).
+    const TileTimes run = tile_times(problem, config, device, w, tma_store, sk.run_k_blocks);
+    const int64_t waves = sk.whole_waves + 1;
+    const double waves_us = double(sk.whole_waves) * wave_us(t, w.resident) +
+                            wave_us(run, sk.shared_tiles);
+    p.num_tiles = w.items;
+    p.waves = waves;
+    p.busy_sms = int(std::min<int64_t>(w.resident, device.sm_count));
+    p.last_wave_utilization = double(p.busy_sms) / device.sm_count;
+    p.compute_us = double(sk.whole_waves) * t.compute_us + run.compute_us;
+    p.l2_us = double(sk.whole_waves) * t.l2_us + run.l2_us;
+    p.store_us = double(waves) * t.store_us;
+    // The epilogues on an SM: one a whole wave, and the shared tiles' share of a run.
+    const int64_t stored = sk.whole_waves + ceil_div(sk.shared_tiles, w.resident);
+    p.fixed_us = (fixed_costs(problem, config, device, stored, tma_store) +
+                  stream_k_sum_us(config, device, sk)) *
+                 device.cost.fixed;
+    p.time_us = waves_us + p.fixed_us;
+    p.tflops = problem.flops() / p.time_us / 1e6;
+    return p;
+  }
+  const double waves_us =
+      double(w.waves - 1) * wave_us(t, w.resident) + wave_us(t, w.last_wave_items);
   p.compute_us = double(w.waves) * t.compute_us;
   p.l2_us = double(w.waves) * t.l2_us;
   p.store_us = double(w.waves) * t.store_us;

@@ -32,6 +32,7 @@ std::string foreign_field_violation(const GemmConfig& c) {
     return no("pb/oi", "FP8 promotion schemes belong to the wgmma family");
   if (c.n_tail_kernel) return no("ntk", "the decode family has no n-tail kernel");
   if (c.pingpong) return no("pp", "the decode family has no consumer warpgroups to take turns");
+  if (c.stream_k) return no("stk", "the decode family splits K by split_k, one CTA per split");
   return {};
 }
 

@@ -26,6 +26,7 @@
 #include "autogemm/plan.hpp"
 #include "kernels/sm90/fp8_scales.cuh"
 #include "kernels/sm90/gemm_layout.cuh"
+#include "kernels/sm90/stream_k.cuh"
 #include "plan/rules.hpp"
 #include "plan/gemm_search.hpp"
 #include "plan/kernel_spec.hpp"
@@ -218,6 +219,31 @@ std::vector<bool> pingpong_choices(const GemmProblem& problem, int num_consumers
        problem.expected_group_k() < kPingPongMinExpertTokens))
     return {false};
   return {false, true};
+}
+
+bool stream_k_offered(const GemmProblem& problem, const GemmConfig& config, const GpuInfo& device) {
+  if (!config.persistent || config.cluster_m * config.cluster_n != 1 || config.split_k != 1 ||
+      config.pingpong || config.n_tail_kernel || problem.grouping != Grouping::none ||
+      problem.signal_bands > 0)
+    return false;
+  const int64_t tiles_m = (problem.m + config.block_m - 1) / config.block_m;
+  const int64_t tiles_n = (problem.n + config.block_n - 1) / config.block_n;
+  const int64_t k_blocks = (problem.k + config.block_k - 1) / config.block_k;
+  const int64_t tiles = tiles_m * tiles_n;
+  if (tiles * k_blocks * device.sm_count >= (int64_t(1) << 31)) return false;
+  const int64_t shared = sm90::stream_k_tiles(int(tiles), device.sm_count);
+  if (shared == 0 || shared * k_blocks < kStreamKMinRunKBlocks * device.sm_count) return false;
+  // The shared tiles are the raster's last: a band of up to raster_group tile rows (or columns)
+  // walked across, so they span about that many rows and shared / that many columns.
+  const bool along_n = config.raster_order == RasterOrder::along_n;
+  const int64_t band = std::min<int64_t>(along_n ? tiles_n : tiles_m, config.raster_group);
+  const int64_t rows = along_n ? std::min<int64_t>(tiles_m, (shared + band - 1) / band)
+                               : std::min<int64_t>(band, shared);
+  const int64_t cols = along_n ? std::min<int64_t>(band, shared)
+                               : std::min<int64_t>(tiles_n, (shared + band - 1) / band);
+  const double panel_bytes = double(rows * config.block_m + cols * config.block_n) *
+                             double(problem.k) * dtype_bytes(problem.a_type);
+  return panel_bytes <= 0.5 * double(device.l2_bytes);
 }
 
 bool multicast_offered(const GemmProblem& problem, bool swap_ab) {
@@ -435,12 +461,19 @@ void add_schedules(Plan& plan, const GemmProblem& kernel_problem, const GemmConf
     }
     for (bool persistent : {true, false})
       for (const auto& raster : kRasterChoices)
-        for (bool n_tail_kernel : {false, true}) {
+        for (int variant : {0, 1, 2}) {   // plain, the n-tail kernel, stream-K
+          const bool n_tail_kernel = variant == 1;
           GemmConfig config = clustered;
           config.persistent = persistent;
           config.raster_group = raster.group;
           config.raster_order = raster.order;
           config.n_tail_kernel = n_tail_kernel;
+          config.stream_k = variant == 2;
+          // Stream-K where its runs pay (stream_k_offered) and the rules take it.
+          if (config.stream_k &&
+              (!stream_k_offered(problem, config, device) ||
+               !stream_k_violation(problem, kernel_fields(problem, config), device).empty()))
+            continue;
           // The n-tail kernel is offered where the last column of tiles is at most half full
           // (plan/n_tail.hpp) and both kernels are legal; skipped silently elsewhere (a
           // variant, not a tile the user asked for).
@@ -451,7 +484,7 @@ void add_schedules(Plan& plan, const GemmProblem& kernel_problem, const GemmConf
           if (problem.signal_bands > 0)
             if (std::string signal = signal_violation(problem, kernel_fields(problem, config));
                 !signal.empty()) {
-              if (!n_tail_kernel) plan.rejected.push_back({config, std::move(signal)});
+              if (variant == 0) plan.rejected.push_back({config, std::move(signal)});
               continue;
             }
           plan.candidates.push_back({config, predict(plan.problem, config, device)});
@@ -477,7 +510,7 @@ void add_tiles(Plan& plan, bool swap_ab) {
 // Fastest first. Predictions within ~2% of each other are ties (the model is not that
 // precise, and DRAM-bound problems tie exactly): among them prefer fewer waves (measured on an
 // H200: M = 64 decode, 64x32 tiles in 2 waves took 94 us where 64x64 in 1 wave took 69, both
-// predicted ~71), then more SMs busy in the last wave counted in steps of kBusySmsStep, then
+// predicted ~71; stream-K never wins a tie), then more SMs busy in the last wave counted in steps of kBusySmsStep, then
 // fewer and larger tiles, then no cluster, then the faster prediction, then enumeration order.
 // (Steps, like the time buckets, keep the order a strict weak ordering, which a threshold on the
 // difference would not be.) One to three SMs (2%) are below what the model resolves: compared
@@ -494,6 +527,9 @@ void rank_candidates(std::vector<Candidate>& candidates) {
     const auto& pa = a.prediction;
     const auto& pb = b.prediction;
     if (bucket(pa.time_us) != bucket(pb.time_us)) return bucket(pa.time_us) < bucket(pb.time_us);
+    // Stream-K only where it is predicted faster: every SM busy in its last "wave" is what it
+    // is priced for, not a tie-break (its cut tiles' sums are a cost the model prices roughly).
+    if (a.config.stream_k != b.config.stream_k) return b.config.stream_k;
     if (pa.waves != pb.waves) return pa.waves < pb.waves;
     const int busy_a = pa.busy_sms / kBusySmsStep, busy_b = pb.busy_sms / kBusySmsStep;
     if (busy_a != busy_b) return busy_a > busy_b;

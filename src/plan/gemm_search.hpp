@@ -47,6 +47,14 @@ inline constexpr bool kPlanTailSplits = false;
 std::vector<int> tail_split_choices(const GemmProblem& problem, const GemmConfig& config,
                                     const GpuInfo& device);
 
+// Whether the planner tries stream-K (GemmConfig::stream_k) for `config` (a tile with its
+// schedule) on the kernel problem `problem`: persistent single-CTA clusters whose tiles leave a
+// partial wave, each SM's run at least kStreamKMinRunKBlocks k-blocks (split-K's floor), and the
+// shared tiles' A and B panels within half the L2 (their runs read them at every k at once,
+// where a wave's tiles read the same k-slice together). The rules still judge it.
+inline constexpr int64_t kStreamKMinRunKBlocks = 4;
+bool stream_k_offered(const GemmProblem& problem, const GemmConfig& config, const GpuInfo& device);
+
 // Whether the planner tries multicast clusters for the kernel problem `problem` (swapped
 // already where swap_ab): not for swapped operands, not at decode sizes (M <= 128), not for
 // block-scaled FP8 with more than 11 k-blocks; each measured slower than the same tiles alone.

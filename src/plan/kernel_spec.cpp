@@ -10,6 +10,7 @@
 #include "autogemm/errors.hpp"
 #include "kernels/sm90/fp8_scales.cuh"
 #include "kernels/sm90/scale_transpose_params.cuh"
+#include "kernels/sm90/stream_k.cuh"
 #include "plan/n_tail.hpp"
 #include "plan/operand_copy.hpp"
 #include "plan/rules.hpp"
@@ -80,7 +81,11 @@ KernelLaunch make_launch(const GemmProblem& problem, int64_t first_column,
   int64_t ctas = c.persistent ? device.sm_count : k.work_items * k.cluster_size;
   if (switches.max_ctas > 0) ctas = std::min<int64_t>(ctas, switches.max_ctas);
   const int64_t slots = std::max<int64_t>(1, ctas / k.cluster_size);
-  k.grid_ctas = std::min(k.work_items, slots) * k.cluster_size;
+  // Stream-K: every slot takes a run, however few the tiles.
+  k.grid_ctas = (c.stream_k ? slots : std::min(k.work_items, slots)) * k.cluster_size;
+  if (c.stream_k)
+    k.work_items = sm90::stream_k_work_items(int(k.work_items), int(slots),
+                                             int(ceil_div(problem.k, c.block_k)));
   return k;
 }
 
@@ -105,10 +110,20 @@ bool a_scales_k_block_major(const GemmProblem& p, const GemmConfig& c) {
          int64_t(c.block_m) * a_scale_k_blocks(p) * int64_t(sizeof(float)) >= kL1ScaleRowsBytes;
 }
 
-SplitKWorkspaceLayout split_k_layout(const GemmProblem& p, const GemmConfig& c) {
+SplitKWorkspaceLayout split_k_layout(const GemmProblem& p, const GemmConfig& c, int64_t slots) {
   // One ready flag per (CTA work item, consumer): the scheduler's items over the cluster-padded
   // tile grid, each a (tile, split) pair; one counter per tile and consumer.
   SplitKWorkspaceLayout w;
+  if (c.stream_k) {
+    const int tiles = int(cluster_work_items(p, c));   // one CTA a cluster (the rules)
+    const int k_blocks = int(ceil_div(p.k, c.block_k));
+    const int shared = sm90::stream_k_tiles(tiles, int(slots));
+    if (shared == 0) return w;
+    w.counters = int64_t(shared) * c.num_consumers;
+    w.flags = w.counters * sm90::stream_k_max_pieces(tiles, int(slots), k_blocks);
+    w.partial_floats = w.flags * int64_t(c.rows_per_consumer()) * c.block_n;
+    return w;
+  }
   if (c.split_k <= 1) return w;
   if (c.instruction == Instruction::mma) {
     // The decode family: one counter per CTA tile, split_k slots of block_m x block_n
@@ -184,7 +199,8 @@ KernelSpec make_spec(const GemmProblem& call, const GemmConfig& config, const Gp
   } else {
     spec.kernels.push_back(make_launch(problem, 0, fields, switches, device));
   }
-  spec.split_k = split_k_layout(problem, config);
+  spec.split_k = split_k_layout(problem, config,
+                                 spec.kernels.front().grid_ctas / spec.kernels.front().cluster_size);
   spec.a_scales_k_block_major = a_scales_k_block_major(problem, config);
   if (spec.a_scales_k_block_major)
     spec.a_scale_copy_bytes =

@@ -17,10 +17,13 @@ KernelSpec make_spec(const GemmProblem& problem, const GemmConfig& config, const
 // block_m) x ceil(N / block_n) tiles grouped in clusters, times split_k.
 int64_t cluster_work_items(const GemmProblem& problem, const GemmConfig& config);
 
-// Split-K's workspace for `config` (empty unless split_k > 1): one ready flag per (work item,
-// CTA of its cluster, consumer), one arrival counter per split_k flags, and an fp32 slot per
-// flag; kernels/sm90/split_k_reduce.cuh indexes them with the same numbers.
-SplitKWorkspaceLayout split_k_layout(const GemmProblem& problem, const GemmConfig& config);
+// Split-K's workspace for `config` (empty unless split_k > 1 or stream_k): one ready flag per
+// (work item, CTA of its cluster, consumer), one arrival counter per split_k flags, and an fp32
+// slot per flag; stream-K's per (shared tile, consumer) a counter and stream_k_max_pieces flags
+// and slots, for a grid of `slots` CTAs. kernels/sm90/split_k_reduce.cuh indexes them with the
+// same numbers.
+SplitKWorkspaceLayout split_k_layout(const GemmProblem& problem, const GemmConfig& config,
+                                     int64_t slots = 0);
 
 // Block-scaled FP8: the spec has the launcher copy A's scales to k-block-major first with M of
 // at least kTransposedAScalesMinM (below it the GEMM is a few tile rows and the extra launch, ~3-4 us with its allocation, is a visible share of the

@@ -10,6 +10,7 @@
 #include "autogemm/plan.hpp"
 #include "kernels/sm90/fp8_scales.cuh"
 #include "kernels/sm90/gemm_layout.cuh"
+#include "kernels/sm90/stream_k.cuh"
 #include "plan/decode_cost.hpp"
 #include "plan/n_tail.hpp"
 #include "plan/operand_copy.hpp"
@@ -638,6 +639,53 @@ std::string tile_violation(const GemmProblem& problem, const KernelFields& field
   return tma_box_violation(problem, fields);
 }
 
+// Stream-K (GemmConfig::stream_k, kernels/sm90/stream_k.cuh): the persistent warp-specialised
+// kernel of single-CTA clusters (its slots are the grid's CTAs, which a cluster launch may cap
+// below the plan), whole K per tile otherwise (no split-K), cooperative consumers (ping-pong's
+// alternate tiles would count one tile's pieces on two consumers' counters), ungrouped and
+// without band signals or an n-tail kernel. Every CTA's run at least one k-block (an empty run
+// inside a tile would never arrive), a tile cut into at most 32 pieces (one polling lane each).
+std::string stream_k_violation(const GemmProblem& problem, const KernelFields& fields,
+                               const GpuInfo& device) {
+  const GemmConfig& c = fields.config;
+  if (!c.stream_k) return {};
+  auto no = [](const std::string& what, const std::string& why) {
+    return fmt::format("stream_k with {}: {}", what, why);
+  };
+  if (!c.persistent || !fields.warp_specialized || fields.load_path != LoadPath::tma)
+    return no("a non-persistent or non-specialised kernel",
+              "stream-K shares K between the persistent grid's CTAs, fed by the producer");
+  if (c.split_k != 1)
+    return no(fmt::format("split_k = {}", c.split_k), "the shared tiles are cut by the runs");
+  if (c.cluster_m * c.cluster_n != 1)
+    return no(fmt::format("cluster {}x{}", c.cluster_m, c.cluster_n),
+              "a cluster launch may run fewer CTAs than planned, and the runs follow the grid");
+  if (c.pingpong) return no("pingpong", "a tile's pieces would count on two consumers' counters");
+  if (c.n_tail_kernel) return no("n_tail_kernel", "the last column's tiles are another kernel's");
+  if (problem.grouping != Grouping::none)
+    return no(fmt::format("grouping = {}", to_string(problem.grouping)),
+              "the groups' tiles are skipped at run time, which the runs cannot know");
+  if (problem.signal_bands > 0)
+    return no(fmt::format("signal_bands = {}", problem.signal_bands),
+              "band signals count whole tiles");
+  const int64_t tiles = (problem.m + c.block_m - 1) / c.block_m * ((problem.n + c.block_n - 1) / c.block_n);
+  const int64_t k_blocks = (problem.k + c.block_k - 1) / c.block_k;
+  const int64_t slots = device.sm_count;   // the grid (plan/kernel_spec.cpp make_launch)
+  if (tiles * k_blocks * slots >= (int64_t(1) << 31))
+    return no(fmt::format("{} tiles of {} k-blocks on {} SMs", tiles, k_blocks, slots),
+              "the runs are counted in 32-bit units (tiles x k-blocks x SMs < 2^31)");
+  const int shared = sm90::stream_k_tiles(int(tiles), int(slots));
+  if (shared > 0 && int64_t(shared) * k_blocks < slots)
+    return no(fmt::format("{} shared tiles of {} k-blocks on {} SMs", shared, k_blocks, slots),
+              "every SM's run needs at least one k-block");
+  if (const int pieces = sm90::stream_k_max_pieces(int(tiles), int(slots), int(k_blocks));
+      pieces > kMaxSplitK)
+    return no(fmt::format("{} tiles of {} k-blocks on {} SMs", tiles, k_blocks, slots),
+              fmt::format("a tile would be cut into up to {} pieces; at most {} (one polling lane "
+                          "each)", pieces, kMaxSplitK));
+  return {};
+}
+
 std::string schedule_violation(const GemmProblem& problem, const KernelFields& fields,
                                const GpuInfo& device) {
   const GemmConfig& config = fields.config;
@@ -650,6 +698,7 @@ std::string schedule_violation(const GemmProblem& problem, const KernelFields& f
                        "ready flags with one lane each)",
                        config.split_k, kMaxSplitK);
   if (auto why = n_tail_violation(problem, fields); !why.empty()) return why;
+  if (auto why = stream_k_violation(problem, fields, device); !why.empty()) return why;
   if (config.cluster_m < 1 || config.cluster_n < 1)
     return fmt::format("cluster {}x{}: cluster dimensions must be >= 1", config.cluster_m,
                        config.cluster_n);

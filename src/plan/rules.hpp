@@ -6,7 +6,8 @@
 // compiles (tests/test_config_rules.cpp compiles one on each side of every limit).
 //   tile_violation:        instruction, paths, tile sizes, shared memory, registers, FP8,
 //                          wgmma, TMA boxes
-//   schedule_violation:    raster order, clusters and multicast, split-K, the n-tail kernel
+//   schedule_violation:    raster order, clusters and multicast, split-K, stream-K, the n-tail
+//                          kernel
 //   kernel_violation:      both, and for the n-tail kernel each of its two kernels
 //   preference_violation:  the planner's own preferences, which a forced configuration need
 //                          not meet (the kernel is correct without them)
@@ -135,6 +136,9 @@ bool decode_ring_fits(const GemmProblem& problem, const GemmConfig& config, cons
 std::string decode_violation(const GemmProblem& problem, const KernelFields& fields,
                              const GpuInfo& device);
 std::string schedule_violation(const GemmProblem& problem, const KernelFields& fields,
+                               const GpuInfo& device);
+// Stream-K (GemmConfig::stream_k): part of schedule_violation.
+std::string stream_k_violation(const GemmProblem& problem, const KernelFields& fields,
                                const GpuInfo& device);
 // Grouped problems (grouped.hpp): the tile family, tiles inside one group (block_m 64 or 128
 // dividing the group step), no clusters along M, no split-K or n-tail kernel.

@@ -227,7 +227,8 @@ ResolvedKernel resolve_one(const KernelLaunch& k, const SplitKWorkspaceLayout& s
   for (int b = 0; b < p.signal_bands; ++b) params.band_end[b] = int(call_operands.band_ends[b]);
   // Split-K: the splits meet in a workspace and the last one of each tile stores it
   // (kernels/sm90/split_k_reduce.cuh, decode_kernel.cuh); the stream's, found when enqueued.
-  if (k.fields.config.split_k > 1) {
+  // Stream-K's too, where tiles are shared (split_k_layout sized it for this kernel's grid).
+  if (split_k.counters > 0) {
     r.split_k = true;
     r.split_k_layout = split_k;
   }
@@ -322,8 +323,11 @@ void launch(const KernelSpec& spec, const GemmOperands& operands, cudaStream_t s
     ResolvedKernel r = resolve_one(k, spec.split_k, copies.operands, a_scales, groups);
     trace::TileTraceBuffer traced;
     if (tracing && r.tensor_maps) {
-      traced = trace::allocate_tile_trace(r.grid_ctas, r.grid_ctas / r.cluster_size, k.work_items,
-                                          stream);
+      // Stream-K's runs hold unequal item counts: up to two more than the mean.
+      const int64_t clusters = r.grid_ctas / r.cluster_size;
+      traced = trace::allocate_tile_trace(
+          r.grid_ctas, clusters,
+          k.work_items + (k.fields.config.stream_k ? 2 * clusters : 0), stream);
       r.params.tile_trace = traced.records;
       r.params.tile_trace_capacity = traced.capacity;
     }

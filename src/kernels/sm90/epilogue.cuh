@@ -217,7 +217,8 @@ struct Epilogue {
   // it. Why (H200, C read, ratio to cuBLASLt): 64 x 32768 x 512 0.793 -> 0.945, 128 x 24576 x
   // 1536 0.890 -> 0.935, 128 x 32768 x 512 0.818 -> 0.879.
   static constexpr bool kCAhead = c_loaded_ahead(Cfg::tma_store, Cfg::warp_specialized,
-                                                 Cfg::pingpong, Cfg::in_bytes, Cfg::split_k,
+                                                 Cfg::pingpong, Cfg::in_bytes,
+                                                 Cfg::split_k == 1 && !Cfg::stream_k,
                                                  Cfg::grouping, Cfg::out_kind, Cfg::d_chunk_boxes);
 
   // One TMA operation per box of this consumer's rows of the tile's chunk `chunk` (0: the tile

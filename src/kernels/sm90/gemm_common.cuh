@@ -127,6 +127,12 @@ struct Geometry {
                      (Cfg::grouping == 0 || Cfg::grouping == 3)),
                 "ping-pong: two TMA-fed 16-bit consumers storing by TMA, whole tiles "
                 "(plan/rules.cpp pingpong_violation)");
+  static_assert(!Cfg::stream_k ||
+                    (Cfg::persistent && Cfg::warp_specialized && Cfg::tma_load &&
+                     Cfg::split_k == 1 && kClusterSize == 1 && !Cfg::pingpong &&
+                     Cfg::grouping == 0 && !Cfg::band_signals),
+                "stream-K: the persistent specialised kernel, one CTA a cluster, cooperative "
+                "consumers, ungrouped (plan/rules.cpp stream_k_violation)");
   static_assert(kSmem.total_bytes <= 232448, "exceeds the 227 KiB opt-in shared memory");
 };
 

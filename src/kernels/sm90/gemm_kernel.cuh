@@ -270,7 +270,7 @@ struct Consumer {
       if constexpr (kTileTrace) trace.main_loop_done(trace_recorder);
       if constexpr (Cfg::band_signals)
         if (store_leader()) band_signal.before_store(params, tile_row0());
-      const bool stored = store_tile(scheduler.split);
+      const bool stored = store_tile(scheduler);
       if constexpr (Cfg::band_signals)
         if (store_leader() && stored) band_signal.stored(tile_row0(), n_tile, params.m);
       if constexpr (kTileTrace)
@@ -342,12 +342,23 @@ struct Consumer {
     }
   }
 
-  // The epilogue. Split-K: only the split that completes the tile's sum stores it. Returns
-  // whether this work item stored D.
-  __device__ __forceinline__ bool store_tile(int split) {
-    if constexpr (Cfg::split_k > 1)
-      if (!SplitKReduce<Cfg>::sum_if_last(acc, params, consumer, work.m_tile, work.n_tile, split))
+  // The epilogue. Split-K and stream-K: only the piece that completes the tile's sum stores it.
+  // Returns whether this work item stored D.
+  __device__ __forceinline__ bool store_tile(const TileScheduler<Cfg>& at) {
+    if constexpr (Cfg::split_k > 1) {
+      const long long tile_row =
+          static_cast<long long>(work.m_tile) * SplitKReduce<Cfg>::kPaddedNTiles + work.n_tile;
+      if (!SplitKReduce<Cfg>::sum_if_last(acc, params, consumer, tile_row, at.split,
+                                          Cfg::split_k, Cfg::split_k))
         return false;
+    } else if constexpr (Cfg::stream_k) {
+      // A tile inside one CTA's run is whole; a cut one's counters are numbered among the
+      // shared tiles, stream_k_max_pieces slots each (plan/kernel_spec.cpp split_k_layout).
+      if (at.splits > 1 &&
+          !SplitKReduce<Cfg>::sum_if_last(acc, params, consumer, at.shared_tile, at.split,
+                                          at.splits, at.max_pieces()))
+        return false;
+    }
     // C issued during the k-loop (issue_c_ahead; never for FP8 output). Band-gated C that was
     // not: the leader waits for its band before the epilogue loads it.
     const bool c_issued_ahead = Epilogue<Cfg>::kCAhead && c_ahead_issue_block() >= 0;

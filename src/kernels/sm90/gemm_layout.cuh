@@ -34,7 +34,7 @@ AUTOGEMM_HD constexpr int round_up(int x, int a) { return (x + a - 1) / a * a; }
 // before the loop's end (gemm_kernel.cuh Consumer::issue_c_ahead), rather than after it. Where
 // every work item of a consumer goes out through its own rows of the staging by TMA: TMA stores
 // from warp-specialised cooperative consumers (ping-pong's take the one buffer in turns), one
-// split (split-K's last split alone stores), ungrouped (the masked layout's tail tiles go out
+// split (split-K's or stream-K's last piece alone stores), ungrouped (the masked layout's tail tiles go out
 // by the threads), D not FP8 (out_kind 3 reads no C). Issued at the tile's start instead,
 // measured on an H200 with C read (--accumulate, same-run ratio to cuBLASLt): one-consumer
 // tiles (M = 64, 128) gained +0.3..+19%, two-consumer tiles lost up to 8.6% (4096 x 32768 x 512)
@@ -48,9 +48,9 @@ AUTOGEMM_HD constexpr int round_up(int x, int a) { return (x + a - 1) / a * a; }
 // 16-bit inputs only: FP8 k-loops with the issue in them spilled 368-384 bytes (64x128x128 pb2
 // c1; 128x128x128 pb2 c2 with a fused epilogue).
 AUTOGEMM_HD constexpr bool c_loaded_ahead(bool tma_store, bool warp_specialized, bool pingpong,
-                                          int in_bytes, int split_k, int grouping, int out_kind,
-                                          int d_chunk_boxes) {
-  return tma_store && warp_specialized && !pingpong && in_bytes == 2 && split_k == 1 &&
+                                          int in_bytes, bool whole_k_items, int grouping,
+                                          int out_kind, int d_chunk_boxes) {
+  return tma_store && warp_specialized && !pingpong && in_bytes == 2 && whole_k_items &&
          grouping == 0 && out_kind != 3 && d_chunk_boxes == 0;
 }
 // C's load is issued this many k-blocks before the k-loop's end: 8 k-blocks of a 128x256x64

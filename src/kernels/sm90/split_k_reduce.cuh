@@ -1,6 +1,8 @@
 #pragma once
-// Split-K summed inside the GEMM kernel (Cfg::split_k > 1). The split_k K ranges of a tile are
-// separate work items (tile_scheduler.cuh), usually on different SMs. For each consumer
+// Split-K summed inside the GEMM kernel (Cfg::split_k > 1), and stream-K's cut tiles
+// (Cfg::stream_k, stream_k.cuh: a tile's pieces are its splits, 1 to 32 of them, known at run
+// time). The split_k K ranges of a tile are separate work items (tile_scheduler.cuh), usually on
+// different SMs. For each consumer
 // warpgroup's rows of the tile, right after its main loop:
 //   every split:  counts its arrival on the rows' counter (one relaxed atomic, one L2 round trip)
 //                 and learns whether it is the last;
@@ -20,9 +22,10 @@
 //
 // Workspace (plan/kernel_spec.cpp split_k_layout sizes it with the same formulas):
 //   counters  one u32 per (CTA tile, consumer), tiles numbered m_tile * kPaddedNTiles + n_tile
-//             over the cluster-padded grid, then split_k ready flags per counter: zero before
-//             the kernel and after it
-//   partials  per counter, split_k slots of ROWS_PER_CONSUMER x BLOCK_N fp32, thread-minor
+//             over the cluster-padded grid (stream-K: the shared tiles, in their order), then
+//             split_k (stream-K: stream_k_max_pieces) ready flags per counter: zero before the
+//             kernel and after it
+//   partials  per counter, as many slots of ROWS_PER_CONSUMER x BLOCK_N fp32, thread-minor
 //             float4s (vector v of consumer thread t at float (v * 128 + t) * 4): coalesced
 #include "ptx/barrier.cuh"
 #include "sm90/gemm_common.cuh"
@@ -35,6 +38,8 @@ struct SplitKReduce {
   using G = Geometry<Cfg>;
   static_assert(G::kAccum % 4 == 0, "fragments move in float4 (block_n is a multiple of 8)");
   static_assert(Cfg::split_k <= 32, "one polling lane per split");
+  // Stream-K's tiles: at most 32 pieces each (plan/rules.cpp stream_k_violation).
+
   static constexpr int kVectors = G::kSlabs * G::kAccum / 4;        // float4 per thread
   static constexpr int kSlotFloats = kVectors * 4 * 128;            // one consumer's rows
   // CTA tiles per row of the cluster-padded grid the scheduler walks.
@@ -47,20 +52,57 @@ struct SplitKReduce {
     return acc[v / (G::kAccum / 4)][v % (G::kAccum / 4) * 4 + e];
   }
 
-  // Hands this split's sums of (m_tile, n_tile) over, or, for the last split to arrive, gathers
-  // every split's: returns true when `acc` now holds the whole tile's sums.
+  // Stream-K's last piece: the pieces' sum in piece order, built in `acc` a piece at a time, so
+  // a piece's loads are all in flight at once whatever the (run-time) piece count. The last
+  // piece to arrive is usually piece 0 (the end of the slot before's run; the other pieces
+  // start their slots' runs), whose sums are the first term already. Any other first stores its
+  // own sums in its slot (this thread reads them back: program order) and starts from piece 0's.
+  __device__ static void add_pieces_in_place(float (&acc)[G::kSlabs][G::kAccum], float* slots,
+                                             int thread, int split, int splits) {
+    if (split != 0) {
+      float* mine = slots + split * kSlotFloats;
+#pragma unroll
+      for (int v = 0; v < kVectors; ++v) {
+        ptx::st_global_v4(mine + (v * 128 + thread) * 4, element(acc, v, 0), element(acc, v, 1),
+                          element(acc, v, 2), element(acc, v, 3));
+      }
+#pragma unroll
+      for (int v = 0; v < kVectors; ++v) {
+        const float4 x = ptx::ld_global_cg_v4(slots + (v * 128 + thread) * 4);
+        element(acc, v, 0) = x.x;
+        element(acc, v, 1) = x.y;
+        element(acc, v, 2) = x.z;
+        element(acc, v, 3) = x.w;
+      }
+    }
+#pragma unroll 1
+    for (int s = 1; s < splits; ++s) {
+#pragma unroll
+      for (int v = 0; v < kVectors; ++v) {
+        const float4 x = ptx::ld_global_cg_v4(slots + s * kSlotFloats + (v * 128 + thread) * 4);
+        element(acc, v, 0) += x.x;
+        element(acc, v, 1) += x.y;
+        element(acc, v, 2) += x.z;
+        element(acc, v, 3) += x.w;
+      }
+    }
+  }
+
+  // Hands this split's sums of its tile over, or, for the last split to arrive, gathers every
+  // split's: returns true when `acc` now holds the whole tile's sums. `tile_row`: the tile's
+  // counter row (workspace_tile_row); split `split` of `splits`; `slots_per_row` slots a counter.
   __device__ static bool sum_if_last(float (&acc)[G::kSlabs][G::kAccum], const GemmParams& params,
-                                     int consumer, int m_tile, int n_tile, int split) {
+                                     int consumer, long long tile_row, int split, int splits,
+                                     int slots_per_row) {
     const int thread = threadIdx.x % 128;
     const unsigned barrier_id = 1 + consumer;   // the epilogue's: the same 128 threads
-    const long long rows =
-        (static_cast<long long>(m_tile) * kPaddedNTiles + n_tile) * Cfg::num_consumers + consumer;
+    const long long rows = tile_row * Cfg::num_consumers + consumer;
     unsigned* counter = params.split_k_counters + rows;
-    unsigned* flags = params.split_k_flags + rows * Cfg::split_k;
-    float* slots = params.split_k_partials + rows * Cfg::split_k * kSlotFloats;
+    unsigned* flags = params.split_k_flags + rows * slots_per_row;
+    float* slots = params.split_k_partials + rows * slots_per_row * kSlotFloats;
 
     bool last = false;
-    if (thread == 0) last = ptx::atomic_add_relaxed_gpu(counter, 1) == Cfg::split_k - 1;
+    if (thread == 0) last = ptx::atomic_add_relaxed_gpu(counter, 1) == unsigned(splits - 1);
     last = ptx::named_barrier_or(barrier_id, 128, last);
 
     if (!last) {
@@ -78,13 +120,17 @@ struct SplitKReduce {
 
     // Lane s of the first warp waits for split s (which has counted, so it is storing), then
     // clears its flag; thread 0 clears the counter. The barrier hands the acquires to all.
-    if (thread < Cfg::split_k && thread != split) {
+    if (thread < splits && thread != split) {
       while (ptx::load_acquire_gpu(flags + thread) == 0) {
       }
       flags[thread] = 0;
     }
     if (thread == 0) *counter = 0;
     ptx::named_barrier_sync(barrier_id, 128);
+    if constexpr (Cfg::stream_k) {
+      add_pieces_in_place(acc, slots, thread, split, splits);
+      return true;
+    }
 #pragma unroll
     for (int v = 0; v < kVectors; ++v) {
       const float4 own = make_float4(element(acc, v, 0), element(acc, v, 1), element(acc, v, 2),

@@ -7,10 +7,13 @@
 // Row-band signals (Cfg::band_signals): the groups are cut at the bands' ends, so the tiles run
 // band by band and a band's last tile is handed out before the next band's first (the rules
 // keep the order along M and the bands whole cluster rows).
+// Stream-K (Cfg::stream_k, stream_k.cuh): after the whole tiles' waves, each CTA takes its equal
+// run of the remaining tiles' k-blocks, a piece of a tile at a time.
 // Plain index arithmetic on the parameters, nothing architecture-specific: a host test compiles
 // this header too (tests/test_tile_scheduler.cpp) and checks every k-block of every tile is
 // computed exactly once.
 #include "sm90/gemm_params.cuh"
+#include "sm90/stream_k.cuh"
 
 namespace autogemm::sm90 {
 
@@ -27,7 +30,9 @@ struct TileScheduler {
   int next;
   int rank_m, rank_n;   // this CTA's position inside its cluster
   // What the last next_tile() returned:
-  int split = 0;        // split-K: which K range of the tile
+  int split = 0;        // split-K: which K range of the tile; stream-K: which piece
+  int splits = Cfg::split_k;   // how many the tile has (stream-K: 1 for a whole tile)
+  int shared_tile = 0;  // stream-K: the tile's number among the shared tiles (its workspace)
   int k_first = 0, k_last = kNumKBlocks;
   // Grouped GEMM: the tile's group (its B is rows group x N of the [groups, N, K] B) and the
   // first row of D past the group's valid rows (masked layout: the epilogue stores no row at or
@@ -61,6 +66,13 @@ struct TileScheduler {
     return (num_m_tiles + Cfg::cluster_m - 1) / Cfg::cluster_m;
   }
   static constexpr int kNumNClusterTiles = (kNumNTiles + Cfg::cluster_n - 1) / Cfg::cluster_n;
+
+  // Stream-K: the workspace's slots per shared tile (stream_k_max_pieces), recomputed where
+  // needed (the epilogue) rather than kept.
+  __device__ int max_pieces() const {
+    return stream_k_max_pieces(num_m_cluster_tiles() * kNumNClusterTiles,
+                               static_cast<int>(gridDim.x) / kClusterSize, kNumKBlocks);
+  }
 
   // The k-blocks [k_begin(), k_end()) of the work item the last next_tile() returned.
   __device__ int k_begin() const { return k_first; }
@@ -120,13 +132,47 @@ struct TileScheduler {
     const int num_m_cluster_tiles = this->num_m_cluster_tiles();
     const int num_n_cluster_tiles = kNumNClusterTiles;
     const int total = num_m_cluster_tiles * num_n_cluster_tiles * Cfg::split_k;
-    if (next >= total) return false;
-    // Split-K: the splits of one tile are consecutive work items (they read disjoint K ranges
-    // of the same A rows and B columns, so they share L2 lines of neither).
-    split = next % Cfg::split_k;
-    int item = next / Cfg::split_k;
-    k_first = split * kKBlocksPerSplit;
-    k_last = min(kNumKBlocks, k_first + kKBlocksPerSplit);
+    int item;
+    if constexpr (Cfg::stream_k) {
+      // `next` walks the whole tiles (< whole), then, past whole + slots, holds whole + slots +
+      // the next unit of this slot's run (the first step past the whole tiles lands in
+      // [whole, whole + slots) and starts the run).
+      const int slots = static_cast<int>(gridDim.x) / kClusterSize;
+      const int shared = stream_k_tiles(total, slots);
+      const int whole = total - shared;
+      if (next < whole) {
+        item = next;
+        next += slots;
+        splits = 1;
+        k_first = 0;
+        k_last = kNumKBlocks;
+      } else {
+        const int units = shared * kNumKBlocks;
+        const int slot = static_cast<int>(blockIdx.x) / kClusterSize;
+        const int unit = next < whole + slots ? stream_k_run_begin(slot, units, slots)
+                                              : next - whole - slots;
+        const int run_end = stream_k_run_begin(slot + 1, units, slots);
+        if (unit >= run_end) return false;
+        shared_tile = unit / kNumKBlocks;
+        const int tile_unit0 = shared_tile * kNumKBlocks;
+        k_first = unit - tile_unit0;
+        k_last = min(kNumKBlocks, run_end - tile_unit0);
+        const int first_slot = stream_k_slot_of(tile_unit0, units, slots);
+        split = slot - first_slot;
+        splits = stream_k_slot_of(tile_unit0 + kNumKBlocks - 1, units, slots) - first_slot + 1;
+        next = whole + slots + tile_unit0 + k_last;
+        item = whole + shared_tile;
+      }
+    } else {
+      if (next >= total) return false;
+      // Split-K: the splits of one tile are consecutive work items (they read disjoint K ranges
+      // of the same A rows and B columns, so they share L2 lines of neither).
+      split = next % Cfg::split_k;
+      item = next / Cfg::split_k;
+      k_first = split * kKBlocksPerSplit;
+      k_last = min(kNumKBlocks, k_first + kKBlocksPerSplit);
+      next += gridDim.x / kClusterSize;
+    }
     int major_count = Cfg::raster_along_n ? num_n_cluster_tiles : num_m_cluster_tiles;
     int minor_count = Cfg::raster_along_n ? num_m_cluster_tiles : num_n_cluster_tiles;
     int major_base = 0;   // the band's first cluster row (band signals)
@@ -156,7 +202,6 @@ struct TileScheduler {
     const int cn = Cfg::raster_along_n ? major : minor;
     m_tile = cm * Cfg::cluster_m + rank_m;
     n_tile = cn * Cfg::cluster_n + rank_n;
-    next += gridDim.x / kClusterSize;
     return true;
   }
 };
