@@ -281,6 +281,39 @@ TEST(PlanSearch, Fp8MulticastAndOrderedIssueWhereTheyMeasuredFaster) {
   EXPECT_FALSE(plan::multicast_offered(bf16, true));
 }
 
+// Stream-K where it measured faster (gemm_search.hpp stream_k_offered): the middle's swapped
+// one-consumer tiles with a partial wave past the first; not one wave of tiles, not short K,
+// not FP8, not two consumers.
+TEST(PlanSearch, StreamKOnlyWhereItMeasuredFaster) {
+  const GpuInfo device = device_preset("h200");
+  auto pick = [&](int64_t m, int64_t n, int64_t k, const char* dtype) {
+    return plan_gemm(cli::make_problem(m, n, k, dtype, "nt", 0, 0, 0), device).best().config;
+  };
+  const GemmConfig middle = pick(130, 18432, 7168, "bf16");
+  EXPECT_TRUE(middle.stream_k && middle.swap_ab) << middle.describe();
+  EXPECT_FALSE(pick(142, 10240, 8192, "bf16").stream_k);   // 80 tiles: one wave
+  EXPECT_FALSE(pick(142, 24576, 1536, "bf16").stream_k);   // 24 k-blocks
+  EXPECT_FALSE(pick(130, 18432, 7168, "fp8").stream_k);
+  EXPECT_FALSE(pick(225, 57344, 8192, "bf16").stream_k);   // two consumers' tiles
+  for (const char* dtype : {"bf16", "fp8"})
+    for (const Candidate& c : plan_gemm(cli::make_problem(1153, 7168, 2048, dtype, "nt", 0, 0, 0),
+                                        device).candidates)
+      EXPECT_FALSE(c.config.stream_k) << c.config.describe();
+  // A forced stream-K configuration breaking a rule is refused naming it.
+  const GemmProblem p = cli::make_problem(130, 18432, 7168, "bf16", "nt", 0, 0, 0);
+  EXPECT_NE(legality_violation(p, GemmConfig::parse("128x136x64 s5 c1 p g8 cl2x1/none stk swap"),
+                               device)
+                .find("stream_k with cluster 2x1"),
+            std::string::npos);
+  EXPECT_NE(legality_violation(p, GemmConfig::parse("128x136x64 s5 c1 p g8 sk2 stk swap"), device)
+                .find("stream_k with split_k = 2"),
+            std::string::npos);
+  EXPECT_NE(legality_violation(cli::make_problem(64, 256, 64, "bf16", "nt", 0, 0, 0),
+                               GemmConfig::parse("64x64x64 s4 c1 p g8 stk"), device)
+                .find("every SM's run needs at least one k-block"),
+            std::string::npos);
+}
+
 // At decode sizes (M <= 128) no input type gets a multicast cluster: every measured pair there
 // was slower than the same tiles alone (H100: FP8 64x32 A multicast 13-20% slower, BF16
 // 64 x 2112 x 7168 64x16x128 cl1x2/a 20.9 us against 17.5); above it BF16 keeps them.

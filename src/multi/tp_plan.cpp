@@ -520,16 +520,7 @@ class TpPricer {
     const auto key = std::make_tuple(q.m, q.lda, q.ldd, q.reads_c, rows);
     auto it = cache_.find(key);
     if (it == cache_.end()) {
-      // Stream-K is left out: its runs finish the shared tiles together at the launch's end,
-      // against band_finished's tiles in row order, and it is not yet measured beside the
-      // transfers (the plans' figures are whole tiles').
-      const Plan planned = plan_gemm(q, device_);
-      std::optional<Candidate> pick = planned.best();
-      for (const Candidate& c : planned.candidates)
-        if (!c.config.stream_k) {
-          pick = c;
-          break;
-        }
+      std::optional<Candidate> pick = plan_gemm(q, device_).best();
       if (!rows.empty()) {
         const GemmConfig& c = pick->config;
         const int64_t cluster_rows = plan::signal_band_rows(c);

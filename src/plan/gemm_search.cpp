@@ -224,26 +224,14 @@ std::vector<bool> pingpong_choices(const GemmProblem& problem, int num_consumers
 bool stream_k_offered(const GemmProblem& problem, const GemmConfig& config, const GpuInfo& device) {
   if (!config.persistent || config.cluster_m * config.cluster_n != 1 || config.split_k != 1 ||
       config.pingpong || config.n_tail_kernel || problem.grouping != Grouping::none ||
-      problem.signal_bands > 0)
+      problem.signal_bands > 0 || !config.swap_ab || dtype_bytes(problem.a_type) != 2 ||
+      config.num_consumers != 1)
     return false;
-  const int64_t tiles_m = (problem.m + config.block_m - 1) / config.block_m;
-  const int64_t tiles_n = (problem.n + config.block_n - 1) / config.block_n;
+  const int64_t tiles = (problem.m + config.block_m - 1) / config.block_m;
   const int64_t k_blocks = (problem.k + config.block_k - 1) / config.block_k;
-  const int64_t tiles = tiles_m * tiles_n;
-  if (tiles * k_blocks * device.sm_count >= (int64_t(1) << 31)) return false;
-  const int64_t shared = sm90::stream_k_tiles(int(tiles), device.sm_count);
-  if (shared == 0 || shared * k_blocks < kStreamKMinRunKBlocks * device.sm_count) return false;
-  // The shared tiles are the raster's last: a band of up to raster_group tile rows (or columns)
-  // walked across, so they span about that many rows and shared / that many columns.
-  const bool along_n = config.raster_order == RasterOrder::along_n;
-  const int64_t band = std::min<int64_t>(along_n ? tiles_n : tiles_m, config.raster_group);
-  const int64_t rows = along_n ? std::min<int64_t>(tiles_m, (shared + band - 1) / band)
-                               : std::min<int64_t>(band, shared);
-  const int64_t cols = along_n ? std::min<int64_t>(band, shared)
-                               : std::min<int64_t>(tiles_n, (shared + band - 1) / band);
-  const double panel_bytes = double(rows * config.block_m + cols * config.block_n) *
-                             double(problem.k) * dtype_bytes(problem.a_type);
-  return panel_bytes <= 0.5 * double(device.l2_bytes);
+  // One column of tiles (the call's rows all in one tile): each tile streams its own part of B.
+  if (problem.n > config.block_n || k_blocks < kStreamKMinKBlocks) return false;
+  return tiles > device.sm_count && tiles % device.sm_count != 0;
 }
 
 bool multicast_offered(const GemmProblem& problem, bool swap_ab) {
