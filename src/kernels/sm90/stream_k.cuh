@@ -11,8 +11,10 @@
 //                  equal runs, one per slot: slot p computes units [begin(p), begin(p + 1)).
 // A tile whose units lie in several slots' runs is summed like split-K's splits
 // (split_k_reduce.cuh): its pieces, numbered by slot, count their arrival, and the last one adds
-// all pieces in piece order and stores the tile. So every slot does the same work, where T / P
-// whole tiles leave the last wave's SMs idle: 48 tiles on 132 SMs keep 36% of the SMs waiting.
+// all pieces in piece order and stores the tile. So every slot does the same work, where a
+// partial last wave would leave SMs idle. The planner offers it where that measured faster
+// (plan/gemm_search.hpp stream_k_offered); a run's k-blocks, each CTA at its own k, run slower
+// than a wave's, so elsewhere it lost.
 // S = T below one wave; else the remainder T mod P, or the remainder plus one wave where the
 // remainder alone is under half a wave (each slot would take less than half a tile's k-loop in
 // pieces, each paying a partial store and a wait; with the wave, 1 to 1.5 tiles a slot).
