@@ -44,6 +44,26 @@ struct TestConfig {
   static constexpr bool band_signals = BANDS;
 };
 
+// The split-K or stream-K workspace plan/kernel_spec.cpp sizes for Cfg on `slots` CTAs (one
+// consumer).
+template <class Cfg>
+autogemm::SplitKWorkspaceLayout workspace_of(int m, int64_t slots) {
+  autogemm::GemmProblem problem;
+  problem.m = m;
+  problem.n = Cfg::n;
+  problem.k = Cfg::k;
+  autogemm::GemmConfig config;
+  config.block_m = Cfg::block_m;
+  config.block_n = Cfg::block_n;
+  config.block_k = Cfg::block_k;
+  config.cluster_m = Cfg::cluster_m;
+  config.cluster_n = Cfg::cluster_n;
+  config.num_consumers = 1;
+  config.split_k = Cfg::split_k;
+  config.stream_k = Cfg::stream_k;
+  return autogemm::plan::split_k_layout(problem, config, slots);
+}
+
 // Runs the scheduler of every CTA of the grid the launcher would launch on `slots` cluster
 // slots and checks coverage.
 template <class Cfg>
@@ -71,18 +91,7 @@ void check_schedule(int m, int64_t slots, const std::vector<int>& band_ends = {}
   std::map<std::pair<int, int>, std::vector<int>> covered;   // (m_tile, n_tile) -> k-block counts
   // Split-K: (counter, split) as split_k_reduce.cuh numbers them (one consumer), each once, all
   // inside what runtime/split_k.cpp allocates.
-  autogemm::GemmProblem problem;
-  problem.m = m;
-  problem.n = Cfg::n;
-  problem.k = Cfg::k;
-  autogemm::GemmConfig config;
-  config.block_m = Cfg::block_m;
-  config.block_n = Cfg::block_n;
-  config.cluster_m = Cfg::cluster_m;
-  config.cluster_n = Cfg::cluster_n;
-  config.num_consumers = 1;
-  config.split_k = Cfg::split_k;
-  const auto split_size = autogemm::plan::split_k_layout(problem, config);
+  const auto split_size = workspace_of<Cfg>(m, slots);
   constexpr int padded_n_tiles = (n_tiles + Cfg::cluster_n - 1) / Cfg::cluster_n * Cfg::cluster_n;
   std::set<std::pair<int64_t, int>> split_slots;
   // cluster id -> sequence of (cluster m, cluster n, split) per rank, to compare partners.
@@ -140,17 +149,7 @@ void check_stream_k(int m, int slots) {
   GemmParams params{};
   params.m = m;
   gridDim.x = static_cast<unsigned>(slots);
-  autogemm::GemmProblem problem;
-  problem.m = m;
-  problem.n = Cfg::n;
-  problem.k = Cfg::k;
-  autogemm::GemmConfig config;
-  config.block_m = Cfg::block_m;
-  config.block_n = Cfg::block_n;
-  config.block_k = Cfg::block_k;
-  config.num_consumers = 1;
-  config.stream_k = true;
-  const auto workspace = autogemm::plan::split_k_layout(problem, config, slots);
+  const auto workspace = workspace_of<Cfg>(m, slots);
   const int shared = autogemm::sm90::stream_k_tiles(m_tiles * n_tiles, slots);
   EXPECT_EQ(workspace.counters, shared);
   std::map<std::pair<int, int>, std::vector<int>> covered;
