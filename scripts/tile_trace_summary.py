@@ -39,7 +39,7 @@ def main():
         ctas = {r["cta"] for r in rows}
         print(f"call {call[4]}: {r0['m']}x{r0['n']}x{r0['k']}  {r0['config']}")
         print(f"  span {(end - start) / 1e3:.1f} us, {len(ctas)} CTAs, {len(rows)} work items "
-              f"({sum(r['partial'] == '1' for r in rows)} tail ranges)")
+              f"({sum(r['partial'] == '1' for r in rows)} items that stored no D: split-K splits or stream-K pieces)")
         rounds = defaultdict(list)
         for r in rows:
             rounds[int(r["item"])].append(r)

@@ -17,7 +17,7 @@ inline constexpr bool kTileTrace = AUTOGEMM_TILE_TRACE != 0;
 // Record i of CTA b: tile_trace[(b * tile_trace_capacity + i) * kTileTraceWords + ...]
 //   [0] start ns, [1] end ns, [2] m_tile << 32 | n_tile,
 //   [3] sm id << 48 | partial << 40 | k_first << 20 | k_last   (k-blocks, < 2^20; partial: the
-//       item stored no D, a split-K split that was not the last to arrive)
+//       item stored no D: a split-K split or stream-K piece that was not the last to arrive)
 //   [4] SM clock cycles (clock64) from start to the first k-block's data ready (full barrier)
 //       << 32 | cycles from start to the main loop's end (last wgmma retired and promoted)
 //   [5] cycles from start to end (the epilogue issued)
