@@ -81,8 +81,8 @@ struct GemmConfig {
   // Rows of a tile one consumer warpgroup computes and stores.
   int rows_per_consumer() const { return pingpong ? block_m : block_m / num_consumers; }
 
-  // The configuration text: "128x256x64 s3 c2 p g8 cl2x1/b" (+ " sk2", " stk", " pb2", " oi", " pp",
-  // " ntk", " swap", " dc2"),
+  // The configuration text: "128x256x64 s3 c2 p g8 cl2x1/b" (+ " sk2", " stk", " pb2", " oi",
+  // " pp", " ntk", " swap", " dc2"),
   // "mma 16x64x256 s3 sk4" for the decode family, or "cuBLASLt".
   std::string describe() const;
   // The inverse of describe() (fields it omits keep their defaults, except: not persistent,

@@ -430,7 +430,8 @@ TileTimes tile_times(const GemmProblem& problem, const GemmConfig& config,
   // ---- Matrix units ----
   // The wgmmas compute whole tiles: rows past M and columns past N are zero-filled by TMA but
   // still multiplied, and K is padded to whole stages.
-  t.k_steps = k_steps > 0 ? k_steps : ceil_div(ceil_div(problem.k, config.block_k), config.split_k);
+  t.k_steps =
+      k_steps > 0 ? k_steps : ceil_div(ceil_div(problem.k, config.block_k), config.split_k);
   const double k_per_item =
       std::min<double>(double(problem.k), double(t.k_steps) * config.block_k);
   const double tile_flops =

@@ -222,16 +222,13 @@ std::vector<bool> pingpong_choices(const GemmProblem& problem, int num_consumers
 }
 
 bool stream_k_offered(const GemmProblem& problem, const GemmConfig& config, const GpuInfo& device) {
-  if (!config.persistent || config.cluster_m * config.cluster_n != 1 || config.split_k != 1 ||
-      config.pingpong || config.n_tail_kernel || problem.grouping != Grouping::none ||
-      problem.signal_bands > 0 || !config.swap_ab || dtype_bytes(problem.a_type) != 2 ||
-      config.num_consumers != 1)
+  // One column of tiles (the call's rows all in one tile): each tile streams its own part of B.
+  if (!config.swap_ab || dtype_bytes(problem.a_type) != 2 || config.num_consumers != 1 ||
+      problem.n > config.block_n)
     return false;
   const int64_t tiles = (problem.m + config.block_m - 1) / config.block_m;
   const int64_t k_blocks = (problem.k + config.block_k - 1) / config.block_k;
-  // One column of tiles (the call's rows all in one tile): each tile streams its own part of B.
-  if (problem.n > config.block_n || k_blocks < kStreamKMinKBlocks) return false;
-  return tiles > device.sm_count && tiles % device.sm_count != 0;
+  return k_blocks >= kStreamKMinKBlocks && tiles > device.sm_count && tiles % device.sm_count != 0;
 }
 
 bool multicast_offered(const GemmProblem& problem, bool swap_ab) {
@@ -496,10 +493,10 @@ void add_tiles(Plan& plan, bool swap_ab) {
 }
 
 // Fastest first. Predictions within ~2% of each other are ties (the model is not that
-// precise, and DRAM-bound problems tie exactly): among them prefer fewer waves (measured on an
-// H200: M = 64 decode, 64x32 tiles in 2 waves took 94 us where 64x64 in 1 wave took 69, both
-// predicted ~71; stream-K never wins a tie), then more SMs busy in the last wave counted in steps of kBusySmsStep, then
-// fewer and larger tiles, then no cluster, then the faster prediction, then enumeration order.
+// precise, and DRAM-bound problems tie exactly): among them prefer no stream-K, then fewer waves
+// (measured on an H200: M = 64 decode, 64x32 tiles in 2 waves took 94 us where 64x64 in 1 wave
+// took 69, both predicted ~71), then more SMs busy in the last wave counted in steps of
+// kBusySmsStep, then fewer and larger tiles, then no cluster, then the faster prediction, then enumeration order.
 // (Steps, like the time buckets, keep the order a strict weak ordering, which a threshold on the
 // difference would not be.) One to three SMs (2%) are below what the model resolves: compared
 // one by one, the busy count chose a slower tile over the faster prediction (H200, forced

@@ -47,19 +47,19 @@ inline constexpr bool kPlanTailSplits = false;
 std::vector<int> tail_split_choices(const GemmProblem& problem, const GemmConfig& config,
                                     const GpuInfo& device);
 
-// Whether the planner tries stream-K (GemmConfig::stream_k) for `config` (a tile with its
-// schedule) on the kernel problem `problem`: the weight-bound middle's swapped 16-bit
-// one-consumer tiles holding all of the call's rows in one tile column, more
-// tiles than SMs with a partial last
-// wave, and K of at least kStreamKMinKBlocks k-blocks. There a partial wave's lone SMs each
-// stream their tile's B at one SM's rate, so it costs a whole tile's time; stream-K shares it
-// out. Measured on an H200 (forced, same tile with and without stk): 130 x 18432 x 7168 113.8 ->
-// 93.8 us, 138 x 57344 x 8192 304.0 -> 272.4, 147 x 53248 x 16384 558.6 -> 472.8. Elsewhere its
-// runs' k-blocks, each CTA at its own k, ran 16-70% slower than a wave's (tile traces: 735
-// against 631 cycles a k-block, FP8 128x128 800-1050 against 606), and it lost: 142 x 10240 x
-// 8192 (80 tiles, one wave) 60.7 -> 70.3 us, 142 x 24576 x 1536 41.6 -> 50.7, two consumers'
-// 225 x 57344 x 8192 (128x232 against 128x224 cl2x1/b) 367.3 -> 383.1, FP8 1153 x 7168 x
-// 2048 39.3 -> 48.3, 128 x 2112 x 7168 against split-K 15.8 -> 16.9. The rules still judge it.
+// Whether the planner tries stream-K (GemmConfig::stream_k) for `config` (a tile with its schedule)
+// on the kernel problem `problem`: the weight-bound middle's swapped 16-bit one-consumer tiles
+// holding all of the call's rows in one tile column, more tiles than SMs with a partial last wave,
+// and K of at least kStreamKMinKBlocks k-blocks (what it needs to run at all is
+// stream_k_violation's, which the search also asks). There a partial wave's lone SMs each stream
+// their tile's B at one SM's rate, so it costs a whole tile's time; stream-K shares it out.
+// Measured on an H200 (forced, same tile with and without stk): 130 x 18432 x 7168 113.8 -> 93.8
+// us, 138 x 57344 x 8192 304.0 -> 272.4, 147 x 53248 x 16384 558.6 -> 472.8. Elsewhere its runs'
+// k-blocks, each CTA at its own k, ran 16-70% slower than a wave's (tile traces: 735 against 631
+// cycles a k-block, FP8 128x128 800-1050 against 606), and it lost: 142 x 10240 x 8192 (80 tiles,
+// one wave) 60.7 -> 70.3 us, 142 x 24576 x 1536 41.6 -> 50.7, two consumers' 225 x 57344 x 8192
+// (128x232 against 128x224 cl2x1/b) 367.3 -> 383.1, FP8 1153 x 7168 x 2048 39.3 -> 48.3, 128 x 2112
+// x 7168 against split-K 15.8 -> 16.9. The rules still judge it.
 inline constexpr int64_t kStreamKMinKBlocks = 64;
 bool stream_k_offered(const GemmProblem& problem, const GemmConfig& config, const GpuInfo& device);
 

@@ -199,8 +199,9 @@ KernelSpec make_spec(const GemmProblem& call, const GemmConfig& config, const Gp
   } else {
     spec.kernels.push_back(make_launch(problem, 0, fields, switches, device));
   }
-  spec.split_k = split_k_layout(problem, config,
-                                 spec.kernels.front().grid_ctas / spec.kernels.front().cluster_size);
+  const KernelLaunch& main_kernel = spec.kernels.front();
+  spec.split_k =
+      split_k_layout(problem, config, main_kernel.grid_ctas / main_kernel.cluster_size);
   spec.a_scales_k_block_major = a_scales_k_block_major(problem, config);
   if (spec.a_scales_k_block_major)
     spec.a_scale_copy_bytes =

@@ -12,6 +12,7 @@
 #include "kernels/sm90/gemm_layout.cuh"
 #include "kernels/sm90/stream_k.cuh"
 #include "plan/decode_cost.hpp"
+#include "plan/kernel_spec.hpp"
 #include "plan/n_tail.hpp"
 #include "plan/operand_copy.hpp"
 #include "plan/rules.hpp"
@@ -668,7 +669,7 @@ std::string stream_k_violation(const GemmProblem& problem, const KernelFields& f
   if (problem.signal_bands > 0)
     return no(fmt::format("signal_bands = {}", problem.signal_bands),
               "band signals count whole tiles");
-  const int64_t tiles = (problem.m + c.block_m - 1) / c.block_m * ((problem.n + c.block_n - 1) / c.block_n);
+  const int64_t tiles = cluster_work_items(problem, c);   // one CTA a cluster (above)
   const int64_t k_blocks = (problem.k + c.block_k - 1) / c.block_k;
   const int64_t slots = device.sm_count;   // the grid (plan/kernel_spec.cpp make_launch)
   if (tiles * k_blocks * slots >= (int64_t(1) << 31))

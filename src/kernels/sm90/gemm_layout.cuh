@@ -34,8 +34,8 @@ AUTOGEMM_HD constexpr int round_up(int x, int a) { return (x + a - 1) / a * a; }
 // before the loop's end (gemm_kernel.cuh Consumer::issue_c_ahead), rather than after it. Where
 // every work item of a consumer goes out through its own rows of the staging by TMA: TMA stores
 // from warp-specialised cooperative consumers (ping-pong's take the one buffer in turns), one
-// split (split-K's or stream-K's last piece alone stores), ungrouped (the masked layout's tail tiles go out
-// by the threads), D not FP8 (out_kind 3 reads no C). Issued at the tile's start instead,
+// split (split-K's or stream-K's last piece alone stores), ungrouped (the masked layout's tail
+// tiles go out by the threads), D not FP8 (out_kind 3 reads no C). Issued at the tile's start instead,
 // measured on an H200 with C read (--accumulate, same-run ratio to cuBLASLt): one-consumer
 // tiles (M = 64, 128) gained +0.3..+19%, two-consumer tiles lost up to 8.6% (4096 x 32768 x 512)
 // and 8.4% (fp32 D, 4096 x 4096 x 16384). The cost model charges C after the k-loop: taking it

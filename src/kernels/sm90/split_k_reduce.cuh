@@ -37,9 +37,8 @@ template <class Cfg>
 struct SplitKReduce {
   using G = Geometry<Cfg>;
   static_assert(G::kAccum % 4 == 0, "fragments move in float4 (block_n is a multiple of 8)");
+  // One polling lane per split (stream-K's pieces: plan/rules.cpp stream_k_violation).
   static_assert(Cfg::split_k <= 32, "one polling lane per split");
-  // Stream-K's tiles: at most 32 pieces each (plan/rules.cpp stream_k_violation).
-
   static constexpr int kVectors = G::kSlabs * G::kAccum / 4;        // float4 per thread
   static constexpr int kSlotFloats = kVectors * 4 * 128;            // one consumer's rows
   // CTA tiles per row of the cluster-padded grid the scheduler walks.
@@ -90,7 +89,8 @@ struct SplitKReduce {
 
   // Hands this split's sums of its tile over, or, for the last split to arrive, gathers every
   // split's: returns true when `acc` now holds the whole tile's sums. `tile_row`: the tile's
-  // counter row (workspace_tile_row); split `split` of `splits`; `slots_per_row` slots a counter.
+  // counter row (the header's numbering); split `split` of `splits`; `slots_per_row` slots a
+  // counter.
   __device__ static bool sum_if_last(float (&acc)[G::kSlabs][G::kAccum], const GemmParams& params,
                                      int consumer, long long tile_row, int split, int splits,
                                      int slots_per_row) {
