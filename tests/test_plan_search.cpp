@@ -308,6 +308,9 @@ TEST(PlanSearch, StreamKOnlyWhereItMeasuredFaster) {
   EXPECT_NE(legality_violation(p, GemmConfig::parse("128x136x64 s5 c1 p g8 sk2 stk swap"), device)
                 .find("stream_k with split_k = 2"),
             std::string::npos);
+  EXPECT_NE(legality_violation(p, GemmConfig::parse("128x136x64 s5 c1 g8 stk swap"), device)
+                .find("stream_k with a non-persistent grid"),
+            std::string::npos);
   EXPECT_NE(legality_violation(cli::make_problem(64, 256, 64, "bf16", "nt", 0, 0, 0),
                                GemmConfig::parse("64x64x64 s4 c1 p g8 stk"), device)
                 .find("every SM's run needs at least one k-block"),

@@ -653,9 +653,12 @@ std::string stream_k_violation(const GemmProblem& problem, const KernelFields& f
   auto no = [](const std::string& what, const std::string& why) {
     return fmt::format("stream_k with {}: {}", what, why);
   };
-  if (!c.persistent || !fields.warp_specialized || fields.load_path != LoadPath::tma)
-    return no("a non-persistent or non-specialised kernel",
-              "stream-K shares K between the persistent grid's CTAs, fed by the producer");
+  const std::string why_persistent =
+      "stream-K shares K between the persistent grid's CTAs, fed by the producer's TMA loads";
+  if (!c.persistent) return no("a non-persistent grid", why_persistent);
+  if (!fields.warp_specialized) return no("no producer warpgroup", why_persistent);
+  if (fields.load_path != LoadPath::tma)
+    return no(fmt::format("load_path = {}", to_string(fields.load_path)), why_persistent);
   if (c.split_k != 1)
     return no(fmt::format("split_k = {}", c.split_k), "the shared tiles are cut by the runs");
   if (c.cluster_m * c.cluster_n != 1)
