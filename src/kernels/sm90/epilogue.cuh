@@ -303,8 +303,14 @@ struct Epilogue {
           const float2 v = pair_values(acc, fused, params.alpha, slab, r);
           float v0 = v.x, v1 = v.y;
           if constexpr (Cfg::d_transposed) {
-            unsigned char* p0 = staging + transposed_offset(row_base + row, col);
-            unsigned char* p1 = staging + transposed_offset(row_base + row, col + 1);
+            // An opaque copy per pair: with row_base itself, ptxas (CUDA 13.0) computed every
+            // pair's two D^T offsets before the loop and spilled them (128x144 one-consumer
+            // swapped tiles 340 bytes, 128x168 532), and the tile traces of 142 x 10240 x 8192
+            // show an 11,700-cycle epilogue a tile. With the copy: 0 bytes.
+            int pair_row_base = row_base;
+            asm volatile("" : "+r"(pair_row_base));
+            unsigned char* p0 = staging + transposed_offset(pair_row_base + row, col);
+            unsigned char* p1 = staging + transposed_offset(pair_row_base + row, col + 1);
             if constexpr (decltype(with_c)::value) {
               v0 += params.beta * load_c_value(p0);
               v1 += params.beta * load_c_value(p1);
