@@ -6,8 +6,13 @@
 #    bf16)                                               -> sweep-fit-D.csv, sweep-holdout-D.csv
 #  - `autogemm fit-cost` on the fit sweeps, reported on the held-out ones, written as the
 #    device's calibration                         -> cost-calibration.json, fit-cost.txt
-# Copy it to data/cost-model/PRESET.json (fit-cost names the preset of this GPU's product; the
-# library embeds the file for it), or point AUTOGEMM_COST_CALIBRATION at it. Every kernel is compiled first, in parallel processes.
+# Where fit-cost says it is worth keeping (better picks, not only smaller errors), copy it to
+# data/cost-model/PRESET.json (fit-cost names the preset of this GPU's product; the library
+# embeds the file for it), or point AUTOGEMM_COST_CALIBRATION at it. Every kernel is compiled first, in parallel processes.
+# Timing (2 H200s, 2026-11-30, BF16, SAMPLE=8): a suite's sweep with every kernel compiled cold
+# took 295 s, and 37 s again with its kernels cached (AUTOGEMM_CACHE_DIR), so on a cold machine
+# one device call holds one sweep: raise SWEEP_TIMEOUT (default 250 s a sweep) and expect a
+# second call for the held-out suite.
 #   scripts/gpu-fit-cost.sh
 #   SAMPLE=8 DTYPES="bf16 fp8" FIT=bench/suites/gemm-random.csv scripts/gpu-fit-cost.sh
 set -uo pipefail

@@ -165,6 +165,37 @@ TEST(CostCalibration, FitRecoversTheRatesOfSyntheticTimings) {
   expect_invalid([&] { plan::fit_calibration({}, {}, h200); }, "sweep");
 }
 
+// A fit is kept only for better picks: held-out picks must improve and fitted ones not fall;
+// smaller errors alone (the H200 fit of 2026-11-30) do not count.
+TEST(CostCalibration, KeptOnlyWhenPicksImprove) {
+  const auto quality = [](int picked, int rows, double median) {
+    plan::FitQuality q;
+    q.rows = rows;
+    q.rows_picked_within_5pct = picked;
+    q.median_error = median;
+    return q;
+  };
+  plan::FitResult r;
+  r.before = quality(55, 59, 0.178);
+  r.after = quality(54, 59, 0.176);
+  r.holdout_before = quality(58, 63, 0.206);
+  r.holdout_after = quality(58, 63, 0.175);
+  EXPECT_NE(plan::calibration_not_worth_keeping(r).find("fitted rows' picks"), std::string::npos);
+  r.after = quality(55, 59, 0.176);
+  EXPECT_NE(plan::calibration_not_worth_keeping(r).find(
+                "held-out rows' picks within 5% of the best do not improve (58 -> 58 of 63)"),
+            std::string::npos);
+  r.holdout_after = quality(60, 63, 0.175);
+  EXPECT_EQ(plan::calibration_not_worth_keeping(r), "");
+  // Nothing held out: the fitted rows must improve.
+  r.holdout_before = r.holdout_after = plan::FitQuality{};
+  EXPECT_NE(plan::calibration_not_worth_keeping(r).find(
+                "fitted rows' picks within 5% of the best do not improve"),
+            std::string::npos);
+  r.after = quality(57, 59, 0.176);
+  EXPECT_EQ(plan::calibration_not_worth_keeping(r), "");
+}
+
 TEST(CostCalibration, FitCostCommandWritesAFileTheLibraryReads) {
   const GpuInfo h200 = device_preset("h200");
   CostCalibration truth;

@@ -76,10 +76,14 @@ void run_fit_cost(const FitCostOptions& o) {
              r.calibration.l2, r.calibration.dram, r.calibration.fixed);
   print_quality("fitted", r.before, r.after);
   if (!holdout.empty()) print_quality("held out", r.holdout_before, r.holdout_after);
-  if (o.out.empty()) return;
-  if (!device.preset.empty())
+  const std::string not_worth = plan::calibration_not_worth_keeping(r);
+  if (!not_worth.empty())
+    fmt::print("not worth keeping as the device's calibration: {} (smaller errors alone do not "
+               "change what runs)\n", not_worth);
+  else if (!device.preset.empty() && !o.out.empty())
     fmt::print("keep it as data/cost-model/{}.json (embedded for that preset at the next build)\n",
                device.preset);
+  if (o.out.empty()) return;
   const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   char date[16];
   std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));

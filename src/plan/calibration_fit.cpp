@@ -178,4 +178,19 @@ FitResult fit_calibration(const std::vector<SweepSample>& fit,
   return r;
 }
 
+std::string calibration_not_worth_keeping(const FitResult& r) {
+  const bool held_out = r.holdout_before.rows > 0;
+  const FitQuality& judged_before = held_out ? r.holdout_before : r.before;
+  const FitQuality& judged_after = held_out ? r.holdout_after : r.after;
+  if (r.after.rows_picked_within_5pct < r.before.rows_picked_within_5pct)
+    return fmt::format("the fitted rows' picks within 5% of the best fall from {} to {} of {}",
+                       r.before.rows_picked_within_5pct, r.after.rows_picked_within_5pct,
+                       r.after.rows);
+  if (judged_after.rows_picked_within_5pct <= judged_before.rows_picked_within_5pct)
+    return fmt::format("the {} rows' picks within 5% of the best do not improve ({} -> {} of {})",
+                       held_out ? "held-out" : "fitted", judged_before.rows_picked_within_5pct,
+                       judged_after.rows_picked_within_5pct, judged_after.rows);
+  return {};
+}
+
 }  // namespace autogemm::plan
