@@ -165,6 +165,33 @@ TEST(CostCalibration, FitRecoversTheRatesOfSyntheticTimings) {
   expect_invalid([&] { plan::fit_calibration({}, {}, h200); }, "sweep");
 }
 
+// Grouped by the term bounding each prediction, timings the model made itself are exact, and
+// a slower matrix unit shows where compute bounds and nowhere the fixed costs do.
+TEST(CostCalibration, ErrorByBoundingTermPointsAtTheTermThatIsOff) {
+  const GpuInfo h200 = device_preset("h200");
+  const auto exact = plan::error_by_bounding_term(synthetic(h200, CostCalibration{}, 5, 24), h200);
+  ASSERT_FALSE(exact.empty());
+  int samples = 0;
+  for (const plan::TermError& t : exact) {
+    EXPECT_NEAR(t.median_ratio, 1.0, 1e-9) << t.term;
+    EXPECT_NEAR(t.median_error, 0.0, 1e-9) << t.term;
+    samples += t.samples;
+  }
+  EXPECT_EQ(samples, 24 * 6);
+  CostCalibration slow_mma;
+  slow_mma.mma = 0.5;
+  bool saw_compute = false;
+  for (const plan::TermError& t :
+       plan::error_by_bounding_term(synthetic(h200, slow_mma, 5, 24), h200)) {
+    if (std::string(t.term) == "compute") {
+      saw_compute = true;
+      EXPECT_GT(t.median_ratio, 1.5) << "compute-bound timings at half the matrix rate";
+    }
+    if (std::string(t.term) == "fixed") EXPECT_LT(t.median_ratio, 1.3);
+  }
+  EXPECT_TRUE(saw_compute);
+}
+
 // A fit is kept only for better picks: held-out picks must improve and fitted ones not fall;
 // smaller errors alone (the H200 fit of 2026-11-30) do not count.
 TEST(CostCalibration, KeptOnlyWhenPicksImprove) {

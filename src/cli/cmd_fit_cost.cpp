@@ -60,6 +60,18 @@ void print_quality(const char* what, const plan::FitQuality& before,
              before.rows, after.rows_picked_within_5pct, after.rows);
 }
 
+// Where the model as written is off, by the term that bounds each prediction.
+void print_term_errors(const char* what, const std::vector<plan::SweepSample>& samples,
+                       const GpuInfo& device) {
+  GpuInfo as_written = device;
+  as_written.cost = CostCalibration{};
+  fmt::print("{:<9} by the term bounding the prediction (model as written):", what);
+  for (const plan::TermError& t : plan::error_by_bounding_term(samples, as_written))
+    fmt::print("  {} {} x{:.2f} ({:.0f}%)", t.term, t.samples, t.median_ratio,
+               100 * t.median_error);
+  fmt::print("\n");
+}
+
 void run_fit_cost(const FitCostOptions& o) {
   const auto fit = load_samples("--sweep", o.sweep);
   const auto holdout = load_samples("--holdout", o.holdout);
@@ -76,6 +88,9 @@ void run_fit_cost(const FitCostOptions& o) {
              r.calibration.l2, r.calibration.dram, r.calibration.fixed);
   print_quality("fitted", r.before, r.after);
   if (!holdout.empty()) print_quality("held out", r.holdout_before, r.holdout_after);
+  fmt::print("measured / predicted, median, with the median error, per bounding term:\n");
+  print_term_errors("fitted", fit, device);
+  if (!holdout.empty()) print_term_errors("held out", holdout, device);
   const std::string not_worth = plan::calibration_not_worth_keeping(r);
   if (!not_worth.empty())
     fmt::print("not worth keeping as the device's calibration: {} (smaller errors alone do not "

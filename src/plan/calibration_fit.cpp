@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <sstream>
 
@@ -135,6 +136,25 @@ FitQuality fit_quality(const std::vector<SweepSample>& samples, const GpuInfo& d
   for (const auto& [row, r] : rows)
     if (r.second.second <= 1.05 * r.first) ++q.rows_picked_within_5pct;
   return q;
+}
+
+std::vector<TermError> error_by_bounding_term(const std::vector<SweepSample>& samples,
+                                              const GpuInfo& device) {
+  constexpr const char* kTerms[] = {"compute", "DRAM", "L2", "store", "fixed"};
+  std::vector<double> ratios[5], errors[5];
+  for (const SweepSample& s : samples) {
+    const Prediction p = predict(s.problem, s.config, device);
+    const double parts[] = {p.compute_us, p.memory_us, p.l2_us, p.store_us, p.fixed_us};
+    const std::size_t term = std::max_element(std::begin(parts), std::end(parts)) - parts;
+    ratios[term].push_back(s.measured_us / p.time_us);
+    errors[term].push_back(std::abs(p.time_us - s.measured_us) / s.measured_us);
+  }
+  std::vector<TermError> out;
+  for (std::size_t t = 0; t < std::size(kTerms); ++t)
+    if (!ratios[t].empty())
+      out.push_back({kTerms[t], int(ratios[t].size()), quantile(ratios[t], 0.5),
+                     quantile(errors[t], 0.5)});
+  return out;
 }
 
 FitResult fit_calibration(const std::vector<SweepSample>& fit,

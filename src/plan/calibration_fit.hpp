@@ -36,6 +36,19 @@ struct FitQuality {
 };
 FitQuality fit_quality(const std::vector<SweepSample>& samples, const GpuInfo& device);
 
+// The model's error on the samples whose prediction one term bounds (the largest of its compute,
+// DRAM, L2, store and fixed parts): which term is off, and which way. On the H200 sweeps of
+// 2026-11-30 the model as written was fast where compute, L2 or fixed costs bound (measured
+// x1.09-1.31 of predicted) and 41-50% off where the store does (x0.90 fitted, x1.91 held out).
+struct TermError {
+  const char* term = "";
+  int samples = 0;
+  double median_ratio = 1;   // of measured / predicted: > 1, the model is fast
+  double median_error = 0;   // of |predicted - measured| / measured
+};
+std::vector<TermError> error_by_bounding_term(const std::vector<SweepSample>& samples,
+                                              const GpuInfo& device);
+
 struct FitResult {
   CostCalibration calibration;
   FitQuality before, after;                   // on the fitted samples
