@@ -12,7 +12,8 @@
 # Timing (2 H200s, 2026-11-30, BF16, SAMPLE=8): a suite's sweep with every kernel compiled cold
 # took 295 s, and 37 s again with its kernels cached (AUTOGEMM_CACHE_DIR), so on a cold machine
 # one device call holds one sweep: raise SWEEP_TIMEOUT (default 250 s a sweep) and expect a
-# second call for the held-out suite.
+# second call for the held-out suite. A sweep its timeout stops keeps the rows it finished (the
+# CSV is rewritten after each), and the fit takes those.
 #   scripts/gpu-fit-cost.sh
 #   SAMPLE=8 DTYPES="bf16 fp8" FIT=bench/suites/gemm-random.csv scripts/gpu-fit-cost.sh
 set -uo pipefail

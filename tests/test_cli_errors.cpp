@@ -199,6 +199,10 @@ TEST(TuneCli, WgradAndAccumulateRowsAreTheBenchsProblems) {
                     "--layout = nn: --wgrad sets the layout");
   expect_user_error("tune --sweep --suite " + suite + " --out-dtype e4m3",
                     "--out-dtype = e4m3: expected bf16, fp16 or fp32");
+  // The sweep's CSV is written after every row, so an unwritable path is refused before any.
+  const std::string unwritable = (dir.path() / "missing" / "sweep.csv").string();
+  expect_user_error("tune --sweep --suite " + suite + " --sweep-csv " + unwritable,
+                    "--sweep-csv = " + unwritable + ": cannot be written");
 }
 
 // A negative seed was read as 2^64 - 1, and an empty --device as the default device.

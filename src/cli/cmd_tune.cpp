@@ -28,6 +28,7 @@
 #include "bench/suite.hpp"
 #include "bench/tensors.hpp"
 #include "bench/timing.hpp"
+#include "cli/cmd_bench.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "cli/row_problem.hpp"
@@ -276,6 +277,7 @@ void run_tune(const TuneOptions& o) {
     bench::check_item(item);
   }
   check_export_path(o.export_path);
+  if (!o.sweep_csv.empty()) check_writable("--sweep-csv", o.sweep_csv);
   if (o.sweep && !o.export_path.empty())
     throw InvalidArgument("--export", o.export_path,
                           "--sweep writes nothing to the tuning record, so there is nothing to "
@@ -311,6 +313,7 @@ void run_tune(const TuneOptions& o) {
     sweep.warmup = o.warmup;
     sweep.iters = o.iters;
     sweep.seed = o.seed;
+    sweep.csv = o.sweep_csv;
     fmt::print("sweeping {} rows on {} (GPU {}): {} distinct configurations of the planner's "
                "ranked list per row, {} warm-up + {} timed calls each, L2 flushed, median; "
                "nothing is written to the tuning record\n\n",
@@ -319,12 +322,8 @@ void run_tune(const TuneOptions& o) {
                o.iters);
     const std::vector<SweepRow> rows = run_sweep(items, gpu, sweep);
     fmt::print("{}", format_sweep(rows));
-    if (!o.sweep_csv.empty()) {
-      std::ofstream out(o.sweep_csv);
-      out << sweep_csv(rows);
-      if (!out) throw InvalidArgument("--sweep-csv", o.sweep_csv, "could not be written");
+    if (!o.sweep_csv.empty())
       fmt::print("every timing with its prediction in {}\n", o.sweep_csv);
-    }
     return;
   }
   const std::shared_ptr<runtime::TuningRecord> record = writable_record(o.retune);
@@ -445,7 +444,8 @@ void add_tune_command(CLI::App& app) {
       ->check(CLI::Range(0, 100000));
   cmd->add_option("--sweep-csv", o->sweep_csv,
                   "with --sweep: also write every timing with its prediction and the "
-                  "prediction's parts to this CSV (the input of a cost-model fit)");
+                  "prediction's parts to this CSV (the input of a cost-model fit), rewritten "
+                  "after each row");
   cmd->add_option("--export", o->export_path,
                   "also write the rows' entries into FILE (JSON, written atomically), which "
                   "AUTOGEMM_TUNING_FILE or load_tuning_file() loads in another process")

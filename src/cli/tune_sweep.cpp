@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 
@@ -14,6 +15,7 @@
 #include "bench/tensors.hpp"
 #include "bench/timing.hpp"
 #include "cuda/cuda_check.hpp"
+#include "jit/atomic_file.hpp"
 #include "plan/kernel_spec.hpp"
 #include "runtime/autotune.hpp"
 
@@ -187,6 +189,11 @@ std::vector<SweepRow> run_sweep(const std::vector<bench::BenchItem>& items, cons
       row.item = item;
       sweep_row(row, gpu, o, stream, flusher);
       rows.push_back(std::move(row));
+      if (!o.csv.empty())
+        if (const std::string why = jit::write_file_atomically(
+                o.csv, sweep_csv(rows), std::filesystem::path(o.csv).filename().string(), ".tmp-");
+            !why.empty())
+          throw InvalidArgument("--sweep-csv", o.csv, fmt::format("cannot be written: {}", why));
     }
   } catch (...) {
     (void)cudaStreamDestroy(stream);

@@ -21,7 +21,9 @@ struct SweepOptions {
   int sample = 16;        // configurations timed per row (0: every distinct one)
   int warmup = 3, iters = 10;
   uint64_t seed = 2026;
-  std::string csv;        // every timing, one line each
+  // Every timing, one line each (sweep_csv), rewritten atomically after each row: a sweep
+  // stopped part way (a device call's time limit) keeps the rows it finished.
+  std::string csv;
 };
 
 // Indices into a ranked list of `count` configurations: all of them when `sample` is 0 or at
@@ -53,7 +55,8 @@ std::string format_sweep(const std::vector<SweepRow>& rows);
 // prediction's parts (compute, dram, l2, store, fixed, waves, tiles, busy SMs).
 std::string sweep_csv(const std::vector<SweepRow>& rows);
 
-// Times the rows on `gpu` (made current), writing progress to stderr.
+// Times the rows on `gpu` (made current), writing progress to stderr and, after each row, the
+// CSV so far to `options.csv` when it is set.
 std::vector<SweepRow> run_sweep(const std::vector<bench::BenchItem>& items, const GpuInfo& gpu,
                                 const SweepOptions& options);
 
