@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <string_view>
 
 #include "autogemm/errors.hpp"
 #include "bench/progress.hpp"
@@ -173,6 +174,9 @@ std::string sweep_csv(const std::vector<SweepRow>& rows) {
   return out;
 }
 
+// The CSV's temporary beside it while it is rewritten (jit::write_file_atomically).
+constexpr std::string_view kCsvTemporaryMarker = ".tmp-";
+
 std::vector<SweepRow> run_sweep(const std::vector<bench::BenchItem>& items, const GpuInfo& gpu,
                                 const SweepOptions& o) {
   cuda_check(cudaSetDevice(gpu.ordinal), "cudaSetDevice");
@@ -191,7 +195,8 @@ std::vector<SweepRow> run_sweep(const std::vector<bench::BenchItem>& items, cons
       rows.push_back(std::move(row));
       if (!o.csv.empty())
         if (const std::string why = jit::write_file_atomically(
-                o.csv, sweep_csv(rows), std::filesystem::path(o.csv).filename().string(), ".tmp-");
+                o.csv, sweep_csv(rows), std::filesystem::path(o.csv).filename().string(),
+                kCsvTemporaryMarker);
             !why.empty())
           throw InvalidArgument("--sweep-csv", o.csv, fmt::format("cannot be written: {}", why));
     }

@@ -141,7 +141,7 @@ FitQuality fit_quality(const std::vector<SweepSample>& samples, const GpuInfo& d
 std::vector<TermError> error_by_bounding_term(const std::vector<SweepSample>& samples,
                                               const GpuInfo& device) {
   constexpr const char* kTerms[] = {"compute", "DRAM", "L2", "store", "fixed"};
-  std::vector<double> ratios[5], errors[5];
+  std::vector<double> ratios[std::size(kTerms)], errors[std::size(kTerms)];
   for (const SweepSample& s : samples) {
     const Prediction p = predict(s.problem, s.config, device);
     const double parts[] = {p.compute_us, p.memory_us, p.l2_us, p.store_us, p.fixed_us};
