@@ -197,6 +197,31 @@ TEST(SwapAb, PlannerOffersSwapsForFewRowsOfAOrRowsToFit) {
     for (const Candidate& c : plan.candidates)
       EXPECT_TRUE(plan::middle_swap_tile(middle, c.config)) << c.config.describe();
   }
+  // Two consumers on 16-bit middle tiles wider than 128 columns, one on narrower ones and with
+  // stream-K (offered past one wave of tiles: 130 x 18432 x 7168 runs it).
+  for (const GemmProblem& middle : {problem(164, 6144, 4096), problem(145, 5120, 5120),
+                                    problem(146, 29568, 8192), problem(95, 28672, 4096),
+                                    problem(130, 18432, 7168)}) {
+    const Plan plan = plan_gemm(middle, gpu);
+    SCOPED_TRACE(fmt::format("{}x{}x{}", middle.m, middle.n, middle.k));
+    ASSERT_FALSE(plan.candidates.empty());
+    for (const Candidate& c : plan.candidates)
+      EXPECT_EQ(c.config.num_consumers, c.config.stream_k || c.config.block_n <= 128 ? 1 : 2)
+          << c.config.describe();
+    const GemmConfig& best = plan.best().config;
+    EXPECT_EQ(best.num_consumers, middle.m > 128 && middle.n != 18432 ? 2 : 1) << best.describe();
+    EXPECT_EQ(best.stream_k, middle.n == 18432) << best.describe();
+  }
+  // Past the 176 columns one consumer holds, two consumers make no middle tile: the rows keep
+  // every tile the planner has (they lost swapped: 220 x 10240 x 8192 58.6 -> 105.1 us).
+  for (const GemmProblem& wide : {problem(188, 6144, 4096), problem(220, 10240, 8192)}) {
+    const Plan plan = plan_gemm(wide, gpu);
+    EXPECT_TRUE(plan::weight_bound_middle(wide));
+    EXPECT_TRUE(std::none_of(plan.candidates.begin(), plan.candidates.end(),
+                             [&](const Candidate& c) { return plan::middle_swap_tile(wide, c.config); }));
+    EXPECT_TRUE(std::any_of(plan.candidates.begin(), plan.candidates.end(),
+                            [](const Candidate& c) { return !c.config.swap_ab; }));
+  }
   EXPECT_FALSE(plan::weight_bound_middle(problem(64, 4096, 4096)));   // whole 64-row slabs
   EXPECT_FALSE(plan::weight_bound_middle(problem(54, 4096, 4096)));   // 10 of 64 rows padded
   EXPECT_FALSE(plan::weight_bound_middle(block_fp8_problem(80, 28672, 8192)));  // FP8 past 64

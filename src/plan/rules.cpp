@@ -330,6 +330,8 @@ int promotion_registers(const GemmProblem& problem, const GemmConfig& config) {
   return accumulator_registers(config) * config.promotion_buffers;
 }
 
+}  // namespace
+
 std::string register_violation(const GemmProblem& problem, const KernelFields& fields) {
   const GemmConfig& config = fields.config;
   const int budget = consumer_register_budget(fields);
@@ -359,6 +361,8 @@ std::string register_violation(const GemmProblem& problem, const KernelFields& f
         kRegisterHeadroom);
   return {};
 }
+
+namespace {
 
 // The FP8 kernel's own rules: TMA loads (the threads path copies 16-bit elements), and with
 // block scales a tile touching at most two 128-column B scale blocks (the promotion selects

@@ -99,6 +99,9 @@ KernelFields kernel_fields(const GemmProblem& problem, const GemmConfig& config,
 
 std::string tile_violation(const GemmProblem& problem, const KernelFields& fields,
                            const GpuInfo& device);
+// The consumers' accumulators (and FP8 promotion temporaries) against their register budget
+// (part of tile_violation).
+std::string register_violation(const GemmProblem& problem, const KernelFields& fields);
 // D staged in chunks (GemmConfig::d_chunk_boxes; part of tile_violation): which tiles the
 // epilogue's chunked store is built for.
 std::string d_chunk_violation(const GemmProblem& problem, const KernelFields& fields);

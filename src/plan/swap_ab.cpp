@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "plan/operand_copy.hpp"
+#include "plan/rules.hpp"
 
 namespace autogemm::plan {
 
@@ -104,9 +105,21 @@ bool weight_bound_middle(const GemmProblem& call) {
   return pads || call.m > 2 * kWgmmaSlabRows;
 }
 
+int middle_swap_consumers(const GemmProblem& call, const GemmConfig& config) {
+  // Stream-K runs one consumer (stream_k_offered); past one wave it beats two (130 x 18432 x
+  // 7168: 104.5 -> 81.6 us).
+  if (config.stream_k || dtype_bytes(call.a_type) != 2 ||
+      config.block_n <= kMiddleSwapOneConsumerMaxN)
+    return 1;
+  GemmConfig one_consumer = config;
+  one_consumer.num_consumers = 1;
+  const GemmProblem kernel = kernel_problem(call, one_consumer);
+  return register_violation(kernel, kernel_fields(kernel, one_consumer)).empty() ? 2 : 1;
+}
+
 bool middle_swap_tile(const GemmProblem& call, const GemmConfig& config) {
   return config.swap_ab && config.block_n >= call.m && config.block_m == kMiddleSwapBlockM &&
-         config.num_consumers == 1;
+         config.num_consumers == middle_swap_consumers(call, config);
 }
 
 void keep_middle_swap_tiles(const GemmProblem& call, std::vector<Candidate>& candidates) {

@@ -61,7 +61,7 @@ inline constexpr int64_t kSwapAbMaxM = 32;
 // The weight-bound middle (issue 49): ungrouped calls of kSwapAbMaxM + 1 .. kWeightBoundMaxM rows
 // whose B is at least kWeightBoundMinShare of the bytes, so a good kernel takes about a read of
 // B. There swapped tiles that hold all the call's rows in one tile column (block_n >= M) with
-// 128 weight rows and one consumer (`middle_swap_tile`) stream each row of B once and compute
+// 128 weight rows (`middle_swap_tile`, its consumers below) stream each row of B once and compute
 // no padded 64-row slabs. The planner runs only those (`keep_middle_swap_tiles`, and never a
 // swapped tile of two or more columns, which rereads B) where the bench/suites/gemm-middle.csv
 // sweep on an H200 (54 rows, each type, cuBLASLt in the same run) found them faster:
@@ -83,6 +83,19 @@ inline constexpr double kMiddleSwapMinPadShare = 0.25;
 inline constexpr int64_t kMiddleSwapFp8MaxM = 64;
 bool weight_bound(const GemmProblem& call);  // M <= kWeightBoundMaxM, B's share of the bytes
 bool weight_bound_middle(const GemmProblem& call);  // the rows the rule above applies to
+// Consumers of a middle swapped tile: two on 16-bit tiles wider than
+// kMiddleSwapOneConsumerMaxN that one consumer's registers also hold (up to 176 columns), one
+// otherwise and with stream-K. The same tiles, one consumer -> two (H200, gemm-middle.csv
+// alternated twice, us): 164 x 6144 x 4096 128x168 sk2 29.0 -> 26.0, 145 x 5120 x 5120 128x152
+// sk3 28.3 -> 25.5, 131 x 4096 x 14336 128x136 43.8 -> 41.3 (sk3 -> sk4), 157 x 7168 x 16384
+// 128x160 sk2 72.8 -> 70.2, 142 x 24576 x 1536 128x144 30.6 -> 30.2, 166 x 16384 x 53248
+// 128x168 455.6 -> 452.7. At block_n <= 128 two lost (forced: 92 x 24576 x 1536 128x96 27.7 ->
+// 28.4, 95 x 28672 x 4096 66.0 -> 68.7). Two consumers on wider tiles, which one consumer
+// cannot hold, would make middle tiles of rows that have none today, and lost to their
+// unswapped picks: 188 x 6144 x 4096 128x192 21.4 -> 27.6, 220 x 10240 x 8192 128x224 58.6 ->
+// 105.1, 244 x 18432 x 7168 128x248 111.7 -> 182.9, 256 x 7168 x 7168 45.2 -> 58.2.
+inline constexpr int kMiddleSwapOneConsumerMaxN = 128;
+int middle_swap_consumers(const GemmProblem& call, const GemmConfig& config);
 bool middle_swap_tile(const GemmProblem& call, const GemmConfig& config);
 // In the weight-bound middle: drops two-column swapped tiles, and when a middle_swap_tile is
 // among `candidates`, every other tile. Elsewhere leaves them as they are.
