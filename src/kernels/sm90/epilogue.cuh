@@ -417,76 +417,74 @@ struct Epilogue {
     else stage(IntConstant<0>{});
     ptx::named_barrier_sync(barrier_id, kStoreThreads);
 
-    // Row by row, in batches of kRowBatch rows whose shared-memory loads all issue before their
-    // stores: the warp's lanes take the row's 16-byte chunks (lane + 32 j) and its head and tail
-    // elements (slots 0..kEdgeSlots-1). A row's start and head length are worked out once per row
-    // and are the same in every lane, so the shift below never diverges. (Per chunk and per edge
-    // element, the address arithmetic made the loop issue-bound: ncu on 9428 x 2354 x 26 128x240
-    // c2, H200, 5.4 cycles an instruction and 53 us against 23 with the TMA store.)
-    constexpr int kChunkSteps = (kChunksPerRow + 31) / 32;
-    constexpr int kRowBatch = 4;
-    static_assert(kRowsPerWarp % kRowBatch == 0, "whole batches of a warp's rows");
-    static_assert(kEdgeSlots <= 32, "one edge element a lane per row");
-    using Element = typename StagedElement<Cfg::out_bytes>::type;
+    // Where row `row` (of this warp's rows) starts in the caller's D, and its head length.
+    const auto row_start = [&](int row, unsigned char*& dst, int& head) {
+      dst = d + ((m0 + row) * params.ldd + d_n0) * Cfg::out_bytes;
+      const int misalign = int(reinterpret_cast<unsigned long long>(dst) % 16);
+      head = misalign == 0 ? 0 : (16 - misalign) / Cfg::out_bytes;
+      if (head > cols) head = cols;
+    };
     const int first_row = warp * kRowsPerWarp;
-    const long long first_global_row = m0 + first_row;
-    const int rows = row_limit - first_global_row < kRowsPerWarp
-                         ? int(row_limit - first_global_row > 0 ? row_limit - first_global_row : 0)
-                         : kRowsPerWarp;
-    const long long pitch = static_cast<long long>(params.ldd) * Cfg::out_bytes;
-    unsigned char* const first_dst = d + (first_global_row * params.ldd + d_n0) * Cfg::out_bytes;
+    // Each lane's chunks in batches: the batch's shared-memory loads are all issued before its
+    // stores (one load, then its store, waited out each load's latency in turn).
+    constexpr int kChunkTasks = kRowsPerWarp * kChunksPerRow;
+    constexpr int kChunkIters = (kChunkTasks + 31) / 32;
+    constexpr int kBatch = 4;
 #pragma unroll 1
-    for (int batch = 0; batch < rows; batch += kRowBatch) {
-      uint4 out[kRowBatch][kChunkSteps];
-      Element edge[kRowBatch];
-      int head[kRowBatch];
+    for (int first = 0; first < kChunkIters; first += kBatch) {
+      uint4 out[kBatch];
+      unsigned char* dst[kBatch];
 #pragma unroll
-      for (int b = 0; b < kRowBatch; ++b) {
-        const int r = batch + b;
-        if (r >= rows) continue;
-        const int row = row_base + first_row + r;
-        const int misalign = int(reinterpret_cast<unsigned long long>(first_dst + r * pitch) % 16);
-        head[b] = misalign == 0 ? 0 : (16 - misalign) / Cfg::out_bytes;
-        if (head[b] > cols) head[b] = cols;
-        const int body = (cols - head[b]) / kChunkElems;
-#pragma unroll
-        for (int j = 0; j < kChunkSteps; ++j) {
-          const int chunk = lane + 32 * j;
-          if (chunk >= body) continue;
-          // The staged chunk holding the first element, and the next one when it straddles.
-          const uint4 lo =
-              *reinterpret_cast<const uint4*>(staging + staging_offset(row, chunk * kChunkElems));
-          out[b][j] = lo;
-          if (head[b] != 0) {
-            const uint4 hi = *reinterpret_cast<const uint4*>(
-                staging + staging_offset(row, (chunk + 1) * kChunkElems));
-            out[b][j] = shifted_chunk(lo, hi, head[b] * Cfg::out_bytes);
-          }
+      for (int b = 0; b < kBatch; ++b) {
+        dst[b] = nullptr;
+        const int idx = lane + 32 * (first + b);
+        if (first + b >= kChunkIters || idx >= kChunkTasks) continue;
+        const int row = first_row + idx / kChunksPerRow, chunk = idx % kChunksPerRow;
+        if (m0 + row >= row_limit) continue;
+        unsigned char* row_dst;
+        int head;
+        row_start(row, row_dst, head);
+        if (chunk >= (cols - head) / kChunkElems) continue;
+        // The staged chunk holding the first element, and the next one when the chunk straddles.
+        const uint4 lo = *reinterpret_cast<const uint4*>(
+            staging + staging_offset(row_base + row, chunk * kChunkElems));
+        out[b] = lo;
+        if (head != 0) {
+          const uint4 hi = *reinterpret_cast<const uint4*>(
+              staging + staging_offset(row_base + row, (chunk + 1) * kChunkElems));
+          out[b] = shifted_chunk(lo, hi, head * Cfg::out_bytes);
         }
-        const int tail_begin = head[b] + body * kChunkElems;
-        const int col = lane < head[b] ? lane : tail_begin + (lane - head[b]);
-        if (lane < kEdgeSlots && col < cols)
-          edge[b] = *reinterpret_cast<const Element*>(staging + staging_offset(row, col));
+        dst[b] = row_dst + (head + chunk * kChunkElems) * Cfg::out_bytes;
       }
 #pragma unroll
-      for (int b = 0; b < kRowBatch; ++b) {
-        const int r = batch + b;
-        if (r >= rows) continue;
-        unsigned char* row_dst = first_dst + r * pitch;
-        const int body = (cols - head[b]) / kChunkElems;
-#pragma unroll
-        for (int j = 0; j < kChunkSteps; ++j) {
-          const int chunk = lane + 32 * j;
-          if (chunk < body)
-            *reinterpret_cast<uint4*>(row_dst + (head[b] + chunk * kChunkElems) * Cfg::out_bytes) =
-                out[b][j];
-        }
-        const int tail_begin = head[b] + body * kChunkElems;
-        const int col = lane < head[b] ? lane : tail_begin + (lane - head[b]);
-        if (lane < kEdgeSlots && col < cols)
-          *reinterpret_cast<Element*>(row_dst + col * Cfg::out_bytes) = edge[b];
-      }
+      for (int b = 0; b < kBatch; ++b)
+        if (dst[b] != nullptr) *reinterpret_cast<uint4*>(dst[b]) = out[b];
     }
+    // The head and tail elements, all of a lane's at once.
+    using Element = typename StagedElement<Cfg::out_bytes>::type;
+    constexpr int kEdgeTasks = kRowsPerWarp * kEdgeSlots;
+    constexpr int kEdgeIters = (kEdgeTasks + 31) / 32;
+    Element value[kEdgeIters];
+    Element* edge_dst[kEdgeIters];
+#pragma unroll
+    for (int i = 0; i < kEdgeIters; ++i) {
+      edge_dst[i] = nullptr;
+      const int idx = lane + 32 * i;
+      if (idx >= kEdgeTasks) continue;
+      const int row = first_row + idx / kEdgeSlots, slot = idx % kEdgeSlots;
+      if (m0 + row >= row_limit) continue;
+      unsigned char* row_dst;
+      int head;
+      row_start(row, row_dst, head);
+      const int tail_begin = head + (cols - head) / kChunkElems * kChunkElems;
+      const int col = slot < head ? slot : tail_begin + (slot - head);
+      if (slot >= head && col >= cols) continue;
+      value[i] = *reinterpret_cast<const Element*>(staging + staging_offset(row_base + row, col));
+      edge_dst[i] = reinterpret_cast<Element*>(row_dst + col * Cfg::out_bytes);
+    }
+#pragma unroll
+    for (int i = 0; i < kEdgeIters; ++i)
+      if (edge_dst[i] != nullptr) *edge_dst[i] = value[i];
   }
 
   __device__ __forceinline__ static void store_value(unsigned char* p, float v) {
