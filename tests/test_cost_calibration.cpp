@@ -190,6 +190,24 @@ TEST(CostCalibration, ErrorByBoundingTermPointsAtTheTermThatIsOff) {
     if (std::string(t.term) == "fixed") EXPECT_LT(t.median_ratio, 1.3);
   }
   EXPECT_TRUE(saw_compute);
+  // The store term is reported by store path: short-K rows whose D TMA stores and whose rows it
+  // cannot (N = 2354: rows off 16 bytes, staged and stored by the threads).
+  std::vector<plan::SweepSample> stores;
+  for (int64_t n : {2360, 2354}) {
+    plan::SweepSample s;
+    s.problem = autogemm::testing::problem(9428, n, 26);
+    s.config = GemmConfig::parse("128x240x64 s3 c2 p g8");
+    s.measured_us = 2 * predict(s.problem, s.config, h200).time_us;
+    s.row = std::to_string(n);
+    stores.push_back(s);
+  }
+  std::vector<std::string> terms;
+  for (const plan::TermError& t : plan::error_by_bounding_term(stores, h200)) {
+    terms.push_back(t.term);
+    EXPECT_EQ(t.samples, 1) << t.term;
+    EXPECT_NEAR(t.median_ratio, 2.0, 1e-9) << t.term;
+  }
+  EXPECT_EQ(terms, (std::vector<std::string>{"store (tma)", "store (staged)"}));
 }
 
 // A fit is kept only for better picks: held-out picks must improve and fitted ones not fall;

@@ -40,6 +40,8 @@ FitQuality fit_quality(const std::vector<SweepSample>& samples, const GpuInfo& d
 // DRAM, L2, store and fixed parts): which term is off, and which way. On the H200 sweeps of
 // 2026-11-30 the model as written was fast where compute, L2 or fixed costs bound (measured
 // x1.09-1.31 of predicted) and 41-50% off where the store does (x0.90 fitted, x1.91 held out).
+// The store term is split by the kernel's store path ("store (tma)", "store (staged)": rows
+// TMA cannot store, "store (threads)"): the staged rows were the x2.0, TMA's x0.70-0.84.
 struct TermError {
   const char* term = "";
   int samples = 0;
