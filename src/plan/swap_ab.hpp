@@ -89,7 +89,8 @@ bool weight_bound_middle(const GemmProblem& call);  // the rows the rule above a
 // alternated twice, us): 164 x 6144 x 4096 128x168 sk2 29.0 -> 26.0, 145 x 5120 x 5120 128x152
 // sk3 28.3 -> 25.5, 131 x 4096 x 14336 128x136 43.8 -> 41.3 (sk3 -> sk4), 157 x 7168 x 16384
 // 128x160 sk2 72.8 -> 70.2, 142 x 24576 x 1536 128x144 30.6 -> 30.2, 166 x 16384 x 53248
-// 128x168 455.6 -> 452.7. At block_n <= 128 two lost (forced: 92 x 24576 x 1536 128x96 27.7 ->
+// 128x168 455.6 -> 452.7; one row slower, 146 x 29568 x 8192 128x152 131.3-137.3 -> 136.3-136.7
+// (its two before runs 4.6% apart). At block_n <= 128 two lost (forced: 92 x 24576 x 1536 128x96 27.7 ->
 // 28.4, 95 x 28672 x 4096 66.0 -> 68.7). Two consumers on wider tiles, which one consumer
 // cannot hold, would make middle tiles of rows that have none today, and lost to their
 // unswapped picks: 188 x 6144 x 4096 128x192 21.4 -> 27.6, 220 x 10240 x 8192 128x224 58.6 ->
