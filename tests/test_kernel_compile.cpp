@@ -505,3 +505,46 @@ TEST(KernelCompile, RowBandSignals) {
   EXPECT_THROW(make_kernel_spec(p, GemmConfig::parse("128x256x64 s3 c2 p g8 sk2"), h100),
                InvalidArgument);
 }
+
+// D's mirrors (GemmProblem::d_mirrors): the tensor-parallel all-reduce's configurations compile
+// clean with one and three mirrors, each D box stored once more per mirror (the PTX's bulk
+// tensor stores: D's boxes times 1 + mirrors), through the entry that takes the mirrors' maps;
+// the plain kernel keeps its entry. The rules refuse what mirrors cannot do.
+TEST(KernelCompile, DMirrors) {
+  auto stores = [](const std::string& ptx) {
+    std::size_t n = 0;
+    for (std::size_t at = ptx.find("cp.async.bulk.tensor.2d.global.shared"); at != std::string::npos;
+         at = ptx.find("cp.async.bulk.tensor.2d.global.shared", at + 1))
+      ++n;
+    return n;
+  };
+  for (const char* config : {"128x256x64 s3 c2 p g8 cl2x1/b", "128x224x64 s3 c2 p g8"}) {
+    GemmProblem p = bf16_problem(4096, 28672, 4096);
+    p.reads_c = true;
+    p.signal_bands = 4;
+    const std::size_t plain = stores(jit::compile_to_cubin(source_of(p, GemmConfig::parse(config))).ptx);
+    ASSERT_GT(plain, 0u) << config;
+    for (int mirrors : {1, 3}) {
+      p.d_mirrors = mirrors;
+      const jit::KernelSource source = source_of(p, GemmConfig::parse(config));
+      EXPECT_NE(source.kernel_name.find("gemm_kernel_mirrored"), std::string::npos) << config;
+      const jit::CompiledKernel k = expect_compiles_clean(p, GemmConfig::parse(config), true);
+      EXPECT_EQ(stores(k.ptx), plain * (1 + mirrors)) << config << " mirrors " << mirrors;
+    }
+    p.d_mirrors = 0;
+    EXPECT_EQ(source_of(p, GemmConfig::parse(config)).kernel_name.find("mirrored"), std::string::npos);
+  }
+  GemmProblem p = bf16_problem(3840, 28672, 4096);
+  p.d_mirrors = 1;
+  const GpuInfo h100 = device_preset("h100-sxm");
+  for (const char* refused : {"128x256x64 s3 c2 p g8 sk2", "mma 16x32x128 sk4", "128x256x64 s3 c2 p g8 stk"}) {
+    const std::string why = legality_violation(p, GemmConfig::parse(refused), h100);
+    EXPECT_NE(why.find("d_mirrors"), std::string::npos) << refused << ": " << why;
+  }
+  p.d_mirrors = 4;
+  EXPECT_THROW(validate(p), InvalidArgument);
+  p.d_mirrors = 1;
+  p.d_type = DType::e4m3;
+  p.a_type = p.b_type = DType::e4m3, p.scaling = Scaling::block_1x128_128x128;
+  EXPECT_THROW(validate(p), InvalidArgument);
+}
