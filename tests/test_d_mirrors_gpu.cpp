@@ -1,8 +1,9 @@
 // GPU tests of D's mirrors (GemmProblem::d_mirrors; skipped without a Hopper GPU): every tile
 // is stored into each mirror (poisoned before) exactly as into D, and D itself matches the
 // float64 reference (guard rows, padded leading dimensions), with and without C and band
-// signals, over an N tail, with clusters and ping-pong consumers, FP8 inputs; with two GPUs a
-// mirror in the other GPU's memory (peer access), as the tensor-parallel all-reduce uses them.
+// signals, over an N tail, with clusters and ping-pong consumers; with two GPUs a mirror in the
+// other GPU's memory (peer access), as the tensor-parallel all-reduce uses them (whose GPU
+// tests run FP8 inputs mirrored too: test_tensor_parallel_gpu.cpp).
 // Bad mirror arguments are refused naming the argument, before any launch.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -98,8 +99,6 @@ TEST(DMirrorsGpu, EveryMirrorHoldsDAndDIsExact) {
   expect_mirrored(bf16, "128x256x64 s3 c2 p g8 cl2x1/b", 3, 0.0f);
   expect_mirrored(bf16, "128x128x64 s4 c2 p g8 pp", 2, 1.0f, {384, 1024});
   expect_mirrored(autogemm::testing::problem(640, 1792, 704), "128x224x64 s3 c2 p g8", 1, 0.0f);
-  expect_mirrored(autogemm::testing::block_fp8_problem(1024, 1536, 512),
-                  "128x128x128 s5 c2 p g8 cl2x1/b", 1, 1.0f, {512, 1024});
 }
 
 TEST(DMirrorsGpu, AMirrorInTheOtherGpusMemory) {
