@@ -111,14 +111,15 @@ TEST(TensorParallelPlan, TheRingAddsTheNeighboursPartialAndAllReduceAddsTheGathe
   const TpPlan ar = plan_on_h200(tp(TpPattern::all_reduce, 4, 16384, 16384, 16384));
   // All-reduce moves D a second time: it cannot be faster than reduce-scatter.
   EXPECT_GT(ar.total_us, rs.total_us);
-  EXPECT_TRUE(ar.d_mirrored) << ar.describe();
-  EXPECT_TRUE(contains(ar.explanation, "store every finished tile into the 3 others'")) << ar.explanation;
-  TpOptions copies;
-  copies.mirror_d = 0;
-  const TpPlan pushed = plan_on_h200(tp(TpPattern::all_reduce, 4, 16384, 16384, 16384), copies);
-  EXPECT_FALSE(pushed.d_mirrored);
-  EXPECT_GT(pushed.total_us, rs.total_us);
-  EXPECT_TRUE(contains(pushed.explanation, "every finished band of D")) << pushed.explanation;
+  EXPECT_FALSE(ar.d_mirrored) << ar.describe();  // copies by default (TpOptions::mirror_d)
+  EXPECT_TRUE(contains(ar.explanation, "every finished band of D")) << ar.explanation;
+  TpOptions mirrored;
+  mirrored.mirror_d = 1;
+  const TpPlan stored = plan_on_h200(tp(TpPattern::all_reduce, 4, 16384, 16384, 16384), mirrored);
+  EXPECT_TRUE(stored.d_mirrored);
+  EXPECT_GT(stored.total_us, rs.total_us);
+  EXPECT_TRUE(contains(stored.explanation, "store every finished tile into the 3 others'"))
+      << stored.explanation;
 }
 
 // D's mirrors (TpPlan::d_mirrored): all-reduce's last step stores each finished tile into the
@@ -145,7 +146,7 @@ TEST(TensorParallelPlan, AllReduceStoresFinishedTilesIntoThePeersFromTheKernel) 
       EXPECT_TRUE(contains(m.describe(), "D mirrored to " + std::to_string(world - 1))) << m.describe();
       // Unforced, mirrored where it saves over 1%: on 2 H200s no copy trails the last band (on
       // 4 the link bounds both ways nearly alike).
-      const TpPlan planned = plan_on_h200(p, TpOptions{.one_process = one_process});
+      const TpPlan planned = plan_on_h200(p, TpOptions{.mirror_d = -1, .one_process = one_process});
       if (world == 2) EXPECT_TRUE(planned.d_mirrored) << planned.describe();
     }
   TpOptions forced;

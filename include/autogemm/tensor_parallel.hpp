@@ -128,11 +128,13 @@ struct TpOptions {
                                          // run each round's bands as one launch, C gated band
                                          // by band in the kernel (1), or a launch per band
                                          // (0); -1: the planner's choice
-  int mirror_d = -1;                     // copy engines, all_reduce with D's rows packed: the
+  int mirror_d = 0;                      // copy engines, all_reduce with D's rows packed: the
                                          // ring's last step stores each finished tile into
                                          // the other ranks' D (or workspace) from its epilogue
                                          // (1), or copy engines push finished bands (0); -1:
-                                         // the planner's choice
+                                         // the planner's choice. 0 by default until timed on
+                                         // two GPUs (docs/decisions.md, "Tensor-parallel
+                                         // transport")
   bool one_process = false;              // one process drives every rank (the CLI; a C++
                                          // caller over the local GPUs): finished bands of D go
                                          // straight into the peers' D (TpPlan::d_direct)

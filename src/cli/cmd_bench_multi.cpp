@@ -579,7 +579,8 @@ std::shared_ptr<MultiBenchOptions> add_multi_bench_options(CLI::App& bench) {
                    "or a launch per band (0); -1: planned");
   bench.add_option("--mirror-d", o->mirror_d,
                    "with --tp all-reduce: the last step's kernels store finished tiles into the "
-                   "other ranks (1), or copy engines push finished bands (0); -1: planned");
+                   "other ranks (1), or copy engines push finished bands (0, the default until timed on "
+                   "two GPUs); -1: planned");
   bench.add_option("--tail-rows", o->tail_rows,
                    "with --tp: rows of a thin last band, a multiple of 128 (0: even bands; "
                    "-1: planned)");

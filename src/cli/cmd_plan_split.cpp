@@ -185,7 +185,8 @@ std::shared_ptr<SplitPlanCliOptions> add_split_plan_options(CLI::App& plan) {
                   "or a launch per band (0); -1: planned");
   plan.add_option("--mirror-d", o->mirror_d,
                   "with --tp all-reduce: the last step's kernels store finished tiles into the "
-                  "other ranks (1), or copy engines push finished bands (0); -1: planned");
+                  "other ranks (1), or copy engines push finished bands (0, the default until timed on "
+                  "two GPUs); -1: planned");
   plan.add_option("--rounds", o->rounds,
                   "with --tp all-reduce: rounds of the ring, a divisor of the bands (0: planned)");
   plan.add_flag("--process-per-rank", o->process_per_rank,
