@@ -444,74 +444,50 @@ struct Epilogue {
     // Each lane's chunks in batches: the batch's shared-memory loads are all issued before its
     // stores (one load, then its store, waited out each load's latency in turn).
     constexpr int kBatch = 4;
-    if constexpr (kChunksPerRow >= 28 && kChunksPerRow < 32) {
-      // Rows of 28 to 31 chunks (224 to 248 bf16 columns): a row per step, a chunk per lane, so
-      // the row's address, head and shift are the warp's (no divergence in shifted_chunk). Cut
-      // flat, a warp's 32 tasks straddle two rows of different shifts, and the loop was
-      // issue-bound (9428 x 2354 x 26, 128x240, ncu: 53 us of stores against TMA's 23). A row
-      // per step: 65.1 -> 53.7 us there, 2545 x 5953 x 23 -15% (H200). Narrower rows keep the
-      // flat loop, which takes up to 44% fewer steps (16 rows of 18 chunks: 9 against 16);
-      // 32 chunks are a row a step either way.
+    // Rows of 28 to 31 chunks (224 to 248 bf16 columns) go a row per step, a chunk per lane, so
+    // the row's address, head and shift are the warp's (no divergence in shifted_chunk). Cut
+    // flat, a warp's 32 tasks straddle two rows of different shifts, and the loop was
+    // issue-bound (9428 x 2354 x 26, 128x240, ncu: 53 us of stores against TMA's 23). A row per
+    // step: 65.1 -> 53.7 us there, 2545 x 5953 x 23 -15% (H200). Narrower rows keep the flat
+    // cut, which takes up to 44% fewer steps (16 rows of 18 chunks: 9 against 16); 32 chunks
+    // are a row a step either way.
+    constexpr bool kRowPerStep = kChunksPerRow >= 28 && kChunksPerRow < 32;
+    constexpr int kChunkTasks = kRowsPerWarp * kChunksPerRow;
+    constexpr int kSteps = kRowPerStep ? kRowsPerWarp : (kChunkTasks + 31) / 32;
 #pragma unroll 1
-      for (int first = 0; first < kRowsPerWarp; first += kBatch) {
-        uint4 out[kBatch];
-        unsigned char* dst[kBatch];
+    for (int first = 0; first < kSteps; first += kBatch) {
+      uint4 out[kBatch];
+      unsigned char* dst[kBatch];
 #pragma unroll
-        for (int b = 0; b < kBatch; ++b) {
-          dst[b] = nullptr;
-          const int row = first_row + first + b;
-          if (first + b >= kRowsPerWarp || m0 + row >= row_limit) continue;
-          unsigned char* row_dst;
-          int head;
-          row_start(row, row_dst, head);
-          if (lane >= (cols - head) / kChunkElems) continue;
-          const uint4 lo = *reinterpret_cast<const uint4*>(
-              staging + staging_offset(row_base + row, lane * kChunkElems));
-          out[b] = lo;
-          if (head != 0) {
-            const uint4 hi = *reinterpret_cast<const uint4*>(
-                staging + staging_offset(row_base + row, (lane + 1) * kChunkElems));
-            out[b] = shifted_chunk(lo, hi, head * Cfg::out_bytes);
-          }
-          dst[b] = row_dst + (head + lane * kChunkElems) * Cfg::out_bytes;
-        }
-#pragma unroll
-        for (int b = 0; b < kBatch; ++b)
-          if (dst[b] != nullptr) *reinterpret_cast<uint4*>(dst[b]) = out[b];
-      }
-    } else {
-      constexpr int kChunkTasks = kRowsPerWarp * kChunksPerRow;
-      constexpr int kChunkIters = (kChunkTasks + 31) / 32;
-#pragma unroll 1
-      for (int first = 0; first < kChunkIters; first += kBatch) {
-        uint4 out[kBatch];
-        unsigned char* dst[kBatch];
-#pragma unroll
-        for (int b = 0; b < kBatch; ++b) {
-          dst[b] = nullptr;
+      for (int b = 0; b < kBatch; ++b) {
+        dst[b] = nullptr;
+        int row = first_row + first + b, chunk = lane;
+        if constexpr (kRowPerStep) {
+          if (first + b >= kSteps || m0 + row >= row_limit) continue;
+        } else {
           const int idx = lane + 32 * (first + b);
-          if (first + b >= kChunkIters || idx >= kChunkTasks) continue;
-          const int row = first_row + idx / kChunksPerRow, chunk = idx % kChunksPerRow;
+          if (first + b >= kSteps || idx >= kChunkTasks) continue;
+          row = first_row + idx / kChunksPerRow, chunk = idx % kChunksPerRow;
           if (m0 + row >= row_limit) continue;
-          unsigned char* row_dst;
-          int head;
-          row_start(row, row_dst, head);
-          if (chunk >= (cols - head) / kChunkElems) continue;
-          // The staged chunk holding the first element, and the next one when the chunk straddles.
-          const uint4 lo = *reinterpret_cast<const uint4*>(
-              staging + staging_offset(row_base + row, chunk * kChunkElems));
-          out[b] = lo;
-          if (head != 0) {
-            const uint4 hi = *reinterpret_cast<const uint4*>(
-                staging + staging_offset(row_base + row, (chunk + 1) * kChunkElems));
-            out[b] = shifted_chunk(lo, hi, head * Cfg::out_bytes);
-          }
-          dst[b] = row_dst + (head + chunk * kChunkElems) * Cfg::out_bytes;
         }
-#pragma unroll
-        for (int b = 0; b < kBatch; ++b)
-          if (dst[b] != nullptr) *reinterpret_cast<uint4*>(dst[b]) = out[b];
+        unsigned char* row_dst;
+        int head;
+        row_start(row, row_dst, head);
+        if (chunk >= (cols - head) / kChunkElems) continue;
+        // The staged chunk holding the first element, and the next one when the chunk straddles.
+        const uint4 lo = *reinterpret_cast<const uint4*>(
+            staging + staging_offset(row_base + row, chunk * kChunkElems));
+        out[b] = lo;
+        if (head != 0) {
+          const uint4 hi = *reinterpret_cast<const uint4*>(
+              staging + staging_offset(row_base + row, (chunk + 1) * kChunkElems));
+          out[b] = shifted_chunk(lo, hi, head * Cfg::out_bytes);
+        }
+        dst[b] = row_dst + (head + chunk * kChunkElems) * Cfg::out_bytes;
       }
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b)
+        if (dst[b] != nullptr) *reinterpret_cast<uint4*>(dst[b]) = out[b];
     }
     // The head and tail elements, all of a lane's at once.
     using Element = typename StagedElement<Cfg::out_bytes>::type;
