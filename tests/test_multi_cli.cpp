@@ -179,8 +179,7 @@ TEST(MultiCli, PlanTensorParallelPatterns) {
   EXPECT_NE(j1[0]["hash"], jp[0]["hash"]);
   EXPECT_LT(j1[0]["predicted_us"].get<double>(), jp[0]["predicted_us"].get<double>());
   // The bench runs either plan in its one process (what direct D saves, measured in one run).
-  const std::string bench_ar = "bench --gpus 2 --tp ar --device h200 --m 8192 --n 28672 --k 8192 "
-                               "--mirror-d 0";
+  const std::string bench_ar = "bench --gpus 2 --tp ar --device h200 --m 8192 --n 28672 --k 8192";
   const auto staged = run_cli(bench_ar + " --process-per-rank");
   const auto direct = run_cli(bench_ar);
   ASSERT_EQ(staged.exit_code, 0) << staged.out;

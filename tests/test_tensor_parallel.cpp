@@ -111,66 +111,13 @@ TEST(TensorParallelPlan, TheRingAddsTheNeighboursPartialAndAllReduceAddsTheGathe
   const TpPlan ar = plan_on_h200(tp(TpPattern::all_reduce, 4, 16384, 16384, 16384));
   // All-reduce moves D a second time: it cannot be faster than reduce-scatter.
   EXPECT_GT(ar.total_us, rs.total_us);
-  EXPECT_FALSE(ar.d_mirrored) << ar.describe();  // copies by default (TpOptions::mirror_d)
   EXPECT_TRUE(contains(ar.explanation, "every finished band of D")) << ar.explanation;
-  TpOptions mirrored;
-  mirrored.mirror_d = 1;
-  const TpPlan stored = plan_on_h200(tp(TpPattern::all_reduce, 4, 16384, 16384, 16384), mirrored);
-  EXPECT_TRUE(stored.d_mirrored);
-  EXPECT_GT(stored.total_us, rs.total_us);
-  EXPECT_TRUE(contains(stored.explanation, "store every finished tile into the 3 others'"))
-      << stored.explanation;
-}
-
-// D's mirrors (TpPlan::d_mirrored): all-reduce's last step stores each finished tile into the
-// other ranks (GemmProblem::d_mirrors = G - 1) and nothing else does; no copy trails the last
-// GEMM, so the plan exposes less than copy engines that push the finished bands. Only all-reduce,
-// and only with D's rows packed; the choice is in the hash.
-TEST(TensorParallelPlan, AllReduceStoresFinishedTilesIntoThePeersFromTheKernel) {
-  for (int world : {2, 4})
-    for (bool one_process : {true, false}) {
-      const TpProblem p = tp(TpPattern::all_reduce, world, 8192, 28672, 8192);
-      TpOptions mirrored, copies;
-      mirrored.one_process = copies.one_process = one_process;
-      mirrored.mirror_d = 1, copies.mirror_d = 0;
-      const TpPlan m = plan_on_h200(p, mirrored), c = plan_on_h200(p, copies);
-      ASSERT_TRUE(m.d_mirrored);
-      EXPECT_FALSE(c.d_mirrored);
-      for (const TpStep& s : m.steps) {
-        EXPECT_EQ(s.d_mirrors, s.step == world - 1 ? world - 1 : 0) << m.describe();
-        EXPECT_EQ(multi::tp_launch_problem(p, s).d_mirrors, s.d_mirrors);
-      }
-      for (const TpStep& s : c.steps) EXPECT_EQ(s.d_mirrors, 0);
-      EXPECT_LT(m.exposed_us, c.exposed_us) << m.describe() << c.describe();
-      EXPECT_NE(m.hash(), c.hash());
-      EXPECT_TRUE(contains(m.describe(), "D mirrored to " + std::to_string(world - 1))) << m.describe();
-      // Unforced, mirrored where it saves over 1%: on 2 H200s no copy trails the last band (on
-      // 4 the link bounds both ways nearly alike).
-      const TpPlan planned = plan_on_h200(p, TpOptions{.mirror_d = -1, .one_process = one_process});
-      if (world == 2) EXPECT_TRUE(planned.d_mirrored) << planned.describe();
-    }
-  TpOptions forced;
-  forced.mirror_d = 1;
-  TpProblem padded = tp(TpPattern::all_reduce, 2, 8192, 28672, 8192);
-  padded.ldd = 28672 + 64;
-  EXPECT_NE(expect_invalid([&] { plan_on_h200(padded, forced); }, "mirror_d").find("ldd"),
-            std::string::npos);
-  EXPECT_FALSE(plan_on_h200(padded).d_mirrored);
-  expect_invalid([&] { plan_on_h200(tp(TpPattern::reduce_scatter, 2, 8192, 28672, 8192), forced); },
-                 "mirror_d");
-  for (TpPattern pattern : {TpPattern::reduce_scatter, TpPattern::all_gather, TpPattern::gather})
-    for (const TpStep& s : plan_on_h200(tp(pattern, 2, 8192, 28672, 8192)).steps)
-      EXPECT_EQ(s.d_mirrors, 0);
-  TpOptions bad;
-  bad.mirror_d = 2;
-  expect_invalid([&] { plan_on_h200(tp(TpPattern::all_reduce, 2, 4096, 4096, 4096), bad); }, "mirror_d");
 }
 
 TEST(TensorParallelPlan, AllReduceRunsItsRingInRoundsOfBands) {
   const TpProblem p = tp(TpPattern::all_reduce, 4, 16384, 16384, 16384);
   TpOptions o;
   o.bands = 4, o.rounds = 2;
-  o.mirror_d = 0;  // rounds overlap the copies of finished bands (mirrored tiles need none)
   const TpPlan plan = plan_on_h200(p, o);
   ASSERT_EQ(plan.rounds, 2);
   // Round 0 runs every step of bands 0 and 1, then round 1 every step of bands 2 and 3 (each
@@ -271,11 +218,8 @@ TEST(TensorParallelPlan, AMergedRingStepWaitsForEachBandsPartialInsideTheKernel)
     EXPECT_NE(per_band.hash(), plan.hash());
   }
   // Unforced, a merged step that reads C must save over 1% with its measured surcharge
-  // (kGatedLaunchUs): all-reduce 16384^3 with copies does (-1.9%), reduce-scatter 8192 x 28672
-  // x 8192 not.
-  TpOptions copies;
-  copies.mirror_d = 0;
-  const TpPlan ar = plan_on_h200(tp(TpPattern::all_reduce, 2, 16384, 16384, 16384), copies);
+  // (kGatedLaunchUs): all-reduce 16384^3 does (-1.9%), reduce-scatter 8192 x 28672 x 8192 not.
+  const TpPlan ar = plan_on_h200(tp(TpPattern::all_reduce, 2, 16384, 16384, 16384));
   EXPECT_GT(ar.steps.back().bands, 1) << ar.describe();
   const TpPlan rs = plan_on_h200(tp(TpPattern::reduce_scatter, 2, 8192, 28672, 8192));
   for (const TpStep& s : rs.steps)
@@ -350,12 +294,10 @@ TEST(TensorParallelPlan, AThinLastBandShortensTheExposedCopy) {
   EXPECT_EQ(multi::tp_bands(128, 1, 128).size(), 1u);  // no thicker than the tail: not cut
   // All-reduce 8192 x 28672 x 8192 on 2 H200s: the last finished band of D (235 MB / 4 at
   // ~320 GB/s, ~180 us) trails the last GEMM; a 256-row band trails by ~45 us.
-  // (With copy engines pushing the finished bands: mirrored tiles leave no copy to shorten.)
   const TpProblem p = tp(TpPattern::all_reduce, 2, 8192, 28672, 8192);
-  TpOptions copies, even;
-  copies.mirror_d = even.mirror_d = 0;
+  TpOptions even;
   even.tail_rows = 0;
-  const TpPlan planned = plan_on_h200(p, copies), flat = plan_on_h200(p, even);
+  const TpPlan planned = plan_on_h200(p), flat = plan_on_h200(p, even);
   EXPECT_GT(planned.tail_rows, 0) << planned.describe();
   EXPECT_EQ(flat.tail_rows, 0);
   EXPECT_LT(planned.total_us, 0.99 * flat.total_us) << planned.describe() << flat.describe();
@@ -416,7 +358,6 @@ TEST(TensorParallelPlan, OneProcessWritesFinishedBandsStraightIntoD) {
     const TpProblem p = tp(pattern, 2, 8192, 28672, 8192);
     TpOptions same_cut;  // the same bands either way (the search keeps a cut within 1%)
     same_cut.bands = 4, same_cut.tail_rows = 256;
-    same_cut.mirror_d = pattern == TpPattern::all_reduce ? 0 : -1;  // copies, not mirrored tiles
     TpOptions one_same = same_cut;
     one_same.one_process = true;
     const TpPlan direct = plan_on_h200(p, one_same), staged = plan_on_h200(p, same_cut);

@@ -82,11 +82,9 @@ struct TpSetup {
 // Even bands unless a thin last band is asked for (AThinLastBandMatchesOneGpu); finished
 // bands staged in the receivers' workspaces unless `one_process` (TpPlan::d_direct).
 TpPlan plan_for(const TpProblem& p, TpTransport transport, int bands, int rounds = 0,
-                int64_t tail_rows = 0, bool one_process = false, int merge_c_steps = -1,
-                int mirror_d = -1) {
+                int64_t tail_rows = 0, bool one_process = false, int merge_c_steps = -1) {
   TpOptions o;
   o.merge_c_steps = merge_c_steps;
-  o.mirror_d = mirror_d;
   o.one_process = one_process;
   o.transport = transport;
   o.bands = bands;
@@ -111,13 +109,10 @@ TpProblem problem_of(TpPattern pattern, int world, int64_t m, int64_t n, int64_t
 // Runs `plan` three times on poisoned outputs (the flags and the done hand-shake must let every
 // call after the first run too) and checks every rank's block after each.
 void run_and_check(const TpProblem& p, TpTransport transport, int bands, int rounds = 0,
-                   int64_t tail_rows = 0, bool one_process = false, int merge_c_steps = -1,
-                   int mirror_d = -1) {
+                   int64_t tail_rows = 0, bool one_process = false, int merge_c_steps = -1) {
   TpSetup s(p);
   MultiGpuComm comm = MultiGpuComm::local(devices(p.world));
-  const TpPlan plan =
-      plan_for(p, transport, bands, rounds, tail_rows, one_process, merge_c_steps, mirror_d);
-  if (mirror_d >= 0) ASSERT_EQ(plan.d_mirrored, mirror_d == 1) << plan.describe();
+  const TpPlan plan = plan_for(p, transport, bands, rounds, tail_rows, one_process, merge_c_steps);
   if (tail_rows > 0) ASSERT_EQ(plan.tail_rows, tail_rows) << plan.describe();
   bool gated = false;  // a launch of several bands that adds partials (C gated in the kernel)
   for (const TpStep& st : plan.steps) gated = gated || (st.reads_c && st.bands > 1);
@@ -133,7 +128,6 @@ void run_and_check(const TpProblem& p, TpTransport transport, int bands, int rou
                                 p.k, to_string(p.a_type), plan.bands, plan.rounds, call)
                     + (plan.tail_rows ? fmt::format(" (last band {} rows)", plan.tail_rows) : "")
                     + (plan.d_direct ? " (bands straight into the peers' D)" : "")
-                    + (plan.d_mirrored ? " (tiles stored into the peers by the kernel)" : "")
                     + (gated ? " (partials gated band by band in one launch)" : ""));
   }
 }
@@ -203,28 +197,6 @@ TEST(TensorParallelGpu, BandsStraightIntoThePeersDMatchOneGpu) {
   TpProblem padded = problem_of(TpPattern::all_reduce, g, 512 * g, 768, 1024);
   padded.ldd = 768 + 64;
   EXPECT_FALSE(plan_for(padded, TpTransport::copy_engine, 2, 0, 0, true).d_direct);
-}
-
-// All-reduce's last step stores each finished tile into the other ranks from its epilogue
-// (TpPlan::d_mirrored) or copy engines push its finished bands: both, into the peers' D (one
-// process) and into their workspace (as across processes), in bands, rounds and with a thin last
-// band, merged C steps, FP8, and 200 rows a rank with N = 1000.
-TEST(TensorParallelGpu, AllReduceMirroredOrCopiedMatchesOneGpu) {
-  REQUIRE_TP_GPUS();
-  const int g = ranks_here();
-  for (int mirror : {1, 0})
-    for (bool one_process : {true, false}) {
-      run_and_check(problem_of(TpPattern::all_reduce, g, 512 * g, 768, 1024 * g),
-                    TpTransport::copy_engine, 2, 0, 0, one_process, -1, mirror);
-      run_and_check(problem_of(TpPattern::all_reduce, g, 768 * g, 640, 512 * g),
-                    TpTransport::copy_engine, 2, 3, 128, one_process, -1, mirror);
-      run_and_check(problem_of(TpPattern::all_reduce, g, 1024 * g, 1536, 512 * g),
-                    TpTransport::copy_engine, 4, 2, 0, one_process, 1, mirror);
-      run_and_check(problem_of(TpPattern::all_reduce, g, 384 * g, 256, 256 * g, true),
-                    TpTransport::copy_engine, 2, 0, 0, one_process, -1, mirror);
-      run_and_check(problem_of(TpPattern::all_reduce, g, 200 * g, 1000, 256 * g),
-                    TpTransport::copy_engine, 4, 0, 0, one_process, -1, mirror);
-    }
 }
 
 TEST(TensorParallelGpu, EveryPatternOnNcclMatchesOneGpu) {

@@ -53,11 +53,6 @@ struct GemmOperands {
   // that band's C, so C may still be arriving while the first bands compute. The kernel leaves
   // the flags as they are; the caller resets them after the call (every flag was 1 by its end).
   const uint32_t* c_band_flags = nullptr;
-  // D's mirrors (problem.d_mirrors = R > 0; null otherwise): R device pointers, each to a
-  // matrix of D's rows, columns and leading dimension (ldd), 16-byte aligned, on this GPU or
-  // one it can write to (peer access, CUDA IPC). Every tile is stored to each as to D; the
-  // kernel's completion (and each band's flag) covers those stores.
-  void* d_mirror[kMaxDMirrors] = {};
 };
 
 struct GemmOptions {

@@ -59,8 +59,6 @@ std::string_view to_string(Grouping g);
 
 // At most this many signalled row bands (GemmProblem::signal_bands).
 inline constexpr int kMaxSignalBands = 16;
-// At most this many further places each tile of D is stored to (GemmProblem::d_mirrors).
-inline constexpr int kMaxDMirrors = 3;
 
 struct GemmProblem {
   int64_t m = 0, n = 0, k = 0;
@@ -100,13 +98,6 @@ struct GemmProblem {
   // tensor_parallel.hpp) while the GEMM computes the rest, with no kernel boundary between the
   // bands. Ungrouped problems on the tile family only (plan/rules.cpp signal_violation).
   int signal_bands = 0;
-  // Further places the kernel stores every tile of D to, 0..kMaxDMirrors (GemmOperands::
-  // d_mirror): each a matrix with D's shape and leading dimension, typically another GPU's
-  // memory (peer access or CUDA IPC), written by the same TMA stores from shared memory as D.
-  // Band signals (above) cover the mirrors' stores too. A tensor-parallel all-reduce sends
-  // each finished tile to the other ranks this way, with no copy after the kernel. The tile
-  // family with TMA-stored, unscaled D only (plan/rules.cpp mirror_violation).
-  int d_mirrors = 0;
 
   int64_t lda_or_packed() const;     // lda, or the stored row length when lda == 0
   int64_t ldb_or_packed() const;

@@ -128,13 +128,6 @@ struct TpOptions {
                                          // run each round's bands as one launch, C gated band
                                          // by band in the kernel (1), or a launch per band
                                          // (0); -1: the planner's choice
-  int mirror_d = 0;                      // copy engines, all_reduce with D's rows packed: the
-                                         // ring's last step stores each finished tile into
-                                         // the other ranks' D (or workspace) from its epilogue
-                                         // (1), or copy engines push finished bands (0); -1:
-                                         // the planner's choice. 0 by default until timed on
-                                         // two GPUs (docs/decisions.md, "Tensor-parallel
-                                         // transport")
   bool one_process = false;              // one process drives every rank (the CLI; a C++
                                          // caller over the local GPUs): finished bands of D go
                                          // straight into the peers' D (TpPlan::d_direct)
@@ -156,9 +149,6 @@ struct TpStep {
                                       // workspace (packed)
   bool d_to_caller = true;            // D rows into the caller's D (ldd), else a workspace
                                       // partial (packed)
-  // Further places the launch stores each tile of D (GemmProblem::d_mirrors): all_reduce's
-  // last step with TpPlan::d_mirrored, the other G - 1 ranks' D (or their workspace).
-  int d_mirrors = 0;
   double predicted_us = 0;
 };
 
@@ -181,11 +171,6 @@ struct TpPlan {
   // and slowed them: all-reduce 8192 x 28672 x 8192 on 2 H200s 2928 -> 2885 us, gather
   // 2609 -> 2549 (docs/decisions.md, "Tensor-parallel transport").
   bool d_direct = false;
-  // Copy engines, all_reduce with a packed D: the ring's last step stores every finished tile
-  // into the other ranks' D (d_direct) or workspace as well as its own (TpStep::d_mirrors), over
-  // NVLink from the epilogue, so no band waits for a copy after its GEMM, and the bands of the
-  // last step only gate C (docs/decisions.md, "Tensor-parallel transport").
-  bool d_mirrored = false;
   std::vector<int64_t> band_rows;     // rows of each band of a rank's chunk, in order
   std::vector<TpStep> steps;          // the launches of one rank, in order (all ranks alike)
   double single_gpu_us = 0;           // the whole GEMM on one GPU (plan_gemm)

@@ -30,13 +30,12 @@ namespace autogemm::cli {
 void run_tp_bench(const CLI::App& bench, const MultiBenchOptions& o) {
   refuse_options_except(bench,
                         {"--gpus", "--tp", "--transport", "--bands", "--rounds", "--tail-rows",
-                         "--merge-c-steps", "--mirror-d", "--process-per-rank", "--m", "--n", "--k", "--dtype", "--device",
+                         "--merge-c-steps", "--process-per-rank", "--m", "--n", "--k", "--dtype", "--device",
                          "--json", "--seed", "--warmup", "--iters"},
                         "--gpus and --tp");
   const TpProblem problem = tp_problem(one_bench_problem(bench), o.tp, o.gpus);
   const TpOptions options =
-      tp_options(o.transport, o.bands, o.rounds, o.tail_rows, !o.process_per_rank, o.merge_c_steps,
-                 o.mirror_d);
+      tp_options(o.transport, o.bands, o.rounds, o.tail_rows, !o.process_per_rank, o.merge_c_steps);
   const bool fp8 = problem.scaling == Scaling::block_1x128_128x128;
   if (fp8 && problem.pattern == TpPattern::all_gather && (problem.n / problem.world) % 128 != 0)
     throw InvalidArgument("--n", std::to_string(problem.n),

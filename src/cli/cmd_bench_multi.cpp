@@ -38,7 +38,7 @@ const std::vector<std::string> kMultiOptionNames = {"--gpus",       "--schedule"
                                                     "--count",      "--no-migrate", "--split",
                                                     "--inputs",     "--output",
                                                     "--tp",         "--transport", "--bands",
-                                                    "--rounds",      "--tail-rows",     "--merge-c-steps", "--mirror-d",
+                                                    "--rounds",      "--tail-rows",     "--merge-c-steps",
                                                     "--process-per-rank", "--memory-limit"};
 
 struct Item {
@@ -577,10 +577,6 @@ std::shared_ptr<MultiBenchOptions> add_multi_bench_options(CLI::App& bench) {
                    "with --tp: the ring's steps that add partials (reduce-scatter, all-reduce) as one "
                    "launch of their bands, each band's partial waited for inside the kernel (1), "
                    "or a launch per band (0); -1: planned");
-  bench.add_option("--mirror-d", o->mirror_d,
-                   "with --tp all-reduce: the last step's kernels store finished tiles into the "
-                   "other ranks (1), or copy engines push finished bands (0, the default until timed on "
-                   "two GPUs); -1: planned");
   bench.add_option("--tail-rows", o->tail_rows,
                    "with --tp: rows of a thin last band, a multiple of 128 (0: even bands; "
                    "-1: planned)");
@@ -600,7 +596,7 @@ void run_multi_bench(const CLI::App& bench, const MultiBenchOptions& o) {
     throw InvalidArgument("--gpus", "missing",
                           "--schedule, --repeat, --count, --no-migrate, --split, --inputs, "
                           "--output, --tp, --transport, --bands, --rounds, --tail-rows, "
-                          "--merge-c-steps, --mirror-d, --process-per-rank and --memory-limit go with --gpus N");
+                          "--merge-c-steps, --process-per-rank and --memory-limit go with --gpus N");
   if (!option_text(bench, "--m").empty() || !option_text(bench, "--n").empty() ||
       !option_text(bench, "--k").empty()) {
     if (!o.tp.empty()) return run_tp_bench(bench, o);

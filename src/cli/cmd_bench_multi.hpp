@@ -34,7 +34,6 @@ struct MultiBenchOptions {
   int rounds = 0;                    // all-reduce's rounds; 0: the planner's choice
   int64_t tail_rows = -1;            // a thin last band's rows; 0: even bands; -1: planned
   int merge_c_steps = -1;            // the ring's C steps: 1 one launch, 0 a launch per band
-  int mirror_d = 0;                  // all-reduce: 1 tiles stored into the peers, 0 copies, -1 planned
   bool process_per_rank = false;     // plan as torchrun runs it (D staged), run in this process
 };
 

@@ -183,10 +183,6 @@ std::shared_ptr<SplitPlanCliOptions> add_split_plan_options(CLI::App& plan) {
                   "with --tp: the ring's steps that add partials (reduce-scatter, all-reduce) as one "
                   "launch of their bands, each band's partial waited for inside the kernel (1), "
                   "or a launch per band (0); -1: planned");
-  plan.add_option("--mirror-d", o->mirror_d,
-                  "with --tp all-reduce: the last step's kernels store finished tiles into the "
-                  "other ranks (1), or copy engines push finished bands (0, the default until timed on "
-                  "two GPUs); -1: planned");
   plan.add_option("--rounds", o->rounds,
                   "with --tp all-reduce: rounds of the ring, a divisor of the bands (0: planned)");
   plan.add_flag("--process-per-rank", o->process_per_rank,
@@ -201,7 +197,7 @@ namespace {
 const std::vector<std::string> kSplitOptionNames = {"--gpus", "--link", "--inputs", "--output",
                                                     "--split", "--max-chunks", "--tp",
                                                     "--transport", "--bands", "--rounds", "--tail-rows",
-                                                    "--merge-c-steps", "--mirror-d", "--process-per-rank"};
+                                                    "--merge-c-steps", "--process-per-rank"};
 }  // namespace
 
 bool wants_split_plan(const CLI::App& plan) { return any_option_given(plan, kSplitOptionNames); }

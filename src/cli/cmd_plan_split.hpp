@@ -27,7 +27,6 @@ struct SplitPlanCliOptions {
   int bands = 0;             // --bands: row bands per chunk; 0: the planner's choice
   int64_t tail_rows = -1;   // --tail-rows: a thin last band's rows; 0: even; -1: planned
   int merge_c_steps = -1;   // --merge-c-steps: 1 one launch per step, 0 per band; -1: planned
-  int mirror_d = 0;         // --mirror-d: 1 all-reduce's tiles stored into the peers, 0 copies, -1 planned
   int rounds = 0;            // --rounds: all-reduce's rounds of the ring; 0: the planner's
   bool process_per_rank = false;   // --process-per-rank: as torchrun runs it (TpOptions::one_process off)
 };

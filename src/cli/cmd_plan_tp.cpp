@@ -47,7 +47,7 @@ TpProblem tp_problem(const GemmProblem& p, const std::string& pattern, int gpus)
 }
 
 TpOptions tp_options(const std::string& transport, int bands, int rounds, int64_t tail_rows,
-                     bool one_process, int merge_c_steps, int mirror_d) {
+                     bool one_process, int merge_c_steps) {
   TpOptions o;
   if (!transport.empty()) {
     o.transport = parse_tp_transport(transport);
@@ -60,7 +60,6 @@ TpOptions tp_options(const std::string& transport, int bands, int rounds, int64_
   o.rounds = rounds;
   o.tail_rows = tail_rows;
   o.merge_c_steps = merge_c_steps;
-  o.mirror_d = mirror_d;
   o.one_process = one_process;
   return o;
 }
@@ -75,7 +74,6 @@ TpPlan plan_tp_for_cli(const TpProblem& problem, const GpuInfo& device, const To
       throw InvalidArgument("--" + a, e.value(), e.rule());
     if (a == "tail_rows") throw InvalidArgument("--tail-rows", e.value(), e.rule());
     if (a == "merge_c_steps") throw InvalidArgument("--merge-c-steps", e.value(), e.rule());
-    if (a == "mirror_d") throw InvalidArgument("--mirror-d", e.value(), e.rule());
     throw;
   }
 }
@@ -133,14 +131,14 @@ void run_tp_plan(const CLI::App& plan, const SplitPlanCliOptions& options,
   refuse_options_except(plan,
                         {"--m", "--n", "--k", "--dtype", "--device", "--json", "--gpus", "--link",
                          "--tp", "--transport", "--bands", "--rounds", "--tail-rows",
-                         "--merge-c-steps", "--mirror-d", "--process-per-rank"},
+                         "--merge-c-steps", "--process-per-rank"},
                         "--tp");
   const GpuInfo device = resolve_cli_device(option_text(plan, "--device"));
   std::string note;
   const Topology topology = split_topology(options.link, options.gpus, device, &note);
   const TpOptions tp = tp_options(options.transport, options.bands, options.rounds,
                                   options.tail_rows, !options.process_per_rank,
-                                  options.merge_c_steps, options.mirror_d);
+                                  options.merge_c_steps);
   std::vector<TpPlan> plans;
   for (const GemmProblem& problem : problems)
     plans.push_back(plan_tp_for_cli(tp_problem(problem, options.tp, options.gpus), device, topology, tp));

@@ -20,12 +20,12 @@ struct SplitPlanCliOptions;
 TpProblem tp_problem(const GemmProblem& p, const std::string& pattern, int gpus);
 
 // --transport (empty: the planner's choice), --bands and --rounds (0: the planner's choice),
-// --tail-rows, --merge-c-steps and --mirror-d (-1: the planner's choice; --mirror-d 0 by default; their ranges are checked by
+// --tail-rows and --merge-c-steps (-1: the planner's choice; their ranges are checked by
 // plan_tp, whose errors plan_tp_for_cli renames).
 // one_process: every rank driven by this process (bench --tp; plan --tp unless
 // --process-per-rank), so finished bands go straight into the receivers' D.
 TpOptions tp_options(const std::string& transport, int bands, int rounds, int64_t tail_rows = -1,
-                     bool one_process = true, int merge_c_steps = -1, int mirror_d = 0);
+                     bool one_process = true, int merge_c_steps = -1);
 // plan_tp, its errors naming the options as the command line spells them (--rounds, ...).
 TpPlan plan_tp_for_cli(const TpProblem& problem, const GpuInfo& device, const Topology& topology,
                        const TpOptions& options);

@@ -330,15 +330,6 @@ void validate(const GemmProblem& p) {
   if (p.signal_bands > 0 && p.grouping != Grouping::none)
     throw InvalidArgument("signal_bands", std::to_string(p.signal_bands),
                           "row-band signals are for one GEMM (grouped GEMM has none)");
-  if (p.d_mirrors < 0 || p.d_mirrors > kMaxDMirrors)
-    throw InvalidArgument("d_mirrors", std::to_string(p.d_mirrors),
-                          fmt::format("0 (none) to {} further places D is stored", kMaxDMirrors));
-  if (p.d_mirrors > 0 && p.grouping != Grouping::none)
-    throw InvalidArgument("d_mirrors", std::to_string(p.d_mirrors),
-                          "D's mirrors are for one GEMM (grouped GEMM has none)");
-  if (p.d_mirrors > 0 && p.d_type == DType::e4m3)
-    throw InvalidArgument("d_mirrors", std::to_string(p.d_mirrors),
-                          "FP8 output's scales are not mirrored: mirror bf16, fp16 or fp32 D");
   if (p.d_type != DType::bf16 && p.d_type != DType::fp16 && p.d_type != DType::fp32 &&
       p.d_type != DType::e4m3)
     throw InvalidArgument("d_type", spelled(p.d_type),

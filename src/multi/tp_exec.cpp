@@ -316,19 +316,6 @@ void ring_launch(const CallContext& c, Rank& r, const TpShards& sh, cudaStream_t
     if (st.bands > 1) ops.c_band_flags = r.pad + c.ws.flags.part_ready(st.step - 1, st.band);
   }
   ops.d = ring_d_row(c, r, sh, st, rows.begin);
-  // all_reduce's last step, mirrored (TpPlan::d_mirrored): the same rows of the G - 1 others'
-  // D (d_direct) or of r's slot in their workspace; D's rows are packed either way (the plan).
-  if (st.d_mirrors > 0) {
-    const multi::TpLayout& l = c.ws.layout;
-    const int64_t row_bytes = p.n * c.out_bytes;
-    int i = 0;
-    for (int j = 1; j < c.g; ++j) {
-      const int q = (r.rank + j) % c.g;
-      ops.d_mirror[i++] = c.plan.d_direct
-                              ? c.d_of(q) + (r.rank * c.chunk_rows + rows.begin) * row_bytes
-                              : r.peer_base[q] + l.d_slots + l.part_bytes * r.rank + rows.begin * row_bytes;
-    }
-  }
   std::vector<int64_t> ends;
   signal_bands(c, r, st, ends, ops);
   launch(c, st, ops, r.device, s);
@@ -360,13 +347,9 @@ void run_ring(const CallContext& c, Rank& r, const TpShards& sh, cudaStream_t s)
     after(r.push, r.copy, r.from_copy);
     after_caller(r.local_copy, r);  // copies into D come after the caller's use of D
   }
-  // ... and this rank may write its rows of theirs once each says so: before the push
-  // stream's copies, or (mirrored) before the first kernel that stores into them.
-  const bool mirrored = all_reduce && c.plan.d_mirrored;
-  if (direct && !mirrored)
+  if (direct)  // ... and this rank may write its rows of theirs once each says so
     for (int q = 0; q < c.g; ++q)
       if (q != r.rank) c.flags.take(r.push, r.pad + c.ws.flags.d_free(q));
-  bool mirrors_free = !mirrored;
   std::vector<int> final_bands;  // all_reduce: bands in the order they become final
   for (std::size_t i = 0; i < c.plan.steps.size(); ++i) {
     const TpStep& st = c.plan.steps[i];
@@ -379,17 +362,6 @@ void run_ring(const CallContext& c, Rank& r, const TpShards& sh, cudaStream_t s)
       if (st.reads_c && !gated) {
         c.flags.take(s, r.pad + c.ws.flags.part_ready(st.step - 1, last));
         c.trace.mark(r.rank, "gemm", s, "partial {}.{} in", st.step - 1, st.band);
-      }
-      if (st.d_mirrors > 0 && !mirrors_free) {
-        // Mirrored stores land in the peers' D (their d_free flags) or in r's slot of their
-        // workspace (their done flags, which the copy stream took before from_copy).
-        if (direct) {
-          for (int q = 0; q < c.g; ++q)
-            if (q != r.rank) c.flags.take(s, r.pad + c.ws.flags.d_free(q));
-        } else {
-          cuda_check(cudaStreamWaitEvent(s, r.from_copy, 0), "cudaStreamWaitEvent(tp mirrors)");
-        }
-        mirrors_free = true;
       }
       ring_launch(c, r, sh, s, st);
       if (gated)  // back to 0 after the kernel
@@ -410,14 +382,6 @@ void run_ring(const CallContext& c, Rank& r, const TpShards& sh, cudaStream_t s)
         // are padded: peer copies are contiguous runs).
         final_bands.push_back(b);
         after_band(c, r, st, b, r.push, s);
-        if (st.d_mirrors > 0) {  // the kernel stored the band into every other rank already
-          for (int j = 1; j < c.g; ++j) {
-            const int q = (r.rank + j) % c.g;
-            c.flags.set(r.push, r.peer_pad[q] + c.ws.flags.d_ready(r.rank, b));
-            c.trace.mark(r.rank, "push", r.push, "D band {} stored into rank {} by the kernel", b, q);
-          }
-          continue;
-        }
         const char* band_rows = d_band;
         if (!direct && ldd_bytes != part_row_bytes) {
           char* own = r.base + l.d_slots + l.part_bytes * r.rank + band.begin * part_row_bytes;

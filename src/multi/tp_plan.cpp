@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -248,7 +247,6 @@ GemmProblem tp_launch_problem(const TpProblem& p, const TpStep& step) {
   q.reads_c = step.reads_c;
   q.ldc = step.reads_c ? q.n : 0;  // C: a partial in the workspace, packed
   q.signal_bands = step.bands > 1 ? step.bands : 0;
-  q.d_mirrors = step.d_mirrors;
   return q;
 }
 
@@ -338,11 +336,8 @@ class TpPricer {
   // `tail_rows` > 0: the last band's final rows run as a band of their own (tp_bands).
   // `merge`: which steps run their bands (of a round) as one launch that signals each band
   // (TpStep::bands).
-  // `mirrored`: all_reduce's last step stores its tiles into the peers too (TpPlan::d_mirrored).
-  TpPlan copy_engine(const std::vector<Range>& cut, int64_t tail_rows, int rounds, TpMerge merge,
-                     bool mirrored) {
+  TpPlan copy_engine(const std::vector<Range>& cut, int64_t tail_rows, int rounds, TpMerge merge) {
     TpPlan plan = base(TpTransport::copy_engine);
-    plan.d_mirrored = mirrored_ = mirrored;
     plan.bands = int(cut.size());
     for (const Range& r : cut) plan.band_rows.push_back(r.size());
     band_rows_ = plan.band_rows;
@@ -365,7 +360,6 @@ class TpPricer {
         s.a_from_caller = !gather || step == 0;  // all-gather: later steps read gathered A
         // The ring's earlier steps write partials; gather's D is packed either way.
         s.d_to_caller = gather || to_root || step == g_ - 1;
-        if (mirrored && step == g_ - 1) s.d_mirrors = g_ - 1;
         // A ring step that reads partials merges only with TpMerge::every_step: it waits
         // inside the kernel for each band's (GemmOperands::c_band_flags). (Waiting on the
         // stream for its last band first measured slower than a launch per band: all-reduce
@@ -375,14 +369,11 @@ class TpPricer {
         const bool merged = merge == TpMerge::every_step ||
                             (merge == TpMerge::steps_waiting_for_nothing && !s.reads_c);
         const int merged_end = !merged || gather ? lo : hi;
-        const int apart_from = merged_end - lo >= 2 && add_launch(plan, s, cut, lo, merged_end)
-                                   ? merged_end
-                                   : lo;
-        for (int b = apart_from; b < hi; ++b)
-          if (!add_launch(plan, s, cut, b, b + 1)) {  // mirrored: no kernel of ours stores them
-            plan.total_us = std::numeric_limits<double>::infinity();
-            return plan;
-          }
+        if (merged_end - lo >= 2 && add_launch(plan, s, cut, lo, merged_end)) {
+          for (int b = merged_end; b < hi; ++b) add_launch(plan, s, cut, b, b + 1);
+        } else {
+          for (int b = lo; b < hi; ++b) add_launch(plan, s, cut, b, b + 1);
+        }
       }
     slow_for_copies(plan);
     for (const TpStep& s : plan.steps) plan.compute_us += s.predicted_us;
@@ -474,10 +465,8 @@ class TpPricer {
       copy_bytes = 2 * (g_ - 1) * a_bytes(chunk);  // shards read out and written in
     } else {
       copy_bytes = 2 * (g_ - 1) * part_bytes(chunk);  // partials out and in
-      // D bands out and in (then in D: read, write); mirrored, the kernel's stores land in the
-      // receivers with no read of the sender's D.
-      if (p_.pattern == TpPattern::all_reduce)
-        copy_bytes += ((d_direct_ ? 2 : 4) - (mirrored_ ? 1 : 0)) * (g_ - 1) * part_bytes(chunk);
+      if (p_.pattern == TpPattern::all_reduce)  // D bands out and in (then in D: read, write)
+        copy_bytes += (d_direct_ ? 2 : 4) * (g_ - 1) * part_bytes(chunk);
     }
     double rows = 0;
     for (const TpStep& s : plan.steps) rows += double(s.rows);
@@ -528,13 +517,11 @@ class TpPricer {
     std::vector<int64_t> rows;
     for (int b = step.band; step.bands > 1 && b < step.band + step.bands; ++b)
       rows.push_back(band_rows_[std::size_t(b)]);
-    const auto key = std::make_tuple(q.m, q.lda, q.ldd, q.reads_c, q.d_mirrors, rows);
+    const auto key = std::make_tuple(q.m, q.lda, q.ldd, q.reads_c, rows);
     auto it = cache_.find(key);
     if (it == cache_.end()) {
       std::optional<Candidate> pick = plan_gemm(q, device_).best();
-      // Only our kernels store D's mirrors (cuBLASLt is the planner's last resort).
-      if (q.d_mirrors > 0 && pick->config.instruction == Instruction::vendor) pick.reset();
-      if (pick && !rows.empty()) {
+      if (!rows.empty()) {
         const GemmConfig& c = pick->config;
         const int64_t cluster_rows = plan::signal_band_rows(c);
         const int64_t group_rows = cluster_rows * std::max(1, c.raster_group);
@@ -659,21 +646,7 @@ class TpPricer {
     std::vector<double> arrival(bands, 0.0);
     double t = 0, egress_free = 0, waited = 0, copy_end = 0;
     for (const TpStep& s : plan.steps) {
-      std::vector<double> finish = ring_band_finish(s, cut, arrival, t, waited);
-      if (all_reduce && s.d_mirrors > 0) {
-        // Mirrored: each band's tiles leave through this rank's NVLink egress while the band
-        // computes, behind the sends queued before them; a band whose bytes cannot all leave
-        // by its last tile holds the kernel (its stores back up) until they have, and every
-        // later band with it.
-        double start = t, held = 0;
-        for (int b = s.band; b < s.band + s.bands; ++b) {
-          double& finished = finish[std::size_t(b - s.band)];
-          finished += held;
-          egress_free = std::max(egress_free, start) + (g_ - 1) * send_us(part_bytes(cut[b].size()));
-          if (egress_free > finished) held += egress_free - finished, finished = egress_free;
-          start = finished;
-        }
-      }
+      const std::vector<double> finish = ring_band_finish(s, cut, arrival, t, waited);
       t = finish.back();
       for (int b = s.band; b < s.band + s.bands; ++b) {
         const double bytes = part_bytes(cut[b].size());
@@ -682,9 +655,6 @@ class TpPricer {
           egress_free = std::max(egress_free, finished) + send_us(bytes);
           arrival[b] = egress_free + kFlagHandoffUs;
           plan.transfer_us += send_us(bytes);
-        } else if (all_reduce && mirrored_) {  // in the peers as the band ends (above)
-          plan.transfer_us += (g_ - 1) * send_us(bytes);
-          copy_end = std::max(copy_end, finished + kFlagHandoffUs) + staged_copy_us(bytes);
         } else if (all_reduce) {
           egress_free = std::max(egress_free, finished) + (g_ - 1) * send_us(bytes);
           plan.transfer_us += (g_ - 1) * send_us(bytes);
@@ -694,20 +664,14 @@ class TpPricer {
     }
     const double end = std::max(t, copy_end);
     const std::string tail =
-        !all_reduce ? std::string()
-        : mirrored_ ? fmt::format("; the last step's kernels store every finished tile into the "
-                                  "{} others' {} as well ({:.0f} MB over NVLink from the "
-                                  "epilogue, {} round(s) of the ring)",
-                                  g_ - 1, d_direct_ ? "D" : "workspace, copied into their D",
-                                  (g_ - 1) * part_bytes(multi::tp_chunk_rows(p_)) / 1e6,
-                                  plan.rounds)
-                    : fmt::format("; every finished band of D goes to the {} others ({:.0f} MB "
-                                  "at {:.0f} GB/s, {} round(s) of the ring: a round's copies "
-                                  "overlap the next rounds' GEMMs) {}",
-                                  g_ - 1, (g_ - 1) * part_bytes(multi::tp_chunk_rows(p_)) / 1e6,
-                                  rate_, plan.rounds,
-                                  d_direct_ ? "straight into their D"
-                                            : "into their workspace, then copied into their D");
+        all_reduce ? fmt::format("; every finished band of D goes to the {} others ({:.0f} MB "
+                                 "at {:.0f} GB/s, {} round(s) of the ring: a round's copies "
+                                 "overlap the next rounds' GEMMs) {}",
+                                 g_ - 1, (g_ - 1) * part_bytes(multi::tp_chunk_rows(p_)) / 1e6,
+                                 rate_, plan.rounds,
+                                 d_direct_ ? "straight into their D"
+                                           : "into their workspace, then copied into their D")
+                   : std::string();
     plan.total_us = end + kFlagHandoffUs;
     plan.explanation = fmt::format(
         "a ring of {} steps x {}: each GEMM adds the partial sum its left "
@@ -728,9 +692,7 @@ class TpPricer {
   // one process addresses every rank's D, and D's rows are packed (peer copies are whole
   // contiguous runs, tp_exec.cpp; gather's D always is). NCCL plans never do.
   bool d_direct_;
-  bool mirrored_ = false;  // the plan being priced (TpPlan::d_mirrored)
-  std::map<std::tuple<int64_t, int64_t, int64_t, bool, int, std::vector<int64_t>>,
-           std::optional<Candidate>>
+  std::map<std::tuple<int64_t, int64_t, int64_t, bool, std::vector<int64_t>>, std::optional<Candidate>>
       cache_;
   std::vector<int64_t> band_rows_;  // the cut being priced (launch_prediction)
 };
@@ -772,20 +734,6 @@ TpPlan plan_tp(const TpProblem& problem, const GpuInfo& device, const Topology& 
     throw InvalidArgument("merge_c_steps", std::to_string(options.merge_c_steps),
                           "-1 (the planner's choice), 0 (a launch per band) or 1 (one launch per "
                           "step and round)");
-  if (options.mirror_d < -1 || options.mirror_d > 1)
-    throw InvalidArgument("mirror_d", std::to_string(options.mirror_d),
-                          "-1 (the planner's choice), 0 (copy engines push finished bands) or 1 "
-                          "(the kernel stores them into the peers)");
-  // Mirrors are D's own TMA boxes stored into the peers (GemmProblem::d_mirrors): D's rows
-  // packed, as the receivers' workspace rows are.
-  const bool mirror_legal = problem.pattern == TpPattern::all_reduce &&
-                            (problem.ldd == 0 || problem.ldd == problem.n);
-  if (options.mirror_d == 1 && !mirror_legal)
-    throw InvalidArgument("mirror_d", "1",
-                          problem.pattern != TpPattern::all_reduce
-                              ? "only all-reduce stores finished tiles into the other ranks"
-                              : fmt::format("ldd = {}: mirrored tiles need D's rows packed (ldd = "
-                                            "0 or N = {})", problem.ldd, problem.n));
   const bool peers = every_pair_has_peer_access(topology);
   TpTransport transport = options.transport.value_or(peers ? TpTransport::copy_engine
                                                            : TpTransport::nccl);
@@ -822,12 +770,6 @@ TpPlan plan_tp(const TpProblem& problem, const GpuInfo& device, const Topology& 
         : options.merge_c_steps == 0 ? std::vector<TpMerge>{TpMerge::steps_waiting_for_nothing, TpMerge::none}
                                      : std::vector<TpMerge>{TpMerge::steps_waiting_for_nothing,
                                                             TpMerge::none, TpMerge::every_step};
-    // Mirrored tiles (no copy after the last GEMM) after the copies, so the same 1% rule takes
-    // them only where they save more.
-    const std::vector<bool> mirror_tries = !mirror_legal || options.mirror_d == 0
-                                               ? std::vector<bool>{false}
-                                           : options.mirror_d == 1 ? std::vector<bool>{true}
-                                                                   : std::vector<bool>{false, true};
     bool have = false;
     std::set<std::vector<int64_t>> cuts_tried;
     for (int bands : band_tries) {
@@ -847,18 +789,13 @@ TpPlan plan_tp(const TpProblem& problem, const GpuInfo& device, const Topology& 
           // (reduce-scatter 8192 x 28672 x 8192 2596 -> 2635 us), the two predicted -1.3% and
           // -2.3% ran -0.6% and -3.0% (all-reduce 16384^3 6294 -> 6112 us); kGatedLaunchUs
           // prices the difference.
-          for (TpMerge merge : merge_tries)
-            for (bool mirrored : mirror_tries) {
-              TpPlan plan = pricer.copy_engine(cut, tail, rounds, merge, mirrored);
-              if (!have || plan.total_us < 0.99 * best.total_us) best = std::move(plan), have = true;
-            }
+          for (TpMerge merge : merge_tries) {
+            TpPlan plan = pricer.copy_engine(cut, tail, rounds, merge);
+            if (!have || plan.total_us < 0.99 * best.total_us) best = std::move(plan), have = true;
+          }
         }
       }
     }
-    if (have && std::isinf(best.total_us))  // only mirrored plans were asked for, and none runs
-      throw InvalidArgument("mirror_d", "1",
-                            "no configuration of ours stores this all-reduce's tiles into the "
-                            "peers (D's mirrors need TMA stores of whole tiles): use 0 or -1");
     if (!have)
       throw InvalidArgument("rounds", std::to_string(options.rounds),
                             fmt::format("must divide the bands the chunk of {} rows is cut into "
@@ -893,13 +830,11 @@ uint64_t TpPlan::hash() const {
                                  to_string(transport), bands, rounds);
   if (tail_rows > 0) text += fmt::format(" t{}", tail_rows);
   if (d_direct) text += " direct";
-  if (d_mirrored) text += " mirrored";
   for (const int64_t rows : band_rows) text += fmt::format(" {}", rows);
   for (const TpStep& s : steps)
     text += fmt::format("|{}.{} {} {}{}{} {}{}", s.step, s.band, s.rows, s.reads_c ? "c" : "-",
                         s.a_from_caller ? "a" : "-", s.d_to_caller ? "d" : "-", s.config.describe(),
-                        s.bands > 1 ? fmt::format(" x{}", s.bands) : std::string()) +
-            (s.d_mirrors > 0 ? fmt::format(" m{}", s.d_mirrors) : std::string());
+                        s.bands > 1 ? fmt::format(" x{}", s.bands) : std::string());
   return fnv1a(text);
 }
 
@@ -918,18 +853,12 @@ std::string TpPlan::describe() const {
       s.d_rows, s.d_cols, p.pattern == TpPattern::gather ? " on rank 0 (the others: none)" : "",
       to_string(transport), steps.size(),
       rounds > 1 ? fmt::format(" in {} rounds of {} band(s)", rounds, bands / rounds) : "",
-      d_mirrored ? fmt::format("; the last step's tiles stored into the receivers' {} by its "
-                               "kernel", d_direct ? "D" : "workspace")
-      : d_direct ? "; finished bands straight into the receivers' D (one process)" : "",
+      d_direct ? "; finished bands straight into the receivers' D (one process)" : "",
       total_us, compute_us, transfer_us, exposed_us, single_gpu_us, speedup(), explanation);
   std::string last;
   for (const TpStep& step : steps) {
-    const std::string line = fmt::format("{} rows{}{}: {} ({:.1f} us)", step.rows,
-                                         step.reads_c ? " + C" : "",
-                                         step.d_mirrors > 0 ? fmt::format(", D mirrored to {}",
-                                                                          step.d_mirrors)
-                                                            : std::string(),
-                                         step.config.describe(),
+    const std::string line = fmt::format("{} rows{}: {} ({:.1f} us)", step.rows,
+                                         step.reads_c ? " + C" : "", step.config.describe(),
                                          step.predicted_us);
     if (line == last) continue;
     const std::string bands = step.bands > 1

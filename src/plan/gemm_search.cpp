@@ -291,8 +291,6 @@ std::vector<GemmConfig> decode_configs(const GemmProblem& problem, const GpuInfo
   // expected rows.
   const bool masked = problem.grouping == Grouping::masked && problem.weight_format;
   if (problem.m > max_m || (problem.grouping != Grouping::none && !masked)) return configs;
-  // Row-band signals and D's mirrors are the tile family's (rules.cpp).
-  if (problem.signal_bands > 0 || problem.d_mirrors > 0) return configs;
   const int64_t rows = masked ? problem.expected_group_rows() : problem.m;
   const int chunk = decode_chunk_elements(problem);
   const int step_multiple =
@@ -472,13 +470,6 @@ void add_schedules(Plan& plan, const GemmProblem& kernel_problem, const GemmConf
             if (std::string signal = signal_violation(problem, kernel_fields(problem, config));
                 !signal.empty()) {
               if (variant == 0) plan.rejected.push_back({config, std::move(signal)});
-              continue;
-            }
-          // D's mirrors need TMA stores of whole tiles (no split-K or stream-K pieces).
-          if (problem.d_mirrors > 0)
-            if (std::string mirror = mirror_violation(problem, kernel_fields(problem, config));
-                !mirror.empty()) {
-              if (variant == 0) plan.rejected.push_back({config, std::move(mirror)});
               continue;
             }
           plan.candidates.push_back({config, predict(plan.problem, config, device)});

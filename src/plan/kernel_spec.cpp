@@ -56,7 +56,6 @@ KernelLaunch make_launch(const GemmProblem& problem, int64_t first_column,
                            kernel_epilogue(problem).token());
   if (problem.weight_format) k.identity += fmt::format("|{}", to_string(*problem.weight_format));
   if (problem.signal_bands > 0) k.identity += "|band-signals";
-  if (problem.d_mirrors > 0) k.identity += fmt::format("|d-mirrors={}", problem.d_mirrors);
   k.cluster_size = c.cluster_m * c.cluster_n;
   k.work_items = cluster_work_items(problem, c);
   if (c.instruction == Instruction::mma) {

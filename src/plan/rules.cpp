@@ -832,36 +832,6 @@ std::string signal_violation(const GemmProblem& problem, const KernelFields& fie
   return {};
 }
 
-// D's mirrors (GemmProblem::d_mirrors): each TMA store of a D box is issued once more per
-// mirror from the same staged tile (sm90/epilogue.cuh). So: the tile family, TMA-stored D,
-// every tile stored whole by one kernel (no split-K or stream-K pieces, no n-tail kernel) and
-// no FP8 output (its scales are not mirrored), ungrouped and unswapped (the store paths the
-// tensor-parallel GEMMs use, and the only ones tested with mirrors).
-std::string mirror_violation(const GemmProblem& problem, const KernelFields& fields) {
-  if (problem.d_mirrors == 0) return {};
-  const GemmConfig& c = fields.config;
-  const std::string what = fmt::format("d_mirrors = {}", problem.d_mirrors);
-  if (problem.d_mirrors < 0 || problem.d_mirrors > kMaxDMirrors)
-    return fmt::format("{}: 0..{} mirrors", what, kMaxDMirrors);
-  if (c.instruction != Instruction::wgmma)
-    return fmt::format("{}: mirrors are stored by the tile family (wgmma), not {}", what,
-                       to_string(c.instruction));
-  if (fields.store_path != StorePath::tma)
-    return fmt::format("{} with store_path = {}: mirrors are TMA stores of the staged tile", what,
-                       to_string(fields.store_path));
-  if (c.split_k != 1 || c.stream_k)
-    return fmt::format("{} with {}: a tile's pieces are summed before one store; mirrors are "
-                       "stored by the tile's own epilogue", what,
-                       c.stream_k ? std::string("stream-K") : fmt::format("split_k = {}", c.split_k));
-  if (c.n_tail_kernel) return fmt::format("{} with n_tail_kernel: one kernel stores every tile", what);
-  if (c.swap_ab) return fmt::format("{}: a swapped kernel stores D^T's boxes", what);
-  if (problem.grouping != Grouping::none)
-    return fmt::format("{} with grouping = {}: not supported", what, to_string(problem.grouping));
-  if (problem.d_type == DType::e4m3)
-    return fmt::format("{} with d_type e4m3: D's scales are not mirrored", what);
-  return {};
-}
-
 int64_t signal_band_rows(const GemmConfig& config) {
   return int64_t(config.block_m) * config.cluster_m;
 }
@@ -870,7 +840,6 @@ std::string kernel_violation(const GemmProblem& problem, const KernelFields& fie
                              const GpuInfo& device) {
   if (auto why = grouped_violation(problem, fields); !why.empty()) return why;
   if (auto why = signal_violation(problem, fields); !why.empty()) return why;
-  if (auto why = mirror_violation(problem, fields); !why.empty()) return why;
   if (auto why = tile_violation(problem, fields, device); !why.empty()) return why;
   if (auto why = schedule_violation(problem, fields, device); !why.empty()) return why;
   if (!fields.config.n_tail_kernel) return {};

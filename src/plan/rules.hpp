@@ -151,8 +151,6 @@ std::string signal_violation(const GemmProblem& problem, const KernelFields& fie
 // The rows every signalled band must be a multiple of: whole cluster tiles (block_m x
 // cluster_m), since the scheduler walks the bands in cluster rows and counts whole tiles.
 int64_t signal_band_rows(const GemmConfig& config);
-// D's mirrors (GemmProblem::d_mirrors): what storing each tile once more per mirror needs.
-std::string mirror_violation(const GemmProblem& problem, const KernelFields& fields);
 std::string kernel_violation(const GemmProblem& problem, const KernelFields& fields,
                              const GpuInfo& device);
 std::string preference_violation(const GemmProblem& problem, const GemmConfig& config,

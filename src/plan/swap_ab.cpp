@@ -84,7 +84,7 @@ std::string swap_ab_violation(const GemmProblem& problem, const KernelFields& fi
 
 bool swap_ab_offered(const GemmProblem& call) {
   // Row-band signals walk D's rows; a swapped kernel walks its columns (signal_violation).
-  if (call.grouping != Grouping::none || call.signal_bands > 0 || call.d_mirrors > 0) return false;
+  if (call.grouping != Grouping::none || call.signal_bands > 0) return false;
   if (call.m <= kSwapAbMaxM || weight_bound_middle(call)) return true;
   // Fitted rows only where TMA stores D^T (the threads' transposed stores cost 3.5-4.5 us a
   // 128-row tile, which these tiles repeat wave after wave).

@@ -51,7 +51,7 @@ const GpuInfo& device_info(int device) {
 // The last field: the epilogue's token and the weight-only format (each selects the kernel).
 using PlanKey = std::tuple<int, int64_t, int64_t, int64_t, DType, DType, DType, Layout, int64_t,
                            int64_t, int64_t, int64_t, Scaling, bool, Grouping, int64_t, int64_t,
-                           std::string, int, int>;
+                           std::string, int>;
 
 struct PlannedSpec {
   std::shared_ptr<const KernelSpec> spec;
@@ -85,7 +85,7 @@ PlanKey plan_key(int device, const GemmProblem& p) {
           p.expected_m,
           p.epilogue.token() +
               (p.weight_format ? "|weights=" + std::string(to_string(*p.weight_format)) : ""),
-          p.signal_bands,  p.d_mirrors};
+          p.signal_bands};
 }
 
 // GemmOptions::autotune_graph's default, AUTOGEMM_AUTOTUNE_GRAPH, read once like AUTOGEMM_AUTOTUNE.
@@ -155,9 +155,7 @@ PlannedSpec planned_spec(int device, const GemmProblem& p, const GemmOperands& o
   static std::map<PlanKey, PlannedSpec> plans;
   const PlanKey key = plan_key(device, p);
   // Row-band signals: a timed candidate would raise flags nobody waits for, and cuBLASLt has none.
-  // Mirrors: a timed candidate would write another GPU's memory while it may be in use.
-  const bool want_tuning = autotune > 1 && !(p.reads_c && o.c == o.d) && p.signal_bands == 0 &&
-                           p.d_mirrors == 0;
+  const bool want_tuning = autotune > 1 && !(p.reads_c && o.c == o.d) && p.signal_bands == 0;
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = plans.find(key); it != plans.end() && (it->second.tuned || !want_tuning))
@@ -232,19 +230,6 @@ void check_operands(const GemmProblem& p, const GemmOperands& o) {
                           "FP8 inputs need their scales");
   runtime::check_weight_operands(p, o);
   runtime::check_epilogue_operands(p, o);
-  for (int i = 0; i < kMaxDMirrors; ++i) {
-    const auto address = reinterpret_cast<uintptr_t>(o.d_mirror[i]);
-    const std::string name = fmt::format("d_mirror[{}]", i);
-    if (i >= p.d_mirrors && address != 0)
-      throw InvalidArgument(name, fmt::format("{:#x}", address),
-                            fmt::format("problem.d_mirrors = {}: mirrors past it must be null", p.d_mirrors));
-    if (i < p.d_mirrors && address == 0)
-      throw InvalidArgument(name, "nullptr", fmt::format("problem.d_mirrors = {} needs a pointer "
-                                                         "per mirror", p.d_mirrors));
-    if (i < p.d_mirrors && address % 16 != 0)
-      throw InvalidArgument(name, fmt::format("{:#x}", address),
-                            "mirrors are TMA stores: 16-byte aligned like D");
-  }
   if (p.signal_bands == 0) {
     if (o.band_ends || o.band_counters || o.band_flags || o.c_band_flags)
       throw InvalidArgument(o.band_ends       ? "band_ends"
@@ -275,13 +260,8 @@ void check_operands(const GemmProblem& p, const GemmOperands& o) {
 
 // Row-band signals: only our kernels signal, and each band is whole cluster tiles of rows (the
 // scheduler walks the bands in cluster rows and counts whole tiles: sm90/band_signal.cuh).
-// Mirrors: only our kernels store them.
 void check_band_signals(const GemmProblem& p, const KernelSpec& spec, const GemmOperands& o,
                         const std::string& why_not_ours) {
-  if (p.d_mirrors > 0 && (spec.vendor || !why_not_ours.empty()))
-    throw InvalidArgument("problem.d_mirrors", std::to_string(p.d_mirrors),
-                          fmt::format("only autogemm's kernels store D's mirrors, and this call "
-                                      "would run cuBLASLt: {}", spec.vendor ? spec.reason : why_not_ours));
   if (p.signal_bands == 0) return;
   if (spec.vendor || !why_not_ours.empty())
     throw InvalidArgument("problem.signal_bands", std::to_string(p.signal_bands),

@@ -293,11 +293,8 @@ void enqueue_one(const ResolvedKernel& r, cudaStream_t stream) {
     return;
   }
   auto map = [](const CUtensorMap& m) { return static_cast<void*>(const_cast<CUtensorMap*>(&m)); };
-  // The mirrored entry's last parameter: the mirrors' maps (the driver copies as many as the
-  // kernel declares).
   void* args[] = {map(r.maps.a), map(r.maps.b), map(r.maps.c), map(r.maps.d),
-                  map(r.maps.c_tail), map(r.maps.d_tail), param_arg,
-                  static_cast<void*>(const_cast<GemmTensorMaps::Mirror*>(r.maps.mirrors))};
+                  map(r.maps.c_tail), map(r.maps.d_tail), param_arg};
   driver::check(driver::api().cuLaunchKernelEx(&config, r.function, args, nullptr),
                 "cuLaunchKernelEx(gemm)");
 }

@@ -128,11 +128,7 @@ GemmTensorMaps make_gemm_tensor_maps(const KernelLaunch& kernel, const GemmOpera
         (m.tail ? maps.c_tail : maps.c) = encode_2d(m, o.c, p.d_type);
         has_c = true;
         break;
-      default:
-        (m.tail ? maps.d_tail : maps.d) = encode_2d(m, o.d, p.d_type);
-        for (int i = 0; i < p.d_mirrors; ++i)
-          (m.tail ? maps.mirrors[i].d_tail : maps.mirrors[i].d) = encode_2d(m, o.d_mirror[i], p.d_type);
-        break;
+      default: (m.tail ? maps.d_tail : maps.d) = encode_2d(m, o.d, p.d_type); break;
     }
   }
   if (!has_c) {   // the kernel reads no C; its parameters repeat D's

@@ -15,12 +15,6 @@ namespace autogemm::runtime {
 struct GemmTensorMaps {
   CUtensorMap a{}, b{}, c{}, d{};
   CUtensorMap c_tail{}, d_tail{};   // the tile's tail slab of C and D (TensorMapSpec::tail)
-  // D's maps over each of D's mirrors (GemmProblem::d_mirrors; zeroed past them), laid out as
-  // the kernel's last parameter reads them (sm90/gemm_kernel.cuh DMirrorMaps).
-  struct Mirror {
-    CUtensorMap d{}, d_tail{};
-  };
-  Mirror mirrors[kMaxDMirrors];
 };
 
 // The maps of one kernel of a spec over the call's operands (KernelLaunch::tensor_maps, which

@@ -110,8 +110,7 @@ std::string tuning_key(const GpuInfo& device, const GemmProblem& p,
          // A fused epilogue is another problem; plain problems keep their keys.
          (p.epilogue.empty() ? std::string() : "|epilogue=" + p.epilogue.token()) +
          (p.weight_format ? "|weights=" + std::string(to_string(*p.weight_format)) : "") +
-         (p.signal_bands > 0 ? fmt::format("|signal_bands={}", p.signal_bands) : std::string()) +
-         (p.d_mirrors > 0 ? fmt::format("|d_mirrors={}", p.d_mirrors) : std::string());
+         (p.signal_bands > 0 ? fmt::format("|signal_bands={}", p.signal_bands) : std::string());
 }
 
 std::string tuning_key(const GpuInfo& device, const GemmProblem& problem) {

@@ -27,19 +27,11 @@ struct StagedElement<2> {
 
 // The TMA descriptors of C and D: the 128-byte main slabs' and the tail slab's boxes
 // (gemm_layout.cuh d_main_boxes). Without C (beta == 0) the C maps repeat D's.
-// D's mirrors (Cfg::d_mirrors, GemmProblem::d_mirrors): each mirror's maps over its memory, D's
-// main and tail boxes, as the host writes them (runtime/launch.cpp HostMirrorMaps).
-struct DMirrorMap {
-  ptx::TensorMap d;
-  ptx::TensorMap d_tail;
-};
-
 struct EpilogueMaps {
   const ptx::TensorMap* c;
   const ptx::TensorMap* c_tail;
   const ptx::TensorMap* d;
   const ptx::TensorMap* d_tail;
-  const DMirrorMap* mirrors = nullptr;   // Cfg::d_mirrors of them
 };
 
 template <class Cfg>
@@ -48,8 +40,6 @@ struct Epilogue {
   static_assert(!Cfg::d_transposed || !Cfg::staged_store,
                 "D^T goes out by TMA (transposed_offset) or from registers, not in staged rows");
   static_assert(!(Cfg::tma_store && Cfg::staged_store), "one store path");
-  static_assert(Cfg::d_mirrors == 0 || (Cfg::tma_store && !Cfg::d_transposed),
-                "D's mirrors are TMA stores of D's boxes (plan/rules.cpp mirror_violation)");
   static_assert(!G::kGated || !Cfg::d_transposed, "a gated tile's gate and up are its columns");
   static_assert(Cfg::out_kind != 3 || Cfg::tma_store, "FP8 output leaves by TMA (stage_fp8)");
   static constexpr int kStoreThreads = 128;
@@ -346,16 +336,10 @@ struct Epilogue {
       ptx::fence_proxy_async_shared();
       ptx::named_barrier_sync(barrier_id, kStoreThreads);
       if (leader) {
-        const auto store = [&](const ptx::TensorMap* map, int offset, int x, int y) {
-          ptx::tma_store_2d(map, staging + offset, x, y);
-        };
-        each_box(maps.d, maps.d_tail, consumer, row0, n_tile, chunk, store);
-        // The same staged boxes once more per mirror, in the same bulk group: whatever waits
-        // for the group (the next staging, band signals, the kernel's end) waits for them too.
-#pragma unroll
-        for (int i = 0; i < Cfg::d_mirrors; ++i)
-          each_box(&maps.mirrors[i].d, &maps.mirrors[i].d_tail, consumer, row0, n_tile, chunk,
-                   store);
+        each_box(maps.d, maps.d_tail, consumer, row0, n_tile, chunk,
+                 [&](const ptx::TensorMap* map, int offset, int x, int y) {
+                   ptx::tma_store_2d(map, staging + offset, x, y);
+                 });
         ptx::tma_store_commit_group();
       }
     }

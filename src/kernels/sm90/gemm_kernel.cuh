@@ -703,13 +703,14 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
       .run();
 }
 
-// The kernel's body, for both entries below. `mirrors`: Cfg::d_mirrors maps (null without).
 template <class Cfg>
-__device__ __forceinline__ void gemm_body(const ptx::TensorMap& tmap_a, const ptx::TensorMap& tmap_b,
-                                          const ptx::TensorMap& tmap_c, const ptx::TensorMap& tmap_d,
-                                          const ptx::TensorMap& tmap_c_tail,
-                                          const ptx::TensorMap& tmap_d_tail,
-                                          const DMirrorMap* mirrors, const GemmParams& params) {
+__global__ void __launch_bounds__(Geometry<Cfg>::kThreads, 1)
+    gemm_kernel(const __grid_constant__ ptx::TensorMap tmap_a,
+                const __grid_constant__ ptx::TensorMap tmap_b,
+                const __grid_constant__ ptx::TensorMap tmap_c,
+                const __grid_constant__ ptx::TensorMap tmap_d,
+                const __grid_constant__ ptx::TensorMap tmap_c_tail,
+                const __grid_constant__ ptx::TensorMap tmap_d_tail, const GemmParams params) {
   using G = Geometry<Cfg>;
   extern __shared__ unsigned char smem_raw[];
   const SharedStorage<Cfg> smem(smem_raw);
@@ -730,10 +731,6 @@ __device__ __forceinline__ void gemm_body(const ptx::TensorMap& tmap_a, const pt
     if constexpr (Cfg::tma_store) {
       if constexpr (G::kDMainBoxes > 0) ptx::tma_prefetch_descriptor(&tmap_d);
       if constexpr (G::kDTailCols > 0) ptx::tma_prefetch_descriptor(&tmap_d_tail);
-      for (int i = 0; i < Cfg::d_mirrors; ++i) {
-        if constexpr (G::kDMainBoxes > 0) ptx::tma_prefetch_descriptor(&mirrors[i].d);
-        if constexpr (G::kDTailCols > 0) ptx::tma_prefetch_descriptor(&mirrors[i].d_tail);
-      }
     }
   }
   // Barrier initialisation must be visible to every thread (and the peer CTA) before use.
@@ -747,7 +744,7 @@ __device__ __forceinline__ void gemm_body(const ptx::TensorMap& tmap_a, const pt
   // The warpgroup index broadcast from lane 0, so the compiler keeps it (and the descriptors
   // built from it) in uniform registers.
   const int warpgroup = ptx::warp_index_uniform() / 4;
-  const EpilogueMaps maps{&tmap_c, &tmap_c_tail, &tmap_d, &tmap_d_tail, mirrors};
+  const EpilogueMaps maps{&tmap_c, &tmap_c_tail, &tmap_d, &tmap_d_tail};
   if constexpr (Cfg::warp_specialized) {
     if (warpgroup == 0) {
       ptx::setmaxnreg_dec<Cfg::producer_regs>();
@@ -772,38 +769,6 @@ __device__ __forceinline__ void gemm_body(const ptx::TensorMap& tmap_a, const pt
   // completion also mean the main kernel's (and its stores') for whatever follows on the
   // stream.
   if constexpr (Cfg::waits_for_primary) ptx::grid_dependency_wait();
-}
-
-template <class Cfg>
-__global__ void __launch_bounds__(Geometry<Cfg>::kThreads, 1)
-    gemm_kernel(const __grid_constant__ ptx::TensorMap tmap_a,
-                const __grid_constant__ ptx::TensorMap tmap_b,
-                const __grid_constant__ ptx::TensorMap tmap_c,
-                const __grid_constant__ ptx::TensorMap tmap_d,
-                const __grid_constant__ ptx::TensorMap tmap_c_tail,
-                const __grid_constant__ ptx::TensorMap tmap_d_tail, const GemmParams params) {
-  static_assert(Cfg::d_mirrors == 0, "mirrors have their own entry (gemm_kernel_mirrored)");
-  gemm_body<Cfg>(tmap_a, tmap_b, tmap_c, tmap_d, tmap_c_tail, tmap_d_tail, nullptr, params);
-}
-
-// D's mirrors' maps (Cfg::d_mirrors of them), after the others: the host passes kMaxDMirrors
-// (runtime/launch.cpp), of which the kernel's parameter takes the first Cfg::d_mirrors.
-template <int N>
-struct DMirrorMaps {
-  DMirrorMap m[N];
-};
-
-template <class Cfg>
-__global__ void __launch_bounds__(Geometry<Cfg>::kThreads, 1)
-    gemm_kernel_mirrored(const __grid_constant__ ptx::TensorMap tmap_a,
-                         const __grid_constant__ ptx::TensorMap tmap_b,
-                         const __grid_constant__ ptx::TensorMap tmap_c,
-                         const __grid_constant__ ptx::TensorMap tmap_d,
-                         const __grid_constant__ ptx::TensorMap tmap_c_tail,
-                         const __grid_constant__ ptx::TensorMap tmap_d_tail, const GemmParams params,
-                         const __grid_constant__ DMirrorMaps<Cfg::d_mirrors> mirrors) {
-  static_assert(Cfg::d_mirrors > 0, "without mirrors: gemm_kernel");
-  gemm_body<Cfg>(tmap_a, tmap_b, tmap_c, tmap_d, tmap_c_tail, tmap_d_tail, mirrors.m, params);
 }
 
 }  // namespace autogemm::sm90
