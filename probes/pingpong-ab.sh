@@ -7,16 +7,7 @@
 # 2. the public suite with a fused bias and gelu_tanh (issue 50's exposed epilogue);
 # 3. this tree forced: the experts at 128x128x64 s5 without ping-pong (1.278 of the loop on
 #    1c47d05), and FP8 weight gradients with turns (oi) against the planner's 128x160 tile.
-set -uo pipefail
-source "$(dirname "$0")/../scripts/gpu-env.sh"
-: "${BEFORE:?set BEFORE to the baseline source tree}"
-export OUT
-ab() {   # ab NAME [VAR=value ...]: one gpu-ab.sh run, its CSVs moved to $OUT/NAME
-  local name=$1
-  shift
-  env "$@" timeout 200 bash scripts/gpu-ab.sh 2>&1 | tee "$OUT/ab-$name.txt"
-  mkdir -p "$OUT/$name" && mv "$OUT"/*.csv "$OUT/$name/" 2>/dev/null
-}
+source "$(dirname "$0")/ab_util.sh"
 ab moe ROUNDS=1 ROWS=--wgrad DTYPES=bf16 SUITE=bench/suites/wgrad-moe.csv
 ab dense ROUNDS=1 ROWS=--wgrad DTYPES=bf16 SUITE=bench/suites/wgrad-dense.csv
 ab fused ROUNDS=1 DTYPES=bf16 SUITE=bench/suites/gemm-public.csv \

@@ -6,16 +6,8 @@
 #   git apply probes/decode-row-tiles.patch
 #   BEFORE=<baseline source tree, e.g. git archive main> probes/row-tiles-ab.sh
 #   FORMATS="int4-g128 mxfp4" ROUNDS=2 probes/row-tiles-ab.sh   (default: all four, one round)
-set -uo pipefail
-source "$(dirname "$0")/../scripts/gpu-env.sh"
-: "${BEFORE:?set BEFORE to the baseline source tree}"
-export OUT
-ab() {   # ab NAME [VAR=value ...]: one gpu-ab.sh run, its CSVs moved to $OUT/NAME
-  local name=$1
-  shift
-  env "$@" timeout 240 bash scripts/gpu-ab.sh 2>&1 | tee "$OUT/ab-$name.txt"
-  mkdir -p "$OUT/$name" && mv "$OUT"/*.csv "$OUT/$name/" 2>/dev/null
-}
+source "$(dirname "$0")/ab_util.sh"
+AB_TIMEOUT=240
 for format in ${FORMATS:-int4-g128 int4-g128-zp mxfp4 int8}; do
   ab "$format" ROUNDS="${ROUNDS:-1}" DTYPES=bf16 SUITE=bench/suites/gemm-decode.csv \
     BENCH_ARGS="--weights $format"
