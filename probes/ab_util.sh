@@ -1,4 +1,4 @@
-# Sourced by the probes' A/B scripts (pingpong-ab.sh, row-tiles-ab.sh): the GPU machine's
+# Sourced by the probes' A/B scripts (pingpong-ab.sh, weights-ab.sh): the GPU machine's
 # environment, the baseline tree they need, and `ab`, one scripts/gpu-ab.sh run.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/gpu-env.sh"

@@ -51,6 +51,9 @@ struct KernelFields {
   // the registers per thread are capped at 65536 / (128 x this) (__launch_bounds__); the cost
   // model's occupancy (plan/decode_cost.hpp). 0 for the tile family.
   int decode_ctas_per_sm = 0;
+  // The decode family, weight-only B: 16-row tiles of B each warp multiplies against one A
+  // fragment (plan/rules.hpp decode_row_tiles). 0 for the tile family.
+  int decode_row_tiles = 0;
   bool launch_dependents = false;        // runs griddepcontrol.launch_dependents once resident
   bool waits_for_primary = false;        // launched as a programmatic dependent of the kernel
                                          // before it; waits for that kernel before it exits

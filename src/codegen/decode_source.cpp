@@ -73,6 +73,7 @@ jit::KernelSource decode_kernel_source(const KernelLaunch& kernel) {
       "  static constexpr int out_kind = {out_kind};\n"
       "  static constexpr int n = {n}, k = {k};\n"
       "  static constexpr int ctas_per_sm = {ctas_per_sm};\n"
+      "  static constexpr int row_tiles = {row_tiles};\n"
       "  static constexpr int ring_bytes = {ring_bytes};\n"
       "{epilogue}"
       "}};\n"
@@ -83,6 +84,7 @@ jit::KernelSource decode_kernel_source(const KernelLaunch& kernel) {
       fmt::arg("block_scaled", block_scaled), fmt::arg("b_format", b_format(p)), fmt::arg("grouping", int(p.grouping)), fmt::arg("out_kind", out_kind(p.d_type)),
       fmt::arg("n", p.n), fmt::arg("k", p.k),
       fmt::arg("ctas_per_sm", kernel.fields.decode_ctas_per_sm),
+      fmt::arg("row_tiles", kernel.fields.decode_row_tiles),
       fmt::arg("ring_bytes", kernel.smem_bytes), fmt::arg("epilogue", epilogue_member(kernel_epilogue(p))));
   src.kernel_name = "autogemm::sm90::decode_kernel<autogemm::sm90::generated::Config>";
   src.arch = "sm_90a";

@@ -106,29 +106,34 @@ constexpr int kWeightRegisterOverhead = 40;
 // sk16 and spilled at sk32 under 168; 16x64x128 s3 sk32 spilled 20 B at 3 CTAs an SM.
 constexpr int kWeightSplitRegisters = 16;
 constexpr int kWeightRegistersPerSplit = 5;
+constexpr int kWeightSecondTileRegisters = 8;
 
 bool is_ring(const GemmProblem& problem, const GemmConfig& config) {
   return config.num_stages > 1 && !problem.weight_format;   // weight-only: registers
 }
 
 // Warps of the CTA that split its K steps (sm90/decode_kernel.cuh DecodeGeometry::kWarpsK):
-// four warps, block_n / 16 of them along N.
-int warps_along_k(const GemmConfig& config) { return 4 / (config.block_n / 16); }
+// four warps, block_n / (16 x row tiles) of them along N.
+int warps_along_k(const GemmProblem& problem, const GemmConfig& config) {
+  return 4 / (config.block_n / (16 * decode_row_tiles(problem, config)));
+}
 
 }  // namespace
 
 int decode_registers(const GemmProblem& problem, const GemmConfig& config) {
   const int groups = config.block_m / 8;
-  const int accumulators = groups * 4;
+  const int tiles = decode_row_tiles(problem, config);
+  const int accumulators = tiles * groups * 4;
   // Block sums: block-scaled FP8's per 128 of K, int4's per scale group (sm90/decode_kernel.cuh
   // weight_multiply). MXFP4 accumulates in place but its two bf16 multiplies a pair and the
   // span's scales need as many: counted without them, 2 of 45 picks spilled 8 bytes at 168.
   // int4's second set (the group's sums of A) is left out: every pick compiles without spills
   // (WeightOnly.PlannersPicksCompileWithoutSpills, the decode suite), and counting it moved
   // M = 16 picks to slower ones (16 x 14336 x 4096: 1.02 -> 0.85 of our BF16, H200).
+  // With two row tiles the block sums are one tile's at a time.
   const bool int4 = problem.weight_format && *problem.weight_format != WeightFormat::int8_channel;
   const int block_sums =
-      problem.scaling == Scaling::block_1x128_128x128 || int4 ? accumulators : 0;
+      problem.scaling == Scaling::block_1x128_128x128 || int4 ? accumulators / tiles : 0;
   const int weight_overhead =
       kWeightRegisterOverhead +
       (config.split_k > 1
@@ -147,9 +152,11 @@ int decode_registers(const GemmProblem& problem, const GemmConfig& config) {
                        : problem.weight_format
                            ? 4 * decode_step_vectors(problem, config) +
                                  decode_chunk_elements(problem) / 4 +
-                                 2 * chunks * (config.num_stages + 1)
+                                 2 * tiles * chunks * (config.num_stages + 1)
                            : 8 * decode_step_vectors(problem, config);
-  return operands + accumulators + block_sums + overhead;
+  // Two row tiles: the second tile's dequantised pairs partly live beside the first's (int4
+  // 16x64x128 s1 spilled 4 bytes at 168 registers counted without them).
+  return operands + accumulators + block_sums + overhead + (tiles > 1 ? kWeightSecondTileRegisters : 0);
 }
 
 int decode_ctas_per_sm(const GemmProblem& problem, const GemmConfig& config) {
@@ -160,7 +167,7 @@ int decode_ctas_per_sm(const GemmProblem& problem, const GemmConfig& config) {
     // The warp rings, the K warps' sums (sm90/decode_kernel.cuh decode_sum_warps: a float4 per
     // lane of the N warps and 8-row group, for each K warp past the first) and the 1 KB the SM
     // reserves per CTA.
-    const int sums = (warps_along_k(config) - 1) * (config.block_m / 8) * (config.block_n / 16) *
+    const int sums = (warps_along_k(problem, config) - 1) * (config.block_m / 8) * (config.block_n / 16) *
                      32 * 16;
     ctas = std::min(ctas, kSmemPerSm / (decode_ring_bytes(problem, config) + sums + kSmemPerCta));
   }
@@ -203,7 +210,8 @@ Prediction predict_decode(const GemmProblem& problem, const GemmConfig& config,
   const double steps_in_flight = ring                    ? config.num_stages - 1
                                  : problem.weight_format ? config.num_stages + 0.5
                                                          : kStepsInFlight;
-  const double cta_in_flight = 4.0 * 16 * config.block_k * b_element_bytes * steps_in_flight;
+  const double cta_in_flight = 4.0 * 16 * decode_row_tiles(problem, config) * config.block_k *
+                               b_element_bytes * steps_in_flight;
   const double efficiency = ring ? kRingDramEfficiency : kStreamDramEfficiency;
   const double rate = std::min(device.memory_bandwidth_gbps * 1e3 * efficiency,
                                double(std::min(ctas, resident)) * cta_in_flight / kRoundTripUs);
@@ -219,7 +227,7 @@ Prediction predict_decode(const GemmProblem& problem, const GemmConfig& config,
   double chain_us = 0;
   if (ring) {
     const int64_t warp_steps = ceil_div(
-        ceil_div(ceil_div(problem.k, config.block_k), config.split_k), warps_along_k(config));
+        ceil_div(ceil_div(problem.k, config.block_k), config.split_k), warps_along_k(problem, config));
     p.fixed_us += kRingStartUs + kRingStepUs * double(warp_steps);
     chain_us = double(warp_steps) * kRingChainRoundTripUs / (config.num_stages - 1);
   } else if (problem.weight_format) {
@@ -227,7 +235,7 @@ Prediction predict_decode(const GemmProblem& problem, const GemmConfig& config,
     // past one wave of resident CTAs runs the chain once a wave (M = 64 with one step ahead:
     // 2 waves of 32 steps, 117 us measured against 2 x 57.6 chained).
     const int64_t warp_steps = ceil_div(
-        ceil_div(ceil_div(problem.k, config.block_k), config.split_k), warps_along_k(config));
+        ceil_div(ceil_div(problem.k, config.block_k), config.split_k), warps_along_k(problem, config));
     chain_us = double(p.waves) *
                (kWeightStepRoundTripUs +
                 double(warp_steps - 1) *

@@ -172,12 +172,30 @@ int decode_a_vectors(const GemmProblem& problem) {
   return decode_chunk_elements(problem) / 4 * dtype_bytes(problem.a_type) / 16;
 }
 
-int decode_step_vectors(const GemmProblem& problem, const GemmConfig& config) {
+namespace {
+
+// Weight-only: B's rows (two a row tile) for num_stages + 1 steps, A for one
+// (sm90/decode_kernel.cuh weight_main_loop).
+int weight_step_vectors(const GemmProblem& problem, const GemmConfig& config, int row_tiles) {
   const int chunks = config.block_k / decode_chunk_elements(problem);
-  // Weight-only: B for num_stages + 1 steps, A for one (sm90/decode_kernel.cuh
-  // weight_main_loop).
+  return (2 * row_tiles * (config.num_stages + 1) + decode_a_vectors(problem) * config.block_m / 8) *
+         chunks;
+}
+
+}  // namespace
+
+int decode_row_tiles(const GemmProblem& problem, const GemmConfig& config) {
+  if (!problem.weight_format || config.block_n < 32) return 1;
+  const int limit = (*problem.weight_format == WeightFormat::mxfp4 ? kWeightTwoTileMaxVectorsMxfp4
+                                                                   : kWeightTwoTileMaxVectors) -
+                    (config.split_k > 1 ? kWeightTwoTileSplitVectors : 0);
+  return weight_step_vectors(problem, config, 2) <= limit ? 2 : 1;
+}
+
+int decode_step_vectors(const GemmProblem& problem, const GemmConfig& config) {
   if (problem.weight_format)
-    return (2 * (config.num_stages + 1) + decode_a_vectors(problem) * config.block_m / 8) * chunks;
+    return weight_step_vectors(problem, config, decode_row_tiles(problem, config));
+  const int chunks = config.block_k / decode_chunk_elements(problem);
   return (2 + config.block_m / 8) * chunks;
 }
 

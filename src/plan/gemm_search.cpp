@@ -496,7 +496,8 @@ void add_tiles(Plan& plan, bool swap_ab) {
 // precise, and DRAM-bound problems tie exactly): among them prefer no stream-K, then fewer waves
 // (measured on an H200: M = 64 decode, 64x32 tiles in 2 waves took 94 us where 64x64 in 1 wave
 // took 69, both predicted ~71), then more SMs busy in the last wave counted in steps of
-// kBusySmsStep, then fewer and larger tiles, then no cluster, then the faster prediction, then enumeration order.
+// kBusySmsStep, then fewer and larger tiles, then no cluster, then, with split-K, one row tile
+// of weight-only B per warp over two, then the faster prediction, then enumeration order.
 // (Steps, like the time buckets, keep the order a strict weak ordering, which a threshold on the
 // difference would not be.) One to three SMs (2%) are below what the model resolves: compared
 // one by one, the busy count chose a slower tile over the faster prediction (H200, forced
@@ -505,7 +506,17 @@ void add_tiles(Plan& plan, bool swap_ab) {
 // 12.5-12.7 against 11.7-12.0, 24 x 40 x 16 5.8 against 5.6-5.7).
 constexpr int kBusySmsStep = 4;
 
-void rank_candidates(std::vector<Candidate>& candidates) {
+// A second row tile (decode_row_tiles) with split-K loses at a predicted tie: split-K already
+// shortens each CTA's chain of steps, which the second tile's bytes in flight shorten too, and
+// the tile adds the K warps' sums (H200, decode suite, pairs predicted alike: int4 1 x 2112 x
+// 7168 8x64x128 s2 sk8 with two tiles 12.0 us against 8x64x256 s2 sk8 with one 11.0; int8 1 x
+// 14336 x 4096 8x64x64 s2 sk3 28.4 against 8x64x128 s2 sk3 26.3). Without split-K two tiles won
+// their ties (mxfp4 8 x 14336 x 4096 8x64x128 s2 23.8 against 8x64x256 s2 25.7).
+int split_row_tiles(const GemmProblem& problem, const GemmConfig& config) {
+  return config.split_k > 1 && decode_row_tiles(problem, config) > 1;
+}
+
+void rank_candidates(const GemmProblem& problem, std::vector<Candidate>& candidates) {
   auto bucket = [](double time_us) { return std::floor(std::log(time_us) / std::log(1.02)); };
   std::stable_sort(candidates.begin(), candidates.end(), [&](const Candidate& a,
                                                              const Candidate& b) {
@@ -522,6 +533,9 @@ void rank_candidates(std::vector<Candidate>& candidates) {
     const int ca = a.config.cluster_m * a.config.cluster_n;
     const int cb = b.config.cluster_m * b.config.cluster_n;
     if (ca != cb) return ca < cb;
+    const int split_tiles_a = split_row_tiles(problem, a.config);
+    const int split_tiles_b = split_row_tiles(problem, b.config);
+    if (split_tiles_a != split_tiles_b) return split_tiles_a < split_tiles_b;
     if (pa.time_us != pb.time_us) return pa.time_us < pb.time_us;
     return pa.compute_us < pb.compute_us;
   });
@@ -621,7 +635,7 @@ Plan plan_gemm(const GemmProblem& call, const GpuInfo& device) {
     if (!plan::is_fp8(call.a_type) && call.epilogue.empty())
       plan.candidates.push_back({plan::vendor_config(), predict(call, plan::vendor_config(), device)});
   }
-  plan::rank_candidates(plan.candidates);
+  plan::rank_candidates(call, plan.candidates);
   if (plan.best().config.instruction == Instruction::vendor) {
     const Candidate& ours = *std::find_if(
         plan.candidates.begin(), plan.candidates.end(),

@@ -62,6 +62,7 @@ KernelFields kernel_fields(const GemmProblem& problem, const GemmConfig& config,
   if (config.instruction == Instruction::mma) {
     // The decode family stores D element by element: no store path to choose.
     f.decode_ctas_per_sm = decode_ctas_per_sm(problem, config);
+    f.decode_row_tiles = decode_row_tiles(problem, config);
     return f;
   }
   // D written transposed (swap_ab): staged as the caller's D tile and stored by TMA

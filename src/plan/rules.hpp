@@ -110,13 +110,27 @@ std::string d_chunk_violation(const GemmProblem& problem, const KernelFields& fi
 // vectors a step (128 registers for two) leave room for the accumulators and addresses under
 // 255 registers.
 inline constexpr int kDecodeMaxStepVectors = 16;
-// Weight-only B: B's two rows for num_stages + 1 steps (num_stages in flight) and A's vectors of one step
-// (4 per B vector at int4, 2 at int8) are what a lane holds; 24 (96 registers, beside a chunk's
-// 32 dequantised pairs) keeps every tile at 3 or more CTAs an SM (ptxas: 122 registers at
-// int4 8x16x256, 154 at 32x64x128).
+// Weight-only B: B's rows (two a row tile) for num_stages + 1 steps (num_stages in flight) and
+// A's vectors of one step (4 per B vector at int4, 2 at int8) are what a lane holds; 24 (96
+// registers, beside a chunk's 32 dequantised pairs) keeps every tile at 3 or more CTAs an SM
+// with one row tile (ptxas: 122 registers at int4 8x16x256, 154 at 32x64x128).
 inline constexpr int kWeightMaxStepVectors = 24;
+// ... and with two row tiles, where ptxas (NVRTC, CUDA 13.0) compiled every configuration of
+// block_m 8-32, block_n 32-64, block_k 128-256, 1-3 steps ahead and split-K 1-8 without
+// spills: 24 vectors (int4, int8), 16 (mxfp4: its two bf16 multiplies a pair), 4 fewer with
+// split-K. Past them a tile keeps one row tile (int4 32x64x128 s2 spilled 16-44 bytes).
+inline constexpr int kWeightTwoTileMaxVectors = 24;
+inline constexpr int kWeightTwoTileMaxVectorsMxfp4 = 16;
+inline constexpr int kWeightTwoTileSplitVectors = 4;
 // Weight-only: steps of B in flight in registers (num_stages), at most.
 inline constexpr int kWeightMaxStepsAhead = 4;
+// Weight-only B: each warp multiplies two 16-row tiles of B against every A fragment it loads
+// where the CTA has 32 rows or more. A's bytes through L1 per B byte halve (2 per 8-row group
+// at int4 with one tile), and L1 was the limit past 8 rows (Nsight Compute, H200: L1/TEX 75-85%
+// busy at 16 and 32 x 14336 x 4096): with configs this rule gives two tiles, int4 32 x 14336 x
+// 4096 32x64x128 s1 51.8 -> 33.6 us, 16 x 14336 x 4096 16x64x128 s2 sk3 32.0 -> 27.4 (same
+// configs, H200). Otherwise, or where two tiles' vectors pass kWeightTwoTileMaxVectors, one tile.
+int decode_row_tiles(const GemmProblem& problem, const GemmConfig& config);
 // The vectors a lane holds for a step (the rules' register measure), and the limit for the
 // problem.
 int decode_step_vectors(const GemmProblem& problem, const GemmConfig& config);

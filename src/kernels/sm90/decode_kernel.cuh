@@ -10,9 +10,9 @@
 // Work split:
 //   CTA    128 threads, one (block_m rows of A) x (block_n rows of B) tile and one of split_k
 //          K ranges: work item = (m_tile fastest, n_tile, split), one CTA each.
-//   warp   16 rows of B; the CTA's block_n / 16 warps along N, and the rest (4 / that) split
-//          the CTA's K range, step by step interleaved, so the CTA reads one contiguous span
-//          at a time.
+//   warp   16 rows of B (weight-only B: row_tiles x 16); the CTA's block_n / that warps along
+//          N, and the rest (4 / that) split the CTA's K range, step by step interleaved, so the
+//          CTA reads one contiguous span at a time.
 //   step   block_k elements of K per warp; for each 64 bytes of K ("chunk") two mma.sync per
 //          8-row group of A. How a step reaches the fragments is the config's num_stages:
 //   registers (num_stages = 1): every lane loads 16 bytes of its two B rows and of each of its
@@ -50,11 +50,15 @@ template <class Cfg>
 struct DecodeGeometry {
   static constexpr int kThreads = 128;
   static constexpr int kWarps = kThreads / 32;
-  static constexpr int kRowsPerWarp = 16;               // the mma's M side: rows of B
+  // Weight-only B: a warp multiplies row_tiles 16-row tiles of B (the mma's M side) against
+  // each A fragment it loads (plan/rules.hpp decode_row_tiles says when and why).
+  static constexpr int kRowTiles = Cfg::row_tiles;
+  static constexpr int kRowsPerWarp = 16 * kRowTiles;
   static constexpr int kWarpsN = Cfg::block_n / kRowsPerWarp;
   static constexpr int kWarpsK = kWarps / kWarpsN;
   static constexpr int kGroupsM = Cfg::block_m / 8;     // the mma's 8-wide side: rows of A
-  static constexpr int kAccum = kGroupsM * 4;           // fp32 accumulators per lane
+  static constexpr int kAccGroups = kRowTiles * kGroupsM;   // (row tile, 8-row group of A)
+  static constexpr int kAccum = kAccGroups * 4;         // fp32 accumulators per lane
   static constexpr int kVectorElems = 16 / Cfg::in_bytes;   // one 16-byte load of A
   // Weight-only B (Cfg::b_format, sm90/weight_dequant.cuh): its elements are 4 or 8 bits, so a
   // lane's 16 bytes of a B row span kSpan elements of K, and the lane loads A's kAVectors
@@ -74,6 +78,9 @@ struct DecodeGeometry {
 
   static_assert(Cfg::block_n == 16 || Cfg::block_n == 32 || Cfg::block_n == 64,
                 "block_n: 1, 2 or 4 warps of 16 rows along N");
+  static_assert(kRowTiles == 1 || (kRowTiles == 2 && Cfg::b_format != kWeightNone &&
+                                   Cfg::block_n >= 32),
+                "row tiles: two only for weight-only B, whole warps of 32 rows along N");
   static_assert(Cfg::block_m % 8 == 0 && Cfg::block_m >= 8 && Cfg::block_m <= 32,
                 "block_m: whole 8-row groups of A, at most 4");
   static_assert(Cfg::block_k % kChunkElems == 0, "block_k: whole 64-byte chunks");
@@ -156,11 +163,11 @@ struct DecodeLane {
   int m_tile, n_tile, split;
   int n_first;                          // B row of the warp's first of 16 rows
   int b_scales;                         // block-scaled FP8: index of the warp's first B scale
-  const unsigned char* b_rows[2];       // rows n_first + group and + group + 8 (clamped)
-  bool b_valid[2];
+  const unsigned char* b_rows[2 * G::kRowTiles];   // rows n_first + 16 t + group (+ 8) (clamped)
+  bool b_valid[2 * G::kRowTiles];
   const unsigned char* a_rows[G::kGroupsM];   // rows m_tile * block_m + 8 j + group (clamped)
   bool a_valid[G::kGroupsM];
-  int b_row[2];                         // weight-only: rows g, g + 8 (clamped), for the scales
+  int b_row[2 * G::kRowTiles];          // weight-only: rows 16 t + g (+ 8) (clamped), for the scales
   int m_end;                            // rows of A and D below it are the tile's to compute
                                         // (masked: the group's first row + its valid rows)
 
@@ -192,7 +199,7 @@ struct DecodeLane {
       m_end = g * params.group_rows + min(max(params.masked_m[g], 0), params.group_rows);
     }
     // Bytes into each chunk: B's 16 a lane; A's over the same span of K.
-    for (int r = 0; r < 2; ++r) {
+    for (int r = 0; r < 2 * G::kRowTiles; ++r) {
       const int n = n_first + group + 8 * r;
       b_valid[r] = n < Cfg::n;
       b_row[r] = b_first_row + (b_valid[r] ? n : 0);
@@ -261,7 +268,7 @@ __device__ __forceinline__ DecodeChunkFragments<Cfg> decode_register_fragments(
 // times its two scales: scale_b_of(s, k_block) for the warp's rows of B, scale_a_of(s, k_block,
 // row) for row `row` of the CTA's tile of A.
 template <class Cfg, class Fragments, class ScaleB, class ScaleA>
-__device__ __forceinline__ void decode_multiply(float (&acc)[DecodeGeometry<Cfg>::kGroupsM][4],
+__device__ __forceinline__ void decode_multiply(float (&acc)[DecodeGeometry<Cfg>::kAccGroups][4],
                                                 const Fragments& fragments, const ScaleB& scale_b_of,
                                                 const ScaleA& scale_a_of,
                                                 const DecodeLane<Cfg>& at, int k0) {
@@ -381,18 +388,18 @@ __device__ __forceinline__ DecodeChunkFragments<Cfg> decode_ring_fragments(
 }
 
 // Weight-only B (Cfg::b_format). B's part of a step, loaded one step ahead: for each chunk of K
-// one 16-byte span of rows g and g + 8, and the int4 scales and zeros of the chunk (one
-// 128-element group): rows g (low half) and g + 8 (high). A's part (its vectors over the same
+// and row tile t one 16-byte span of rows 16 t + g and 16 t + g + 8, and the int4 scales and
+// zeros of the chunk (one 128-element group): rows 16 t + g (low half) and + 8 (high). A's part (its vectors over the same
 // spans) is loaded in the step itself: a step of A a step ahead cost 4x B's registers at int4
 // (A spans 4 vectors per B vector), and 230 registers held one 32-row CTA an SM, 0.2x our BF16
 // at M = 128 (H200, bench --weights, 2026-11-29).
 template <class Cfg>
 struct WeightStepB {
   using G = DecodeGeometry<Cfg>;
-  uint4 b[G::kChunks][2];           // (chunk, row g / g + 8)
-  unsigned scales[G::kChunks];      // int4: bf16 scales of rows g, g + 8; mxfp4: the e8m0
-                                    // bytes of the lane's span (group), rows g and g + 8
-  unsigned zeros[G::kChunks];       // int4-zp: zeros of rows g, g + 8 (bytes)
+  uint4 b[G::kChunks][2 * G::kRowTiles];   // (chunk, row 16 t + g / + 8)
+  unsigned scales[G::kChunks][G::kRowTiles];   // int4: bf16 scales of rows g, g + 8; mxfp4: the
+                                    // e8m0 bytes of the lane's span (group), rows g and g + 8
+  unsigned zeros[G::kChunks][G::kRowTiles];    // int4-zp: zeros of rows g, g + 8 (bytes)
 };
 template <class Cfg>
 struct WeightStepA {
@@ -411,28 +418,30 @@ __device__ __forceinline__ WeightStepB<Cfg> weight_load_b(const DecodeLane<Cfg>&
     const int chunk = k0 + c * G::kChunkElems;
     const bool k_valid = present && chunk + at.pair * G::kSpan < Cfg::k;   // whole spans
 #pragma unroll
-    for (int r = 0; r < 2; ++r)
+    for (int r = 0; r < 2 * G::kRowTiles; ++r)
       v.b[c][r] = ptx::ld_global_stream_v4(
           at.b_rows[r] + static_cast<long long>(chunk) * G::kBBits / 8, k_valid && at.b_valid[r]);
+#pragma unroll
+    for (int t = 0; t < G::kRowTiles; ++t)
     if constexpr (Cfg::b_format == kWeightMxfp4) {
       // The lane's span is one group: its byte in rows g and g + 8 of the [N, K / 32] scales.
       constexpr int kGroupsK = Cfg::k / kWeightMxGroup;
       const int group = chunk / kWeightMxGroup + at.pair;
       const unsigned char* scales = static_cast<const unsigned char*>(params.b_scales);
-      v.scales[c] = ptx::ld_global_nc_u8(scales + static_cast<long long>(at.b_row[0]) * kGroupsK + group, k_valid) |
-                    ptx::ld_global_nc_u8(scales + static_cast<long long>(at.b_row[1]) * kGroupsK + group, k_valid) << 8;
+      v.scales[c][t] = ptx::ld_global_nc_u8(scales + static_cast<long long>(at.b_row[2 * t]) * kGroupsK + group, k_valid) |
+                    ptx::ld_global_nc_u8(scales + static_cast<long long>(at.b_row[2 * t + 1]) * kGroupsK + group, k_valid) << 8;
     } else if constexpr (Cfg::b_format != kWeightInt8) {
       constexpr int kGroupsK = Cfg::k / kWeightInt4Group;
       const int group = chunk / kWeightInt4Group;
       const unsigned short* scales = static_cast<const unsigned short*>(params.b_scales);
-      const long long g_row = static_cast<long long>(at.b_row[0]) * kGroupsK + group;
-      const long long g8_row = static_cast<long long>(at.b_row[1]) * kGroupsK + group;
+      const long long g_row = static_cast<long long>(at.b_row[2 * t]) * kGroupsK + group;
+      const long long g8_row = static_cast<long long>(at.b_row[2 * t + 1]) * kGroupsK + group;
       const bool valid = present && chunk < Cfg::k;
-      v.scales[c] = ptx::ld_global_nc_u16(scales + g_row, valid) |
+      v.scales[c][t] = ptx::ld_global_nc_u16(scales + g_row, valid) |
                     ptx::ld_global_nc_u16(scales + g8_row, valid) << 16;
       if constexpr (Cfg::b_format == kWeightInt4Zp) {
         const unsigned char* zeros = static_cast<const unsigned char*>(params.b_zeros);
-        v.zeros[c] = ptx::ld_global_nc_u8(zeros + g_row, valid) |
+        v.zeros[c][t] = ptx::ld_global_nc_u8(zeros + g_row, valid) |
                      ptx::ld_global_nc_u8(zeros + g8_row, valid) << 8;
       }
     }
@@ -464,86 +473,102 @@ __device__ __forceinline__ WeightStepA<Cfg> weight_load_a(const DecodeLane<Cfg>&
 // rows' scales in fp32 (the bias off the sum: a subtraction a pair fewer, 2 mma a 16 of K).
 // int8: straight into acc; the rows' scales multiply the sums at the end (weight_main_loop).
 // mxfp4: straight into acc, each lane's span (a group of its own: the mma sums the 4 lanes'
-// spans) scaled in bf16 by its power of two before the mma, exactly.
+// spans) scaled in bf16 by its power of two before the mma, exactly. Each row tile takes the
+// same A vectors, and int4's sums of A are taken once for all of them.
 template <class Cfg>
-__device__ __forceinline__ void weight_multiply(float (&acc)[DecodeGeometry<Cfg>::kGroupsM][4],
+__device__ __forceinline__ void weight_multiply(float (&acc)[DecodeGeometry<Cfg>::kAccGroups][4],
                                                 const WeightStepB<Cfg>& v,
                                                 const WeightStepA<Cfg>& x) {
   using G = DecodeGeometry<Cfg>;
+  constexpr bool kIntoAcc = Cfg::b_format == kWeightInt8 || Cfg::b_format == kWeightMxfp4;
+  constexpr unsigned kOnes = 0x3f803f80u;   // bf16x2 (1, 1)
 #pragma unroll
   for (int c = 0; c < G::kChunks; ++c) {
-    // B's span as bf16 pairs, rows g and g + 8: pairs[r][p] holds elements 2p, 2p + 1 of the
-    // span (kSpan / 2 pairs).
-    unsigned pairs[2][G::kSpan / 2];
+    // int4: the group's sums of A (an mma by ones: every row of it is A's column sum), once for
+    // every row tile.
+    float a_sums[G::kGroupsM][4];
+    if constexpr (!kIntoAcc) {
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const unsigned words[4] = {v.b[c][r].x, v.b[c][r].y, v.b[c][r].z, v.b[c][r].w};
-      if constexpr (Cfg::b_format == kWeightInt8) {
+      for (int j = 0; j < G::kGroupsM; ++j) {
 #pragma unroll
-        for (int w = 0; w < 4; ++w) {
-          const unsigned offset_word = words[w] ^ 0x80808080u;
-          pairs[r][2 * w] = int8_pair<0>(offset_word);
-          pairs[r][2 * w + 1] = int8_pair<1>(offset_word);
-        }
-      } else if constexpr (Cfg::b_format == kWeightMxfp4) {
-        const unsigned scale = e8m0_bf16x2((v.scales[c] >> (8 * r)) & 0xffu);
+        for (int e = 0; e < 4; ++e) a_sums[j][e] = 0.f;
 #pragma unroll
-        for (int w = 0; w < 4; ++w) {
-          pairs[r][4 * w] = mxfp4_pair<0>(words[w], scale);
-          pairs[r][4 * w + 1] = mxfp4_pair<1>(words[w], scale);
-          pairs[r][4 * w + 2] = mxfp4_pair<2>(words[w], scale);
-          pairs[r][4 * w + 3] = mxfp4_pair<3>(words[w], scale);
-        }
-      } else {
-#pragma unroll
-        for (int w = 0; w < 4; ++w) {
-          pairs[r][4 * w] = int4_biased_pair<0>(words[w]);
-          pairs[r][4 * w + 1] = int4_biased_pair<1>(words[w]);
-          pairs[r][4 * w + 2] = int4_biased_pair<2>(words[w]);
-          pairs[r][4 * w + 3] = int4_biased_pair<3>(words[w]);
+        for (int t = 0; t < G::kSpan / 4; ++t) {
+          const uint4& a = x.a[c][j][t / 2];
+          const unsigned a0 = t % 2 == 0 ? a.x : a.z, a1 = t % 2 == 0 ? a.y : a.w;
+          ptx::mma_m16n8k16_bf16(a_sums[j], kOnes, kOnes, kOnes, kOnes, a0, a1);
         }
       }
     }
-    // int8 and mxfp4 accumulate in acc itself; int4 a group's block sums first, of A times
-    // (128 + q), and of A alone (an mma by ones: every row of it is A's column sum).
-    constexpr bool kIntoAcc = Cfg::b_format == kWeightInt8 || Cfg::b_format == kWeightMxfp4;
-    constexpr unsigned kOnes = 0x3f803f80u;   // bf16x2 (1, 1)
-    float sums[G::kGroupsM][4];
-    float a_sums[G::kGroupsM][4];
 #pragma unroll
-    for (int j = 0; j < G::kGroupsM; ++j)
+    for (int tile = 0; tile < G::kRowTiles; ++tile) {
+      // B's span as bf16 pairs, rows g and g + 8 of the tile: pairs[r][p] holds elements 2p,
+      // 2p + 1 of the span (kSpan / 2 pairs).
+      unsigned pairs[2][G::kSpan / 2];
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        sums[j][e] = kIntoAcc ? acc[j][e] : 0.f;
-        a_sums[j][e] = 0.f;
+      for (int r = 0; r < 2; ++r) {
+        const uint4& bv = v.b[c][2 * tile + r];
+        const unsigned words[4] = {bv.x, bv.y, bv.z, bv.w};
+        if constexpr (Cfg::b_format == kWeightInt8) {
+#pragma unroll
+          for (int w = 0; w < 4; ++w) {
+            const unsigned offset_word = words[w] ^ 0x80808080u;
+            pairs[r][2 * w] = int8_pair<0>(offset_word);
+            pairs[r][2 * w + 1] = int8_pair<1>(offset_word);
+          }
+        } else if constexpr (Cfg::b_format == kWeightMxfp4) {
+          const unsigned scale = e8m0_bf16x2((v.scales[c][tile] >> (8 * r)) & 0xffu);
+#pragma unroll
+          for (int w = 0; w < 4; ++w) {
+            pairs[r][4 * w] = mxfp4_pair<0>(words[w], scale);
+            pairs[r][4 * w + 1] = mxfp4_pair<1>(words[w], scale);
+            pairs[r][4 * w + 2] = mxfp4_pair<2>(words[w], scale);
+            pairs[r][4 * w + 3] = mxfp4_pair<3>(words[w], scale);
+          }
+        } else {
+#pragma unroll
+          for (int w = 0; w < 4; ++w) {
+            pairs[r][4 * w] = int4_biased_pair<0>(words[w]);
+            pairs[r][4 * w + 1] = int4_biased_pair<1>(words[w]);
+            pairs[r][4 * w + 2] = int4_biased_pair<2>(words[w]);
+            pairs[r][4 * w + 3] = int4_biased_pair<3>(words[w]);
+          }
+        }
       }
-#pragma unroll
-    for (int t = 0; t < G::kSpan / 4; ++t)
-#pragma unroll
-      for (int j = 0; j < G::kGroupsM; ++j) {
-        const uint4& a = x.a[c][j][t / 2];
-        const unsigned a0 = t % 2 == 0 ? a.x : a.z, a1 = t % 2 == 0 ? a.y : a.w;
-        ptx::mma_m16n8k16_bf16(sums[j], pairs[0][2 * t], pairs[1][2 * t], pairs[0][2 * t + 1],
-                               pairs[1][2 * t + 1], a0, a1);
-        if constexpr (!kIntoAcc) ptx::mma_m16n8k16_bf16(a_sums[j], kOnes, kOnes, kOnes, kOnes, a0, a1);
-      }
-    if constexpr (kIntoAcc) {
+      float sums[G::kGroupsM][4];
 #pragma unroll
       for (int j = 0; j < G::kGroupsM; ++j)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) acc[j][e] = sums[j][e];
-    } else {
-      // sum (q - zero) a = sum (128 + q) a - (128 + zero) sum a, then times the group's scale.
-      const float scale_g = __uint_as_float(v.scales[c] << 16);
-      const float scale_g8 = __uint_as_float(v.scales[c] & 0xffff0000u);
-      const float bias_g = int4_bias(Cfg::b_format == kWeightInt4Zp ? v.zeros[c] & 0xffu : 8u);
-      const float bias_g8 = int4_bias(Cfg::b_format == kWeightInt4Zp ? v.zeros[c] >> 8 & 0xffu : 8u);
+        for (int e = 0; e < 4; ++e) sums[j][e] = kIntoAcc ? acc[tile * G::kGroupsM + j][e] : 0.f;
 #pragma unroll
-      for (int j = 0; j < G::kGroupsM; ++j) {
-        acc[j][0] = fmaf(fmaf(-bias_g, a_sums[j][0], sums[j][0]), scale_g, acc[j][0]);
-        acc[j][1] = fmaf(fmaf(-bias_g, a_sums[j][1], sums[j][1]), scale_g, acc[j][1]);
-        acc[j][2] = fmaf(fmaf(-bias_g8, a_sums[j][2], sums[j][2]), scale_g8, acc[j][2]);
-        acc[j][3] = fmaf(fmaf(-bias_g8, a_sums[j][3], sums[j][3]), scale_g8, acc[j][3]);
+      for (int t = 0; t < G::kSpan / 4; ++t)
+#pragma unroll
+        for (int j = 0; j < G::kGroupsM; ++j) {
+          const uint4& a = x.a[c][j][t / 2];
+          const unsigned a0 = t % 2 == 0 ? a.x : a.z, a1 = t % 2 == 0 ? a.y : a.w;
+          ptx::mma_m16n8k16_bf16(sums[j], pairs[0][2 * t], pairs[1][2 * t], pairs[0][2 * t + 1],
+                                 pairs[1][2 * t + 1], a0, a1);
+        }
+      if constexpr (kIntoAcc) {
+#pragma unroll
+        for (int j = 0; j < G::kGroupsM; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) acc[tile * G::kGroupsM + j][e] = sums[j][e];
+      } else {
+        // sum (q - zero) a = sum (128 + q) a - (128 + zero) sum a, then times the group's scale.
+        const unsigned sc = v.scales[c][tile];
+        const float scale_g = __uint_as_float(sc << 16);
+        const float scale_g8 = __uint_as_float(sc & 0xffff0000u);
+        const float bias_g = int4_bias(Cfg::b_format == kWeightInt4Zp ? v.zeros[c][tile] & 0xffu : 8u);
+        const float bias_g8 = int4_bias(Cfg::b_format == kWeightInt4Zp ? v.zeros[c][tile] >> 8 & 0xffu : 8u);
+#pragma unroll
+        for (int j = 0; j < G::kGroupsM; ++j) {
+          float (&d)[4] = acc[tile * G::kGroupsM + j];
+          d[0] = fmaf(fmaf(-bias_g, a_sums[j][0], sums[j][0]), scale_g, d[0]);
+          d[1] = fmaf(fmaf(-bias_g, a_sums[j][1], sums[j][1]), scale_g, d[1]);
+          d[2] = fmaf(fmaf(-bias_g8, a_sums[j][2], sums[j][2]), scale_g8, d[2]);
+          d[3] = fmaf(fmaf(-bias_g8, a_sums[j][3], sums[j][3]), scale_g8, d[3]);
+        }
       }
     }
   }
@@ -558,7 +583,7 @@ __device__ __forceinline__ void weight_multiply(float (&acc)[DecodeGeometry<Cfg>
 // its latency overlapping the step's dequantisation. int8's per-row scales then multiply the
 // sums.
 template <class Cfg>
-__device__ __forceinline__ void weight_main_loop(float (&acc)[DecodeGeometry<Cfg>::kGroupsM][4],
+__device__ __forceinline__ void weight_main_loop(float (&acc)[DecodeGeometry<Cfg>::kAccGroups][4],
                                                  const DecodeLane<Cfg>& at,
                                                  const GemmParams& params, int first_step,
                                                  int end_step) {
@@ -585,32 +610,36 @@ __device__ __forceinline__ void weight_main_loop(float (&acc)[DecodeGeometry<Cfg
   }
   if constexpr (Cfg::b_format == kWeightInt8) {
     const float* scales = static_cast<const float*>(params.b_scales);
-    const float scale_g = scales[at.b_row[0]], scale_g8 = scales[at.b_row[1]];
 #pragma unroll
-    for (int j = 0; j < G::kGroupsM; ++j) {
-      acc[j][0] *= scale_g;
-      acc[j][1] *= scale_g;
-      acc[j][2] *= scale_g8;
-      acc[j][3] *= scale_g8;
+    for (int tile = 0; tile < G::kRowTiles; ++tile) {
+      const float scale_g = scales[at.b_row[2 * tile]], scale_g8 = scales[at.b_row[2 * tile + 1]];
+#pragma unroll
+      for (int j = 0; j < G::kGroupsM; ++j) {
+        float (&d)[4] = acc[tile * G::kGroupsM + j];
+        d[0] *= scale_g;
+        d[1] *= scale_g;
+        d[2] *= scale_g8;
+        d[3] *= scale_g8;
+      }
     }
   }
 }
 
 // The K-splitting warps' sums meet in shared memory: warp_k = 0 adds the others' in order.
 template <class Cfg>
-__device__ __forceinline__ void decode_sum_warps(float (&acc)[DecodeGeometry<Cfg>::kGroupsM][4],
+__device__ __forceinline__ void decode_sum_warps(float (&acc)[DecodeGeometry<Cfg>::kAccGroups][4],
                                                  const DecodeLane<Cfg>& at) {
   using G = DecodeGeometry<Cfg>;
   if constexpr (G::kWarpsK > 1) {
-    __shared__ float4 others[G::kWarpsK - 1][G::kGroupsM][G::kWarpsN * 32];   // (warp_k - 1, group, lane of the N warps)
+    __shared__ float4 others[G::kWarpsK - 1][G::kAccGroups][G::kWarpsN * 32];   // (warp_k - 1, group, lane of the N warps)
     const int t = at.warp_n * 32 + at.lane;
     if (at.warp_k > 0)
-      for (int j = 0; j < G::kGroupsM; ++j)
+      for (int j = 0; j < G::kAccGroups; ++j)
         others[at.warp_k - 1][j][t] = make_float4(acc[j][0], acc[j][1], acc[j][2], acc[j][3]);
     __syncthreads();
     if (at.warp_k == 0)
       for (int w = 0; w < G::kWarpsK - 1; ++w)
-        for (int j = 0; j < G::kGroupsM; ++j) {
+        for (int j = 0; j < G::kAccGroups; ++j) {
           const float4 x = others[w][j][t];
           acc[j][0] += x.x;
           acc[j][1] += x.y;
@@ -628,7 +657,7 @@ __device__ __forceinline__ void decode_sum_warps(float (&acc)[DecodeGeometry<Cfg
 // split_k slots of block_m x block_n floats, float4 j of thread t at float (j * kSlotThreads + t) * 4:
 // coalesced.
 template <class Cfg>
-__device__ __forceinline__ bool decode_sum_splits(float (&acc)[DecodeGeometry<Cfg>::kGroupsM][4],
+__device__ __forceinline__ bool decode_sum_splits(float (&acc)[DecodeGeometry<Cfg>::kAccGroups][4],
                                                   const DecodeLane<Cfg>& at,
                                                   const GemmParams& params) {
   using G = DecodeGeometry<Cfg>;
@@ -637,7 +666,7 @@ __device__ __forceinline__ bool decode_sum_splits(float (&acc)[DecodeGeometry<Cf
   } else {
     constexpr int kSlotThreads = G::kWarpsN * 32;   // the warp_k = 0 lanes hold the sums
     constexpr int kSlotFloats = Cfg::block_m * Cfg::block_n;
-    static_assert(kSlotFloats == G::kGroupsM * 4 * kSlotThreads, "a slot is one tile");
+    static_assert(kSlotFloats == G::kAccGroups * 4 * kSlotThreads, "a slot is one tile");
     const long long tile = static_cast<long long>(at.m_tile) * G::kNTiles + at.n_tile;
     unsigned* counter = params.split_k_counters + tile;
     unsigned* flags = params.split_k_flags + tile * Cfg::split_k;
@@ -648,7 +677,7 @@ __device__ __forceinline__ bool decode_sum_splits(float (&acc)[DecodeGeometry<Cf
     __syncthreads();
     if (!last) {
       if (at.warp_k == 0)
-        for (int j = 0; j < G::kGroupsM; ++j)
+        for (int j = 0; j < G::kAccGroups; ++j)
           ptx::st_global_v4(slots + at.split * kSlotFloats + (j * kSlotThreads + t) * 4,
                             acc[j][0], acc[j][1], acc[j][2], acc[j][3]);
       __syncthreads();   // every store before thread 0's release (cumulative fence)
@@ -663,7 +692,7 @@ __device__ __forceinline__ bool decode_sum_splits(float (&acc)[DecodeGeometry<Cf
     if (threadIdx.x == 0) *counter = 0;
     __syncthreads();
     if (at.warp_k != 0) return false;
-    for (int j = 0; j < G::kGroupsM; ++j) {
+    for (int j = 0; j < G::kAccGroups; ++j) {
       float4 total = make_float4(0.f, 0.f, 0.f, 0.f);
       for (int s = 0; s < Cfg::split_k; ++s) {
         const float4 x = s == at.split
@@ -690,19 +719,20 @@ __device__ __forceinline__ bool decode_sum_splits(float (&acc)[DecodeGeometry<Cf
 // D[m][n] = alpha * sum + beta * C[m][n] (or the fused epilogue's act(...) + beta * C) for the
 // lane's d0..d3: D^T fragment row = n, column = m.
 template <class Cfg>
-__device__ __forceinline__ void decode_store(const float (&acc)[DecodeGeometry<Cfg>::kGroupsM][4],
+__device__ __forceinline__ void decode_store(const float (&acc)[DecodeGeometry<Cfg>::kAccGroups][4],
                                              const DecodeLane<Cfg>& at, const GemmParams& params) {
   using G = DecodeGeometry<Cfg>;
 #pragma unroll
-  for (int j = 0; j < G::kGroupsM; ++j)
+  for (int i = 0; i < G::kAccGroups; ++i)
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
-      const int n = at.n_first + at.group + 8 * (e / 2);
+      const int tile = i / G::kGroupsM, j = i % G::kGroupsM;
+      const int n = at.n_first + 16 * tile + at.group + 8 * (e / 2);
       const int m = at.m_tile * Cfg::block_m + 8 * j + 2 * at.pair + e % 2;
       if (n >= Cfg::n || m >= at.m_end) continue;
-      float v = params.alpha * acc[j][e];
+      float v = params.alpha * acc[i][e];
       // A decode tile's few elements per lane: the vectors are read per element.
-      if constexpr (FusedEpilogue<Cfg>::kFused) v = FusedEpilogue<Cfg>::apply(params, acc[j][e], m, n);
+      if constexpr (FusedEpilogue<Cfg>::kFused) v = FusedEpilogue<Cfg>::apply(params, acc[i][e], m, n);
       const long long c_index = static_cast<long long>(m) * params.ldc + n;
       const long long d_index = static_cast<long long>(m) * params.ldd + n;
       if constexpr (Cfg::out_kind == 2) {
@@ -731,9 +761,9 @@ __global__ void __launch_bounds__(DecodeGeometry<Cfg>::kThreads, Cfg::ctas_per_s
   // no split-K counter is touched): an expert without tokens costs no weight bytes.
   if constexpr (Cfg::grouping == kDecodeGroupedMasked)
     if (at.m_tile * Cfg::block_m >= at.m_end) return;
-  float acc[G::kGroupsM][4];   // (8-row group of A, d0..d3) fp32
+  float acc[G::kAccGroups][4];   // (row tile x 8-row group of A, d0..d3) fp32
 #pragma unroll
-  for (int j = 0; j < G::kGroupsM; ++j)
+  for (int j = 0; j < G::kAccGroups; ++j)
 #pragma unroll
     for (int e = 0; e < 4; ++e) acc[j][e] = 0.f;
   // This split's steps, then this warp's share of them (interleaved across the K warps).
