@@ -87,8 +87,8 @@ std::vector<GemmConfig> decode_configs(const GemmProblem& problem, const GpuInfo
 // is the rule): not strictly by predicted time, since the model does not resolve 2%.
 inline constexpr const char* kCandidateOrder =
     "the planner's order: predicted times within 2% tie, and ties go to fewer waves, then more "
-    "SMs busy in the last wave, fewer tiles, smaller clusters, one row tile of weight-only B with split-K; "
-    "the first is the choice";
+    "SMs busy in the last wave, fewer tiles, smaller clusters, one row tile of weight-only B "
+    "with split-K; the first is the choice";
 
 // The single configuration of the vendor path (instruction = vendor, tile fields zero: the
 // library picks its own).

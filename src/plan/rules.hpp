@@ -117,8 +117,10 @@ inline constexpr int kDecodeMaxStepVectors = 16;
 inline constexpr int kWeightMaxStepVectors = 24;
 // ... and with two row tiles, where ptxas (NVRTC, CUDA 13.0) compiled every configuration of
 // block_m 8-32, block_n 32-64, block_k 128-256, 1-3 steps ahead and split-K 1-8 without
-// spills: 24 vectors (int4, int8), 16 (mxfp4: its two bf16 multiplies a pair), 4 fewer with
-// split-K. Past them a tile keeps one row tile (int4 32x64x128 s2 spilled 16-44 bytes).
+// spills at K = 4096: 24 vectors (int4, int8), 16 (mxfp4: its two bf16 multiplies a pair), 4
+// fewer with split-K. Past them a tile keeps one row tile (int4 32x64x128 s2 spilled 16-44
+// bytes). Not yet within them: mxfp4 8x32x128 and 8x64x128 s2 at 3 CTAs an SM spill 4 bytes at
+// K = 768, 1536 and 7168 (probes/mxfp4-second-tile.patch counts their registers).
 inline constexpr int kWeightTwoTileMaxVectors = 24;
 inline constexpr int kWeightTwoTileMaxVectorsMxfp4 = 16;
 inline constexpr int kWeightTwoTileSplitVectors = 4;
@@ -126,7 +128,7 @@ inline constexpr int kWeightTwoTileSplitVectors = 4;
 inline constexpr int kWeightMaxStepsAhead = 4;
 // Weight-only B: each warp multiplies two 16-row tiles of B against every A fragment it loads
 // where the CTA has 32 rows or more. A's bytes through L1 per B byte halve (2 per 8-row group
-// at int4 with one tile), and L1 was the limit past 8 rows (Nsight Compute, H200: L1/TEX 75-85%
+// at int4 with one tile), and L1 was the limit past 8 rows (Nsight Compute, H200: L1/TEX 75-78%
 // busy at 16 and 32 x 14336 x 4096): with configs this rule gives two tiles, int4 32 x 14336 x
 // 4096 32x64x128 s1 51.8 -> 33.6 us, 16 x 14336 x 4096 16x64x128 s2 sk3 32.0 -> 27.4 (same
 // configs, H200). Otherwise, or where two tiles' vectors pass kWeightTwoTileMaxVectors, one tile.
