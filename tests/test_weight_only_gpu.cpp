@@ -97,7 +97,7 @@ TEST(WeightOnly, PlannersPicksCompileWithoutSpills) {
                          WeightFormat::mxfp4, WeightFormat::int8_channel})
     for (int64_t m : {1, 8, 16, 64, 256})
       for (const auto& [n, k] : {std::pair<int64_t, int64_t>{14336, 4096}, {4096, 14336},
-                                 {7168, 2048}}) {
+                                 {7168, 2048}, {24576, 1536}}) {
         const Plan plan = plan_gemm(weight_problem(m, n, k, f), h200);
         const jit::CompiledKernel kernel =
             jit::compile_to_cubin(codegen::decode_kernel_source(plan.spec.kernels.front()));

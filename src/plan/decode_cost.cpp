@@ -107,6 +107,11 @@ constexpr int kWeightRegisterOverhead = 40;
 constexpr int kWeightSplitRegisters = 16;
 constexpr int kWeightRegistersPerSplit = 5;
 constexpr int kWeightSecondTileRegisters = 8;
+// MXFP4's second tile: its scale multiplies need more. Counted at 8, 8x64x128 s2 was given 3
+// CTAs an SM (168 registers) and spilled 4 bytes at K = 768, 1536 and 7168 (NVRTC, CUDA 13.0);
+// at 16 it gets 2 (235 registers): mxfp4 decode suite 1.012x, 1..8 x 14336 x 4096 23.5 -> 22.3
+// us, 1..8 x 24576 x 1536 15.8 -> 14.8 (8x64x128 s1 there; H200, alternated twice).
+constexpr int kWeightSecondTileRegistersMxfp4 = 16;
 
 bool is_ring(const GemmProblem& problem, const GemmConfig& config) {
   return config.num_stages > 1 && !problem.weight_format;   // weight-only: registers
@@ -156,7 +161,10 @@ int decode_registers(const GemmProblem& problem, const GemmConfig& config) {
                            : 8 * decode_step_vectors(problem, config);
   // Two row tiles: the second tile's dequantised pairs partly live beside the first's (int4
   // 16x64x128 s1 spilled 4 bytes at 168 registers counted without them).
-  return operands + accumulators + block_sums + overhead + (tiles > 1 ? kWeightSecondTileRegisters : 0);
+  const bool mxfp4 = problem.weight_format && *problem.weight_format == WeightFormat::mxfp4;
+  const int second_tile =
+      tiles > 1 ? (mxfp4 ? kWeightSecondTileRegistersMxfp4 : kWeightSecondTileRegisters) : 0;
+  return operands + accumulators + block_sums + overhead + second_tile;
 }
 
 int decode_ctas_per_sm(const GemmProblem& problem, const GemmConfig& config) {

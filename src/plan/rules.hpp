@@ -119,8 +119,8 @@ inline constexpr int kWeightMaxStepVectors = 24;
 // block_m 8-32, block_n 32-64, block_k 128-256, 1-3 steps ahead and split-K 1-8 without
 // spills at K = 4096: 24 vectors (int4, int8), 16 (mxfp4: its two bf16 multiplies a pair), 4
 // fewer with split-K. Past them a tile keeps one row tile (int4 32x64x128 s2 spilled 16-44
-// bytes). Not yet within them: mxfp4 8x32x128 and 8x64x128 s2 at 3 CTAs an SM spill 4 bytes at
-// K = 768, 1536 and 7168 (probes/mxfp4-second-tile.patch counts their registers).
+// bytes). MXFP4's second tile is counted at 16 registers (plan/decode_cost.cpp): at 8, 8x64x128
+// s2 ran 3 CTAs an SM and spilled 4 bytes at K = 768, 1536 and 7168.
 inline constexpr int kWeightTwoTileMaxVectors = 24;
 inline constexpr int kWeightTwoTileMaxVectorsMxfp4 = 16;
 inline constexpr int kWeightTwoTileSplitVectors = 4;

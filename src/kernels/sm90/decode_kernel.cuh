@@ -422,27 +422,28 @@ __device__ __forceinline__ WeightStepB<Cfg> weight_load_b(const DecodeLane<Cfg>&
       v.b[c][r] = ptx::ld_global_stream_v4(
           at.b_rows[r] + static_cast<long long>(chunk) * G::kBBits / 8, k_valid && at.b_valid[r]);
 #pragma unroll
-    for (int t = 0; t < G::kRowTiles; ++t)
-    if constexpr (Cfg::b_format == kWeightMxfp4) {
-      // The lane's span is one group: its byte in rows g and g + 8 of the [N, K / 32] scales.
-      constexpr int kGroupsK = Cfg::k / kWeightMxGroup;
-      const int group = chunk / kWeightMxGroup + at.pair;
-      const unsigned char* scales = static_cast<const unsigned char*>(params.b_scales);
-      v.scales[c][t] = ptx::ld_global_nc_u8(scales + static_cast<long long>(at.b_row[2 * t]) * kGroupsK + group, k_valid) |
-                    ptx::ld_global_nc_u8(scales + static_cast<long long>(at.b_row[2 * t + 1]) * kGroupsK + group, k_valid) << 8;
-    } else if constexpr (Cfg::b_format != kWeightInt8) {
-      constexpr int kGroupsK = Cfg::k / kWeightInt4Group;
-      const int group = chunk / kWeightInt4Group;
-      const unsigned short* scales = static_cast<const unsigned short*>(params.b_scales);
-      const long long g_row = static_cast<long long>(at.b_row[2 * t]) * kGroupsK + group;
-      const long long g8_row = static_cast<long long>(at.b_row[2 * t + 1]) * kGroupsK + group;
-      const bool valid = present && chunk < Cfg::k;
-      v.scales[c][t] = ptx::ld_global_nc_u16(scales + g_row, valid) |
-                    ptx::ld_global_nc_u16(scales + g8_row, valid) << 16;
-      if constexpr (Cfg::b_format == kWeightInt4Zp) {
-        const unsigned char* zeros = static_cast<const unsigned char*>(params.b_zeros);
-        v.zeros[c][t] = ptx::ld_global_nc_u8(zeros + g_row, valid) |
-                     ptx::ld_global_nc_u8(zeros + g8_row, valid) << 8;
+    for (int t = 0; t < G::kRowTiles; ++t) {   // row tile t: rows b_row[2t] and b_row[2t + 1]
+      const long long row = at.b_row[2 * t], row8 = at.b_row[2 * t + 1];
+      if constexpr (Cfg::b_format == kWeightMxfp4) {
+        // The lane's span is one group: its byte in rows g and g + 8 of the [N, K / 32] scales.
+        constexpr int kGroupsK = Cfg::k / kWeightMxGroup;
+        const int group = chunk / kWeightMxGroup + at.pair;
+        const unsigned char* scales = static_cast<const unsigned char*>(params.b_scales);
+        v.scales[c][t] = ptx::ld_global_nc_u8(scales + row * kGroupsK + group, k_valid) |
+                         ptx::ld_global_nc_u8(scales + row8 * kGroupsK + group, k_valid) << 8;
+      } else if constexpr (Cfg::b_format != kWeightInt8) {
+        constexpr int kGroupsK = Cfg::k / kWeightInt4Group;
+        const int group = chunk / kWeightInt4Group;
+        const unsigned short* scales = static_cast<const unsigned short*>(params.b_scales);
+        const long long g_row = row * kGroupsK + group, g8_row = row8 * kGroupsK + group;
+        const bool valid = present && chunk < Cfg::k;
+        v.scales[c][t] = ptx::ld_global_nc_u16(scales + g_row, valid) |
+                         ptx::ld_global_nc_u16(scales + g8_row, valid) << 16;
+        if constexpr (Cfg::b_format == kWeightInt4Zp) {
+          const unsigned char* zeros = static_cast<const unsigned char*>(params.b_zeros);
+          v.zeros[c][t] = ptx::ld_global_nc_u8(zeros + g_row, valid) |
+                          ptx::ld_global_nc_u8(zeros + g8_row, valid) << 8;
+        }
       }
     }
   }
