@@ -19,15 +19,22 @@ __device__ __forceinline__ void store_d(void* d, long long i, int kind, float v)
   else static_cast<float*>(d)[i] = v;
 }
 
-__device__ __forceinline__ float activate_kind(int activation, float x) {
+// The GEMM's form for D's type (fused_epilogue.cuh kFastActivation): one MUFU instruction
+// unless D is fp32 (d_kind 2).
+template <bool Fast>
+__device__ __forceinline__ float activate_as(int activation, float x) {
   using autogemm::sm90::activate;
   switch (activation) {
-    case 1: return activate<1>(x);
-    case 2: return activate<2>(x);
-    case 3: return activate<3>(x);
-    case 4: return activate<4>(x);
+    case 1: return activate<1, Fast>(x);
+    case 2: return activate<2, Fast>(x);
+    case 3: return activate<3, Fast>(x);
+    case 4: return activate<4, Fast>(x);
     default: return x;
   }
+}
+
+__device__ __forceinline__ float activate_kind(int activation, int d_kind, float x) {
+  return d_kind != 2 ? activate_as<true>(activation, x) : activate_as<false>(activation, x);
 }
 
 }  // namespace autogemm::bench_kernels
@@ -51,7 +58,7 @@ autogemm_unfused_epilogue(const UnfusedEpilogueParams p) {
       if (p.bias != nullptr)
         v += p.bias_kind == 1 ? load_vector_element<1>(p.bias, col)
                               : load_vector_element<2>(p.bias, col);
-      store_d(p.d, i, p.d_kind, activate_kind(p.activation, v));
+      store_d(p.d, i, p.d_kind, activate_kind(p.activation, p.d_kind, v));
     }
   }
 }
