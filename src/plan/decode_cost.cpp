@@ -106,6 +106,10 @@ constexpr int kWeightRegisterOverhead = 40;
 // sk16 and spilled at sk32 under 168; 16x64x128 s3 sk32 spilled 20 B at 3 CTAs an SM.
 constexpr int kWeightSplitRegisters = 16;
 constexpr int kWeightRegistersPerSplit = 5;
+// INT4 and INT8 keep 8. INT4's 8x64x128 s2 uses all 168 registers of 3 CTAs an SM (239-243
+// uncapped) without spilling; counted at 16 for it, the picks moved to 2 CTAs an SM: 1..8 x
+// 24576 x 1536 ran 1.054-1.071x, but every MoE decode row went 8x64x128 s2 -> 8x64x256 and the
+// suite ran 0.875x (int4-g128-zp, 8 rows, 0.71-1.07; INT8 at 16 0.987-0.994; H200, 2026-12-02).
 constexpr int kWeightSecondTileRegisters = 8;
 // MXFP4's second tile: its scale multiplies need more. Counted at 8, 8x64x128 s2 was given 3
 // CTAs an SM (168 registers) and spilled 4 bytes at K = 768, 1536 and 7168 (NVRTC, CUDA 13.0);
