@@ -56,8 +56,9 @@ class SameBytesCopy {
   DeviceBuffer source_, destination_;
 };
 
-// Runs `call` warmup times, then `iters` times each between its own event pair with an L2 flush
-// before every pair; returns the `iters` durations in microseconds. Synchronises once, at the end.
+// Runs `call` (after a flush) at least `warmup` times and for at least 25 ms, then `iters` times
+// each between its own event pair with an L2 flush before every pair; returns the `iters`
+// durations in microseconds. Synchronises every few warm-up calls and once after the timed ones.
 // `flusher` may be null (no flush).
 std::vector<double> time_calls(const std::function<void(cudaStream_t)>& call, int warmup,
                                int iters, cudaStream_t stream, L2Flusher* flusher);

@@ -197,8 +197,11 @@ std::vector<bool> ordered_issue_choices(const GemmProblem& problem, int block_m,
 
 // Ping-pong consumers are offered where a tile's epilogue would otherwise hold up the next
 // k-loop: weight gradients' fp32 accumulation from DRAM, and fused epilogues' arithmetic past
-// the memory-bound rows (M > 256, where reading B sets the time). Plain epilogues and fused
-// ones at M <= 256 were not measured against it.
+// the memory-bound rows (M > 256, where reading B sets the time). Fused ones at M <= 256 were
+// not measured against it. Plain rows at M > 256 were, and lost: offered there, the planner
+// moved 15 rows of the public, random and short-K suites (K <= 512, 128x256 -> 64x256 pp, the
+// model predicting 2-20% gains) and 13 ran slower, +0.3..+35% (4096 x 32768 x 512 214 -> 238
+// us, 14210 x 760 x 24 17.7 -> 23.8; H200, two alternated rounds).
 // Experts' weight gradients only from 512 tokens an expert: with 64-256 (1-4 k-blocks) a tile
 // is its fp32 C read and D write, which one warpgroup moves at half the two's rate, and there
 // is no k-loop to hide it beside. Measured on an H200 (wgrad-moe.csv, us, pp pick against
