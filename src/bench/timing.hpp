@@ -56,10 +56,10 @@ class SameBytesCopy {
   DeviceBuffer source_, destination_;
 };
 
-// Runs `call` (after a flush) at least `warmup` times and for at least 25 ms, then `iters` times
-// each between its own event pair with an L2 flush before every pair; returns the `iters`
-// durations in microseconds. Synchronises every few warm-up calls and once after the timed ones.
-// `flusher` may be null (no flush).
+// Runs `call` (after a flush) at least `warmup` times and, when `warmup` > 0, for at least 25 ms,
+// then `iters` times each between its own event pair with an L2 flush before every pair; returns
+// the `iters` durations in microseconds. The warm-up waits on its calls one round behind; the
+// timed calls are synchronised once, at the end. `flusher` may be null (no flush).
 std::vector<double> time_calls(const std::function<void(cudaStream_t)>& call, int warmup,
                                int iters, cudaStream_t stream, L2Flusher* flusher);
 
