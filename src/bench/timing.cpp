@@ -9,6 +9,7 @@
 #include "kernels/bench/gpu_hold_params.cuh"
 #include "kernels/bench/l2_flush_params.cuh"
 #include "cuda/cuda_check.hpp"
+#include "runtime/gpu_settle.hpp"
 #include "runtime/simple_launch.hpp"
 
 namespace autogemm::bench {
@@ -126,15 +127,15 @@ std::vector<std::vector<double>> time_interleaved(
   if (iters < 1) throw InvalidArgument("iters", std::to_string(iters), "must be >= 1");
   // The warm-up runs the calls as the timed loop does (after a flush where it flushes): at least
   // `warmup` rounds and, unless `warmup` is 0 (the ladder's one-call probes of kernels that take
-  // seconds), at least kSettle of GPU time. The host waits for the round before the one it has
-  // just enqueued, so the GPU is never idle and the host's clock trails it by one round (long
-  // calls stop after `warmup` rounds, as before). After 5 rounds alone the GPU had not settled:
-  // with the same cuBLASLt call in both seats (H200, L2 flushed, 50 calls each, 10 runs) the
-  // first seat, whose blocks start earlier, ran 1.4-11% behind on the process's first shape (1649
-  // x 16 x 16) and -0.2..+1.9% at 2048^3, timed last; reversing every other round's order did not
-  // change that. With kSettle: 0.93-1.05 (mean 1.00) and 0.99-1.01. Ours sits in the first seat;
-  // the decode suite's ratio moved 1.088-1.092 -> 1.083-1.085 (rows -6..+8%, alternated A/B).
-  constexpr auto kSettle = std::chrono::milliseconds(25);
+  // seconds), at least runtime::kGpuSettle of GPU time. The host waits for the round before the
+  // one it has just enqueued, so the GPU is never idle and the host's clock trails it by one
+  // round (long calls stop after `warmup` rounds, as before). After 5 rounds alone the GPU had
+  // not settled: with the same cuBLASLt call in both seats (H200, L2 flushed, 50 calls each, 10
+  // runs) the first seat, whose blocks start earlier, ran 1.4-11% behind on the process's first
+  // shape (1649 x 16 x 16) and -0.2..+1.9% at 2048^3, timed last; reversing every other round's
+  // order did not change that. With it: 0.93-1.05 (mean 1.00) and 0.99-1.01. Ours sits in the
+  // first seat; the decode suite's ratio moved 1.088-1.092 -> 1.083-1.085 (rows -6..+8%,
+  // alternated A/B).
   const auto settle_start = std::chrono::steady_clock::now();
   EventPool round_done(2);
   int rounds = warmup;
@@ -146,8 +147,9 @@ std::vector<std::vector<double>> time_interleaved(
     cuda_check(cudaEventRecord(round_done[w % 2], stream), "cudaEventRecord(warm-up)");
     if (w > 0)
       cuda_check(cudaEventSynchronize(round_done[(w - 1) % 2]), "cudaEventSynchronize(warm-up)");
-    // One more round while the GPU has not yet run them for kSettle.
-    if (w == rounds - 1 && std::chrono::steady_clock::now() - settle_start < kSettle) ++rounds;
+    // One more round while the GPU has not yet run them for kGpuSettle.
+    if (w == rounds - 1 && std::chrono::steady_clock::now() - settle_start < runtime::kGpuSettle)
+      ++rounds;
   }
 
   const std::size_t num_calls = calls.size();

@@ -4,8 +4,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -15,6 +17,7 @@
 #include "jit/log.hpp"
 #include "plan/kernel_spec.hpp"
 #include "runtime/cublaslt.hpp"
+#include "runtime/gpu_settle.hpp"
 #include "runtime/launch.hpp"
 
 namespace autogemm::runtime {
@@ -84,6 +87,28 @@ int launches_for(const KernelSpec& spec, const GemmOperands& o, cudaStream_t str
                     kMaxLaunches);
 }
 
+// Before the first candidate is timed the GPU runs the first one for at least kGpuSettle: the
+// candidates' compiles (hundreds of ms each, cold) leave it idle, and an idle GPU runs its first
+// launches slow. The public suite tuned, then benched in a fresh process (H200, 2026-12-02): off
+// its tuned times by median 3.7%, largest 20% (64 x 32768 x 512 12.80 -> 15.36 us); settled,
+// 3.1% and 11.9%; with the launches also enqueued as bench does (time_calls), 2.8% and 7.0%.
+// The host waits one launch behind, so the GPU is never idle meanwhile.
+void settle_gpu(const std::function<void(cudaStream_t)>& call, cudaStream_t stream,
+                const AutotuneFlushFn& flush) {
+  const Events behind;
+  const auto start = std::chrono::steady_clock::now();
+  bool first = true;
+  while (first || std::chrono::steady_clock::now() - start < kGpuSettle) {
+    if (flush) flush(stream);
+    call(stream);
+    if (!first)
+      cuda_check(cudaEventSynchronize(behind.stop), "cudaEventSynchronize (autotune settle)");
+    cuda_check(cudaEventRecord(behind.stop, stream), "cudaEventRecord");
+    first = false;
+  }
+  cuda_check(cudaEventSynchronize(behind.stop), "cudaEventSynchronize (autotune settle)");
+}
+
 std::mutex& flush_mutex() {
   static std::mutex mutex;
   return mutex;
@@ -102,24 +127,29 @@ AutotuneFlushFn current_flush() {
 // `call` timed `reps` times on `stream`, per call. Without a flush as one batch between two
 // events: each call between its own events would time, for a short kernel, the host enqueueing
 // it to an idle GPU. With one, the flush before each call (long enough for the host to get ahead)
-// and each call between its own events; the median.
+// and each call between its own events, all enqueued before any is read, as `autogemm bench`
+// times them; the median. Read one by one (the host waiting for each call before it enqueued the
+// next flush), small rows timed up to 14% faster than the bench then ran them (H200, public
+// suite: 128 x 7168 x 2048's crowned cuBLASLt algorithm 12.38 us tuned, 14.13 in the bench's
+// loop of the same process, behind the planner's own pick at 13.04).
 double time_calls(const std::function<void(cudaStream_t)>& call, int reps, cudaStream_t stream,
                   const AutotuneFlushFn& flush) {
-  const Events events;
   if (!flush) {
+    const Events events;
     cuda_check(cudaEventRecord(events.start, stream), "cudaEventRecord");
     for (int i = 0; i < reps; ++i) call(stream);
     cuda_check(cudaEventRecord(events.stop, stream), "cudaEventRecord");
     return events.elapsed_ms() * 1000 / reps;
   }
-  std::vector<double> us;
+  const std::unique_ptr<Events[]> events(new Events[std::size_t(reps)]);
   for (int i = 0; i < reps; ++i) {
     flush(stream);
-    cuda_check(cudaEventRecord(events.start, stream), "cudaEventRecord");
+    cuda_check(cudaEventRecord(events[i].start, stream), "cudaEventRecord");
     call(stream);
-    cuda_check(cudaEventRecord(events.stop, stream), "cudaEventRecord");
-    us.push_back(events.elapsed_ms() * 1000);
+    cuda_check(cudaEventRecord(events[i].stop, stream), "cudaEventRecord");
   }
+  std::vector<double> us;
+  for (int i = 0; i < reps; ++i) us.push_back(events[i].elapsed_ms() * 1000);
   std::sort(us.begin(), us.end());
   return us[us.size() / 2];
 }
@@ -255,17 +285,26 @@ void run_spec(const KernelSpec& spec, const GemmOperands& o, cudaStream_t stream
 AutotuneResult autotune(const Plan& plan, const std::vector<GemmConfig>& configs,
                         const GemmOperands& o, cudaStream_t stream, bool graph) {
   const GemmProblem& p = plan.problem;
+  // Every candidate compiled and cuBLASLt asked for its algorithms before anything is timed, then
+  // the GPU settled (kGpuSettle), so no candidate is timed straight after an idle gap.
+  std::vector<SpecPtr> our_candidates;
+  for (const GemmConfig& c : configs) {
+    our_candidates.push_back(
+        std::make_shared<const KernelSpec>(plan::make_spec(p, c, plan.device, plan.path_reason)));
+    prepare(*our_candidates.back());
+  }
+  const std::vector<SpecPtr> vendor_candidates = vendor_specs(plan, o);
+  if (!our_candidates.empty())
+    settle_gpu([&](cudaStream_t s) { run_spec(*our_candidates.front(), o, s); }, stream,
+               current_flush());
   SpecPtr ours;
   double ours_us = 0;
-  for (const GemmConfig& c : configs) {
-    auto spec = std::make_shared<const KernelSpec>(plan::make_spec(p, c, plan.device,
-                                                                   plan.path_reason));
+  for (const SpecPtr& spec : our_candidates) {
     const double us = time_spec(*spec, o, stream, graph);
-    if (!ours || us < ours_us) ours = std::move(spec), ours_us = us;
+    if (!ours || us < ours_us) ours = spec, ours_us = us;
   }
   SpecPtr vendor;
   double vendor_us = 0;
-  const std::vector<SpecPtr> vendor_candidates = vendor_specs(plan, o);
   for (const SpecPtr& spec : vendor_candidates) {
     double us = 0;
     try {
