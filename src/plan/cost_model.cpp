@@ -46,6 +46,12 @@ constexpr double kWgmmaExposedHalfCycles = 16;
 // A lone consumer warpgroup idles the tensor cores while it waits on a full barrier and
 // releases stages; a second one fills those gaps (DeepGEMM runs two math warpgroups for this).
 constexpr double kSingleConsumerShare = 0.9;
+// Ping-pong tiles of one m64 slab run further below it: forced on the public suite's fused
+// rows (H200, 2026-12-02, bias bf16 and plain, against each tile's prediction), 64x256 pp took
+// 1.01-1.10x its predicted time where 128-row ping-pong tiles took 0.96-1.00x and cooperative
+// 128x256 0.92-0.95x, so it was ranked first and ran 7-13% behind both (4096 x 24576 x 1536
+// 453.5 us against 128x192 cl2x1 421.6; 4096 x 32768 x 512 235.5 against 128x160 pp 209.1).
+constexpr double kPingPongOneSlabShare = 0.92;
 
 // ---- Memory --------------------------------------------------------------------------------
 // A GEMM that streams B (decode shapes) reaches ~75% of theoretical DRAM bandwidth: measured
@@ -442,8 +448,9 @@ TileTimes tile_times(const GemmProblem& problem, const GemmConfig& config,
       2.0 * config.block_m * config.block_n * double(t.k_steps) * config.block_k;
   const double n_share = config.block_n / (config.block_n + kWgmmaExposedHalfCycles);
   // Ping-pong consumers run their k-loops one at a time (turns), so one warpgroup issues.
-  const double consumer_share =
+  double consumer_share =
       config.num_consumers >= 2 && !config.pingpong ? 1.0 : kSingleConsumerShare;
+  if (config.pingpong && config.rows_per_consumer() == 64) consumer_share *= kPingPongOneSlabShare;
   // Each tile drains the wgmma pipeline once (the epilogue waits for the last k-block), about
   // one k-step: short K loses a large share (K = 64 -> half).
   const double k_share = double(t.k_steps) / double(t.k_steps + 1);
