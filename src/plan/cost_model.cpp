@@ -62,6 +62,13 @@ constexpr double kDramEfficiency = 0.75;
 // L2-bound and 128x256 is not, matching where multicast starts to pay. Calibrate with bench.
 constexpr double kL2BytesPerClockPerSm = 64;
 constexpr double kL2Efficiency = 0.8;
+// Swapped tiles of one consumer and 64 rows (the call's rows along wgmma's N, every CTA reading
+// the same few tiles of them) take their L2 -> SM term at 0.8: forced on seven partial-wave rows
+// (H200, 2026-12-02, probes/swap-one-consumer-configs-bf16.txt), where that term bounds them,
+// they ran 0.77-0.83 of their predictions, within 2-7% of their matrix-unit term, against
+// 0.93-1.06 for the two-consumer swapped picks beside them. At 0.8 (0.85-0.90 of predicted) the
+// planner moves one row: 400 x 12288 x 4096 128x104 c2 -> 64x200 c1, 74.4 -> 58.3 us.
+constexpr double kSwappedOneConsumerL2Share = 0.8;
 // The L2 as a whole delivers less than every SM's port at once. Measured on the H100 decode
 // rows with every SM pulling: a k-block costs ~63 cycles plus
 // its bytes at ~64 B/clk per SM (BF16 64x16 one atom 223 cycles for 10 KB, two atoms 383 for
@@ -484,7 +491,10 @@ TileTimes tile_times(const GemmProblem& problem, const GemmConfig& config,
   const double aggregate_us =
       double(t.k_steps) * kL2AggregateKBlockCycles / (clock_ghz(device) * 1e3) +
       (t.a_bytes + t.b_bytes) / aggregate_rate;
-  t.l2_us = std::max((t.a_bytes + t.b_bytes) / sm_l2_rate(device), aggregate_us);
+  t.l2_us = std::max((t.a_bytes + t.b_bytes) / sm_l2_rate(device), aggregate_us) *
+            (config.swap_ab && config.num_consumers == 1 && config.block_m == 64
+                 ? kSwappedOneConsumerL2Share
+                 : 1.0);
 
   // ---- Shared memory ----
   const double k_bytes = double(t.k_steps) * config.block_k * in_bytes;
