@@ -27,6 +27,16 @@ __device__ __forceinline__ float ld_shared_f32(const float* p) {
   return v;
 }
 
+// Two 8x8 matrices of 16-bit values, in the wgmma accumulator's layout, into shared memory with
+// one instruction (PTX ISA stmatrix, sm_90): thread l holds row l / 4, columns 2 (l % 4) and the
+// next of each matrix, packed (the lower column in the low half); threads 0-7 give the 16-byte
+// row addresses of matrix 0, threads 8-15 those of matrix 1.
+__device__ __forceinline__ void stmatrix_x2(u32 addr, u32 matrix0, u32 matrix1) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x2.shared.b16 [%0], {%1, %2};" ::"r"(addr),
+               "r"(matrix0), "r"(matrix1)
+               : "memory");
+}
+
 // tanh on the MUFU pipe, one instruction (PTX ISA tanh.approx.f32, sm_75+): relative error
 // about 2^-11. The fused epilogue's SiLU and GELU(tanh) for 16-bit and FP8 outputs.
 __device__ __forceinline__ float tanh_approx(float x) {

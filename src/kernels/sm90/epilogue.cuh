@@ -184,6 +184,9 @@ struct Epilogue {
   // caller rows 2 apart, 8 consecutive elements each, different 16-byte chunks after the
   // swizzle, so no bank conflict. Storing D^T from registers instead took 3.5-4.5 us a tile
   // where this path's normal-D twin takes 0.5-0.7 (H200 tile traces, 128x176 and 128x208).
+  // stage_matrices in store_tma: 16-bit D in the kernel's orientation (D^T goes out an element
+  // at a time, fp32 D is 32-bit).
+  static constexpr bool kStoresMatrices = !Cfg::d_transposed && Cfg::out_bytes == 2;
   static constexpr int kTransposedBoxRows = kSwizzleSpanBytes / Cfg::out_bytes;
   static constexpr int kTransposedBoxBytes = Cfg::block_n * kSwizzleSpanBytes;
   static_assert(!Cfg::d_transposed || G::kRowsPerConsumer % kTransposedBoxRows == 0,
@@ -327,8 +330,33 @@ struct Epilogue {
           }
         });
       };
+      // 16-bit D without C: both halves of an 8-column step leave as two 8x8 matrices, one
+      // stmatrix, where stage() writes a pair at a time; and with alpha 1 (a plain GEMM's) the
+      // values are the accumulators as they are.
+      const auto stage_matrices = [&](auto alpha_one) {
+        const float alpha = decltype(alpha_one)::value ? 1.0f : params.alpha;
+        const int matrix_row = row_base + 16 * ((threadIdx.x % 128) / 32) + threadIdx.x % 16;
+        unsigned half0 = 0;
+        for_each_pair([&](int slab, int r, int, int col) {
+          if (G::kDChunked && col / G::kDChunkCols != chunk) return;
+          const float2 v = pair_values(acc, fused, alpha, slab, r);
+          const unsigned packed = Cfg::out_kind == 0 ? ptx::pack_bf16x2(v.x, v.y)
+                                                     : ptx::pack_f16x2(v.x, v.y);
+          if (((r >> 1) & 1) == 0) {   // the step's first half: rows 0-7 of its two matrices
+            half0 = packed;
+            return;
+          }
+          const int step_col = col - 2 * (threadIdx.x % 4);
+          ptx::stmatrix_x2(ptx::smem_addr(staging + staging_offset(matrix_row + slab * 64, step_col)),
+                           half0, packed);
+        });
+      };
       if constexpr (Cfg::out_kind == 3) {   // no C (validate: FP8 output has none); unchunked
         stage_fp8(acc, fused, params, staging, row_base, m0, d_n0);
+      } else if constexpr (kStoresMatrices) {
+        if (read_c) stage(IntConstant<1>{});
+        else if (params.alpha == 1.0f) stage_matrices(IntConstant<1>{});
+        else stage_matrices(IntConstant<0>{});
       } else {
         if (read_c) stage(IntConstant<1>{});
         else stage(IntConstant<0>{});
