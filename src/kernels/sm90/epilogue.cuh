@@ -268,15 +268,13 @@ struct Epilogue {
   __device__ static void store_tma(float (&acc)[G::kSlabs][G::kAccum], const SharedStorage<Cfg>& smem,
                                    const EpilogueMaps& maps, const GemmParams& params,
                                    int consumer, int row0, int n_tile, unsigned& c_phase,
-                                   int group, bool c_issued_ahead) {
+                                   Fused& fused, bool c_issued_ahead) {
     const bool leader = threadIdx.x % 128 == 0;
     const unsigned barrier_id = 1 + consumer;   // 0 is __syncthreads
     const int row_base = G::consumer_row0(consumer);
     // n0: the tile's first column of the kernel (B's rows: the vectors'), d_n0 of D.
     const int m0 = row0 + row_base, n0 = n_tile * Cfg::block_n, d_n0 = n_tile * G::kDCols;
     unsigned char* staging = smem.d();
-    Fused fused;
-    fused.load(params, m0, n0, group);   // in flight while the previous store drains
 
     const bool read_c = params.beta != 0.0f;
     // D in chunks (G::kDChunked): the staging holds one chunk of boxes, so each chunk is loaded
@@ -404,7 +402,7 @@ struct Epilogue {
   __device__ static void store_staged(float (&acc)[G::kSlabs][G::kAccum],
                                       const SharedStorage<Cfg>& smem, const GemmParams& params,
                                       int consumer, int row0, int n_tile, int row_limit,
-                                      int group) {
+                                      Fused& fused) {
     constexpr int kChunkElems = 16 / Cfg::out_bytes;
     constexpr int kChunksPerRow = G::kDCols / kChunkElems;
     constexpr int kRowsPerWarp = G::kRowsPerConsumer / 4;
@@ -420,8 +418,6 @@ struct Epilogue {
     unsigned char* staging = smem.d();
     unsigned char* d = static_cast<unsigned char*>(params.d);
     const unsigned char* c = static_cast<const unsigned char*>(params.c);
-    Fused fused;
-    fused.load(params, m0, n0, group);
 
     // The previous tile's rows must have been read out before they are rewritten.
     ptx::named_barrier_sync(barrier_id, kStoreThreads);
@@ -540,14 +536,12 @@ struct Epilogue {
   // beyond `row_limit` (params.m, or the group's limit) is written.
   __device__ static void store_threads(float (&acc)[G::kSlabs][G::kAccum], const GemmParams& params,
                                        int consumer, int row0, int n_tile, int row_limit,
-                                      int group) {
+                                       Fused& fused) {
     const int m0 = row0 + G::consumer_row0(consumer);
     const int n0 = n_tile * Cfg::block_n, d_n0 = n_tile * G::kDCols;   // kernel's, D's
     unsigned char* d = static_cast<unsigned char*>(params.d);
     const unsigned char* c = static_cast<const unsigned char*>(params.c);
     const bool read_c = params.beta != 0.0f;
-    Fused fused;
-    fused.load(params, m0, n0, group);
     for_each_pair([&](int slab, int r, int row, int col) {
       const float2 v = pair_values(acc, fused, params.alpha, slab, r);   // every lane: it shuffles
       float v0 = v.x, v1 = v.y;

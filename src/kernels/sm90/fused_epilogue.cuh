@@ -153,11 +153,12 @@ struct TileEpilogue {
   float row_add[kRowAdd ? Slabs : 1][2];
   float col_mul[kColMul ? kColChunks : 1];
   float col_add[kColAdd ? kColChunks : 1];
+  static constexpr bool kReadsVectors = kRowMul || kRowAdd || kColMul || kColAdd;
 
   // `m0`: the kernel row of the consumer's first row, `n0` the tile's first kernel column. Rows
   // at or past params.m (the kernel's M) and columns at or past Cfg::n read nothing (they are
-  // never stored). Issued before the store path waits for its staging buffer, so the reads are
-  // in flight meanwhile. Grouped GEMM: `group` picks the group's N entries of the column
+  // never stored). Issued at the tile's start (Consumer::begin_tile), so the reads are in
+  // flight under the k-loop. Grouped GEMM: `group` picks the group's N entries of the column
   // vectors ([groups, N]); the row vectors hold one entry per stored row.
   __device__ __forceinline__ void load(const GemmParams& params, long long m0, long long n0,
                                        int group) {

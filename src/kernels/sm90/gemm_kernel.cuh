@@ -206,6 +206,7 @@ struct Consumer {
   const D descriptors;
   float (&acc)[G::kSlabs][G::kAccum];   // (ROWS_PER_CONSUMER, BLOCK_N) fp32 fragment
   Promotion<Cfg>& promotion;            // FP8: per-k-block scaled accumulation
+  typename Epilogue<Cfg>::Fused& vectors;   // the fused epilogue's bias and scales for the tile
   PipelineState& read;
   PipelineState& write;                 // the inline producer of the non-specialised path
   unsigned& c_phase;                    // parity of this consumer's C-loaded barrier
@@ -224,14 +225,15 @@ struct Consumer {
                                       const EpilogueMaps& maps_, const GemmParams& params_,
                                       int consumer_, unsigned cta_rank_,
                                       float (&acc_)[G::kSlabs][G::kAccum],
-                                      Promotion<Cfg>& promotion_, PipelineState& read_,
+                                      Promotion<Cfg>& promotion_,
+                                      typename Epilogue<Cfg>::Fused& vectors_, PipelineState& read_,
                                       PipelineState& write_, unsigned& c_phase_, bool& first_turn_,
                                       bool& first_store_,
                                       TileTraceRecorder& trace_, WorkItem& work_,
                                       BandSignal<Cfg>& band_signal_)
       : smem(smem_), tmap_a(tmap_a_), tmap_b(tmap_b_), maps(maps_),
         params(params_), consumer(consumer_), cta_rank(cta_rank_), descriptors(smem_, consumer_),
-        acc(acc_), promotion(promotion_), read(read_), write(write_), c_phase(c_phase_),
+        acc(acc_), promotion(promotion_), vectors(vectors_), read(read_), write(write_), c_phase(c_phase_),
         lane(threadIdx.x % 32), consumer_thread(threadIdx.x - (Cfg::warp_specialized ? 128 : 0)),
         inline_producer(!Cfg::warp_specialized && Cfg::tma_load && threadIdx.x == 0),
         first_turn(first_turn_), first_store(first_store_), trace(trace_),
@@ -310,6 +312,23 @@ struct Consumer {
 #pragma unroll
       for (int r = 0; r < G::kAccum; ++r) acc[s][r] = 0.0f;
     promotion.start_tile(work.m_tile, work.n_tile);
+    if constexpr (kVectorsAhead) load_vectors();
+  }
+
+  // The fused epilogue's vectors (bias, scales) are read at the tile's start, so their L2
+  // latency passes under the k-loop. Read by the epilogue itself, the first column step waited
+  // for them: a bias cost a 128x256 two-consumer tile 2,170 cycles more than the plain
+  // epilogue's 880 at 4096 x 32768 x 512 (H200 tile traces), where its ~150 instructions a
+  // thread account for about 300. Measured (H200, public suite, BF16): bias times x0.986,
+  // bias + gelu_tanh x0.980, rows with M <= 128 -2..-5%. Not with FP8's promotion temporaries:
+  // held through the k-loop beside them, the vectors spilled 892 bytes (grouped 64x128x128 s8
+  // pb2).
+  static constexpr bool kVectorsAhead =
+      Epilogue<Cfg>::Fused::kReadsVectors && !Promotion<Cfg>::kEnabled;
+  __device__ __forceinline__ void load_vectors() {
+    if constexpr (Epilogue<Cfg>::Fused::kReadsVectors)
+      vectors.load(params, tile_row0() + G::consumer_row0(consumer), work.n_tile * Cfg::block_n,
+                   tile_group());
   }
 
   // Every k-block of the tile, and the drain that leaves no wgmma in flight.
@@ -359,6 +378,7 @@ struct Consumer {
                                           at.splits, at.max_pieces()))
         return false;
     }
+    if constexpr (!kVectorsAhead) load_vectors();   // in flight while the store path waits
     // C issued during the k-loop (issue_c_ahead; never for FP8 output). Band-gated C that was
     // not: the leader waits for its band before the epilogue loads it.
     const bool c_issued_ahead = Epilogue<Cfg>::kCAhead && c_ahead_issue_block() >= 0;
@@ -370,14 +390,14 @@ struct Consumer {
     // past masked_m must keep what they hold). Consumers whose rows are all valid use TMA.
     if constexpr (Cfg::out_kind == 3) {   // FP8 output: TMA only, never grouped (the rules)
       Epilogue<Cfg>::store_tma(acc, smem, maps, params, consumer, tile_row0(), work.n_tile,
-                               c_phase, tile_group(), false);
+                               c_phase, vectors, false);
       return true;
     } else if constexpr (Cfg::tma_store) {
       if (Cfg::grouping != 2 ||
           tile_row0() + G::consumer_row0(consumer) + G::kRowsPerConsumer <= work.row_limit) {
         wait_store_turn();
         Epilogue<Cfg>::store_tma(acc, smem, maps, params, consumer, tile_row0(), work.n_tile,
-                                 c_phase, tile_group(), c_issued_ahead);
+                                 c_phase, vectors, c_issued_ahead);
         pass_store_turn();
         return true;
       }
@@ -386,10 +406,10 @@ struct Consumer {
       const int row_limit = Cfg::grouping == 2 ? work.row_limit : params.m;
       if constexpr (Cfg::staged_store)
         Epilogue<Cfg>::store_staged(acc, smem, params, consumer, tile_row0(), work.n_tile,
-                                    row_limit, tile_group());
+                                    row_limit, vectors);
       else
         Epilogue<Cfg>::store_threads(acc, params, consumer, tile_row0(), work.n_tile, row_limit,
-                                     tile_group());
+                                     vectors);
     }
     return true;
   }
@@ -691,6 +711,7 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
   // every configuration checked is the earlier one up to register names.
   float acc[G::kSlabs][G::kAccum];
   Promotion<Cfg> promotion(params, consumer);
+  typename Epilogue<Cfg>::Fused vectors;
   PipelineState read, write;
   unsigned c_phase = 0;
   bool first_turn = consumer == 0;
@@ -698,7 +719,7 @@ __device__ void consume_tiles(const SharedStorage<Cfg>& smem, const ptx::TensorM
   TileTraceRecorder trace;
   typename Consumer<Cfg>::WorkItem work;
   BandSignal<Cfg> band_signal;
-  Consumer<Cfg>(smem, tmap_a, tmap_b, maps, params, consumer, cta_rank, acc, promotion,
+  Consumer<Cfg>(smem, tmap_a, tmap_b, maps, params, consumer, cta_rank, acc, promotion, vectors,
                 read, write, c_phase, first_turn, first_store, trace, work, band_signal)
       .run();
 }
