@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Summarises a tile trace (AUTOGEMM_TRACE_TILES=<file>, docs/env-vars.md).
 
-For each traced call (by default the last one of each problem and configuration), prints the
+For each traced call (by default the last one of each problem and configuration; a fused
+epilogue's configuration ends in "epi:<token>", so a bench row's plain calls are apart), prints the
 kernel's span and, per round r (the r-th work item of every CTA), how many CTAs ran one, when
 the round's items started and ended (min / max over CTAs, us from the kernel's first start) and
 their mean duration: how far the persistent CTAs drift apart wave by wave, and what the last,

@@ -61,7 +61,11 @@ void write_tile_trace(const TileTraceBuffer& b, const GemmProblem& p,
   if (std::ftell(f) == 0)
     fmt::print(f, "call,m,n,k,config,cta,sm,item,m_tile,n_tile,k_first,k_last,partial,"
                   "start_ns,end_ns,first_data_cycles,main_loop_cycles,cycles\n");
-  const std::string shape = fmt::format("{},{},{},\"{}\"", p.m, p.n, p.k, kernel_text);
+  // A fused epilogue's calls are told from the plain GEMM's and the unfused sequence's that
+  // bench times beside them on the same configuration by the epilogue's token in the column.
+  const std::string config =
+      p.epilogue.empty() ? kernel_text : kernel_text + " epi:" + p.epilogue.token();
+  const std::string shape = fmt::format("{},{},{},\"{}\"", p.m, p.n, p.k, config);
   for (int64_t cta = 0; cta < b.ctas; ++cta) {
     for (int item = 0; item < b.capacity; ++item) {
       const unsigned long long* r = &host[(size_t(cta) * b.capacity + item) * kWords];
