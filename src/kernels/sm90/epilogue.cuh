@@ -272,8 +272,8 @@ struct Epilogue {
     const bool leader = threadIdx.x % 128 == 0;
     const unsigned barrier_id = 1 + consumer;   // 0 is __syncthreads
     const int row_base = G::consumer_row0(consumer);
-    // n0: the tile's first column of the kernel (B's rows: the vectors'), d_n0 of D.
-    const int m0 = row0 + row_base, n0 = n_tile * Cfg::block_n, d_n0 = n_tile * G::kDCols;
+    // d_n0: the tile's first column of D.
+    const int m0 = row0 + row_base, d_n0 = n_tile * G::kDCols;
     unsigned char* staging = smem.d();
 
     const bool read_c = params.beta != 0.0f;
@@ -345,8 +345,8 @@ struct Epilogue {
             return;
           }
           const int step_col = col - 2 * (threadIdx.x % 4);
-          ptx::stmatrix_x2(ptx::smem_addr(staging + staging_offset(matrix_row + slab * 64, step_col)),
-                           half0, packed);
+          const int matrix_offset = staging_offset(matrix_row + slab * 64, step_col);
+          ptx::stmatrix_x2(ptx::smem_addr(staging + matrix_offset), half0, packed);
         });
       };
       if constexpr (Cfg::out_kind == 3) {   // no C (validate: FP8 output has none); unchunked
@@ -412,8 +412,7 @@ struct Epilogue {
     const unsigned barrier_id = 1 + consumer;   // 0 is __syncthreads
     const int row_base = G::consumer_row0(consumer);
     const long long m0 = row0 + row_base;
-    // n0: the tile's first column of the kernel (the vectors'); D's columns from d_n0.
-    const int n0 = n_tile * Cfg::block_n, d_n0 = n_tile * G::kDCols;
+    const int d_n0 = n_tile * G::kDCols;   // D's columns from d_n0
     const int cols = G::kDN - d_n0 < G::kDCols ? G::kDN - d_n0 : G::kDCols;
     unsigned char* staging = smem.d();
     unsigned char* d = static_cast<unsigned char*>(params.d);
@@ -538,7 +537,7 @@ struct Epilogue {
                                        int consumer, int row0, int n_tile, int row_limit,
                                        Fused& fused) {
     const int m0 = row0 + G::consumer_row0(consumer);
-    const int n0 = n_tile * Cfg::block_n, d_n0 = n_tile * G::kDCols;   // kernel's, D's
+    const int d_n0 = n_tile * G::kDCols;   // the tile's first column of D
     unsigned char* d = static_cast<unsigned char*>(params.d);
     const unsigned char* c = static_cast<const unsigned char*>(params.c);
     const bool read_c = params.beta != 0.0f;

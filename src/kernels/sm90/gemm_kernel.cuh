@@ -233,7 +233,8 @@ struct Consumer {
                                       BandSignal<Cfg>& band_signal_)
       : smem(smem_), tmap_a(tmap_a_), tmap_b(tmap_b_), maps(maps_),
         params(params_), consumer(consumer_), cta_rank(cta_rank_), descriptors(smem_, consumer_),
-        acc(acc_), promotion(promotion_), vectors(vectors_), read(read_), write(write_), c_phase(c_phase_),
+        acc(acc_), promotion(promotion_), vectors(vectors_), read(read_), write(write_),
+        c_phase(c_phase_),
         lane(threadIdx.x % 32), consumer_thread(threadIdx.x - (Cfg::warp_specialized ? 128 : 0)),
         inline_producer(!Cfg::warp_specialized && Cfg::tma_load && threadIdx.x == 0),
         first_turn(first_turn_), first_store(first_store_), trace(trace_),
@@ -315,14 +316,14 @@ struct Consumer {
     if constexpr (kVectorsAhead) load_vectors();
   }
 
-  // The fused epilogue's vectors (bias, scales) are read at the tile's start, so their L2
-  // latency passes under the k-loop. Read by the epilogue itself, the first column step waited
-  // for them: a bias cost a 128x256 two-consumer tile 2,170 cycles more than the plain
-  // epilogue's 880 at 4096 x 32768 x 512 (H200 tile traces), where its ~150 instructions a
-  // thread account for about 300. Measured (H200, public suite, BF16): bias times x0.986,
-  // bias + gelu_tanh x0.980, rows with M <= 128 -2..-5%. Not with FP8's promotion temporaries:
-  // held through the k-loop beside them, the vectors spilled 892 bytes (grouped 64x128x128 s8
-  // pb2).
+  // The fused epilogue's vectors (bias, scales) are read at the tile's start, so their L2 latency
+  // passes under the k-loop (not yet a bf16 bias's: its conversion to float still waits for the read
+  // before the first k-block; probes/vector-bits.patch). Read by the epilogue itself, the first
+  // column step waited for them: a bias cost a 128x256 two-consumer tile 2,170 cycles more than the
+  // plain epilogue's 880 at 4096 x 32768 x 512 (H200 tile traces), where its ~150 instructions a
+  // thread account for about 300. Measured (H200, public suite, BF16): bias times x0.986, bias +
+  // gelu_tanh x0.980, rows with M <= 128 -2..-5%. Not with FP8's promotion temporaries: held through
+  // the k-loop beside them, the vectors spilled 892 bytes (grouped 64x128x128 s8 pb2).
   static constexpr bool kVectorsAhead =
       Epilogue<Cfg>::Fused::kReadsVectors && !Promotion<Cfg>::kEnabled;
   __device__ __forceinline__ void load_vectors() {
