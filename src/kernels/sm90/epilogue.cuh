@@ -330,7 +330,8 @@ struct Epilogue {
       };
       // 16-bit D without C: both halves of an 8-column step leave as two 8x8 matrices, one
       // stmatrix, where stage() writes a pair at a time; and with alpha 1 (a plain GEMM's) the
-      // values are the accumulators as they are.
+      // values are the accumulators as they are. 322 -> 185 instructions a thread (128x256),
+      // 4096 x 32768 x 512 214.8 -> 210.5 us (H200, alternated A/B).
       const auto stage_matrices = [&](auto alpha_one) {
         const float alpha = decltype(alpha_one)::value ? 1.0f : params.alpha;
         const int matrix_row = row_base + 16 * ((threadIdx.x % 128) / 32) + threadIdx.x % 16;
